@@ -1,0 +1,3 @@
+//! OmniInteract datasets (in progress).
+
+pub mod shuffle;

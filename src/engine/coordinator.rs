@@ -1,0 +1,266 @@
+//! The coordinator actor: owns the run. It releases samples on the arrival plan, never
+//! lets more than `max_concurrency` run at once, runs the warm-up samples first (before
+//! the plan's clock starts) and records each sample's queue wait (release → slot).
+//!
+//! It lives on the control-plane runtime; each sample it starts lives on a shard thread.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::thread_local::{ThreadLocalActor, ThreadLocalActorSpawner};
+use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, SupervisionEvent};
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+use super::sample::{SampleActor, SampleArgs, SampleMeta};
+use super::writer::WriterHandle;
+use crate::workload::{ConnectSpec, RunRecord, SampleRecord, SessionContext, Workload};
+
+/// Messages to the coordinator.
+#[derive(Debug)]
+pub enum CoordMsg {
+    /// Start the run (warm-ups first).
+    Begin,
+    /// The plan released measured sample `idx` at its intended time `scheduled`.
+    Released {
+        /// Sample index.
+        idx: usize,
+        /// The plan's intended release time.
+        scheduled: Instant,
+    },
+    /// A sample finished (successfully or not).
+    Ended(Box<SampleRecord>),
+}
+
+/// The run as the coordinator executes it.
+pub struct CoordArgs {
+    /// The workload that makes sessions.
+    pub workload: Arc<dyn Workload>,
+    /// The resolved target URL.
+    pub url: String,
+    /// Upgrade headers for every session (may hold secrets; never logged).
+    pub headers: Vec<(String, String)>,
+    /// Warm-up samples, run first and excluded from metrics.
+    pub n_warmup: usize,
+    /// Release offsets of the measured samples, seconds from the measured phase start.
+    pub offsets_s: Vec<f64>,
+    /// Concurrency cap (≥ 1).
+    pub max_concurrency: usize,
+    /// Session shards; samples are assigned round-robin.
+    pub shards: Vec<ThreadLocalActorSpawner>,
+    /// Handshake bound per session.
+    pub connect_timeout: Duration,
+    /// Prefix of measured request ids.
+    pub request_id_prefix: String,
+    /// Artifact writer.
+    pub writer: Option<WriterHandle>,
+    /// Live log lines.
+    pub lines: Option<crossbeam_channel::Sender<String>>,
+    /// Receives the finished run.
+    pub done: oneshot::Sender<RunRecord>,
+}
+
+/// The coordinator actor.
+pub struct Coordinator;
+
+/// Coordinator state; `records[i]` fills as sample `i` ends.
+pub struct CoordState {
+    args: CoordArgs,
+    done: Option<oneshot::Sender<RunRecord>>,
+    run_start: Instant,
+    measured_start: Option<Instant>,
+    ready: VecDeque<(usize, Instant)>,
+    in_flight: HashMap<ActorId, usize>,
+    records: Vec<Option<SampleRecord>>,
+    remaining_warmup: usize,
+    remaining: usize,
+    next_shard: usize,
+    release_task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Actor for Coordinator {
+    type Msg = CoordMsg;
+    type State = CoordState;
+    type Arguments = CoordArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<CoordMsg>,
+        mut args: CoordArgs,
+    ) -> Result<CoordState, ActorProcessingErr> {
+        let n = args.n_warmup + args.offsets_s.len();
+        let (tx, _) = oneshot::channel();
+        let done = std::mem::replace(&mut args.done, tx);
+        Ok(CoordState {
+            remaining_warmup: args.n_warmup,
+            remaining: n,
+            args,
+            done: Some(done),
+            run_start: Instant::now(),
+            measured_start: None,
+            ready: VecDeque::new(),
+            in_flight: HashMap::new(),
+            records: (0..n).map(|_| None).collect(),
+            next_shard: 0,
+            release_task: None,
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<CoordMsg>,
+        msg: CoordMsg,
+        st: &mut CoordState,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            CoordMsg::Begin => {
+                st.run_start = Instant::now();
+                if st.args.n_warmup == 0 {
+                    start_measured(&myself, st);
+                } else {
+                    let now = Instant::now();
+                    st.ready.extend((0..st.args.n_warmup).map(|i| (i, now)));
+                }
+            }
+            CoordMsg::Released { idx, scheduled } => st.ready.push_back((idx, scheduled)),
+            CoordMsg::Ended(rec) => finish_sample(&myself, st, *rec),
+        }
+        fill_slots(&myself, st).await;
+        if st.remaining == 0 {
+            complete(st);
+            myself.stop(None);
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<CoordMsg>,
+        evt: SupervisionEvent,
+        st: &mut CoordState,
+    ) -> Result<(), ActorProcessingErr> {
+        // A sample that ends normally reports through `Ended` (which may arrive after its
+        // termination event). Only a crash leaves no record: synthesize one.
+        if let SupervisionEvent::ActorFailed(cell, err) = evt {
+            if let Some(&idx) = st.in_flight.get(&cell.get_id()) {
+                let rec = failed_record(st, idx, format!("sample supervisor crashed: {err}"));
+                finish_sample(&myself, st, rec);
+                fill_slots(&myself, st).await;
+                if st.remaining == 0 {
+                    complete(st);
+                    myself.stop(None);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn start_measured(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
+    let start = Instant::now();
+    st.measured_start = Some(start);
+    let first = st.args.n_warmup;
+    let offsets = st.args.offsets_s.clone();
+    let me = myself.clone();
+    // One task walks the plan on an absolute schedule: lateness never accumulates.
+    st.release_task = Some(tokio::spawn(async move {
+        for (i, off) in offsets.into_iter().enumerate() {
+            let scheduled = start + Duration::from_secs_f64(off.max(0.0));
+            tokio::time::sleep_until(scheduled).await;
+            if me.cast(CoordMsg::Released { idx: first + i, scheduled }).is_err() {
+                return;
+            }
+        }
+    }));
+}
+
+async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
+    while st.in_flight.len() < st.args.max_concurrency {
+        let Some((idx, scheduled)) = st.ready.pop_front() else {
+            return;
+        };
+        let granted = Instant::now();
+        let warmup = idx < st.args.n_warmup;
+        let ctx = SessionContext {
+            idx,
+            warmup,
+            url: st.args.url.clone(),
+            request_id: (!warmup)
+                .then(|| format!("{}{}", st.args.request_id_prefix, idx - st.args.n_warmup)),
+        };
+        let shard = st.args.shards[st.next_shard % st.args.shards.len()].clone();
+        st.next_shard += 1;
+        let meta = SampleMeta {
+            idx,
+            warmup,
+            connect: ConnectSpec { url: st.args.url.clone(), headers: st.args.headers.clone() },
+            connect_timeout: st.args.connect_timeout,
+            playback_buffer: st.args.workload.playback_buffer(),
+            coordinator: myself.clone(),
+            run_start: st.run_start,
+            scheduled_s: scheduled.saturating_duration_since(st.run_start).as_secs_f64(),
+            queue_wait_s: granted.saturating_duration_since(scheduled).as_secs_f64(),
+            spawner: shard.clone(),
+            writer: st.args.writer.clone(),
+            lines: st.args.lines.clone(),
+        };
+        let args = SampleArgs { session: st.args.workload.session(&ctx), meta };
+        match SampleActor::spawn_linked(None, args, myself.get_cell(), shard).await {
+            Ok((actor, _)) => {
+                st.in_flight.insert(actor.get_id(), idx);
+            }
+            Err(e) => {
+                let rec = failed_record(st, idx, format!("could not start sample: {e}"));
+                finish_sample(myself, st, rec);
+            }
+        }
+    }
+}
+
+fn failed_record(st: &CoordState, idx: usize, msg: String) -> SampleRecord {
+    let now = Instant::now().saturating_duration_since(st.run_start).as_secs_f64();
+    SampleRecord {
+        idx,
+        warmup: idx < st.args.n_warmup,
+        scheduled_s: now,
+        queue_wait_s: 0.0,
+        started_s: now,
+        ended_s: now,
+        outcome: Err(msg),
+        send_lateness_s: Vec::new(),
+        playback: None,
+        output: None,
+    }
+}
+
+fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRecord) {
+    let idx = rec.idx;
+    if st.records.get(idx).is_none_or(|r| r.is_some()) {
+        return; // duplicate (a crash record raced the real one)
+    }
+    st.in_flight.retain(|_, i| *i != idx);
+    let warmup = rec.warmup;
+    st.records[idx] = Some(rec);
+    st.remaining -= 1;
+    if warmup {
+        st.remaining_warmup -= 1;
+        if st.remaining_warmup == 0 {
+            start_measured(myself, st);
+        }
+    }
+}
+
+fn complete(st: &mut CoordState) {
+    if let Some(t) = st.release_task.take() {
+        t.abort();
+    }
+    let samples: Vec<SampleRecord> = st.records.iter_mut().filter_map(Option::take).collect();
+    let measured: Vec<&SampleRecord> = samples.iter().filter(|s| !s.warmup).collect();
+    let first = measured.iter().map(|s| s.scheduled_s).fold(f64::INFINITY, f64::min);
+    let last = measured.iter().map(|s| s.ended_s).fold(0.0, f64::max);
+    let duration_s = if measured.is_empty() { 0.0 } else { (last - first).max(0.0) };
+    if let Some(done) = st.done.take() {
+        let _ = done.send(RunRecord { samples, duration_s, endpoint: st.args.url.clone() });
+    }
+}

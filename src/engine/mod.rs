@@ -1,0 +1,117 @@
+//! The engine: runs a workload's sessions against a target under an arrival plan.
+//!
+//! Runtime arrangement (see ARCHITECTURE.md): a small multi-threaded tokio runtime hosts
+//! the [`coordinator`]; session shards — one OS thread each with a current-thread runtime
+//! and `LocalSet` (ractor's `ThreadLocalActorSpawner`) — host the [`sample`] actor trees;
+//! [`writer`] threads publish artifacts. The engine never interprets a payload: that is
+//! the workload's [`crate::workload::Session`].
+
+pub mod coordinator;
+pub mod roles;
+pub mod sample;
+pub mod slots;
+pub mod transport;
+pub mod writer;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ractor::Actor;
+use ractor::thread_local::ThreadLocalActorSpawner;
+
+use crate::workload::{RunRecord, Workload};
+use coordinator::{CoordArgs, CoordMsg, Coordinator};
+
+/// How one run is executed.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// The resolved WebSocket URL.
+    pub url: String,
+    /// Upgrade headers (may hold secrets; never logged or saved).
+    pub headers: Vec<(String, String)>,
+    /// Warm-up samples, run first, excluded from metrics.
+    pub n_warmup: usize,
+    /// Release offsets of the measured samples (seconds from the measured phase start).
+    pub offsets_s: Vec<f64>,
+    /// Concurrency cap; `None` = unlimited.
+    pub max_concurrency: Option<usize>,
+    /// Session shards (`None` = one per core).
+    pub shards: Option<usize>,
+    /// Handshake bound per session.
+    pub connect_timeout: Duration,
+    /// Prefix of measured request ids.
+    pub request_id_prefix: String,
+    /// Where artifacts are published, when the run publishes any.
+    pub artifact_root: Option<PathBuf>,
+    /// Receives live log lines (`--print-chunks`), when set.
+    pub lines: Option<crossbeam_channel::Sender<String>>,
+}
+
+/// A failure of the engine itself (not of a sample: those are recorded outcomes).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The control-plane runtime could not start.
+    #[error("cannot start the runtime: {0}")]
+    Runtime(#[from] std::io::Error),
+    /// The coordinator could not start or vanished.
+    #[error("coordinator failed: {0}")]
+    Coordinator(String),
+}
+
+/// What came out of a run besides the samples: artifact write errors.
+#[derive(Debug)]
+pub struct EngineOutput {
+    /// Every sample, warm-ups flagged.
+    pub run: RunRecord,
+    /// Artifact files that could not be written (path: error).
+    pub artifact_errors: Vec<String>,
+}
+
+/// Run `workload` as `cfg` says and return every sample's record. Blocks the caller.
+pub fn run(cfg: EngineConfig, workload: Arc<dyn Workload>) -> Result<EngineOutput, EngineError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("rtload-control")
+        .enable_all()
+        .build()?;
+    let n_shards = cfg.shards.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    });
+    let shards: Vec<_> = (0..n_shards.max(1)).map(|_| ThreadLocalActorSpawner::new()).collect();
+    let writer = cfg
+        .artifact_root
+        .clone()
+        .map(|root| writer::Writer::start(root, 2));
+    let total = cfg.n_warmup + cfg.offsets_s.len();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let args = CoordArgs {
+        workload,
+        url: cfg.url.clone(),
+        headers: cfg.headers.clone(),
+        n_warmup: cfg.n_warmup,
+        offsets_s: cfg.offsets_s.clone(),
+        max_concurrency: cfg.max_concurrency.unwrap_or(total.max(1)).max(1),
+        shards,
+        connect_timeout: cfg.connect_timeout,
+        request_id_prefix: cfg.request_id_prefix.clone(),
+        writer: writer.as_ref().map(writer::Writer::handle),
+        lines: cfg.lines.clone(),
+        done: tx,
+    };
+    let run = rt.block_on(async move {
+        let (coord, handle) = Actor::spawn(None, Coordinator, args)
+            .await
+            .map_err(|e| EngineError::Coordinator(e.to_string()))?;
+        coord
+            .cast(CoordMsg::Begin)
+            .map_err(|e| EngineError::Coordinator(e.to_string()))?;
+        let run = rx
+            .await
+            .map_err(|_| EngineError::Coordinator("the coordinator stopped without a result".into()))?;
+        let _ = handle.await;
+        Ok::<_, EngineError>(run)
+    })?;
+    let artifact_errors = writer.map(writer::Writer::finish).unwrap_or_default();
+    Ok(EngineOutput { run, artifact_errors })
+}

@@ -1,0 +1,267 @@
+//! A sample's child roles, each a `ThreadLocalActor` on the sample's shard thread:
+//! the **sender** (owns the write half, writes in order, records lateness against each
+//! message's intended time), the **reader** (owns the read half, timestamps every message
+//! as it is read) and **playback** (the serial viewer/listener clock).
+//!
+//! Socket halves arrive through [`super::slots`]; nothing here crosses threads.
+
+use awc::ws::{CloseCode, Message};
+use futures_util::{SinkExt, StreamExt};
+use ractor::thread_local::ThreadLocalActor;
+use ractor::{ActorProcessingErr, ActorRef};
+use tokio::time::Instant;
+
+use super::sample::SampleMsg;
+use super::slots::{self, SlotKey};
+use super::transport::{ReadEvent, Reassembler, WsSink, WsStream, to_message};
+use crate::playback::ViewerClock;
+use crate::workload::{MediaUnit, OutMsg};
+
+/// Messages to the sender.
+#[derive(Debug)]
+pub enum SenderMsg {
+    /// Write one message now; lateness is measured against its intended time.
+    Send(OutMsg),
+    /// Answer a server ping.
+    Pong(bytes::Bytes),
+    /// Send a normal close frame, flush and stop.
+    Close,
+}
+
+/// Sender start-up: the parked write half and the parent to report to.
+pub struct SenderArgs {
+    /// Where the write half is parked.
+    pub sink: SlotKey,
+    /// The sample supervisor.
+    pub parent: ActorRef<SampleMsg>,
+}
+
+/// The sender role.
+#[derive(Default)]
+pub struct SenderActor;
+
+/// The sender's state: created in `pre_start`, dropped when the sender stops (which drops
+/// the write half).
+pub struct SenderState {
+    sink: Option<WsSink>,
+    parent: ActorRef<SampleMsg>,
+    lateness_s: Vec<f64>,
+}
+
+impl ThreadLocalActor for SenderActor {
+    type Msg = SenderMsg;
+    type State = SenderState;
+    type Arguments = SenderArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<SenderMsg>,
+        args: SenderArgs,
+    ) -> Result<SenderState, ActorProcessingErr> {
+        Ok(SenderState {
+            sink: slots::take::<WsSink>(args.sink),
+            parent: args.parent,
+            lateness_s: Vec::new(),
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<SenderMsg>,
+        msg: SenderMsg,
+        st: &mut SenderState,
+    ) -> Result<(), ActorProcessingErr> {
+        let Some(sink) = st.sink.as_mut() else {
+            myself.stop(None);
+            return Ok(());
+        };
+        match msg {
+            SenderMsg::Send(out) => {
+                let now = Instant::now();
+                if let Some(intended) = out.intended {
+                    st.lateness_s.push(now.saturating_duration_since(intended).as_secs_f64());
+                }
+                if let Err(e) = sink.send(to_message(out.msg)).await {
+                    let _ = st.parent.cast(SampleMsg::SenderFailed(format!("send failed: {e}")));
+                    st.sink = None;
+                    myself.stop(None);
+                }
+            }
+            SenderMsg::Pong(b) => {
+                let _ = sink.send(Message::Pong(b)).await;
+            }
+            SenderMsg::Close => {
+                let _ = sink.send(Message::Close(Some(CloseCode::Normal.into()))).await;
+                let _ = sink.close().await;
+                myself.stop(None);
+            }
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<SenderMsg>,
+        st: &mut SenderState,
+    ) -> Result<(), ActorProcessingErr> {
+        let _ = st.parent.cast(SampleMsg::SenderStats(std::mem::take(&mut st.lateness_s)));
+        Ok(())
+    }
+}
+
+/// Reader start-up.
+pub struct ReaderArgs {
+    /// Where the read half is parked.
+    pub stream: SlotKey,
+    /// The sample supervisor (receives every message).
+    pub parent: ActorRef<SampleMsg>,
+    /// The sender (answers pings).
+    pub sender: ActorRef<SenderMsg>,
+}
+
+/// The reader role: a local task reads the socket; the actor owns (and aborts) it.
+#[derive(Default)]
+pub struct ReaderActor;
+
+/// The reader's state: the read task, aborted when the reader stops.
+pub struct ReaderState {
+    task: Option<tokio::task::JoinHandle<()>>,
+    args: Option<ReaderArgs>,
+}
+
+impl ThreadLocalActor for ReaderActor {
+    type Msg = ();
+    type State = ReaderState;
+    type Arguments = ReaderArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<()>,
+        args: ReaderArgs,
+    ) -> Result<ReaderState, ActorProcessingErr> {
+        Ok(ReaderState {
+            task: None,
+            args: Some(args),
+        })
+    }
+
+    async fn post_start(
+        &self,
+        _myself: ActorRef<()>,
+        st: &mut ReaderState,
+    ) -> Result<(), ActorProcessingErr> {
+        let Some(args) = st.args.take() else {
+            return Ok(());
+        };
+        let stream = slots::take::<WsStream>(args.stream);
+        st.task = Some(tokio::task::spawn_local(read_loop(stream, args.parent, args.sender)));
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<()>,
+        st: &mut ReaderState,
+    ) -> Result<(), ActorProcessingErr> {
+        if let Some(t) = st.task.take() {
+            t.abort();
+        }
+        Ok(())
+    }
+}
+
+async fn read_loop(
+    stream: Option<WsStream>,
+    parent: ActorRef<SampleMsg>,
+    sender: ActorRef<SenderMsg>,
+) {
+    let ended = |reason: Option<String>, error: Option<String>| SampleMsg::ReadEnded {
+        at: Instant::now(),
+        reason,
+        error,
+    };
+    let Some(mut stream) = stream else {
+        let _ = parent.cast(ended(None, Some("socket read half missing".into())));
+        return;
+    };
+    let mut joiner = Reassembler::default();
+    loop {
+        let Some(next) = stream.next().await else {
+            let _ = parent.cast(ended(None, None));
+            return;
+        };
+        // Receipt time: taken the moment the frame is handed to us.
+        let at = Instant::now();
+        let event = next
+            .map_err(|e| e.to_string())
+            .and_then(|frame| joiner.push(frame).map_err(|e| e.to_string()));
+        match event {
+            Ok(ReadEvent::Data(msg)) => {
+                let _ = parent.cast(SampleMsg::Inbound(msg, at));
+            }
+            Ok(ReadEvent::Ping(b)) => {
+                let _ = sender.cast(SenderMsg::Pong(b));
+            }
+            Ok(ReadEvent::Nothing) => {}
+            Ok(ReadEvent::Close(reason)) => {
+                let _ = parent.cast(ended(reason, None));
+                return;
+            }
+            Err(e) => {
+                let _ = parent.cast(ended(None, Some(e)));
+                return;
+            }
+        }
+    }
+}
+
+/// Messages to the playback role.
+#[derive(Debug)]
+pub enum PlaybackMsg {
+    /// Media arrived.
+    Media(MediaUnit),
+    /// Report the summary to the parent and stop.
+    Finish,
+}
+
+/// The playback role.
+#[derive(Default)]
+pub struct PlaybackActor;
+
+/// Playback start-up.
+pub struct PlaybackArgs {
+    /// Units that must land before playback starts.
+    pub buffer_units: u32,
+    /// The sample supervisor.
+    pub parent: ActorRef<SampleMsg>,
+}
+
+impl ThreadLocalActor for PlaybackActor {
+    type Msg = PlaybackMsg;
+    type State = (ViewerClock, ActorRef<SampleMsg>);
+    type Arguments = PlaybackArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<PlaybackMsg>,
+        args: PlaybackArgs,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok((ViewerClock::new(args.buffer_units), args.parent))
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<PlaybackMsg>,
+        msg: PlaybackMsg,
+        (clock, parent): &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            PlaybackMsg::Media(u) => clock.push(u.at, u.duration_s, u.index),
+            PlaybackMsg::Finish => {
+                let _ = parent.cast(SampleMsg::PlaybackStats(clock.summary()));
+                myself.stop(None);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,348 @@
+//! The sample supervisor: one per session, on one shard thread, never migrating.
+//!
+//! It connects (on the shard thread, in `post_start`), spawns its linked children —
+//! sender, reader, playback — hosts the workload's pure [`Session`] and carries out the
+//! effects it returns. Any child failure becomes this sample's recorded outcome; the
+//! sample reports to the coordinator only after every child has reported *and*
+//! terminated, in whichever order those arrive.
+
+use std::time::Duration;
+
+use ractor::thread_local::{ThreadLocalActor, ThreadLocalActorSpawner};
+use ractor::{ActorCell, ActorProcessingErr, ActorRef, SupervisionEvent};
+use tokio::time::Instant;
+
+use super::coordinator::CoordMsg;
+use super::roles::{
+    PlaybackActor, PlaybackArgs, PlaybackMsg, ReaderActor, ReaderArgs, SenderActor, SenderArgs,
+    SenderMsg,
+};
+use super::writer::WriterHandle;
+use super::{slots, transport};
+use crate::playback::PlaybackSummary;
+use crate::workload::{ConnectSpec, Effects, Inbound, SampleRecord, Session};
+
+/// Messages to a sample supervisor.
+#[derive(Debug)]
+pub enum SampleMsg {
+    /// One inbound message with its receipt time (from the reader).
+    Inbound(Inbound, Instant),
+    /// The read side ended: a close frame (`reason`), end of stream, or an error.
+    ReadEnded {
+        /// When the reader noticed.
+        at: Instant,
+        /// The peer's close reason, if it sent one.
+        reason: Option<String>,
+        /// A read error, if that is why it ended.
+        error: Option<String>,
+    },
+    /// A wake-up the session asked for; stale generations are ignored.
+    Wake(u64),
+    /// The sender could not write.
+    SenderFailed(String),
+    /// The sender's lateness samples (sent as it stops).
+    SenderStats(Vec<f64>),
+    /// The playback summary (sent as playback stops).
+    PlaybackStats(PlaybackSummary),
+}
+
+/// Everything a sample needs; `Send`, so it can travel to the shard thread.
+pub struct SampleArgs {
+    /// The workload's state machine for this sample.
+    pub session: Box<dyn Session>,
+    /// Where and how it runs.
+    pub meta: SampleMeta,
+}
+
+/// A sample's fixed parameters.
+pub struct SampleMeta {
+    /// Sample index (warm-ups first).
+    pub idx: usize,
+    /// Warm-up samples publish no artifacts.
+    pub warmup: bool,
+    /// Where to connect.
+    pub connect: ConnectSpec,
+    /// Handshake bound.
+    pub connect_timeout: Duration,
+    /// Units the playback role buffers before it starts.
+    pub playback_buffer: u32,
+    /// The coordinator, which receives the [`SampleRecord`].
+    pub coordinator: ActorRef<CoordMsg>,
+    /// The run's time origin.
+    pub run_start: Instant,
+    /// Intended release time, seconds from `run_start`.
+    pub scheduled_s: f64,
+    /// Seconds the sample waited for a concurrency slot.
+    pub queue_wait_s: f64,
+    /// This sample's shard; children are spawned on it too.
+    pub spawner: ThreadLocalActorSpawner,
+    /// Artifact writer, when the run publishes artifacts.
+    pub writer: Option<WriterHandle>,
+    /// Live log lines (`--print-chunks`), when enabled.
+    pub lines: Option<crossbeam_channel::Sender<String>>,
+}
+
+/// The sample supervisor actor.
+#[derive(Default)]
+pub struct SampleActor;
+
+/// Supervisor state. Children are set once connected; `outcome` once decided.
+pub struct SampleState {
+    args: SampleMeta,
+    session: Option<Box<dyn Session>>,
+    started: Instant,
+    sender: Option<ActorRef<SenderMsg>>,
+    playback: Option<ActorRef<PlaybackMsg>>,
+    reader: Option<ActorCell>,
+    live_children: usize,
+    sender_stats: Option<Vec<f64>>,
+    playback_stats: Option<PlaybackSummary>,
+    wake: Option<(u64, tokio::task::JoinHandle<()>)>,
+    wake_gen: u64,
+    outcome: Option<Result<(), String>>,
+    reported: bool,
+}
+
+impl ThreadLocalActor for SampleActor {
+    type Msg = SampleMsg;
+    type State = SampleState;
+    type Arguments = SampleArgs;
+
+    async fn pre_start(
+        &self,
+        _myself: ActorRef<SampleMsg>,
+        args: SampleArgs,
+    ) -> Result<SampleState, ActorProcessingErr> {
+        Ok(SampleState {
+            args: args.meta,
+            session: Some(args.session),
+            started: Instant::now(),
+            sender: None,
+            playback: None,
+            reader: None,
+            live_children: 0,
+            sender_stats: None,
+            playback_stats: None,
+            wake: None,
+            wake_gen: 0,
+            outcome: None,
+            reported: false,
+        })
+    }
+
+    async fn post_start(
+        &self,
+        myself: ActorRef<SampleMsg>,
+        st: &mut SampleState,
+    ) -> Result<(), ActorProcessingErr> {
+        st.started = Instant::now();
+        match transport::connect(&st.args.connect, st.args.connect_timeout).await {
+            Err(e) => {
+                st.outcome = Some(Err(e.to_string()));
+                st.sender_stats = Some(Vec::new());
+                st.playback_stats = Some(PlaybackSummary::default());
+                maybe_report(&myself, st);
+            }
+            Ok((sink, stream)) => {
+                spawn_children(&myself, st, sink, stream).await?;
+                let mut fx = Effects::default();
+                if let Some(s) = st.session.as_mut() {
+                    s.on_open(Instant::now(), &mut fx);
+                }
+                apply(&myself, st, fx);
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<SampleMsg>,
+        msg: SampleMsg,
+        st: &mut SampleState,
+    ) -> Result<(), ActorProcessingErr> {
+        let mut fx = Effects::default();
+        let live = st.outcome.is_none();
+        match msg {
+            SampleMsg::Inbound(m, at) if live => with_session(st, |s| s.on_inbound(m, at, &mut fx)),
+            SampleMsg::Wake(g) if live && st.wake.as_ref().is_some_and(|(w, _)| *w == g) => {
+                st.wake = None;
+                with_session(st, |s| s.on_wake(Instant::now(), &mut fx));
+            }
+            SampleMsg::ReadEnded { at, reason, error } if live => match error {
+                Some(e) => fx.fail(e),
+                None => with_session(st, |s| s.on_closed(at, reason, &mut fx)),
+            },
+            SampleMsg::SenderFailed(e) if live => fx.fail(e),
+            SampleMsg::SenderStats(v) => st.sender_stats = Some(v),
+            SampleMsg::PlaybackStats(p) => st.playback_stats = Some(p),
+            _ => {}
+        }
+        apply(&myself, st, fx);
+        maybe_report(&myself, st);
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<SampleMsg>,
+        evt: SupervisionEvent,
+        st: &mut SampleState,
+    ) -> Result<(), ActorProcessingErr> {
+        match evt {
+            SupervisionEvent::ActorTerminated(cell, ..) => child_gone(st, &cell, None),
+            SupervisionEvent::ActorFailed(cell, err) => child_gone(st, &cell, Some(err.to_string())),
+            _ => {}
+        }
+        if st.outcome.is_some() {
+            begin_shutdown(st);
+        }
+        maybe_report(&myself, st);
+        Ok(())
+    }
+}
+
+fn with_session(st: &mut SampleState, f: impl FnOnce(&mut dyn Session)) {
+    if let Some(s) = st.session.as_deref_mut() {
+        f(s);
+    }
+}
+
+async fn spawn_children(
+    myself: &ActorRef<SampleMsg>,
+    st: &mut SampleState,
+    sink: transport::WsSink,
+    stream: transport::WsStream,
+) -> Result<(), ActorProcessingErr> {
+    let sp = st.args.spawner.clone();
+    let cell = myself.get_cell();
+    let (sender, _) = SenderActor::spawn_linked(
+        None,
+        SenderArgs { sink: slots::park(sink), parent: myself.clone() },
+        cell.clone(),
+        sp.clone(),
+    )
+    .await?;
+    let (playback, _) = PlaybackActor::spawn_linked(
+        None,
+        PlaybackArgs { buffer_units: st.args.playback_buffer, parent: myself.clone() },
+        cell.clone(),
+        sp.clone(),
+    )
+    .await?;
+    let (reader, _) = ReaderActor::spawn_linked(
+        None,
+        ReaderArgs { stream: slots::park(stream), parent: myself.clone(), sender: sender.clone() },
+        cell,
+        sp,
+    )
+    .await?;
+    st.sender = Some(sender);
+    st.playback = Some(playback);
+    st.reader = Some(reader.get_cell());
+    st.live_children = 3;
+    Ok(())
+}
+
+/// Carry out a session's effects.
+fn apply(myself: &ActorRef<SampleMsg>, st: &mut SampleState, fx: Effects) {
+    if let Some(tx) = &st.args.lines {
+        for l in fx.lines {
+            let _ = tx.send(l);
+        }
+    }
+    if let Some(sender) = &st.sender {
+        for out in fx.outbound {
+            let _ = sender.cast(SenderMsg::Send(out));
+        }
+    }
+    if let Some(p) = &st.playback {
+        for m in fx.media {
+            let _ = p.cast(PlaybackMsg::Media(m));
+        }
+    }
+    if let Some(at) = fx.wake_at {
+        if let Some((_, t)) = st.wake.take() {
+            t.abort();
+        }
+        st.wake_gen += 1;
+        let g = st.wake_gen;
+        let me = myself.clone();
+        let task = tokio::task::spawn_local(async move {
+            tokio::time::sleep_until(at).await;
+            let _ = me.cast(SampleMsg::Wake(g));
+        });
+        st.wake = Some((g, task));
+    }
+    if let Some(done) = fx.finish {
+        if st.outcome.is_none() {
+            st.outcome = Some(done);
+        }
+        begin_shutdown(st);
+    }
+}
+
+/// Ask every child to finish: the sender closes the socket, playback reports, the reader
+/// stops. Idempotent.
+fn begin_shutdown(st: &mut SampleState) {
+    if let Some((_, t)) = st.wake.take() {
+        t.abort();
+    }
+    if let Some(s) = st.sender.take() {
+        let _ = s.cast(SenderMsg::Close);
+    }
+    if let Some(p) = st.playback.take() {
+        let _ = p.cast(PlaybackMsg::Finish);
+    }
+    if let Some(r) = st.reader.take() {
+        r.stop(None);
+    }
+}
+
+fn child_gone(st: &mut SampleState, cell: &ActorCell, failure: Option<String>) {
+    st.live_children = st.live_children.saturating_sub(1);
+    if let Some(err) = failure {
+        // A crashed child sends no stats; do not wait for them.
+        st.sender_stats.get_or_insert_with(Vec::new);
+        st.playback_stats.get_or_insert_with(PlaybackSummary::default);
+        if st.outcome.is_none() {
+            st.outcome = Some(Err(format!("sample actor {} failed: {err}", cell.get_id())));
+        }
+    }
+}
+
+/// Report to the coordinator once the outcome is decided, every child has terminated and
+/// both stats messages arrived; then stop.
+fn maybe_report(myself: &ActorRef<SampleMsg>, st: &mut SampleState) {
+    if st.reported
+        || st.outcome.is_none()
+        || st.live_children > 0
+        || st.sender_stats.is_none()
+        || st.playback_stats.is_none()
+    {
+        return;
+    }
+    st.reported = true;
+    let ended = Instant::now();
+    let mut session = st.session.take();
+    if let (Some(w), Some(s), false) = (&st.args.writer, session.as_mut(), st.args.warmup) {
+        for a in s.artifacts() {
+            w.submit(a);
+        }
+    }
+    let since = |t: Instant| t.saturating_duration_since(st.args.run_start).as_secs_f64();
+    let record = SampleRecord {
+        idx: st.args.idx,
+        warmup: st.args.warmup,
+        scheduled_s: st.args.scheduled_s,
+        queue_wait_s: st.args.queue_wait_s,
+        started_s: since(st.started),
+        ended_s: since(ended),
+        outcome: st.outcome.clone().unwrap_or(Ok(())),
+        send_lateness_s: st.sender_stats.take().unwrap_or_default(),
+        playback: st.playback_stats.take(),
+        output: session.map(|s| s.into_output()),
+    };
+    let _ = st.args.coordinator.cast(CoordMsg::Ended(Box::new(record)));
+    myself.stop(None);
+}

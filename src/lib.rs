@@ -1,0 +1,17 @@
+//! rtload: a load generator framework for realtime streaming AI endpoints.
+//!
+//! A run is a [`scenario`] (TOML) executed by the [`engine`]: a coordinator actor releases
+//! samples on an arrival [`plan`] under a concurrency cap; each sample is a supervised
+//! actor tree on a session shard that hosts one pure [`workload::Session`] state machine.
+//! Workloads ([`workload::video`]) turn finished runs into reports. The embedded reference
+//! [`server`] is the default target. [`runner`] glues these together for the CLI.
+
+pub mod dataset;
+pub mod engine;
+pub mod playback;
+pub mod plan;
+pub mod runner;
+pub mod scenario;
+pub mod server;
+pub mod stats;
+pub mod workload;

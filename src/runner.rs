@@ -1,0 +1,251 @@
+//! Glue between a [`Scenario`] and a finished run: resolve the target (or start the
+//! embedded server), compute the arrival plan, run the engine, build the workload's
+//! report and publish the JSON result. The CLI calls this; so do the integration tests.
+//!
+//! This is the only client-side module that knows the embedded server exists.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use crate::engine::{self, EngineConfig, EngineError};
+use crate::scenario::{Scenario, ScenarioError};
+use crate::server::{EmbeddedServer, ServerConfig};
+use crate::workload::{Report, RunRecord};
+
+/// A run that could not happen (as opposed to samples that failed, which are results).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The scenario is invalid.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Scenario(Vec<ScenarioError>),
+    /// The target URL is unusable.
+    #[error("target {url:?}: {msg}")]
+    Target {
+        /// The URL as given.
+        url: String,
+        /// What is wrong and the fix.
+        msg: String,
+    },
+    /// The embedded server could not start.
+    #[error("embedded server: {0}")]
+    Server(String),
+    /// The engine failed.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The arrival plan could not be built.
+    #[error("arrival plan: {0}")]
+    Plan(String),
+    /// The workload could not summarize the run.
+    #[error("report: {0}")]
+    Report(String),
+    /// The JSON result could not be written.
+    #[error("cannot write {}: {msg}", path.display())]
+    Output {
+        /// The destination.
+        path: PathBuf,
+        /// The OS error.
+        msg: String,
+    },
+}
+
+/// A finished run.
+pub struct RunSummary {
+    /// The workload's report.
+    pub report: Box<dyn Report>,
+    /// Measured samples that failed, with their messages.
+    pub failures: Vec<(usize, String)>,
+    /// Measured samples in total.
+    pub measured: usize,
+    /// Artifact files that could not be written.
+    pub artifact_errors: Vec<String>,
+    /// Where the JSON result went.
+    pub json_path: Option<PathBuf>,
+    /// The URL the run aimed at.
+    pub url: String,
+}
+
+impl RunSummary {
+    /// True when every measured sample succeeded and every artifact was written.
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty() && self.artifact_errors.is_empty()
+    }
+}
+
+/// Run `scenario` to completion. `lines` receives live log lines (e.g. `--print-chunks`)
+/// from a printer thread; pass `std::io::stdout()` from a CLI.
+pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSummary, RunError> {
+    let workload = scenario.workload.clone();
+    let (url, server) = match &scenario.target {
+        Some(t) => (
+            resolve_url(t, workload.default_path())
+                .map_err(|msg| RunError::Target { url: t.clone(), msg })?,
+            None,
+        ),
+        None => {
+            let cfg = embedded_config(scenario)?;
+            let srv = EmbeddedServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), cfg)
+                .map_err(|e| RunError::Server(e.to_string()))?;
+            (format!("ws://{}{}", srv.addr(), workload.default_path()), Some(srv))
+        }
+    };
+    let plan = crate::plan::plan(scenario.load.samples, &scenario.load.arrival)
+        .map_err(|e| RunError::Plan(e.to_string()))?;
+    let (tx, rx) = crossbeam_channel::unbounded::<String>();
+    let printer = std::thread::spawn(move || {
+        let mut out = lines;
+        for l in rx {
+            let _ = writeln!(out, "{l}");
+        }
+        let _ = out.flush();
+    });
+    let cfg = EngineConfig {
+        url: url.clone(),
+        headers: scenario.headers.clone(),
+        n_warmup: scenario.load.warmup_samples,
+        offsets_s: plan.offsets_s,
+        max_concurrency: Some(scenario.load.max_concurrency),
+        shards: scenario.load.shards,
+        connect_timeout: scenario.connect_timeout,
+        request_id_prefix: request_id_prefix(),
+        artifact_root: workload.artifact_root(),
+        lines: Some(tx),
+    };
+    let out = engine::run(cfg, workload.clone());
+    let _ = printer.join();
+    if let Some(s) = server {
+        s.stop();
+    }
+    let out = out?;
+    let (failures, measured) = failures(&out.run);
+    let report = workload.report(out.run).map_err(RunError::Report)?;
+    let json_path = scenario.output_json.clone();
+    if let Some(path) = &json_path {
+        let mut text = serde_json::to_string_pretty(&report.to_json())
+            .map_err(|e| RunError::Output { path: path.clone(), msg: e.to_string() })?;
+        text.push('\n');
+        engine::writer::write_atomic(path, text.as_bytes())
+            .map_err(|e| RunError::Output { path: path.clone(), msg: e.to_string() })?;
+    }
+    Ok(RunSummary { report, failures, measured, artifact_errors: out.artifact_errors, json_path, url })
+}
+
+fn embedded_config(scenario: &Scenario) -> Result<ServerConfig, RunError> {
+    crate::scenario::parse_section::<ServerConfig>(
+        &scenario.path,
+        &scenario.src,
+        "server",
+        &toml::Table::new(),
+    )
+    .map_err(|e| RunError::Scenario(vec![e]))
+}
+
+/// The resolved plan of a scenario, as `rtload check` prints it.
+pub fn describe(s: &Scenario) -> String {
+    let w = &s.workload;
+    let target = match &s.target {
+        Some(t) => resolve_url(t, w.default_path()).map_or_else(|e| format!("{t} (invalid: {e})"), |u| redact_url(&u)),
+        None => format!("embedded reference server on 127.0.0.1 (any free port){}", w.default_path()),
+    };
+    let mut out = format!("{} ({})\n", s.name, s.path.display());
+    let mut row = |k: &str, v: String| out.push_str(&format!("  {k:<16} {v}\n"));
+    row("target", target);
+    row("workload", w.kind().to_string());
+    for (k, v) in w.describe() {
+        row(&format!("  {k}"), v);
+    }
+    row("samples", format!("{} measured + {} warm-up", s.load.samples, s.load.warmup_samples));
+    row("concurrency", format!("at most {}", s.load.max_concurrency));
+    match crate::plan::plan(s.load.samples, &s.load.arrival) {
+        Ok(p) => row("arrivals", crate::plan::summary(&p)),
+        Err(e) => row("arrivals", format!("invalid: {e}")),
+    }
+    if let Some(j) = &s.output_json {
+        row("json result", j.display().to_string());
+    }
+    out
+}
+
+fn failures(run: &RunRecord) -> (Vec<(usize, String)>, usize) {
+    let measured: Vec<_> = run.samples.iter().filter(|s| !s.warmup).collect();
+    let failed = measured
+        .iter()
+        .filter_map(|s| s.outcome.as_ref().err().map(|e| (s.idx, e.clone())))
+        .collect();
+    (failed, measured.len())
+}
+
+/// `bench-<8 hex>-`, like `vllm bench serve`'s default `--request-id-prefix`.
+fn request_id_prefix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mixed = (nanos as u64 ^ u64::from(std::process::id()).rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    format!("bench-{:08x}-", (mixed >> 32) as u32)
+}
+
+/// Resolve a target URL (spec §7.3): `ws`, `wss`, `http`, `https` (http(s) → ws(s)); a URL
+/// without a path gets `default_path`; an explicit path is used as given.
+pub fn resolve_url(url: &str, default_path: &str) -> Result<String, String> {
+    let url = url.trim();
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| "missing scheme; write it as ws://HOST:PORT".to_string())?;
+    let scheme = match scheme.to_ascii_lowercase().as_str() {
+        "ws" | "http" => "ws",
+        "wss" | "https" => "wss",
+        other => {
+            return Err(format!(
+                "Unsupported Realtime URL scheme {other:?}; use ws://, wss://, http:// or https://"
+            ));
+        }
+    };
+    let split = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(split);
+    if authority.rsplit('@').next().is_none_or(str::is_empty) {
+        return Err("Unsupported Realtime URL: empty host".into());
+    }
+    let (path, query) = match tail.find(['?', '#']) {
+        Some(i) => tail.split_at(i),
+        None => (tail, ""),
+    };
+    let path = path.trim_end_matches('/');
+    let path = if path.is_empty() { default_path } else { path };
+    Ok(format!("{scheme}://{authority}{path}{query}"))
+}
+
+/// The URL as it may appear in logs and results: no user info.
+pub fn redact_url(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            let (auth, tail) = rest.split_at(end);
+            let host = auth.rsplit('@').next().unwrap_or(auth);
+            format!("{scheme}://{host}{tail}")
+        }
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_rules() {
+        let p = "/v1/realtime/video";
+        assert_eq!(resolve_url("http://example.invalid:8099", p).unwrap(), "ws://example.invalid:8099/v1/realtime/video");
+        assert_eq!(resolve_url("http://h:1/", p).unwrap(), "ws://h:1/v1/realtime/video");
+        assert_eq!(resolve_url("https://h/v1/realtime/video", p).unwrap(), "wss://h/v1/realtime/video");
+        assert_eq!(resolve_url("ws://h:1/gw/x?k=1", p).unwrap(), "ws://h:1/gw/x?k=1");
+        assert_eq!(resolve_url("ws://h:1?k=1", p).unwrap(), "ws://h:1/v1/realtime/video?k=1");
+        assert!(resolve_url("ftp://h", p).unwrap_err().contains("Unsupported Realtime URL"));
+        assert!(resolve_url("ws://", p).unwrap_err().contains("empty host"));
+        assert!(resolve_url("localhost:8000", p).is_err());
+    }
+
+    #[test]
+    fn redacts_user_info() {
+        assert_eq!(redact_url("wss://user:secret@h:1/p"), "wss://h:1/p");
+    }
+}

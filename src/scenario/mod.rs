@@ -1,0 +1,184 @@
+//! Scenario files (TOML): parse, validate, apply command-line overrides. Pure apart from
+//! reading the file.
+//!
+//! A scenario is `name`, an optional `[target]` (absent = the embedded server), a
+//! `[workload]` whose `kind` picks a registered workload (which parses the rest of the
+//! table itself), `[load]` (samples, warm-ups, arrivals, concurrency), `[output]` and an
+//! optional `[server]` table for the embedded server. Unknown keys are errors; every
+//! problem is collected and reported with file:line:col, the bad value and the fix.
+
+mod error;
+mod load;
+
+pub use error::{ScenarioError, key_span, line_col, parse_section};
+pub use load::{Load, LoadOverrides};
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::workload::{Workload, WorkloadInput, registry};
+
+/// A validated scenario, ready to run.
+#[derive(Clone)]
+pub struct Scenario {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// `name`, or the file stem.
+    pub name: String,
+    /// `[target] url`; `None` = start the embedded server on 127.0.0.1, port 0.
+    pub target: Option<String>,
+    /// `[target] headers` (values may be secrets; never printed).
+    pub headers: Vec<(String, String)>,
+    /// `[target] connect_timeout_s` (default 10 s).
+    pub connect_timeout: Duration,
+    /// The configured workload.
+    pub workload: Arc<dyn Workload>,
+    /// Samples, arrivals, concurrency.
+    pub load: Load,
+    /// `[output] json`: where the workload's JSON result goes.
+    pub output_json: Option<PathBuf>,
+    /// The file's text (sections owned by other modules, like `[server]`, are parsed
+    /// from it with positions).
+    pub src: Arc<str>,
+}
+
+impl std::fmt::Debug for Scenario {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scenario")
+            .field("path", &self.path)
+            .field("name", &self.name)
+            .field("target", &self.target)
+            .field("workload", &self.workload.kind())
+            .field("load", &self.load)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Command-line values that override the file.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--target URL`.
+    pub target: Option<String>,
+    /// `--output-json PATH`.
+    pub output_json: Option<PathBuf>,
+    /// `[load]` overrides (vllm bench serve's flag names).
+    pub load: LoadOverrides,
+    /// `[workload]` keys set by workload flags (e.g. `target_fps`).
+    pub workload: toml::Table,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: Option<String>,
+    #[serde(rename = "description")]
+    _description: Option<String>,
+    target: Option<RawTarget>,
+    #[serde(rename = "workload")]
+    _workload: Option<toml::Value>,
+    #[serde(rename = "load")]
+    _load: Option<toml::Value>,
+    output: Option<RawOutput>,
+    #[serde(rename = "server")]
+    _server: Option<toml::Table>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTarget {
+    url: Option<String>,
+    #[serde(default)]
+    headers: std::collections::BTreeMap<String, String>,
+    connect_timeout_s: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOutput {
+    json: Option<PathBuf>,
+}
+
+/// The document read only for `[workload] kind` (other keys are the workload's business).
+#[derive(Debug, Deserialize)]
+struct KindDoc {
+    workload: Option<KindOnly>,
+}
+
+#[derive(Debug, Deserialize)]
+struct KindOnly {
+    kind: Option<toml::Spanned<String>>,
+}
+
+/// Read and validate the scenario at `path`, applying `ov`. Returns every problem found.
+pub fn load(path: &Path, ov: &Overrides) -> Result<Scenario, Vec<ScenarioError>> {
+    let src = std::fs::read_to_string(path).map_err(|e| {
+        vec![ScenarioError::Read { path: path.to_path_buf(), msg: e.to_string() }]
+    })?;
+    parse(path, &src, ov)
+}
+
+/// Validate scenario text `src` (named `path` in errors), applying `ov`.
+pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<ScenarioError>> {
+    let raw: RawScenario =
+        toml::from_str(src).map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
+    let mut errors = Vec::new();
+    let load = load::parse(path, src, &ov.load).map_err(|e| errors.extend(e)).ok();
+    let workload = build_workload(path, src, &ov.workload).map_err(|e| errors.extend(e)).ok();
+    let target = raw.target.as_ref();
+    let connect_timeout_s = target.and_then(|t| t.connect_timeout_s).unwrap_or(10.0);
+    if !(connect_timeout_s.is_finite() && connect_timeout_s > 0.0) {
+        errors.push(ScenarioError::file(
+            path,
+            format!("[target] connect_timeout_s must be > 0 (got {connect_timeout_s}); use e.g. 10"),
+        ));
+    }
+    let (Some(load), Some(workload), true) = (load, workload, errors.is_empty()) else {
+        return Err(errors);
+    };
+    let base = path.parent().unwrap_or(Path::new("."));
+    Ok(Scenario {
+        path: path.to_path_buf(),
+        name: raw.name.unwrap_or_else(|| {
+            path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+        }),
+        target: ov.target.clone().or_else(|| target.and_then(|t| t.url.clone())),
+        headers: target.map(|t| t.headers.clone().into_iter().collect()).unwrap_or_default(),
+        connect_timeout: Duration::from_secs_f64(connect_timeout_s.clamp(0.001, 1e6)),
+        workload,
+        load,
+        output_json: ov
+            .output_json
+            .clone()
+            .or_else(|| raw.output.and_then(|o| o.json).map(|p| base.join(p))),
+        src: Arc::from(src),
+    })
+}
+
+fn build_workload(
+    path: &Path,
+    src: &str,
+    overrides: &toml::Table,
+) -> Result<Arc<dyn Workload>, Vec<ScenarioError>> {
+    let names = || registry().iter().map(|k| format!("\"{}\"", k.name)).collect::<Vec<_>>().join(", ");
+    let doc: KindDoc =
+        toml::from_str(src).map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
+    let kind = doc.workload.and_then(|w| w.kind);
+    let Some(kind) = kind else {
+        return Err(vec![ScenarioError::file(
+            path,
+            format!("[workload] needs `kind`; add e.g. `kind = \"video-cadence\"` (known kinds: {})", names()),
+        )]);
+    };
+    let Some(entry) = registry().iter().find(|k| k.name == kind.get_ref()) else {
+        return Err(vec![ScenarioError::at(
+            path,
+            src,
+            kind.span(),
+            format!("unknown workload kind \"{}\"; known kinds: {}", kind.get_ref(), names()),
+        )]);
+    };
+    (entry.build)(&WorkloadInput { path, src, overrides }).map(Arc::from)
+}

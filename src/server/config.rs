@@ -1,0 +1,360 @@
+//! Configuration of the embedded reference server: the TOML-facing types, their
+//! defaults, loading from a file (errors name path, line and column) and validation.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Errors of the server seam: loading or validating a [`ServerConfig`].
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The config file could not be read.
+    #[error("cannot read server config {path}: {source}")]
+    Read {
+        /// File that was being read.
+        path: PathBuf,
+        /// Underlying IO error.
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML or does not match the schema.
+    #[error("{path}:{line}:{col}: {message}")]
+    Parse {
+        /// File that was being parsed.
+        path: PathBuf,
+        /// 1-based line of the offending span (1 when the parser gave no span).
+        line: usize,
+        /// 1-based column (in characters) of the offending span.
+        col: usize,
+        /// Parser message.
+        message: String,
+    },
+    /// A value is out of its allowed range.
+    #[error("invalid server config: {0}")]
+    Invalid(String),
+}
+
+/// Whole embedded-server configuration (`[server]`-style TOML table).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Behaviour of the realtime video endpoint `/v1/realtime/video`.
+    #[serde(default)]
+    pub video: VideoServerConfig,
+    /// A connection with no client message for this long while the server is not
+    /// streaming to it (before `session.start`, or after a stall fault) is closed.
+    #[serde(default = "default_idle_timeout_s")]
+    pub idle_timeout_s: f64,
+    /// Number of actix worker threads (each with its own event loop). At least 1.
+    #[serde(default = "default_workers")]
+    pub workers: usize,
+    /// On stop, open connections get this many seconds to finish before they are dropped.
+    #[serde(default = "default_shutdown_timeout_s")]
+    pub shutdown_timeout_s: u64,
+}
+
+/// Behaviour of the realtime video endpoint: pacing, payload sizes, limits and faults.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct VideoServerConfig {
+    /// Time from receipt of `session.start` to the first media chunk, in ms.
+    #[serde(default = "default_first_chunk_ms")]
+    pub first_chunk_ms: f64,
+    /// Steady-state gap between consecutive media chunks, in ms.
+    #[serde(default = "default_chunk_interval_ms")]
+    pub chunk_interval_ms: f64,
+    /// Each chunk's send time is moved by a uniform offset in `[-jitter_ms, +jitter_ms]`
+    /// around its nominal (absolute) time, never before the previous chunk.
+    #[serde(default)]
+    pub jitter_ms: f64,
+    /// Chunks `1..ramp_chunks` follow a gap of `chunk_interval_ms * ramp_factor`
+    /// (attention-window warm-up); later chunks the plain interval.
+    #[serde(default = "default_ramp_chunks")]
+    pub ramp_chunks: u32,
+    /// Gap multiplier during the ramp.
+    #[serde(default = "default_ramp_factor")]
+    pub ramp_factor: f64,
+    /// Seed of the jitter stream (mixed with the session's ordinal on this server).
+    #[serde(default)]
+    pub seed: u64,
+    /// Payload size of each media chunk's binary frame, in bytes.
+    #[serde(default = "default_chunk_bytes")]
+    pub chunk_bytes: usize,
+    /// Send a `kind:"trailer"` metadata + binary pair after the last media chunk.
+    #[serde(default = "default_true")]
+    pub trailer: bool,
+    /// Largest accepted `num_frames` (default `12*64-3` = 64 chunks).
+    #[serde(default = "default_max_frames")]
+    pub max_frames: u64,
+    /// Answer every `session.interaction` with
+    /// `{"type":"session.interaction.ack","event_id":...}` (off: record silently).
+    #[serde(default)]
+    pub ack_interactions: bool,
+    /// Fault switches; all off by default.
+    #[serde(default)]
+    pub faults: VideoFaults,
+}
+
+/// Fault injection for the video endpoint. "After N chunks" means once exactly N media
+/// chunks have been sent (N may equal the session's chunk count: then the fault replaces
+/// the trailer and `session.done`). When several trigger at the same N, the order is
+/// error, close, stall.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct VideoFaults {
+    /// Answer `session.start` with `{"type":"error","message":<this>}` and close.
+    #[serde(default)]
+    pub error_on_start: Option<String>,
+    /// Stop sending after N media chunks; keep the socket open (pings still answered).
+    #[serde(default)]
+    pub stall_after_chunks: Option<u32>,
+    /// Close the socket (normal close frame) after N media chunks, without `session.done`.
+    #[serde(default)]
+    pub close_after_chunks: Option<u32>,
+    /// Swap the `generation_chunk_index` of the chunks sent second and third (1 <-> 2).
+    #[serde(default)]
+    pub out_of_order: bool,
+    /// The third chunk sent repeats index 1 (applied after `out_of_order`).
+    #[serde(default)]
+    pub duplicate_index: bool,
+    /// The first binary frame is sent without its preceding `video.chunk_metadata`.
+    #[serde(default)]
+    pub binary_without_metadata: bool,
+    /// `session.done` says `stopped: true`.
+    #[serde(default)]
+    pub stopped: bool,
+    /// Send this many fewer media chunks than `num_frames` asks for.
+    #[serde(default)]
+    pub fewer_chunks: Option<u32>,
+    /// Send an `error` event after N media chunks, then close without `session.done`.
+    #[serde(default)]
+    pub error_after_chunks: Option<u32>,
+}
+
+fn default_idle_timeout_s() -> f64 {
+    300.0
+}
+fn default_workers() -> usize {
+    1
+}
+fn default_shutdown_timeout_s() -> u64 {
+    5
+}
+fn default_first_chunk_ms() -> f64 {
+    300.0
+}
+fn default_chunk_interval_ms() -> f64 {
+    40.0
+}
+fn default_ramp_chunks() -> u32 {
+    6
+}
+fn default_ramp_factor() -> f64 {
+    1.5
+}
+fn default_chunk_bytes() -> usize {
+    4096
+}
+fn default_true() -> bool {
+    true
+}
+fn default_max_frames() -> u64 {
+    12 * 64 - 3
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            video: VideoServerConfig::default(),
+            idle_timeout_s: default_idle_timeout_s(),
+            workers: default_workers(),
+            shutdown_timeout_s: default_shutdown_timeout_s(),
+        }
+    }
+}
+
+impl Default for VideoServerConfig {
+    fn default() -> Self {
+        VideoServerConfig {
+            first_chunk_ms: default_first_chunk_ms(),
+            chunk_interval_ms: default_chunk_interval_ms(),
+            jitter_ms: 0.0,
+            ramp_chunks: default_ramp_chunks(),
+            ramp_factor: default_ramp_factor(),
+            seed: 0,
+            chunk_bytes: default_chunk_bytes(),
+            trailer: true,
+            max_frames: default_max_frames(),
+            ack_interactions: false,
+            faults: VideoFaults::default(),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// Reads and validates a TOML server config. Errors name the path, and for parse
+    /// errors the 1-based `line:col` of the offending span.
+    pub fn from_toml_file(path: impl AsRef<Path>) -> Result<ServerConfig, ServerError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| ServerError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let cfg = Self::from_toml_str(&text).map_err(|err| match err {
+            ServerError::Parse {
+                line, col, message, ..
+            } => ServerError::Parse {
+                path: path.to_path_buf(),
+                line,
+                col,
+                message,
+            },
+            other => other,
+        })?;
+        Ok(cfg)
+    }
+
+    /// Parses and validates TOML text; parse errors carry an empty path.
+    pub fn from_toml_str(text: &str) -> Result<ServerConfig, ServerError> {
+        let cfg: ServerConfig = toml::from_str(text).map_err(|err| {
+            let (line, col) = err.span().map_or((1, 1), |span| line_col(text, span.start));
+            ServerError::Parse {
+                path: PathBuf::new(),
+                line,
+                col,
+                message: err.message().trim_end().to_string(),
+            }
+        })?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Checks value ranges that serde cannot express.
+    pub fn validate(&self) -> Result<(), ServerError> {
+        let invalid = |msg: String| Err(ServerError::Invalid(msg));
+        if !(self.idle_timeout_s.is_finite() && self.idle_timeout_s > 0.0) {
+            return invalid(format!(
+                "idle_timeout_s must be a positive number of seconds, got {}",
+                self.idle_timeout_s
+            ));
+        }
+        if self.workers == 0 || self.workers > 512 {
+            return invalid(format!(
+                "workers must be between 1 and 512, got {}",
+                self.workers
+            ));
+        }
+        let v = &self.video;
+        for (name, value) in [
+            ("video.first_chunk_ms", v.first_chunk_ms),
+            ("video.chunk_interval_ms", v.chunk_interval_ms),
+            ("video.jitter_ms", v.jitter_ms),
+            ("video.ramp_factor", v.ramp_factor),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return invalid(format!("{name} must be a finite number >= 0, got {value}"));
+            }
+        }
+        if v.max_frames < 9 {
+            return invalid(format!(
+                "video.max_frames must be at least 9 (one chunk), got {}",
+                v.max_frames
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// 1-based line and character column of byte offset `pos` in `text`.
+fn line_col(text: &str, pos: usize) -> (usize, usize) {
+    let pos = pos.min(text.len());
+    let before = text.get(..pos).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let col = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_the_brief() {
+        let cfg = ServerConfig::from_toml_str("").unwrap();
+        assert_eq!(cfg, ServerConfig::default());
+        assert_eq!(cfg.idle_timeout_s, 300.0);
+        assert_eq!(cfg.workers, 1);
+        let v = &cfg.video;
+        assert_eq!(v.first_chunk_ms, 300.0);
+        assert_eq!(v.chunk_interval_ms, 40.0);
+        assert_eq!(v.jitter_ms, 0.0);
+        assert_eq!(v.ramp_chunks, 6);
+        assert_eq!(v.ramp_factor, 1.5);
+        assert_eq!(v.seed, 0);
+        assert_eq!(v.chunk_bytes, 4096);
+        assert!(v.trailer);
+        assert_eq!(v.max_frames, 765);
+        assert_eq!(v.faults, VideoFaults::default());
+    }
+
+    #[test]
+    fn nested_tables_parse() {
+        let cfg = ServerConfig::from_toml_str(
+            "idle_timeout_s = 5.0\n[video]\nchunk_interval_ms = 10\n[video.faults]\nstall_after_chunks = 2\nerror_on_start = \"busy\"\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.idle_timeout_s, 5.0);
+        assert_eq!(cfg.video.chunk_interval_ms, 10.0);
+        assert_eq!(cfg.video.faults.stall_after_chunks, Some(2));
+        assert_eq!(cfg.video.faults.error_on_start.as_deref(), Some("busy"));
+    }
+
+    #[test]
+    fn unknown_field_names_path_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("server.toml");
+        std::fs::write(&path, "workers = 1\n[video]\n  chunk_intervall_ms = 3\n").unwrap();
+        let err = ServerConfig::from_toml_file(&path).unwrap_err();
+        let ServerError::Parse {
+            line, col, message, ..
+        } = &err
+        else {
+            panic!("expected a parse error, got {err:?}");
+        };
+        assert_eq!((*line, *col), (3, 3));
+        assert!(message.contains("chunk_intervall_ms"), "{message}");
+        let shown = err.to_string();
+        assert!(
+            shown.starts_with(&format!("{}:3:3: ", path.display())),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn missing_file_names_path() {
+        let err = ServerConfig::from_toml_file("/nonexistent/rtload-server.toml").unwrap_err();
+        assert!(matches!(err, ServerError::Read { .. }));
+        assert!(err.to_string().contains("/nonexistent/rtload-server.toml"));
+    }
+
+    #[test]
+    fn out_of_range_values_are_rejected() {
+        for text in [
+            "workers = 0",
+            "idle_timeout_s = 0.0",
+            "[video]\nchunk_interval_ms = -1.0",
+            "[video]\nmax_frames = 3",
+        ] {
+            let err = ServerConfig::from_toml_str(text).unwrap_err();
+            assert!(matches!(err, ServerError::Invalid(_)), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn line_col_counts_characters() {
+        assert_eq!(line_col("ab\ncd", 0), (1, 1));
+        assert_eq!(line_col("ab\ncd", 4), (2, 2));
+        assert_eq!(line_col("é\nx", 3), (2, 1));
+        assert_eq!(line_col("éx", 2), (1, 2));
+    }
+}

@@ -1,0 +1,286 @@
+//! The workload seam: what the engine asks of a protocol, and the registry of kinds.
+//!
+//! The engine (coordinator, shards, sample actors) knows nothing of any one protocol. A
+//! workload is a library type behind [`Workload`]: it prepares its samples before timing,
+//! makes one pure [`Session`] state machine per sample (inbound events and timer wake-ups
+//! in, outbound messages and observations out, no sockets), and turns the finished run
+//! into a [`Report`]. Kinds are registered by name in [`registry`].
+//!
+//! # Adding a workload
+//!
+//! ```
+//! use std::any::Any;
+//! use tokio::time::Instant;
+//! use rtload::workload::{Effects, Inbound, Outbound, Session};
+//!
+//! /// Sends one text message and succeeds on the first reply.
+//! struct Echo { sent_at: Option<Instant> }
+//!
+//! impl Session for Echo {
+//!     fn on_open(&mut self, now: Instant, fx: &mut Effects) {
+//!         self.sent_at = Some(now);
+//!         fx.send(Outbound::Text("hello".into()), Some(now));
+//!     }
+//!     fn on_inbound(&mut self, msg: Inbound, _at: Instant, fx: &mut Effects) {
+//!         if let Inbound::Text(_) = msg { fx.succeed(); }
+//!     }
+//!     fn on_wake(&mut self, _now: Instant, _fx: &mut Effects) {}
+//!     fn into_output(self: Box<Self>) -> Box<dyn Any + Send> { Box::new(()) }
+//! }
+//!
+//! let mut s = Echo { sent_at: None };
+//! let mut fx = Effects::default();
+//! let t = Instant::now();
+//! s.on_open(t, &mut fx);
+//! assert_eq!(fx.outbound.len(), 1);
+//! s.on_inbound(Inbound::Text("hello".into()), t, &mut fx);
+//! assert!(matches!(fx.finish, Some(Ok(()))));
+//! ```
+//!
+//! A real workload also implements [`Workload`] (session factory + report) and adds a
+//! [`WorkloadKind`] entry to [`registry`]; nothing in the engine changes.
+
+pub mod env_info;
+pub mod video;
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use tokio::time::Instant;
+
+use crate::scenario::ScenarioError;
+
+/// A WebSocket message as the session sees it (control frames are the transport's business).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Inbound {
+    /// A text frame.
+    Text(String),
+    /// A binary frame.
+    Binary(Bytes),
+}
+
+/// A message the session asks the sender to write.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outbound {
+    /// A text frame.
+    Text(String),
+    /// A binary frame.
+    Binary(Bytes),
+}
+
+/// One outbound message and the time the protocol intended it to leave.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutMsg {
+    /// What to send.
+    pub msg: Outbound,
+    /// When the schedule meant it to be sent; the sender records `actual - intended` as
+    /// lateness. `None` for reactive messages that have no schedule.
+    pub intended: Option<Instant>,
+}
+
+/// A unit of received media handed to the sample's playback role.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MediaUnit {
+    /// Receipt time of the message that carried it.
+    pub at: Instant,
+    /// Playable duration in seconds at the playback rate.
+    pub duration_s: f64,
+    /// Protocol-level index (chunk index, response ordinal).
+    pub index: u64,
+}
+
+/// A file the sample's artifact writer publishes after timing (temp file + rename).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Artifact {
+    /// Path relative to the artifact root the workload was configured with.
+    pub rel_path: PathBuf,
+    /// The file's bytes.
+    pub bytes: Bytes,
+}
+
+/// What a session asks of its sample actors in response to one input.
+#[derive(Debug, Default)]
+pub struct Effects {
+    /// Messages for the sender, in order.
+    pub outbound: Vec<OutMsg>,
+    /// Media for the playback role.
+    pub media: Vec<MediaUnit>,
+    /// Human-readable lines for the live log (e.g. `--print-chunks`), printed on stdout.
+    pub lines: Vec<String>,
+    /// The next time the session wants [`Session::on_wake`]; replaces any earlier request.
+    pub wake_at: Option<Instant>,
+    /// Set once the session has decided its outcome; the sample then closes the socket.
+    pub finish: Option<Result<(), String>>,
+}
+
+impl Effects {
+    /// Queue a message for the sender.
+    pub fn send(&mut self, msg: Outbound, intended: Option<Instant>) {
+        self.outbound.push(OutMsg { msg, intended });
+    }
+    /// Ask to be woken at `at` (the earliest request in one round wins).
+    pub fn wake(&mut self, at: Instant) {
+        self.wake_at = Some(self.wake_at.map_or(at, |w| w.min(at)));
+    }
+    /// End the session successfully.
+    pub fn succeed(&mut self) {
+        self.finish.get_or_insert(Ok(()));
+    }
+    /// End the session with a failure message (the first decision wins).
+    pub fn fail(&mut self, msg: impl Into<String>) {
+        self.finish.get_or_insert(Err(msg.into()));
+    }
+}
+
+/// How to open the session's socket.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectSpec {
+    /// Full `ws://` or `wss://` URL.
+    pub url: String,
+    /// Extra upgrade headers. Values may be secrets: they are never logged or saved.
+    pub headers: Vec<(String, String)>,
+}
+
+/// One sample's protocol logic as a pure state machine: no sockets, no clocks of its own.
+///
+/// The sample supervisor calls these methods on the shard thread with receipt times taken
+/// where the events happened, and carries out the returned [`Effects`].
+pub trait Session: Send + 'static {
+    /// The socket is open; send the opening messages.
+    fn on_open(&mut self, now: Instant, fx: &mut Effects);
+    /// One inbound message, timestamped when it was read.
+    fn on_inbound(&mut self, msg: Inbound, at: Instant, fx: &mut Effects);
+    /// A wake-up the session asked for with [`Effects::wake`].
+    fn on_wake(&mut self, now: Instant, fx: &mut Effects);
+    /// The peer closed the socket (or the read side ended) before the session finished.
+    /// The default fails with the reference's message.
+    fn on_closed(&mut self, _at: Instant, reason: Option<String>, fx: &mut Effects) {
+        let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
+        fx.fail(format!("the server closed the WebSocket before the session finished{why}"));
+    }
+    /// Files to publish once the sample has finished (off the timing path).
+    fn artifacts(&mut self) -> Vec<Artifact> {
+        Vec::new()
+    }
+    /// The workload-specific record of this session, handed back to [`Workload::report`].
+    fn into_output(self: Box<Self>) -> Box<dyn Any + Send>;
+}
+
+/// Everything the engine knows about one sample after it ended.
+#[derive(Debug)]
+pub struct SampleRecord {
+    /// Position in the run's sample order (warm-ups first).
+    pub idx: usize,
+    /// Warm-up samples are excluded from every metric.
+    pub warmup: bool,
+    /// Seconds from run start to the arrival plan's release time.
+    pub scheduled_s: f64,
+    /// Seconds spent waiting for a concurrency slot after release.
+    pub queue_wait_s: f64,
+    /// Seconds from run start to socket connect start.
+    pub started_s: f64,
+    /// Seconds from run start to the sample's end.
+    pub ended_s: f64,
+    /// `Ok` or the failure message.
+    pub outcome: Result<(), String>,
+    /// Sender lateness (actual − intended) for scheduled messages, seconds.
+    pub send_lateness_s: Vec<f64>,
+    /// What the playback role observed (absent when the socket never opened).
+    pub playback: Option<crate::playback::PlaybackSummary>,
+    /// The session's own record, when the session got far enough to have one.
+    pub output: Option<Box<dyn Any + Send>>,
+}
+
+/// A finished run as the workload sees it.
+#[derive(Debug)]
+pub struct RunRecord {
+    /// Every sample, warm-ups included (flagged), in sample order.
+    pub samples: Vec<SampleRecord>,
+    /// Seconds from the first measured release to the last measured completion.
+    pub duration_s: f64,
+    /// The target URL the run aimed at (secrets stripped).
+    pub endpoint: String,
+}
+
+/// A workload's summary of a run: text for people, JSON for machines, named numbers for
+/// thresholds and comparisons.
+pub trait Report: Send {
+    /// The terminal report.
+    fn render_text(&self) -> String;
+    /// The workload's JSON result document.
+    fn to_json(&self) -> serde_json::Value;
+    /// Flat metric name → value (e.g. `video_rtf.mean`); missing values are absent.
+    fn metrics(&self) -> BTreeMap<String, f64>;
+}
+
+/// A configured workload: a session factory plus a report builder.
+pub trait Workload: Send + Sync + 'static {
+    /// The registered kind name.
+    fn kind(&self) -> &'static str;
+    /// Path appended to a target URL that has none (e.g. `/v1/realtime/video`).
+    fn default_path(&self) -> &'static str;
+    /// Human-readable resolved parameters, for `rtload check` and report headers.
+    fn describe(&self) -> Vec<(String, String)>;
+    /// Media units the playback role buffers before it starts playing.
+    fn playback_buffer(&self) -> u32 {
+        1
+    }
+    /// Where this workload's artifacts are published, if it publishes any.
+    fn artifact_root(&self) -> Option<PathBuf> {
+        None
+    }
+    /// Things the user should know before the run starts (printed on stderr).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The session for sample `ctx.idx`.
+    fn session(&self, ctx: &SessionContext) -> Box<dyn Session>;
+    /// Summarize a finished run.
+    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String>;
+}
+
+/// What the engine tells a workload about the sample it wants a session for.
+#[derive(Debug, Clone)]
+pub struct SessionContext {
+    /// Sample index (warm-ups first).
+    pub idx: usize,
+    /// True for warm-up samples (no media collected, no artifacts).
+    pub warmup: bool,
+    /// The resolved WebSocket URL.
+    pub url: String,
+    /// The request id (`<prefix><measured index>`), `None` for warm-ups.
+    pub request_id: Option<String>,
+}
+
+/// What a workload builder gets: the scenario source (for positioned errors) and the
+/// `[workload]` keys the CLI overrides.
+#[derive(Debug, Clone)]
+pub struct WorkloadInput<'a> {
+    /// The scenario file, for error messages.
+    pub path: &'a Path,
+    /// Its text; builders deserialize their `[workload]` table from it with spans.
+    pub src: &'a str,
+    /// `key = value` overrides from CLI flags, applied after the file.
+    pub overrides: &'a toml::Table,
+}
+
+/// One registered workload kind.
+pub struct WorkloadKind {
+    /// The `kind = "..."` name.
+    pub name: &'static str,
+    /// One line for `--help` and errors.
+    pub summary: &'static str,
+    /// Build from a scenario.
+    pub build: fn(&WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>>,
+}
+
+/// Every workload kind rtload knows, by name.
+pub fn registry() -> &'static [WorkloadKind] {
+    &[WorkloadKind {
+        name: video::KIND,
+        summary: "LingBot-World realtime video cadence (/v1/realtime/video)",
+        build: video::build,
+    }]
+}

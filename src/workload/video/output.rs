@@ -1,0 +1,215 @@
+//! Turns a finished video run into its report: per-session metrics, the aggregate, the
+//! reference's JSON layout (§2.7: benchmark, timestamp, endpoint, model, git revision,
+//! hostname, workload, config, sessions, metrics) plus an `rtload` block that reports what
+//! the reference hides: failed sessions, queue waits, send lateness, playback-role stalls
+//! and the cross-check of client cadence against the server's own send stamps.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::metrics::{self, ChunkOutput, MetricsConfig, SessionMetrics};
+use super::report::{ReportInput, SessionFailure, SessionReport, render_report};
+use super::rollout::Rollout;
+use super::session::VideoOutput;
+use crate::workload::{Report, RunRecord, SampleRecord};
+
+/// The built report.
+#[derive(Debug)]
+pub struct VideoReport {
+    text: String,
+    json: Value,
+    metrics: BTreeMap<String, f64>,
+}
+
+impl Report for VideoReport {
+    fn render_text(&self) -> String {
+        self.text.clone()
+    }
+    fn to_json(&self) -> Value {
+        self.json.clone()
+    }
+    fn metrics(&self) -> BTreeMap<String, f64> {
+        self.metrics.clone()
+    }
+}
+
+/// Build the report for `run`.
+pub fn build_report(r: &Rollout, cfg: &MetricsConfig, run: RunRecord) -> Result<VideoReport, String> {
+    let endpoint = crate::runner::redact_url(&run.endpoint);
+    let warmup_sessions = run.samples.iter().filter(|s| s.warmup).count();
+    let mut sessions = Vec::new();
+    let mut failures = Vec::new();
+    let mut json_sessions = Vec::new();
+    let mut engine_rows = Vec::new();
+    for (session_index, s) in run.samples.iter().filter(|s| !s.warmup).enumerate() {
+        let out = s.output.as_ref().and_then(|o| o.downcast_ref::<VideoOutput>());
+        engine_rows.push(engine_row(session_index, s, out));
+        let metrics = match (&s.outcome, out) {
+            (Ok(()), Some(o)) => metrics::compute_metrics(&o.records, cfg, o.ttfc_s, o.wall_s),
+            (Ok(()), None) => Err(metrics::MetricsError::NoRecords),
+            (Err(e), _) => {
+                failures.push(SessionFailure { session_index, message: e.clone() });
+                continue;
+            }
+        };
+        let (o, m) = match (out, metrics) {
+            (Some(o), Ok(m)) => (o, m),
+            (_, Err(e)) => {
+                failures.push(SessionFailure { session_index, message: e.to_string() });
+                continue;
+            }
+            (None, Ok(_)) => continue,
+        };
+        let video_start_ms = o.video_start_s.map(|v| v * 1000.0);
+        json_sessions.push(json!({
+            "session_index": session_index,
+            "request_id": o.request_id,
+            "video_start_ms": video_start_ms,
+            "chunks": o.records.iter().map(ChunkOutput::from).collect::<Vec<_>>(),
+            "metrics": m,
+        }));
+        sessions.push(SessionReport { session_index, video_start_ms, metrics: m });
+    }
+    let ok: Vec<SessionMetrics> = sessions.iter().map(|s| s.metrics.clone()).collect();
+    let aggregate = if ok.is_empty() { None } else { Some(metrics::aggregate(&ok).map_err(|e| e.to_string())?) };
+    let input = ReportInput {
+        endpoint: endpoint.clone(),
+        model: r.model.clone(),
+        num_chunks: u64::from(r.num_chunks()),
+        num_frames: u64::from(r.num_frames()),
+        width: r.width,
+        height: r.height,
+        mux_fps: r.fps,
+        target_fps: cfg.fps,
+        warmup_sessions: warmup_sessions as u32,
+        warmup_chunks: cfg.warmup_chunks,
+        chunk_slo_ms: cfg.slo_ms,
+        playback_buffer_chunks: cfg.buffer_chunks,
+        sessions,
+        failures,
+        aggregate: aggregate.clone(),
+    };
+    let rt = rtload_block(&run, &engine_rows);
+    let mut text = render_report(&input);
+    text.push_str(&engine_text(&rt));
+    let mut flat = aggregate.as_ref().map(metrics::flat_metrics).unwrap_or_default();
+    flat.insert("failed".into(), input.failures.len() as f64);
+    flat.insert("completed".into(), input.sessions.len() as f64);
+    let deadline = metrics::chunk_deadline_ms(cfg.fps, cfg.slo_ms);
+    let doc = json!({
+        "benchmark": "lingbot_world_realtime",
+        "timestamp": crate::workload::env_info::utc_timestamp(),
+        "endpoint": endpoint,
+        "model": r.model,
+        "git_revision": crate::workload::env_info::git_revision(),
+        "hostname": crate::workload::env_info::hostname(),
+        "workload": r.describe_json(),
+        "config": {
+            "sessions": input.sessions.len() + input.failures.len(),
+            "warmup_sessions": warmup_sessions,
+            "warmup_chunks": cfg.warmup_chunks,
+            "camera_pattern": r.camera_pattern,
+            "chunk_slo_ms": cfg.slo_ms.unwrap_or(deadline),
+            "target_fps": cfg.fps,
+            "mux_fps": r.fps,
+            "playback_buffer_chunks": cfg.buffer_chunks,
+            "workload_file": r.workload_file.as_ref().map(|p| p.display().to_string()),
+        },
+        "sessions": json_sessions,
+        "metrics": aggregate,
+        "rtload": rt,
+    });
+    Ok(VideoReport { text, json: doc, metrics: flat })
+}
+
+fn engine_row(session_index: usize, s: &SampleRecord, out: Option<&VideoOutput>) -> Value {
+    let late = &s.send_lateness_s;
+    let max_late = late.iter().copied().fold(0.0, f64::max);
+    json!({
+        "session_index": session_index,
+        "error": s.outcome.as_ref().err(),
+        "scheduled_s": s.scheduled_s,
+        "queue_wait_ms": s.queue_wait_s * 1000.0,
+        "started_s": s.started_s,
+        "ended_s": s.ended_s,
+        "send_lateness_max_ms": max_late * 1000.0,
+        "playback_role": s.playback,
+        "server_sent_at_s": out.map(|o| o.server_sent_at_s.clone()),
+        "client_arrival_s": out.map(|o| o.records.iter().map(|r| r.arrival_s).collect::<Vec<_>>()),
+    })
+}
+
+/// Mean client inter-arrival vs mean server inter-send over the same chunk pairs, ms.
+fn cadence_check(run: &RunRecord) -> Option<(f64, f64, usize)> {
+    let (mut client, mut server, mut n) = (0.0, 0.0, 0usize);
+    for s in run.samples.iter().filter(|s| !s.warmup && s.outcome.is_ok()) {
+        let Some(o) = s.output.as_ref().and_then(|o| o.downcast_ref::<VideoOutput>()) else { continue };
+        for i in 1..o.records.len() {
+            if let (Some(Some(a)), Some(Some(b))) = (o.server_sent_at_s.get(i - 1), o.server_sent_at_s.get(i)) {
+                client += o.records[i].arrival_s - o.records[i - 1].arrival_s;
+                server += b - a;
+                n += 1;
+            }
+        }
+    }
+    (n > 0).then(|| (client / n as f64 * 1000.0, server / n as f64 * 1000.0, n))
+}
+
+fn rtload_block(run: &RunRecord, rows: &[Value]) -> Value {
+    let measured: Vec<&SampleRecord> = run.samples.iter().filter(|s| !s.warmup).collect();
+    let waits: Vec<f64> = measured.iter().map(|s| s.queue_wait_s * 1000.0).collect();
+    let late: Vec<f64> = measured.iter().flat_map(|s| s.send_lateness_s.iter().map(|v| v * 1000.0)).collect();
+    let summary = |v: &[f64]| {
+        if v.is_empty() {
+            return Value::Null;
+        }
+        json!({
+            "count": v.len(),
+            "mean_ms": crate::stats::mean(v).unwrap_or(0.0),
+            "p99_ms": crate::stats::percentile(v, 0.99).unwrap_or(0.0),
+            "max_ms": v.iter().copied().fold(f64::MIN, f64::max),
+        })
+    };
+    let cadence = cadence_check(run).map(|(c, s, n)| {
+        json!({"pairs": n, "client_mean_interval_ms": c, "server_mean_interval_ms": s, "difference_ms": c - s})
+    });
+    json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "pacing_mode": "realtime",
+        "duration_s": run.duration_s,
+        "failed_sessions": measured.iter().filter(|s| s.outcome.is_err()).count(),
+        "queue_wait": summary(&waits),
+        "send_lateness": summary(&late),
+        "cadence_vs_server": cadence,
+        "samples": rows,
+    })
+}
+
+fn engine_text(rt: &Value) -> String {
+    let mut t = String::from("\nGenerator (rtload)\n");
+    let f = |v: &Value, k: &str| v.get(k).and_then(Value::as_f64);
+    if let Some(q) = rt.get("queue_wait").filter(|v| !v.is_null()) {
+        t.push_str(&format!(
+            "  queue wait for a slot      mean {:>9.3} ms   p99 {:>9.3} ms   max {:>9.3} ms\n",
+            f(q, "mean_ms").unwrap_or(0.0), f(q, "p99_ms").unwrap_or(0.0), f(q, "max_ms").unwrap_or(0.0)
+        ));
+    }
+    if let Some(l) = rt.get("send_lateness").filter(|v| !v.is_null()) {
+        t.push_str(&format!(
+            "  send lateness (n={:<5})    mean {:>9.3} ms   p99 {:>9.3} ms   max {:>9.3} ms\n",
+            l.get("count").and_then(Value::as_u64).unwrap_or(0),
+            f(l, "mean_ms").unwrap_or(0.0), f(l, "p99_ms").unwrap_or(0.0), f(l, "max_ms").unwrap_or(0.0)
+        ));
+    }
+    if let Some(c) = rt.get("cadence_vs_server").filter(|v| !v.is_null()) {
+        t.push_str(&format!(
+            "  cadence vs server stamps   client {:.3} ms   server {:.3} ms   diff {:+.3} ms over {} intervals\n",
+            f(c, "client_mean_interval_ms").unwrap_or(0.0),
+            f(c, "server_mean_interval_ms").unwrap_or(0.0),
+            f(c, "difference_ms").unwrap_or(0.0),
+            c.get("pairs").and_then(Value::as_u64).unwrap_or(0)
+        ));
+    }
+    t
+}
