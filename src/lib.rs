@@ -8,8 +8,8 @@
 
 pub mod dataset;
 pub mod engine;
-pub mod playback;
 pub mod plan;
+pub mod playback;
 pub mod runner;
 pub mod scenario;
 pub mod server;

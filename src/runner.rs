@@ -78,15 +78,20 @@ pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSumma
     let workload = scenario.workload.clone();
     let (url, server) = match &scenario.target {
         Some(t) => (
-            resolve_url(t, workload.default_path())
-                .map_err(|msg| RunError::Target { url: t.clone(), msg })?,
+            resolve_url(t, workload.default_path()).map_err(|msg| RunError::Target {
+                url: t.clone(),
+                msg,
+            })?,
             None,
         ),
         None => {
             let cfg = embedded_config(scenario)?;
             let srv = EmbeddedServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), cfg)
                 .map_err(|e| RunError::Server(e.to_string()))?;
-            (format!("ws://{}{}", srv.addr(), workload.default_path()), Some(srv))
+            (
+                format!("ws://{}{}", srv.addr(), workload.default_path()),
+                Some(srv),
+            )
         }
     };
     let plan = crate::plan::plan(scenario.load.samples, &scenario.load.arrival)
@@ -121,13 +126,25 @@ pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSumma
     let report = workload.report(out.run).map_err(RunError::Report)?;
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
-        let mut text = serde_json::to_string_pretty(&report.to_json())
-            .map_err(|e| RunError::Output { path: path.clone(), msg: e.to_string() })?;
+        let mut text =
+            serde_json::to_string_pretty(&report.to_json()).map_err(|e| RunError::Output {
+                path: path.clone(),
+                msg: e.to_string(),
+            })?;
         text.push('\n');
-        engine::writer::write_atomic(path, text.as_bytes())
-            .map_err(|e| RunError::Output { path: path.clone(), msg: e.to_string() })?;
+        engine::writer::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
+            path: path.clone(),
+            msg: e.to_string(),
+        })?;
     }
-    Ok(RunSummary { report, failures, measured, artifact_errors: out.artifact_errors, json_path, url })
+    Ok(RunSummary {
+        report,
+        failures,
+        measured,
+        artifact_errors: out.artifact_errors,
+        json_path,
+        url,
+    })
 }
 
 fn embedded_config(scenario: &Scenario) -> Result<ServerConfig, RunError> {
@@ -144,8 +161,12 @@ fn embedded_config(scenario: &Scenario) -> Result<ServerConfig, RunError> {
 pub fn describe(s: &Scenario) -> String {
     let w = &s.workload;
     let target = match &s.target {
-        Some(t) => resolve_url(t, w.default_path()).map_or_else(|e| format!("{t} (invalid: {e})"), |u| redact_url(&u)),
-        None => format!("embedded reference server on 127.0.0.1 (any free port){}", w.default_path()),
+        Some(t) => resolve_url(t, w.default_path())
+            .map_or_else(|e| format!("{t} (invalid: {e})"), |u| redact_url(&u)),
+        None => format!(
+            "embedded reference server on 127.0.0.1 (any free port){}",
+            w.default_path()
+        ),
     };
     let mut out = format!("{} ({})\n", s.name, s.path.display());
     let mut row = |k: &str, v: String| out.push_str(&format!("  {k:<16} {v}\n"));
@@ -154,7 +175,13 @@ pub fn describe(s: &Scenario) -> String {
     for (k, v) in w.describe() {
         row(&format!("  {k}"), v);
     }
-    row("samples", format!("{} measured + {} warm-up", s.load.samples, s.load.warmup_samples));
+    row(
+        "samples",
+        format!(
+            "{} measured + {} warm-up",
+            s.load.samples, s.load.warmup_samples
+        ),
+    );
     row("concurrency", format!("at most {}", s.load.max_concurrency));
     match crate::plan::plan(s.load.samples, &s.load.arrival) {
         Ok(p) => row("arrivals", crate::plan::summary(&p)),
@@ -180,7 +207,8 @@ fn request_id_prefix() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let mixed = (nanos as u64 ^ u64::from(std::process::id()).rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mixed = (nanos as u64 ^ u64::from(std::process::id()).rotate_left(32))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
     format!("bench-{:08x}-", (mixed >> 32) as u32)
 }
 
@@ -234,12 +262,31 @@ mod tests {
     #[test]
     fn url_rules() {
         let p = "/v1/realtime/video";
-        assert_eq!(resolve_url("http://example.invalid:8099", p).unwrap(), "ws://example.invalid:8099/v1/realtime/video");
-        assert_eq!(resolve_url("http://h:1/", p).unwrap(), "ws://h:1/v1/realtime/video");
-        assert_eq!(resolve_url("https://h/v1/realtime/video", p).unwrap(), "wss://h/v1/realtime/video");
-        assert_eq!(resolve_url("ws://h:1/gw/x?k=1", p).unwrap(), "ws://h:1/gw/x?k=1");
-        assert_eq!(resolve_url("ws://h:1?k=1", p).unwrap(), "ws://h:1/v1/realtime/video?k=1");
-        assert!(resolve_url("ftp://h", p).unwrap_err().contains("Unsupported Realtime URL"));
+        assert_eq!(
+            resolve_url("http://example.invalid:8099", p).unwrap(),
+            "ws://example.invalid:8099/v1/realtime/video"
+        );
+        assert_eq!(
+            resolve_url("http://h:1/", p).unwrap(),
+            "ws://h:1/v1/realtime/video"
+        );
+        assert_eq!(
+            resolve_url("https://h/v1/realtime/video", p).unwrap(),
+            "wss://h/v1/realtime/video"
+        );
+        assert_eq!(
+            resolve_url("ws://h:1/gw/x?k=1", p).unwrap(),
+            "ws://h:1/gw/x?k=1"
+        );
+        assert_eq!(
+            resolve_url("ws://h:1?k=1", p).unwrap(),
+            "ws://h:1/v1/realtime/video?k=1"
+        );
+        assert!(
+            resolve_url("ftp://h", p)
+                .unwrap_err()
+                .contains("Unsupported Realtime URL")
+        );
         assert!(resolve_url("ws://", p).unwrap_err().contains("empty host"));
         assert!(resolve_url("localhost:8000", p).is_err());
     }

@@ -142,15 +142,15 @@ impl Actor for Coordinator {
     ) -> Result<(), ActorProcessingErr> {
         // A sample that ends normally reports through `Ended` (which may arrive after its
         // termination event). Only a crash leaves no record: synthesize one.
-        if let SupervisionEvent::ActorFailed(cell, err) = evt {
-            if let Some(&idx) = st.in_flight.get(&cell.get_id()) {
-                let rec = failed_record(st, idx, format!("sample supervisor crashed: {err}"));
-                finish_sample(&myself, st, rec);
-                fill_slots(&myself, st).await;
-                if st.remaining == 0 {
-                    complete(st);
-                    myself.stop(None);
-                }
+        if let SupervisionEvent::ActorFailed(cell, err) = evt
+            && let Some(&idx) = st.in_flight.get(&cell.get_id())
+        {
+            let rec = failed_record(st, idx, format!("sample supervisor crashed: {err}"));
+            finish_sample(&myself, st, rec);
+            fill_slots(&myself, st).await;
+            if st.remaining == 0 {
+                complete(st);
+                myself.stop(None);
             }
         }
         Ok(())
@@ -168,7 +168,13 @@ fn start_measured(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
         for (i, off) in offsets.into_iter().enumerate() {
             let scheduled = start + Duration::from_secs_f64(off.max(0.0));
             tokio::time::sleep_until(scheduled).await;
-            if me.cast(CoordMsg::Released { idx: first + i, scheduled }).is_err() {
+            if me
+                .cast(CoordMsg::Released {
+                    idx: first + i,
+                    scheduled,
+                })
+                .is_err()
+            {
                 return;
             }
         }
@@ -194,18 +200,26 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
         let meta = SampleMeta {
             idx,
             warmup,
-            connect: ConnectSpec { url: st.args.url.clone(), headers: st.args.headers.clone() },
+            connect: ConnectSpec {
+                url: st.args.url.clone(),
+                headers: st.args.headers.clone(),
+            },
             connect_timeout: st.args.connect_timeout,
             playback_buffer: st.args.workload.playback_buffer(),
             coordinator: myself.clone(),
             run_start: st.run_start,
-            scheduled_s: scheduled.saturating_duration_since(st.run_start).as_secs_f64(),
+            scheduled_s: scheduled
+                .saturating_duration_since(st.run_start)
+                .as_secs_f64(),
             queue_wait_s: granted.saturating_duration_since(scheduled).as_secs_f64(),
             spawner: shard.clone(),
             writer: st.args.writer.clone(),
             lines: st.args.lines.clone(),
         };
-        let args = SampleArgs { session: st.args.workload.session(&ctx), meta };
+        let args = SampleArgs {
+            session: st.args.workload.session(&ctx),
+            meta,
+        };
         match SampleActor::spawn_linked(None, args, myself.get_cell(), shard).await {
             Ok((actor, _)) => {
                 st.in_flight.insert(actor.get_id(), idx);
@@ -219,7 +233,9 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
 }
 
 fn failed_record(st: &CoordState, idx: usize, msg: String) -> SampleRecord {
-    let now = Instant::now().saturating_duration_since(st.run_start).as_secs_f64();
+    let now = Instant::now()
+        .saturating_duration_since(st.run_start)
+        .as_secs_f64();
     SampleRecord {
         idx,
         warmup: idx < st.args.n_warmup,
@@ -257,10 +273,21 @@ fn complete(st: &mut CoordState) {
     }
     let samples: Vec<SampleRecord> = st.records.iter_mut().filter_map(Option::take).collect();
     let measured: Vec<&SampleRecord> = samples.iter().filter(|s| !s.warmup).collect();
-    let first = measured.iter().map(|s| s.scheduled_s).fold(f64::INFINITY, f64::min);
+    let first = measured
+        .iter()
+        .map(|s| s.scheduled_s)
+        .fold(f64::INFINITY, f64::min);
     let last = measured.iter().map(|s| s.ended_s).fold(0.0, f64::max);
-    let duration_s = if measured.is_empty() { 0.0 } else { (last - first).max(0.0) };
+    let duration_s = if measured.is_empty() {
+        0.0
+    } else {
+        (last - first).max(0.0)
+    };
     if let Some(done) = st.done.take() {
-        let _ = done.send(RunRecord { samples, duration_s, endpoint: st.args.url.clone() });
+        let _ = done.send(RunRecord {
+            samples,
+            duration_s,
+            endpoint: st.args.url.clone(),
+        });
     }
 }

@@ -75,10 +75,12 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn Workload>) -> Result<EngineOutpu
         .thread_name("rtload-control")
         .enable_all()
         .build()?;
-    let n_shards = cfg.shards.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    });
-    let shards: Vec<_> = (0..n_shards.max(1)).map(|_| ThreadLocalActorSpawner::new()).collect();
+    let n_shards = cfg
+        .shards
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let shards: Vec<_> = (0..n_shards.max(1))
+        .map(|_| ThreadLocalActorSpawner::new())
+        .collect();
     let writer = cfg
         .artifact_root
         .clone()
@@ -106,12 +108,15 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn Workload>) -> Result<EngineOutpu
         coord
             .cast(CoordMsg::Begin)
             .map_err(|e| EngineError::Coordinator(e.to_string()))?;
-        let run = rx
-            .await
-            .map_err(|_| EngineError::Coordinator("the coordinator stopped without a result".into()))?;
+        let run = rx.await.map_err(|_| {
+            EngineError::Coordinator("the coordinator stopped without a result".into())
+        })?;
         let _ = handle.await;
         Ok::<_, EngineError>(run)
     })?;
     let artifact_errors = writer.map(writer::Writer::finish).unwrap_or_default();
-    Ok(EngineOutput { run, artifact_errors })
+    Ok(EngineOutput {
+        run,
+        artifact_errors,
+    })
 }

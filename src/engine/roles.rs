@@ -79,10 +79,13 @@ impl ThreadLocalActor for SenderActor {
             SenderMsg::Send(out) => {
                 let now = Instant::now();
                 if let Some(intended) = out.intended {
-                    st.lateness_s.push(now.saturating_duration_since(intended).as_secs_f64());
+                    st.lateness_s
+                        .push(now.saturating_duration_since(intended).as_secs_f64());
                 }
                 if let Err(e) = sink.send(to_message(out.msg)).await {
-                    let _ = st.parent.cast(SampleMsg::SenderFailed(format!("send failed: {e}")));
+                    let _ = st
+                        .parent
+                        .cast(SampleMsg::SenderFailed(format!("send failed: {e}")));
                     st.sink = None;
                     myself.stop(None);
                 }
@@ -91,7 +94,9 @@ impl ThreadLocalActor for SenderActor {
                 let _ = sink.send(Message::Pong(b)).await;
             }
             SenderMsg::Close => {
-                let _ = sink.send(Message::Close(Some(CloseCode::Normal.into()))).await;
+                let _ = sink
+                    .send(Message::Close(Some(CloseCode::Normal.into())))
+                    .await;
                 let _ = sink.close().await;
                 myself.stop(None);
             }
@@ -104,7 +109,9 @@ impl ThreadLocalActor for SenderActor {
         _myself: ActorRef<SenderMsg>,
         st: &mut SenderState,
     ) -> Result<(), ActorProcessingErr> {
-        let _ = st.parent.cast(SampleMsg::SenderStats(std::mem::take(&mut st.lateness_s)));
+        let _ = st
+            .parent
+            .cast(SampleMsg::SenderStats(std::mem::take(&mut st.lateness_s)));
         Ok(())
     }
 }
@@ -154,7 +161,11 @@ impl ThreadLocalActor for ReaderActor {
             return Ok(());
         };
         let stream = slots::take::<WsStream>(args.stream);
-        st.task = Some(tokio::task::spawn_local(read_loop(stream, args.parent, args.sender)));
+        st.task = Some(tokio::task::spawn_local(read_loop(
+            stream,
+            args.parent,
+            args.sender,
+        )));
         Ok(())
     }
 

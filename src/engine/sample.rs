@@ -191,7 +191,9 @@ impl ThreadLocalActor for SampleActor {
     ) -> Result<(), ActorProcessingErr> {
         match evt {
             SupervisionEvent::ActorTerminated(cell, ..) => child_gone(st, &cell, None),
-            SupervisionEvent::ActorFailed(cell, err) => child_gone(st, &cell, Some(err.to_string())),
+            SupervisionEvent::ActorFailed(cell, err) => {
+                child_gone(st, &cell, Some(err.to_string()))
+            }
             _ => {}
         }
         if st.outcome.is_some() {
@@ -218,21 +220,31 @@ async fn spawn_children(
     let cell = myself.get_cell();
     let (sender, _) = SenderActor::spawn_linked(
         None,
-        SenderArgs { sink: slots::park(sink), parent: myself.clone() },
+        SenderArgs {
+            sink: slots::park(sink),
+            parent: myself.clone(),
+        },
         cell.clone(),
         sp.clone(),
     )
     .await?;
     let (playback, _) = PlaybackActor::spawn_linked(
         None,
-        PlaybackArgs { buffer_units: st.args.playback_buffer, parent: myself.clone() },
+        PlaybackArgs {
+            buffer_units: st.args.playback_buffer,
+            parent: myself.clone(),
+        },
         cell.clone(),
         sp.clone(),
     )
     .await?;
     let (reader, _) = ReaderActor::spawn_linked(
         None,
-        ReaderArgs { stream: slots::park(stream), parent: myself.clone(), sender: sender.clone() },
+        ReaderArgs {
+            stream: slots::park(stream),
+            parent: myself.clone(),
+            sender: sender.clone(),
+        },
         cell,
         sp,
     )
@@ -304,7 +316,8 @@ fn child_gone(st: &mut SampleState, cell: &ActorCell, failure: Option<String>) {
     if let Some(err) = failure {
         // A crashed child sends no stats; do not wait for them.
         st.sender_stats.get_or_insert_with(Vec::new);
-        st.playback_stats.get_or_insert_with(PlaybackSummary::default);
+        st.playback_stats
+            .get_or_insert_with(PlaybackSummary::default);
         if st.outcome.is_none() {
             st.outcome = Some(Err(format!("sample actor {} failed: {err}", cell.get_id())));
         }

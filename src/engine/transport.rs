@@ -7,8 +7,8 @@
 use std::cell::RefCell;
 use std::time::Duration;
 
-use awc::BoxedSocket;
 use actix_http::ws::Item;
+use awc::BoxedSocket;
 use awc::ws::{Codec, Frame, Message};
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
@@ -71,13 +71,20 @@ pub async fn connect(
         url: spec.url.clone(),
         msg,
     };
-    let mut req = client().ws(spec.url.as_str()).max_frame_size(MAX_MESSAGE_BYTES);
+    let mut req = client()
+        .ws(spec.url.as_str())
+        .max_frame_size(MAX_MESSAGE_BYTES);
     for (k, v) in &spec.headers {
         req = req.set_header(k.as_str(), v.as_str());
     }
     let (_resp, framed) = tokio::time::timeout(timeout, req.connect())
         .await
-        .map_err(|_| err(format!("no handshake within {:.0} s", timeout.as_secs_f64())))?
+        .map_err(|_| {
+            err(format!(
+                "no handshake within {:.0} s",
+                timeout.as_secs_f64()
+            ))
+        })?
         .map_err(|e| err(e.to_string()))?;
     Ok(framed.split())
 }
@@ -140,10 +147,9 @@ impl Reassembler {
     }
 
     fn extend(&mut self, b: &[u8]) -> Result<(), TransportError> {
-        let (_, buf) = self
-            .partial
-            .as_mut()
-            .ok_or_else(|| TransportError::Recv("continuation frame without a first frame".into()))?;
+        let (_, buf) = self.partial.as_mut().ok_or_else(|| {
+            TransportError::Recv("continuation frame without a first frame".into())
+        })?;
         if buf.len() + b.len() > MAX_MESSAGE_BYTES {
             return Err(TransportError::Recv(format!(
                 "message larger than {MAX_MESSAGE_BYTES} bytes"
@@ -175,12 +181,28 @@ mod tests {
     #[test]
     fn joins_fragments() {
         let mut r = Reassembler::default();
-        assert_eq!(r.push(Frame::Continuation(Item::FirstText(Bytes::from_static(b"{\"a\"")))).unwrap(), ReadEvent::Nothing);
-        assert_eq!(r.push(Frame::Continuation(Item::Continue(Bytes::from_static(b":")))).unwrap(), ReadEvent::Nothing);
         assert_eq!(
-            r.push(Frame::Continuation(Item::Last(Bytes::from_static(b"1}")))).unwrap(),
+            r.push(Frame::Continuation(Item::FirstText(Bytes::from_static(
+                b"{\"a\""
+            ))))
+            .unwrap(),
+            ReadEvent::Nothing
+        );
+        assert_eq!(
+            r.push(Frame::Continuation(Item::Continue(Bytes::from_static(
+                b":"
+            ))))
+            .unwrap(),
+            ReadEvent::Nothing
+        );
+        assert_eq!(
+            r.push(Frame::Continuation(Item::Last(Bytes::from_static(b"1}"))))
+                .unwrap(),
             ReadEvent::Data(Inbound::Text("{\"a\":1}".into()))
         );
-        assert!(r.push(Frame::Continuation(Item::Continue(Bytes::new()))).is_err());
+        assert!(
+            r.push(Frame::Continuation(Item::Continue(Bytes::new())))
+                .is_err()
+        );
     }
 }

@@ -97,9 +97,15 @@ impl Writer {
 /// Write `bytes` to `path` atomically (temp file in the same directory + rename). An
 /// existing file at `path` is untouched if anything fails.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", unique_suffix()));
     let res = (|| {
         let mut f = fs::File::create(&tmp)?;
@@ -119,7 +125,11 @@ fn unique_suffix() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    format!("{}-{}-{nanos:x}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "{}-{}-{nanos:x}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 #[cfg(test)]
@@ -138,7 +148,10 @@ mod tests {
         }
         assert!(w.finish().is_empty());
         for i in 0..10 {
-            assert_eq!(fs::read(dir.path().join(format!("s/{i}.bin"))).unwrap(), vec![i as u8; 3]);
+            assert_eq!(
+                fs::read(dir.path().join(format!("s/{i}.bin"))).unwrap(),
+                vec![i as u8; 3]
+            );
         }
         let leftovers: Vec<_> = fs::read_dir(dir.path().join("s"))
             .unwrap()

@@ -96,16 +96,15 @@ pub fn key_span(src: &str, section: &str, key: &str) -> Option<Range<usize>> {
         let t = line.trim();
         if t.starts_with('[') {
             current = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
-        } else if current == section {
-            if let Some(rest) = t.strip_prefix(key) {
-                if let Some(eq) = rest.trim_start().strip_prefix('=') {
-                    let lead = line.len() - line.trim_start().len();
-                    let value_start = offset + lead + key.len() + (rest.len() - eq.len());
-                    let value = eq.trim_start();
-                    let start = value_start + (eq.len() - value.len());
-                    return Some(start..start + value.trim_end().len());
-                }
-            }
+        } else if current == section
+            && let Some(rest) = t.strip_prefix(key)
+            && let Some(eq) = rest.trim_start().strip_prefix('=')
+        {
+            let lead = line.len() - line.trim_start().len();
+            let value_start = offset + lead + key.len() + (rest.len() - eq.len());
+            let value = eq.trim_start();
+            let start = value_start + (eq.len() - value.len());
+            return Some(start..start + value.trim_end().len());
         }
         offset += line.len();
     }
@@ -147,7 +146,11 @@ where
 
 struct Section<P>(P);
 
-fn section_from_src<P: DeserializeOwned>(path: &Path, src: &str, key: &str) -> Result<Section<P>, ScenarioError> {
+fn section_from_src<P: DeserializeOwned>(
+    path: &Path,
+    src: &str,
+    key: &str,
+) -> Result<Section<P>, ScenarioError> {
     use serde::de::{IgnoredAny, MapAccess, Visitor};
     use std::fmt;
     use std::marker::PhantomData;
@@ -177,7 +180,8 @@ fn section_from_src<P: DeserializeOwned>(path: &Path, src: &str, key: &str) -> R
             d.deserialize_map(V(self.0, PhantomData))
         }
     }
-    let de = toml::de::Deserializer::parse(src).map_err(|e| ScenarioError::from_toml(path, src, &e))?;
+    let de =
+        toml::de::Deserializer::parse(src).map_err(|e| ScenarioError::from_toml(path, src, &e))?;
     let got = serde::de::DeserializeSeed::deserialize(Seed::<P>(key, PhantomData), de)
         .map_err(|e| ScenarioError::from_toml(path, src, &e))?;
     got.map(Section)
@@ -239,9 +243,13 @@ mod tests {
     #[test]
     fn unknown_key_is_positioned() {
         let src = "name = \"x\"\n[workload]\nkind = \"v\"\nbogus = 1\n";
-        let err = parse_section::<W>(Path::new("s.toml"), src, "workload", &toml::Table::new()).unwrap_err();
+        let err = parse_section::<W>(Path::new("s.toml"), src, "workload", &toml::Table::new())
+            .unwrap_err();
         let text = err.to_string();
-        assert!(text.starts_with("s.toml:4:1: unknown field `bogus`"), "{text}");
+        assert!(
+            text.starts_with("s.toml:4:1: unknown field `bogus`"),
+            "{text}"
+        );
     }
 
     #[test]

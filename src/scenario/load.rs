@@ -96,11 +96,22 @@ impl Ctx<'_> {
     fn err(&mut self, origin: Origin<'_>, msg: String) {
         self.errors.push(match origin {
             Origin::File(span) => ScenarioError::at(self.path, self.src, span, msg),
-            Origin::Flag(flag) => ScenarioError::Flag { flag: flag.into(), msg },
+            Origin::Flag(flag) => ScenarioError::Flag {
+                flag: flag.into(),
+                msg,
+            },
         });
     }
 
-    fn count(&mut self, v: Option<&Spanned<i64>>, ov: Option<usize>, key: &str, flag: &str, default: usize, min: i64) -> usize {
+    fn count(
+        &mut self,
+        v: Option<&Spanned<i64>>,
+        ov: Option<usize>,
+        key: &str,
+        flag: &str,
+        default: usize,
+        min: i64,
+    ) -> usize {
         if let Some(n) = ov {
             if (n as i64) < min {
                 self.err(Origin::Flag(flag), format!("must be ≥ {min} (got {n})"));
@@ -111,7 +122,13 @@ impl Ctx<'_> {
             None => default,
             Some(s) if *s.get_ref() < min => {
                 let got = *s.get_ref();
-                self.err(Origin::File(s.span()), format!("`{key}` must be ≥ {min} (got {got}); e.g. `{key} = {default}`", default = default.max(min as usize)));
+                self.err(
+                    Origin::File(s.span()),
+                    format!(
+                        "`{key}` must be ≥ {min} (got {got}); e.g. `{key} = {default}`",
+                        default = default.max(min as usize)
+                    ),
+                );
                 default
             }
             Some(s) => *s.get_ref() as usize,
@@ -125,8 +142,15 @@ impl Ctx<'_> {
             NumOrStr::Float(f) => Some(*f),
             NumOrStr::Str(t) if allow_inf && t.eq_ignore_ascii_case("inf") => Some(f64::INFINITY),
             NumOrStr::Str(t) => {
-                let hint = if allow_inf { "a number or \"inf\"" } else { "a number" };
-                self.err(Origin::File(s.span()), format!("`{key}` must be {hint} (got \"{t}\")"));
+                let hint = if allow_inf {
+                    "a number or \"inf\""
+                } else {
+                    "a number"
+                };
+                self.err(
+                    Origin::File(s.span()),
+                    format!("`{key}` must be {hint} (got \"{t}\")"),
+                );
                 None
             }
         }
@@ -134,18 +158,54 @@ impl Ctx<'_> {
 }
 
 /// Parse and validate `[load]`, applying `ov`.
-pub(super) fn parse(path: &Path, src: &str, ov: &LoadOverrides) -> Result<Load, Vec<ScenarioError>> {
-    let doc: LoadDoc = toml::from_str(src).map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
+pub(super) fn parse(
+    path: &Path,
+    src: &str,
+    ov: &LoadOverrides,
+) -> Result<Load, Vec<ScenarioError>> {
+    let doc: LoadDoc =
+        toml::from_str(src).map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
     let raw = doc.load;
-    let mut cx = Ctx { path, src, errors: Vec::new() };
-    let samples = cx.count(raw.samples.as_ref(), ov.num_prompts, "samples", "--num-prompts", 1, 0);
-    let warmup_samples = cx.count(raw.warmup_samples.as_ref(), ov.num_warmups, "warmup_samples", "--num-warmups", 0, 0);
-    let max_concurrency = cx.count(raw.max_concurrency.as_ref(), ov.max_concurrency, "max_concurrency", "--max-concurrency", 1, 1);
-    let shards = raw.shards.as_ref().map(|_| cx.count(raw.shards.as_ref(), None, "shards", "", 1, 1));
+    let mut cx = Ctx {
+        path,
+        src,
+        errors: Vec::new(),
+    };
+    let samples = cx.count(
+        raw.samples.as_ref(),
+        ov.num_prompts,
+        "samples",
+        "--num-prompts",
+        1,
+        0,
+    );
+    let warmup_samples = cx.count(
+        raw.warmup_samples.as_ref(),
+        ov.num_warmups,
+        "warmup_samples",
+        "--num-warmups",
+        0,
+        0,
+    );
+    let max_concurrency = cx.count(
+        raw.max_concurrency.as_ref(),
+        ov.max_concurrency,
+        "max_concurrency",
+        "--max-concurrency",
+        1,
+        1,
+    );
+    let shards = raw
+        .shards
+        .as_ref()
+        .map(|_| cx.count(raw.shards.as_ref(), None, "shards", "", 1, 1));
     let seed = match (ov.seed, raw.seed.as_ref()) {
         (Some(s), _) => s,
         (None, Some(s)) if *s.get_ref() < 0 => {
-            cx.err(Origin::File(s.span()), format!("`seed` must be ≥ 0 (got {})", s.get_ref()));
+            cx.err(
+                Origin::File(s.span()),
+                format!("`seed` must be ≥ 0 (got {})", s.get_ref()),
+            );
             0
         }
         (None, Some(s)) => *s.get_ref() as u64,
@@ -156,15 +216,25 @@ pub(super) fn parse(path: &Path, src: &str, ov: &LoadOverrides) -> Result<Load, 
         Some(t) => match t.parse::<f64>() {
             Ok(v) => Some(v),
             Err(_) => {
-                cx.err(Origin::Flag("--request-rate"), format!("must be a number or inf (got \"{t}\")"));
+                cx.err(
+                    Origin::Flag("--request-rate"),
+                    format!("must be a number or inf (got \"{t}\")"),
+                );
                 None
             }
         },
         None => cx.number(raw.request_rate.as_ref(), "request_rate", true),
     };
-    let burstiness = ov.burstiness.or_else(|| cx.number(raw.burstiness.as_ref(), "burstiness", true)).unwrap_or(1.0);
-    let start = ov.ramp_up_start_rps.or_else(|| cx.number(raw.ramp_up_start_rps.as_ref(), "ramp_up_start_rps", false));
-    let end = ov.ramp_up_end_rps.or_else(|| cx.number(raw.ramp_up_end_rps.as_ref(), "ramp_up_end_rps", false));
+    let burstiness = ov
+        .burstiness
+        .or_else(|| cx.number(raw.burstiness.as_ref(), "burstiness", true))
+        .unwrap_or(1.0);
+    let start = ov
+        .ramp_up_start_rps
+        .or_else(|| cx.number(raw.ramp_up_start_rps.as_ref(), "ramp_up_start_rps", false));
+    let end = ov
+        .ramp_up_end_rps
+        .or_else(|| cx.number(raw.ramp_up_end_rps.as_ref(), "ramp_up_end_rps", false));
     let strategy_origin;
     let strategy = match (&ov.ramp_up_strategy, raw.ramp_up_strategy.as_ref()) {
         (Some(s), _) => {
@@ -192,7 +262,11 @@ pub(super) fn parse(path: &Path, src: &str, ov: &LoadOverrides) -> Result<Load, 
                 }
             };
             match (strategy, start, end) {
-                (Some(strategy), Some(start_rps), Some(end_rps)) => Some(RampUp { strategy, start_rps, end_rps }),
+                (Some(strategy), Some(start_rps), Some(end_rps)) => Some(RampUp {
+                    strategy,
+                    start_rps,
+                    end_rps,
+                }),
                 (Some(_), _, _) => {
                     cx.errors.push(ScenarioError::file(path, "ramp-up needs both `ramp_up_start_rps` and `ramp_up_end_rps` (or --ramp-up-start-rps/--ramp-up-end-rps)"));
                     None
@@ -208,10 +282,17 @@ pub(super) fn parse(path: &Path, src: &str, ov: &LoadOverrides) -> Result<Load, 
         seed,
     };
     if let Err(e) = crate::plan::validate(&arrival) {
-        cx.errors.push(ScenarioError::file(path, format!("[load]: {e}")));
+        cx.errors
+            .push(ScenarioError::file(path, format!("[load]: {e}")));
     }
     if cx.errors.is_empty() {
-        Ok(Load { samples, warmup_samples, arrival, max_concurrency, shards })
+        Ok(Load {
+            samples,
+            warmup_samples,
+            arrival,
+            max_concurrency,
+            shards,
+        })
     } else {
         Err(cx.errors)
     }

@@ -115,7 +115,10 @@ struct KindOnly {
 /// Read and validate the scenario at `path`, applying `ov`. Returns every problem found.
 pub fn load(path: &Path, ov: &Overrides) -> Result<Scenario, Vec<ScenarioError>> {
     let src = std::fs::read_to_string(path).map_err(|e| {
-        vec![ScenarioError::Read { path: path.to_path_buf(), msg: e.to_string() }]
+        vec![ScenarioError::Read {
+            path: path.to_path_buf(),
+            msg: e.to_string(),
+        }]
     })?;
     parse(path, &src, ov)
 }
@@ -125,14 +128,20 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
     let raw: RawScenario =
         toml::from_str(src).map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
     let mut errors = Vec::new();
-    let load = load::parse(path, src, &ov.load).map_err(|e| errors.extend(e)).ok();
-    let workload = build_workload(path, src, &ov.workload).map_err(|e| errors.extend(e)).ok();
+    let load = load::parse(path, src, &ov.load)
+        .map_err(|e| errors.extend(e))
+        .ok();
+    let workload = build_workload(path, src, &ov.workload)
+        .map_err(|e| errors.extend(e))
+        .ok();
     let target = raw.target.as_ref();
     let connect_timeout_s = target.and_then(|t| t.connect_timeout_s).unwrap_or(10.0);
     if !(connect_timeout_s.is_finite() && connect_timeout_s > 0.0) {
         errors.push(ScenarioError::file(
             path,
-            format!("[target] connect_timeout_s must be > 0 (got {connect_timeout_s}); use e.g. 10"),
+            format!(
+                "[target] connect_timeout_s must be > 0 (got {connect_timeout_s}); use e.g. 10"
+            ),
         ));
     }
     let (Some(load), Some(workload), true) = (load, workload, errors.is_empty()) else {
@@ -142,10 +151,17 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
     Ok(Scenario {
         path: path.to_path_buf(),
         name: raw.name.unwrap_or_else(|| {
-            path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
         }),
-        target: ov.target.clone().or_else(|| target.and_then(|t| t.url.clone())),
-        headers: target.map(|t| t.headers.clone().into_iter().collect()).unwrap_or_default(),
+        target: ov
+            .target
+            .clone()
+            .or_else(|| target.and_then(|t| t.url.clone())),
+        headers: target
+            .map(|t| t.headers.clone().into_iter().collect())
+            .unwrap_or_default(),
         connect_timeout: Duration::from_secs_f64(connect_timeout_s.clamp(0.001, 1e6)),
         workload,
         load,
@@ -162,14 +178,23 @@ fn build_workload(
     src: &str,
     overrides: &toml::Table,
 ) -> Result<Arc<dyn Workload>, Vec<ScenarioError>> {
-    let names = || registry().iter().map(|k| format!("\"{}\"", k.name)).collect::<Vec<_>>().join(", ");
+    let names = || {
+        registry()
+            .iter()
+            .map(|k| format!("\"{}\"", k.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let doc: KindDoc =
         toml::from_str(src).map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
     let kind = doc.workload.and_then(|w| w.kind);
     let Some(kind) = kind else {
         return Err(vec![ScenarioError::file(
             path,
-            format!("[workload] needs `kind`; add e.g. `kind = \"video-cadence\"` (known kinds: {})", names()),
+            format!(
+                "[workload] needs `kind`; add e.g. `kind = \"video-cadence\"` (known kinds: {})",
+                names()
+            ),
         )]);
     };
     let Some(entry) = registry().iter().find(|k| k.name == kind.get_ref()) else {
@@ -177,8 +202,17 @@ fn build_workload(
             path,
             src,
             kind.span(),
-            format!("unknown workload kind \"{}\"; known kinds: {}", kind.get_ref(), names()),
+            format!(
+                "unknown workload kind \"{}\"; known kinds: {}",
+                kind.get_ref(),
+                names()
+            ),
         )]);
     };
-    (entry.build)(&WorkloadInput { path, src, overrides }).map(Arc::from)
+    (entry.build)(&WorkloadInput {
+        path,
+        src,
+        overrides,
+    })
+    .map(Arc::from)
 }

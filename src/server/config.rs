@@ -128,7 +128,29 @@ pub struct VideoFaults {
     /// Send an `error` event after N media chunks, then close without `session.done`.
     #[serde(default)]
     pub error_after_chunks: Option<u32>,
+    /// Apply the faults only to these sessions (0-based, in the order this server
+    /// received their `session.start`); empty = every session.
+    #[serde(default)]
+    pub only_sessions: Vec<u64>,
 }
+
+impl VideoFaults {
+    /// The faults for the session with this ordinal: these, or none.
+    pub fn for_session(&self, ordinal: u64) -> VideoFaults {
+        if self.only_sessions.is_empty() || self.only_sessions.contains(&ordinal) {
+            self.clone()
+        } else {
+            VideoFaults::default()
+        }
+    }
+}
+
+/// Upper bound of `idle_timeout_s` (keeps deadlines far from `Instant` overflow).
+const MAX_SECONDS: f64 = 1e9;
+/// Upper bound of every millisecond setting and of `ramp_factor`.
+const MAX_MILLIS: f64 = 1e9;
+/// Upper bound of `video.max_frames` (one million chunks).
+const MAX_FRAMES: u64 = 12 * 1_000_000 - 3;
 
 fn default_idle_timeout_s() -> f64 {
     300.0
@@ -231,9 +253,9 @@ impl ServerConfig {
     /// Checks value ranges that serde cannot express.
     pub fn validate(&self) -> Result<(), ServerError> {
         let invalid = |msg: String| Err(ServerError::Invalid(msg));
-        if !(self.idle_timeout_s.is_finite() && self.idle_timeout_s > 0.0) {
+        if !(self.idle_timeout_s > 0.0 && self.idle_timeout_s <= MAX_SECONDS) {
             return invalid(format!(
-                "idle_timeout_s must be a positive number of seconds, got {}",
+                "idle_timeout_s must be a number of seconds in (0, 1e9], got {}",
                 self.idle_timeout_s
             ));
         }
@@ -250,13 +272,13 @@ impl ServerConfig {
             ("video.jitter_ms", v.jitter_ms),
             ("video.ramp_factor", v.ramp_factor),
         ] {
-            if !(value.is_finite() && value >= 0.0) {
-                return invalid(format!("{name} must be a finite number >= 0, got {value}"));
+            if !(0.0..=MAX_MILLIS).contains(&value) {
+                return invalid(format!("{name} must be a number in [0, 1e9], got {value}"));
             }
         }
-        if v.max_frames < 9 {
+        if !(9..=MAX_FRAMES).contains(&v.max_frames) {
             return invalid(format!(
-                "video.max_frames must be at least 9 (one chunk), got {}",
+                "video.max_frames must be between 9 (one chunk) and {MAX_FRAMES}, got {}",
                 v.max_frames
             ));
         }
@@ -331,6 +353,15 @@ mod tests {
     }
 
     #[test]
+    fn toml_round_trip() {
+        let mut cfg = ServerConfig::default();
+        cfg.video.faults.stall_after_chunks = Some(4);
+        cfg.video.faults.error_on_start = Some("busy".into());
+        let text = toml::to_string(&cfg).unwrap();
+        assert_eq!(ServerConfig::from_toml_str(&text).unwrap(), cfg);
+    }
+
+    #[test]
     fn missing_file_names_path() {
         let err = ServerConfig::from_toml_file("/nonexistent/rtload-server.toml").unwrap_err();
         assert!(matches!(err, ServerError::Read { .. }));
@@ -344,6 +375,10 @@ mod tests {
             "idle_timeout_s = 0.0",
             "[video]\nchunk_interval_ms = -1.0",
             "[video]\nmax_frames = 3",
+            "[video]\nmax_frames = 99999999999",
+            "idle_timeout_s = nan",
+            "idle_timeout_s = inf",
+            "[video]\njitter_ms = inf",
         ] {
             let err = ServerConfig::from_toml_str(text).unwrap_err();
             assert!(matches!(err, ServerError::Invalid(_)), "{text}: {err}");

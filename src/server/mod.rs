@@ -18,8 +18,9 @@ mod video_plan;
 mod tests;
 
 use std::net::SocketAddr;
-use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use actix_web::{App, HttpServer, dev::ServerHandle, web};
 
@@ -33,6 +34,10 @@ pub struct EmbeddedServer {
     addr: SocketAddr,
     /// Handle used to ask the server to stop; `None` once stopped.
     handle: Option<ServerHandle>,
+    /// Open TCP connections; a graceful stop waits for it to reach zero.
+    conns: Arc<ConnTracker>,
+    /// Upper bound on that wait.
+    shutdown_timeout: Duration,
     /// The thread running the actix `System`; joined on stop.
     thread: Option<JoinHandle<std::io::Result<()>>>,
 }
@@ -42,12 +47,15 @@ impl EmbeddedServer {
     /// thread and returns once it is accepting connections.
     pub fn start(bind: SocketAddr, cfg: ServerConfig) -> std::io::Result<EmbeddedServer> {
         validate(&cfg)?;
+        let conns = Arc::new(ConnTracker::default());
+        let shutdown_timeout = Duration::from_secs(cfg.shutdown_timeout_s);
+        let thread_conns = Arc::clone(&conns);
         let (tx, rx) = mpsc::channel::<std::io::Result<(SocketAddr, ServerHandle)>>();
         let thread = std::thread::Builder::new()
             .name("rtload-server".to_string())
             .spawn(move || {
                 actix_rt::System::new().block_on(async move {
-                    match build_server(bind, &cfg, false) {
+                    match build_server(bind, &cfg, thread_conns, false) {
                         Ok((server, addr)) => {
                             let _ = tx.send(Ok((addr, server.handle())));
                             server.await
@@ -63,6 +71,8 @@ impl EmbeddedServer {
             Ok(Ok((addr, handle))) => Ok(EmbeddedServer {
                 addr,
                 handle: Some(handle),
+                conns,
+                shutdown_timeout,
                 thread: Some(thread),
             }),
             Ok(Err(err)) => {
@@ -86,17 +96,23 @@ impl EmbeddedServer {
         format!("ws://{}{}", self.addr, VIDEO_PATH)
     }
 
-    /// Stops accepting, lets open connections finish (up to `shutdown_timeout_s`) and
-    /// joins the server thread.
+    /// Graceful stop: stops accepting, waits (up to `shutdown_timeout_s`) until every
+    /// open connection has ended, then stops the server (dropping any connection still
+    /// open) and joins its thread. Blocks the calling thread, so end client sessions
+    /// driven from this thread first.
     pub fn stop(mut self) {
         self.shutdown();
     }
 
     fn shutdown(&mut self) {
         if let Some(handle) = self.handle.take() {
-            // The command is queued synchronously; the returned future only reports
-            // completion, which joining the thread below also gives us.
-            drop(handle.stop(true));
+            // Commands are queued synchronously; the returned futures only report
+            // completion, which joining the thread below also gives us. We wait on our
+            // own connection count because actix-server's graceful stop polls open
+            // connections only once a second.
+            drop(handle.pause());
+            self.conns.wait_idle(self.shutdown_timeout);
+            drop(handle.stop(false));
         }
         let Some(thread) = self.thread.take() else {
             return;
@@ -117,10 +133,19 @@ impl Drop for EmbeddedServer {
 
 /// Runs the server on the calling thread until Ctrl-C / SIGTERM (graceful stop).
 /// Prints nothing; errors binding or serving are returned.
-pub fn serve_blocking(bind: SocketAddr, cfg: ServerConfig) -> std::io::Result<()> {
+///
+/// `on_bound` is called with the real address once the listener is bound (before any
+/// connection is accepted), so a caller can announce it.
+pub fn serve_blocking(
+    bind: SocketAddr,
+    cfg: ServerConfig,
+    on_bound: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
     validate(&cfg)?;
     actix_rt::System::new().block_on(async move {
-        let (server, _addr) = build_server(bind, &cfg, true)?;
+        let conns = Arc::new(ConnTracker::default());
+        let (server, addr) = build_server(bind, &cfg, conns, true)?;
+        on_bound(addr);
         server.await
     })
 }
@@ -136,12 +161,21 @@ fn validate(cfg: &ServerConfig) -> std::io::Result<()> {
 fn build_server(
     bind: SocketAddr,
     cfg: &ServerConfig,
+    conns: Arc<ConnTracker>,
     os_signals: bool,
 ) -> std::io::Result<(actix_web::dev::Server, SocketAddr)> {
     let video_state = web::Data::new(video::VideoState::new(cfg));
     let server = HttpServer::new(move || {
         let video_state = video_state.clone();
         App::new().configure(move |svc| video::register(svc, video_state))
+    })
+    .on_connect(move |io, ext| {
+        // `tcp_nodelay(true)` below already set it; setting it here too keeps the
+        // guarantee even if that builder option ever changes meaning.
+        if let Some(stream) = io.downcast_ref::<actix_rt::net::TcpStream>() {
+            let _ = stream.set_nodelay(true);
+        }
+        ext.insert(conns.enter());
     })
     .workers(cfg.workers)
     .tcp_nodelay(true)
@@ -158,4 +192,47 @@ fn build_server(
         .copied()
         .ok_or_else(|| std::io::Error::other("server bound no address"))?;
     Ok((server.run(), addr))
+}
+
+/// Counts open TCP connections so a graceful stop can wait for them: every accepted
+/// connection's extensions hold a [`ConnGuard`], dropped when the connection ends.
+#[derive(Default)]
+struct ConnTracker {
+    /// Number of open connections.
+    live: Mutex<usize>,
+    /// Notified whenever `live` drops to zero.
+    idle: Condvar,
+}
+
+impl ConnTracker {
+    /// Counts one connection until the guard is dropped.
+    fn enter(self: &Arc<Self>) -> ConnGuard {
+        if let Ok(mut live) = self.live.lock() {
+            *live += 1;
+        }
+        ConnGuard(Arc::clone(self))
+    }
+
+    /// Blocks until no connection is open or `timeout` passed.
+    fn wait_idle(&self, timeout: Duration) {
+        if let Ok(live) = self.live.lock() {
+            let _ = self
+                .idle
+                .wait_timeout_while(live, timeout, |live| *live > 0);
+        }
+    }
+}
+
+/// Keeps one connection counted in its [`ConnTracker`] while alive.
+struct ConnGuard(Arc<ConnTracker>);
+
+impl Drop for ConnGuard {
+    fn drop(&mut self) {
+        if let Ok(mut live) = self.0.live.lock() {
+            *live = live.saturating_sub(1);
+            if *live == 0 {
+                self.0.idle.notify_all();
+            }
+        }
+    }
 }

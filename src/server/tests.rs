@@ -458,6 +458,24 @@ async fn stalled_session_keeps_the_socket_open() {
 }
 
 #[actix_rt::test]
+async fn stalled_session_is_closed_when_idle() {
+    bounded(async {
+        let mut cfg = with_faults(|f| f.stall_after_chunks = Some(1));
+        cfg.idle_timeout_s = 0.05;
+        let events = session_events(cfg, 33).await;
+        assert_eq!(
+            kinds(&events),
+            ["video.start", "video.chunk_metadata", "bin:64", "close"]
+        );
+        let Ev::Close(Some(reason)) = &events[3] else {
+            panic!("expected a close reason");
+        };
+        assert_eq!(reason.description.as_deref(), Some("idle timeout"));
+    })
+    .await;
+}
+
+#[actix_rt::test]
 async fn servers_bind_distinct_ports_and_stop() {
     bounded(async {
         let a = EmbeddedServer::start(local(), fast_cfg()).expect("a starts");

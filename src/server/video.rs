@@ -22,7 +22,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::time::{Instant, sleep_until};
 
-use super::config::ServerConfig;
+use super::config::{ServerConfig, VideoServerConfig};
 use super::video_plan::{
     Step, media_payload, plan_session, trailer_payload, uuid_v4, validate_start,
 };
@@ -95,8 +95,12 @@ enum Phase {
         /// Steps not yet executed.
         steps: VecDeque<Step>,
     },
-    /// A stall fault stopped the plan; idle timeout armed again.
-    Stalled,
+    /// A stall fault stopped the plan; idle timeout armed again, counted from
+    /// the later of `since` and the last client message.
+    Stalled {
+        /// When the stall began.
+        since: Instant,
+    },
 }
 
 /// What the loop does after handling one event.
@@ -142,7 +146,7 @@ impl Connection {
         let idle = Duration::from_secs_f64(self.state.config.idle_timeout_s);
         let mut last_client_msg = Instant::now();
         let flow = loop {
-            let wake = self.next_wake(last_client_msg + idle);
+            let wake = self.next_wake(last_client_msg, idle);
             let flow = tokio::select! {
                 biased;
                 msg = stream.recv() => {
@@ -171,13 +175,15 @@ impl Connection {
 
     /// When the timer branch should fire: the next step's due time while streaming,
     /// else the idle deadline.
-    fn next_wake(&self, idle_deadline: Instant) -> Instant {
+    fn next_wake(&self, last_client_msg: Instant, idle: Duration) -> Instant {
+        let idle_deadline = last_client_msg + idle;
         match &self.phase {
             Phase::Streaming { t0, steps, .. } => match steps.front() {
                 Some(Step::Media { due, .. }) => *t0 + *due,
                 _ => Instant::now(),
             },
-            Phase::AwaitingStart | Phase::Stalled => idle_deadline,
+            Phase::AwaitingStart => idle_deadline,
+            Phase::Stalled { since } => idle_deadline.max(*since + idle),
         }
     }
 
@@ -255,7 +261,9 @@ impl Connection {
             }
             Step::Close => return Flow::Close(None),
             Step::Stall => {
-                self.phase = Phase::Stalled;
+                self.phase = Phase::Stalled {
+                    since: Instant::now(),
+                };
                 return Flow::Continue;
             }
         };
@@ -328,7 +336,11 @@ impl Connection {
             }
         };
         let ordinal = self.state.sessions_started.fetch_add(1, Ordering::Relaxed);
-        let steps = plan_session(video, requested, video.seed.wrapping_add(ordinal));
+        let session_cfg = VideoServerConfig {
+            faults: video.faults.for_session(ordinal),
+            ..video.clone()
+        };
+        let steps = plan_session(&session_cfg, requested, video.seed.wrapping_add(ordinal));
         self.phase = Phase::Streaming {
             t0: received,
             request_id: uuid_v4(rand::random()),

@@ -43,7 +43,7 @@ pub(crate) fn validate_start(event: &Value, max_frames: u64) -> Result<u32, Stri
         return Err(format!("num_frames must be a positive integer, got {raw}"));
     };
     let chunks = chunks_for_frames(frames);
-    if frames < 9 || 12 * chunks - 3 != frames {
+    if frames < 9 || chunks.checked_mul(12).map(|f| f - 3) != Some(frames) {
         return Err(format!(
             "num_frames must be 12*n - 3 for a whole number of chunks n >= 1 (9, 21, 33, ...), got {frames}"
         ));

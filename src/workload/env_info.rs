@@ -6,7 +6,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Current UTC time as ISO-8601 with microseconds and `+00:00`, like Python's
 /// `datetime.now(timezone.utc).isoformat()`.
 pub fn utc_timestamp() -> String {
-    let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     iso8601(d.as_secs() as i64, d.subsec_micros())
 }
 
@@ -57,7 +59,13 @@ mod tests {
     #[test]
     fn formats_known_instants() {
         assert_eq!(super::iso8601(0, 0), "1970-01-01T00:00:00.000000+00:00");
-        assert_eq!(super::iso8601(1_798_761_600, 5), "2027-01-01T00:00:00.000005+00:00");
-        assert_eq!(super::iso8601(951_782_400, 0), "2000-02-29T00:00:00.000000+00:00");
+        assert_eq!(
+            super::iso8601(1_798_761_600, 5),
+            "2027-01-01T00:00:00.000005+00:00"
+        );
+        assert_eq!(
+            super::iso8601(951_782_400, 0),
+            "2000-02-29T00:00:00.000000+00:00"
+        );
     }
 }

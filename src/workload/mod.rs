@@ -158,7 +158,9 @@ pub trait Session: Send + 'static {
     /// The default fails with the reference's message.
     fn on_closed(&mut self, _at: Instant, reason: Option<String>, fx: &mut Effects) {
         let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
-        fx.fail(format!("the server closed the WebSocket before the session finished{why}"));
+        fx.fail(format!(
+            "the server closed the WebSocket before the session finished{why}"
+        ));
     }
     /// Files to publish once the sample has finished (off the timing path).
     fn artifacts(&mut self) -> Vec<Artifact> {
@@ -266,6 +268,9 @@ pub struct WorkloadInput<'a> {
     pub overrides: &'a toml::Table,
 }
 
+/// Builds a workload from a scenario, or lists every problem found.
+pub type BuildFn = fn(&WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>>;
+
 /// One registered workload kind.
 pub struct WorkloadKind {
     /// The `kind = "..."` name.
@@ -273,7 +278,7 @@ pub struct WorkloadKind {
     /// One line for `--help` and errors.
     pub summary: &'static str,
     /// Build from a scenario.
-    pub build: fn(&WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>>,
+    pub build: BuildFn,
 }
 
 /// Every workload kind rtload knows, by name.

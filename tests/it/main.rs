@@ -1,1 +1,8 @@
+//! rtload's one integration test binary. Every test talks only to 127.0.0.1 (servers
+//! bind port 0) and is bounded by the workload's own timeouts.
 
+mod support;
+
+mod cli;
+mod engine;
+mod video_faults;

@@ -41,10 +41,20 @@ pub struct RunArgs {
     pub output_json: Option<PathBuf>,
 
     /// Measured samples (`[load] samples`).
-    #[arg(long, visible_alias = "sessions", value_name = "N", help_heading = "Load")]
+    #[arg(
+        long,
+        visible_alias = "sessions",
+        value_name = "N",
+        help_heading = "Load"
+    )]
     pub num_prompts: Option<usize>,
     /// Warm-up samples run first, excluded from metrics (`[load] warmup_samples`).
-    #[arg(long, visible_alias = "warmup-sessions", value_name = "N", help_heading = "Load")]
+    #[arg(
+        long,
+        visible_alias = "warmup-sessions",
+        value_name = "N",
+        help_heading = "Load"
+    )]
     pub num_warmups: Option<usize>,
     /// Requests per second, or `inf` to release all at once.
     #[arg(long, value_name = "RPS", help_heading = "Load")]
@@ -181,7 +191,10 @@ impl VideoArgs {
         let f = |v: Option<f64>| v.map(V::Float);
         put("model", s(&self.model));
         put("workload_file", p(&self.workload_file));
-        put("image", self.image.as_ref().map(|v| V::String(image_arg(v))));
+        put(
+            "image",
+            self.image.as_ref().map(|v| V::String(image_arg(v))),
+        );
         put("prompt", s(&self.prompt));
         put("negative_prompt", s(&self.negative_prompt));
         put("num_chunks", i(self.num_chunks));
@@ -198,7 +211,10 @@ impl VideoArgs {
         put("first_chunk_timeout", f(self.first_chunk_timeout));
         put("chunk_timeout", f(self.chunk_timeout));
         put("ping_interval", f(self.ping_interval));
-        put("print_chunks", self.print_chunks.then_some(V::Boolean(true)));
+        put(
+            "print_chunks",
+            self.print_chunks.then_some(V::Boolean(true)),
+        );
         put("save_video", p(&self.save_video));
         Ok(t)
     }
@@ -206,12 +222,21 @@ impl VideoArgs {
 
 /// Paths on the command line are relative to the current directory, not the scenario's.
 fn absolute(p: &std::path::Path) -> String {
-    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()).display().to_string()
+    std::path::absolute(p)
+        .unwrap_or_else(|_| p.to_path_buf())
+        .display()
+        .to_string()
 }
 
 fn image_arg(v: &str) -> String {
-    let is_url = ["http://", "https://", "data:"].iter().any(|s| v.starts_with(s));
-    if is_url { v.to_string() } else { absolute(std::path::Path::new(v)) }
+    let is_url = ["http://", "https://", "data:"]
+        .iter()
+        .any(|s| v.starts_with(s));
+    if is_url {
+        v.to_string()
+    } else {
+        absolute(std::path::Path::new(v))
+    }
 }
 
 /// `rtload check`.

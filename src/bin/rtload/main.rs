@@ -23,7 +23,10 @@ fn main() -> ExitCode {
     }
 }
 
-fn load(path: &std::path::Path, ov: &rtload::scenario::Overrides) -> Result<rtload::scenario::Scenario, ExitCode> {
+fn load(
+    path: &std::path::Path,
+    ov: &rtload::scenario::Overrides,
+) -> Result<rtload::scenario::Scenario, ExitCode> {
     rtload::scenario::load(path, ov).map_err(|errors| {
         for e in &errors {
             eprintln!("error: {e}");
@@ -99,9 +102,15 @@ fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
         Some(p) => rtload::server::ServerConfig::from_toml_file(p)?,
         None => rtload::server::ServerConfig::default(),
     };
-    let addr: std::net::SocketAddr = format!("{}:{}", s.host, s.port)
-        .parse()
-        .with_context(|| format!("--host {} --port {} is not a socket address", s.host, s.port))?;
-    eprintln!("rtload reference server listening on ws://{addr} (/v1/realtime/video); Ctrl-C stops it");
-    rtload::server::serve_blocking(addr, cfg).with_context(|| format!("serving on {addr}"))
+    let addr: std::net::SocketAddr =
+        format!("{}:{}", s.host, s.port).parse().with_context(|| {
+            format!(
+                "--host {} --port {} is not a socket address",
+                s.host, s.port
+            )
+        })?;
+    rtload::server::serve_blocking(addr, cfg, |bound| {
+        eprintln!("rtload reference server listening on ws://{bound} (/v1/realtime/video); Ctrl-C stops it");
+    })
+    .with_context(|| format!("serving on {addr}"))
 }

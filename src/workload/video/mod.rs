@@ -90,8 +90,8 @@ pub struct VideoWorkload {
 
 /// Build from a scenario (registered in [`crate::workload::registry`]).
 pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
-    let p: VideoParams = parse_section(input.path, input.src, "workload", input.overrides)
-        .map_err(|e| vec![e])?;
+    let p: VideoParams =
+        parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
     let base = input.path.parent().unwrap_or(std::path::Path::new("."));
     let mut errors = Vec::new();
     let mut check = |ok: bool, key: &str, msg: String| {
@@ -101,21 +101,44 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
     };
     let target_fps = p.target_fps;
     if let Some(v) = target_fps {
-        check(v.is_finite() && v > 0.0, "target_fps", format!("`target_fps` must be > 0 (got {v}); e.g. `target_fps = 16`"));
+        check(
+            v.is_finite() && v > 0.0,
+            "target_fps",
+            format!("`target_fps` must be > 0 (got {v}); e.g. `target_fps = 16`"),
+        );
     }
     if let Some(v) = p.chunk_slo_ms {
-        check(v.is_finite() && v > 0.0, "chunk_slo_ms", format!("`chunk_slo_ms` must be > 0 (got {v}); e.g. `chunk_slo_ms = 750`"));
+        check(
+            v.is_finite() && v > 0.0,
+            "chunk_slo_ms",
+            format!("`chunk_slo_ms` must be > 0 (got {v}); e.g. `chunk_slo_ms = 750`"),
+        );
     }
     if let Some(v) = p.playback_buffer_chunks {
-        check(v >= 1, "playback_buffer_chunks", format!("`playback_buffer_chunks` must be ≥ 1 (got {v})"));
+        check(
+            v >= 1,
+            "playback_buffer_chunks",
+            format!("`playback_buffer_chunks` must be ≥ 1 (got {v})"),
+        );
     }
-    for (key, v) in [("first_chunk_timeout", p.first_chunk_timeout), ("chunk_timeout", p.chunk_timeout)] {
+    for (key, v) in [
+        ("first_chunk_timeout", p.first_chunk_timeout),
+        ("chunk_timeout", p.chunk_timeout),
+    ] {
         if let Some(v) = v {
-            check(v.is_finite() && v > 0.0, key, format!("`{key}` must be > 0 seconds (got {v})"));
+            check(
+                v.is_finite() && v > 0.0,
+                key,
+                format!("`{key}` must be > 0 seconds (got {v})"),
+            );
         }
     }
     if let Some(v) = p.ping_interval {
-        check(v.is_finite() && v >= 0.0, "ping_interval", format!("`ping_interval` must be ≥ 0 seconds (got {v}); 0 disables pings"));
+        check(
+            v.is_finite() && v >= 0.0,
+            "ping_interval",
+            format!("`ping_interval` must be ≥ 0 seconds (got {v}); 0 disables pings"),
+        );
     }
     let rollout = rollout::resolve(&rollout_options(&p), base)
         .map_err(|e| ScenarioError::file(input.path, format!("[workload]: {e}")));
@@ -153,7 +176,10 @@ fn rollout_options(p: &VideoParams) -> RolloutOptions {
 /// the key in the file.
 fn key_error(input: &WorkloadInput<'_>, key: &str, msg: String) -> ScenarioError {
     if input.overrides.contains_key(key) {
-        return ScenarioError::Flag { flag: format!("--{}", key.replace('_', "-")), msg };
+        return ScenarioError::Flag {
+            flag: format!("--{}", key.replace('_', "-")),
+            msg,
+        };
     }
     match crate::scenario::key_span(input.src, "workload", key) {
         Some(span) => ScenarioError::at(input.path, input.src, span, msg),
@@ -164,7 +190,8 @@ fn key_error(input: &WorkloadInput<'_>, key: &str, msg: String) -> ScenarioError
 impl VideoWorkload {
     fn new(rollout: Rollout, p: &VideoParams, base: &std::path::Path) -> Self {
         let target_fps = p.target_fps.unwrap_or(f64::from(rollout.fps));
-        let secs = |v: Option<f64>, d: f64| Duration::from_secs_f64(v.unwrap_or(d).clamp(1e-3, 1e9));
+        let secs =
+            |v: Option<f64>, d: f64| Duration::from_secs_f64(v.unwrap_or(d).clamp(1e-3, 1e9));
         let ping = p.ping_interval.unwrap_or(20.0);
         let settings = SessionSettings {
             start_payload: Arc::from(rollout::session_start(&rollout).to_string()),
@@ -187,7 +214,12 @@ impl VideoWorkload {
             slo_ms: p.chunk_slo_ms,
             buffer_chunks: p.playback_buffer_chunks.unwrap_or(1),
         };
-        Self { rollout, settings, metrics, save_video: p.save_video.as_ref().map(|d| base.join(d)) }
+        Self {
+            rollout,
+            settings,
+            metrics,
+            save_video: p.save_video.as_ref().map(|d| base.join(d)),
+        }
     }
 }
 
@@ -204,17 +236,28 @@ impl Workload for VideoWorkload {
         let r = &self.rollout;
         vec![
             ("model".into(), r.model.clone()),
-            ("rollout".into(), format!(
-                "{} chunks = {} frames, {}x{}, mux {} fps, camera {}",
-                r.num_chunks(), r.num_frames(), r.width, r.height, r.fps, r.camera_pattern
-            )),
-            ("real-time basis".into(), format!(
-                "{} fps, chunk deadline {:.1} ms, warm-up chunks {}, playback buffer {}",
-                self.metrics.fps,
-                metrics::chunk_deadline_ms(self.metrics.fps, self.metrics.slo_ms),
-                self.metrics.warmup_chunks,
-                self.metrics.buffer_chunks
-            )),
+            (
+                "rollout".into(),
+                format!(
+                    "{} chunks = {} frames, {}x{}, mux {} fps, camera {}",
+                    r.num_chunks(),
+                    r.num_frames(),
+                    r.width,
+                    r.height,
+                    r.fps,
+                    r.camera_pattern
+                ),
+            ),
+            (
+                "real-time basis".into(),
+                format!(
+                    "{} fps, chunk deadline {:.1} ms, warm-up chunks {}, playback buffer {}",
+                    self.metrics.fps,
+                    metrics::chunk_deadline_ms(self.metrics.fps, self.metrics.slo_ms),
+                    self.metrics.warmup_chunks,
+                    self.metrics.buffer_chunks
+                ),
+            ),
             ("image".into(), r.image_source.clone()),
             ("prompt updates".into(), r.prompt_updates.len().to_string()),
         ]
@@ -248,6 +291,7 @@ impl Workload for VideoWorkload {
     }
 
     fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String> {
-        output::build_report(&self.rollout, &self.metrics, run).map(|r| Box::new(r) as Box<dyn Report>)
+        output::build_report(&self.rollout, &self.metrics, run)
+            .map(|r| Box::new(r) as Box<dyn Report>)
     }
 }

@@ -35,7 +35,11 @@ impl Report for VideoReport {
 }
 
 /// Build the report for `run`.
-pub fn build_report(r: &Rollout, cfg: &MetricsConfig, run: RunRecord) -> Result<VideoReport, String> {
+pub fn build_report(
+    r: &Rollout,
+    cfg: &MetricsConfig,
+    run: RunRecord,
+) -> Result<VideoReport, String> {
     let endpoint = crate::runner::redact_url(&run.endpoint);
     let warmup_sessions = run.samples.iter().filter(|s| s.warmup).count();
     let mut sessions = Vec::new();
@@ -43,20 +47,29 @@ pub fn build_report(r: &Rollout, cfg: &MetricsConfig, run: RunRecord) -> Result<
     let mut json_sessions = Vec::new();
     let mut engine_rows = Vec::new();
     for (session_index, s) in run.samples.iter().filter(|s| !s.warmup).enumerate() {
-        let out = s.output.as_ref().and_then(|o| o.downcast_ref::<VideoOutput>());
+        let out = s
+            .output
+            .as_ref()
+            .and_then(|o| o.downcast_ref::<VideoOutput>());
         engine_rows.push(engine_row(session_index, s, out));
         let metrics = match (&s.outcome, out) {
             (Ok(()), Some(o)) => metrics::compute_metrics(&o.records, cfg, o.ttfc_s, o.wall_s),
             (Ok(()), None) => Err(metrics::MetricsError::NoRecords),
             (Err(e), _) => {
-                failures.push(SessionFailure { session_index, message: e.clone() });
+                failures.push(SessionFailure {
+                    session_index,
+                    message: e.clone(),
+                });
                 continue;
             }
         };
         let (o, m) = match (out, metrics) {
             (Some(o), Ok(m)) => (o, m),
             (_, Err(e)) => {
-                failures.push(SessionFailure { session_index, message: e.to_string() });
+                failures.push(SessionFailure {
+                    session_index,
+                    message: e.to_string(),
+                });
                 continue;
             }
             (None, Ok(_)) => continue,
@@ -69,10 +82,18 @@ pub fn build_report(r: &Rollout, cfg: &MetricsConfig, run: RunRecord) -> Result<
             "chunks": o.records.iter().map(ChunkOutput::from).collect::<Vec<_>>(),
             "metrics": m,
         }));
-        sessions.push(SessionReport { session_index, video_start_ms, metrics: m });
+        sessions.push(SessionReport {
+            session_index,
+            video_start_ms,
+            metrics: m,
+        });
     }
     let ok: Vec<SessionMetrics> = sessions.iter().map(|s| s.metrics.clone()).collect();
-    let aggregate = if ok.is_empty() { None } else { Some(metrics::aggregate(&ok).map_err(|e| e.to_string())?) };
+    let aggregate = if ok.is_empty() {
+        None
+    } else {
+        Some(metrics::aggregate(&ok).map_err(|e| e.to_string())?)
+    };
     let input = ReportInput {
         endpoint: endpoint.clone(),
         model: r.model.clone(),
@@ -93,7 +114,10 @@ pub fn build_report(r: &Rollout, cfg: &MetricsConfig, run: RunRecord) -> Result<
     let rt = rtload_block(&run, &engine_rows);
     let mut text = render_report(&input);
     text.push_str(&engine_text(&rt));
-    let mut flat = aggregate.as_ref().map(metrics::flat_metrics).unwrap_or_default();
+    let mut flat = aggregate
+        .as_ref()
+        .map(metrics::flat_metrics)
+        .unwrap_or_default();
     flat.insert("failed".into(), input.failures.len() as f64);
     flat.insert("completed".into(), input.sessions.len() as f64);
     let deadline = metrics::chunk_deadline_ms(cfg.fps, cfg.slo_ms);
@@ -120,7 +144,11 @@ pub fn build_report(r: &Rollout, cfg: &MetricsConfig, run: RunRecord) -> Result<
         "metrics": aggregate,
         "rtload": rt,
     });
-    Ok(VideoReport { text, json: doc, metrics: flat })
+    Ok(VideoReport {
+        text,
+        json: doc,
+        metrics: flat,
+    })
 }
 
 fn engine_row(session_index: usize, s: &SampleRecord, out: Option<&VideoOutput>) -> Value {
@@ -143,10 +171,22 @@ fn engine_row(session_index: usize, s: &SampleRecord, out: Option<&VideoOutput>)
 /// Mean client inter-arrival vs mean server inter-send over the same chunk pairs, ms.
 fn cadence_check(run: &RunRecord) -> Option<(f64, f64, usize)> {
     let (mut client, mut server, mut n) = (0.0, 0.0, 0usize);
-    for s in run.samples.iter().filter(|s| !s.warmup && s.outcome.is_ok()) {
-        let Some(o) = s.output.as_ref().and_then(|o| o.downcast_ref::<VideoOutput>()) else { continue };
+    for s in run
+        .samples
+        .iter()
+        .filter(|s| !s.warmup && s.outcome.is_ok())
+    {
+        let Some(o) = s
+            .output
+            .as_ref()
+            .and_then(|o| o.downcast_ref::<VideoOutput>())
+        else {
+            continue;
+        };
         for i in 1..o.records.len() {
-            if let (Some(Some(a)), Some(Some(b))) = (o.server_sent_at_s.get(i - 1), o.server_sent_at_s.get(i)) {
+            if let (Some(Some(a)), Some(Some(b))) =
+                (o.server_sent_at_s.get(i - 1), o.server_sent_at_s.get(i))
+            {
                 client += o.records[i].arrival_s - o.records[i - 1].arrival_s;
                 server += b - a;
                 n += 1;
@@ -159,7 +199,10 @@ fn cadence_check(run: &RunRecord) -> Option<(f64, f64, usize)> {
 fn rtload_block(run: &RunRecord, rows: &[Value]) -> Value {
     let measured: Vec<&SampleRecord> = run.samples.iter().filter(|s| !s.warmup).collect();
     let waits: Vec<f64> = measured.iter().map(|s| s.queue_wait_s * 1000.0).collect();
-    let late: Vec<f64> = measured.iter().flat_map(|s| s.send_lateness_s.iter().map(|v| v * 1000.0)).collect();
+    let late: Vec<f64> = measured
+        .iter()
+        .flat_map(|s| s.send_lateness_s.iter().map(|v| v * 1000.0))
+        .collect();
     let summary = |v: &[f64]| {
         if v.is_empty() {
             return Value::Null;
@@ -192,14 +235,18 @@ fn engine_text(rt: &Value) -> String {
     if let Some(q) = rt.get("queue_wait").filter(|v| !v.is_null()) {
         t.push_str(&format!(
             "  queue wait for a slot      mean {:>9.3} ms   p99 {:>9.3} ms   max {:>9.3} ms\n",
-            f(q, "mean_ms").unwrap_or(0.0), f(q, "p99_ms").unwrap_or(0.0), f(q, "max_ms").unwrap_or(0.0)
+            f(q, "mean_ms").unwrap_or(0.0),
+            f(q, "p99_ms").unwrap_or(0.0),
+            f(q, "max_ms").unwrap_or(0.0)
         ));
     }
     if let Some(l) = rt.get("send_lateness").filter(|v| !v.is_null()) {
         t.push_str(&format!(
             "  send lateness (n={:<5})    mean {:>9.3} ms   p99 {:>9.3} ms   max {:>9.3} ms\n",
             l.get("count").and_then(Value::as_u64).unwrap_or(0),
-            f(l, "mean_ms").unwrap_or(0.0), f(l, "p99_ms").unwrap_or(0.0), f(l, "max_ms").unwrap_or(0.0)
+            f(l, "mean_ms").unwrap_or(0.0),
+            f(l, "p99_ms").unwrap_or(0.0),
+            f(l, "max_ms").unwrap_or(0.0)
         ));
     }
     if let Some(c) = rt.get("cadence_vs_server").filter(|v| !v.is_null()) {

@@ -77,7 +77,11 @@ pub struct VideoSession {
 
 impl VideoSession {
     /// A session; `save_as` names the media file when media is collected.
-    pub fn new(cfg: SessionSettings, session_index: usize, save_as: Option<std::path::PathBuf>) -> Self {
+    pub fn new(
+        cfg: SessionSettings,
+        session_index: usize,
+        save_as: Option<std::path::PathBuf>,
+    ) -> Self {
         Self {
             cfg,
             session_index,
@@ -109,17 +113,24 @@ impl VideoSession {
     }
 
     fn secs(&self, at: Instant) -> f64 {
-        self.started.map_or(0.0, |s| at.saturating_duration_since(s).as_secs_f64())
+        self.started
+            .map_or(0.0, |s| at.saturating_duration_since(s).as_secs_f64())
     }
 
     fn on_text(&mut self, text: &str, at: Instant, fx: &mut Effects) {
         let Ok(ev) = serde_json::from_str::<Value>(text) else {
-            fx.fail(format!("Server sent a text frame that is not JSON: {}", clip(text)));
+            fx.fail(format!(
+                "Server sent a text frame that is not JSON: {}",
+                clip(text)
+            ));
             return;
         };
         match ev.get("type").and_then(Value::as_str) {
             Some("video.start") => {
-                self.out.request_id = ev.get("request_id").and_then(Value::as_str).map(str::to_owned);
+                self.out.request_id = ev
+                    .get("request_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
                 self.out.video_start_s = Some(self.secs(at));
             }
             Some("video.chunk_metadata") => self.pending = Some(ev),
@@ -159,7 +170,10 @@ impl VideoSession {
         if meta.get("kind").and_then(Value::as_str) != Some("media") {
             return; // trailer: no record, does not move the deadline
         }
-        let index = meta.get("generation_chunk_index").and_then(Value::as_u64).unwrap_or(0);
+        let index = meta
+            .get("generation_chunk_index")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
         let num_frames = meta.get("num_frames").and_then(Value::as_u64).unwrap_or(0) as u32;
         let arrival_s = self.secs(at);
         let prev = self.out.records.last().map(|r| r.arrival_s);
@@ -171,9 +185,12 @@ impl VideoSession {
             num_frames,
         };
         self.out.ttfc_s.get_or_insert(arrival_s);
-        self.out.server_sent_at_s.push(meta.get("server_sent_at_s").and_then(Value::as_f64));
+        self.out
+            .server_sent_at_s
+            .push(meta.get("server_sent_at_s").and_then(Value::as_f64));
         if self.cfg.print_chunks {
-            fx.lines.push(render_chunk_line(self.session_index, &record));
+            fx.lines
+                .push(render_chunk_line(self.session_index, &record));
         }
         fx.media.push(MediaUnit {
             at,
@@ -197,15 +214,23 @@ impl VideoSession {
         if recs.is_empty() {
             return Err("The session finished without delivering a single media chunk.".into());
         }
-        if let Some(done) = &self.out.done_event {
-            if done.get("stopped").is_some_and(truthy) {
-                return Err(format!("The session was stopped before it finished: {done}"));
-            }
+        if let Some(done) = &self.out.done_event
+            && done.get("stopped").is_some_and(truthy)
+        {
+            return Err(format!(
+                "The session was stopped before it finished: {done}"
+            ));
         }
         let indices: Vec<u64> = recs.iter().map(|r| r.index).collect();
         if indices.iter().enumerate().any(|(i, &x)| x != i as u64) {
-            let list = indices.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
-            return Err(format!("Chunk indices are not contiguous from zero: [{list}]"));
+            let list = indices
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(format!(
+                "Chunk indices are not contiguous from zero: [{list}]"
+            ));
         }
         if recs.len() != self.cfg.num_chunks as usize {
             return Err(format!(
@@ -221,7 +246,10 @@ impl VideoSession {
 
 impl Session for VideoSession {
     fn on_open(&mut self, now: Instant, fx: &mut Effects) {
-        fx.send(Outbound::Text(self.cfg.start_payload.to_string()), Some(now));
+        fx.send(
+            Outbound::Text(self.cfg.start_payload.to_string()),
+            Some(now),
+        );
         self.started = Some(now);
         self.next_ping = self.cfg.ping_interval.map(|p| now + p);
         self.arm(fx);
@@ -251,17 +279,19 @@ impl Session for VideoSession {
             ));
             return;
         }
-        if let (Some(p), Some(every)) = (self.next_ping, self.cfg.ping_interval) {
-            if now >= p {
-                fx.send(Outbound::Text(r#"{"type":"session.ping"}"#.into()), Some(p));
-                self.next_ping = Some(p + every);
-            }
+        if let (Some(p), Some(every)) = (self.next_ping, self.cfg.ping_interval)
+            && now >= p
+        {
+            fx.send(Outbound::Text(r#"{"type":"session.ping"}"#.into()), Some(p));
+            self.next_ping = Some(p + every);
         }
         self.arm(fx);
     }
 
     fn on_closed(&mut self, _at: Instant, reason: Option<String>, fx: &mut Effects) {
-        let why = reason.map(|r| format!(" (close reason: {r})")).unwrap_or_default();
+        let why = reason
+            .map(|r| format!(" (close reason: {r})"))
+            .unwrap_or_default();
         fx.fail(format!(
             "The server closed the session without session.done after {} chunk(s){why}.",
             self.out.records.len()
@@ -271,7 +301,10 @@ impl Session for VideoSession {
     fn artifacts(&mut self) -> Vec<Artifact> {
         match self.collect.take() {
             Some((buf, path)) if self.out.done_event.is_some() => {
-                vec![Artifact { rel_path: path, bytes: buf.freeze() }]
+                vec![Artifact {
+                    rel_path: path,
+                    bytes: buf.freeze(),
+                }]
             }
             _ => Vec::new(),
         }

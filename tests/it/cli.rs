@@ -1,0 +1,151 @@
+//! The `rtload` binary as a user runs it: exit codes, error messages, serve + run.
+
+use std::process::{Command, Stdio};
+
+use crate::support::{Fixture, video};
+
+fn rtload() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_rtload"))
+}
+
+#[test]
+fn quickstart_scenario_passes() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = rtload()
+        .args(["run", &format!("{root}/scenarios/quickstart.toml")])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("rtload: LingBot-World realtime video cadence"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Sessions:         3 measured, 1 warm-up"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn failed_sample_exits_1() {
+    let fx = video(
+        3,
+        2,
+        "[server.video.faults]\nonly_sessions = [0]\nstopped = true",
+    );
+    let out = rtload().arg("run").arg(&fx.path).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("The session was stopped before it finished"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("1 of 2 measured samples failed"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn config_errors_exit_2_with_position_value_and_fix() {
+    let fx = Fixture::new(
+        "[workload]\nkind = \"video-cadence\"\ntarget_fps = -4\n[load]\nburstiness = \"x\"\nmax_concurrency = 0\n",
+    );
+    let out = rtload().arg("run").arg(&fx.path).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let p = fx.path.display();
+    assert!(
+        stderr.contains(&format!("{p}:3:14: `target_fps` must be > 0 (got -4)")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "{p}:5:14: `burstiness` must be a number or \"inf\" (got \"x\")"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("{p}:6:19: `max_concurrency` must be ≥ 1 (got 0)")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn unknown_keys_and_kinds_are_errors() {
+    let fx = Fixture::new("[workload]\nkind = \"video-cadense\"\n");
+    let out = rtload().arg("check").arg(&fx.path).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains(
+            ":2:8: unknown workload kind \"video-cadense\"; known kinds: \"video-cadence\""
+        ),
+        "{stderr}"
+    );
+
+    let fx = Fixture::new("[workload]\nkind = \"video-cadence\"\nnum_chunk = 3\n");
+    let out = rtload().arg("check").arg(&fx.path).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains(":3:1: unknown field `num_chunk`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn serve_then_run_against_it_with_json_output() {
+    let mut server = rtload()
+        .args(["serve", "--port", "0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The server announces its bound address on stderr.
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stderr.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let addr = line
+        .split("ws://")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .expect(&line)
+        .to_string();
+    let fx = video(4, 1, "");
+    let out_json = fx.dir.path().join("out.json");
+    let out = rtload()
+        .arg("run")
+        .arg(&fx.path)
+        .args(["--target", &format!("ws://{addr}"), "--output-json"])
+        .arg(&out_json)
+        .args(["--num-chunks", "3", "--print-chunks"])
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_json).unwrap()).unwrap();
+    assert_eq!(v["endpoint"], format!("ws://{addr}/v1/realtime/video"));
+    assert_eq!(
+        v["workload"]["num_chunks"], 3,
+        "--num-chunks overrides the file"
+    );
+    assert!(stdout.matches("chunk").count() >= 3, "{stdout}");
+}
