@@ -169,7 +169,7 @@ pub fn describe(s: &Scenario) -> String {
         ),
     };
     let mut out = format!("{} ({})\n", s.name, s.path.display());
-    let mut row = |k: &str, v: String| out.push_str(&format!("  {k:<16} {v}\n"));
+    let mut row = |k: &str, v: String| out.push_str(&format!("  {k:<18} {v}\n"));
     row("target", target);
     row("workload", w.kind().to_string());
     for (k, v) in w.describe() {

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Run N concurrent realtime video sessions against the reference server in its own
+# process and print the client's CPU time, peak RSS and the cadence it observed.
+#
+#   scripts/bench-video-sessions.sh [N] [CHUNKS] [INTERVAL_MS]
+#
+# Defaults: N=100 sessions, 40 chunks each, one chunk every 50 ms per session (so the
+# client receives N*20 chunks/s). Only 127.0.0.1 is used. Needs GNU time
+# (`apt-get install time`) and a release build (`cargo build --release`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+N=${1:-100}
+CHUNKS=${2:-40}
+INTERVAL_MS=${3:-50}
+BIN=target/release/rtload
+[ -x "$BIN" ] || { echo "build first: cargo build --release" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install time" >&2; exit 2; }
+
+work=$(mktemp -d)
+trap 'kill "$server_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+cat > "$work/server.toml" <<TOML
+workers = 1
+[video]
+first_chunk_ms = 200
+chunk_interval_ms = $INTERVAL_MS
+jitter_ms = 0
+ramp_chunks = 0
+chunk_bytes = 16384
+TOML
+
+cat > "$work/scenario.toml" <<TOML
+name = "bench-video-sessions"
+[workload]
+kind = "video-cadence"
+num_chunks = $CHUNKS
+warmup_chunks = 6
+target_fps = 16
+ping_interval = 0
+[load]
+samples = $N
+max_concurrency = $N
+TOML
+
+"$BIN" serve --port 0 --config "$work/server.toml" 2> "$work/server.log" &
+server_pid=$!
+for _ in $(seq 100); do
+  grep -q "listening on" "$work/server.log" 2>/dev/null && break
+  sleep 0.1
+done
+addr=$(sed -n 's/.*listening on ws:\/\/\([^ ]*\).*/\1/p' "$work/server.log" | head -1)
+[ -n "$addr" ] || { cat "$work/server.log" >&2; exit 1; }
+
+/usr/bin/time -f '%U %S %M %e' -o "$work/time.txt" \
+  "$BIN" run "$work/scenario.toml" --target "ws://$addr" --output-json "$work/out.json" > "$work/report.txt"
+
+read -r user sys maxrss wall < "$work/time.txt"
+python3 - "$work/out.json" "$N" "$CHUNKS" "$INTERVAL_MS" "$user" "$sys" "$maxrss" "$wall" <<'PY'
+import json, sys
+out, n, chunks, interval, user, sys_t, rss, wall = sys.argv[1:]
+d = json.load(open(out))
+rt, m = d["rtload"], d["metrics"]
+cad = rt.get("cadence_vs_server") or {}
+late = rt.get("send_lateness") or {}
+steady = m.get("steady_interval_ms_mean", m.get("interval_steady", {}).get("mean_ms"))
+print(f"sessions={n} chunks/session={chunks} server interval={interval} ms")
+print(f"client cpu: user {float(user):.2f} s + sys {float(sys_t):.2f} s over {float(wall):.2f} s wall"
+      f" = {(float(user)+float(sys_t))/float(wall)*100:.0f}% of one core")
+print(f"client peak RSS: {int(rss)/1024:.1f} MiB")
+print(f"failed sessions: {rt['failed_sessions']}")
+print(f"steady interval mean (client): {steady:.3f} ms")
+if cad:
+    print(f"cadence vs server stamps: client {cad['client_mean_interval_ms']:.3f} ms,"
+          f" server {cad['server_mean_interval_ms']:.3f} ms, diff {cad['difference_ms']:+.4f} ms"
+          f" over {cad['pairs']} intervals")
+    # Per-interval agreement: |client gap - server gap| distribution.
+    diffs = []
+    for row in rt["samples"]:
+        s, c = row.get("server_sent_at_s") or [], row.get("client_arrival_s") or []
+        for i in range(1, min(len(s), len(c))):
+            if s[i] is not None and s[i-1] is not None:
+                diffs.append(abs((c[i]-c[i-1]) - (s[i]-s[i-1])) * 1000)
+    diffs.sort()
+    if diffs:
+        q = lambda p: diffs[min(len(diffs)-1, int(p*(len(diffs)-1)))]
+        print(f"|client gap - server gap|: p50 {q(0.5):.3f} ms, p99 {q(0.99):.3f} ms, max {diffs[-1]:.3f} ms")
+if late:
+    print(f"send lateness: mean {late['mean_ms']:.3f} ms, p99 {late['p99_ms']:.3f} ms, max {late['max_ms']:.3f} ms")
+PY
