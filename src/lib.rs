@@ -6,6 +6,8 @@
 //! Workloads ([`workload::video`]) turn finished runs into reports. The embedded reference
 //! [`server`] is the default target. [`runner`] glues these together for the CLI.
 
+pub mod artifacts;
+pub mod bench_metrics;
 pub mod dataset;
 pub mod engine;
 pub mod plan;
@@ -14,4 +16,5 @@ pub mod runner;
 pub mod scenario;
 pub mod server;
 pub mod stats;
+pub mod target;
 pub mod workload;

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use crate::engine::{self, EngineConfig, EngineError};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::server::{EmbeddedServer, ServerConfig};
+use crate::target::{redact_url, resolve_url};
 use crate::workload::{Report, RunRecord};
 
 /// A run that could not happen (as opposed to samples that failed, which are results).
@@ -20,13 +21,8 @@ pub enum RunError {
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
     Scenario(Vec<ScenarioError>),
     /// The target URL is unusable.
-    #[error("target {url:?}: {msg}")]
-    Target {
-        /// The URL as given.
-        url: String,
-        /// What is wrong and the fix.
-        msg: String,
-    },
+    #[error(transparent)]
+    Target(#[from] crate::target::TargetError),
     /// The embedded server could not start.
     #[error("embedded server: {0}")]
     Server(String),
@@ -77,13 +73,7 @@ impl RunSummary {
 pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSummary, RunError> {
     let workload = scenario.workload.clone();
     let (url, server) = match &scenario.target {
-        Some(t) => (
-            resolve_url(t, workload.default_path()).map_err(|msg| RunError::Target {
-                url: t.clone(),
-                msg,
-            })?,
-            None,
-        ),
+        Some(t) => (resolve_url(t, workload.default_path())?, None),
         None => {
             let cfg = embedded_config(scenario)?;
             let srv = EmbeddedServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), cfg)
@@ -210,89 +200,4 @@ fn request_id_prefix() -> String {
     let mixed = (nanos as u64 ^ u64::from(std::process::id()).rotate_left(32))
         .wrapping_mul(0x9E37_79B9_7F4A_7C15);
     format!("bench-{:08x}-", (mixed >> 32) as u32)
-}
-
-/// Resolve a target URL (spec §7.3): `ws`, `wss`, `http`, `https` (http(s) → ws(s)); a URL
-/// without a path gets `default_path`; an explicit path is used as given.
-pub fn resolve_url(url: &str, default_path: &str) -> Result<String, String> {
-    let url = url.trim();
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or_else(|| "missing scheme; write it as ws://HOST:PORT".to_string())?;
-    let scheme = match scheme.to_ascii_lowercase().as_str() {
-        "ws" | "http" => "ws",
-        "wss" | "https" => "wss",
-        other => {
-            return Err(format!(
-                "Unsupported Realtime URL scheme {other:?}; use ws://, wss://, http:// or https://"
-            ));
-        }
-    };
-    let split = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(split);
-    if authority.rsplit('@').next().is_none_or(str::is_empty) {
-        return Err("Unsupported Realtime URL: empty host".into());
-    }
-    let (path, query) = match tail.find(['?', '#']) {
-        Some(i) => tail.split_at(i),
-        None => (tail, ""),
-    };
-    let path = path.trim_end_matches('/');
-    let path = if path.is_empty() { default_path } else { path };
-    Ok(format!("{scheme}://{authority}{path}{query}"))
-}
-
-/// The URL as it may appear in logs and results: no user info.
-pub fn redact_url(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-            let (auth, tail) = rest.split_at(end);
-            let host = auth.rsplit('@').next().unwrap_or(auth);
-            format!("{scheme}://{host}{tail}")
-        }
-        None => url.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn url_rules() {
-        let p = "/v1/realtime/video";
-        assert_eq!(
-            resolve_url("http://example.invalid:8099", p).unwrap(),
-            "ws://example.invalid:8099/v1/realtime/video"
-        );
-        assert_eq!(
-            resolve_url("http://h:1/", p).unwrap(),
-            "ws://h:1/v1/realtime/video"
-        );
-        assert_eq!(
-            resolve_url("https://h/v1/realtime/video", p).unwrap(),
-            "wss://h/v1/realtime/video"
-        );
-        assert_eq!(
-            resolve_url("ws://h:1/gw/x?k=1", p).unwrap(),
-            "ws://h:1/gw/x?k=1"
-        );
-        assert_eq!(
-            resolve_url("ws://h:1?k=1", p).unwrap(),
-            "ws://h:1/v1/realtime/video?k=1"
-        );
-        assert!(
-            resolve_url("ftp://h", p)
-                .unwrap_err()
-                .contains("Unsupported Realtime URL")
-        );
-        assert!(resolve_url("ws://", p).unwrap_err().contains("empty host"));
-        assert!(resolve_url("localhost:8000", p).is_err());
-    }
-
-    #[test]
-    fn redacts_user_info() {
-        assert_eq!(redact_url("wss://user:secret@h:1/p"), "wss://h:1/p");
-    }
 }

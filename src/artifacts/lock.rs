@@ -10,7 +10,6 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use super::ArtifactError;
@@ -47,7 +46,7 @@ impl OutputLock {
             .create(true)
             .open(&path)
             .map_err(lock_err)?;
-        let warning = match flock(&file, libc::LOCK_EX) {
+        let warning = match lock_retrying(&file) {
             Ok(()) => None,
             Err(e) if lock_unsupported(&e) => Some(format!(
                 "output root lock unavailable on this filesystem ({e}); proceeding without the lock: {}",
@@ -82,7 +81,7 @@ impl Drop for OutputLock {
     fn drop(&mut self) {
         if self.is_held() {
             // Closing the file releases the lock too; unlocking first is just explicit.
-            let _ = flock(&self.file, libc::LOCK_UN);
+            let _ = self.file.unlock();
         }
     }
 }
@@ -95,18 +94,12 @@ pub fn lock_unsupported(err: &io::Error) -> bool {
     )
 }
 
-/// `flock(2)` on `file`, retried on `EINTR`.
-fn flock(file: &File, op: libc::c_int) -> io::Result<()> {
+/// An exclusive `flock(2)`-style lock on `file` (std's `File::lock`), retried on `EINTR`.
+fn lock_retrying(file: &File) -> io::Result<()> {
     loop {
-        // SAFETY: `flock` only reads the descriptor number, which `file` keeps
-        // open for the duration of the call; no memory is shared.
-        let rc = unsafe { libc::flock(file.as_raw_fd(), op) };
-        if rc == 0 {
-            return Ok(());
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
+        match file.lock() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
         }
     }
 }

@@ -40,6 +40,7 @@
 //! A real workload also implements [`Workload`] (session factory + report) and adds a
 //! [`WorkloadKind`] entry to [`registry`]; nothing in the engine changes.
 
+pub mod duplex;
 pub mod env_info;
 pub mod video;
 

@@ -40,7 +40,7 @@ pub fn build_report(
     cfg: &MetricsConfig,
     run: RunRecord,
 ) -> Result<VideoReport, String> {
-    let endpoint = crate::runner::redact_url(&run.endpoint);
+    let endpoint = crate::target::redact_url(&run.endpoint);
     let warmup_sessions = run.samples.iter().filter(|s| s.warmup).count();
     let mut sessions = Vec::new();
     let mut failures = Vec::new();
