@@ -13,8 +13,11 @@ use crate::plan::{ArrivalSpec, RampStrategy, RampUp};
 /// Validated load parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Load {
-    /// Measured samples (`samples`, `--num-prompts`, `--sessions`). Default 1.
+    /// Measured samples to run. The workload decides it from [`Load::samples_requested`]
+    /// (video: the request, default 1; OmniInteract: the number of selected cases).
     pub samples: usize,
+    /// `samples` / `--num-prompts` / `--sessions` as given, `None` when not given.
+    pub samples_requested: Option<usize>,
     /// Warm-up samples run first and excluded from metrics (`warmup_samples`,
     /// `--num-warmups`, `--warmup-sessions`). Default 0.
     pub warmup_samples: usize,
@@ -171,14 +174,16 @@ pub(super) fn parse(
         src,
         errors: Vec::new(),
     };
-    let samples = cx.count(
-        raw.samples.as_ref(),
-        ov.num_prompts,
-        "samples",
-        "--num-prompts",
-        1,
-        0,
-    );
+    let samples_requested = (ov.num_prompts.is_some() || raw.samples.is_some()).then(|| {
+        cx.count(
+            raw.samples.as_ref(),
+            ov.num_prompts,
+            "samples",
+            "--num-prompts",
+            1,
+            0,
+        )
+    });
     let warmup_samples = cx.count(
         raw.warmup_samples.as_ref(),
         ov.num_warmups,
@@ -287,7 +292,8 @@ pub(super) fn parse(
     }
     if cx.errors.is_empty() {
         Ok(Load {
-            samples,
+            samples: samples_requested.unwrap_or(1),
+            samples_requested,
             warmup_samples,
             arrival,
             max_concurrency,

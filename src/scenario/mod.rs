@@ -131,7 +131,7 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
     let load = load::parse(path, src, &ov.load)
         .map_err(|e| errors.extend(e))
         .ok();
-    let workload = build_workload(path, src, &ov.workload)
+    let workload = build_workload(path, src, &ov.workload, load.as_ref())
         .map_err(|e| errors.extend(e))
         .ok();
     let target = raw.target.as_ref();
@@ -144,9 +144,10 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
             ),
         ));
     }
-    let (Some(load), Some(workload), true) = (load, workload, errors.is_empty()) else {
+    let (Some(mut load), Some(workload), true) = (load, workload, errors.is_empty()) else {
         return Err(errors);
     };
+    load.samples = workload.samples();
     let base = path.parent().unwrap_or(Path::new("."));
     Ok(Scenario {
         path: path.to_path_buf(),
@@ -177,6 +178,7 @@ fn build_workload(
     path: &Path,
     src: &str,
     overrides: &toml::Table,
+    load: Option<&Load>,
 ) -> Result<Arc<dyn Workload>, Vec<ScenarioError>> {
     let names = || {
         registry()
@@ -213,6 +215,8 @@ fn build_workload(
         path,
         src,
         overrides,
+        samples_requested: load.and_then(|l| l.samples_requested),
+        seed: load.map_or(0, |l| l.arrival.seed),
     })
     .map(Arc::from)
 }

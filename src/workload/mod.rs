@@ -226,6 +226,9 @@ pub trait Workload: Send + Sync + 'static {
     fn default_path(&self) -> &'static str;
     /// Human-readable resolved parameters, for `rtload check` and report headers.
     fn describe(&self) -> Vec<(String, String)>;
+    /// Measured samples to run (the workload knows what a "sample" is: one rollout, one
+    /// dataset case).
+    fn samples(&self) -> usize;
     /// Media units the playback role buffers before it starts playing.
     fn playback_buffer(&self) -> u32 {
         1
@@ -267,6 +270,10 @@ pub struct WorkloadInput<'a> {
     pub src: &'a str,
     /// `key = value` overrides from CLI flags, applied after the file.
     pub overrides: &'a toml::Table,
+    /// `[load] samples` / `--num-prompts` as given (`None` = not given).
+    pub samples_requested: Option<usize>,
+    /// `[load] seed` / `--seed` (also the dataset shuffle seed).
+    pub seed: u64,
 }
 
 /// Builds a workload from a scenario, or lists every problem found.

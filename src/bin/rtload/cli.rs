@@ -26,6 +26,36 @@ pub enum Command {
     Check(CheckArgs),
     /// Run the embedded reference server (realtime video endpoint) in the foreground.
     Serve(ServeArgs),
+    /// Dataset tools.
+    #[command(subcommand)]
+    Dataset(DatasetCommand),
+}
+
+/// `rtload dataset ...`.
+#[derive(Debug, Subcommand)]
+pub enum DatasetCommand {
+    /// Write a small OmniInteract dataset in the official layout (1q1a, 1q1a_math, 1qna)
+    /// from generated audio and frames, so the duplex benchmark runs offline.
+    Synth(SynthArgs),
+}
+
+/// `rtload dataset synth`.
+#[derive(Debug, Args)]
+pub struct SynthArgs {
+    /// Directory to write (`DIR/data/...`, `DIR/ref_audio.wav`).
+    pub dir: PathBuf,
+    /// Also write `DIR/data.tar.gz` of the `data/` tree.
+    #[arg(long)]
+    pub tar: bool,
+    /// Cases per subset.
+    #[arg(long, default_value_t = 1)]
+    pub cases_per_subset: usize,
+    /// Audio length of each case, milliseconds.
+    #[arg(long, default_value_t = 3000)]
+    pub duration_ms: u32,
+    /// Seed of the generated content.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
 }
 
 /// `rtload run`.

@@ -13,6 +13,13 @@ fn main() -> ExitCode {
     match args.command {
         cli::Command::Run(run) => run_cmd(&run),
         cli::Command::Check(c) => check_cmd(&c),
+        cli::Command::Dataset(cli::DatasetCommand::Synth(a)) => match synth_cmd(&a) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                ExitCode::from(2)
+            }
+        },
         cli::Command::Serve(s) => match serve_cmd(&s) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -113,4 +120,26 @@ fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
         eprintln!("rtload reference server listening on ws://{bound} (/v1/realtime/video); Ctrl-C stops it");
     })
     .with_context(|| format!("serving on {addr}"))
+}
+
+fn synth_cmd(a: &cli::SynthArgs) -> anyhow::Result<()> {
+    let opts = rtload::dataset::SynthOptions {
+        seed: a.seed,
+        cases_per_subset: a.cases_per_subset,
+        duration_ms: a.duration_ms,
+        tar: a.tar,
+    };
+    let r = rtload::dataset::synth(&a.dir, &opts)
+        .with_context(|| format!("writing a synthetic dataset into {}", a.dir.display()))?;
+    println!(
+        "wrote {} cases ({} frames each) under {}",
+        r.cases,
+        r.frames_per_case,
+        r.data_dir.display()
+    );
+    println!("reference audio: {}", r.ref_audio.display());
+    if let Some(t) = r.archive {
+        println!("archive: {}", t.display());
+    }
+    Ok(())
 }

@@ -86,6 +86,7 @@ pub struct VideoWorkload {
     settings: SessionSettings,
     metrics: MetricsConfig,
     save_video: Option<PathBuf>,
+    samples: usize,
 }
 
 /// Build from a scenario (registered in [`crate::workload::registry`]).
@@ -152,7 +153,9 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(Box::new(VideoWorkload::new(rollout, &p, base)))
+    let mut w = VideoWorkload::new(rollout, &p, base);
+    w.samples = input.samples_requested.unwrap_or(1);
+    Ok(Box::new(w))
 }
 
 fn rollout_options(p: &VideoParams) -> RolloutOptions {
@@ -219,6 +222,7 @@ impl VideoWorkload {
             settings,
             metrics,
             save_video: p.save_video.as_ref().map(|d| base.join(d)),
+            samples: 1,
         }
     }
 }
@@ -261,6 +265,10 @@ impl Workload for VideoWorkload {
             ("image".into(), r.image_source.clone()),
             ("prompt updates".into(), r.prompt_updates.len().to_string()),
         ]
+    }
+
+    fn samples(&self) -> usize {
+        self.samples
     }
 
     fn playback_buffer(&self) -> u32 {
