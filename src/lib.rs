@@ -8,13 +8,17 @@
 
 pub mod artifacts;
 pub mod bench_metrics;
+pub mod compare;
 pub mod dataset;
 pub mod engine;
+pub mod histlog;
 pub mod plan;
 pub mod playback;
+pub mod progress;
 pub mod runner;
 pub mod scenario;
 pub mod server;
 pub mod stats;
 pub mod target;
+pub mod thresholds;
 pub mod workload;

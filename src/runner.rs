@@ -29,6 +29,9 @@ pub enum RunError {
     /// The engine failed.
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// The workload's preparation before timing failed.
+    #[error("{0}")]
+    Prepare(String),
     /// The arrival plan could not be built.
     #[error("arrival plan: {0}")]
     Plan(String),
@@ -84,6 +87,7 @@ pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSumma
             )
         }
     };
+    workload.prepare().map_err(RunError::Prepare)?;
     let plan = crate::plan::plan(scenario.load.samples, &scenario.load.arrival)
         .map_err(|e| RunError::Plan(e.to_string()))?;
     let (tx, rx) = crossbeam_channel::unbounded::<String>();
@@ -111,17 +115,13 @@ pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSumma
     if let Some(s) = server {
         s.stop();
     }
-    let out = out?;
+    let mut out = out?;
+    out.run.load = Some(scenario.load.clone());
     let (failures, measured) = failures(&out.run);
     let report = workload.report(out.run).map_err(RunError::Report)?;
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
-        let mut text =
-            serde_json::to_string_pretty(&report.to_json()).map_err(|e| RunError::Output {
-                path: path.clone(),
-                msg: e.to_string(),
-            })?;
-        text.push('\n');
+        let text = report.to_json_text();
         engine::writer::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
             path: path.clone(),
             msg: e.to_string(),

@@ -194,6 +194,7 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
             url: st.args.url.clone(),
             request_id: (!warmup)
                 .then(|| format!("{}{}", st.args.request_id_prefix, idx - st.args.n_warmup)),
+            measured_index: (!warmup).then(|| idx - st.args.n_warmup),
         };
         let shard = st.args.shards[st.next_shard % st.args.shards.len()].clone();
         st.next_shard += 1;
@@ -242,6 +243,7 @@ fn failed_record(st: &CoordState, idx: usize, msg: String) -> SampleRecord {
         scheduled_s: now,
         queue_wait_s: 0.0,
         started_s: now,
+        opened_s: None,
         ended_s: now,
         outcome: Err(msg),
         send_lateness_s: Vec::new(),
@@ -288,6 +290,7 @@ fn complete(st: &mut CoordState) {
             samples,
             duration_s,
             endpoint: st.args.url.clone(),
+            load: None,
         });
     }
 }

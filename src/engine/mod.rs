@@ -23,8 +23,8 @@ use ractor::thread_local::ThreadLocalActorSpawner;
 use crate::workload::{RunRecord, Workload};
 use coordinator::{CoordArgs, CoordMsg, Coordinator};
 
-/// How one run is executed.
-#[derive(Debug, Clone)]
+/// How one run is executed. (No `Debug`: `headers` may hold secrets.)
+#[derive(Clone)]
 pub struct EngineConfig {
     /// The resolved WebSocket URL.
     pub url: String,

@@ -91,6 +91,7 @@ pub struct SampleState {
     args: SampleMeta,
     session: Option<Box<dyn Session>>,
     started: Instant,
+    opened: Option<Instant>,
     sender: Option<ActorRef<SenderMsg>>,
     playback: Option<ActorRef<PlaybackMsg>>,
     reader: Option<ActorCell>,
@@ -117,6 +118,7 @@ impl ThreadLocalActor for SampleActor {
             args: args.meta,
             session: Some(args.session),
             started: Instant::now(),
+            opened: None,
             sender: None,
             playback: None,
             reader: None,
@@ -136,7 +138,11 @@ impl ThreadLocalActor for SampleActor {
         st: &mut SampleState,
     ) -> Result<(), ActorProcessingErr> {
         st.started = Instant::now();
-        match transport::connect(&st.args.connect, st.args.connect_timeout).await {
+        let spec = match st.session.as_ref() {
+            Some(s) => s.connect(&st.args.connect),
+            None => st.args.connect.clone(),
+        };
+        match transport::connect(&spec, st.args.connect_timeout).await {
             Err(e) => {
                 st.outcome = Some(Err(e.to_string()));
                 st.sender_stats = Some(Vec::new());
@@ -146,8 +152,10 @@ impl ThreadLocalActor for SampleActor {
             Ok((sink, stream)) => {
                 spawn_children(&myself, st, sink, stream).await?;
                 let mut fx = Effects::default();
+                let now = Instant::now();
+                st.opened = Some(now);
                 if let Some(s) = st.session.as_mut() {
-                    s.on_open(Instant::now(), &mut fx);
+                    s.on_open(now, &mut fx);
                 }
                 apply(&myself, st, fx);
             }
@@ -350,6 +358,7 @@ fn maybe_report(myself: &ActorRef<SampleMsg>, st: &mut SampleState) {
         scheduled_s: st.args.scheduled_s,
         queue_wait_s: st.args.queue_wait_s,
         started_s: since(st.started),
+        opened_s: st.opened.map(since),
         ended_s: since(ended),
         outcome: st.outcome.clone().unwrap_or(Ok(())),
         send_lateness_s: st.sender_stats.take().unwrap_or_default(),

@@ -2,18 +2,22 @@
 //! from the server side, so rtload can be tested and demonstrated without a GPU.
 //! This module owns the app, its routes and startup/shutdown; `config` owns the
 //! config types, `video` the `/v1/realtime/video` endpoint and `video_plan` its pure
+//! core, `duplex` the `/v1/realtime` duplex speech endpoint and `duplex_plan` its pure
 //! core. Each endpoint exposes a shared state type and a `register` fn; adding another
-//! endpoint (e.g. `duplex` for `/v1/realtime`) is one more `.configure(..)` in
-//! `build_server`. It never imports client modules, and the client side never
+//! endpoint is one more `.configure(..)` in `build_server`. It never imports client modules, and the client side never
 //! imports it.
 //!
 //! Every accepted TCP connection gets `TCP_NODELAY` (`HttpServer::tcp_nodelay(true)`):
 //! without it small server messages wait ~20 ms (Nagle + delayed ACK).
 
 pub mod config;
+mod duplex;
+mod duplex_plan;
 mod video;
 mod video_plan;
 
+#[cfg(test)]
+mod duplex_tests;
 #[cfg(test)]
 mod tests;
 
@@ -24,7 +28,11 @@ use std::time::Duration;
 
 use actix_web::{App, HttpServer, dev::ServerHandle, web};
 
-pub use config::{ServerConfig, ServerError, VideoFaults, VideoServerConfig};
+pub use config::{
+    DuplexFaults, DuplexServerConfig, FinalDecision, ServerConfig, ServerError, VideoFaults,
+    VideoServerConfig,
+};
+pub use duplex::DUPLEX_PATH;
 pub use video::VIDEO_PATH;
 
 /// A running embedded server on its own thread (with its own actix `System`).
@@ -96,6 +104,11 @@ impl EmbeddedServer {
         format!("ws://{}{}", self.addr, VIDEO_PATH)
     }
 
+    /// `ws://<addr>/v1/realtime` (the duplex speech endpoint; clients add their query).
+    pub fn duplex_url(&self) -> String {
+        format!("ws://{}{}", self.addr, DUPLEX_PATH)
+    }
+
     /// Graceful stop: stops accepting, waits (up to `shutdown_timeout_s`) until every
     /// open connection has ended, then stops the server (dropping any connection still
     /// open) and joins its thread. Blocks the calling thread, so end client sessions
@@ -165,9 +178,13 @@ fn build_server(
     os_signals: bool,
 ) -> std::io::Result<(actix_web::dev::Server, SocketAddr)> {
     let video_state = web::Data::new(video::VideoState::new(cfg));
+    let duplex_state = web::Data::new(duplex::DuplexState::new(cfg));
     let server = HttpServer::new(move || {
         let video_state = video_state.clone();
-        App::new().configure(move |svc| video::register(svc, video_state))
+        let duplex_state = duplex_state.clone();
+        App::new()
+            .configure(move |svc| video::register(svc, video_state))
+            .configure(move |svc| duplex::register(svc, duplex_state))
     })
     .on_connect(move |io, ext| {
         // `tcp_nodelay(true)` below already set it; setting it here too keeps the

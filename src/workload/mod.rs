@@ -135,8 +135,29 @@ impl Effects {
     }
 }
 
+/// A secret value (API key, auth header): its `Debug` never shows it.
+#[derive(Clone)]
+pub struct Secret(std::sync::Arc<str>);
+
+impl Secret {
+    /// Wrap a secret.
+    pub fn new(s: impl Into<std::sync::Arc<str>>) -> Self {
+        Self(s.into())
+    }
+    /// The value, for the one place that sends it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
 /// How to open the session's socket.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct ConnectSpec {
     /// Full `ws://` or `wss://` URL.
     pub url: String,
@@ -144,11 +165,27 @@ pub struct ConnectSpec {
     pub headers: Vec<(String, String)>,
 }
 
+impl std::fmt::Debug for ConnectSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
+        f.debug_struct("ConnectSpec")
+            .field("url", &crate::target::redact_url(&self.url))
+            .field("header_names", &names)
+            .finish()
+    }
+}
+
 /// One sample's protocol logic as a pure state machine: no sockets, no clocks of its own.
 ///
 /// The sample supervisor calls these methods on the shard thread with receipt times taken
 /// where the events happened, and carries out the returned [`Effects`].
 pub trait Session: Send + 'static {
+    /// How to open this session's socket, given the run's target (resolved URL and
+    /// scenario headers). The default uses it unchanged; a protocol may add query
+    /// parameters or headers (e.g. a session id, a request id).
+    fn connect(&self, target: &ConnectSpec) -> ConnectSpec {
+        target.clone()
+    }
     /// The socket is open; send the opening messages.
     fn on_open(&mut self, now: Instant, fx: &mut Effects);
     /// One inbound message, timestamped when it was read.
@@ -184,6 +221,8 @@ pub struct SampleRecord {
     pub queue_wait_s: f64,
     /// Seconds from run start to socket connect start.
     pub started_s: f64,
+    /// Seconds from run start to the socket being open (`Session::on_open`), if it opened.
+    pub opened_s: Option<f64>,
     /// Seconds from run start to the sample's end.
     pub ended_s: f64,
     /// `Ok` or the failure message.
@@ -205,6 +244,8 @@ pub struct RunRecord {
     pub duration_s: f64,
     /// The target URL the run aimed at (secrets stripped).
     pub endpoint: String,
+    /// The load settings the run used (set by the runner; `None` from the bare engine).
+    pub load: Option<crate::scenario::Load>,
 }
 
 /// A workload's summary of a run: text for people, JSON for machines, named numbers for
@@ -214,6 +255,13 @@ pub trait Report: Send {
     fn render_text(&self) -> String;
     /// The workload's JSON result document.
     fn to_json(&self) -> serde_json::Value;
+    /// The result file's text (default: `to_json` pretty-printed with 2 spaces and a
+    /// trailing newline; a workload may need a dialect, e.g. Python's bare `NaN`).
+    fn to_json_text(&self) -> String {
+        let mut t = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
+        t.push('\n');
+        t
+    }
     /// Flat metric name → value (e.g. `video_rtf.mean`); missing values are absent.
     fn metrics(&self) -> BTreeMap<String, f64>;
 }
@@ -237,6 +285,11 @@ pub trait Workload: Send + Sync + 'static {
     fn artifact_root(&self) -> Option<PathBuf> {
         None
     }
+    /// Work done once before timing starts (e.g. decoding media, taking an output lock).
+    /// A failure here is a configuration error: no sample runs.
+    fn prepare(&self) -> Result<(), String> {
+        Ok(())
+    }
     /// Things the user should know before the run starts (printed on stderr).
     fn warnings(&self) -> Vec<String> {
         Vec::new()
@@ -258,6 +311,16 @@ pub struct SessionContext {
     pub url: String,
     /// The request id (`<prefix><measured index>`), `None` for warm-ups.
     pub request_id: Option<String>,
+    /// Position among the measured samples (`None` for warm-ups).
+    pub measured_index: Option<usize>,
+}
+
+impl SessionContext {
+    /// Which of `n` prepared inputs this sample uses: measured sample `i` uses input
+    /// `i`; warm-ups cycle through the inputs from the first.
+    pub fn case_index(&self, n: usize) -> usize {
+        self.measured_index.unwrap_or(self.idx) % n.max(1)
+    }
 }
 
 /// What a workload builder gets: the scenario source (for positioned errors) and the
@@ -291,9 +354,16 @@ pub struct WorkloadKind {
 
 /// Every workload kind rtload knows, by name.
 pub fn registry() -> &'static [WorkloadKind] {
-    &[WorkloadKind {
-        name: video::KIND,
-        summary: "LingBot-World realtime video cadence (/v1/realtime/video)",
-        build: video::build,
-    }]
+    &[
+        WorkloadKind {
+            name: video::KIND,
+            summary: "LingBot-World realtime video cadence (/v1/realtime/video)",
+            build: video::build,
+        },
+        WorkloadKind {
+            name: duplex::KIND,
+            summary: "OmniInteract duplex speech benchmark (/v1/realtime)",
+            build: duplex::build,
+        },
+    ]
 }

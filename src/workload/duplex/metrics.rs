@@ -191,9 +191,21 @@ pub fn response_rows(
         }
         let Some(rid) = rid else { continue };
         let acc = accs.entry(rid).or_default();
-        let audio_b64 = if is_audio { audio_payload(ev) } else { None };
-        if let Some(b64) = audio_b64 {
-            acc.decoded_bytes += decoded_len(b64);
+        // A raw delta carries base64; a stored (sanitized, §4.2 item 3) one carries its
+        // decoded length as `audio_bytes` instead.
+        let audio_len = if is_audio {
+            audio_payload(ev)
+                .map(|b64| (decoded_len(b64), !b64.is_empty()))
+                .or_else(|| {
+                    ev.get("audio_bytes")
+                        .and_then(Value::as_u64)
+                        .map(|n| (n as _, n > 0))
+                })
+        } else {
+            None
+        };
+        if let Some((n, _)) = audio_len {
+            acc.decoded_bytes += n;
         }
         if te.at_s < stream_start_s {
             continue;
@@ -211,7 +223,7 @@ pub fn response_rows(
         if let Some(s0) = stage0_metrics(ev) {
             acc.stage0 = Some(s0);
         }
-        if audio_b64.is_some_and(|d| !d.is_empty()) {
+        if audio_len.is_some_and(|(_, nonempty)| nonempty) {
             acc.first_audio.get_or_insert(te.at_s);
             acc.last_audio = Some(te.at_s);
             let dur = ev

@@ -1,0 +1,305 @@
+//! Socket side of the duplex speech endpoint `/v1/realtime` (spec §1, server role): one
+//! task per connection that `select!`s over the inbound stream and the next due action
+//! of the session's [`DuplexPlan`] (absolute offsets from `session.update`, so pacing
+//! never drifts). Every event sent after `session.update` is stamped with
+//! `server_sent_at_s` (seconds since that update was received) right before the write.
+//!
+//! Before `session.update` only `session.close` is accepted besides it; anything else
+//! gets an `error` event and the socket stays open. With neither a client message nor a
+//! scheduled send for the idle timeout (the update's `session.idle_timeout_s`, else the
+//! server's `idle_timeout_s`) the session gets `session.expired` (reason `idle_timeout`)
+//! and is closed. Query parameters of the upgrade (`duplex`, `model`, `session_id`, …)
+//! are accepted; `session_id` names the session when the update gives none.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use actix_ws::{
+    AggregatedMessage, AggregatedMessageStream, CloseCode, CloseReason, Closed, Session,
+};
+use serde_json::{Value, json};
+use tokio::time::{Instant, sleep_until};
+
+use super::config::{DuplexServerConfig, ServerConfig};
+use super::duplex_plan::{
+    Action, DuplexPlan, IDLE_REASON, closed_event, error_event, expired_event, seconds,
+    validate_update,
+};
+
+/// Route of the duplex speech endpoint.
+pub const DUPLEX_PATH: &str = "/v1/realtime";
+
+/// Largest inbound message accepted (§1.1: 64 MiB; `session.update` inlines `ref_audio`).
+const MAX_INBOUND_BYTES: usize = 64 * 1024 * 1024;
+
+/// Shared, read-only state of the duplex endpoint (one per server, shared by workers).
+pub(crate) struct DuplexState {
+    /// The server's whole config (duplex part plus the idle timeout).
+    config: ServerConfig,
+    /// Ordinal of the next accepted `session.update`; selects faults, names responses.
+    sessions_started: AtomicU64,
+}
+
+impl DuplexState {
+    /// State for `config`.
+    pub(crate) fn new(config: &ServerConfig) -> DuplexState {
+        DuplexState {
+            config: config.clone(),
+            sessions_started: AtomicU64::new(0),
+        }
+    }
+}
+
+/// Registers the duplex route on an app (called once per worker by `mod.rs`).
+pub(crate) fn register(svc: &mut web::ServiceConfig, state: web::Data<DuplexState>) {
+    svc.app_data(state)
+        .route(DUPLEX_PATH, web::get().to(duplex_endpoint));
+}
+
+/// Upgrades the request and spawns the connection task on the worker's event loop.
+async fn duplex_endpoint(
+    req: HttpRequest,
+    body: web::Payload,
+    state: web::Data<DuplexState>,
+) -> Result<HttpResponse, actix_web::Error> {
+    let query_session_id = web::Query::<HashMap<String, String>>::from_query(req.query_string())
+        .ok()
+        .and_then(|q| q.into_inner().remove("session_id"))
+        .filter(|id| !id.is_empty());
+    let (response, session, stream) = actix_ws::handle(&req, body)?;
+    let stream = stream
+        .max_frame_size(MAX_INBOUND_BYTES)
+        .aggregate_continuations()
+        .max_continuation_size(MAX_INBOUND_BYTES);
+    actix_web::rt::spawn(Connection::new(session, state, query_session_id).run(stream));
+    Ok(response)
+}
+
+/// Where a connection is in its life.
+enum Phase {
+    /// Waiting for `session.update`; the server's idle timeout applies.
+    AwaitingUpdate,
+    /// A session is running.
+    Active {
+        /// Receipt time of `session.update`; every offset and stamp is relative to it.
+        t0: Instant,
+        /// The session's behaviour core.
+        plan: Box<DuplexPlan>,
+    },
+}
+
+/// What the loop does after handling one event.
+enum Flow {
+    Continue,
+    /// Stop the loop and send a close frame with this reason.
+    Close(Option<CloseReason>),
+    /// Stop the loop; the socket is already gone.
+    Gone,
+}
+
+impl From<Closed> for Flow {
+    fn from(_: Closed) -> Flow {
+        Flow::Gone
+    }
+}
+
+/// One WebSocket connection on the duplex endpoint.
+struct Connection {
+    /// Outbound half.
+    session: Session,
+    /// Shared config.
+    state: web::Data<DuplexState>,
+    /// `session_id` query parameter of the upgrade.
+    query_session_id: Option<String>,
+    /// Current phase.
+    phase: Phase,
+    /// Last client message or scheduled send; the idle timeout counts from here.
+    last_activity: Instant,
+}
+
+impl Connection {
+    fn new(
+        session: Session,
+        state: web::Data<DuplexState>,
+        query_session_id: Option<String>,
+    ) -> Connection {
+        Connection {
+            session,
+            state,
+            query_session_id,
+            phase: Phase::AwaitingUpdate,
+            last_activity: Instant::now(),
+        }
+    }
+
+    /// Runs the connection to completion.
+    async fn run(mut self, mut stream: AggregatedMessageStream) {
+        let flow = loop {
+            let wake = self.next_wake();
+            let flow = tokio::select! {
+                biased;
+                msg = stream.recv() => {
+                    let received = Instant::now();
+                    self.last_activity = received;
+                    match msg {
+                        Some(Ok(msg)) => self.on_message(msg, received).await,
+                        // Stream ended or protocol error: nothing more to read or say.
+                        Some(Err(_)) | None => Flow::Gone,
+                    }
+                }
+                () = sleep_until(wake) => self.on_timer().await,
+            };
+            if !matches!(flow, Flow::Continue) {
+                break flow;
+            }
+        };
+        if let Flow::Close(reason) = flow {
+            let _ = self.session.close(reason).await;
+        }
+    }
+
+    /// The idle deadline of the current phase.
+    fn idle_deadline(&self) -> Instant {
+        let idle = match &self.phase {
+            Phase::AwaitingUpdate => seconds(self.state.config.idle_timeout_s),
+            Phase::Active { plan, .. } => plan.idle_timeout(),
+        };
+        self.last_activity + idle
+    }
+
+    /// When the timer branch should fire: the next due action, else the idle deadline.
+    fn next_wake(&self) -> Instant {
+        let idle = self.idle_deadline();
+        match &self.phase {
+            Phase::Active { t0, plan } => plan.next_due().map_or(idle, |due| (*t0 + due).min(idle)),
+            Phase::AwaitingUpdate => idle,
+        }
+    }
+
+    /// Timer fired: run every due action, or expire an idle session.
+    async fn on_timer(&mut self) -> Flow {
+        let now = Instant::now();
+        let mut due = Vec::new();
+        if let Phase::Active { t0, plan } = &mut self.phase {
+            let offset = now.saturating_duration_since(*t0);
+            while let Some(action) = plan.pop_due(offset) {
+                due.push(action);
+            }
+        }
+        if !due.is_empty() {
+            self.last_activity = now;
+            return self.execute(due).await;
+        }
+        if now < self.idle_deadline() {
+            return Flow::Continue;
+        }
+        match self.send(expired_event(IDLE_REASON)).await {
+            Flow::Continue => Flow::Close(Some(CloseReason {
+                code: CloseCode::Normal,
+                description: Some("idle timeout".to_string()),
+            })),
+            other => other,
+        }
+    }
+
+    /// Handles one inbound message received at `received`.
+    async fn on_message(&mut self, msg: AggregatedMessage, received: Instant) -> Flow {
+        let sent = match msg {
+            AggregatedMessage::Text(text) => return self.on_text(&text, received).await,
+            AggregatedMessage::Ping(payload) => self.session.pong(&payload).await,
+            AggregatedMessage::Close(reason) => return Flow::Close(reason),
+            AggregatedMessage::Pong(_) | AggregatedMessage::Binary(_) => Ok(()),
+        };
+        match sent {
+            Ok(()) => Flow::Continue,
+            Err(closed) => closed.into(),
+        }
+    }
+
+    /// Handles one client JSON event.
+    async fn on_text(&mut self, text: &str, received: Instant) -> Flow {
+        let event: Value = match serde_json::from_str(text) {
+            Ok(event) => event,
+            Err(err) => {
+                return self
+                    .send(error_event(&format!("invalid JSON event: {err}")))
+                    .await;
+            }
+        };
+        let Some(kind) = event.get("type").and_then(Value::as_str) else {
+            return self
+                .send(error_event("event has no string \"type\" field"))
+                .await;
+        };
+        let actions = match &mut self.phase {
+            Phase::Active { t0, plan } => {
+                plan.on_event(kind, &event, received.saturating_duration_since(*t0))
+            }
+            Phase::AwaitingUpdate => match kind {
+                "session.update" => return self.on_update(&event, received).await,
+                "session.close" => vec![Action::Send(closed_event(None)), Action::Close],
+                other => vec![Action::Send(error_event(&format!(
+                    "'{other}' before session.update: send session.update first"
+                )))],
+            },
+        };
+        self.execute(actions).await
+    }
+
+    /// Validates `session.update` and starts the session (a bad one gets an `error`
+    /// event and the socket stays open).
+    async fn on_update(&mut self, event: &Value, received: Instant) -> Flow {
+        let info = match validate_update(event) {
+            Ok(info) => info,
+            Err(message) => return self.send(error_event(&message)).await,
+        };
+        let config = &self.state.config;
+        let ordinal = self.state.sessions_started.fetch_add(1, Ordering::Relaxed);
+        let cfg = DuplexServerConfig {
+            faults: config.duplex.faults.for_session(ordinal),
+            ..config.duplex.clone()
+        };
+        let mut plan = DuplexPlan::new(
+            cfg,
+            ordinal,
+            info,
+            self.query_session_id.take(),
+            config.idle_timeout_s,
+        );
+        let actions = plan.start();
+        self.phase = Phase::Active {
+            t0: received,
+            plan: Box::new(plan),
+        };
+        self.execute(actions).await
+    }
+
+    /// Performs `actions` in order; a `Close` ends the connection.
+    async fn execute(&mut self, actions: Vec<Action>) -> Flow {
+        for action in actions {
+            let flow = match action {
+                Action::Send(event) => self.send(event).await,
+                Action::Close => Flow::Close(None),
+            };
+            if !matches!(flow, Flow::Continue) {
+                return flow;
+            }
+        }
+        Flow::Continue
+    }
+
+    /// Stamps `event` with `server_sent_at_s` (once a session runs) and sends it.
+    async fn send(&mut self, mut event: Value) -> Flow {
+        if let (Phase::Active { t0, .. }, Value::Object(map)) = (&self.phase, &mut event) {
+            map.insert(
+                "server_sent_at_s".to_string(),
+                json!(t0.elapsed().as_secs_f64()),
+            );
+        }
+        match self.session.text(event.to_string()).await {
+            Ok(()) => Flow::Continue,
+            Err(closed) => closed.into(),
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! Server → client event shapes of the duplex endpoint (spec §1.3) and the script of one
+//! response (created, paced transcript + audio deltas, done) with the response faults of
+//! `DuplexFaults` applied. Pure: offsets in, JSON values out.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+
+use super::millis;
+use crate::server::config::DuplexServerConfig;
+
+/// Output audio sample rate (PCM16 mono).
+pub(crate) const OUTPUT_RATE_HZ: u32 = 24_000;
+/// Id used by the `audio_unknown_response` / `transcript_unknown_response` faults.
+pub(crate) const UNKNOWN_RESPONSE_ID: &str = "resp_unknown";
+/// Id of the stray `response.done` sent by the `done_without_created` fault.
+pub(crate) const ORPHAN_RESPONSE_ID: &str = "resp_orphan";
+/// Transcript words, one per audio delta, cycled.
+const WORDS: [&str; 8] = [
+    "hello",
+    "from",
+    "the",
+    "rtload",
+    "reference",
+    "duplex",
+    "speech",
+    "model",
+];
+
+/// `{"type":"error","message":...}`.
+pub(crate) fn error_event(message: &str) -> Value {
+    json!({"type": "error", "message": message})
+}
+
+/// `session.expired` with a `reason`.
+pub(crate) fn expired_event(reason: &str) -> Value {
+    json!({"type": "session.expired", "reason": reason})
+}
+
+/// `session.closed`, with a `reason` only when given.
+pub(crate) fn closed_event(reason: Option<&str>) -> Value {
+    match reason {
+        Some(reason) => json!({"type": "session.closed", "reason": reason}),
+        None => json!({"type": "session.closed"}),
+    }
+}
+
+/// `session.created` advertising `chunk_period_ms`.
+pub(crate) fn created_event(id: &str, model: &str, chunk_period_ms: u64, idle_s: f64) -> Value {
+    json!({"type": "session.created", "session": {
+        "id": id, "model": model, "idle_timeout_s": idle_s,
+        "input_audio_format": "pcm16", "output_audio_format": "pcm16",
+        "capabilities": {"chunk_period_ms": chunk_period_ms}}})
+}
+
+/// `input_audio_buffer.committed` for `input_ms` of input; `overlap_deferred` only when true.
+pub(crate) fn committed_event(input_ms: u64, deferred: bool) -> Value {
+    let mut event = json!({"type": "input_audio_buffer.committed", "audio_end_ms": input_ms});
+    if deferred {
+        event["overlap_deferred"] = Value::Bool(true);
+    }
+    event
+}
+
+/// `response.listen`: a decision (`buffering: false`) or a buffering notification.
+pub(crate) fn listen_event(buffering: bool) -> Value {
+    json!({"type": "response.listen",
+           "response": {"metadata": {"model_listen": true, "buffering": buffering}}})
+}
+
+/// Bookkeeping carried by a scripted event.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Mark {
+    None,
+    /// The response's (first) `response.created`.
+    Created,
+    /// An audio delta of the response carrying this many ms.
+    Audio(u64),
+    /// The response's (first) `response.done`.
+    Done,
+}
+
+/// The events of one response, with their offsets.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Script {
+    /// The response id.
+    pub(crate) id: String,
+    /// `(due, event, bookkeeping)` in send order.
+    pub(crate) events: Vec<(Duration, Value, Mark)>,
+    /// Offset of its `response.done`.
+    pub(crate) end: Duration,
+}
+
+/// Builds response scripts for one session.
+#[derive(Debug)]
+pub(crate) struct Responder {
+    /// Config with the session's faults.
+    cfg: DuplexServerConfig,
+    /// Session ordinal, part of every response id.
+    ordinal: u64,
+    /// Base64 of one delta of tone.
+    audio: String,
+}
+
+impl Responder {
+    /// Precomputes the delta payload for `cfg`.
+    pub(crate) fn new(cfg: &DuplexServerConfig, ordinal: u64) -> Responder {
+        Responder {
+            cfg: cfg.clone(),
+            ordinal,
+            audio: STANDARD.encode(tone_pcm(cfg.tone_hz, cfg.delta_ms)),
+        }
+    }
+
+    /// The script of response number `index` of the session, created at `start`: the
+    /// first delta (transcript word, then audio) is due `first_response_delay_ms` after
+    /// `start`, each later one `delta_ms * rtf` ms after the previous, `response.done`
+    /// right after the last delta. Faults apply to index 0.
+    pub(crate) fn response(&self, index: usize, start: Duration) -> Script {
+        let cfg = &self.cfg;
+        let f = &cfg.faults;
+        let first = index == 0;
+        let id = format!("resp_{}_{index}", self.ordinal);
+        let n = cfg.audio_deltas;
+        let gap_ms = f64::from(cfg.delta_ms) * cfg.rtf;
+        let gap = millis(gap_ms);
+        let first_audio = start + millis(cfg.first_response_delay_ms);
+        let end = first_audio + gap * (n - 1);
+        let mut events = Vec::new();
+        let mut push = |due, event, mark| events.push((due, event, mark));
+        if first && f.done_without_created {
+            push(
+                start,
+                done_event(ORPHAN_RESPONSE_ID, "completed"),
+                Mark::None,
+            );
+        }
+        let created = if first && f.missing_response_id {
+            json!({"type": "response.created", "response": {"status": "in_progress"}})
+        } else {
+            json!({"type": "response.created", "response": {"id": id, "status": "in_progress"}})
+        };
+        if first && f.duplicate_created {
+            push(start, created.clone(), Mark::None);
+        }
+        push(start, created, Mark::Created);
+        for k in 0..n {
+            let due = first_audio + gap * k;
+            let lead = first && k == 0;
+            if lead && f.transcript_unknown_response {
+                push(
+                    due,
+                    transcript_event(UNKNOWN_RESPONSE_ID, "stray"),
+                    Mark::None,
+                );
+            }
+            let word = WORDS[k as usize % WORDS.len()];
+            let text = if k == 0 {
+                word.to_string()
+            } else {
+                format!(" {word}")
+            };
+            push(due, transcript_event(&id, &text), Mark::None);
+            if lead && f.audio_unknown_response {
+                let stray = self.audio_event(UNKNOWN_RESPONSE_ID, k, false);
+                push(due, stray, Mark::None);
+            }
+            let mut audio = self.audio_event(&id, k, lead);
+            if k + 1 == n {
+                audio["vllm_omni"] = json!({"stage_metrics": {"0": {
+                    "num_tokens_out": n,
+                    "vllm_ttft_ms": cfg.first_response_delay_ms,
+                    "vllm_tpot_ms": gap_ms,
+                    "vllm_itls_ms": vec![gap_ms; n as usize - 1]}}});
+            }
+            push(due, audio, Mark::Audio(u64::from(cfg.delta_ms)));
+        }
+        let status = if first && f.failed_response {
+            "failed"
+        } else if first && f.cancelled_response {
+            "cancelled"
+        } else {
+            "completed"
+        };
+        push(end, done_event(&id, status), Mark::Done);
+        if first && f.duplicate_done {
+            push(end, done_event(&id, status), Mark::None);
+        }
+        Script { id, events, end }
+    }
+
+    /// Audio delta `k` of response `id`; `lead` applies the per-delta wire faults.
+    fn audio_event(&self, id: &str, k: u32, lead: bool) -> Value {
+        let f = &self.cfg.faults;
+        let payload = if lead && f.audio_bad_base64 {
+            "%%not-base64%%".to_string()
+        } else if lead && f.audio_odd_length {
+            let mut pcm = tone_pcm(self.cfg.tone_hz, self.cfg.delta_ms);
+            pcm.pop();
+            STANDARD.encode(pcm)
+        } else {
+            self.audio.clone()
+        };
+        let mut event = json!({"type": "response.audio.delta", "response_id": id,
+            "item_id": format!("item_{id}"), "delta": payload,
+            "metadata": {"audio_duration_ms": u64::from(self.cfg.delta_ms) * u64::from(k + 1)}});
+        if !f.omit_format {
+            let format = if lead && f.audio_wrong_format {
+                "opus"
+            } else {
+                "pcm16"
+            };
+            event["format"] = json!(format);
+        }
+        if !f.omit_sample_rate {
+            let rate = if lead && f.audio_wrong_rate {
+                16_000
+            } else {
+                OUTPUT_RATE_HZ
+            };
+            event["sample_rate_hz"] = json!(rate);
+        }
+        event
+    }
+}
+
+/// `response.audio_transcript.delta` of `id`.
+fn transcript_event(id: &str, text: &str) -> Value {
+    json!({"type": "response.audio_transcript.delta", "response_id": id, "delta": text})
+}
+
+/// `response.done` of `id` with `status` (and matching `status_details` unless completed).
+fn done_event(id: &str, status: &str) -> Value {
+    let mut response = json!({"id": id, "status": status});
+    if status != "completed" {
+        response["status_details"] = json!({"type": status, "reason": "injected_fault"});
+    }
+    json!({"type": "response.done", "response": response})
+}
+
+/// `ms` of a sine tone at `hz` as PCM16 LE mono 24 kHz (amplitude ~0.3 of full scale).
+pub(crate) fn tone_pcm(hz: f64, ms: u32) -> Vec<u8> {
+    let samples = u64::from(OUTPUT_RATE_HZ) * u64::from(ms) / 1000;
+    let step = std::f64::consts::TAU * hz / f64::from(OUTPUT_RATE_HZ);
+    (0..samples)
+        .flat_map(|i| (((i as f64 * step).sin() * 10_000.0) as i16).to_le_bytes())
+        .collect()
+}

@@ -1,0 +1,247 @@
+//! Validation of the client events of the duplex endpoint (spec §1.2, server role):
+//! `session.update`, `input_audio_buffer.append` and `playback.ack`. Every `Err` is the
+//! exact `message` of the `error` event the server sends. Pure: values in, values out.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::Value;
+
+/// Input audio byte rate: PCM16 mono at 16 kHz.
+pub(crate) const INPUT_BYTES_PER_S: u64 = 32_000;
+/// Largest accepted `session.idle_timeout_s` (same bound as the server config).
+const MAX_IDLE_S: f64 = 1e9;
+
+/// What the server keeps from a valid `session.update`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct UpdateInfo {
+    /// `session.model`.
+    pub(crate) model: String,
+    /// `session.session_id`, when given.
+    pub(crate) session_id: Option<String>,
+    /// `session.idle_timeout_s`, when given.
+    pub(crate) idle_timeout_s: Option<f64>,
+}
+
+/// Checks the shape of a `session.update` (§1.2 item 1). Required: a `session` object
+/// with a non-empty `model` and `input_audio_format`/`output_audio_format` `"pcm16"`.
+/// Checked when present: `modalities` (strings, including `"audio"`), `turn_detection`
+/// (must be null: no server VAD here), `overlap_policy` and `playback_commit_policy`
+/// (strings), `extra_body` (object), `ref_audio` (a base64 `data:audio/…` URL),
+/// `session_id` (string), `idle_timeout_s` (seconds in (0, 1e9]).
+pub(crate) fn validate_update(event: &Value) -> Result<UpdateInfo, String> {
+    let Some(session) = event.get("session").filter(|s| s.is_object()) else {
+        return Err("session.update needs a \"session\" object".to_string());
+    };
+    let field = |key: &str| session.get(key);
+    let model = match field("model").and_then(Value::as_str) {
+        Some(model) if !model.is_empty() => model.to_string(),
+        _ => return Err("session.model must be a non-empty string".to_string()),
+    };
+    for key in ["input_audio_format", "output_audio_format"] {
+        let value = field(key).unwrap_or(&Value::Null);
+        if value != "pcm16" {
+            return Err(format!("session.{key} must be \"pcm16\", got {value}"));
+        }
+    }
+    if let Some(modalities) = field("modalities") {
+        let list = modalities.as_array();
+        let strings = list.is_some_and(|l| l.iter().all(Value::is_string));
+        if !strings || !list.is_some_and(|l| l.iter().any(|m| m == "audio")) {
+            return Err(format!(
+                "session.modalities must be a list of strings containing \"audio\", got {modalities}"
+            ));
+        }
+    }
+    if let Some(turn) = field("turn_detection").filter(|t| !t.is_null()) {
+        return Err(format!(
+            "session.turn_detection must be null (this server has no server-side VAD), got {turn}"
+        ));
+    }
+    for key in ["overlap_policy", "playback_commit_policy", "session_id"] {
+        if let Some(value) = field(key).filter(|v| !v.is_string()) {
+            return Err(format!("session.{key} must be a string, got {value}"));
+        }
+    }
+    if let Some(extra) = field("extra_body").filter(|v| !v.is_object()) {
+        return Err(format!("session.extra_body must be an object, got {extra}"));
+    }
+    if let Some(ref_audio) = field("ref_audio") {
+        check_ref_audio(ref_audio)?;
+    }
+    let idle_timeout_s = match field("idle_timeout_s") {
+        None | Some(Value::Null) => None,
+        Some(value) => match value.as_f64() {
+            Some(s) if s > 0.0 && s <= MAX_IDLE_S => Some(s),
+            _ => {
+                return Err(format!(
+                    "session.idle_timeout_s must be a number of seconds in (0, 1e9], got {value}"
+                ));
+            }
+        },
+    };
+    Ok(UpdateInfo {
+        model,
+        session_id: field("session_id")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        idle_timeout_s,
+    })
+}
+
+/// `ref_audio` must be `data:audio/<type>;base64,<strict base64>`.
+fn check_ref_audio(value: &Value) -> Result<(), String> {
+    let payload = value
+        .as_str()
+        .and_then(|s| s.strip_prefix("data:audio/"))
+        .and_then(|s| s.split_once(";base64,"))
+        .map(|(_, payload)| payload);
+    let Some(payload) = payload else {
+        return Err("session.ref_audio must be a data:audio/<type>;base64,<data> URL".to_string());
+    };
+    STANDARD
+        .decode(payload)
+        .map(drop)
+        .map_err(|err| format!("session.ref_audio is not valid base64: {err}"))
+}
+
+/// A valid append: how much it adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Append {
+    /// Decoded PCM16 bytes.
+    pub(crate) bytes: u64,
+    /// JPEG frames in `video_frames`.
+    pub(crate) frames: usize,
+}
+
+/// Checks an `input_audio_buffer.append` (§1.2 item 2) given the audio bytes accepted
+/// before it: `input_audio_format` `"pcm16"`, `sample_rate_hz` 16000, `audio` strict
+/// base64 of a non-empty even number of bytes, `duration_ms` and `audio_end_ms` (when
+/// present) equal to the floor-ms of this chunk and of the cumulative input, and every
+/// `video_frames` entry (when present: a non-empty list) strict base64 of bytes starting
+/// with the JPEG SOI marker `FF D8`.
+pub(crate) fn validate_append(event: &Value, bytes_before: u64) -> Result<Append, String> {
+    let fail = |msg: String| Err(format!("input_audio_buffer.append: {msg}"));
+    let format = event.get("input_audio_format").unwrap_or(&Value::Null);
+    if format != "pcm16" {
+        return fail(format!(
+            "input_audio_format must be \"pcm16\", got {format}"
+        ));
+    }
+    let rate = event.get("sample_rate_hz").unwrap_or(&Value::Null);
+    if rate.as_f64() != Some(16_000.0) {
+        return fail(format!("sample_rate_hz must be 16000, got {rate}"));
+    }
+    let Some(audio) = event.get("audio").and_then(Value::as_str) else {
+        return fail("needs a base64 string \"audio\" field".to_string());
+    };
+    let pcm = match STANDARD.decode(audio) {
+        Ok(pcm) => pcm,
+        Err(err) => return fail(format!("audio is not valid base64: {err}")),
+    };
+    if pcm.is_empty() {
+        return fail("audio is empty".to_string());
+    }
+    if pcm.len() % 2 != 0 {
+        return fail(format!(
+            "audio is not PCM16 aligned: {} bytes (odd length)",
+            pcm.len()
+        ));
+    }
+    let bytes = pcm.len() as u64;
+    let end = bytes_before + bytes;
+    for (key, expected, what) in [
+        (
+            "duration_ms",
+            bytes * 1000 / INPUT_BYTES_PER_S,
+            format!("the {bytes} audio bytes of this append"),
+        ),
+        (
+            "audio_end_ms",
+            end * 1000 / INPUT_BYTES_PER_S,
+            format!("the {end} audio bytes received so far"),
+        ),
+    ] {
+        if let Some(value) = event.get(key)
+            && value.as_u64() != Some(expected)
+        {
+            return fail(format!(
+                "{key} {value} does not match {what} (expected {expected})"
+            ));
+        }
+    }
+    let frames = match event.get("video_frames") {
+        None => 0,
+        Some(frames) => match check_frames(frames) {
+            Ok(n) => n,
+            Err(msg) => return fail(msg),
+        },
+    };
+    Ok(Append { bytes, frames })
+}
+
+/// Checks `video_frames`; returns the number of frames.
+fn check_frames(frames: &Value) -> Result<usize, String> {
+    let Some(list) = frames.as_array().filter(|l| !l.is_empty()) else {
+        return Err(format!(
+            "video_frames must be a non-empty list of base64 JPEG strings, got {frames}"
+        ));
+    };
+    for (i, frame) in list.iter().enumerate() {
+        let Some(text) = frame.as_str() else {
+            return Err(format!(
+                "video_frames[{i}] must be a base64 string, got {frame}"
+            ));
+        };
+        let jpeg = STANDARD
+            .decode(text)
+            .map_err(|err| format!("video_frames[{i}] is not valid base64: {err}"))?;
+        if !jpeg.starts_with(&[0xFF, 0xD8]) {
+            return Err(format!(
+                "video_frames[{i}] is not a JPEG (does not start with the FF D8 SOI marker)"
+            ));
+        }
+    }
+    Ok(list.len())
+}
+
+/// A well-formed `playback.ack`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Ack {
+    /// `response_id`.
+    pub(crate) response_id: String,
+    /// `played_ms`.
+    pub(crate) played_ms: u64,
+}
+
+/// Checks a `playback.ack` (§1.2 item 3): string `response_id`, non-negative integer
+/// `played_ms`, and (when present) `item_id == "item_" + response_id` and
+/// `committed_ms` a non-negative integer no larger than `played_ms`.
+pub(crate) fn parse_ack(event: &Value) -> Result<Ack, String> {
+    let Some(response_id) = event.get("response_id").and_then(Value::as_str) else {
+        return Err("playback.ack needs a string \"response_id\"".to_string());
+    };
+    let played = event.get("played_ms").unwrap_or(&Value::Null);
+    let Some(played_ms) = played.as_u64() else {
+        return Err(format!(
+            "playback.ack played_ms must be a non-negative integer, got {played}"
+        ));
+    };
+    if let Some(item) = event.get("item_id")
+        && item.as_str() != Some(&format!("item_{response_id}"))
+    {
+        return Err(format!(
+            "playback.ack item_id must be \"item_{response_id}\", got {item}"
+        ));
+    }
+    if let Some(committed) = event.get("committed_ms")
+        && committed.as_u64().is_none_or(|c| c > played_ms)
+    {
+        return Err(format!(
+            "playback.ack committed_ms must be an integer in [0, played_ms = {played_ms}], got {committed}"
+        ));
+    }
+    Ok(Ack {
+        response_id: response_id.to_string(),
+        played_ms,
+    })
+}

@@ -1,0 +1,852 @@
+//! Unit tests of the pure duplex-session core: inbound validation (spec §1.2 shapes and
+//! the §1.4 append vectors), response scripting and pacing, commit/decision logic,
+//! acks, and every fault switch's effect on the event stream.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::json;
+
+use super::events::{ORPHAN_RESPONSE_ID, UNKNOWN_RESPONSE_ID, tone_pcm};
+use super::inbound::{Ack, Append, validate_append};
+use super::*;
+use crate::server::config::DuplexFaults;
+
+const JPEG: [u8; 4] = [0xFF, 0xD8, 0xFF, 0xE0];
+
+fn update_event() -> Value {
+    json!({"type": "session.update", "session": {
+        "model": "openbmb/MiniCPM-o-4_5", "modalities": ["audio", "text"],
+        "input_audio_format": "pcm16", "output_audio_format": "pcm16",
+        "turn_detection": null, "overlap_policy": "listen_only",
+        "playback_commit_policy": "ack_only",
+        "extra_body": {"auto_response": true, "minicpmo45_native_duplex": true,
+                       "force_listen_count": 0},
+        "ref_audio": format!("data:audio/wav;base64,{}", STANDARD.encode(b"RIFF....WAVE")),
+        "session_id": "omniinteract:s:bench-0:1", "idle_timeout_s": 900.0}})
+}
+
+fn append_event(bytes: usize, end: u64, frames: usize) -> Value {
+    let mut event = json!({"type": "input_audio_buffer.append",
+        "audio": STANDARD.encode(vec![0u8; bytes]), "input_audio_format": "pcm16",
+        "sample_rate_hz": 16000, "duration_ms": bytes as u64 * 1000 / 32000,
+        "audio_end_ms": end * 1000 / 32000});
+    if frames > 0 {
+        event["video_frames"] = json!(vec![STANDARD.encode(JPEG); frames]);
+    }
+    event
+}
+
+fn fast() -> DuplexServerConfig {
+    DuplexServerConfig {
+        respond_every_s: 0.2,
+        audio_deltas: 3,
+        delta_ms: 20,
+        rtf: 0.1,
+        first_response_delay_ms: 30.0,
+        ..DuplexServerConfig::default()
+    }
+}
+
+fn plan_with(cfg: DuplexServerConfig) -> DuplexPlan {
+    let info = validate_update(&update_event()).unwrap();
+    DuplexPlan::new(cfg, 7, info, None, 300.0)
+}
+
+fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
+}
+
+/// Every remaining timeline action, with its due offset.
+fn drain(plan: &mut DuplexPlan) -> Vec<(Duration, Action)> {
+    let mut out = Vec::new();
+    while let Some(due) = plan.next_due() {
+        out.push((due, plan.pop_due(Duration::MAX).unwrap()));
+    }
+    out
+}
+
+fn types(actions: &[Action]) -> Vec<String> {
+    actions
+        .iter()
+        .map(|a| match a {
+            Action::Send(v) => v["type"].as_str().unwrap_or("?").to_string(),
+            Action::Close => "close".to_string(),
+        })
+        .collect()
+}
+
+fn sent(actions: &[(Duration, Action)]) -> Vec<Action> {
+    actions.iter().map(|(_, a)| a.clone()).collect()
+}
+
+fn event(action: &Action) -> &Value {
+    match action {
+        Action::Send(v) => v,
+        Action::Close => panic!("expected an event"),
+    }
+}
+
+/// One session: two 0.2 s appends (the second one trimmed by a sample), commit, then
+/// the rest of the timeline. Returns every action in the order the loop would send it.
+fn run_session(cfg: DuplexServerConfig) -> Vec<Action> {
+    let mut plan = plan_with(cfg);
+    let mut out = plan.start();
+    let commit = json!({"type": "input_audio_buffer.commit", "final": true});
+    for (kind, event, at) in [
+        (
+            "input_audio_buffer.append",
+            append_event(6400, 6400, 1),
+            ms(200),
+        ),
+        (
+            "input_audio_buffer.append",
+            append_event(6398, 12798, 0),
+            ms(400),
+        ),
+        ("input_audio_buffer.commit", commit, ms(400)),
+    ] {
+        out.extend(plan.on_event(kind, &event, at));
+    }
+    out.extend(sent(&drain(&mut plan)));
+    out
+}
+
+/// The events of `actions` of this type.
+fn of_type<'a>(actions: &'a [Action], kind: &str) -> Vec<&'a Value> {
+    actions
+        .iter()
+        .map(event)
+        .filter(|e| e["type"] == kind)
+        .collect()
+}
+
+#[test]
+fn update_of_spec_1_2_is_accepted() {
+    let info = validate_update(&update_event()).unwrap();
+    assert_eq!(info.model, "openbmb/MiniCPM-o-4_5");
+    assert_eq!(info.session_id.as_deref(), Some("omniinteract:s:bench-0:1"));
+    assert_eq!(info.idle_timeout_s, Some(900.0));
+}
+
+#[test]
+fn bad_updates_are_named() {
+    let cases: [(&str, Value, &str); 8] = [
+        (
+            "/session",
+            json!(null),
+            "session.update needs a \"session\" object",
+        ),
+        (
+            "/session/model",
+            json!(""),
+            "session.model must be a non-empty string",
+        ),
+        (
+            "/session/input_audio_format",
+            json!("opus"),
+            "session.input_audio_format must be \"pcm16\", got \"opus\"",
+        ),
+        (
+            "/session/output_audio_format",
+            json!(null),
+            "session.output_audio_format must be \"pcm16\", got null",
+        ),
+        (
+            "/session/modalities",
+            json!(["text"]),
+            "session.modalities must be a list of strings containing \"audio\"",
+        ),
+        (
+            "/session/turn_detection",
+            json!({"type": "server_vad"}),
+            "session.turn_detection must be null",
+        ),
+        (
+            "/session/ref_audio",
+            json!("data:audio/wav;base64,@@"),
+            "session.ref_audio is not valid base64",
+        ),
+        (
+            "/session/idle_timeout_s",
+            json!(0),
+            "session.idle_timeout_s must be a number of seconds in (0, 1e9], got 0",
+        ),
+    ];
+    for (pointer, value, message) in cases {
+        let mut event = update_event();
+        *event.pointer_mut(pointer).unwrap() = value;
+        let err = validate_update(&event).unwrap_err();
+        assert!(err.starts_with(message), "{pointer}: {err}");
+    }
+}
+
+#[test]
+fn appends_of_the_worked_example_of_spec_1_4_validate() {
+    // 10.0 s video: 319998 bytes = 49 x 6400 + 6398; frames on appends #3, #8, … #48.
+    let mut total = 0u64;
+    let mut frames = 0;
+    for i in 1..=50u64 {
+        let bytes = if i == 50 { 6398 } else { 6400 };
+        let with_frame = usize::from(i % 5 == 3);
+        let event = append_event(bytes, total + bytes as u64, with_frame);
+        let append = validate_append(&event, total).unwrap();
+        assert_eq!(
+            append,
+            Append {
+                bytes: bytes as u64,
+                frames: with_frame
+            }
+        );
+        total += append.bytes;
+        frames += append.frames;
+        if i == 50 {
+            assert_eq!(
+                (
+                    event["duration_ms"].as_u64(),
+                    event["audio_end_ms"].as_u64()
+                ),
+                (Some(199), Some(9999))
+            );
+        }
+    }
+    assert_eq!((total, frames), (319_998, 10));
+}
+
+#[test]
+fn bad_appends_are_named() {
+    let ok = append_event(6400, 6400, 1);
+    let cases: [(&str, Value, &str); 10] = [
+        ("/audio", json!("@@@@"), "audio is not valid base64"),
+        (
+            "/audio",
+            json!(STANDARD.encode([1u8, 2, 3])),
+            "audio is not PCM16 aligned: 3 bytes",
+        ),
+        ("/audio", json!(""), "audio is empty"),
+        (
+            "/sample_rate_hz",
+            json!(24000),
+            "sample_rate_hz must be 16000, got 24000",
+        ),
+        (
+            "/input_audio_format",
+            json!("opus"),
+            "input_audio_format must be \"pcm16\", got \"opus\"",
+        ),
+        (
+            "/duration_ms",
+            json!(199),
+            "duration_ms 199 does not match the 6400 audio bytes of this append (expected 200)",
+        ),
+        (
+            "/audio_end_ms",
+            json!(400),
+            "audio_end_ms 400 does not match the 6400 audio bytes received so far (expected 200)",
+        ),
+        (
+            "/video_frames",
+            json!([]),
+            "video_frames must be a non-empty list",
+        ),
+        (
+            "/video_frames/0",
+            json!(STANDARD.encode([0x89u8, b'P', b'N', b'G'])),
+            "video_frames[0] is not a JPEG (does not start with the FF D8 SOI marker)",
+        ),
+        (
+            "/video_frames/0",
+            json!("not base64!"),
+            "video_frames[0] is not valid base64",
+        ),
+    ];
+    for (pointer, value, message) in cases {
+        let mut event = ok.clone();
+        *event.pointer_mut(pointer).unwrap() = value;
+        let err = validate_append(&event, 0).unwrap_err();
+        assert!(
+            err.starts_with(&format!("input_audio_buffer.append: {message}")),
+            "{pointer}: {err}"
+        );
+    }
+    let mut missing = ok.clone();
+    missing.as_object_mut().unwrap().remove("sample_rate_hz");
+    assert!(
+        validate_append(&missing, 0)
+            .unwrap_err()
+            .contains("sample_rate_hz must be 16000, got null")
+    );
+}
+
+#[test]
+fn acks_are_parsed_and_checked() {
+    let ack = json!({"type": "playback.ack", "response_id": "r1", "item_id": "item_r1", "played_ms": 100, "committed_ms": 100});
+    assert_eq!(
+        parse_ack(&ack),
+        Ok(Ack {
+            response_id: "r1".into(),
+            played_ms: 100
+        })
+    );
+    for (key, value) in [
+        ("item_id", json!("item_r2")),
+        ("played_ms", json!(-1)),
+        ("committed_ms", json!(101)),
+        ("response_id", json!(5)),
+    ] {
+        let mut bad = ack.clone();
+        bad[key] = value;
+        assert!(parse_ack(&bad).is_err(), "{key}");
+    }
+}
+
+#[test]
+fn normal_session_event_order_ids_and_pacing() {
+    let mut plan = plan_with(fast());
+    let start = plan.start();
+    assert_eq!(types(&start), ["session.created"]);
+    let created = event(&start[0]);
+    assert_eq!(created["session"]["capabilities"]["chunk_period_ms"], 1000);
+    assert_eq!(created["session"]["id"], "omniinteract:s:bench-0:1");
+    // response.created goes out with the triggering append.
+    let now = plan.on_event(
+        "input_audio_buffer.append",
+        &append_event(6400, 6400, 1),
+        ms(200),
+    );
+    let mut timeline = vec![(ms(200), now[0].clone())];
+    assert_eq!(now.len(), 1);
+    timeline.extend(drain(&mut plan));
+    let kinds = types(&sent(&timeline));
+    assert_eq!(
+        kinds,
+        [
+            "response.created",
+            "response.audio_transcript.delta",
+            "response.audio.delta",
+            "response.audio_transcript.delta",
+            "response.audio.delta",
+            "response.audio_transcript.delta",
+            "response.audio.delta",
+            "response.done"
+        ]
+    );
+    // First delta 30 ms after the trigger, each 20 ms delta 2 ms (rtf 0.1) after the previous.
+    let dues: Vec<Duration> = timeline.iter().map(|(d, _)| *d).collect();
+    for (i, due) in [(1, 230), (2, 230), (4, 232), (6, 234), (7, 234)] {
+        assert!(
+            dues[i].abs_diff(ms(due)) < Duration::from_micros(10),
+            "{i}: {:?}",
+            dues[i]
+        );
+    }
+    let id = "resp_7_0";
+    assert_eq!(event(&timeline[0].1)["response"]["id"], id);
+    let words: String = [1, 3, 5]
+        .iter()
+        .map(|&i| event(&timeline[i].1)["delta"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(words, "hello from the");
+    for (k, i) in [2, 4, 6].into_iter().enumerate() {
+        let audio = event(&timeline[i].1);
+        assert_eq!(audio["response_id"], id);
+        assert_eq!(
+            (audio["format"].as_str(), audio["sample_rate_hz"].as_u64()),
+            (Some("pcm16"), Some(24000))
+        );
+        assert_eq!(audio["metadata"]["audio_duration_ms"], 20 * (k as u64 + 1));
+        let pcm = STANDARD.decode(audio["delta"].as_str().unwrap()).unwrap();
+        assert_eq!(pcm.len(), 960);
+        assert_eq!(audio.get("vllm_omni").is_some(), k == 2);
+    }
+    let stage0 = &event(&timeline[6].1)["vllm_omni"]["stage_metrics"]["0"];
+    assert_eq!(stage0["num_tokens_out"], 3);
+    assert_eq!(stage0["vllm_itls_ms"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        *event(&timeline[7].1),
+        json!({"type": "response.done", "response": {"id": id, "status": "completed"}})
+    );
+}
+
+#[test]
+fn trimmed_final_input_is_decided_at_commit() {
+    let out = run_session(fast());
+    let kinds = types(&out);
+    // The tail append (2 bytes short of 0.4 s) triggers nothing; the commit at 400 ms
+    // comes after the first response ended (234 ms): no deferral, final response at once.
+    assert_eq!(kinds[..2], ["session.created", "response.created"]);
+    assert_eq!(
+        kinds[8..11],
+        [
+            "response.done",
+            "input_audio_buffer.committed",
+            "response.created"
+        ]
+    );
+    assert_eq!(
+        *event(&out[9]),
+        json!({"type": "input_audio_buffer.committed", "audio_end_ms": 399})
+    );
+    let created = of_type(&out, "response.created");
+    assert_eq!(created.len(), 2);
+    assert_eq!(created[1]["response"]["id"], "resp_7_1");
+    assert_eq!(kinds.len(), 18);
+    assert_eq!(kinds.last().map(String::as_str), Some("response.done"));
+}
+
+#[test]
+fn commit_during_a_response_is_deferred() {
+    let mut plan = plan_with(fast());
+    plan.start();
+    plan.on_event(
+        "input_audio_buffer.append",
+        &append_event(6400, 6400, 0),
+        ms(200),
+    );
+    let commit = json!({"type": "input_audio_buffer.commit", "final": true});
+    let out = plan.on_event("input_audio_buffer.commit", &commit, ms(201));
+    assert_eq!(event(&out[0])["overlap_deferred"], true);
+    let timeline = drain(&mut plan);
+    let done: Vec<(Duration, &Value)> = timeline
+        .iter()
+        .map(|(d, a)| (*d, event(a)))
+        .filter(|(_, e)| e["type"] == "response.done")
+        .collect();
+    assert_eq!(done.len(), 2);
+    let final_created = timeline
+        .iter()
+        .find(|(_, a)| event(a)["type"] == "response.created")
+        .unwrap();
+    // The final response starts when the in-flight one ends, not at the commit.
+    assert_eq!(final_created.0, done[0].0);
+
+    let mut cfg = fast();
+    cfg.deferred_commit = false;
+    let mut plan = plan_with(cfg);
+    plan.start();
+    plan.on_event(
+        "input_audio_buffer.append",
+        &append_event(6400, 6400, 0),
+        ms(200),
+    );
+    let out = plan.on_event("input_audio_buffer.commit", &commit, ms(201));
+    assert!(event(&out[0]).get("overlap_deferred").is_none());
+    assert_eq!(
+        types(&sent(&drain(&mut plan)))
+            .iter()
+            .filter(|t| *t == "response.done")
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn listen_decisions_and_buffering_notifications() {
+    let listen = |b: bool| json!({"type": "response.listen", "response": {"metadata": {"model_listen": true, "buffering": b}}});
+    let cfg = DuplexServerConfig {
+        respond_every_s: 10.0,
+        listen_every_s: 0.2,
+        final_decision: FinalDecision::Listen,
+        ..fast()
+    };
+    let out = run_session(cfg);
+    assert_eq!(
+        out[1..],
+        [
+            Action::Send(listen(false)),
+            Action::Send(json!({"type": "input_audio_buffer.committed", "audio_end_ms": 399})),
+            Action::Send(listen(false)),
+        ]
+    );
+
+    let cfg = DuplexServerConfig {
+        respond_every_s: 10.0,
+        buffering_listens: true,
+        ..fast()
+    };
+    let out = run_session(cfg);
+    assert_eq!(
+        types(&out)[..6],
+        [
+            "session.created",
+            "response.listen",
+            "response.listen",
+            "input_audio_buffer.committed",
+            "response.listen",
+            "response.created"
+        ]
+    );
+    for i in [1, 2, 4] {
+        assert_eq!(out[i], Action::Send(listen(true)));
+    }
+}
+
+#[test]
+fn commit_and_append_misuse_are_errors() {
+    let mut plan = plan_with(fast());
+    plan.start();
+    let out = plan.on_event(
+        "input_audio_buffer.commit",
+        &json!({"type": "input_audio_buffer.commit"}),
+        ms(1),
+    );
+    assert!(
+        event(&out[0])["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"final\": true")
+    );
+    let commit = json!({"type": "input_audio_buffer.commit", "final": true});
+    assert_eq!(
+        types(&plan.on_event("input_audio_buffer.commit", &commit, ms(2))),
+        ["input_audio_buffer.committed", "response.created"]
+    );
+    assert_eq!(
+        types(&plan.on_event("input_audio_buffer.commit", &commit, ms(3))),
+        ["error"]
+    );
+    assert_eq!(
+        types(&plan.on_event(
+            "input_audio_buffer.append",
+            &append_event(6400, 6400, 0),
+            ms(4)
+        )),
+        ["error"]
+    );
+    assert_eq!(
+        types(&plan.on_event("session.update", &update_event(), ms(5))),
+        ["error"]
+    );
+    let out = plan.on_event("response.create", &json!({}), ms(6));
+    assert_eq!(
+        event(&out[0])["message"],
+        "unknown event type 'response.create'"
+    );
+}
+
+#[test]
+fn bad_append_is_fatal_only_with_the_switch() {
+    let bad = json!({"type": "input_audio_buffer.append", "audio": "@@", "input_audio_format": "pcm16", "sample_rate_hz": 16000});
+    let mut plan = plan_with(fast());
+    assert_eq!(
+        types(&plan.on_event("input_audio_buffer.append", &bad, ms(1))),
+        ["error"]
+    );
+    let mut cfg = fast();
+    cfg.faults.fatal_append_errors = true;
+    let mut plan = plan_with(cfg);
+    assert_eq!(
+        types(&plan.on_event("input_audio_buffer.append", &bad, ms(1))),
+        ["error", "close"]
+    );
+}
+
+#[test]
+fn acks_are_recorded_and_required_when_asked() {
+    let close = json!({"type": "session.close"});
+    let ack = |played: u64| json!({"type": "playback.ack", "response_id": "resp_7_0", "item_id": "item_resp_7_0", "played_ms": played, "committed_ms": played});
+    for (acked, require, expected) in [
+        (None, false, vec!["session.closed", "close"]),
+        (None, true, vec!["error", "session.closed", "close"]),
+        (Some(40), true, vec!["error", "session.closed", "close"]),
+        (Some(60), true, vec!["session.closed", "close"]),
+    ] {
+        let mut plan = plan_with(DuplexServerConfig {
+            require_acks: require,
+            ..fast()
+        });
+        plan.start();
+        plan.on_event(
+            "input_audio_buffer.append",
+            &append_event(6400, 6400, 0),
+            ms(200),
+        );
+        drain(&mut plan);
+        if let Some(played) = acked {
+            assert!(
+                plan.on_event("playback.ack", &ack(played), ms(300))
+                    .is_empty()
+            );
+        }
+        let out = plan.on_event("session.close", &close, ms(400));
+        assert_eq!(types(&out), expected, "{acked:?} {require}");
+        if expected[0] == "error" {
+            assert!(
+                event(&out[0])["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("missing completion playback.ack for resp_7_0")
+            );
+        }
+        assert_eq!(
+            *event(&out[out.len() - 2]),
+            json!({"type": "session.closed"})
+        );
+    }
+    let mut plan = plan_with(fast());
+    assert!(
+        event(&plan.on_event("playback.ack", &ack(0), ms(1))[0])["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown response_id resp_7_0")
+    );
+    plan.on_event(
+        "input_audio_buffer.append",
+        &append_event(6400, 6400, 0),
+        ms(200),
+    );
+    drain(&mut plan);
+    assert!(
+        event(&plan.on_event("playback.ack", &ack(61), ms(300))[0])["message"]
+            .as_str()
+            .unwrap()
+            .contains("exceeds the 60 ms")
+    );
+}
+
+fn with_faults(f: impl FnOnce(&mut DuplexFaults)) -> DuplexServerConfig {
+    let mut cfg = fast();
+    f(&mut cfg.faults);
+    cfg
+}
+
+/// The first response's events of a run with these faults.
+fn first_response(f: impl FnOnce(&mut DuplexFaults)) -> Vec<Value> {
+    run_session(with_faults(f))
+        .iter()
+        .map(event)
+        .filter(|e| {
+            e["type"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("response."))
+        })
+        .cloned()
+        .take_while(|e| !(e["type"] == "response.created" && e["response"]["id"] == "resp_7_1"))
+        .collect()
+}
+
+#[test]
+fn ledger_faults_shape_the_first_response() {
+    let ev = first_response(|f| f.missing_response_id = true);
+    assert_eq!(
+        ev[0],
+        json!({"type": "response.created", "response": {"status": "in_progress"}})
+    );
+    let ev = first_response(|f| f.duplicate_created = true);
+    assert_eq!(
+        (ev[0]["type"].clone(), ev[1].clone()),
+        (json!("response.created"), ev[0].clone())
+    );
+    let ev = first_response(|f| f.done_without_created = true);
+    assert_eq!(
+        ev[0],
+        json!({"type": "response.done", "response": {"id": ORPHAN_RESPONSE_ID, "status": "completed"}})
+    );
+    let ev = first_response(|f| f.duplicate_done = true);
+    assert_eq!(ev[ev.len() - 1], ev[ev.len() - 2]);
+    for (status, faults) in [
+        (
+            "failed",
+            DuplexFaults {
+                failed_response: true,
+                ..DuplexFaults::default()
+            },
+        ),
+        (
+            "cancelled",
+            DuplexFaults {
+                cancelled_response: true,
+                ..DuplexFaults::default()
+            },
+        ),
+    ] {
+        let ev = first_response(|f| *f = faults);
+        let done = &ev[ev.len() - 1]["response"];
+        assert_eq!(
+            (
+                done["status"].as_str(),
+                done["status_details"]["type"].as_str()
+            ),
+            (Some(status), Some(status))
+        );
+    }
+}
+
+#[test]
+fn wire_faults_touch_the_first_audio_delta() {
+    let first_audio = |f: fn(&mut DuplexFaults)| {
+        first_response(f)
+            .into_iter()
+            .find(|e| e["type"] == "response.audio.delta")
+            .unwrap()
+    };
+    assert_eq!(
+        first_audio(|f| f.audio_wrong_format = true)["format"],
+        "opus"
+    );
+    assert_eq!(
+        first_audio(|f| f.audio_wrong_rate = true)["sample_rate_hz"],
+        16000
+    );
+    assert!(
+        STANDARD
+            .decode(
+                first_audio(|f| f.audio_bad_base64 = true)["delta"]
+                    .as_str()
+                    .unwrap()
+            )
+            .is_err()
+    );
+    assert_eq!(
+        STANDARD
+            .decode(
+                first_audio(|f| f.audio_odd_length = true)["delta"]
+                    .as_str()
+                    .unwrap()
+            )
+            .unwrap()
+            .len(),
+        959
+    );
+    assert_eq!(
+        first_audio(|f| f.audio_unknown_response = true)["response_id"],
+        UNKNOWN_RESPONSE_ID
+    );
+    let ev = first_response(|f| f.transcript_unknown_response = true);
+    assert_eq!(ev[1]["response_id"], UNKNOWN_RESPONSE_ID);
+    assert_eq!(ev[1]["type"], "response.audio_transcript.delta");
+    let out = run_session(with_faults(|f| {
+        f.omit_format = true;
+        f.omit_sample_rate = true;
+    }));
+    let audio = of_type(&out, "response.audio.delta");
+    assert_eq!(audio.len(), 6);
+    assert!(
+        audio
+            .iter()
+            .all(|e| e.get("format").is_none() && e.get("sample_rate_hz").is_none())
+    );
+    // Later deltas and responses are clean.
+    let ev = first_response(|f| f.audio_wrong_format = true);
+    assert_eq!(ev.iter().filter(|e| e["format"] == "pcm16").count(), 2);
+}
+
+#[test]
+fn session_and_commit_faults() {
+    let mut plan = plan_with(with_faults(|f| f.error_on_update = Some("busy".into())));
+    assert_eq!(
+        plan.start(),
+        [
+            Action::Send(json!({"type": "error", "message": "busy"})),
+            Action::Close
+        ]
+    );
+    let mut plan = plan_with(with_faults(|f| f.no_session_created = true));
+    assert!(plan.start().is_empty());
+
+    let mut plan = plan_with(with_faults(|f| {
+        f.error_event_after_s = Some(0.5);
+        f.expire_after_s = Some(1.0);
+        f.close_mid_session_after_s = Some(2.0);
+    }));
+    plan.start();
+    let timeline = drain(&mut plan);
+    assert_eq!(
+        timeline,
+        [
+            (
+                ms(500),
+                Action::Send(error_event("injected fault: error event after 0.5 s"))
+            ),
+            (
+                ms(1000),
+                Action::Send(json!({"type": "session.expired", "reason": "injected_fault"}))
+            ),
+            (ms(1000), Action::Close),
+            (ms(2000), Action::Close),
+        ]
+    );
+
+    let out = run_session(with_faults(|f| f.never_commit_ack = true));
+    assert!(of_type(&out, "input_audio_buffer.committed").is_empty());
+    assert_eq!(of_type(&out, "response.created").len(), 2);
+    let out = run_session(with_faults(|f| f.no_final_decision = true));
+    assert_eq!(of_type(&out, "input_audio_buffer.committed").len(), 1);
+    assert_eq!(of_type(&out, "response.created").len(), 1);
+    assert_eq!(
+        types(&out).last().map(String::as_str),
+        Some("input_audio_buffer.committed")
+    );
+
+    let mut plan = plan_with(with_faults(|f| {
+        f.close_with_reason = Some("server_shutdown".into())
+    }));
+    let out = plan.on_event("session.close", &json!({"type": "session.close"}), ms(1));
+    assert_eq!(
+        out,
+        [
+            Action::Send(json!({"type": "session.closed", "reason": "server_shutdown"})),
+            Action::Close
+        ]
+    );
+}
+
+#[test]
+fn faults_select_sessions_and_points_advance() {
+    let faults = DuplexFaults {
+        duplicate_done: true,
+        only_sessions: vec![2],
+        ..DuplexFaults::default()
+    };
+    assert!(faults.for_session(2).duplicate_done);
+    assert!(!faults.for_session(0).duplicate_done);
+    assert_eq!(next_point(6400, 6400, 6400), 12800);
+    assert_eq!(next_point(6400, 6400, 20000), 25600);
+    assert_eq!(seconds(f64::NAN), Duration::ZERO);
+    assert_eq!(seconds(-1.0), Duration::ZERO);
+    assert_eq!(seconds(f64::INFINITY), Duration::from_secs(1_000_000_000));
+}
+
+#[test]
+fn tone_is_pcm16_at_24_khz_and_not_silent() {
+    let pcm = tone_pcm(440.0, 200);
+    assert_eq!(pcm.len(), 4800 * 2);
+    assert!(
+        pcm.chunks(2)
+            .any(|s| i16::from_le_bytes([s[0], s[1]]).abs() > 5000)
+    );
+}
+
+#[test]
+fn final_commit_drops_responses_not_yet_created() {
+    // Each 0.2 s append triggers a response lasting 30 + 2 + 2 ms; three appends at once
+    // queue responses 1 and 2 behind response 0.
+    let mut plan = plan_with(fast());
+    plan.start();
+    let mut out = Vec::new();
+    for i in 1..=3u64 {
+        out.extend(plan.on_event(
+            "input_audio_buffer.append",
+            &append_event(6400, 6400 * i, 0),
+            ms(200),
+        ));
+    }
+    assert_eq!(types(&out), ["response.created"]);
+    let commit = json!({"type": "input_audio_buffer.commit", "final": true});
+    let answer = plan.on_event("input_audio_buffer.commit", &commit, ms(201));
+    assert_eq!(event(&answer[0])["overlap_deferred"], true);
+    out.extend(answer);
+    out.extend(sent(&drain(&mut plan)));
+    let ids: Vec<&Value> = of_type(&out, "response.created")
+        .iter()
+        .map(|e| &e["response"]["id"])
+        .collect();
+    assert_eq!(ids, [&json!("resp_7_0"), &json!("resp_7_3")]);
+    assert_eq!(of_type(&out, "response.done").len(), 2);
+    let ack = json!({"type": "playback.ack", "response_id": "resp_7_1", "played_ms": 0});
+    assert!(
+        event(&plan.on_event("playback.ack", &ack, ms(900))[0])["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown response_id")
+    );
+}

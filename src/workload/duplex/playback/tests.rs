@@ -1,0 +1,125 @@
+//! Serial playback clock and acknowledger vectors (spec §1.6).
+
+use super::*;
+
+fn pcm(samples: usize) -> Vec<u8> {
+    vec![1u8; samples * 2]
+}
+
+fn acks(c: &mut PlaybackClock, now: f64) -> Vec<(String, u64)> {
+    c.acks(now)
+        .into_iter()
+        .map(|a| (a.response_id.to_string(), a.played_ms))
+        .collect()
+}
+
+#[test]
+fn seed_ack_vector() {
+    let mut c = PlaybackClock::new(false);
+    c.ingest("r1", &pcm(2400), 10.0, false);
+    c.complete("r1", 10.01);
+    assert!(acks(&mut c, 10.05).is_empty());
+    assert_eq!(c.next_due(), Some(10.1));
+    assert_eq!(acks(&mut c, 10.1), [("r1".to_string(), 100)]);
+    assert!(acks(&mut c, 20.0).is_empty(), "never acked twice");
+    assert_eq!(c.next_due(), None);
+}
+
+#[test]
+fn seed_acks_need_completion_and_audio() {
+    let mut c = PlaybackClock::new(false);
+    c.ingest("r1", &pcm(2400), 10.0, false);
+    assert!(acks(&mut c, 11.0).is_empty(), "not done yet");
+    c.complete("r2", 10.5);
+    assert!(acks(&mut c, 11.0).is_empty(), "no audio, no ack");
+    c.complete("r1", 11.0);
+    assert_eq!(acks(&mut c, 11.0), [("r1".to_string(), 100)]);
+}
+
+#[test]
+fn serialization_example() {
+    let mut c = PlaybackClock::new(false);
+    let s = c.ingest("r1", &pcm(24_000), 10.0, true).clone();
+    assert_eq!((s.start_s, s.end_s, s.samples), (10.0, 11.0, 24_000));
+    assert_eq!(s.pcm.len(), 48_000);
+    let s = c.ingest("r1", &pcm(12_000), 10.2, false).clone();
+    assert_eq!((s.start_s, s.end_s), (11.0, 11.5));
+    assert!(s.pcm.is_empty(), "bytes only when kept");
+    assert_eq!(c.end_s(), 11.5);
+    assert_eq!(c.total_samples("r1"), 36_000);
+    c.complete("r1", 10.3);
+    assert_eq!(
+        c.drain().iter().map(|a| a.played_ms).collect::<Vec<_>>(),
+        [1500]
+    );
+}
+
+#[test]
+fn incremental_ack_vector() {
+    let mut c = PlaybackClock::new(true);
+    c.ingest("r1", &pcm(24_000), 10.0, false);
+    c.complete("r1", 10.0);
+    assert_eq!(acks(&mut c, 10.05), [("r1".to_string(), 50)]);
+    assert!(acks(&mut c, 10.1).is_empty());
+    let due = c.next_due().unwrap();
+    assert!(
+        (due - 10.25).abs() < 1e-9,
+        "next step at 250 ms played: {due}"
+    );
+    assert_eq!(acks(&mut c, 10.3), [("r1".to_string(), 300)]);
+    assert_eq!(acks(&mut c, 11.0), [("r1".to_string(), 1000)]);
+    assert!(acks(&mut c, 12.0).is_empty());
+    assert_eq!(c.next_due(), None);
+}
+
+#[test]
+fn incremental_checkpoint_is_immediate_and_drain_sends_total() {
+    let mut c = PlaybackClock::new(true);
+    c.ingest("r1", &pcm(2_400 * 3), 5.0, false);
+    assert_eq!(c.next_due(), Some(5.0));
+    assert_eq!(acks(&mut c, 5.0), [("r1".to_string(), 0)]);
+    c.complete("r1", 5.1);
+    let drained: Vec<_> = c.drain().into_iter().map(|a| a.played_ms).collect();
+    assert_eq!(drained, [300]);
+}
+
+#[test]
+fn barge_in_truncates_unplayed_audio() {
+    let mut c = PlaybackClock::new(false);
+    c.ingest("r1", &pcm(24_000), 10.0, true);
+    c.ingest("r2", &pcm(2_400), 10.1, true);
+    let lost = c.clear(Some("r1"), 10.25);
+    assert_eq!(lost.len(), 1);
+    assert_eq!((&*lost[0].0, lost[0].1), ("r1", 18_000));
+    assert_eq!(c.total_samples("r1"), 6_000);
+    let s = &c.segments()[0];
+    assert_eq!((s.samples, s.pcm.len()), (6_000, 12_000));
+    assert!((s.end_s - 10.25).abs() < 1e-9);
+    assert!(
+        (c.end_s() - 11.1).abs() < 1e-9,
+        "r2 stays where it was queued"
+    );
+    assert!(c.clear(Some("r1"), 10.3).is_empty(), "nothing left to lose");
+    c.complete("r1", 10.3);
+    assert_eq!(acks(&mut c, 10.3), [("r1".to_string(), 250)]);
+    let lost = c.clear(None, 10.0);
+    assert_eq!(lost.iter().map(|l| l.1).sum::<u64>(), 6_000 + 2_400);
+    assert!(c.into_segments().is_empty());
+}
+
+#[test]
+fn audible_within_horizon() {
+    let mut c = PlaybackClock::new(false);
+    let mut quiet_then_loud = vec![0u8; 4_800];
+    quiet_then_loud.extend_from_slice(&[0, 1]);
+    c.ingest("r1", &quiet_then_loud, 10.95, false);
+    // Starts 0.95 s into a 1 s horizon: offset 45600, 2400 writable bytes, all silent.
+    assert!(!c.audible_in_horizon("r1", 10.0, 1.0));
+    assert!(c.audible_in_horizon("r1", 10.0, 2.0));
+    c.ingest("r2", &[0, 0, 5, 0], 10.0, false);
+    assert!(
+        !c.audible_in_horizon("r2", 10.0, 1.0),
+        "queued after r1, past the horizon"
+    );
+    assert!(!c.audible_in_horizon("r3", 10.0, 1.0));
+}
