@@ -126,7 +126,7 @@ pub fn load_metrics(path: &Path) -> Result<BTreeMap<String, f64>, CompareError> 
         source,
     })?;
     let doc: serde_json::Value =
-        serde_json::from_str(&text).map_err(|source| CompareError::Json {
+        crate::resultfile::parse_lenient(&text).map_err(|source| CompareError::Json {
             path: path.to_path_buf(),
             source,
         })?;

@@ -7,18 +7,24 @@
 //! [`server`] is the default target. [`runner`] glues these together for the CLI.
 
 pub mod artifacts;
+pub mod batch;
 pub mod bench_metrics;
 pub mod compare;
 pub mod dataset;
 pub mod engine;
 pub mod histlog;
+pub mod html;
 pub mod plan;
 pub mod playback;
 pub mod progress;
+pub mod resultfile;
 pub mod runner;
 pub mod scenario;
+pub mod schema;
 pub mod server;
 pub mod stats;
+pub mod suite;
+pub mod sweep;
 pub mod target;
 pub mod thresholds;
 pub mod workload;

@@ -60,6 +60,8 @@ pub struct RunSummary {
     pub artifact_errors: Vec<String>,
     /// Where the JSON result went.
     pub json_path: Option<PathBuf>,
+    /// Each `[thresholds]` entry with its measured value.
+    pub verdicts: Vec<crate::thresholds::Verdict>,
     /// The URL the run aimed at.
     pub url: String,
 }
@@ -67,7 +69,9 @@ pub struct RunSummary {
 impl RunSummary {
     /// True when every measured sample succeeded and every artifact was written.
     pub fn passed(&self) -> bool {
-        self.failures.is_empty() && self.artifact_errors.is_empty()
+        self.failures.is_empty()
+            && self.artifact_errors.is_empty()
+            && self.verdicts.iter().all(|v| v.passed)
     }
 }
 
@@ -119,6 +123,7 @@ pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSumma
     out.run.load = Some(scenario.load.clone());
     let (failures, measured) = failures(&out.run);
     let report = workload.report(out.run).map_err(RunError::Report)?;
+    let verdicts = crate::thresholds::evaluate(&scenario.thresholds, &report.metrics());
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
         let text = report.to_json_text();
@@ -133,6 +138,7 @@ pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSumma
         measured,
         artifact_errors: out.artifact_errors,
         json_path,
+        verdicts,
         url,
     })
 }

@@ -54,7 +54,7 @@ pub struct LoadOverrides {
 }
 
 /// A TOML number written as an integer or a float, or a string (for `"inf"`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 enum NumOrStr {
     Int(i64),
@@ -62,18 +62,39 @@ enum NumOrStr {
     Str(String),
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `[load]` as written (the schema of `rtload schema` is derived from this type).
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct RawLoad {
+pub(crate) struct RawLoad {
+    /// Measured samples (`--num-prompts`); OmniInteract: a total of cases, 0 = all.
+    #[schemars(with = "Option<u64>")]
     samples: Option<Spanned<i64>>,
+    /// Warm-up samples, run first and excluded from metrics (`--num-warmups`).
+    #[schemars(with = "Option<u64>")]
     warmup_samples: Option<Spanned<i64>>,
+    /// Requests per second, or "inf" (default) to release everything at once.
+    #[schemars(with = "Option<NumOrStr>")]
     request_rate: Option<Spanned<NumOrStr>>,
+    /// Gamma shape of the gaps: 1 = Poisson (default), "inf" = constant.
+    #[schemars(with = "Option<NumOrStr>")]
     burstiness: Option<Spanned<NumOrStr>>,
+    /// Cap on concurrently running samples (default 1).
+    #[schemars(with = "Option<u64>")]
     max_concurrency: Option<Spanned<i64>>,
+    /// Arrival (and dataset shuffle) seed (default 0).
+    #[schemars(with = "Option<u64>")]
     seed: Option<Spanned<i64>>,
+    /// "linear" or "exponential"; needs ramp_up_start_rps and ramp_up_end_rps.
+    #[schemars(with = "Option<String>")]
     ramp_up_strategy: Option<Spanned<String>>,
+    /// Ramp-up start rate.
+    #[schemars(with = "Option<f64>")]
     ramp_up_start_rps: Option<Spanned<NumOrStr>>,
+    /// Ramp-up end rate.
+    #[schemars(with = "Option<f64>")]
     ramp_up_end_rps: Option<Spanned<NumOrStr>>,
+    /// Session shard threads (default: one per core).
+    #[schemars(with = "Option<u64>")]
     shards: Option<Spanned<i64>>,
 }
 

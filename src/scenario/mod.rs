@@ -40,6 +40,10 @@ pub struct Scenario {
     pub load: Load,
     /// `[output] json`: where the workload's JSON result goes.
     pub output_json: Option<PathBuf>,
+    /// `[sweep]`: run the scenario at each of these points.
+    pub sweep: Option<crate::sweep::Sweep>,
+    /// `[thresholds]`, checked against the workload's metric names.
+    pub thresholds: Vec<crate::thresholds::Threshold>,
     /// The file's text (sections owned by other modules, like `[server]`, are parsed
     /// from it with positions).
     pub src: Arc<str>,
@@ -68,36 +72,67 @@ pub struct Overrides {
     pub load: LoadOverrides,
     /// `[workload]` keys set by workload flags (e.g. `target_fps`).
     pub workload: toml::Table,
+    /// `--header KEY=VALUE` (win over `[target] headers` on the same name).
+    pub headers: Vec<(String, String)>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A scenario file as written. Sections owned by other modules are parsed from the text
+/// with positions; here they only exist so unknown top-level keys are errors, and so
+/// `rtload schema` can describe them with the owners' types.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct RawScenario {
+#[schemars(title = "rtload scenario")]
+pub(crate) struct RawScenario {
+    /// Scenario name (default: the file stem).
     name: Option<String>,
+    /// Free text.
     #[serde(rename = "description")]
     _description: Option<String>,
+    /// The target; omit to run against the embedded reference server.
     target: Option<RawTarget>,
+    /// The workload: `kind` picks the registered workload, the other keys are its own.
     #[serde(rename = "workload")]
+    #[schemars(with = "crate::schema::WorkloadSchema")]
     _workload: Option<toml::Value>,
+    /// Samples, warm-ups, arrivals, concurrency.
     #[serde(rename = "load")]
+    #[schemars(with = "Option<load::RawLoad>")]
     _load: Option<toml::Value>,
+    /// Result files.
     output: Option<RawOutput>,
+    /// The embedded reference server (used only without a target).
     #[serde(rename = "server")]
+    #[schemars(with = "Option<crate::server::ServerConfig>")]
     _server: Option<toml::Table>,
+    /// Pass/fail conditions: `"metric.stat" = "<op> <number>"`.
+    #[serde(rename = "thresholds")]
+    #[schemars(with = "Option<crate::schema::ThresholdsSchema>")]
+    _thresholds: Option<toml::Table>,
+    /// Run the scenario at several points of one parameter.
+    #[serde(rename = "sweep")]
+    #[schemars(with = "Option<crate::schema::SweepSchema>")]
+    _sweep: Option<toml::Table>,
 }
 
-#[derive(Debug, Deserialize)]
+/// `[target]`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawTarget {
+    /// ws://, wss://, http:// or https://; without a path the workload's default path is
+    /// appended.
     url: Option<String>,
+    /// Extra upgrade headers (values are never printed or saved).
     #[serde(default)]
     headers: std::collections::BTreeMap<String, String>,
+    /// WebSocket handshake bound, seconds (default 10).
     connect_timeout_s: Option<f64>,
 }
 
-#[derive(Debug, Deserialize)]
+/// `[output]`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawOutput {
+    /// The workload's JSON result, written atomically (relative to the scenario).
     json: Option<PathBuf>,
 }
 
@@ -144,6 +179,19 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
             ),
         ));
     }
+    let sweep = crate::sweep::parse_table(path, src)
+        .map_err(|e| errors.extend(e))
+        .unwrap_or_default();
+    let thresholds = crate::thresholds::parse(path, src)
+        .map_err(|e| errors.extend(e))
+        .unwrap_or_default();
+    if let Some(w) = &workload {
+        let names = w.metric_names();
+        let known: Vec<&str> = names.iter().map(String::as_str).collect();
+        if let Err(e) = crate::thresholds::check_names(path, src, &thresholds, &known) {
+            errors.extend(e);
+        }
+    }
     let (Some(mut load), Some(workload), true) = (load, workload, errors.is_empty()) else {
         return Err(errors);
     };
@@ -160,9 +208,12 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
             .target
             .clone()
             .or_else(|| target.and_then(|t| t.url.clone())),
-        headers: target
-            .map(|t| t.headers.clone().into_iter().collect())
-            .unwrap_or_default(),
+        headers: merge_headers(
+            target
+                .map(|t| t.headers.clone().into_iter().collect())
+                .unwrap_or_default(),
+            &ov.headers,
+        ),
         connect_timeout: Duration::from_secs_f64(connect_timeout_s.clamp(0.001, 1e6)),
         workload,
         load,
@@ -170,6 +221,8 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
             .output_json
             .clone()
             .or_else(|| raw.output.and_then(|o| o.json).map(|p| base.join(p))),
+        thresholds,
+        sweep,
         src: Arc::from(src),
     })
 }
@@ -219,4 +272,16 @@ fn build_workload(
         seed: load.map_or(0, |l| l.arrival.seed),
     })
     .map(Arc::from)
+}
+
+/// File headers, then flag headers; a later name wins (case-insensitively).
+fn merge_headers(
+    mut file: Vec<(String, String)>,
+    flags: &[(String, String)],
+) -> Vec<(String, String)> {
+    for (k, v) in flags {
+        file.retain(|(fk, _)| !fk.eq_ignore_ascii_case(k));
+        file.push((k.clone(), v.clone()));
+    }
+    file
 }

@@ -35,7 +35,7 @@ pub enum ServerError {
 }
 
 /// Whole embedded-server configuration (`[server]`-style TOML table).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServerConfig {
     /// Behaviour of the realtime video endpoint `/v1/realtime/video`.
@@ -59,7 +59,7 @@ pub struct ServerConfig {
 }
 
 /// Behaviour of the realtime video endpoint: pacing, payload sizes, limits and faults.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VideoServerConfig {
     /// Time from receipt of `session.start` to the first media chunk, in ms.
@@ -104,7 +104,7 @@ pub struct VideoServerConfig {
 /// chunks have been sent (N may equal the session's chunk count: then the fault replaces
 /// the trailer and `session.done`). When several trigger at the same N, the order is
 /// error, close, stall.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VideoFaults {
     /// Answer `session.start` with `{"type":"error","message":<this>}` and close.
@@ -153,7 +153,7 @@ impl VideoFaults {
 
 /// Behaviour of the simulated duplex speech model behind `/v1/realtime` (spec §1, server
 /// role). Responses are driven by received input audio time (32000 B/s of PCM16 16 kHz).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DuplexServerConfig {
     /// Model-unit length advertised as `session.created.session.capabilities.chunk_period_ms`.
@@ -204,7 +204,9 @@ pub struct DuplexServerConfig {
 }
 
 /// The model's decision for the input that remains at the final commit.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum FinalDecision {
     /// A final response (created, deltas, done).
@@ -217,7 +219,7 @@ pub enum FinalDecision {
 /// Fault injection for the duplex endpoint. Times ("after N s") count from receipt of
 /// `session.update`. Response faults touch only the session's first response (which is
 /// the final response when `respond_every_s` exceeds the input); `omit_*` touch every delta.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DuplexFaults {
     /// Answer `session.update` with `{"type":"error","message":<this>}` and close.

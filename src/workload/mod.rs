@@ -277,6 +277,9 @@ pub trait Workload: Send + Sync + 'static {
     /// Measured samples to run (the workload knows what a "sample" is: one rollout, one
     /// dataset case).
     fn samples(&self) -> usize;
+    /// Every name [`Report::metrics`] can produce for this configuration (thresholds and
+    /// comparisons are checked against it before the run).
+    fn metric_names(&self) -> Vec<String>;
     /// Media units the playback role buffers before it starts playing.
     fn playback_buffer(&self) -> u32 {
         1
@@ -350,6 +353,8 @@ pub struct WorkloadKind {
     pub summary: &'static str,
     /// Build from a scenario.
     pub build: BuildFn,
+    /// The JSON Schema of its `[workload]` table (from the type `build` parses).
+    pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
 }
 
 /// Every workload kind rtload knows, by name.
@@ -359,11 +364,13 @@ pub fn registry() -> &'static [WorkloadKind] {
             name: video::KIND,
             summary: "LingBot-World realtime video cadence (/v1/realtime/video)",
             build: video::build,
+            schema: |g| crate::schema::kind_schema::<video::VideoParams>(g, video::KIND),
         },
         WorkloadKind {
             name: duplex::KIND,
             summary: "OmniInteract duplex speech benchmark (/v1/realtime)",
             build: duplex::build,
+            schema: |g| crate::schema::kind_schema::<duplex::workload::OmniParams>(g, duplex::KIND),
         },
     ]
 }

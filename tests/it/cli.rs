@@ -9,10 +9,63 @@ fn rtload() -> Command {
 }
 
 #[test]
-fn quickstart_scenario_passes() {
+fn quickstart_is_the_duplex_benchmark_and_writes_bundles_and_manifest() {
+    // Copy the scenario next to its dataset in a temp dir so artifacts land there.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let dir = tempfile::tempdir().unwrap();
+    let sc = dir.path().join("quickstart.toml");
+    std::fs::copy(root.join("quickstart.toml"), &sc).unwrap();
+    let data = root.join("data").display().to_string();
+    let text = std::fs::read_to_string(&sc)
+        .unwrap()
+        .replace("\"data/", &format!("\"{data}/"));
+    std::fs::write(&sc, text).unwrap();
+    let out = rtload().arg("run").arg(&sc).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("============ Serving Benchmark Result ============"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Successful requests:                     3"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Pacing mode:                             realtime"),
+        "{stdout}"
+    );
+    let artifacts = dir.path().join("quickstart-output");
+    let manifest = std::fs::read_to_string(artifacts.join("official_eval_manifest.jsonl")).unwrap();
+    assert_eq!(manifest.lines().count(), 3, "{manifest}");
+    let done: Vec<_> = walk(&artifacts)
+        .into_iter()
+        .filter(|p| p.ends_with(".done"))
+        .collect();
+    assert_eq!(done.len(), 3);
+    for d in done {
+        let case = d.parent().unwrap();
+        for f in [
+            "output.wav",
+            "wav_transcript.json",
+            "events.json",
+            "result.json",
+        ] {
+            assert!(case.join(f).is_file(), "{} missing {f}", case.display());
+        }
+    }
+}
+
+#[test]
+fn video_quickstart_prints_the_cadence_report() {
     let root = env!("CARGO_MANIFEST_DIR");
     let out = rtload()
-        .args(["run", &format!("{root}/scenarios/quickstart.toml")])
+        .args(["run", &format!("{root}/scenarios/video-quickstart.toml")])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -30,6 +83,19 @@ fn quickstart_scenario_passes() {
         stdout.contains("Sessions:         3 measured, 1 warm-up"),
         "{stdout}"
     );
+}
+
+pub fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
 
 #[test]

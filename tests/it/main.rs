@@ -5,4 +5,5 @@ mod support;
 
 mod cli;
 mod engine;
+mod schema;
 mod video_faults;

@@ -26,9 +26,57 @@ pub enum Command {
     Check(CheckArgs),
     /// Run the embedded reference server (realtime video endpoint) in the foreground.
     Serve(ServeArgs),
+    /// Run scenario files one after another; one summary table, optional JUnit XML.
+    ///
+    /// Directories expand to their `*.toml` files. Exit status: 0 all passed, 1 a
+    /// scenario failed (samples or thresholds), 2 a scenario could not run.
+    Suite(SuiteArgs),
+    /// Render result JSON files as one self-contained HTML report with SVG charts.
+    Report(ReportArgs),
+    /// Compare two result files metric by metric; exit 1 past --max-regression.
+    Compare(CompareArgs),
+    /// Print the JSON Schema of the scenario format (for editors: taplo, Even Better TOML).
+    Schema,
     /// Dataset tools.
     #[command(subcommand)]
     Dataset(DatasetCommand),
+}
+
+/// `rtload suite`.
+#[derive(Debug, Args)]
+pub struct SuiteArgs {
+    /// Scenario files or directories.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Write JUnit XML here (one test case per scenario).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Suppress per-sample lines.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `rtload report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Result JSON files (from --output-json, --save-result or a sweep).
+    #[arg(required = true)]
+    pub results: Vec<PathBuf>,
+    /// The HTML file to write.
+    #[arg(long, value_name = "OUT.html")]
+    pub html: PathBuf,
+}
+
+/// `rtload compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline result.
+    pub base: PathBuf,
+    /// The new result.
+    pub new: PathBuf,
+    /// Largest tolerated regression per metric, e.g. 10%.
+    #[arg(long, value_name = "PCT")]
+    pub max_regression: Option<String>,
 }
 
 /// `rtload dataset ...`.
@@ -108,9 +156,153 @@ pub struct RunArgs {
     #[arg(long, value_name = "RPS", help_heading = "Load")]
     pub ramp_up_end_rps: Option<f64>,
 
+    /// Extra upgrade header `KEY=VALUE` (repeatable; wins over `[target] headers`).
+    /// Values are never printed or saved.
+    #[arg(long = "header", value_name = "KEY=VALUE")]
+    pub headers: Vec<String>,
+    /// Suppress live progress.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Run the scenario at each point, e.g. `max_concurrency=1,2,4,8` or
+    /// `request_rate=1,2,4`; prints a table and the capacity (overrides `[sweep]`).
+    #[arg(long, value_name = "PARAM=V1,V2,...", help_heading = "Load")]
+    pub sweep: Option<String>,
+    /// Where a sweep writes each point's result, sweep.json and sweep.html.
+    #[arg(long, value_name = "DIR", help_heading = "Load")]
+    pub sweep_dir: Option<PathBuf>,
+
     /// Video workload options (`[workload]` keys of `kind = "video-cadence"`).
     #[command(flatten)]
     pub video: VideoArgs,
+
+    /// OmniInteract workload options (`[workload]` keys of `kind = "omniinteract"`).
+    #[command(flatten)]
+    pub omni: OmniArgs,
+}
+
+/// Options of the OmniInteract workload, named as in `vllm bench serve --omni`; each sets
+/// the `[workload]` key shown in brackets.
+#[derive(Debug, Args, Default)]
+#[command(next_help_heading = "OmniInteract workload")]
+pub struct OmniArgs {
+    /// Local OmniInteract directory or archive [dataset_path].
+    #[arg(long, value_name = "PATH")]
+    pub dataset_path: Option<PathBuf>,
+    /// Subsets in concatenation order: 1q1a 1q1a_math 1qna [subsets].
+    #[arg(long = "omniinteract-subsets", num_args = 1.., value_name = "SUBSET")]
+    pub subsets: Vec<String>,
+    /// Reference voice WAV [ref_audio].
+    #[arg(long = "omniinteract-ref-audio", value_name = "WAV")]
+    pub ref_audio: Option<PathBuf>,
+    /// Session idle timeout / completion wait, seconds [timeout_s].
+    #[arg(long = "omniinteract-timeout-s", value_name = "S")]
+    pub timeout_s: Option<f64>,
+    /// Per ffprobe/ffmpeg command, seconds [media_timeout_s].
+    #[arg(long = "omniinteract-media-timeout-s", value_name = "S")]
+    pub media_timeout_s: Option<f64>,
+    /// Longest accepted video, seconds [max_video_duration_s].
+    #[arg(long = "omniinteract-max-video-duration-s", value_name = "S")]
+    pub max_video_duration_s: Option<f64>,
+    /// Fail LISTEN-only cases [require_response].
+    #[arg(long = "omniinteract-require-response")]
+    pub require_response: bool,
+    /// Artifact root [output_dir].
+    #[arg(long = "omniinteract-output-dir", value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Keep dataset order [disable_shuffle].
+    #[arg(long)]
+    pub disable_shuffle: bool,
+    /// JSON object forwarded in session.update extra_body [extra_body].
+    #[arg(long, value_name = "JSON")]
+    pub extra_body: Option<String>,
+    /// realtime, saturate, or a speed factor like 2x [pacing].
+    #[arg(long, value_name = "MODE")]
+    pub pacing: Option<String>,
+    /// Save the vllm-style result JSON [save_result].
+    #[arg(long)]
+    pub save_result: bool,
+    /// Directory of the saved result [result_dir].
+    #[arg(long, value_name = "DIR")]
+    pub result_dir: Option<PathBuf>,
+    /// File name of the saved result [result_filename].
+    #[arg(long, value_name = "NAME")]
+    pub result_filename: Option<String>,
+    /// Label of the result [label].
+    #[arg(long)]
+    pub label: Option<String>,
+    /// KEY=VALUE added to the saved result (repeatable) [metadata].
+    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+    pub metadata: Vec<String>,
+    /// Goodput SLOs KEY:MS, keys ttft tpot e2el itl audio_ttfp audio_rtf [goodput].
+    #[arg(long, num_args = 1.., value_name = "KEY:MS")]
+    pub goodput: Vec<String>,
+    /// Comma-separated metrics with percentiles [percentile_metrics].
+    #[arg(long, value_name = "LIST")]
+    pub percentile_metrics: Option<String>,
+    /// Comma-separated percentiles, e.g. 50,90,99 [metric_percentiles].
+    #[arg(long, value_name = "LIST")]
+    pub metric_percentiles: Option<String>,
+}
+
+impl OmniArgs {
+    fn extend(&self, t: &mut toml::Table) -> Result<(), String> {
+        use toml::Value as V;
+        let mut put = |k: &str, v: Option<V>| {
+            if let Some(v) = v {
+                t.insert(k.into(), v);
+            }
+        };
+        let p = |v: &Option<PathBuf>| v.as_ref().map(|p| V::String(absolute(p)));
+        let list = |v: &[String]| {
+            (!v.is_empty()).then(|| V::Array(v.iter().cloned().map(V::String).collect()))
+        };
+        put("dataset_path", p(&self.dataset_path));
+        put("subsets", list(&self.subsets));
+        put("ref_audio", p(&self.ref_audio));
+        put("timeout_s", self.timeout_s.map(V::Float));
+        put("media_timeout_s", self.media_timeout_s.map(V::Float));
+        put(
+            "max_video_duration_s",
+            self.max_video_duration_s.map(V::Float),
+        );
+        put(
+            "require_response",
+            self.require_response.then_some(V::Boolean(true)),
+        );
+        put("output_dir", p(&self.output_dir));
+        put(
+            "disable_shuffle",
+            self.disable_shuffle.then_some(V::Boolean(true)),
+        );
+        put("pacing", self.pacing.clone().map(V::String));
+        put("save_result", self.save_result.then_some(V::Boolean(true)));
+        put("result_dir", p(&self.result_dir));
+        put(
+            "result_filename",
+            self.result_filename.clone().map(V::String),
+        );
+        put("label", self.label.clone().map(V::String));
+        put("metadata", list(&self.metadata));
+        put("goodput", list(&self.goodput));
+        put(
+            "percentile_metrics",
+            self.percentile_metrics.clone().map(V::String),
+        );
+        put(
+            "metric_percentiles",
+            self.metric_percentiles.clone().map(V::String),
+        );
+        if let Some(json) = &self.extra_body {
+            let v: serde_json::Value = serde_json::from_str(json)
+                .map_err(|e| format!("--extra-body: not valid JSON ({e}): {json}"))?;
+            let table = toml::Value::try_from(&v)
+                .ok()
+                .filter(toml::Value::is_table)
+                .ok_or_else(|| format!("--extra-body: must be a JSON object (got {json})"))?;
+            t.insert("extra_body".into(), table);
+        }
+        Ok(())
+    }
 }
 
 /// Options of the video-cadence workload; each sets the `[workload]` key of the same name.
@@ -201,7 +393,20 @@ impl RunArgs {
             target: self.target.clone(),
             output_json: self.output_json.clone(),
             load,
-            workload: self.video.table()?,
+            workload: {
+                let mut t = self.video.table()?;
+                self.omni.extend(&mut t)?;
+                t
+            },
+            headers: self
+                .headers
+                .iter()
+                .map(|h| {
+                    h.split_once('=')
+                        .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+                        .ok_or_else(|| format!("--header: expected KEY=VALUE (got \"{h}\")"))
+                })
+                .collect::<Result<_, _>>()?,
         })
     }
 }

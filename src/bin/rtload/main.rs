@@ -13,6 +13,13 @@ fn main() -> ExitCode {
     match args.command {
         cli::Command::Run(run) => run_cmd(&run),
         cli::Command::Check(c) => check_cmd(&c),
+        cli::Command::Suite(a) => suite_cmd(&a),
+        cli::Command::Report(a) => report_cmd(&a),
+        cli::Command::Compare(a) => compare_cmd(&a),
+        cli::Command::Schema => {
+            println!("{}", rtload::schema::scenario_schema_json());
+            ExitCode::SUCCESS
+        }
         cli::Command::Dataset(cli::DatasetCommand::Synth(a)) => match synth_cmd(&a) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -57,9 +64,28 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
     for w in scenario.workload.warnings() {
         eprintln!("{w}");
     }
+    let sweep = match run
+        .sweep
+        .as_deref()
+        .map(rtload::sweep::parse_flag)
+        .transpose()
+    {
+        Ok(s) => s.or_else(|| scenario.sweep.clone()),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(sweep) = sweep {
+        return sweep_cmd(run, &scenario, &sweep);
+    }
     match rtload::runner::run(&scenario, Box::new(std::io::stdout())) {
         Ok(summary) => {
             print!("{}", summary.report.render_text());
+            if !summary.verdicts.is_empty() {
+                println!("Thresholds");
+                print!("{}", rtload::thresholds::render(&summary.verdicts));
+            }
             if let Some(p) = &summary.json_path {
                 eprintln!("wrote {}", p.display());
             }
@@ -69,14 +95,20 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
             for e in &summary.artifact_errors {
                 eprintln!("ERROR: artifact: {e}");
             }
-            if summary.passed() {
-                ExitCode::SUCCESS
-            } else {
+            let breached = summary.verdicts.iter().filter(|v| !v.passed).count();
+            if breached > 0 {
+                eprintln!("{breached} threshold(s) breached");
+            }
+            if !summary.failures.is_empty() {
                 eprintln!(
                     "{} of {} measured samples failed",
                     summary.failures.len(),
                     summary.measured
                 );
+            }
+            if summary.passed() {
+                ExitCode::SUCCESS
+            } else {
                 ExitCode::from(1)
             }
         }
@@ -142,4 +174,121 @@ fn synth_cmd(a: &cli::SynthArgs) -> anyhow::Result<()> {
         println!("archive: {}", t.display());
     }
     Ok(())
+}
+
+fn sweep_cmd(
+    run: &cli::RunArgs,
+    sc: &rtload::scenario::Scenario,
+    sweep: &rtload::sweep::Sweep,
+) -> ExitCode {
+    let dir = run
+        .sweep_dir
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from(format!("sweep-{}", sc.name)));
+    match rtload::batch::run_sweep(sc, sweep, &dir, run.quiet) {
+        Ok(r) => {
+            let mut cols: Vec<&str> = sweep.headline.iter().map(String::as_str).collect();
+            for c in rtload::batch::headline_names(sc.workload.kind()) {
+                if !cols.contains(c) {
+                    cols.push(c);
+                }
+            }
+            cols.push("failed");
+            print!("{}", rtload::sweep::render_table(sweep, &r.points, &cols));
+            for f in &r.files {
+                eprintln!("wrote {}", f.display());
+            }
+            if r.points.iter().all(|p| p.passed) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn suite_cmd(a: &cli::SuiteArgs) -> ExitCode {
+    let outcomes = match rtload::batch::run_suite(&a.paths, a.quiet) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    print!("{}", rtload::suite::render_table(&outcomes));
+    if let Some(path) = &a.junit {
+        let xml = rtload::suite::junit_xml("rtload", &outcomes);
+        if let Err(e) = rtload::engine::writer::write_atomic(path, xml.as_bytes()) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+        eprintln!("wrote {}", path.display());
+    }
+    ExitCode::from(rtload::suite::exit_code(&outcomes))
+}
+
+fn report_cmd(a: &cli::ReportArgs) -> ExitCode {
+    let mut docs = Vec::new();
+    for p in &a.results {
+        match rtload::resultfile::read(p) {
+            Ok(v) => docs.push((p.display().to_string(), v)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let html = match rtload::html::render_html(&docs) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match rtload::engine::writer::write_atomic(&a.html, html.as_bytes()) {
+        Ok(()) => {
+            eprintln!("wrote {}", a.html.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", a.html.display());
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {
+    let bound = match a
+        .max_regression
+        .as_deref()
+        .map(rtload::compare::parse_percent)
+        .transpose()
+    {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("error: --max-regression: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (base, new) = match (
+        rtload::compare::load_metrics(&a.base),
+        rtload::compare::load_metrics(&a.new),
+    ) {
+        (Ok(b), Ok(n)) => (b, n),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let cmp = rtload::compare::compare(&base, &new, bound);
+    print!("{}", rtload::compare::render(&cmp));
+    if cmp.regressions().is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

@@ -229,3 +229,31 @@ fn case_result<'a>(
         },
     )
 }
+
+/// Every flat metric name a duplex report can produce with these percentiles.
+pub fn metric_names(percentiles: &[f64]) -> Vec<String> {
+    let mut names: Vec<String> = [
+        "completed",
+        "failed",
+        "duration_s",
+        "request_throughput",
+        "request_goodput",
+        "output_throughput",
+        "audio_throughput",
+        "max_concurrent_requests",
+        "pacing_max_lag_ms.max",
+    ]
+    .iter()
+    .map(|s| (*s).to_string())
+    .collect();
+    for m in bench_metrics::Metric::ALL {
+        let base = format!("{}{}", m.name(), m.key_suffix());
+        for stat in ["mean", "median", "std", "count"] {
+            names.push(format!("{base}.{stat}"));
+        }
+        for p in percentiles {
+            names.push(format!("{base}.p{}", json::pct_label(*p)));
+        }
+    }
+    names
+}

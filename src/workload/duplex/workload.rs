@@ -24,7 +24,7 @@ pub const DEFAULT_MODEL: &str = "openbmb/MiniCPM-o-4_5";
 
 /// `[workload]` keys of an `omniinteract` scenario (the PR's `--omniinteract-*` options
 /// without the prefix, plus `vllm bench serve`'s result options).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OmniParams {
     /// Always `"omniinteract"`.
@@ -50,6 +50,7 @@ pub struct OmniParams {
     /// Artifact root and lock (default `omniinteract-output`).
     pub output_dir: Option<PathBuf>,
     /// Extra keys forwarded in `session.update.session.extra_body`.
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub extra_body: Option<toml::Table>,
     /// Incremental playback acks (later upstream behaviour; default off).
     pub incremental_acks: Option<bool>,
@@ -277,6 +278,10 @@ impl Workload for OmniWorkload {
 
     fn samples(&self) -> usize {
         self.cases.len()
+    }
+
+    fn metric_names(&self) -> Vec<String> {
+        super::report::metric_names(&self.percentiles)
     }
 
     fn describe(&self) -> Vec<(String, String)> {

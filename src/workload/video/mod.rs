@@ -8,6 +8,7 @@
 
 pub mod image;
 pub mod metrics;
+pub mod names;
 pub mod output;
 pub mod report;
 pub mod rollout;
@@ -30,7 +31,7 @@ pub const KIND: &str = "video-cadence";
 
 /// `[workload]` keys of a video-cadence scenario: the reference's options (§6.2) under the
 /// same names. Everything is optional; defaults are the reference's.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VideoParams {
     /// Always `"video-cadence"`.
@@ -269,6 +270,10 @@ impl Workload for VideoWorkload {
 
     fn samples(&self) -> usize {
         self.samples
+    }
+
+    fn metric_names(&self) -> Vec<String> {
+        names::all_names(&self.metrics)
     }
 
     fn playback_buffer(&self) -> u32 {

@@ -45,6 +45,7 @@ pub fn build_report(
     let mut sessions = Vec::new();
     let mut failures = Vec::new();
     let mut json_sessions = Vec::new();
+    let mut ok_records: Vec<&VideoOutput> = Vec::new();
     let mut engine_rows = Vec::new();
     for (session_index, s) in run.samples.iter().filter(|s| !s.warmup).enumerate() {
         let out = s
@@ -87,6 +88,7 @@ pub fn build_report(
             video_start_ms,
             metrics: m,
         });
+        ok_records.push(o);
     }
     let ok: Vec<SessionMetrics> = sessions.iter().map(|s| s.metrics.clone()).collect();
     let aggregate = if ok.is_empty() {
@@ -118,9 +120,16 @@ pub fn build_report(
         .as_ref()
         .map(metrics::flat_metrics)
         .unwrap_or_default();
-    flat.insert("failed".into(), input.failures.len() as f64);
-    flat.insert("completed".into(), input.sessions.len() as f64);
+    let pairs: Vec<(&SessionMetrics, &[metrics::ChunkRecord])> = ok
+        .iter()
+        .zip(&ok_records)
+        .map(|(m, o)| (m, o.records.as_slice()))
+        .collect();
+    flat.extend(super::names::normalized(&pairs, cfg, input.failures.len()));
     let deadline = metrics::chunk_deadline_ms(cfg.fps, cfg.slo_ms);
+    let mut rt = rt;
+    rt["metrics"] = serde_json::to_value(&flat).unwrap_or(Value::Null);
+    rt["workload"] = json!(super::KIND);
     let doc = json!({
         "benchmark": "lingbot_world_realtime",
         "timestamp": crate::workload::env_info::utc_timestamp(),

@@ -66,6 +66,13 @@ pub(super) fn flat_metrics(bm: &BenchMetrics, runs: &[CaseRun<'_>]) -> BTreeMap<
     m
 }
 
+/// `99` → `"99"`, `99.9` → `"99.9"` (vllm's `p99`/`p99.9` key style).
+pub(super) fn pct_label(p: f64) -> String {
+    bench_metrics::py_float(p)
+        .trim_end_matches(".0")
+        .to_string()
+}
+
 /// The saved result document.
 pub(super) fn saved_result(
     w: &OmniWorkload,

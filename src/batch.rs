@@ -1,0 +1,188 @@
+//! Running many scenarios or many points of one: `rtload suite` (scenario files one
+//! after another, one summary table, JUnit XML) and sweeps (one scenario at each value of
+//! `max_concurrency` or `request_rate`, capacity = the knee). Glue over [`runner`].
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::runner::{self, RunError, RunSummary};
+use crate::scenario::{self, Overrides, Scenario};
+use crate::suite::{Breach, ScenarioOutcome, Status};
+use crate::sweep::{PointResult, Sweep, SweepParam};
+
+/// Run every scenario at `paths` (directories expand to their `*.toml`) one after another.
+/// Configuration errors become `Status::Error` outcomes; the suite goes on.
+pub fn run_suite(paths: &[PathBuf], quiet: bool) -> Result<Vec<ScenarioOutcome>, String> {
+    let files = crate::suite::expand_paths(paths).map_err(|e| e.to_string())?;
+    let mut out = Vec::with_capacity(files.len());
+    for path in files {
+        let started = Instant::now();
+        let name = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let outcome = match scenario::load(&path, &Overrides::default()) {
+            Err(errors) => error_outcome(
+                name,
+                &path,
+                errors
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            Ok(sc) => match run_quiet(&sc, quiet) {
+                Ok(s) => outcome_of(&sc, &s, started.elapsed().as_secs_f64()),
+                Err(e) => error_outcome(sc.name.clone(), &path, e.to_string()),
+            },
+        };
+        out.push(outcome);
+    }
+    Ok(out)
+}
+
+fn run_quiet(sc: &Scenario, quiet: bool) -> Result<RunSummary, RunError> {
+    let lines: Box<dyn std::io::Write + Send> = if quiet {
+        Box::new(std::io::sink())
+    } else {
+        Box::new(std::io::stderr())
+    };
+    runner::run(sc, lines)
+}
+
+fn error_outcome(name: String, path: &Path, msg: String) -> ScenarioOutcome {
+    ScenarioOutcome {
+        name,
+        path: path.to_path_buf(),
+        duration_s: 0.0,
+        status: Status::Error(msg),
+        failed_samples: Vec::new(),
+        measured: 0,
+        breaches: Vec::new(),
+        headline: Vec::new(),
+    }
+}
+
+/// One finished scenario as the suite reports it.
+pub fn outcome_of(sc: &Scenario, s: &RunSummary, duration_s: f64) -> ScenarioOutcome {
+    let breaches: Vec<Breach> = s
+        .verdicts
+        .iter()
+        .filter(|v| !v.passed)
+        .map(|v| Breach {
+            metric: v.threshold.metric.clone(),
+            expr: v.threshold.expr.clone(),
+            measured: v.measured,
+        })
+        .collect();
+    let metrics = s.report.metrics();
+    let headline = headline_names(sc.workload.kind())
+        .iter()
+        .filter_map(|k| metrics.get(*k).map(|v| ((*k).to_string(), *v)))
+        .collect();
+    let mut failed_samples = s.failures.clone();
+    failed_samples.extend(
+        s.artifact_errors
+            .iter()
+            .map(|e| (usize::MAX, format!("artifact: {e}"))),
+    );
+    ScenarioOutcome {
+        name: sc.name.clone(),
+        path: sc.path.clone(),
+        duration_s,
+        status: if s.passed() {
+            Status::Passed
+        } else {
+            Status::Failed
+        },
+        failed_samples,
+        measured: s.measured,
+        breaches,
+        headline,
+    }
+}
+
+/// The few metrics a summary row shows for a workload kind.
+pub fn headline_names(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "omniinteract" => &[
+            "ttft_ms.p99",
+            "audio_ttfp_ms.p99",
+            "audio_rtf.mean",
+            "request_throughput",
+        ],
+        _ => &[
+            "ttfc_ms.mean",
+            "chunk_interval_ms.p99",
+            "video_rtf.mean",
+            "slo_attainment",
+        ],
+    }
+}
+
+/// A finished sweep.
+pub struct SweepRun {
+    /// Each point's metrics and verdict, in value order.
+    pub points: Vec<PointResult>,
+    /// The knee: the highest value whose thresholds (and all lower points') held.
+    pub capacity: Option<f64>,
+    /// Files written: each point's result, `sweep.json`, `sweep.html`.
+    pub files: Vec<PathBuf>,
+}
+
+/// Run `sc` at each point of `sweep`, writing results under `dir`.
+pub fn run_sweep(
+    sc: &Scenario,
+    sweep: &Sweep,
+    dir: &Path,
+    quiet: bool,
+) -> Result<SweepRun, RunError> {
+    let mut points = Vec::new();
+    let mut files = Vec::new();
+    for &value in &sweep.values {
+        let mut point = sc.clone();
+        match sweep.param {
+            SweepParam::MaxConcurrency => point.load.max_concurrency = value as usize,
+            SweepParam::RequestRate => {
+                point.load.arrival.request_rate = value.is_finite().then_some(value)
+            }
+        }
+        let file = dir.join(format!(
+            "{}.json",
+            crate::sweep::point_file_stem(sweep, value)
+        ));
+        point.output_json = Some(file.clone());
+        let s = run_quiet(&point, quiet)?;
+        files.push(file);
+        points.push(PointResult {
+            value,
+            metrics: s.report.metrics(),
+            passed: s.passed(),
+        });
+    }
+    let capacity = crate::sweep::capacity(&points);
+    let doc = crate::sweep::sweep_json(sweep, &points, capacity);
+    let json_path = dir.join("sweep.json");
+    write(
+        &json_path,
+        &(serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"),
+    )?;
+    files.push(json_path.clone());
+    if let Ok(html) = crate::html::render_html(&[("sweep.json".to_string(), doc)]) {
+        let html_path = dir.join("sweep.html");
+        write(&html_path, &html)?;
+        files.push(html_path);
+    }
+    Ok(SweepRun {
+        points,
+        capacity,
+        files,
+    })
+}
+
+fn write(path: &Path, text: &str) -> Result<(), RunError> {
+    crate::engine::writer::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
+        path: path.to_path_buf(),
+        msg: e.to_string(),
+    })
+}

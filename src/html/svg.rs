@@ -1,0 +1,380 @@
+//! Small SVG chart primitives: linear and row axes with nice ticks, line series with
+//! markers, histogram bars, horizontal spans, shaded bands and labelled reference lines.
+//!
+//! Pure string building. Every coordinate goes through [`coord`], so a non-finite value
+//! never reaches the output (the element is skipped, never drawn at 0), and every piece of
+//! text goes through [`esc`]. Data marks carry class `mark` (the layout self-check counts
+//! them); axes, grid, bands and reference lines do not.
+
+mod scale;
+
+use std::fmt::Write as _;
+
+pub use scale::{Bin, coord, esc, fmt_num, histogram, nice_ticks, step_decimals};
+
+/// Chart width in SVG user units (the figure scales it to the page).
+pub const WIDTH: f64 = 720.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 16.0;
+const TOP: f64 = 14.0;
+const BOTTOM: f64 = 42.0;
+
+/// A linear axis: domain, tick values, tick label decimals and a title.
+#[derive(Debug, Clone)]
+pub struct Axis {
+    lo: f64,
+    hi: f64,
+    ticks: Vec<f64>,
+    decimals: usize,
+    title: String,
+}
+
+impl Axis {
+    /// An axis covering the finite values of `values` (padded to nice ticks). `None` when
+    /// no value is finite.
+    pub fn fit(title: &str, values: impl IntoIterator<Item = f64>, integer: bool) -> Option<Axis> {
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for v in values.into_iter().filter(|v| v.is_finite()) {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        if !lo.is_finite() {
+            return None;
+        }
+        let mut ticks = nice_ticks(lo, hi, 6);
+        if integer && ticks.len() >= 2 && ticks[1] - ticks[0] < 1.0 {
+            ticks = nice_ticks(lo.floor(), hi.ceil().max(lo.floor() + 1.0), 6);
+            ticks.retain(|t| t.fract() == 0.0);
+        }
+        let (first, last) = (*ticks.first()?, *ticks.last()?);
+        let step = ticks.get(1).map_or(1.0, |t| t - first);
+        Some(Axis {
+            lo: first,
+            hi: last,
+            ticks,
+            decimals: step_decimals(step),
+            title: title.to_string(),
+        })
+    }
+}
+
+/// One row label of a [`Plot::rows`] chart.
+#[derive(Debug, Clone)]
+pub struct RowAxis {
+    /// Row labels, top to bottom.
+    pub labels: Vec<String>,
+    /// Axis title.
+    pub title: String,
+}
+
+enum YAxis {
+    Linear(Axis),
+    Rows(RowAxis),
+}
+
+/// An SVG chart under construction: a frame with axes plus marks added in order.
+pub struct Plot {
+    kind: String,
+    title: String,
+    height: f64,
+    x: Axis,
+    y: YAxis,
+    body: String,
+}
+
+impl Plot {
+    /// A chart with linear x and y axes; `kind` becomes `data-chart`.
+    pub fn linear(kind: &str, title: &str, x: Axis, y: Axis) -> Plot {
+        Plot::build(kind, title, 260.0, x, YAxis::Linear(y))
+    }
+
+    /// A chart with a linear x axis and one horizontal row of `row_px` units per label
+    /// (timelines); the plot area is capped at 660 units, so many rows get thinner.
+    pub fn rows(kind: &str, title: &str, x: Axis, rows: RowAxis, row_px: f64) -> Plot {
+        let h = (rows.labels.len() as f64 * row_px).clamp(60.0, 660.0) + TOP + BOTTOM;
+        Plot::build(kind, title, h, x, YAxis::Rows(rows))
+    }
+
+    fn build(kind: &str, title: &str, height: f64, x: Axis, y: YAxis) -> Plot {
+        Plot {
+            kind: kind.to_string(),
+            title: title.to_string(),
+            height,
+            x,
+            y,
+            body: String::new(),
+        }
+    }
+
+    fn sx(&self, v: f64) -> f64 {
+        let span = self.x.hi - self.x.lo;
+        LEFT + (v - self.x.lo) / if span > 0.0 { span } else { 1.0 } * (WIDTH - LEFT - RIGHT)
+    }
+
+    fn sy(&self, v: f64) -> f64 {
+        let (lo, hi) = match &self.y {
+            YAxis::Linear(a) => (a.lo, a.hi),
+            YAxis::Rows(_) => (0.0, 1.0),
+        };
+        let span = hi - lo;
+        self.height - BOTTOM - (v - lo) / if span > 0.0 { span } else { 1.0 } * self.plot_h()
+    }
+
+    fn plot_h(&self) -> f64 {
+        self.height - TOP - BOTTOM
+    }
+
+    /// Top y and height of row `idx`'s band.
+    fn row_band(&self, idx: usize) -> (f64, f64) {
+        let n = match &self.y {
+            YAxis::Rows(r) => r.labels.len().max(1),
+            YAxis::Linear(_) => 1,
+        };
+        let h = self.plot_h() / n as f64;
+        (TOP + idx as f64 * h, h)
+    }
+
+    /// A line through `points` with a marker per point; a non-finite point breaks the line
+    /// (it is skipped, never drawn as 0). `series` picks the colour class `s<series % 8>`.
+    pub fn line(&mut self, points: &[(f64, f64)], series: usize, name: &str) {
+        let mut d = String::new();
+        let mut pen_down = false;
+        let mut dots = String::new();
+        for &(x, y) in points {
+            let (Some(px), Some(py)) = (coord(self.sx(x)), coord(self.sy(y))) else {
+                pen_down = false;
+                continue;
+            };
+            let _ = write!(d, "{}{px} {py} ", if pen_down { "L" } else { "M" });
+            pen_down = true;
+            let _ = write!(
+                dots,
+                r#"<circle class="mark dot" cx="{px}" cy="{py}" r="3"><title>{} ({}, {})</title></circle>"#,
+                esc(name),
+                fmt_num(x, 3),
+                fmt_num(y, 3)
+            );
+        }
+        let c = series % 8;
+        if !d.is_empty() {
+            let _ = write!(
+                self.body,
+                r#"<g class="s{c}"><path class="mark line" d="{}"/>{dots}</g>"#,
+                d.trim_end()
+            );
+        }
+    }
+
+    /// One highlighted marker at (`x`, `y`) with a tooltip (class `hl`).
+    pub fn highlight(&mut self, x: f64, y: f64, tip: &str) {
+        if let (Some(px), Some(py)) = (coord(self.sx(x)), coord(self.sy(y))) {
+            let _ = write!(
+                self.body,
+                r#"<circle class="mark hl" cx="{px}" cy="{py}" r="7"><title>{}</title></circle>"#,
+                esc(tip)
+            );
+        }
+    }
+
+    /// A ring marking a failed point at (`x`, `y`) with a tooltip (class `fail`).
+    pub fn fail_marker(&mut self, x: f64, y: f64, tip: &str) {
+        if let (Some(px), Some(py)) = (coord(self.sx(x)), coord(self.sy(y))) {
+            let _ = write!(
+                self.body,
+                r#"<circle class="mark fail" cx="{px}" cy="{py}" r="5"><title>{}</title></circle>"#,
+                esc(tip)
+            );
+        }
+    }
+
+    /// Histogram bars for `bins` in colour `series`; empty bins draw nothing.
+    pub fn bars(&mut self, bins: &[Bin], series: usize, unit: &str) {
+        let base = self.sy(0.0);
+        let mut g = String::new();
+        for b in bins.iter().filter(|b| b.count > 0) {
+            let (x0, x1, top) = (self.sx(b.lo), self.sx(b.hi), self.sy(b.count as f64));
+            let (Some(x), Some(w), Some(y), Some(h)) = (
+                coord(x0 + 0.5),
+                coord((x1 - x0 - 1.0).max(1.0)),
+                coord(top),
+                coord(base - top),
+            ) else {
+                continue;
+            };
+            let _ = write!(
+                g,
+                r#"<rect class="mark bar" x="{x}" y="{y}" width="{w}" height="{h}"><title>{}–{} {}: {}</title></rect>"#,
+                fmt_num(b.lo, 3),
+                fmt_num(b.hi, 3),
+                esc(unit),
+                b.count
+            );
+        }
+        let _ = write!(self.body, r#"<g class="s{}">{g}</g>"#, series % 8);
+    }
+
+    /// A horizontal span `[x0, x1]` in row `row`, in lane `lane` of `lanes` stacked lanes,
+    /// styled by `class`, with an optional tooltip. Zero-length spans get 1 unit of width so
+    /// they stay visible; spans with a non-finite end are skipped.
+    #[allow(clippy::too_many_arguments)]
+    pub fn span(
+        &mut self,
+        row: usize,
+        lane: usize,
+        lanes: usize,
+        x0: f64,
+        x1: f64,
+        class: &str,
+        tip: &str,
+    ) {
+        let (top, h) = self.row_band(row);
+        let lanes = lanes.max(1);
+        let lane_h = h * 0.8 / lanes as f64;
+        let y = top + h * 0.1 + lane.min(lanes - 1) as f64 * lane_h;
+        let (a, b) = (self.sx(x0.min(x1)), self.sx(x0.max(x1)));
+        let (Some(px), Some(w), Some(py), Some(ph)) = (
+            coord(a),
+            coord((b - a).max(1.0)),
+            coord(y),
+            coord((lane_h - 1.0).max(1.0)),
+        ) else {
+            return;
+        };
+        let _ = write!(
+            self.body,
+            r#"<rect class="mark span {}" x="{px}" y="{py}" width="{w}" height="{ph}"><title>{}</title></rect>"#,
+            esc(class),
+            esc(tip)
+        );
+    }
+
+    /// A shaded background band over `[x0, x1]` with a label at its top (not a mark).
+    pub fn band(&mut self, x0: f64, x1: f64, label: &str) {
+        let (a, b) = (self.sx(x0.max(self.x.lo)), self.sx(x1.min(self.x.hi)));
+        if let (Some(px), Some(w), Some(h), true) =
+            (coord(a), coord(b - a), coord(self.plot_h()), b > a)
+        {
+            let _ = write!(
+                self.body,
+                r#"<rect class="band" x="{px}" y="{TOP}" width="{w}" height="{h}"/><text class="band-label" x="{}" y="{}">{}</text>"#,
+                coord(a + 4.0).unwrap_or_default(),
+                coord(TOP + self.plot_h() / 2.0).unwrap_or_default(),
+                esc(label)
+            );
+        }
+    }
+
+    /// A dashed horizontal reference line at `y` with a label (not a mark).
+    pub fn hline(&mut self, y: f64, label: &str) {
+        let Some(py) = coord(self.sy(y)) else { return };
+        let _ = write!(
+            self.body,
+            r#"<line class="ref" x1="{LEFT}" x2="{}" y1="{py}" y2="{py}"/><text class="ref-label" x="{}" y="{}" text-anchor="end">{}</text>"#,
+            WIDTH - RIGHT,
+            WIDTH - RIGHT - 4.0,
+            coord(self.sy(y) - 4.0).unwrap_or_default(),
+            esc(label)
+        );
+    }
+
+    /// A dashed vertical reference line at `x` with a label (not a mark); `class` is added
+    /// to the line and label classes (e.g. `cap` for a capacity line).
+    pub fn vline(&mut self, x: f64, label: &str, class: &str) {
+        let Some(px) = coord(self.sx(x)) else { return };
+        let cls = esc(class);
+        let _ = write!(
+            self.body,
+            r#"<line class="ref {cls}" x1="{px}" x2="{px}" y1="{TOP}" y2="{}"/><text class="ref-label {cls}" x="{}" y="{}">{}</text>"#,
+            coord(self.height - BOTTOM).unwrap_or_default(),
+            coord(self.sx(x) + 4.0).unwrap_or_default(),
+            TOP + 24.0,
+            esc(label)
+        );
+    }
+
+    /// The finished `<svg class="chart">` element.
+    pub fn finish(self) -> String {
+        let mut s = String::new();
+        let h = coord(self.height).unwrap_or_default();
+        let _ = write!(
+            s,
+            r#"<svg class="chart" data-chart="{}" viewBox="0 0 {WIDTH} {h}" role="img" aria-label="{}" xmlns="http://www.w3.org/2000/svg">"#,
+            esc(&self.kind),
+            esc(&self.title)
+        );
+        s.push_str(&self.axes());
+        s.push_str(&self.body);
+        s.push_str("</svg>");
+        s
+    }
+
+    fn axes(&self) -> String {
+        let mut s = String::from(r#"<g class="axes">"#);
+        let (y0, y1) = (TOP, self.height - BOTTOM);
+        for &t in &self.x.ticks {
+            let Some(px) = coord(self.sx(t)) else {
+                continue;
+            };
+            let _ = write!(
+                s,
+                r#"<line class="grid" x1="{px}" x2="{px}" y1="{y0}" y2="{}"/><text x="{px}" y="{}" text-anchor="middle">{}</text>"#,
+                coord(y1).unwrap_or_default(),
+                coord(y1 + 14.0).unwrap_or_default(),
+                fmt_num(t, self.x.decimals)
+            );
+        }
+        let _ = write!(
+            s,
+            r#"<text class="axis-title" x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            coord((LEFT + WIDTH - RIGHT) / 2.0).unwrap_or_default(),
+            coord(self.height - 6.0).unwrap_or_default(),
+            esc(&self.x.title)
+        );
+        match &self.y {
+            YAxis::Linear(a) => {
+                for &t in &a.ticks {
+                    let Some(py) = coord(self.sy(t)) else {
+                        continue;
+                    };
+                    let _ = write!(
+                        s,
+                        r#"<line class="grid" x1="{LEFT}" x2="{}" y1="{py}" y2="{py}"/><text x="{}" y="{py}" dy="0.32em" text-anchor="end">{}</text>"#,
+                        WIDTH - RIGHT,
+                        LEFT - 6.0,
+                        fmt_num(t, a.decimals)
+                    );
+                }
+                s.push_str(&y_title(&a.title, self.height));
+            }
+            YAxis::Rows(r) => {
+                let step = (r.labels.len() / 40).max(1);
+                for (i, label) in r.labels.iter().enumerate().filter(|(i, _)| i % step == 0) {
+                    let (top, h) = self.row_band(i);
+                    let _ = write!(
+                        s,
+                        r#"<text x="{}" y="{}" dy="0.32em" text-anchor="end">{}</text>"#,
+                        LEFT - 6.0,
+                        coord(top + h / 2.0).unwrap_or_default(),
+                        esc(label)
+                    );
+                }
+                s.push_str(&y_title(&r.title, self.height));
+            }
+        }
+        let _ = write!(
+            s,
+            r#"<path class="frame" d="M{LEFT} {TOP} V{} H{}"/></g>"#,
+            coord(y1).unwrap_or_default(),
+            WIDTH - RIGHT
+        );
+        s
+    }
+}
+
+fn y_title(title: &str, height: f64) -> String {
+    let cy = coord((TOP + height - BOTTOM) / 2.0).unwrap_or_default();
+    format!(
+        r#"<text class="axis-title" x="12" y="{cy}" text-anchor="middle" transform="rotate(-90 12 {cy})">{}</text>"#,
+        esc(title)
+    )
+}

@@ -1,0 +1,148 @@
+//! Numbers and text for the SVG primitives: XML escaping, finite-checked coordinates,
+//! number formatting, nice tick generation and histogram binning. No SVG elements here.
+
+/// XML-escape `s` for use in text content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A coordinate as text with two decimals, or `None` when `v` is not finite.
+pub fn coord(v: f64) -> Option<String> {
+    if !v.is_finite() {
+        return None;
+    }
+    let r = (v * 100.0).round() / 100.0;
+    // Normalise -0.00 so equal inputs always print the same bytes.
+    let r = if r == 0.0 { 0.0 } else { r };
+    Some(format!("{r:.2}"))
+}
+
+/// A human number: up to `decimals` decimals, trailing zeros trimmed; "–" if not finite.
+pub fn fmt_num(v: f64, decimals: usize) -> String {
+    if !v.is_finite() {
+        return "–".into();
+    }
+    let s = format!("{v:.decimals$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    };
+    if s == "-0" { "0".into() } else { s }
+}
+
+/// "Nice" tick values (steps of 1, 2 or 5 × 10^k) covering `[lo, hi]` with at most about
+/// `max_ticks` ticks. The first tick is ≤ `lo` and the last ≥ `hi`. Non-finite bounds give
+/// no ticks, and so does a range that would need more than 1000 ticks (overflow); an
+/// empty range is widened around its value.
+pub fn nice_ticks(lo: f64, hi: f64, max_ticks: usize) -> Vec<f64> {
+    if !lo.is_finite() || !hi.is_finite() {
+        return Vec::new();
+    }
+    let (mut lo, mut hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
+    if hi - lo < f64::EPSILON * hi.abs().max(1.0) {
+        let pad = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
+        lo -= pad;
+        hi += pad;
+    }
+    let step = nice_step((hi - lo) / max_ticks.max(2) as f64);
+    let first = (lo / step).floor();
+    let last = (hi / step).ceil();
+    let n = last - first;
+    // Ranges too wide for f64 (e.g. ±1e308) or degenerate steps give no axis at all.
+    if !n.is_finite() || !(0.0..=1000.0).contains(&n) {
+        return Vec::new();
+    }
+    let n = n as usize;
+    (0..=n)
+        .map(|i| {
+            let t = (first + i as f64) * step;
+            // Snap float noise (0.30000000000000004) to the step's precision.
+            let d = step_decimals(step) as i32;
+            let m = 10f64.powi(d);
+            let t = (t * m).round() / m;
+            if t == 0.0 { 0.0 } else { t }
+        })
+        .collect()
+}
+
+/// Decimals needed to print ticks of `step` exactly.
+pub fn step_decimals(step: f64) -> usize {
+    if !step.is_finite() || step <= 0.0 || step >= 1.0 {
+        return 0;
+    }
+    (-step.log10().floor()).clamp(0.0, 9.0) as usize
+}
+
+fn nice_step(raw: f64) -> f64 {
+    if !raw.is_finite() || raw <= 0.0 {
+        return 1.0;
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    let nice = if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    nice * mag
+}
+
+/// One histogram bin `[lo, hi)` (the last bin is closed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bin {
+    /// Lower edge.
+    pub lo: f64,
+    /// Upper edge.
+    pub hi: f64,
+    /// Values in the bin.
+    pub count: usize,
+}
+
+/// Bins the finite values of `values` (non-finite ones are ignored) into about √n nice-width
+/// bins (3..=30). Empty when there is no finite value.
+pub fn histogram(values: &[f64]) -> Vec<Bin> {
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    let (Some(min), Some(max)) = (
+        v.iter().copied().reduce(f64::min),
+        v.iter().copied().reduce(f64::max),
+    ) else {
+        return Vec::new();
+    };
+    let target = ((v.len() as f64).sqrt().ceil() as usize).clamp(3, 30);
+    let ticks = nice_ticks(min, max, target);
+    let step = match ticks.as_slice() {
+        [a, b, ..] => b - a,
+        _ => return Vec::new(),
+    };
+    let first = ticks[0];
+    let n_bins = ticks.len().saturating_sub(1).max(1);
+    let mut bins: Vec<Bin> = (0..n_bins)
+        .map(|i| Bin {
+            lo: first + i as f64 * step,
+            hi: first + (i + 1) as f64 * step,
+            count: 0,
+        })
+        .collect();
+    for x in v {
+        let i = (((x - first) / step).floor().max(0.0) as usize).min(n_bins - 1);
+        bins[i].count += 1;
+    }
+    bins
+}

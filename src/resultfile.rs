@@ -1,0 +1,72 @@
+//! Reading rtload result files back (for `report` and `compare`). Results in the
+//! `vllm bench serve` dialect carry Python's bare `NaN` / `Infinity` tokens, which strict
+//! JSON parsers reject; outside strings they are read as `null` (missing).
+
+use std::path::Path;
+
+/// Parse result text, reading bare `NaN`, `Infinity` and `-Infinity` as `null`.
+pub fn parse_lenient(text: &str) -> Result<serde_json::Value, serde_json::Error> {
+    match serde_json::from_str(text) {
+        Ok(v) => Ok(v),
+        Err(first) => {
+            let cleaned = replace_nonfinite(text);
+            if cleaned == text {
+                return Err(first);
+            }
+            serde_json::from_str(&cleaned)
+        }
+    }
+}
+
+/// Read and parse a result file; errors name the file.
+pub fn read(path: &Path) -> Result<serde_json::Value, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse_lenient(&text).map_err(|e| format!("{}: not a JSON result: {e}", path.display()))
+}
+
+fn replace_nonfinite(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_str = false;
+    let mut escaped = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_str {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        if c == '"' {
+            in_str = true;
+        } else if let Some(tok) = ["-Infinity", "Infinity", "NaN"]
+            .iter()
+            .find(|t| rest.starts_with(**t))
+        {
+            out.push_str("null");
+            rest = &rest[tok.len()..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_nonfinite_tokens_become_null_but_strings_are_kept() {
+        let v = parse_lenient(r#"{"a": NaN, "b": [Infinity, -Infinity], "s": "NaN \"Infinity\""}"#)
+            .unwrap();
+        assert!(v["a"].is_null() && v["b"][0].is_null() && v["b"][1].is_null());
+        assert_eq!(v["s"], "NaN \"Infinity\"");
+        assert!(parse_lenient("{bad").is_err());
+    }
+}
