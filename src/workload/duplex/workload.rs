@@ -58,7 +58,8 @@ pub struct OmniParams {
     pub pacing: Option<String>,
     /// Save the vllm-style result JSON (`--save-result`).
     pub save_result: Option<bool>,
-    /// Directory of the saved result (`--result-dir`, default `.`).
+    /// Directory of the saved result (`--result-dir`; relative to the scenario file;
+    /// default: the current directory, as vllm).
     pub result_dir: Option<PathBuf>,
     /// File name of the saved result (`--result-filename`).
     pub result_filename: Option<String>,
@@ -216,6 +217,9 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
         max_duration_s: p.max_video_duration_s.unwrap_or(3600.0),
         ..MediaOptions::default()
     };
+    if let Some(d) = &p.result_dir {
+        p.result_dir = Some(base.join(d));
+    }
     Ok(Box::new(OmniWorkload {
         output_dir: base.join(
             p.output_dir
