@@ -109,7 +109,7 @@ impl std::fmt::Debug for OmniWorkload {
 
 /// Build from a scenario (registered in [`crate::workload::registry`]).
 pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
-    let p: OmniParams =
+    let mut p: OmniParams =
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
     let base = input.path.parent().unwrap_or(Path::new("."));
     let mut errors = Vec::new();
