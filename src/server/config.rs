@@ -95,6 +95,11 @@ pub struct VideoServerConfig {
     /// `{"type":"session.interaction.ack","event_id":...}` (off: record silently).
     #[serde(default)]
     pub ack_interactions: bool,
+    /// Saturation model: when more than this many sessions stream at once, each new
+    /// session's time to first chunk and chunk interval stretch by `active / N`, like a
+    /// GPU shared by more rollouts than it serves in real time. Unset: no saturation.
+    #[serde(default)]
+    pub saturate_above_sessions: Option<u32>,
     /// Fault switches; all off by default.
     #[serde(default)]
     pub faults: VideoFaults,
@@ -488,6 +493,7 @@ impl Default for VideoServerConfig {
             trailer: true,
             max_frames: default_max_frames(),
             ack_interactions: false,
+            saturate_above_sessions: None,
             faults: VideoFaults::default(),
         }
     }

@@ -45,6 +45,8 @@ pub(crate) struct VideoState {
     trailer_body: Bytes,
     /// Ordinal of the next accepted `session.start`; mixed into the jitter seed.
     sessions_started: AtomicU64,
+    /// Sessions currently streaming (for the saturation model).
+    active: AtomicU64,
 }
 
 impl VideoState {
@@ -57,6 +59,7 @@ impl VideoState {
             media_body: media_payload(false, len),
             trailer_body: trailer_payload(),
             sessions_started: AtomicU64::new(0),
+            active: AtomicU64::new(0),
         }
     }
 }
@@ -129,6 +132,23 @@ struct Connection {
     phase: Phase,
     /// `session.interaction` events received so far.
     interactions: u32,
+    /// Counted in `VideoState::active` (decremented on drop).
+    counted: bool,
+}
+
+impl Connection {
+    /// Stop counting this session as streaming (idempotent).
+    fn leave_active(&mut self) {
+        if std::mem::take(&mut self.counted) {
+            self.state.active.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.leave_active();
+    }
 }
 
 impl Connection {
@@ -138,6 +158,7 @@ impl Connection {
             state,
             phase: Phase::AwaitingStart,
             interactions: 0,
+            counted: false,
         }
     }
 
@@ -169,7 +190,7 @@ impl Connection {
             "video connection finished"
         );
         if let Flow::Close(reason) = flow {
-            let _ = self.session.close(reason).await;
+            let _ = self.session.clone().close(reason).await;
         }
     }
 
@@ -256,6 +277,9 @@ impl Connection {
             }
             Step::Error(message) => session.text(error_event(&message)).await,
             Step::Done { stopped, chunks } => {
+                // Streaming is over: leave the saturation count before the client can
+                // learn it, so its next session never sees this one as active.
+                self.leave_active();
                 let event = json!({"type": "session.done", "stopped": stopped, "chunks": chunks});
                 session.text(event.to_string()).await
             }
@@ -336,8 +360,13 @@ impl Connection {
             }
         };
         let ordinal = self.state.sessions_started.fetch_add(1, Ordering::Relaxed);
+        let active = self.state.active.fetch_add(1, Ordering::Relaxed) + 1;
+        self.counted = true;
+        let slow = saturation_factor(video.saturate_above_sessions, active);
         let session_cfg = VideoServerConfig {
             faults: video.faults.for_session(ordinal),
+            first_chunk_ms: video.first_chunk_ms * slow,
+            chunk_interval_ms: video.chunk_interval_ms * slow,
             ..video.clone()
         };
         let steps = plan_session(&session_cfg, requested, video.seed.wrapping_add(ordinal));
@@ -367,4 +396,13 @@ impl Connection {
 /// `{"type":"error","message":...}` as text.
 fn error_event(message: &str) -> String {
     json!({"type": "error", "message": message}).to_string()
+}
+
+/// How much slower a session runs when `active` sessions share a server that serves
+/// `capacity` of them in real time: `max(1, active / capacity)`.
+fn saturation_factor(capacity: Option<u32>, active: u64) -> f64 {
+    match capacity {
+        Some(c) if c > 0 => (active as f64 / f64::from(c)).max(1.0),
+        _ => 1.0,
+    }
 }

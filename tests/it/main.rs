@@ -6,4 +6,5 @@ mod support;
 mod cli;
 mod engine;
 mod schema;
+mod sweep;
 mod video_faults;

@@ -164,7 +164,9 @@ pub struct RunArgs {
     #[arg(long, short)]
     pub quiet: bool,
     /// Run the scenario at each point, e.g. `max_concurrency=1,2,4,8` or
-    /// `request_rate=1,2,4`; prints a table and the capacity (overrides `[sweep]`).
+    /// `request_rate=1,2,4`; prints a table and the capacity, the highest point whose
+    /// thresholds (and every lower point's) held; exits 1 only when no point held.
+    /// Overrides `[sweep]`.
     #[arg(long, value_name = "PARAM=V1,V2,...", help_heading = "Load")]
     pub sweep: Option<String>,
     /// Where a sweep writes each point's result, sweep.json and sweep.html.
