@@ -136,18 +136,11 @@ struct Connection {
     counted: bool,
 }
 
-impl Connection {
-    /// Stop counting this session as streaming (idempotent).
-    fn leave_active(&mut self) {
-        if std::mem::take(&mut self.counted) {
-            self.state.active.fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-}
-
 impl Drop for Connection {
     fn drop(&mut self) {
-        self.leave_active();
+        if self.counted {
+            self.state.active.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -279,7 +272,9 @@ impl Connection {
             Step::Done { stopped, chunks } => {
                 // Streaming is over: leave the saturation count before the client can
                 // learn it, so its next session never sees this one as active.
-                self.leave_active();
+                if std::mem::take(&mut self.counted) {
+                    state.active.fetch_sub(1, Ordering::Relaxed);
+                }
                 let event = json!({"type": "session.done", "stopped": stopped, "chunks": chunks});
                 session.text(event.to_string()).await
             }
