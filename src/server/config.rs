@@ -95,9 +95,10 @@ pub struct VideoServerConfig {
     /// `{"type":"session.interaction.ack","event_id":...}` (off: record silently).
     #[serde(default)]
     pub ack_interactions: bool,
-    /// Saturation model: when more than this many sessions stream at once, each new
-    /// session's time to first chunk and chunk interval stretch by `active / N`, like a
-    /// GPU shared by more rollouts than it serves in real time. Unset: no saturation.
+    /// Saturation model: while more than this many sessions stream at once, every
+    /// session's next chunk interval (and a new session's time to first chunk) stretches
+    /// by `active / N`, like a GPU shared by more rollouts than it serves in real time.
+    /// Unset: no saturation.
     #[serde(default)]
     pub saturate_above_sessions: Option<u32>,
     /// Fault switches; all off by default.

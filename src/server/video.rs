@@ -97,6 +97,8 @@ enum Phase {
         request_id: String,
         /// Steps not yet executed.
         steps: VecDeque<Step>,
+        /// Extra delay accumulated by the saturation model; added to every later `due`.
+        shift: Duration,
     },
     /// A stall fault stopped the plan; idle timeout armed again, counted from
     /// the later of `since` and the last client message.
@@ -192,8 +194,10 @@ impl Connection {
     fn next_wake(&self, last_client_msg: Instant, idle: Duration) -> Instant {
         let idle_deadline = last_client_msg + idle;
         match &self.phase {
-            Phase::Streaming { t0, steps, .. } => match steps.front() {
-                Some(Step::Media { due, .. }) => *t0 + *due,
+            Phase::Streaming {
+                t0, steps, shift, ..
+            } => match steps.front() {
+                Some(Step::Media { due, .. }) => *t0 + *due + *shift,
                 _ => Instant::now(),
             },
             Phase::AwaitingStart => idle_deadline,
@@ -207,6 +211,7 @@ impl Connection {
             t0,
             request_id,
             steps,
+            shift,
         } = &mut self.phase
         else {
             return Flow::Close(Some(CloseReason {
@@ -218,6 +223,15 @@ impl Connection {
             return Flow::Close(None);
         };
         let state = &self.state;
+        // Saturation: while more sessions stream than the server serves in real time,
+        // the gap to the next chunk stretches by active / capacity.
+        if let (Step::Media { due, .. }, Some(Step::Media { due: next, .. })) =
+            (&step, steps.front())
+        {
+            let active = state.active.load(Ordering::Relaxed);
+            let slow = saturation_factor(state.config.video.saturate_above_sessions, active);
+            *shift += next.saturating_sub(*due).mul_f64(slow - 1.0);
+        }
         let session = &mut self.session;
         let sent = match step {
             Step::Start => {
@@ -357,15 +371,15 @@ impl Connection {
         let ordinal = self.state.sessions_started.fetch_add(1, Ordering::Relaxed);
         let active = self.state.active.fetch_add(1, Ordering::Relaxed) + 1;
         self.counted = true;
-        let slow = saturation_factor(video.saturate_above_sessions, active);
         let session_cfg = VideoServerConfig {
             faults: video.faults.for_session(ordinal),
-            first_chunk_ms: video.first_chunk_ms * slow,
-            chunk_interval_ms: video.chunk_interval_ms * slow,
+            first_chunk_ms: video.first_chunk_ms
+                * saturation_factor(video.saturate_above_sessions, active),
             ..video.clone()
         };
         let steps = plan_session(&session_cfg, requested, video.seed.wrapping_add(ordinal));
         self.phase = Phase::Streaming {
+            shift: Duration::ZERO,
             t0: received,
             request_id: uuid_v4(rand::random()),
             steps: steps.into(),

@@ -4,8 +4,9 @@ use crate::support::Fixture;
 
 #[test]
 fn sweep_over_concurrency_reports_the_knee() {
-    // The server serves 2 sessions in real time; with 4 at once every interval doubles
-    // (50 ms → 100 ms), which breaks the 75 ms threshold.
+    // The server serves 2 sessions in real time; while 4 stream at once every interval
+    // doubles (50 ms → 100 ms), which breaks the 75 ms threshold. The median is used so
+    // an isolated scheduling hiccup on a loaded machine cannot flip a point.
     let fx = Fixture::new(
         r#"
 name = "saturating"
@@ -21,7 +22,7 @@ chunk_interval_ms = 50
 ramp_chunks = 0
 saturate_above_sessions = 2
 [thresholds]
-"chunk_interval_ms.p99" = "< 75"
+"chunk_interval_ms.p50" = "< 75"
 [sweep]
 param = "max_concurrency"
 values = [1, 2, 4]
@@ -32,12 +33,27 @@ values = [1, 2, 4]
     let out = fx.dir.path().join("sweep");
     let r = rtload::batch::run_sweep(&sc, &sweep, &out, true).unwrap();
     let passed: Vec<bool> = r.points.iter().map(|p| p.passed).collect();
-    assert_eq!(passed, [true, true, false], "{:?}", r.points.iter().map(|p| p.metrics.get("chunk_interval_ms.p99")).collect::<Vec<_>>());
+    assert_eq!(
+        passed,
+        [true, true, false],
+        "{:?}",
+        r.points
+            .iter()
+            .map(|p| p.metrics.get("chunk_interval_ms.p50"))
+            .collect::<Vec<_>>()
+    );
     assert_eq!(r.capacity, Some(2.0));
-    for f in ["max_concurrency_1.json", "max_concurrency_2.json", "max_concurrency_4.json", "sweep.json", "sweep.html"] {
+    for f in [
+        "max_concurrency_1.json",
+        "max_concurrency_2.json",
+        "max_concurrency_4.json",
+        "sweep.json",
+        "sweep.html",
+    ] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
-    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
     assert_eq!(doc["sweep"]["capacity"], 2);
     assert_eq!(doc["sweep"]["points"].as_array().unwrap().len(), 3);
 }
