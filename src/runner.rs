@@ -76,8 +76,18 @@ impl RunSummary {
 }
 
 /// Run `scenario` to completion. `lines` receives live log lines (e.g. `--print-chunks`)
-/// from a printer thread; pass `std::io::stdout()` from a CLI.
+/// from a printer thread; pass `std::io::stdout()` from a CLI. No progress output.
 pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSummary, RunError> {
+    run_with(scenario, lines, None)
+}
+
+/// [`run`], with live progress written to `progress` in the given mode (a CLI passes
+/// stderr: stdout carries the report only).
+pub fn run_with(
+    scenario: &Scenario,
+    lines: Box<dyn Write + Send>,
+    progress: Option<(crate::progress::Mode, Box<dyn Write + Send>)>,
+) -> Result<RunSummary, RunError> {
     let workload = scenario.workload.clone();
     let (url, server) = match &scenario.target {
         Some(t) => (resolve_url(t, workload.default_path())?, None),
@@ -92,6 +102,9 @@ pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSumma
         }
     };
     workload.prepare().map_err(RunError::Prepare)?;
+    let run_start_unix_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
     let plan = crate::plan::plan(scenario.load.samples, &scenario.load.arrival)
         .map_err(|e| RunError::Plan(e.to_string()))?;
     let (tx, rx) = crossbeam_channel::unbounded::<String>();
@@ -102,6 +115,17 @@ pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSumma
         }
         let _ = out.flush();
     });
+    let (progress_tx, progress_thread) = match progress {
+        Some((mode, out)) => {
+            let (tx, rx) = crossbeam_channel::unbounded();
+            let headline = workload.headline_name().to_string();
+            (
+                Some(tx),
+                Some(crate::progress::spawn_printer(mode, rx, out, headline)),
+            )
+        }
+        None => (None, None),
+    };
     let cfg = EngineConfig {
         url: url.clone(),
         headers: scenario.headers.clone(),
@@ -113,15 +137,20 @@ pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSumma
         request_id_prefix: request_id_prefix(),
         artifact_root: workload.artifact_root(),
         lines: Some(tx),
+        progress: progress_tx,
     };
     let out = engine::run(cfg, workload.clone());
     let _ = printer.join();
+    if let Some(t) = progress_thread {
+        let _ = t.join();
+    }
     if let Some(s) = server {
         s.stop();
     }
     let mut out = out?;
     out.run.load = Some(scenario.load.clone());
     let (failures, measured) = failures(&out.run);
+    let engine_series = engine_series(&out.run);
     let report = workload.report(out.run).map_err(RunError::Report)?;
     let verdicts = crate::thresholds::evaluate(&scenario.thresholds, &report.metrics());
     let json_path = scenario.output_json.clone();
@@ -129,6 +158,20 @@ pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSumma
         let text = report.to_json_text();
         engine::writer::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
             path: path.clone(),
+            msg: e.to_string(),
+        })?;
+        let mut series = report.series();
+        series.extend(engine_series);
+        let hlog = path.with_extension("hlog");
+        let mut buf = Vec::new();
+        crate::histlog::write_interval_log(&mut buf, run_start_unix_s, 1.0, &series).map_err(
+            |e| RunError::Output {
+                path: hlog.clone(),
+                msg: e.to_string(),
+            },
+        )?;
+        engine::writer::write_atomic(&hlog, &buf).map_err(|e| RunError::Output {
+            path: hlog.clone(),
             msg: e.to_string(),
         })?;
     }
@@ -187,6 +230,27 @@ pub fn describe(s: &Scenario) -> String {
         row("json result", j.display().to_string());
     }
     out
+}
+
+/// The generator's own series: queue wait per sample (at its release) and send lateness
+/// per scheduled message (at its sample's start).
+fn engine_series(run: &RunRecord) -> Vec<crate::histlog::Series> {
+    let measured = run.samples.iter().filter(|s| !s.warmup);
+    let waits = measured
+        .clone()
+        .map(|s| (s.scheduled_s, s.queue_wait_s * 1000.0))
+        .collect();
+    let late = measured
+        .flat_map(|s| {
+            s.send_lateness_s
+                .iter()
+                .map(move |l| (s.started_s, l * 1000.0))
+        })
+        .collect();
+    vec![
+        crate::histlog::Series::micros("queue_wait_ms", waits),
+        crate::histlog::Series::micros("send_lateness_ms", late),
+    ]
 }
 
 fn failures(run: &RunRecord) -> (Vec<(usize, String)>, usize) {

@@ -15,6 +15,7 @@ use tokio::time::Instant;
 
 use super::sample::{SampleActor, SampleArgs, SampleMeta};
 use super::writer::WriterHandle;
+use crate::progress::ProgressEvent;
 use crate::workload::{ConnectSpec, RunRecord, SampleRecord, SessionContext, Workload};
 
 /// Messages to the coordinator.
@@ -57,6 +58,8 @@ pub struct CoordArgs {
     pub writer: Option<WriterHandle>,
     /// Live log lines.
     pub lines: Option<crossbeam_channel::Sender<String>>,
+    /// Progress events.
+    pub progress: Option<crossbeam_channel::Sender<ProgressEvent>>,
     /// Receives the finished run.
     pub done: oneshot::Sender<RunRecord>,
 }
@@ -116,6 +119,10 @@ impl Actor for Coordinator {
         match msg {
             CoordMsg::Begin => {
                 st.run_start = Instant::now();
+                st.progress(ProgressEvent::Planned {
+                    measured: st.args.offsets_s.len(),
+                    warmup: st.args.n_warmup,
+                });
                 if st.args.n_warmup == 0 {
                     start_measured(&myself, st);
                 } else {
@@ -154,6 +161,14 @@ impl Actor for Coordinator {
             }
         }
         Ok(())
+    }
+}
+
+impl CoordState {
+    fn progress(&self, ev: ProgressEvent) {
+        if let Some(tx) = &self.args.progress {
+            let _ = tx.send(ev);
+        }
     }
 }
 
@@ -224,6 +239,7 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
         match SampleActor::spawn_linked(None, args, myself.get_cell(), shard).await {
             Ok((actor, _)) => {
                 st.in_flight.insert(actor.get_id(), idx);
+                st.progress(ProgressEvent::SampleStarted { idx, warmup });
             }
             Err(e) => {
                 let rec = failed_record(st, idx, format!("could not start sample: {e}"));
@@ -259,6 +275,13 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
     }
     st.in_flight.retain(|_, i| *i != idx);
     let warmup = rec.warmup;
+    let headline_ms = st.args.workload.headline_ms(&rec);
+    st.progress(ProgressEvent::SampleEnded {
+        idx,
+        warmup,
+        ok: rec.outcome.is_ok(),
+        headline_ms,
+    });
     st.records[idx] = Some(rec);
     st.remaining -= 1;
     if warmup {

@@ -46,6 +46,8 @@ pub struct EngineConfig {
     pub artifact_root: Option<PathBuf>,
     /// Receives live log lines (`--print-chunks`), when set.
     pub lines: Option<crossbeam_channel::Sender<String>>,
+    /// Receives progress events (sample started / ended), when set.
+    pub progress: Option<crossbeam_channel::Sender<crate::progress::ProgressEvent>>,
 }
 
 /// A failure of the engine itself (not of a sample: those are recorded outcomes).
@@ -99,6 +101,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn Workload>) -> Result<EngineOutpu
         request_id_prefix: cfg.request_id_prefix.clone(),
         writer: writer.as_ref().map(writer::Writer::handle),
         lines: cfg.lines.clone(),
+        progress: cfg.progress.clone(),
         done: tx,
     };
     let run = rt.block_on(async move {

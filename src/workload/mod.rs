@@ -264,6 +264,10 @@ pub trait Report: Send {
     }
     /// Flat metric name → value (e.g. `video_rtf.mean`); missing values are absent.
     fn metrics(&self) -> BTreeMap<String, f64>;
+    /// Latency series for the HdrHistogram interval log: (seconds since run start, ms).
+    fn series(&self) -> Vec<crate::histlog::Series> {
+        Vec::new()
+    }
 }
 
 /// A configured workload: a session factory plus a report builder.
@@ -280,6 +284,14 @@ pub trait Workload: Send + Sync + 'static {
     /// Every name [`Report::metrics`] can produce for this configuration (thresholds and
     /// comparisons are checked against it before the run).
     fn metric_names(&self) -> Vec<String>;
+    /// The metric live progress shows (e.g. `ttfc`).
+    fn headline_name(&self) -> &'static str {
+        "latency"
+    }
+    /// That metric for one finished sample, in milliseconds, when it has one.
+    fn headline_ms(&self, _rec: &SampleRecord) -> Option<f64> {
+        None
+    }
     /// Media units the playback role buffers before it starts playing.
     fn playback_buffer(&self) -> u32 {
         1

@@ -79,7 +79,11 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
     if let Some(sweep) = sweep {
         return sweep_cmd(run, &scenario, &sweep);
     }
-    match rtload::runner::run(&scenario, Box::new(std::io::stdout())) {
+    use std::io::IsTerminal as _;
+    let mode = rtload::progress::mode_for(std::io::stderr().is_terminal(), run.quiet);
+    let progress: Option<(rtload::progress::Mode, Box<dyn std::io::Write + Send>)> =
+        Some((mode, Box::new(std::io::stderr())));
+    match rtload::runner::run_with(&scenario, Box::new(std::io::stdout()), progress) {
         Ok(summary) => {
             print!("{}", summary.report.render_text());
             if !summary.verdicts.is_empty() {

@@ -25,6 +25,7 @@ pub struct DuplexReport {
     text: String,
     json: serde_json::Map<String, Value>,
     metrics: BTreeMap<String, f64>,
+    series: Vec<crate::histlog::Series>,
 }
 
 impl Report for DuplexReport {
@@ -42,6 +43,34 @@ impl Report for DuplexReport {
     fn metrics(&self) -> BTreeMap<String, f64> {
         self.metrics.clone()
     }
+    fn series(&self) -> Vec<crate::histlog::Series> {
+        self.series.clone()
+    }
+}
+
+/// TTFT, audio TTFP and E2EL per successful case, at the case's start.
+fn series_of(runs: &[CaseRun<'_>]) -> Vec<crate::histlog::Series> {
+    let mut by_tag: Vec<(&str, Vec<(f64, f64)>)> = vec![
+        ("ttft_ms", Vec::new()),
+        ("audio_ttfp_ms", Vec::new()),
+        ("e2el_ms", Vec::new()),
+    ];
+    for r in runs.iter().filter(|r| r.outcome.success) {
+        let o = &r.outcome;
+        let at = r.sample.started_s;
+        for (i, v) in [o.ttft_s, o.audio_ttfp_s, Some(o.latency_s)]
+            .into_iter()
+            .enumerate()
+        {
+            if let Some(v) = v.filter(|v| v.is_finite()) {
+                by_tag[i].1.push((at, v * 1000.0));
+            }
+        }
+    }
+    by_tag
+        .into_iter()
+        .map(|(t, v)| crate::histlog::Series::micros(t, v))
+        .collect()
 }
 
 /// One measured sample, as the report sees it.
@@ -105,6 +134,7 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
         text,
         json: doc,
         metrics: flat,
+        series: series_of(&runs),
     })
 }
 

@@ -306,6 +306,30 @@ impl Workload for OmniWorkload {
         ]
     }
 
+    fn headline_name(&self) -> &'static str {
+        "audio ttfp"
+    }
+
+    fn headline_ms(&self, rec: &crate::workload::SampleRecord) -> Option<f64> {
+        let out = rec
+            .output
+            .as_ref()
+            .and_then(|o| o.downcast_ref::<super::session::DuplexOutput>());
+        out.and_then(|o| {
+            let events: Vec<super::metrics::TimedEvent> = o
+                .events
+                .iter()
+                .map(|(at_s, e)| super::metrics::TimedEvent {
+                    at_s: *at_s,
+                    event: e.clone(),
+                })
+                .collect();
+            super::metrics::duplex_metrics(&events, o.stream_start_s.unwrap_or(0.0), None)
+                .summary
+                .mean_ttfp_ms
+        })
+    }
+
     fn warnings(&self) -> Vec<String> {
         self.warnings
             .iter()

@@ -276,6 +276,18 @@ impl Workload for VideoWorkload {
         names::all_names(&self.metrics)
     }
 
+    fn headline_name(&self) -> &'static str {
+        "ttfc"
+    }
+
+    fn headline_ms(&self, rec: &crate::workload::SampleRecord) -> Option<f64> {
+        let out = rec
+            .output
+            .as_ref()
+            .and_then(|o| o.downcast_ref::<session::VideoOutput>());
+        out.and_then(|o| o.ttfc_s).map(|s| s * 1000.0)
+    }
+
     fn playback_buffer(&self) -> u32 {
         self.metrics.buffer_chunks
     }

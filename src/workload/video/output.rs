@@ -20,6 +20,7 @@ pub struct VideoReport {
     text: String,
     json: Value,
     metrics: BTreeMap<String, f64>,
+    series: Vec<crate::histlog::Series>,
 }
 
 impl Report for VideoReport {
@@ -32,6 +33,38 @@ impl Report for VideoReport {
     fn metrics(&self) -> BTreeMap<String, f64> {
         self.metrics.clone()
     }
+    fn series(&self) -> Vec<crate::histlog::Series> {
+        self.series.clone()
+    }
+}
+
+/// TTFC per session and every chunk interval, at the time each was observed.
+fn series_of(run: &RunRecord) -> Vec<crate::histlog::Series> {
+    let (mut ttfc, mut interval) = (Vec::new(), Vec::new());
+    for s in run
+        .samples
+        .iter()
+        .filter(|s| !s.warmup && s.outcome.is_ok())
+    {
+        let (Some(o), Some(origin)) = (
+            s.output
+                .as_ref()
+                .and_then(|o| o.downcast_ref::<VideoOutput>()),
+            s.opened_s,
+        ) else {
+            continue;
+        };
+        if let Some(t) = o.ttfc_s {
+            ttfc.push((origin + t, t * 1000.0));
+        }
+        for r in o.records.iter().filter(|r| r.index != 0) {
+            interval.push((origin + r.arrival_s, r.inter_arrival_s * 1000.0));
+        }
+    }
+    vec![
+        crate::histlog::Series::micros("ttfc_ms", ttfc),
+        crate::histlog::Series::micros("chunk_interval_ms", interval),
+    ]
 }
 
 /// Build the report for `run`.
@@ -157,6 +190,7 @@ pub fn build_report(
         text,
         json: doc,
         metrics: flat,
+        series: series_of(&run),
     })
 }
 
