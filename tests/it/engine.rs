@@ -90,6 +90,7 @@ fn warmups_run_first_and_appear_in_no_metric() {
             request_id_prefix: "t-".into(),
             artifact_root: None,
             lines: None,
+            progress: None,
         },
         sc.workload.clone(),
     );
