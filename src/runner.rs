@@ -223,7 +223,26 @@ pub fn describe(s: &Scenario) -> String {
     );
     row("concurrency", format!("at most {}", s.load.max_concurrency));
     match crate::plan::plan(s.load.samples, &s.load.arrival) {
-        Ok(p) => row("arrivals", crate::plan::summary(&p)),
+        Ok(p) => {
+            row("arrivals", crate::plan::summary(&p));
+            let span = p.offsets_s.last().copied().unwrap_or(0.0);
+            row(
+                "expected",
+                match w.expected_session_s() {
+                    Some(one) => {
+                        let waves = s.load.samples.div_ceil(s.load.max_concurrency.max(1)) as f64;
+                        format!(
+                            "≈ {:.1} s if the server keeps real time ({:.1} s per session, releases over {span:.1} s)",
+                            (waves * one).max(span + one),
+                            one
+                        )
+                    }
+                    None => format!(
+                        "at least {span:.1} s of releases; session length depends on the inputs and the server"
+                    ),
+                },
+            );
+        }
         Err(e) => row("arrivals", format!("invalid: {e}")),
     }
     if let Some(j) = &s.output_json {

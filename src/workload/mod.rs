@@ -305,6 +305,11 @@ pub trait Workload: Send + Sync + 'static {
     fn prepare(&self) -> Result<(), String> {
         Ok(())
     }
+    /// How long one session should last against a server that keeps real time, when
+    /// the workload can tell without running (for `rtload check`).
+    fn expected_session_s(&self) -> Option<f64> {
+        None
+    }
     /// Things the user should know before the run starts (printed on stderr).
     fn warnings(&self) -> Vec<String> {
         Vec::new()

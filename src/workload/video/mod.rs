@@ -276,6 +276,11 @@ impl Workload for VideoWorkload {
         names::all_names(&self.metrics)
     }
 
+    fn expected_session_s(&self) -> Option<f64> {
+        // The whole rollout at the real-time basis.
+        Some(f64::from(self.rollout.num_frames()) / self.metrics.fps)
+    }
+
     fn headline_name(&self) -> &'static str {
         "ttfc"
     }
