@@ -284,15 +284,15 @@ fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {
             .ok()
             .and_then(|d| d["rtload"]["pacing_mode"].as_str().map(str::to_owned))
     };
-    if let (Some(b), Some(n)) = (mode(&a.base), mode(&a.new)) {
-        if b != n {
-            eprintln!(
-                "error: refusing to compare: {} was paced {b}, {} was paced {n}; numbers from different pacing modes are not comparable",
-                a.base.display(),
-                a.new.display()
-            );
-            return ExitCode::from(2);
-        }
+    if let (Some(b), Some(n)) = (mode(&a.base), mode(&a.new))
+        && b != n
+    {
+        eprintln!(
+            "error: refusing to compare: {} was paced {b}, {} was paced {n}; numbers from different pacing modes are not comparable",
+            a.base.display(),
+            a.new.display()
+        );
+        return ExitCode::from(2);
     }
     let (base, new) = match (
         rtload::compare::load_metrics(&a.base),
