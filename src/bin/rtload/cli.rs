@@ -19,12 +19,13 @@ pub struct Cli {
 pub enum Command {
     /// Run a scenario (against the embedded reference server when it names no target).
     ///
-    /// Exit status: 0 all measured samples passed, 1 a sample failed, 2 usage or
-    /// configuration error.
+    /// Exit status: 0 all measured samples passed and every threshold held, 1 a sample
+    /// failed or a threshold was breached, 2 usage or configuration error.
     Run(Box<RunArgs>),
     /// Validate scenarios and print the resolved plan; exit 2 listing every error.
     Check(CheckArgs),
-    /// Run the embedded reference server (realtime video endpoint) in the foreground.
+    /// Run the embedded reference server (/v1/realtime/video and /v1/realtime) in the
+    /// foreground.
     Serve(ServeArgs),
     /// Run scenario files one after another; one summary table, optional JUnit XML.
     ///
@@ -114,7 +115,8 @@ pub struct RunArgs {
     /// Target URL (ws://, wss://, http://, https://); overrides `[target] url`.
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
-    /// Write the workload's JSON result here (atomically).
+    /// Write the workload's JSON result here (atomically), and its HdrHistogram interval
+    /// log next to it (same name, `.hlog`).
     #[arg(long, value_name = "PATH")]
     pub output_json: Option<PathBuf>,
 

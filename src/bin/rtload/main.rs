@@ -153,7 +153,7 @@ fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
             )
         })?;
     rtload::server::serve_blocking(addr, cfg, |bound| {
-        eprintln!("rtload reference server listening on ws://{bound} (/v1/realtime/video); Ctrl-C stops it");
+        eprintln!("rtload reference server listening on ws://{bound} (/v1/realtime/video, /v1/realtime); Ctrl-C stops it");
     })
     .with_context(|| format!("serving on {addr}"))
 }
