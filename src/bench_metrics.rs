@@ -13,6 +13,7 @@
 //! metric/percentile/goodput options; `output` turns [`BenchMetrics`] into saved-result
 //! JSON, the terminal summary and the result file name.
 
+pub use crate::pyfmt::py_float;
 use std::collections::{BTreeMap, HashMap};
 
 /// A finite value, or missing.
@@ -340,37 +341,6 @@ fn peaks(outcomes: &[RequestOutcome]) -> (f64, usize) {
         tokens.values().copied().max().unwrap_or(0) as f64
     };
     (max_tokens, peak.max(0) as usize)
-}
-
-/// Python's `str(float)`: shortest round-trip digits, exponent form outside [1e-4, 1e16).
-pub fn py_float(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".into();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    if x == 0.0 {
-        return if x.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
-    }
-    let sci = format!("{x:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if (-4..16).contains(&exp) {
-        let plain = format!("{x}");
-        if plain.contains('.') {
-            plain
-        } else {
-            format!("{plain}.0")
-        }
-    } else {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exp.unsigned_abs())
-    }
 }
 
 /// The percentile word in keys and labels: `99`, `99.9`.

@@ -17,6 +17,7 @@ pub mod html;
 pub mod plan;
 pub mod playback;
 pub mod progress;
+pub mod pyfmt;
 pub mod resultfile;
 pub mod runner;
 pub mod scenario;

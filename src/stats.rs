@@ -79,6 +79,20 @@ fn std_with_ddof(values: &[f64], ddof: usize) -> f64 {
     (ss / (n - ddof) as f64).sqrt()
 }
 
+/// `{count, mean_ms, p99_ms, max_ms}` of millisecond values, or `null` when there are
+/// none (missing, never zero). Used for the generator's own queue waits and lateness.
+pub fn summary_ms_json(v: &[f64]) -> serde_json::Value {
+    match (mean(v), percentile(v, 0.99)) {
+        (Ok(m), Ok(p99)) => serde_json::json!({
+            "count": v.len(),
+            "mean_ms": m,
+            "p99_ms": p99,
+            "max_ms": v.iter().copied().fold(f64::MIN, f64::max),
+        }),
+        _ => serde_json::Value::Null,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

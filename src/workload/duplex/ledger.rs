@@ -12,9 +12,7 @@ use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use serde_json::Value;
 
 pub use super::metrics::response_id;
-pub use pyfmt::{py_float, py_g, py_list, py_repr, py_repr_str, py_str};
-
-mod pyfmt;
+pub use crate::pyfmt::{py_float, py_g, py_list, py_repr, py_repr_str, py_str, truthy};
 
 /// Audio delta event types: the seed name and the later upstream alias.
 pub const AUDIO_DELTA_TYPES: [&str; 2] = ["response.audio.delta", "response.output_audio.delta"];
@@ -365,18 +363,6 @@ pub fn termination_failure(
         .unwrap_or_default();
     let prefix = if after_close { "Unexpected " } else { "" };
     Some(format!("{prefix}{kind}{detail}"))
-}
-
-/// Python truthiness of a JSON value.
-pub fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|x| x != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
-    }
 }
 
 #[cfg(test)]

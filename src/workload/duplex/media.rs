@@ -13,6 +13,7 @@
 //! Every command runs under its own timeout (killed on expiry), with bounded stdout and
 //! stderr capture.
 
+use crate::pyfmt::py_float;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -524,28 +525,6 @@ fn io_err(what: &'static str, path: &Path) -> impl Fn(io::Error) -> MediaError {
         what,
         path: path.clone(),
         source,
-    }
-}
-
-/// Format a float like Python's `str(float)`: `600.0`, `0.2`, `inf`, `nan`, `1e+16`.
-fn py_float(x: f64) -> String {
-    if x.is_nan() {
-        return "nan".to_owned();
-    }
-    if x.is_infinite() {
-        return if x > 0.0 { "inf" } else { "-inf" }.to_owned();
-    }
-    let a = x.abs();
-    if a != 0.0 && !(1e-4..1e16).contains(&a) {
-        let s = format!("{x:e}");
-        let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
-        let (sign, digits) = exp.strip_prefix('-').map_or(("+", exp), |d| ("-", d));
-        return format!("{mantissa}e{sign}{digits:0>2}");
-    }
-    if x.fract() == 0.0 {
-        format!("{x:.1}")
-    } else {
-        format!("{x}")
     }
 }
 

@@ -202,23 +202,13 @@ fn case_result<'a>(
                     pcm: s.pcm.clone(),
                 })
                 .collect();
-            let responses: Vec<capture::ResponseRecord> = o
-                .responses
-                .iter()
-                .map(|r| capture::ResponseRecord {
-                    response_id: r.response_id.clone(),
-                    text: r.text.clone(),
-                    done: r.done,
-                    cancelled: r.cancelled,
-                    audio_cleared: r.audio_cleared,
-                })
-                .collect();
+            let responses = &o.responses;
             let ctx = capture::capture(
                 CaptureInput {
                     video_duration_s: duration_s,
                     stream_start_s,
                     segments: &segments,
-                    responses: &responses,
+                    responses,
                 },
                 o.events.iter().map(|(_, e)| e.clone()).collect(),
             );

@@ -246,17 +246,6 @@ fn rtload_block(run: &RunRecord, rows: &[Value]) -> Value {
         .iter()
         .flat_map(|s| s.send_lateness_s.iter().map(|v| v * 1000.0))
         .collect();
-    let summary = |v: &[f64]| {
-        if v.is_empty() {
-            return Value::Null;
-        }
-        json!({
-            "count": v.len(),
-            "mean_ms": crate::stats::mean(v).unwrap_or(0.0),
-            "p99_ms": crate::stats::percentile(v, 0.99).unwrap_or(0.0),
-            "max_ms": v.iter().copied().fold(f64::MIN, f64::max),
-        })
-    };
     let cadence = cadence_check(run).map(|(c, s, n)| {
         json!({"pairs": n, "client_mean_interval_ms": c, "server_mean_interval_ms": s, "difference_ms": c - s})
     });
@@ -265,8 +254,8 @@ fn rtload_block(run: &RunRecord, rows: &[Value]) -> Value {
         "pacing_mode": "realtime",
         "duration_s": run.duration_s,
         "failed_sessions": measured.iter().filter(|s| s.outcome.is_err()).count(),
-        "queue_wait": summary(&waits),
-        "send_lateness": summary(&late),
+        "queue_wait": crate::stats::summary_ms_json(&waits),
+        "send_lateness": crate::stats::summary_ms_json(&late),
         "cadence_vs_server": cadence,
         "samples": rows,
     })

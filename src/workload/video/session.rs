@@ -215,7 +215,7 @@ impl VideoSession {
             return Err("The session finished without delivering a single media chunk.".into());
         }
         if let Some(done) = &self.out.done_event
-            && done.get("stopped").is_some_and(truthy)
+            && done.get("stopped").is_some_and(crate::pyfmt::truthy)
         {
             return Err(format!(
                 "The session was stopped before it finished: {done}"
@@ -312,17 +312,6 @@ impl Session for VideoSession {
 
     fn into_output(self: Box<Self>) -> Box<dyn Any + Send> {
         Box::new(self.out)
-    }
-}
-
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|x| x != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
     }
 }
 

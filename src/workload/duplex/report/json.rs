@@ -34,13 +34,7 @@ pub(super) fn flat_metrics(bm: &BenchMetrics, runs: &[CaseRun<'_>]) -> BTreeMap<
         put(format!("{name}.std"), agg.std);
         put(format!("{name}.count"), agg.count as f64);
         for (p, v) in &agg.percentiles {
-            put(
-                format!(
-                    "{name}.p{}",
-                    bench_metrics::py_float(*p).trim_end_matches(".0")
-                ),
-                *v,
-            );
+            put(format!("{name}.p{}", pct_label(*p)), *v);
         }
     }
     put("completed".into(), bm.completed as f64);
@@ -197,23 +191,11 @@ fn rtload_block(
         "endpoint": crate::target::redact_url(&run.endpoint),
         "pacing_mode": w.settings_base.pacing.to_string(),
         "metrics": flat,
-        "queue_wait": summary(&waits),
-        "send_lateness": summary(&late),
+        "queue_wait": crate::stats::summary_ms_json(&waits),
+        "send_lateness": crate::stats::summary_ms_json(&late),
         "samples": samples,
         "timeline": super::timeline::rows(runs, finals),
         "distributions": dist,
-    })
-}
-
-fn summary(v: &[f64]) -> Value {
-    if v.is_empty() {
-        return Value::Null;
-    }
-    json!({
-        "count": v.len(),
-        "mean_ms": crate::stats::mean(v).unwrap_or(0.0),
-        "p99_ms": crate::stats::percentile(v, 0.99).unwrap_or(0.0),
-        "max_ms": v.iter().copied().fold(f64::MIN, f64::max),
     })
 }
 

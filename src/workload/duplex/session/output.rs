@@ -81,20 +81,9 @@ pub enum Phase {
     Done,
 }
 
-/// One assistant response, in creation order.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ResponseRecord {
-    /// The response id.
-    pub response_id: String,
-    /// All its text/transcript deltas joined.
-    pub text: String,
-    /// A `response.done` arrived.
-    pub done: bool,
-    /// That `response.done` said `cancelled`.
-    pub cancelled: bool,
-    /// A barge-in clear dropped some of its audio.
-    pub audio_cleared: bool,
-}
+/// A created response as the session saw it (the artifacts' record, shared so capture
+/// needs no conversion).
+pub use crate::artifacts::capture::ResponseRecord;
 
 /// What one duplex session leaves for the report and the artifact writer.
 #[derive(Debug, Clone, Default)]

@@ -60,7 +60,7 @@ pub enum RolloutError {
     #[error("num_chunks must be at least 1.")]
     NumChunks,
     /// Camera pattern not in [`CAMERA_PATTERNS`].
-    #[error("Unknown camera pattern {}; expected one of ['forward', 'hold', 'orbit'].", py_repr(.0))]
+    #[error("Unknown camera pattern {}; expected one of ['forward', 'hold', 'orbit'].", crate::pyfmt::py_repr_str(.0))]
     UnknownCameraPattern(String),
     /// The image is neither a URL nor a readable file.
     #[error("--image is neither a URL nor a readable file: {0}")]
@@ -125,30 +125,4 @@ pub enum RolloutError {
         /// The rollout's chunk count.
         num_chunks: usize,
     },
-}
-
-/// Python's `repr` of a string, as the reference's camera-pattern message prints it.
-pub(super) fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }

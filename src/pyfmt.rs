@@ -72,25 +72,34 @@ pub fn py_list(items: &[&str]) -> String {
     )
 }
 
-/// Python `repr()` of a float.
+/// Python's `str(float)`: shortest round-trip digits, exponent form outside [1e-4, 1e16).
 pub fn py_float(x: f64) -> String {
-    if !x.is_finite() {
-        return if x.is_nan() {
-            "nan".into()
-        } else if x > 0.0 {
-            "inf".into()
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() {
+            "-0.0".into()
         } else {
-            "-inf".into()
+            "0.0".into()
         };
     }
-    let a = x.abs();
-    if a != 0.0 && !(1e-4..1e16).contains(&a) {
-        return py_exponent(&format!("{x:e}"));
-    }
-    if x.fract() == 0.0 {
-        format!("{x:.1}")
+    let sci = format!("{x:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if (-4..16).contains(&exp) {
+        let plain = format!("{x}");
+        if plain.contains('.') {
+            plain
+        } else {
+            format!("{plain}.0")
+        }
     } else {
-        format!("{x}")
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.unsigned_abs())
     }
 }
 
@@ -123,4 +132,17 @@ fn py_exponent(s: &str) -> String {
     let (mant, exp) = s.split_once('e').unwrap_or((s, "0"));
     let (sign, digits) = exp.strip_prefix('-').map_or(("+", exp), |d| ("-", d));
     format!("{mant}e{sign}{digits:0>2}")
+}
+
+/// Python truthiness of a JSON value.
+pub fn truthy(v: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|x| x != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
 }
