@@ -161,7 +161,15 @@ pub fn run_sweep(
         });
     }
     let capacity = crate::sweep::capacity(&points);
-    let doc = crate::sweep::sweep_json(sweep, &points, capacity);
+    // Without a `[sweep] headline` (the flag form never sets one) feature the workload's
+    // first headline metric, so sweep.json/sweep.html always have a curve to draw.
+    let mut featured = sweep.clone();
+    if featured.headline.is_none() {
+        featured.headline = headline_names(sc.workload.kind())
+            .first()
+            .map(|s| (*s).to_string());
+    }
+    let doc = crate::sweep::sweep_json(&featured, &points, capacity);
     let json_path = dir.join("sweep.json");
     write(
         &json_path,

@@ -320,6 +320,10 @@ fn rps_changes(start_rps: f64, rates: &[f64], offsets: &[f64]) -> Vec<RpsChange>
 }
 
 /// One line describing the plan for `rtload check`, e.g.
+fn releases(n: usize) -> &'static str {
+    if n == 1 { "release" } else { "releases" }
+}
+
 /// `"poisson 2.0 rps, 16 releases over 8.00 s"` or `"all at t=0 (rate inf), 3 releases"`.
 pub fn summary(plan: &Plan) -> String {
     let n = plan.offsets_s.len();
@@ -339,9 +343,9 @@ pub fn summary(plan: &Plan) -> String {
             )
         }
         (None, Some(rate)) => format!("{shape} {} rps", fmt_rate(rate)),
-        (None, None) => return format!("all at t=0 (rate inf), {n} releases"),
+        (None, None) => return format!("all at t=0 (rate inf), {n} {}", releases(n)),
     };
-    format!("{head}, {n} releases over {over:.2} s")
+    format!("{head}, {n} {} over {over:.2} s", releases(n))
 }
 
 fn shape_name(burstiness: f64) -> String {

@@ -203,7 +203,7 @@ pub fn describe(s: &Scenario) -> String {
         Some(t) => resolve_url(t, w.default_path())
             .map_or_else(|e| format!("{t} (invalid: {e})"), |u| redact_url(&u)),
         None => format!(
-            "embedded reference server on 127.0.0.1 (any free port){}",
+            "embedded reference server, ws://127.0.0.1:<any free port>{}",
             w.default_path()
         ),
     };

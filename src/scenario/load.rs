@@ -7,8 +7,8 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::ScenarioError;
-use crate::plan::{ArrivalSpec, RampStrategy, RampUp};
+use super::{ScenarioError, key_span};
+use crate::plan::{ArrivalSpec, PlanError, RampStrategy, RampUp};
 
 /// Validated load parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,6 +105,7 @@ struct LoadDoc {
 }
 
 /// Where a value came from, for the error message.
+#[derive(Clone)]
 enum Origin<'a> {
     File(Range<usize>),
     Flag(&'a str),
@@ -283,7 +284,7 @@ pub(super) fn parse(
                 "linear" => Some(RampStrategy::Linear),
                 "exponential" => Some(RampStrategy::Exponential),
                 other => {
-                    cx.err(strategy_origin, format!("unknown ramp-up strategy \"{other}\"; use \"linear\" or \"exponential\""));
+                    cx.err(strategy_origin.clone(), format!("unknown ramp-up strategy \"{other}\"; use \"linear\" or \"exponential\""));
                     None
                 }
             };
@@ -294,7 +295,7 @@ pub(super) fn parse(
                     end_rps,
                 }),
                 (Some(_), _, _) => {
-                    cx.errors.push(ScenarioError::file(path, "ramp-up needs both `ramp_up_start_rps` and `ramp_up_end_rps` (or --ramp-up-start-rps/--ramp-up-end-rps)"));
+                    cx.err(strategy_origin, "ramp-up needs both `ramp_up_start_rps` and `ramp_up_end_rps` (or --ramp-up-start-rps/--ramp-up-end-rps)".into());
                     None
                 }
                 _ => None,
@@ -307,9 +308,62 @@ pub(super) fn parse(
         ramp_up,
         seed,
     };
-    if let Err(e) = crate::plan::validate(&arrival) {
-        cx.errors
-            .push(ScenarioError::file(path, format!("[load]: {e}")));
+    // Burstiness, fixed rate and ramp are checked on their own as well, so independent
+    // problems are all listed, each at the key it is about.
+    let parts = [
+        arrival.clone(),
+        ArrivalSpec {
+            request_rate: None,
+            ramp_up: None,
+            ..arrival.clone()
+        },
+        ArrivalSpec {
+            burstiness: 1.0,
+            ramp_up: None,
+            ..arrival.clone()
+        },
+        ArrivalSpec {
+            burstiness: 1.0,
+            request_rate: None,
+            ..arrival.clone()
+        },
+    ];
+    let mut plan_errors: Vec<PlanError> = Vec::new();
+    for e in parts.iter().filter_map(|p| crate::plan::validate(p).err()) {
+        if !plan_errors.contains(&e) {
+            plan_errors.push(e);
+        }
+    }
+    for e in plan_errors {
+        let (key, flag, from_flag) = match &e {
+            PlanError::RateWithRampUp { .. } | PlanError::InvalidRate { .. } => {
+                ("request_rate", "--request-rate", ov.request_rate.is_some())
+            }
+            PlanError::InvalidBurstiness { .. } => {
+                ("burstiness", "--burstiness", ov.burstiness.is_some())
+            }
+            PlanError::InvalidRampBound {
+                field: "start_rps", ..
+            }
+            | PlanError::RampStartAboveEnd { .. }
+            | PlanError::ExponentialZeroStart { .. } => (
+                "ramp_up_start_rps",
+                "--ramp-up-start-rps",
+                ov.ramp_up_start_rps.is_some(),
+            ),
+            _ => (
+                "ramp_up_end_rps",
+                "--ramp-up-end-rps",
+                ov.ramp_up_end_rps.is_some(),
+            ),
+        };
+        match key_span(src, "load", key) {
+            _ if from_flag => cx.err(Origin::Flag(flag), e.to_string()),
+            Some(span) => cx.err(Origin::File(span), e.to_string()),
+            None => cx
+                .errors
+                .push(ScenarioError::file(path, format!("[load]: {e}"))),
+        }
     }
     if cx.errors.is_empty() {
         Ok(Load {

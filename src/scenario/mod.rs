@@ -193,6 +193,11 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
         }
     }
     let (Some(mut load), Some(workload), true) = (load, workload, errors.is_empty()) else {
+        // In file order: positioned errors by line and column, whole-file ones last.
+        errors.sort_by_key(|e| match e {
+            ScenarioError::At { line, col, .. } => (0, *line, *col),
+            _ => (1, 0, 0),
+        });
         return Err(errors);
     };
     load.samples = workload.samples();

@@ -6,5 +6,6 @@ mod support;
 mod cli;
 mod engine;
 mod schema;
+mod surface;
 mod sweep;
 mod video_faults;

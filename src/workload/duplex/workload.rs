@@ -157,7 +157,12 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
             if !path.is_file() {
                 errors.push(err(
                     "ref_audio",
-                    format!("`ref_audio` file does not exist: {}", path.display()),
+                    format!(
+                        "`ref_audio` file does not exist: {}; point it at the reference voice \
+                         WAV (relative to the scenario file), or write one with \
+                         `rtload dataset synth DIR` (DIR/ref_audio.wav)",
+                        path.display()
+                    ),
                 ));
             }
             path
@@ -193,7 +198,17 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
                     (Vec::new(), Vec::new())
                 })
         }
-        Some(_) => (Vec::new(), Vec::new()),
+        Some(d) => {
+            // Other errors already stop the run; still say whether the dataset exists.
+            let full = base.join(d);
+            if !full.exists() {
+                errors.push(err(
+                    "dataset_path",
+                    dataset::DatasetError::NotLocal(full).to_string(),
+                ));
+            }
+            (Vec::new(), Vec::new())
+        }
     };
     if !errors.is_empty() {
         return Err(errors);

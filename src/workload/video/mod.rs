@@ -142,6 +142,17 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
             format!("`ping_interval` must be ≥ 0 seconds (got {v}); 0 disables pings"),
         );
     }
+    // The built-in rollout's own checks stop at the first problem and have no position;
+    // check the keys the scenario sets first, so each bad one is listed at its key.
+    let before = errors.len();
+    check_rollout_keys(&p, &mut |ok, key, msg| {
+        if !ok {
+            errors.push(key_error(input, key, msg));
+        }
+    });
+    if errors.len() > before {
+        return Err(errors);
+    }
     let rollout = rollout::resolve(&rollout_options(&p), base)
         .map_err(|e| ScenarioError::file(input.path, format!("[workload]: {e}")));
     let rollout = match rollout {
@@ -157,6 +168,56 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
     let mut w = VideoWorkload::new(rollout, &p, base);
     w.samples = input.samples_requested.unwrap_or(1);
     Ok(Box::new(w))
+}
+
+/// The rollout values a scenario sets, each checked on its own: `check(ok, key, message)`.
+fn check_rollout_keys(p: &VideoParams, check: &mut dyn FnMut(bool, &str, String)) {
+    if let Some(n) = p.num_chunks {
+        check(
+            n >= 1,
+            "num_chunks",
+            format!("`num_chunks` must be ≥ 1 (got {n}); e.g. `num_chunks = 16`"),
+        );
+    }
+    if let Some(pattern) = &p.camera_pattern {
+        let known = rollout::CAMERA_PATTERNS
+            .map(|c| format!("\"{c}\""))
+            .join(", ");
+        check(
+            rollout::CAMERA_PATTERNS.contains(&pattern.as_str()),
+            "camera_pattern",
+            format!("unknown `camera_pattern` \"{pattern}\"; use one of {known}"),
+        );
+    }
+    for (key, v) in [("width", p.width), ("height", p.height)] {
+        if let Some(v) = v {
+            let below = v / 16 * 16;
+            let eg = if below == 0 {
+                format!("`{key} = 16`")
+            } else {
+                format!("`{key} = {below}` or `{key} = {}`", below + 16)
+            };
+            check(
+                v > 0 && v % 16 == 0,
+                key,
+                format!("`{key}` must be a positive multiple of 16 (got {v}); e.g. {eg}"),
+            );
+        }
+    }
+    if let Some(v) = p.fps {
+        check(
+            v > 0,
+            "fps",
+            format!("`fps` must be > 0 (got {v}); e.g. `fps = 16`"),
+        );
+    }
+    if let Some(v) = p.flow_shift {
+        check(
+            v.is_finite(),
+            "flow_shift",
+            format!("`flow_shift` must be a finite number (got {v}); e.g. `flow_shift = 5.0`"),
+        );
+    }
 }
 
 fn rollout_options(p: &VideoParams) -> RolloutOptions {
