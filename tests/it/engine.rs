@@ -138,16 +138,26 @@ fn client_intervals_agree_with_server_send_stamps() {
             .map(|v| v.as_f64().unwrap())
             .collect();
         assert_eq!(chunks.len(), server.len());
-        for i in 1..chunks.len() {
-            let client_ms = chunks[i]["inter_arrival_ms"].as_f64().unwrap();
-            let server_ms = (server[i] - server[i - 1]) * 1000.0;
-            // Loopback delivery adds well under 50 ms even on a loaded 2-core machine;
-            // the exact figures go to BENCHMARKS.md, not into this bound.
-            assert!(
-                (client_ms - server_ms).abs() < 50.0,
-                "chunk {i}: client {client_ms} ms vs server {server_ms} ms"
-            );
-        }
+        let mut diffs: Vec<f64> = (1..chunks.len())
+            .map(|i| {
+                chunks[i]["inter_arrival_ms"].as_f64().unwrap()
+                    - (server[i] - server[i - 1]) * 1000.0
+            })
+            .collect();
+        // A scheduler hiccup delays one arrival: it lengthens one interval and shortens
+        // the next by the same amount, so the mean and the median stay put. Bounds are
+        // generous safety nets; the measured figures are in BENCHMARKS.md.
+        let mean = diffs.iter().sum::<f64>() / diffs.len() as f64;
+        diffs.sort_by(f64::total_cmp);
+        let median = diffs[diffs.len() / 2];
+        assert!(
+            mean.abs() < 10.0,
+            "mean client-server difference {mean} ms: {diffs:?}"
+        );
+        assert!(
+            median.abs() < 5.0,
+            "median client-server difference {median} ms: {diffs:?}"
+        );
     }
     let c = &json["rtload"]["cadence_vs_server"];
     assert_eq!(c["pairs"], 14);

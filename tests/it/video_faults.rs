@@ -146,10 +146,11 @@ fn slow_first_chunk_hits_the_first_chunk_timeout_despite_pongs() {
             "No media chunk for 0.5 s after 0 chunk(s); the server may still be loading, compiling, or capturing graphs."
         ]
     );
-    // The pings were sent on their schedule (lateness is recorded for each).
+    // Pings were sent while waiting (lateness is recorded for each scheduled message);
+    // on a loaded machine the deadline may win over the last ones, so ask for one.
     let late = &s.report.to_json()["rtload"]["send_lateness"];
     assert!(
-        late["count"].as_u64().unwrap() >= 4,
+        late["count"].as_u64().unwrap() >= 2,
         "session.start + pings: {late}"
     );
 }
