@@ -208,6 +208,23 @@ pub trait Session: Send + 'static {
     fn into_output(self: Box<Self>) -> Box<dyn Any + Send>;
 }
 
+/// A session that fails as soon as its socket opens, with a fixed message: what a
+/// workload hands out when it cannot build a real session for a sample (the sample is
+/// then a recorded failure, never a crash).
+#[derive(Debug)]
+pub struct FailedSession(pub String);
+
+impl Session for FailedSession {
+    fn on_open(&mut self, _now: Instant, fx: &mut Effects) {
+        fx.fail(self.0.clone());
+    }
+    fn on_inbound(&mut self, _msg: Inbound, _at: Instant, _fx: &mut Effects) {}
+    fn on_wake(&mut self, _now: Instant, _fx: &mut Effects) {}
+    fn into_output(self: Box<Self>) -> Box<dyn Any + Send> {
+        Box::new(())
+    }
+}
+
 /// Everything the engine knows about one sample after it ended.
 #[derive(Debug)]
 pub struct SampleRecord {

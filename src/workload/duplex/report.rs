@@ -123,7 +123,7 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     let mut text = bench_metrics::render_summary(&bm, &header);
     text.push_str(&json::omni_text(w, &runs, &finals, &summary));
     if w.params.save_result.unwrap_or(false) {
-        let path = json::result_path(w, &bm, &header);
+        let path = json::result_path(w, &header);
         let mut body = bench_metrics::to_vllm_json_string(&doc);
         body.push('\n');
         crate::engine::writer::write_atomic(&path, body.as_bytes())

@@ -387,10 +387,14 @@ impl Workload for OmniWorkload {
     }
 
     fn session(&self, ctx: &SessionContext) -> Box<dyn Session> {
-        let prepared = self
-            .prepared
-            .get()
-            .expect("prepare() runs before any session");
+        if let Err(e) = self.prepare() {
+            return Box::new(crate::workload::FailedSession(e));
+        }
+        let Some(prepared) = self.prepared.get() else {
+            return Box::new(crate::workload::FailedSession(
+                "media was not prepared".into(),
+            ));
+        };
         let n = self.cases.len().max(1);
         let case_idx = ctx.case_index(n);
         let case = &self.cases[case_idx];
@@ -428,10 +432,4 @@ fn monotonic_ns() -> u128 {
 
 fn random_hex32() -> String {
     format!("{:032x}", rand::random::<u128>())
-}
-
-#[allow(dead_code)]
-fn _assert_send_sync() {
-    fn f<T: Send + Sync>() {}
-    f::<OmniWorkload>();
 }

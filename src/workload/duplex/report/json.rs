@@ -259,7 +259,7 @@ pub(super) fn omni_text(
 }
 
 /// `--result-dir` / `--result-filename`, or vllm's default file name.
-pub(super) fn result_path(w: &OmniWorkload, bm: &BenchMetrics, h: &SummaryHeader) -> PathBuf {
+pub(super) fn result_path(w: &OmniWorkload, h: &SummaryHeader) -> PathBuf {
     let p = &w.params;
     let dir = p.result_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let name = p.result_filename.clone().unwrap_or_else(|| {
@@ -272,7 +272,6 @@ pub(super) fn result_path(w: &OmniWorkload, bm: &BenchMetrics, h: &SummaryHeader
             &date_stamp(),
         )
     });
-    let _ = bm;
     dir.join(name)
 }
 
