@@ -196,8 +196,10 @@ impl DuplexSession {
                     && index >= self.commit_from =>
             {
                 self.committed = true;
-                let deferred = ev.get("event").and_then(|e| e.get("overlap_deferred"))
-                    == Some(&Value::Bool(true));
+                // Top-level `overlap_deferred` (what the reference server sends), or
+                // nested under `event` like `session.closed`'s `event.reason`.
+                let flag = |e: &Value| e.get("overlap_deferred") == Some(&Value::Bool(true));
+                let deferred = flag(&ev) || ev.get("event").is_some_and(flag);
                 self.resp.committed(deferred);
             }
             _ => {}
