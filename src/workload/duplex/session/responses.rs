@@ -77,6 +77,10 @@ impl Responses {
                 .audio
                 .check(ev, &mut out.artifact_warnings)
                 .map_err(|e| e.to_string())?;
+            // §1.7: checked during ingestion, so the case fails as the delta arrives.
+            if !self.ledger.is_created(id) {
+                return Err("response audio has no matching response.created".into());
+            }
             let samples = self.clock.ingest(id, &pcm, at_s, capture).samples;
             let ordinal = self.created.iter().position(|c| c == id);
             out.audio_bytes += pcm.len() as u64;

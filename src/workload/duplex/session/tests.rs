@@ -589,11 +589,20 @@ fn closing_session() -> H {
 }
 
 #[test]
-fn output_checks_after_close() {
+fn audio_for_an_uncreated_response_fails_as_it_arrives() {
+    // §1.7: audio deltas are checked during ingestion.
     let audio = json!({"type": "response.audio.delta", "response_id": "r9", "delta": "AAAAAA==",
         "format": "pcm16", "sample_rate_hz": 24000});
+    let mut h = closing_session();
+    assert_failed(
+        &h.ev(3.35, audio),
+        "response audio has no matching response.created",
+    );
+}
+
+#[test]
+fn output_checks_after_close() {
     let cases = [
-        (audio, "response audio has no matching response.created"),
         (
             json!({"type": "response.text.delta", "delta": "x"}),
             "response transcript has no matching response.created",
