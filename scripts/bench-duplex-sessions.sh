@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Run N concurrent OmniInteract duplex sessions (real-time paced audio + frames) against
+# the reference server in its own process; print the client's CPU time, peak RSS, input
+# pacing lag and the TTFP agreement with the server's own send stamps.
+#
+#   scripts/bench-duplex-sessions.sh [N] [CASE_MS]
+#
+# Defaults: N=50 sessions of 5 s cases. Only 127.0.0.1 is used. Needs GNU time
+# (`apt-get install time`) and a release build (`cargo build --release`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+N=${1:-50}
+CASE_MS=${2:-5000}
+BIN=target/release/rtload
+[ -x "$BIN" ] || { echo "build first: cargo build --release" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install time" >&2; exit 2; }
+
+work=$(mktemp -d)
+trap 'kill "$server_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
+
+per_subset=$(( (N + 2) / 3 ))
+"$BIN" dataset synth "$work/ds" --cases-per-subset "$per_subset" --duration-ms "$CASE_MS" > /dev/null
+
+cat > "$work/server.toml" <<TOML
+workers = 1
+[duplex]
+respond_every_s = 1.0
+audio_deltas = 3
+delta_ms = 100
+rtf = 0.2
+first_response_delay_ms = 100
+final_decision = "listen"
+TOML
+
+cat > "$work/scenario.toml" <<TOML
+name = "bench-duplex-sessions"
+[workload]
+kind = "omniinteract"
+dataset_path = "ds"
+ref_audio = "ds/ref_audio.wav"
+output_dir = "out"
+[load]
+samples = $N
+max_concurrency = $N
+TOML
+
+"$BIN" serve --port 0 --config "$work/server.toml" 2> "$work/server.log" &
+server_pid=$!
+for _ in $(seq 100); do
+  grep -q "listening on" "$work/server.log" 2>/dev/null && break
+  sleep 0.1
+done
+addr=$(sed -n 's/.*listening on ws:\/\/\([^ ]*\).*/\1/p' "$work/server.log" | head -1)
+[ -n "$addr" ] || { cat "$work/server.log" >&2; exit 1; }
+
+/usr/bin/time -f '%U %S %M %e' -o "$work/time.txt" \
+  "$BIN" run "$work/scenario.toml" --target "ws://$addr" --output-json "$work/out.json" -q > "$work/report.txt"
+
+read -r user sys maxrss wall < "$work/time.txt"
+python3 - "$work" "$N" "$CASE_MS" "$user" "$sys" "$maxrss" "$wall" <<'PY'
+import json, sys, glob, os, math
+work, n, case_ms, user, sys_t, rss, wall = sys.argv[1:]
+text = open(os.path.join(work, "out.json")).read()
+for tok in ("-Infinity", "Infinity", "NaN"):
+    text = text.replace(tok, "null")
+d = json.loads(text)
+rt = d["rtload"]
+lags = [s["pacing_max_lag_ms"] for s in rt["samples"] if s.get("pacing_max_lag_ms") is not None]
+print(f"sessions={n} case={int(case_ms)/1000:.1f}s concurrency={n}")
+print(f"client cpu: user {float(user):.2f} s + sys {float(sys_t):.2f} s over {float(wall):.2f} s wall"
+      f" = {(float(user)+float(sys_t))/float(wall)*100:.0f}% of one core")
+print(f"client peak RSS: {int(rss)/1024:.1f} MiB")
+print(f"completed {d['completed']} failed {d['failed']}")
+if lags:
+    lags.sort()
+    print(f"input pacing lag (per-session max): p50 {lags[len(lags)//2]:.3f} ms, max {lags[-1]:.3f} ms")
+sl = rt.get("send_lateness") or {}
+if sl:
+    print(f"send lateness: mean {sl['mean_ms']:.3f} ms, p99 {sl['p99_ms']:.3f} ms, max {sl['max_ms']:.3f} ms")
+diffs = []
+for ev_path in glob.glob(os.path.join(work, "out", "*", "*", "events.json")):
+    evs = json.load(open(ev_path))
+    created, first = {}, {}
+    for e in evs:
+        rid = e.get("response_id") or (e.get("response") or {}).get("id")
+        if not rid: continue
+        if e.get("type") == "response.created": created.setdefault(rid, e)
+        if e.get("type") in ("response.audio.delta", "response.output_audio.delta"): first.setdefault(rid, e)
+    for rid, c in created.items():
+        a = first.get(rid)
+        if a and "server_sent_at_s" in a and "server_sent_at_s" in c:
+            client = a["_client_received_at_s"] - c["_client_received_at_s"]
+            server = a["server_sent_at_s"] - c["server_sent_at_s"]
+            diffs.append(abs(client - server) * 1000)
+if diffs:
+    diffs.sort()
+    q = lambda p: diffs[min(len(diffs)-1, int(math.ceil(p*len(diffs)))-1)]
+    print(f"|client TTFP - server TTFP| over {len(diffs)} responses: p50 {q(0.5):.3f} ms, p99 {q(0.99):.3f} ms, max {diffs[-1]:.3f} ms")
+PY
