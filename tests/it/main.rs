@@ -7,6 +7,7 @@ mod support;
 mod cli;
 mod duplex;
 mod engine;
+mod outputs;
 mod schema;
 mod surface;
 mod sweep;
