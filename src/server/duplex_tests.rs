@@ -6,10 +6,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use awc::error::WsProtocolError;
-use awc::ws::{CloseCode, CloseReason, Frame, Message};
+use awc::ws::{CloseCode, Frame, Message};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use futures_util::{Sink, SinkExt, Stream, StreamExt};
+use futures_util::{SinkExt as _, StreamExt as _};
 use serde_json::{Value, json};
 
 use super::*;
@@ -17,116 +17,16 @@ use super::*;
 const SAFETY_NET: Duration = Duration::from_secs(20);
 const JPEG: [u8; 4] = [0xFF, 0xD8, 0xFF, 0xE0];
 
-/// One thing the client saw.
-#[derive(Debug, Clone, PartialEq)]
-enum Ev {
-    Json(Value),
-    Close(Option<CloseReason>),
-    /// The stream ended without a close frame.
-    End,
-}
-
-impl Ev {
-    fn kind(&self) -> &str {
-        match self {
-            Ev::Json(v) => v["type"].as_str().unwrap_or("?"),
-            Ev::Close(_) => "close",
-            Ev::End => "end",
-        }
-    }
-
-    fn json(&self) -> &Value {
-        match self {
-            Ev::Json(v) => v,
-            other => panic!("expected JSON, got {other:?}"),
-        }
-    }
-
-    /// The JSON event without its `server_sent_at_s` stamp.
-    fn bare(&self) -> Value {
-        let mut v = self.json().clone();
-        v.as_object_mut().map(|m| m.remove("server_sent_at_s"));
-        v
-    }
-}
-
-struct Client<S> {
-    ws: S,
-}
+use super::test_client::{Client, Ev};
 
 async fn connect(
     addr: SocketAddr,
 ) -> Client<
-    impl Stream<Item = Result<Frame, WsProtocolError>> + Sink<Message, Error = WsProtocolError> + Unpin,
+    impl futures_util::Stream<Item = Result<Frame, WsProtocolError>>
+    + futures_util::Sink<Message, Error = WsProtocolError>
+    + Unpin,
 > {
-    let url = format!(
-        "ws://{addr}{DUPLEX_PATH}?duplex=1&model=m&minicpmo45_native_duplex=1&autostart=0&session_id=omniinteract%3Asub%3Abench-0%3A1"
-    );
-    let (_resp, ws) = awc::Client::new()
-        .ws(url)
-        .max_frame_size(16 * 1024 * 1024)
-        .connect()
-        .await
-        .expect("connect");
-    Client { ws }
-}
-
-impl<S> Client<S>
-where
-    S: Stream<Item = Result<Frame, WsProtocolError>>
-        + Sink<Message, Error = WsProtocolError>
-        + Unpin,
-{
-    async fn send(&mut self, event: Value) {
-        self.ws
-            .send(Message::Text(event.to_string().into()))
-            .await
-            .expect("send");
-    }
-
-    async fn next(&mut self) -> Ev {
-        loop {
-            match self.ws.next().await {
-                None | Some(Err(_)) => return Ev::End,
-                Some(Ok(Frame::Text(t))) => {
-                    return Ev::Json(serde_json::from_slice(&t).expect("server sent JSON"));
-                }
-                Some(Ok(Frame::Close(reason))) => return Ev::Close(reason),
-                Some(Ok(Frame::Ping(_) | Frame::Pong(_) | Frame::Binary(_))) => {}
-                Some(Ok(Frame::Continuation(_))) => panic!("unexpected continuation"),
-            }
-        }
-    }
-
-    /// Reads into `seen` until `done(seen)` holds or the server closes.
-    async fn read_until(&mut self, seen: &mut Vec<Ev>, done: impl Fn(&[Ev]) -> bool) {
-        while !done(seen) {
-            let ev = self.next().await;
-            let last = matches!(ev, Ev::Close(_) | Ev::End);
-            seen.push(ev);
-            if last {
-                return;
-            }
-        }
-    }
-
-    /// Sends `event` and returns the message of the `error` event that must answer it.
-    async fn error_for(&mut self, event: Value) -> String {
-        self.send(event).await;
-        let ev = self.next().await;
-        assert_eq!(ev.kind(), "error", "{ev:?}");
-        ev.json()["message"].as_str().unwrap().to_string()
-    }
-
-    /// Reads until the server closes (the close or end is the last element).
-    async fn rest(&mut self) -> Vec<Ev> {
-        let mut out = Vec::new();
-        self.read_until(&mut out, |seen| {
-            matches!(seen.last(), Some(Ev::Close(_) | Ev::End))
-        })
-        .await;
-        out
-    }
+    super::test_client::connect(format!("ws://{addr}{DUPLEX_PATH}?duplex=1&model=m&minicpmo45_native_duplex=1&autostart=0&session_id=omniinteract%3Asub%3Abench-0%3A1"), true).await
 }
 
 fn update_event(idle_timeout_s: Option<f64>) -> Value {
@@ -193,7 +93,7 @@ async fn bounded<F: Future<Output = ()>>(f: F) {
         .expect("test exceeded its safety-net timeout");
 }
 
-fn kinds(events: &[Ev]) -> Vec<&str> {
+fn kinds(events: &[Ev]) -> Vec<String> {
     events.iter().map(Ev::kind).collect()
 }
 
@@ -253,7 +153,7 @@ async fn normal_session_with_acks() {
         client.send(append_event(6400, 6400, 1)).await;
         let mut seen = vec![created];
         client.read_until(&mut seen, |s| s.iter().any(|e| is_done_of(e, "resp_0_0"))).await;
-        let first: Vec<&str> = kinds(&seen[1..]);
+        let first: Vec<String> = kinds(&seen[1..]);
         assert_eq!(first, ["response.created", "response.audio_transcript.delta", "response.audio.delta",
             "response.audio_transcript.delta", "response.audio.delta",
             "response.audio_transcript.delta", "response.audio.delta", "response.done"]);
@@ -595,7 +495,7 @@ async fn audio_and_transcript_faults() {
 async fn commit_and_decision_faults() {
     bounded(async {
         let events = fault_run(with_faults(|f| f.never_commit_ack = true), final_done(0)).await;
-        assert!(!kinds(&events).contains(&"input_audio_buffer.committed"));
+        assert!(!kinds(&events).iter().any(|k| k == "input_audio_buffer.committed"));
         assert!(events.iter().any(|e| is_done_of(e, "resp_0_1")));
 
         // A final listen would follow resp_0_0's done in the same batch (the commit is
@@ -607,7 +507,7 @@ async fn commit_and_decision_faults() {
                 && s.iter().any(|e| e.kind() == "input_audio_buffer.committed")
         })
         .await;
-        assert!(!kinds(&events).contains(&"response.listen"), "{events:?}");
+        assert!(!kinds(&events).iter().any(|k| k == "response.listen"), "{events:?}");
         assert_eq!(kinds(&events)[events.len() - 2..], ["session.closed", "close"]);
 
         // Without the fault the same run ends in a final listen decision.

@@ -19,6 +19,8 @@ mod video_plan;
 #[cfg(test)]
 mod duplex_tests;
 #[cfg(test)]
+mod test_client;
+#[cfg(test)]
 mod tests;
 
 use std::net::SocketAddr;

@@ -6,9 +6,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use awc::error::WsProtocolError;
-use awc::ws::{CloseCode, CloseReason, Frame, Message};
-use bytes::Bytes;
-use futures_util::{Sink, SinkExt, Stream, StreamExt};
+use awc::ws::{CloseCode, Frame, Message};
 use serde_json::{Value, json};
 
 use super::video_plan::GEOMETRY_ERROR;
@@ -16,93 +14,16 @@ use super::*;
 
 const SAFETY_NET: Duration = Duration::from_secs(20);
 
-/// One thing the client saw.
-#[derive(Debug, Clone, PartialEq)]
-enum Ev {
-    Json(Value),
-    Bin(Bytes),
-    Close(Option<CloseReason>),
-    /// The stream ended without a close frame.
-    End,
-}
-
-impl Ev {
-    fn kind(&self) -> String {
-        match self {
-            Ev::Json(v) => v["type"].as_str().unwrap_or("?").to_string(),
-            Ev::Bin(b) => format!("bin:{}", b.len()),
-            Ev::Close(_) => "close".to_string(),
-            Ev::End => "end".to_string(),
-        }
-    }
-
-    fn json(&self) -> &Value {
-        match self {
-            Ev::Json(v) => v,
-            other => panic!("expected JSON, got {other:?}"),
-        }
-    }
-}
-
-struct Client<S> {
-    ws: S,
-}
+use super::test_client::{Client, Ev};
 
 async fn connect(
     addr: SocketAddr,
 ) -> Client<
-    impl Stream<Item = Result<Frame, WsProtocolError>> + Sink<Message, Error = WsProtocolError> + Unpin,
+    impl futures_util::Stream<Item = Result<Frame, WsProtocolError>>
+    + futures_util::Sink<Message, Error = WsProtocolError>
+    + Unpin,
 > {
-    let url = format!("ws://{addr}{VIDEO_PATH}");
-    let (_resp, ws) = awc::Client::new()
-        .ws(url)
-        .max_frame_size(16 * 1024 * 1024)
-        .connect()
-        .await
-        .expect("connect");
-    Client { ws }
-}
-
-impl<S> Client<S>
-where
-    S: Stream<Item = Result<Frame, WsProtocolError>>
-        + Sink<Message, Error = WsProtocolError>
-        + Unpin,
-{
-    async fn send(&mut self, event: Value) {
-        self.ws
-            .send(Message::Text(event.to_string().into()))
-            .await
-            .expect("send");
-    }
-
-    async fn next(&mut self) -> Ev {
-        loop {
-            match self.ws.next().await {
-                None | Some(Err(_)) => return Ev::End,
-                Some(Ok(Frame::Text(t))) => {
-                    return Ev::Json(serde_json::from_slice(&t).expect("server sent JSON"));
-                }
-                Some(Ok(Frame::Binary(b))) => return Ev::Bin(b),
-                Some(Ok(Frame::Close(reason))) => return Ev::Close(reason),
-                Some(Ok(Frame::Ping(_) | Frame::Pong(_))) => {}
-                Some(Ok(Frame::Continuation(_))) => panic!("unexpected continuation"),
-            }
-        }
-    }
-
-    /// Reads until the server closes (the close or end is the last element).
-    async fn rest(&mut self) -> Vec<Ev> {
-        let mut out = Vec::new();
-        loop {
-            let ev = self.next().await;
-            let last = matches!(ev, Ev::Close(_) | Ev::End);
-            out.push(ev);
-            if last {
-                return out;
-            }
-        }
-    }
+    super::test_client::connect(format!("ws://{addr}{VIDEO_PATH}"), false).await
 }
 
 fn start_event(num_frames: u64) -> Value {
@@ -441,11 +362,7 @@ async fn stalled_session_keeps_the_socket_open() {
         assert_eq!(head, ["video.start", "video.chunk_metadata", "bin:64"]);
         client.send(json!({"type": "session.ping"})).await;
         assert_eq!(client.next().await.kind(), "session.pong");
-        client
-            .ws
-            .send(Message::Close(Some(CloseCode::Normal.into())))
-            .await
-            .expect("send close");
+        client.send_close(CloseCode::Normal).await;
         // The server echoes the client's close.
         assert_eq!(
             client.next().await,
