@@ -91,7 +91,8 @@ pub struct DuplexFaults {
     /// Answer `session.close` with `session.closed` carrying this `reason`.
     #[serde(default)]
     pub close_with_reason: Option<String>,
-    /// The first `response.created` carries no id.
+    /// The first response is a lone `response.created` without an id (no deltas, no
+    /// done), which only the client's ledger check can catch.
     #[serde(default)]
     pub missing_response_id: bool,
     /// The first `response.created` is sent twice.

@@ -137,11 +137,20 @@ impl Responder {
                 Mark::None,
             );
         }
-        let created = if first && f.missing_response_id {
-            json!({"type": "response.created", "response": {"status": "in_progress"}})
-        } else {
-            json!({"type": "response.created", "response": {"id": id, "status": "in_progress"}})
-        };
+        if first && f.missing_response_id {
+            // A response the client cannot identify: created without an id and nothing
+            // else, so the client's ledger check (not its audio check) catches it.
+            let created =
+                json!({"type": "response.created", "response": {"status": "in_progress"}});
+            push(start, created, Mark::None);
+            return Script {
+                id,
+                events,
+                end: start,
+            };
+        }
+        let created =
+            json!({"type": "response.created", "response": {"id": id, "status": "in_progress"}});
         if first && f.duplicate_created {
             push(start, created.clone(), Mark::None);
         }

@@ -78,7 +78,7 @@ impl Responses {
                 .check(ev, &mut out.artifact_warnings)
                 .map_err(|e| e.to_string())?;
             // §1.7: checked during ingestion, so the case fails as the delta arrives.
-            if !self.ledger.is_created(id) {
+            if !self.created.iter().any(|c| c == id) {
                 return Err("response audio has no matching response.created".into());
             }
             let samples = self.clock.ingest(id, &pcm, at_s, capture).samples;
