@@ -168,7 +168,7 @@ pub fn check_names(
     let errors = unknown
         .into_iter()
         .map(|t| {
-            let msg = unknown_msg(&t.metric, known);
+            let msg = unknown_metric_message(&t.metric, known, "[thresholds]");
             match spans.get(&t.metric) {
                 Some(span) => ScenarioError::at(path, src, span.clone(), msg),
                 None => ScenarioError::file(path, msg),
@@ -247,7 +247,9 @@ fn parse_expr(text: &str) -> Result<(Op, f64, &str), String> {
     }
 }
 
-fn unknown_msg(metric: &str, known: &[&str]) -> String {
+/// "unknown metric `m` in <where>; did you mean …?" (or a few known names when nothing
+/// is close): the message for any place a scenario names a metric.
+pub fn unknown_metric_message(metric: &str, known: &[&str], place: &str) -> String {
     let close = close_matches(metric, known);
     if !close.is_empty() {
         let list = close
@@ -260,13 +262,13 @@ fn unknown_msg(metric: &str, known: &[&str]) -> String {
         } else {
             "did you mean one of"
         };
-        return format!("unknown metric `{metric}` in [thresholds]; {lead} {list}?");
+        return format!("unknown metric `{metric}` in {place}; {lead} {list}?");
     }
     let mut names: Vec<&str> = known.to_vec();
     names.sort_unstable();
     names.dedup();
     if names.is_empty() {
-        return format!("unknown metric `{metric}` in [thresholds]; this workload reports none");
+        return format!("unknown metric `{metric}` in {place}; this workload reports none");
     }
     let shown = names
         .iter()
@@ -280,7 +282,7 @@ fn unknown_msg(metric: &str, known: &[&str]) -> String {
     } else {
         String::new()
     };
-    format!("unknown metric `{metric}` in [thresholds]; known metrics include {shown}{tail}")
+    format!("unknown metric `{metric}` in {place}; known metrics include {shown}{tail}")
 }
 
 /// Up to three known names close to `metric`, closest first: small edit distance
