@@ -191,14 +191,14 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
         if let Err(e) = crate::thresholds::check_names(path, src, &thresholds, &known) {
             errors.extend(e);
         }
-        if let Some(h) = sweep.as_ref().and_then(|s| s.headline.as_deref()) {
-            if !known.contains(&h) {
-                let msg = crate::thresholds::unknown_metric_message(h, &known, "[sweep] headline");
-                errors.push(match key_span(src, "sweep", "headline") {
-                    Some(span) => ScenarioError::at(path, src, span, msg),
-                    None => ScenarioError::file(path, msg),
-                });
-            }
+        if let Some(h) = sweep.as_ref().and_then(|s| s.headline.as_deref())
+            && !known.contains(&h)
+        {
+            let msg = crate::thresholds::unknown_metric_message(h, &known, "[sweep] headline");
+            errors.push(match key_span(src, "sweep", "headline") {
+                Some(span) => ScenarioError::at(path, src, span, msg),
+                None => ScenarioError::file(path, msg),
+            });
         }
     }
     let (Some(mut load), Some(workload), true) = (load, workload, errors.is_empty()) else {
