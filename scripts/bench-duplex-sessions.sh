@@ -9,6 +9,7 @@
 # (`apt-get install time`) and a release build (`cargo build --release`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 
 N=${1:-50}
 CASE_MS=${2:-5000}
@@ -17,6 +18,7 @@ BIN=target/release/rtload
 [ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install time" >&2; exit 2; }
 
 work=$(mktemp -d)
+server_pid=
 trap 'kill "$server_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 
 per_subset=$(( (N + 2) / 3 ))
@@ -45,14 +47,7 @@ samples = $N
 max_concurrency = $N
 TOML
 
-"$BIN" serve --port 0 --config "$work/server.toml" 2> "$work/server.log" &
-server_pid=$!
-for _ in $(seq 100); do
-  grep -q "listening on" "$work/server.log" 2>/dev/null && break
-  sleep 0.1
-done
-addr=$(sed -n 's/.*listening on ws:\/\/\([^ ]*\).*/\1/p' "$work/server.log" | head -1)
-[ -n "$addr" ] || { cat "$work/server.log" >&2; exit 1; }
+start_server "$BIN" "$work/server.toml" "$work/server.log"
 
 /usr/bin/time -f '%U %S %M %e' -o "$work/time.txt" \
   "$BIN" run "$work/scenario.toml" --target "ws://$addr" --output-json "$work/out.json" -q > "$work/report.txt"

@@ -15,12 +15,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use actix_ws::{
-    AggregatedMessage, AggregatedMessageStream, CloseCode, CloseReason, Closed, Session,
-};
+use actix_ws::{AggregatedMessage, AggregatedMessageStream, CloseCode, CloseReason, Session};
 use serde_json::{Value, json};
 use tokio::time::{Instant, sleep_until};
 
+use super::Flow;
 use super::config::{DuplexServerConfig, ServerConfig};
 use super::duplex_plan::{
     Action, DuplexPlan, IDLE_REASON, closed_event, error_event, expired_event, seconds,
@@ -87,21 +86,6 @@ enum Phase {
         /// The session's behaviour core.
         plan: Box<DuplexPlan>,
     },
-}
-
-/// What the loop does after handling one event.
-enum Flow {
-    Continue,
-    /// Stop the loop and send a close frame with this reason.
-    Close(Option<CloseReason>),
-    /// Stop the loop; the socket is already gone.
-    Gone,
-}
-
-impl From<Closed> for Flow {
-    fn from(_: Closed) -> Flow {
-        Flow::Gone
-    }
 }
 
 /// One WebSocket connection on the duplex endpoint.

@@ -5,7 +5,6 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use awc::error::WsProtocolError;
 use awc::ws::{CloseCode, Frame, Message};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -17,17 +16,7 @@ use super::*;
 const SAFETY_NET: Duration = Duration::from_secs(20);
 const JPEG: [u8; 4] = [0xFF, 0xD8, 0xFF, 0xE0];
 
-use super::test_client::{Client, Ev};
-
-async fn connect(
-    addr: SocketAddr,
-) -> Client<
-    impl futures_util::Stream<Item = Result<Frame, WsProtocolError>>
-    + futures_util::Sink<Message, Error = WsProtocolError>
-    + Unpin,
-> {
-    super::test_client::connect(format!("ws://{addr}{DUPLEX_PATH}?duplex=1&model=m&minicpmo45_native_duplex=1&autostart=0&session_id=omniinteract%3Asub%3Abench-0%3A1"), true).await
-}
+use super::test_client::{Ev, connect_duplex as connect};
 
 fn update_event(idle_timeout_s: Option<f64>) -> Value {
     let mut event = json!({"type": "session.update", "session": {

@@ -37,6 +37,22 @@ pub use config::{
 pub use duplex::DUPLEX_PATH;
 pub use video::VIDEO_PATH;
 
+/// What an endpoint's socket loop does after handling one event (shared by both
+/// endpoints).
+enum Flow {
+    Continue,
+    /// Stop the loop and send a close frame with this reason.
+    Close(Option<actix_ws::CloseReason>),
+    /// Stop the loop; the socket is already gone.
+    Gone,
+}
+
+impl From<actix_ws::Closed> for Flow {
+    fn from(_: actix_ws::Closed) -> Flow {
+        Flow::Gone
+    }
+}
+
 /// A running embedded server on its own thread (with its own actix `System`).
 /// Stopped gracefully by [`EmbeddedServer::stop`] or on drop.
 pub struct EmbeddedServer {

@@ -43,18 +43,25 @@ impl Ev {
 }
 
 /// A connected test client; `skip_binary` drops binary frames (duplex has none to check).
-pub(super) struct Client<S> {
+pub(super) struct Client<S = actix_codec::Framed<awc::BoxedSocket, awc::ws::Codec>> {
     ws: S,
     skip_binary: bool,
 }
 
+/// A client of the video endpoint at `addr`.
+pub(super) async fn connect_video(addr: std::net::SocketAddr) -> Client {
+    connect(format!("ws://{addr}{}", super::VIDEO_PATH), false).await
+}
+
+/// A client of the duplex endpoint at `addr`, with the query the benchmark client sends.
+pub(super) async fn connect_duplex(addr: std::net::SocketAddr) -> Client {
+    let query = "duplex=1&model=m&minicpmo45_native_duplex=1&autostart=0\
+                 &session_id=omniinteract%3Asub%3Abench-0%3A1";
+    connect(format!("ws://{addr}{}?{query}", super::DUPLEX_PATH), true).await
+}
+
 /// Connect to `url`.
-pub(super) async fn connect(
-    url: String,
-    skip_binary: bool,
-) -> Client<
-    impl Stream<Item = Result<Frame, WsProtocolError>> + Sink<Message, Error = WsProtocolError> + Unpin,
-> {
+async fn connect(url: String, skip_binary: bool) -> Client {
     let (_resp, ws) = awc::Client::new()
         .ws(url)
         .max_frame_size(16 * 1024 * 1024)

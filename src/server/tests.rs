@@ -5,8 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use awc::error::WsProtocolError;
-use awc::ws::{CloseCode, Frame, Message};
+use awc::ws::CloseCode;
 use serde_json::{Value, json};
 
 use super::video_plan::GEOMETRY_ERROR;
@@ -14,17 +13,7 @@ use super::*;
 
 const SAFETY_NET: Duration = Duration::from_secs(20);
 
-use super::test_client::{Client, Ev};
-
-async fn connect(
-    addr: SocketAddr,
-) -> Client<
-    impl futures_util::Stream<Item = Result<Frame, WsProtocolError>>
-    + futures_util::Sink<Message, Error = WsProtocolError>
-    + Unpin,
-> {
-    super::test_client::connect(format!("ws://{addr}{VIDEO_PATH}"), false).await
-}
+use super::test_client::{Ev, connect_video as connect};
 
 fn start_event(num_frames: u64) -> Value {
     json!({"type": "session.start", "model": "m", "prompt": "p",

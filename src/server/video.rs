@@ -15,13 +15,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use actix_ws::{
-    AggregatedMessage, AggregatedMessageStream, CloseCode, CloseReason, Closed, Session,
-};
+use actix_ws::{AggregatedMessage, AggregatedMessageStream, CloseCode, CloseReason, Session};
 use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::time::{Instant, sleep_until};
 
+use super::Flow;
 use super::config::{ServerConfig, VideoServerConfig};
 use super::video_plan::{
     Step, media_payload, plan_session, trailer_payload, uuid_v4, validate_start,
@@ -106,21 +105,6 @@ enum Phase {
         /// When the stall began.
         since: Instant,
     },
-}
-
-/// What the loop does after handling one event.
-enum Flow {
-    Continue,
-    /// Stop the loop and send a close frame with this reason.
-    Close(Option<CloseReason>),
-    /// Stop the loop; the socket is already gone.
-    Gone,
-}
-
-impl From<Closed> for Flow {
-    fn from(_: Closed) -> Flow {
-        Flow::Gone
-    }
 }
 
 /// One WebSocket connection on the video endpoint. Lives in its own task; dropped

@@ -1,12 +1,9 @@
 //! The `rtload` binary as a user runs it: exit codes, error messages, serve + run.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
+use crate::support::rtload;
 use crate::support::{Fixture, video};
-
-fn rtload() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_rtload"))
-}
 
 #[test]
 fn quickstart_is_the_duplex_benchmark_and_writes_bundles_and_manifest() {

@@ -1,14 +1,9 @@
 //! What a run leaves behind, as a user sees it: saved media, the vllm-style saved result
 //! and its file name, the pacing mode, live progress on stderr, the HdrHistogram log.
 
-use std::process::Command;
-
 use crate::duplex_support::{Opts, duplex};
+use crate::support::rtload;
 use crate::support::video;
-
-fn rtload() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_rtload"))
-}
 
 #[test]
 fn save_video_writes_each_measured_sessions_media() {

@@ -81,3 +81,8 @@ pub fn sample_rows(summary: &RunSummary) -> Vec<serde_json::Value> {
 pub fn failure_messages(summary: &RunSummary) -> Vec<String> {
     summary.failures.iter().map(|(_, m)| m.clone()).collect()
 }
+
+/// The `rtload` binary under test.
+pub fn rtload() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rtload"))
+}

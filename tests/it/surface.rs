@@ -4,14 +4,11 @@
 //! targets the embedded server on 127.0.0.1 with tiny video scenarios (or the shipped
 //! ones, copied into a temp dir so their artifacts land there).
 
+use crate::support::rtload;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::cli::walk;
-
-fn rtload() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_rtload"))
-}
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
