@@ -1,0 +1,14 @@
+//! Generic helpers every layer may use; nothing here knows a workload, the engine or the
+//! scenario layout: Python-compatible number formatting (`pyfmt`), percentiles and summaries
+//! (`stats`), atomic file writes (`fs`), positioned scenario errors and section parsing
+//! (`scenario_error`), the HdrHistogram interval log (`histlog`) and target URL rules
+//! (`target`).
+
+pub mod fs;
+pub mod histlog;
+pub mod pyfmt;
+pub mod scenario_error;
+pub mod stats;
+pub mod target;
+
+pub use fs::write_atomic;
