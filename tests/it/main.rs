@@ -11,4 +11,5 @@ mod outputs;
 mod schema;
 mod surface;
 mod sweep;
+mod tls;
 mod video_faults;
