@@ -222,9 +222,10 @@ pub fn describe(s: &Scenario) -> String {
     let mut out = format!("{} ({})\n", s.name, s.path.display());
     let mut row = |k: &str, v: String| out.push_str(&format!("  {k:<18} {v}\n"));
     row("target", target);
-    if s.target.as_deref().is_some_and(|t| {
-        resolve_url(t, w.default_path()).is_ok_and(|u| u.starts_with("wss://"))
-    }) {
+    if s.target
+        .as_deref()
+        .is_some_and(|t| resolve_url(t, w.default_path()).is_ok_and(|u| u.starts_with("wss://")))
+    {
         row("tls", s.tls.describe());
     } else if s.tls != crate::engine::tls::TlsOptions::default() {
         row("tls", "not used (plain ws:// target)".to_string());

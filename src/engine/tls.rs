@@ -214,14 +214,20 @@ signed by a trusted CA); {fix_trust}"
 name the certificate covers, or reissue the certificate with this name as a SAN"
                 )
             }
-            CertificateError::Expired | CertificateError::ExpiredContext { .. } => format!(
-                "TLS: certificate problem: expired ({c}); renew the server's certificate"
-            ),
+            CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+                format!("TLS: certificate problem: expired ({c}); renew the server's certificate")
+            }
             CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
                 format!(
                     "TLS: certificate problem: not valid yet ({c}); check the clocks of \
 client and server"
                 )
+            }
+            CertificateError::Other(o) if o.to_string().contains("CaUsedAsEndEntity") => {
+                "TLS: certificate problem: the server presents a CA certificate \
+(basicConstraints CA:TRUE) as its own certificate; serve a leaf certificate signed by that \
+CA (or a self-signed one with basicConstraints CA:FALSE)"
+                    .to_string()
             }
             other => format!("TLS: certificate problem: {other}"),
         },
@@ -236,24 +242,60 @@ plain-text server"
 
 /// The result file's text with `"tls": {"ca_cert", "insecure_skip_verify"}` added to
 /// its top-level `rtload` block. Works on the text so every workload's dialect (key
-/// order, Python's bare `NaN`) is kept; a document without an `rtload` block is returned
-/// unchanged.
+/// order, one line or indented, Python's bare `NaN`) is kept; a document without a
+/// top-level `rtload` object is returned unchanged.
 pub fn annotate_result(text: &str, opts: &TlsOptions) -> String {
-    const KEY: &str = "\n  \"rtload\": {";
-    let Some(at) = text.find(KEY).map(|i| i + KEY.len()) else {
+    let Some(at) = rtload_block_start(text) else {
         return text.to_string();
     };
     let ca = opts.ca_cert.as_ref().map_or_else(
         || "null".to_string(),
         |p| serde_json::Value::String(p.display().to_string()).to_string(),
     );
-    let empty = text[at..].trim_start().starts_with('}');
-    let block = format!(
-        "\n    \"tls\": {{\n      \"ca_cert\": {ca},\n      \"insecure_skip_verify\": {}\n    }}{}",
-        opts.insecure_skip_verify,
-        if empty { "" } else { "," }
-    );
-    format!("{}{block}{}", &text[..at], &text[at..])
+    let insecure = opts.insecure_skip_verify;
+    let rest = &text[at..];
+    let comma = if rest.trim_start().starts_with('}') {
+        ""
+    } else {
+        ","
+    };
+    let block = if rest.starts_with('\n') {
+        format!(
+            "\n    \"tls\": {{\n      \"ca_cert\": {ca},\n      \"insecure_skip_verify\": {insecure}\n    }}{comma}"
+        )
+    } else {
+        format!("\"tls\": {{\"ca_cert\": {ca}, \"insecure_skip_verify\": {insecure}}}{comma} ")
+    };
+    format!("{}{block}{rest}", &text[..at])
+}
+
+/// Byte offset just after the `{` of the top-level `"rtload": {`, skipping strings.
+fn rtload_block_start(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let (mut depth, mut i) = (0usize, 0usize);
+    while i < b.len() {
+        match b[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                if depth == 1 && text.get(start..i) == Some("rtload") {
+                    let after = text.get(i + 1..)?.trim_start().strip_prefix(':')?;
+                    let brace = after.trim_start();
+                    if brace.starts_with('{') {
+                        return Some(text.len() - brace.len() + 1);
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -276,7 +318,11 @@ mod tests {
             ca_cert: Some(good.clone()),
             insecure_skip_verify: false,
         };
-        assert!(opts.describe().contains("1 certificate"), "{}", opts.describe());
+        assert!(
+            opts.describe().contains("1 certificate"),
+            "{}",
+            opts.describe()
+        );
         assert!(ClientTls::build(&opts).is_ok());
 
         let missing = dir.path().join("nope.pem");
@@ -286,7 +332,10 @@ mod tests {
         let empty = dir.path().join("empty.pem");
         std::fs::write(&empty, "just text\n").unwrap();
         let e = load_ca_certs(&empty).unwrap_err().to_string();
-        assert!(e.contains("empty.pem") && e.contains("BEGIN CERTIFICATE"), "{e}");
+        assert!(
+            e.contains("empty.pem") && e.contains("BEGIN CERTIFICATE"),
+            "{e}"
+        );
 
         let junk = dir.path().join("junk.pem");
         std::fs::write(
@@ -295,7 +344,10 @@ mod tests {
         )
         .unwrap();
         let e = load_ca_certs(&junk).unwrap_err().to_string();
-        assert!(e.contains("junk.pem") && e.contains("does not parse"), "{e}");
+        assert!(
+            e.contains("junk.pem") && e.contains("does not parse"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -303,12 +355,17 @@ mod tests {
         let t = explain(&rustls::Error::InvalidCertificate(
             CertificateError::UnknownIssuer,
         ));
-        assert!(t.contains("unknown issuer") && t.contains("--ca-cert"), "{t}");
+        assert!(
+            t.contains("unknown issuer") && t.contains("--ca-cert"),
+            "{t}"
+        );
         let t = explain(&rustls::Error::InvalidCertificate(
             CertificateError::NotValidForName,
         ));
         assert!(t.contains("name mismatch"), "{t}");
-        let t = explain(&rustls::Error::InvalidCertificate(CertificateError::Expired));
+        let t = explain(&rustls::Error::InvalidCertificate(
+            CertificateError::Expired,
+        ));
         assert!(t.contains("expired"), "{t}");
         let t = explain(&rustls::Error::InvalidCertificate(
             CertificateError::NotValidYet,
@@ -332,6 +389,13 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["rtload"]["tls"]["ca_cert"], serde_json::Value::Null);
         assert_eq!(annotate_result("{}", &opts), "{}");
+        // Python's one-line layout; a nested or quoted "rtload" is not the block.
+        let text = r#"{"s": "\"rtload\": {", "n": {"rtload": {"y": 2}}, "rtload": {"x": NaN}}"#;
+        let out = annotate_result(text, &opts);
+        let v: serde_json::Value = serde_json::from_str(&out.replace("NaN", "null")).unwrap();
+        assert_eq!(v["rtload"]["tls"]["insecure_skip_verify"], true, "{out}");
+        assert!(v["n"]["rtload"].get("tls").is_none(), "{out}");
+        assert_eq!(v["s"], "\"rtload\": {", "{out}");
     }
 
     #[test]

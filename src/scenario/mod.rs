@@ -193,10 +193,11 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
     }
     let base = path.parent().unwrap_or(Path::new("."));
     let tls = crate::engine::tls::TlsOptions {
-        ca_cert: ov
-            .ca_cert
-            .clone()
-            .or_else(|| target.and_then(|t| t.ca_cert.as_ref()).map(|p| base.join(p))),
+        ca_cert: ov.ca_cert.clone().or_else(|| {
+            target
+                .and_then(|t| t.ca_cert.as_ref())
+                .map(|p| base.join(p))
+        }),
         insecure_skip_verify: ov.insecure || target.is_some_and(|t| t.insecure_skip_verify),
     };
     if let Some(p) = &tls.ca_cert

@@ -35,7 +35,8 @@ pub fn load_tls(cert: &Path, key: &Path) -> Result<ServerTls, ServerTlsError> {
         msg,
     };
     let read = |path: &Path| {
-        std::fs::read(path).map_err(|e| fail(path, format!("cannot read --tls-cert/--tls-key file: {e}")))
+        std::fs::read(path)
+            .map_err(|e| fail(path, format!("cannot read --tls-cert/--tls-key file: {e}")))
     };
     let cert_bytes = read(cert)?;
     let chain = CertificateDer::pem_slice_iter(&cert_bytes)
@@ -52,7 +53,9 @@ pub fn load_tls(cert: &Path, key: &Path) -> Result<ServerTls, ServerTlsError> {
     let key_der = PrivateKeyDer::from_pem_slice(&key_bytes).map_err(|e| {
         fail(
             key,
-            format!("no usable private key ({e}); --tls-key needs a PEM PKCS#8, PKCS#1 or SEC1 key"),
+            format!(
+                "no usable private key ({e}); --tls-key needs a PEM PKCS#8, PKCS#1 or SEC1 key"
+            ),
         )
     })?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -87,7 +90,9 @@ mod tests {
         std::fs::write(&k, key.serialize_pem()).unwrap();
         assert!(load_tls(&c, &k).is_ok());
 
-        let e = load_tls(&dir.path().join("none.pem"), &k).unwrap_err().to_string();
+        let e = load_tls(&dir.path().join("none.pem"), &k)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("none.pem") && e.contains("cannot read"), "{e}");
         let e = load_tls(&k, &k).unwrap_err().to_string();
         assert!(e.contains("k.pem") && e.contains("no certificate"), "{e}");

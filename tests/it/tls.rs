@@ -13,18 +13,27 @@ use crate::support::rtload;
 
 /// A CA (`ca.pem`) and a server certificate it signed (`cert.pem`, `key.pem`) for `san`.
 fn pki(dir: &Path, san: SanType) {
+    pki_with(dir, san, |_| {});
+}
+
+/// [`pki`], with `tweak` applied to the server certificate's parameters.
+fn pki_with(dir: &Path, san: SanType, tweak: impl FnOnce(&mut CertificateParams)) {
     let ca_key = KeyPair::generate().unwrap();
     let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     ca.distinguished_name
         .push(DnType::CommonName, "rtload test CA");
-    ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
+    ca.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
     let ca = ca.self_signed(&ca_key).unwrap();
     let key = KeyPair::generate().unwrap();
     let mut leaf = CertificateParams::new(Vec::<String>::new()).unwrap();
     leaf.subject_alt_names = vec![san];
     leaf.distinguished_name
         .push(DnType::CommonName, "rtload test server");
+    tweak(&mut leaf);
     let leaf = leaf.signed_by(&key, &ca, &ca_key).unwrap();
     std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
     std::fs::write(dir.join("cert.pem"), leaf.pem()).unwrap();
@@ -128,20 +137,29 @@ fn wss_trusted_untrusted_and_insecure() {
     let out = run(&server.url, &json, &[]);
     let (so, se) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{so}\n{se}");
-    assert!(se.contains("unknown issuer") && se.contains("--ca-cert"), "{se}");
+    assert!(
+        se.contains("unknown issuer") && se.contains("--ca-cert"),
+        "{se}"
+    );
 
     std::fs::remove_file(&json).unwrap();
     let out = run(&server.url, &json, &["--insecure".as_ref()]);
     let (so, se) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{so}\n{se}");
-    assert!(se.contains("WARNING: TLS certificate verification is DISABLED"), "{se}");
+    assert!(
+        se.contains("WARNING: TLS certificate verification is DISABLED"),
+        "{se}"
+    );
     assert_eq!(tls_block(&json)["insecure_skip_verify"], true);
 }
 
 #[test]
 fn wss_name_mismatch_names_the_cause() {
     let dir = tempfile::tempdir().unwrap();
-    pki(dir.path(), SanType::DnsName("other.invalid".try_into().unwrap()));
+    pki(
+        dir.path(),
+        SanType::DnsName("other.invalid".try_into().unwrap()),
+    );
     let server = TlsServer::start(dir.path());
     let ca = dir.path().join("ca.pem");
     let out = run(
@@ -151,7 +169,29 @@ fn wss_name_mismatch_names_the_cause() {
     );
     let (so, se) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{so}\n{se}");
-    assert!(se.contains("name mismatch") && se.contains("other.invalid"), "{se}");
+    assert!(
+        se.contains("name mismatch") && se.contains("other.invalid"),
+        "{se}"
+    );
+}
+
+#[test]
+fn wss_expired_certificate_names_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    pki_with(dir.path(), localhost_ip(), |p| {
+        p.not_before = rcgen::date_time_ymd(2000, 1, 1);
+        p.not_after = rcgen::date_time_ymd(2001, 1, 1);
+    });
+    let server = TlsServer::start(dir.path());
+    let ca = dir.path().join("ca.pem");
+    let out = run(
+        &server.url,
+        &dir.path().join("out.json"),
+        &["--ca-cert".as_ref(), ca.as_ref()],
+    );
+    let (so, se) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{so}\n{se}");
+    assert!(se.contains("expired"), "{se}");
 }
 
 #[test]
@@ -161,7 +201,11 @@ fn bad_server_cert_or_key_is_exit_2_naming_the_file() {
     let missing = dir.path().join("missing.pem");
     for (cert, key, named) in [
         (missing.clone(), dir.path().join("key.pem"), "missing.pem"),
-        (dir.path().join("cert.pem"), dir.path().join("ca.pem"), "ca.pem"),
+        (
+            dir.path().join("cert.pem"),
+            dir.path().join("ca.pem"),
+            "ca.pem",
+        ),
     ] {
         let out = rtload()
             .args(["serve", "--port", "0", "--tls-cert"])
@@ -194,7 +238,10 @@ fn check_shows_tls_and_rejects_a_bad_ca_cert_with_its_position() {
     let (so, se) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{so}\n{se}");
     assert!(so.contains("wss://127.0.0.1:9/v1/realtime/video"), "{so}");
-    assert!(so.contains("system roots + ca_cert") && so.contains("1 certificate"), "{so}");
+    assert!(
+        so.contains("system roots + ca_cert") && so.contains("1 certificate"),
+        "{so}"
+    );
 
     let bad = write("bad.toml", "nope.pem");
     let line = std::fs::read_to_string(&bad)
@@ -207,12 +254,18 @@ fn check_shows_tls_and_rejects_a_bad_ca_cert_with_its_position() {
     let (_, se) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{se}");
     assert!(se.contains(&format!("bad.toml:{line}:11")), "{se}");
-    assert!(se.contains("nope.pem") && se.contains("cannot read"), "{se}");
+    assert!(
+        se.contains("nope.pem") && se.contains("cannot read"),
+        "{se}"
+    );
 
     std::fs::write(dir.path().join("junk.pem"), "not a certificate\n").unwrap();
     let junk = write("junk.toml", "junk.pem");
     let out = rtload().arg("check").arg(&junk).output().unwrap();
     let (_, se) = text(&out);
     assert_eq!(out.status.code(), Some(2), "{se}");
-    assert!(se.contains("junk.pem") && se.contains("BEGIN CERTIFICATE"), "{se}");
+    assert!(
+        se.contains("junk.pem") && se.contains("BEGIN CERTIFICATE"),
+        "{se}"
+    );
 }
