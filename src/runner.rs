@@ -23,6 +23,9 @@ pub enum RunError {
     /// The target URL is unusable.
     #[error(transparent)]
     Target(#[from] crate::util::target::TargetError),
+    /// The client TLS configuration could not be built.
+    #[error(transparent)]
+    Tls(#[from] crate::engine::tls::TlsError),
     /// The embedded server could not start.
     #[error("embedded server: {0}")]
     Server(String),
@@ -101,6 +104,11 @@ pub fn run_with(
             )
         }
     };
+    // One TLS configuration per run, shared by every shard's client.
+    let tls = url
+        .starts_with("wss://")
+        .then(|| crate::engine::tls::ClientTls::build(&scenario.tls))
+        .transpose()?;
     workload.prepare().map_err(RunError::Prepare)?;
     let run_start_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -136,6 +144,7 @@ pub fn run_with(
         max_concurrency: Some(scenario.load.max_concurrency),
         shards: scenario.load.shards,
         connect_timeout: scenario.connect_timeout,
+        tls: tls.clone(),
         request_id_prefix: request_id_prefix(),
         artifact_root: workload.artifact_root(),
         lines: Some(tx),
@@ -157,7 +166,10 @@ pub fn run_with(
     let verdicts = crate::config::thresholds::evaluate(&scenario.thresholds, &report.metrics());
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
-        let text = report.to_json_text();
+        let mut text = report.to_json_text();
+        if tls.is_some() {
+            text = crate::engine::tls::annotate_result(&text, &scenario.tls);
+        }
         crate::util::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
             path: path.clone(),
             msg: e.to_string(),
@@ -211,6 +223,14 @@ pub fn describe(s: &Scenario) -> String {
     let mut out = format!("{} ({})\n", s.name, s.path.display());
     let mut row = |k: &str, v: String| out.push_str(&format!("  {k:<18} {v}\n"));
     row("target", target);
+    if s.target
+        .as_deref()
+        .is_some_and(|t| resolve_url(t, w.default_path()).is_ok_and(|u| u.starts_with("wss://")))
+    {
+        row("tls", s.tls.describe());
+    } else if s.tls != crate::engine::tls::TlsOptions::default() {
+        row("tls", "not used (plain ws:// target)".to_string());
+    }
     row("workload", w.kind().to_string());
     for (k, v) in w.describe() {
         row(&format!("  {k}"), v);

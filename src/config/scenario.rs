@@ -32,6 +32,8 @@ pub struct Scenario {
     pub headers: Vec<(String, String)>,
     /// `[target] connect_timeout_s` (default 10 s).
     pub connect_timeout: Duration,
+    /// `[target] ca_cert` / `insecure_skip_verify` (used by `wss://` targets).
+    pub tls: crate::engine::tls::TlsOptions,
     /// The configured workload.
     pub workload: Arc<dyn Workload>,
     /// Samples, arrivals, concurrency.
@@ -72,6 +74,10 @@ pub struct Overrides {
     pub workload: toml::Table,
     /// `--header KEY=VALUE` (win over `[target] headers` on the same name).
     pub headers: Vec<(String, String)>,
+    /// `--ca-cert PATH` (wins over `[target] ca_cert`).
+    pub ca_cert: Option<PathBuf>,
+    /// `--insecure` (sets `[target] insecure_skip_verify = true`).
+    pub insecure: bool,
 }
 
 /// A scenario file as written. Sections owned by other modules are parsed from the text
@@ -124,6 +130,12 @@ struct RawTarget {
     headers: std::collections::BTreeMap<String, String>,
     /// WebSocket handshake bound, seconds (default 10).
     connect_timeout_s: Option<f64>,
+    /// PEM file of extra CA certificates trusted for wss:// (relative to the scenario),
+    /// on top of the system roots.
+    ca_cert: Option<PathBuf>,
+    /// Accept any server certificate (testing only; warned about loudly).
+    #[serde(default)]
+    insecure_skip_verify: bool,
 }
 
 /// `[output]`.
@@ -177,6 +189,24 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
             ),
         ));
     }
+    let base = path.parent().unwrap_or(Path::new("."));
+    let tls = crate::engine::tls::TlsOptions {
+        ca_cert: ov.ca_cert.clone().or_else(|| {
+            target
+                .and_then(|t| t.ca_cert.as_ref())
+                .map(|p| base.join(p))
+        }),
+        insecure_skip_verify: ov.insecure || target.is_some_and(|t| t.insecure_skip_verify),
+    };
+    if let Some(p) = &tls.ca_cert
+        && let Err(e) = crate::engine::tls::load_ca_certs(p)
+    {
+        errors.push(match (&ov.ca_cert, key_span(src, "target", "ca_cert")) {
+            (None, Some(span)) => ScenarioError::at(path, src, span, e.to_string()),
+            (Some(_), _) => ScenarioError::file(path, format!("--ca-cert: {e}")),
+            (None, None) => ScenarioError::file(path, e.to_string()),
+        });
+    }
     let sweep = crate::config::sweep::parse_table(path, src)
         .map_err(|e| errors.extend(e))
         .unwrap_or_default();
@@ -209,7 +239,6 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
         return Err(errors);
     };
     load.samples = workload.samples();
-    let base = path.parent().unwrap_or(Path::new("."));
     Ok(Scenario {
         path: path.to_path_buf(),
         name: raw.name.unwrap_or_else(|| {
@@ -228,6 +257,7 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
             &ov.headers,
         ),
         connect_timeout: Duration::from_secs_f64(connect_timeout_s.clamp(0.001, 1e6)),
+        tls,
         workload,
         load,
         output_json: ov

@@ -52,6 +52,8 @@ pub struct CoordArgs {
     pub shards: Vec<ThreadLocalActorSpawner>,
     /// Handshake bound per session.
     pub connect_timeout: Duration,
+    /// Client TLS for `wss://` (one configuration per run).
+    pub tls: Option<super::tls::ClientTls>,
     /// Prefix of measured request ids.
     pub request_id_prefix: String,
     /// Artifact writer.
@@ -221,6 +223,7 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
                 headers: st.args.headers.clone(),
             },
             connect_timeout: st.args.connect_timeout,
+            tls: st.args.tls.clone(),
             playback_buffer: st.args.workload.playback_buffer(),
             coordinator: myself.clone(),
             run_start: st.run_start,

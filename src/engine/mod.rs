@@ -11,6 +11,7 @@ pub mod progress;
 pub mod roles;
 pub mod sample;
 pub mod slots;
+pub mod tls;
 pub mod transport;
 pub mod writer;
 
@@ -41,6 +42,8 @@ pub struct EngineConfig {
     pub shards: Option<usize>,
     /// Handshake bound per session.
     pub connect_timeout: Duration,
+    /// Client TLS for `wss://` targets (built once per run); `None` for `ws://`.
+    pub tls: Option<tls::ClientTls>,
     /// Prefix of measured request ids.
     pub request_id_prefix: String,
     /// Where artifacts are published, when the run publishes any.
@@ -99,6 +102,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn Workload>) -> Result<EngineOutpu
         max_concurrency: cfg.max_concurrency.unwrap_or(total.max(1)).max(1),
         shards,
         connect_timeout: cfg.connect_timeout,
+        tls: cfg.tls.clone(),
         request_id_prefix: cfg.request_id_prefix.clone(),
         writer: writer.as_ref().map(writer::Writer::handle),
         lines: cfg.lines.clone(),

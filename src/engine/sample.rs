@@ -64,6 +64,8 @@ pub struct SampleMeta {
     pub connect: ConnectSpec,
     /// Handshake bound.
     pub connect_timeout: Duration,
+    /// The run's client TLS (for `wss://`).
+    pub tls: Option<super::tls::ClientTls>,
     /// Units the playback role buffers before it starts.
     pub playback_buffer: u32,
     /// The coordinator, which receives the [`SampleRecord`].
@@ -142,7 +144,7 @@ impl ThreadLocalActor for SampleActor {
             Some(s) => s.connect(&st.args.connect),
             None => st.args.connect.clone(),
         };
-        match transport::connect(&spec, st.args.connect_timeout).await {
+        match transport::connect(&spec, st.args.connect_timeout, st.args.tls.as_ref()).await {
             Err(e) => {
                 st.outcome = Some(Err(e.to_string()));
                 st.sender_stats = Some(Vec::new());

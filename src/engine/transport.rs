@@ -2,7 +2,8 @@
 //!
 //! awc's client, connection and errors are not `Send`: everything here runs on the shard
 //! thread that owns the sample, and errors leave this module as owned strings. This
-//! module never interprets payloads.
+//! module never interprets payloads. `wss://` uses the run's [`ClientTls`] (built once
+//! per run by the caller); TLS failures read as their cause (see [`super::tls`]).
 
 use std::cell::RefCell;
 use std::time::Duration;
@@ -14,6 +15,7 @@ use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use futures_util::stream::{SplitSink, SplitStream};
 
+use super::tls::ClientTls;
 use crate::workload::{ConnectSpec, Inbound};
 
 /// The write half of a client WebSocket.
@@ -43,35 +45,54 @@ pub enum TransportError {
     Recv(String),
 }
 
+/// A shard's client and the TLS configuration it was built with (`None`: plain only).
+type ShardClient = (Option<ClientTls>, awc::Client);
+
 thread_local! {
     /// One client per shard thread. `limit(0)`: the default limit of 100 counts live
     /// WebSockets and silently delays the 101st session.
-    static CLIENT: RefCell<Option<awc::Client>> = const { RefCell::new(None) };
+    static CLIENT: RefCell<Option<ShardClient>> = const { RefCell::new(None) };
 }
 
-fn client() -> awc::Client {
+fn client(tls: Option<&ClientTls>) -> awc::Client {
+    let same = |have: &Option<ClientTls>| match (have, tls) {
+        (Some(a), Some(b)) => std::sync::Arc::ptr_eq(&a.0, &b.0),
+        (None, None) => true,
+        _ => false,
+    };
     CLIENT.with(|c| {
-        c.borrow_mut()
-            .get_or_insert_with(|| {
-                awc::Client::builder()
-                    .connector(awc::Connector::new().limit(0))
-                    .disable_timeout()
-                    .finish()
-            })
-            .clone()
+        let mut c = c.borrow_mut();
+        if !c.as_ref().is_some_and(|(have, _)| same(have)) {
+            *c = None;
+        }
+        c.get_or_insert_with(|| {
+            let mut connector = awc::Connector::new().limit(0);
+            if let Some(t) = tls {
+                connector = connector.rustls_0_23(t.0.clone());
+            }
+            let client = awc::Client::builder()
+                .connector(connector)
+                .disable_timeout()
+                .finish();
+            (tls.cloned(), client)
+        })
+        .1
+        .clone()
     })
 }
 
-/// Open the session's WebSocket on the current (shard) thread and split it.
+/// Open the session's WebSocket on the current (shard) thread and split it. `tls` is
+/// the run's client TLS configuration (required for `wss://`).
 pub async fn connect(
     spec: &ConnectSpec,
     timeout: Duration,
+    tls: Option<&ClientTls>,
 ) -> Result<(WsSink, WsStream), TransportError> {
     let err = |msg: String| TransportError::Connect {
         url: spec.url.clone(),
         msg,
     };
-    let mut req = client()
+    let mut req = client(tls)
         .ws(spec.url.as_str())
         .max_frame_size(MAX_MESSAGE_BYTES);
     for (k, v) in &spec.headers {
@@ -85,7 +106,10 @@ pub async fn connect(
                 timeout.as_secs_f64()
             ))
         })?
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| match super::tls::rustls_error(&e) {
+            Some(t) => err(super::tls::explain(t)),
+            None => err(e.to_string()),
+        })?;
     Ok(framed.split())
 }
 

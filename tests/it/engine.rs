@@ -87,6 +87,7 @@ fn warmups_run_first_and_appear_in_no_metric() {
             max_concurrency: Some(1),
             shards: Some(2),
             connect_timeout: std::time::Duration::from_secs(5),
+            tls: None,
             request_id_prefix: "t-".into(),
             artifact_root: None,
             lines: None,

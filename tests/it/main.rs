@@ -12,4 +12,5 @@ mod outputs;
 mod schema;
 mod surface;
 mod sweep;
+mod tls;
 mod video_faults;

@@ -162,6 +162,14 @@ pub struct RunArgs {
     /// Values are never printed or saved.
     #[arg(long = "header", value_name = "KEY=VALUE")]
     pub headers: Vec<String>,
+    /// Trust the CA certificates in this PEM file for wss:// (on top of the system
+    /// roots); overrides `[target] ca_cert`.
+    #[arg(long, value_name = "PEM")]
+    pub ca_cert: Option<PathBuf>,
+    /// Do not verify the server's TLS certificate (testing only; warned about on stderr
+    /// and recorded in the JSON result). Same as `[target] insecure_skip_verify = true`.
+    #[arg(long)]
+    pub insecure: bool,
     /// Suppress live progress.
     #[arg(long, short)]
     pub quiet: bool,
@@ -411,6 +419,8 @@ impl RunArgs {
                         .ok_or_else(|| format!("--header: expected KEY=VALUE (got \"{h}\")"))
                 })
                 .collect::<Result<_, _>>()?,
+            ca_cert: self.ca_cert.clone(),
+            insecure: self.insecure,
         })
     }
 }
@@ -498,4 +508,10 @@ pub struct ServeArgs {
     /// Server configuration (TOML: cadence model, fault switches).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Serve wss:// with this certificate chain (PEM; needs --tls-key).
+    #[arg(long, value_name = "CERT.pem", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "KEY.pem", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }

@@ -64,6 +64,9 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
     for w in scenario.workload.warnings() {
         eprintln!("{w}");
     }
+    if scenario.tls.insecure_skip_verify {
+        eprintln!("{}", rtload::engine::tls::INSECURE_WARNING);
+    }
     let sweep = match run
         .sweep
         .as_deref()
@@ -154,8 +157,13 @@ fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
                 s.host, s.port
             )
         })?;
-    rtload::server::serve_blocking(addr, cfg, |bound| {
-        eprintln!("rtload reference server listening on ws://{bound} (/v1/realtime/video, /v1/realtime); Ctrl-C stops it");
+    let tls = match (&s.tls_cert, &s.tls_key) {
+        (Some(cert), Some(key)) => Some(rtload::server::load_tls(cert, key)?),
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "wss" } else { "ws" };
+    rtload::server::serve_blocking(addr, cfg, tls, |bound| {
+        eprintln!("rtload reference server listening on {scheme}://{bound} (/v1/realtime/video, /v1/realtime); Ctrl-C stops it");
     })
     .with_context(|| format!("serving on {addr}"))
 }
