@@ -27,5 +27,6 @@ pub mod stats;
 pub mod suite;
 pub mod sweep;
 pub mod target;
+pub mod textpos;
 pub mod thresholds;
 pub mod workload;

@@ -10,7 +10,7 @@
 mod error;
 mod load;
 
-pub use error::{ScenarioError, key_span, line_col, parse_section};
+pub use error::{ScenarioError, key_error, key_span, line_col, override_key_error, parse_section};
 pub use load::{Load, LoadOverrides};
 
 use std::path::{Path, PathBuf};

@@ -14,7 +14,7 @@ use crate::artifacts::layout::CaseLayout;
 use crate::artifacts::lock::OutputLock;
 use crate::artifacts::publish::clear_outputs;
 use crate::dataset::{self, Case, Subset};
-use crate::scenario::{ScenarioError, key_span, parse_section};
+use crate::scenario::{ScenarioError, parse_section};
 use crate::workload::{Report, RunRecord, Session, SessionContext, Workload, WorkloadInput};
 
 /// The registered kind name.
@@ -274,16 +274,14 @@ pub fn parse_pacing(s: Option<&str>) -> Result<PacingMode, String> {
 }
 
 fn key_error(input: &WorkloadInput<'_>, key: &str, msg: String) -> ScenarioError {
-    if input.overrides.contains_key(key) {
-        return ScenarioError::Flag {
-            flag: format!("--{}", key.replace('_', "-")),
-            msg,
-        };
-    }
-    match key_span(input.src, "workload", key) {
-        Some(span) => ScenarioError::at(input.path, input.src, span, msg),
-        None => ScenarioError::file(input.path, format!("[workload]: {msg}")),
-    }
+    crate::scenario::override_key_error(
+        input.path,
+        input.src,
+        "workload",
+        input.overrides,
+        key,
+        msg,
+    )
 }
 
 impl Workload for OmniWorkload {

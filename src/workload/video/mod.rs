@@ -237,19 +237,15 @@ fn rollout_options(p: &VideoParams) -> RolloutOptions {
     }
 }
 
-/// An error about `[workload] key`: a flag error when the CLI set it, else positioned at
-/// the key in the file.
 fn key_error(input: &WorkloadInput<'_>, key: &str, msg: String) -> ScenarioError {
-    if input.overrides.contains_key(key) {
-        return ScenarioError::Flag {
-            flag: format!("--{}", key.replace('_', "-")),
-            msg,
-        };
-    }
-    match crate::scenario::key_span(input.src, "workload", key) {
-        Some(span) => ScenarioError::at(input.path, input.src, span, msg),
-        None => ScenarioError::file(input.path, format!("[workload]: {msg}")),
-    }
+    crate::scenario::override_key_error(
+        input.path,
+        input.src,
+        "workload",
+        input.overrides,
+        key,
+        msg,
+    )
 }
 
 impl VideoWorkload {
