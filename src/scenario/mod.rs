@@ -44,8 +44,10 @@ pub struct Scenario {
     pub sweep: Option<crate::sweep::Sweep>,
     /// `[thresholds]`, checked against the workload's metric names.
     pub thresholds: Vec<crate::thresholds::Threshold>,
-    /// The file's text (sections owned by other modules, like `[server]`, are parsed
-    /// from it with positions).
+    /// `[server]`: the embedded server's configuration, parsed and range-checked at load
+    /// (defaults when the table is absent; used only without a target).
+    pub server: crate::server::ServerConfig,
+    /// The file's text.
     pub src: Arc<str>,
 }
 
@@ -171,14 +173,40 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
         .ok();
     let target = raw.target.as_ref();
     let connect_timeout_s = target.and_then(|t| t.connect_timeout_s).unwrap_or(10.0);
-    if !(connect_timeout_s.is_finite() && connect_timeout_s > 0.0) {
-        errors.push(ScenarioError::file(
+    if !(connect_timeout_s.is_finite() && connect_timeout_s > 0.0 && connect_timeout_s <= 1e6) {
+        errors.push(key_error(
             path,
+            src,
+            &["target", "connect_timeout_s"],
             format!(
-                "[target] connect_timeout_s must be > 0 (got {connect_timeout_s}); use e.g. 10"
+                "`connect_timeout_s` must be in (0, 1e6] seconds (got {connect_timeout_s}); use e.g. 10"
             ),
         ));
     }
+    errors.extend(check_target(path, src, target, ov, workload.as_deref()));
+    let base = path.parent().unwrap_or(Path::new("."));
+    let output_json = ov.output_json.clone().or_else(|| {
+        raw.output
+            .as_ref()
+            .and_then(|o| o.json.as_ref())
+            .map(|p| base.join(p))
+    });
+    if let Some(j) = output_json.as_ref().filter(|j| j.is_dir()) {
+        let msg = format!(
+            "the JSON result path {} is a directory; name a file, e.g. `json = \"result.json\"`",
+            j.display()
+        );
+        errors.push(match &ov.output_json {
+            Some(_) => ScenarioError::Flag {
+                flag: "--output-json".into(),
+                msg,
+            },
+            None => key_error(path, src, &["output", "json"], msg),
+        });
+    }
+    let server = parse_server(path, src)
+        .map_err(|e| errors.extend(e))
+        .unwrap_or_default();
     let sweep = crate::sweep::parse_table(path, src)
         .map_err(|e| errors.extend(e))
         .unwrap_or_default();
@@ -210,7 +238,6 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
         return Err(errors);
     };
     load.samples = workload.samples();
-    let base = path.parent().unwrap_or(Path::new("."));
     Ok(Scenario {
         path: path.to_path_buf(),
         name: raw.name.unwrap_or_else(|| {
@@ -228,15 +255,13 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
                 .unwrap_or_default(),
             &ov.headers,
         ),
-        connect_timeout: Duration::from_secs_f64(connect_timeout_s.clamp(0.001, 1e6)),
+        connect_timeout: Duration::from_secs_f64(connect_timeout_s),
         workload,
         load,
-        output_json: ov
-            .output_json
-            .clone()
-            .or_else(|| raw.output.and_then(|o| o.json).map(|p| base.join(p))),
+        output_json,
         thresholds,
         sweep,
+        server,
         src: Arc::from(src),
     })
 }
@@ -286,6 +311,68 @@ fn build_workload(
         seed: load.map_or(0, |l| l.arrival.seed),
     })
     .map(Arc::from)
+}
+
+/// `[server]` (and `[server.video]`, `[server.duplex]`, their `faults`): typed, with every
+/// value out of its documented range listed at its position.
+fn parse_server(path: &Path, src: &str) -> Result<crate::server::ServerConfig, Vec<ScenarioError>> {
+    let cfg: crate::server::ServerConfig =
+        parse_section(path, src, "server", &toml::Table::new()).map_err(|e| vec![e])?;
+    let errors: Vec<ScenarioError> = cfg
+        .problems()
+        .into_iter()
+        .map(|p| match p {
+            crate::server::ServerError::Invalid { key, msg } => {
+                let mut at = vec!["server"];
+                at.extend(key.split('.'));
+                key_error(path, src, &at, format!("[server] {msg}"))
+            }
+            other => ScenarioError::file(path, other.to_string()),
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(cfg)
+    } else {
+        Err(errors)
+    }
+}
+
+/// The target URL (when one is given) and every upgrade header, checked as the run would
+/// use them.
+fn check_target(
+    path: &Path,
+    src: &str,
+    target: Option<&RawTarget>,
+    ov: &Overrides,
+    workload: Option<&dyn Workload>,
+) -> Vec<ScenarioError> {
+    let mut errors = Vec::new();
+    let url = ov.target.as_ref().or(target.and_then(|t| t.url.as_ref()));
+    if let (Some(url), Some(w)) = (url, workload)
+        && let Err(e) = crate::target::resolve_url(url, w.default_path())
+    {
+        errors.push(match &ov.target {
+            Some(_) => ScenarioError::Flag {
+                flag: "--target".into(),
+                msg: e.to_string(),
+            },
+            None => key_error(path, src, &["target", "url"], e.to_string()),
+        });
+    }
+    for (name, value) in target.map(|t| &t.headers).into_iter().flatten() {
+        if let Some(msg) = crate::target::header_problem(name, value) {
+            errors.push(key_error(path, src, &["target", "headers", name], msg));
+        }
+    }
+    for (name, value) in &ov.headers {
+        if let Some(msg) = crate::target::header_problem(name, value) {
+            errors.push(ScenarioError::Flag {
+                flag: "--header".into(),
+                msg,
+            });
+        }
+    }
+    errors
 }
 
 /// File headers, then flag headers; a later name wins (case-insensitively).
