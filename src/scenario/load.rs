@@ -364,7 +364,8 @@ pub(super) fn parse(
     ];
     let mut plan_errors: Vec<PlanError> = Vec::new();
     for e in parts.iter().filter_map(|p| crate::plan::validate(p).err()) {
-        if !plan_errors.contains(&e) {
+        // By text: NaN values never compare equal.
+        if !plan_errors.iter().any(|p| p.to_string() == e.to_string()) {
             plan_errors.push(e);
         }
     }
@@ -427,7 +428,7 @@ pub(super) fn parse(
                 key,
                 flag,
                 from_flag,
-                format!("{key} must be in {range} requests per second (got {v})"),
+                format!("{key} must be in {range} requests per second (got {v:e})"),
             );
         }
     }

@@ -151,24 +151,42 @@ struct KindOnly {
 
 /// Read and validate the scenario at `path`, applying `ov`. Returns every problem found.
 pub fn load(path: &Path, ov: &Overrides) -> Result<Scenario, Vec<ScenarioError>> {
-    let src = std::fs::read_to_string(path).map_err(|e| {
+    parse(path, &read(path)?, ov)
+}
+
+/// [`load`] for `rtload check`: the same validation, without writing anything (an
+/// OmniInteract archive is validated, not extracted).
+pub fn check(path: &Path, ov: &Overrides) -> Result<Scenario, Vec<ScenarioError>> {
+    parse_with(path, &read(path)?, ov, true)
+}
+
+fn read(path: &Path) -> Result<String, Vec<ScenarioError>> {
+    std::fs::read_to_string(path).map_err(|e| {
         vec![ScenarioError::Read {
             path: path.to_path_buf(),
             msg: e.to_string(),
         }]
-    })?;
-    parse(path, &src, ov)
+    })
 }
 
 /// Validate scenario text `src` (named `path` in errors), applying `ov`.
 pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<ScenarioError>> {
+    parse_with(path, src, ov, false)
+}
+
+fn parse_with(
+    path: &Path,
+    src: &str,
+    ov: &Overrides,
+    check_only: bool,
+) -> Result<Scenario, Vec<ScenarioError>> {
     let raw: RawScenario =
         toml::from_str(src).map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
     let mut errors = Vec::new();
     let load = load::parse(path, src, &ov.load)
         .map_err(|e| errors.extend(e))
         .ok();
-    let workload = build_workload(path, src, &ov.workload, load.as_ref())
+    let workload = build_workload(path, src, &ov.workload, load.as_ref(), check_only)
         .map_err(|e| errors.extend(e))
         .ok();
     let target = raw.target.as_ref();
@@ -271,6 +289,7 @@ fn build_workload(
     src: &str,
     overrides: &toml::Table,
     load: Option<&Load>,
+    check_only: bool,
 ) -> Result<Arc<dyn Workload>, Vec<ScenarioError>> {
     let names = || {
         registry()
@@ -309,6 +328,7 @@ fn build_workload(
         overrides,
         samples_requested: load.and_then(|l| l.samples_requested),
         seed: load.map_or(0, |l| l.arrival.seed),
+        check_only,
     })
     .map(Arc::from)
 }

@@ -374,6 +374,9 @@ pub struct WorkloadInput<'a> {
     pub samples_requested: Option<usize>,
     /// `[load] seed` / `--seed` (also the dataset shuffle seed).
     pub seed: u64,
+    /// `rtload check`: validate without writing anything (no archive extraction, no
+    /// output directories); inputs known only after such writes may stay unresolved.
+    pub check_only: bool,
 }
 
 /// Builds a workload from a scenario, or lists every problem found.

@@ -19,6 +19,9 @@ use crate::workload::{Report, RunRecord, Session, SessionContext, Workload, Work
 
 /// The registered kind name.
 pub const KIND: &str = "omniinteract";
+/// `check`'s note when the dataset is an archive not yet extracted (cases unknown).
+const NOT_EXTRACTED: &str = "note: the dataset archive is valid but not extracted yet; `rtload run` extracts it and selects the cases";
+
 /// The model of the PR's reference command.
 pub const DEFAULT_MODEL: &str = "openbmb/MiniCPM-o-4_5";
 
@@ -40,10 +43,12 @@ pub struct OmniParams {
     /// Reference voice WAV sent in `session.update` (`--omniinteract-ref-audio`); required.
     pub ref_audio: Option<PathBuf>,
     /// Session idle timeout, completion wait and upload slack, seconds (default 900).
+    /// Range (0, 1e9].
     pub timeout_s: Option<f64>,
-    /// Per ffprobe/ffmpeg command, seconds (default 600).
+    /// Per ffprobe/ffmpeg command, seconds (default 600). Range (0, 1e9].
     pub media_timeout_s: Option<f64>,
-    /// Longest accepted video, seconds (default 3600), checked before any decode.
+    /// Longest accepted video, seconds (default 3600), checked before any decode. Range
+    /// (0, 1e9].
     pub max_video_duration_s: Option<f64>,
     /// LISTEN-only cases fail.
     pub require_response: Option<bool>,
@@ -119,10 +124,10 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
         ("media_timeout_s", p.media_timeout_s),
         ("max_video_duration_s", p.max_video_duration_s),
     ] {
-        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= 1e9)) {
             errors.push(err(
                 key,
-                format!("`{key}` must be a finite number > 0 (got {v})"),
+                format!("`{key}` must be in (0, 1e9] seconds (got {v})"),
             ));
         }
     }
@@ -182,17 +187,22 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
         }
         Some(d) if errors.is_empty() => {
             let n = input.samples_requested.unwrap_or(3);
-            dataset::resolve_data_root(&base.join(d))
-                .and_then(|root| {
-                    dataset::discover(
-                        &root,
-                        &subsets,
-                        n,
-                        input.seed,
-                        p.disable_shuffle.unwrap_or(false),
-                    )
-                })
-                .map(|s| (s.cases, s.warnings))
+            let root = if input.check_only {
+                dataset::layout::resolve_data_root_dry(&base.join(d))
+            } else {
+                dataset::resolve_data_root(&base.join(d)).map(Some)
+            };
+            root.and_then(|root| match root {
+                Some(root) => dataset::discover(
+                    &root,
+                    &subsets,
+                    n,
+                    input.seed,
+                    p.disable_shuffle.unwrap_or(false),
+                )
+                .map(|s| (s.cases, s.warnings)),
+                None => Ok((Vec::new(), vec![NOT_EXTRACTED.to_string()])),
+            })
                 .unwrap_or_else(|e| {
                     errors.push(err("dataset_path", e.to_string()));
                     (Vec::new(), Vec::new())
