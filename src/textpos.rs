@@ -43,6 +43,17 @@ fn get<'a, 'i>(table: &'a DeTable<'i>, key: &str) -> Option<&'a toml::Spanned<De
         .map(|(_, v)| v)
 }
 
+/// A number as an error message shows it: plain when short, exponent form when huge or
+/// tiny (`1e300`, not 301 digits).
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 || !a.is_finite() || (1e-4..1e15).contains(&a) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
 /// Up to three known names close to `name`, closest first: small edit distance
 /// (optimal-string-alignment Damerau–Levenshtein, case-insensitive), one a prefix of the
 /// other, or every `.`/`_` segment of one found among the other's segments.
@@ -141,6 +152,14 @@ mod tests {
         assert_eq!(line_col("ab\ncd", 4), (2, 2));
         assert_eq!(line_col("é\nx", 3), (2, 1));
         assert_eq!(line_col("éx", 2), (1, 2));
+    }
+
+    #[test]
+    fn num_is_short() {
+        assert_eq!(num(1e300), "1e300");
+        assert_eq!(num(2.5), "2.5");
+        assert_eq!(num(f64::NAN), "NaN");
+        assert_eq!(num(-1e-9), "-1e-9");
     }
 
     #[test]

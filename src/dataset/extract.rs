@@ -60,7 +60,10 @@ pub fn extract_archive(archive: &Path, target: &Path) -> Result<PathBuf, Dataset
 
 /// Without writing: the data directory of `archive`'s already published tree under
 /// `target`, or `None` after validating every member (what `rtload check` does).
-pub fn published_or_validate(archive: &Path, target: &Path) -> Result<Option<PathBuf>, DatasetError> {
+pub fn published_or_validate(
+    archive: &Path,
+    target: &Path,
+) -> Result<Option<PathBuf>, DatasetError> {
     if is_symlink(target) {
         return Err(DatasetError::SymlinkTarget(target.to_path_buf()));
     }

@@ -428,7 +428,10 @@ pub(super) fn parse(
                 key,
                 flag,
                 from_flag,
-                format!("{key} must be in {range} requests per second (got {v:e})"),
+                format!(
+                    "{key} must be in {range} requests per second (got {})",
+                    crate::textpos::num(v)
+                ),
             );
         }
     }

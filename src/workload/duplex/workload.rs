@@ -127,7 +127,10 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
         if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= 1e9)) {
             errors.push(err(
                 key,
-                format!("`{key}` must be in (0, 1e9] seconds (got {v})"),
+                format!(
+                    "`{key}` must be in (0, 1e9] seconds (got {})",
+                    crate::textpos::num(v)
+                ),
             ));
         }
     }
@@ -203,10 +206,10 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
                 .map(|s| (s.cases, s.warnings)),
                 None => Ok((Vec::new(), vec![NOT_EXTRACTED.to_string()])),
             })
-                .unwrap_or_else(|e| {
-                    errors.push(err("dataset_path", e.to_string()));
-                    (Vec::new(), Vec::new())
-                })
+            .unwrap_or_else(|e| {
+                errors.push(err("dataset_path", e.to_string()));
+                (Vec::new(), Vec::new())
+            })
         }
         Some(d) => {
             // Other errors already stop the run; still say whether the dataset exists.

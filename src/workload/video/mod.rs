@@ -169,6 +169,7 @@ fn ignored_builtin_keys(p: &VideoParams) -> Vec<&'static str> {
 /// The timing and metric settings, each checked against its documented range:
 /// `check(ok, key, message)`.
 fn check_settings(p: &VideoParams, check: &mut dyn FnMut(bool, &str, String)) {
+    let num = crate::textpos::num;
     let in_range = |v: f64, lo_open: bool, hi: f64| {
         v.is_finite() && (if lo_open { v > 0.0 } else { v >= 0.0 }) && v <= hi
     };
@@ -176,14 +177,20 @@ fn check_settings(p: &VideoParams, check: &mut dyn FnMut(bool, &str, String)) {
         check(
             in_range(v, true, f64::from(MAX_FPS)),
             "target_fps",
-            format!("`target_fps` must be in (0, {MAX_FPS}] (got {v}); e.g. `target_fps = 16`"),
+            format!(
+                "`target_fps` must be in (0, {MAX_FPS}] (got {}); e.g. `target_fps = 16`",
+                num(v)
+            ),
         );
     }
     if let Some(v) = p.chunk_slo_ms {
         check(
             in_range(v, true, MAX_SECONDS),
             "chunk_slo_ms",
-            format!("`chunk_slo_ms` must be in (0, 1e9] ms (got {v}); e.g. `chunk_slo_ms = 750`"),
+            format!(
+                "`chunk_slo_ms` must be in (0, 1e9] ms (got {}); e.g. `chunk_slo_ms = 750`",
+                num(v)
+            ),
         );
     }
     if let Some(v) = p.playback_buffer_chunks {
@@ -208,7 +215,7 @@ fn check_settings(p: &VideoParams, check: &mut dyn FnMut(bool, &str, String)) {
             check(
                 in_range(v, true, MAX_SECONDS),
                 key,
-                format!("`{key}` must be in (0, 1e9] seconds (got {v})"),
+                format!("`{key}` must be in (0, 1e9] seconds (got {})", num(v)),
             );
         }
     }
@@ -216,7 +223,10 @@ fn check_settings(p: &VideoParams, check: &mut dyn FnMut(bool, &str, String)) {
         check(
             in_range(v, false, MAX_SECONDS),
             "ping_interval",
-            format!("`ping_interval` must be in [0, 1e9] seconds (got {v}); 0 disables pings"),
+            format!(
+                "`ping_interval` must be in [0, 1e9] seconds (got {}); 0 disables pings",
+                num(v)
+            ),
         );
     }
 }
@@ -230,7 +240,11 @@ fn check_rollout_keys(p: &VideoParams, check: &mut dyn FnMut(bool, &str, String)
             format!("`num_chunks` must be in [1, {MAX_CHUNKS}] (got {n}); e.g. `num_chunks = 16`"),
         );
     }
-    if let Some(pattern) = p.camera_pattern.as_ref().filter(|_| p.workload_file.is_none()) {
+    if let Some(pattern) = p
+        .camera_pattern
+        .as_ref()
+        .filter(|_| p.workload_file.is_none())
+    {
         let known = rollout::CAMERA_PATTERNS
             .map(|c| format!("\"{c}\""))
             .join(", ");
@@ -242,9 +256,11 @@ fn check_rollout_keys(p: &VideoParams, check: &mut dyn FnMut(bool, &str, String)
     }
     for (key, v) in [("width", p.width), ("height", p.height)] {
         if let Some(v) = v {
-            let below = v / 16 * 16;
+            let below = v.min(MAX_SIDE) / 16 * 16;
             let eg = if below == 0 {
                 format!("`{key} = 16`")
+            } else if v > MAX_SIDE {
+                format!("`{key} = {MAX_SIDE}`")
             } else {
                 format!("`{key} = {below}` or `{key} = {}`", below + 16)
             };
@@ -282,7 +298,10 @@ fn rollout_options(p: &VideoParams) -> RolloutOptions {
         negative_prompt: p.negative_prompt.clone(),
         // A workload file wins: the built-in rollout's keys are ignored (as the reference).
         num_chunks: p.num_chunks.filter(|_| p.workload_file.is_none()),
-        camera_pattern: p.camera_pattern.clone().filter(|_| p.workload_file.is_none()),
+        camera_pattern: p
+            .camera_pattern
+            .clone()
+            .filter(|_| p.workload_file.is_none()),
         width: p.width,
         height: p.height,
         fps: p.fps,
