@@ -11,7 +11,7 @@ mod error;
 mod load;
 
 pub use error::{ScenarioError, key_error, key_span, line_col, override_key_error, parse_section};
-pub use load::{Load, LoadOverrides};
+pub use load::{Load, LoadOverrides, MAX_RATE, MAX_SAMPLES, MAX_SHARDS, MIN_RATE};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

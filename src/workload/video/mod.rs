@@ -178,7 +178,8 @@ fn check_settings(p: &VideoParams, check: &mut dyn FnMut(bool, &str, String)) {
             in_range(v, true, f64::from(MAX_FPS)),
             "target_fps",
             format!(
-                "`target_fps` must be in (0, {MAX_FPS}] (got {}); e.g. `target_fps = 16`",
+                "`target_fps` must be {} (got {}); range (0, {MAX_FPS}], e.g. `target_fps = 16`",
+                if v > 0.0 { "≤ 1000" } else { "> 0" },
                 num(v)
             ),
         );
