@@ -126,7 +126,7 @@ struct RawTarget {
     /// Extra upgrade headers (values are never printed or saved).
     #[serde(default)]
     headers: std::collections::BTreeMap<String, String>,
-    /// WebSocket handshake bound, seconds (default 10).
+    /// WebSocket handshake bound, seconds (default 10). Range (0, 1e6].
     connect_timeout_s: Option<f64>,
 }
 

@@ -379,6 +379,21 @@ pub struct WorkloadInput<'a> {
     pub check_only: bool,
 }
 
+impl WorkloadInput<'_> {
+    /// An error about `[workload] key`: at the flag when the CLI set it, else at the key
+    /// in the file (the one helper every workload uses).
+    pub fn key_error(&self, key: &str, msg: String) -> ScenarioError {
+        crate::scenario::override_key_error(
+            self.path,
+            self.src,
+            "workload",
+            self.overrides,
+            key,
+            msg,
+        )
+    }
+}
+
 /// Builds a workload from a scenario, or lists every problem found.
 pub type BuildFn = fn(&WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>>;
 

@@ -118,7 +118,7 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
     let base = input.path.parent().unwrap_or(Path::new("."));
     let mut errors = Vec::new();
-    let err = |key: &str, msg: String| key_error(input, key, msg);
+    let err = |key: &str, msg: String| input.key_error(key, msg);
     for (key, v) in [
         ("timeout_s", p.timeout_s),
         ("media_timeout_s", p.media_timeout_s),
@@ -284,17 +284,6 @@ pub fn parse_pacing(s: Option<&str>) -> Result<PacingMode, String> {
             )),
         },
     }
-}
-
-fn key_error(input: &WorkloadInput<'_>, key: &str, msg: String) -> ScenarioError {
-    crate::scenario::override_key_error(
-        input.path,
-        input.src,
-        "workload",
-        input.overrides,
-        key,
-        msg,
-    )
 }
 
 impl Workload for OmniWorkload {

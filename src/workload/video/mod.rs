@@ -107,14 +107,14 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
     let mut errors = Vec::new();
     check_settings(&p, &mut |ok, key, msg| {
         if !ok {
-            errors.push(key_error(input, key, msg));
+            errors.push(input.key_error(key, msg));
         }
     });
     // The built-in rollout's own checks stop at the first problem and have no position;
     // check the keys the scenario sets first, so each bad one is listed at its key.
     check_rollout_keys(&p, &mut |ok, key, msg| {
         if !ok {
-            errors.push(key_error(input, key, msg));
+            errors.push(input.key_error(key, msg));
         }
     });
     if !errors.is_empty() {
@@ -126,8 +126,7 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
         && depth > rollout.num_chunks()
     {
         let n = rollout.num_chunks();
-        return Err(vec![key_error(
-            input,
+        return Err(vec![input.key_error(
             "playback_buffer_chunks",
             format!(
                 "`playback_buffer_chunks` = {depth} is deeper than the rollout ({n} chunks): playback \
@@ -309,17 +308,6 @@ fn rollout_options(p: &VideoParams) -> RolloutOptions {
         seed: p.seed,
         flow_shift: p.flow_shift,
     }
-}
-
-fn key_error(input: &WorkloadInput<'_>, key: &str, msg: String) -> ScenarioError {
-    crate::scenario::override_key_error(
-        input.path,
-        input.src,
-        "workload",
-        input.overrides,
-        key,
-        msg,
-    )
 }
 
 impl VideoWorkload {
