@@ -209,11 +209,7 @@ fn parse_with(
             .and_then(|o| o.json.as_ref())
             .map(|p| base.join(p))
     });
-    if let Some(j) = output_json.as_ref().filter(|j| j.is_dir()) {
-        let msg = format!(
-            "the JSON result path {} is a directory; name a file, e.g. `json = \"result.json\"`",
-            j.display()
-        );
+    if let Some(msg) = output_json.as_deref().and_then(output_problem) {
         errors.push(match &ov.output_json {
             Some(_) => ScenarioError::Flag {
                 flag: "--output-json".into(),
@@ -355,6 +351,28 @@ fn parse_server(path: &Path, src: &str) -> Result<crate::server::ServerConfig, V
     } else {
         Err(errors)
     }
+}
+
+/// Why the JSON result could not be written at `j` after the run (so it is refused
+/// before): it is a directory, or an existing ancestor is not one.
+fn output_problem(j: &Path) -> Option<String> {
+    if j.is_dir() {
+        return Some(format!(
+            "the JSON result path {} is a directory; name a file, e.g. `json = \"result.json\"`",
+            j.display()
+        ));
+    }
+    let blocker = j
+        .ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+        .find(|a| a.exists())
+        .filter(|a| !a.is_dir())?;
+    Some(format!(
+        "the JSON result path {} cannot be created: {} is a file, not a directory",
+        j.display(),
+        blocker.display()
+    ))
 }
 
 /// The target URL (when one is given) and every upgrade header, checked as the run would

@@ -52,6 +52,10 @@ fn numeric_abuse_exits_2_from_check_and_run() {
         ),
         ("[output]\njson = \".\"", &[":5:8:", "is a directory"]),
         (
+            "[output]\njson = \"scenario.toml/r.json\"",
+            &[":5:8:", "is a file, not a directory"],
+        ),
+        (
             "playback_buffer_chunks = 5",
             &[":4:26:", "deeper than the rollout (3 chunks)"],
         ),
