@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use toml::Spanned;
 
-use crate::scenario::{MAX_RATE, MAX_SAMPLES, MIN_RATE};
-use crate::scenario::{ScenarioError, key_span};
+use crate::config::scenario::{MAX_RATE, MAX_SAMPLES, MIN_RATE};
+use crate::util::scenario_error::{ScenarioError, key_span};
 
 /// The load parameter a sweep varies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

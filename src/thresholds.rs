@@ -15,8 +15,8 @@ use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
-use crate::scenario::ScenarioError;
 use crate::textpos::{close_matches, line_col};
+use crate::util::scenario_error::ScenarioError;
 
 /// The accepted form, quoted in every expression error.
 const FORM: &str = "expected `<op> <number>` with op one of <, <=, >, >=, ==, !=; e.g. \"< 500\"";

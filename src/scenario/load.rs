@@ -8,7 +8,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{ScenarioError, key_span};
-use crate::plan::{ArrivalSpec, PlanError, RampStrategy, RampUp};
+use crate::workload::plan::{ArrivalSpec, PlanError, RampStrategy, RampUp};
 
 /// Largest `samples`, `warmup_samples` and `max_concurrency` (one million: the plan and
 /// the per-sample records of a run are held in memory).
@@ -363,7 +363,10 @@ pub(super) fn parse(
         },
     ];
     let mut plan_errors: Vec<PlanError> = Vec::new();
-    for e in parts.iter().filter_map(|p| crate::plan::validate(p).err()) {
+    for e in parts
+        .iter()
+        .filter_map(|p| crate::workload::plan::validate(p).err())
+    {
         // By text: NaN values never compare equal.
         if !plan_errors.iter().any(|p| p.to_string() == e.to_string()) {
             plan_errors.push(e);

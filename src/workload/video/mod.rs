@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::{ScenarioError, parse_section};
+use crate::util::scenario_error::{ScenarioError, parse_section};
 use crate::workload::{Report, RunRecord, Session, SessionContext, Workload, WorkloadInput};
 use metrics::MetricsConfig;
 use rollout::{Rollout, RolloutOptions};
@@ -99,7 +99,7 @@ pub struct VideoWorkload {
     ignored: Vec<&'static str>,
 }
 
-/// Build from a scenario (registered in [`crate::workload::registry`]).
+/// Build from a scenario (registered in `config::registry`).
 pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
     let p: VideoParams =
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
