@@ -199,14 +199,9 @@ pub fn run_with(
     })
 }
 
+/// The embedded server's configuration: `[server]`, already validated at load.
 fn embedded_config(scenario: &Scenario) -> Result<ServerConfig, RunError> {
-    crate::util::scenario_error::parse_section::<ServerConfig>(
-        &scenario.path,
-        &scenario.src,
-        "server",
-        &toml::Table::new(),
-    )
-    .map_err(|e| RunError::Scenario(vec![e]))
+    Ok(scenario.server.clone())
 }
 
 /// The resolved plan of a scenario, as `rtload check` prints it.

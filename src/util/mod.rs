@@ -2,7 +2,7 @@
 //! scenario layout: Python-compatible number formatting (`pyfmt`), percentiles and summaries
 //! (`stats`), atomic file writes (`fs`), positioned scenario errors and section parsing
 //! (`scenario_error`), the HdrHistogram interval log (`histlog`) and target URL rules
-//! (`target`).
+//! (`target`), and text positions with close-match suggestions (`textpos`).
 
 pub mod fs;
 pub mod histlog;
@@ -10,5 +10,6 @@ pub mod pyfmt;
 pub mod scenario_error;
 pub mod stats;
 pub mod target;
+pub mod textpos;
 
 pub use fs::write_atomic;

@@ -377,6 +377,24 @@ pub struct WorkloadInput<'a> {
     pub samples_requested: Option<usize>,
     /// `[load] seed` / `--seed` (also the dataset shuffle seed).
     pub seed: u64,
+    /// `rtload check`: validate without writing anything (no archive extraction, no
+    /// output directories); inputs known only after such writes may stay unresolved.
+    pub check_only: bool,
+}
+
+impl WorkloadInput<'_> {
+    /// An error about `[workload] key`: at the flag when the CLI set it, else at the key
+    /// in the file (the one helper every workload uses).
+    pub fn key_error(&self, key: &str, msg: String) -> ScenarioError {
+        crate::config::scenario::override_key_error(
+            self.path,
+            self.src,
+            "workload",
+            self.overrides,
+            key,
+            msg,
+        )
+    }
 }
 
 /// Builds a workload from a scenario, or lists every problem found.

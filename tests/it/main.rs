@@ -5,6 +5,7 @@ mod duplex_support;
 mod support;
 
 mod cli;
+mod config_checks;
 mod duplex;
 mod engine;
 mod layering;

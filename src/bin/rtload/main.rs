@@ -137,9 +137,21 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
 fn check_cmd(c: &cli::CheckArgs) -> ExitCode {
     let mut code = ExitCode::SUCCESS;
     for path in &c.scenarios {
-        match load(path, &rtload::config::scenario::Overrides::default()) {
-            Ok(s) => print!("{}", rtload::runner::describe(&s)),
-            Err(e) => code = e,
+        // Validates exactly as `run` does, without writing anything.
+        match rtload::config::scenario::check(path, &rtload::config::scenario::Overrides::default())
+        {
+            Ok(s) => {
+                for w in s.workload.warnings() {
+                    eprintln!("{w}");
+                }
+                print!("{}", rtload::runner::describe(&s));
+            }
+            Err(errors) => {
+                for e in &errors {
+                    eprintln!("error: {e}");
+                }
+                code = ExitCode::from(2);
+            }
         }
     }
     code

@@ -58,6 +58,26 @@ pub fn extract_archive(archive: &Path, target: &Path) -> Result<PathBuf, Dataset
     }
 }
 
+/// Without writing: the data directory of `archive`'s already published tree under
+/// `target`, or `None` after validating every member (what `rtload check` does).
+pub fn published_or_validate(
+    archive: &Path,
+    target: &Path,
+) -> Result<Option<PathBuf>, DatasetError> {
+    if is_symlink(target) {
+        return Err(DatasetError::SymlinkTarget(target.to_path_buf()));
+    }
+    let published = target.join(fingerprint(archive)?);
+    if published.is_dir()
+        && !is_symlink(&published)
+        && let Ok(data) = data_dir(&published)
+    {
+        return Ok(Some(data));
+    }
+    validate_archive(archive)?;
+    Ok(None)
+}
+
 /// The archive fingerprint `<size>-<mtime in ns>` naming its published tree.
 pub fn fingerprint(archive: &Path) -> Result<String, DatasetError> {
     let meta = fs::metadata(archive).map_err(DatasetError::io(archive))?;
