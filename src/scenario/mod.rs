@@ -34,6 +34,9 @@ pub struct Scenario {
     pub headers: Vec<(String, String)>,
     /// `[target] connect_timeout_s` (default 10 s).
     pub connect_timeout: Duration,
+    /// `[target] max_frame_bytes`: largest inbound WebSocket frame or message (default
+    /// 64 MiB), enforced from the frame header before the payload is buffered.
+    pub max_frame_bytes: usize,
     /// The configured workload.
     pub workload: Arc<dyn Workload>,
     /// Samples, arrivals, concurrency.
@@ -126,6 +129,9 @@ struct RawTarget {
     headers: std::collections::BTreeMap<String, String>,
     /// WebSocket handshake bound, seconds (default 10).
     connect_timeout_s: Option<f64>,
+    /// Largest inbound frame or message in bytes, checked from the frame header before
+    /// the payload is buffered (default 67108864 = 64 MiB; 1..=4294967296).
+    max_frame_bytes: Option<u64>,
 }
 
 /// `[output]`.
@@ -179,6 +185,17 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
             ),
         ));
     }
+    let max_frame_bytes = target
+        .and_then(|t| t.max_frame_bytes)
+        .unwrap_or(crate::engine::transport::MAX_MESSAGE_BYTES as u64);
+    if !(1..=1 << 32).contains(&max_frame_bytes) {
+        errors.push(ScenarioError::file(
+            path,
+            format!(
+                "[target] max_frame_bytes must be in 1..=4294967296 (got {max_frame_bytes}); use e.g. 67108864"
+            ),
+        ));
+    }
     let sweep = crate::sweep::parse_table(path, src)
         .map_err(|e| errors.extend(e))
         .unwrap_or_default();
@@ -229,6 +246,7 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
             &ov.headers,
         ),
         connect_timeout: Duration::from_secs_f64(connect_timeout_s.clamp(0.001, 1e6)),
+        max_frame_bytes: usize::try_from(max_frame_bytes).unwrap_or(usize::MAX),
         workload,
         load,
         output_json: ov

@@ -11,4 +11,5 @@ mod outputs;
 mod schema;
 mod surface;
 mod sweep;
+mod trust_io;
 mod video_faults;

@@ -10,6 +10,7 @@ use clap::Parser as _;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    init_logging();
     match args.command {
         cli::Command::Run(run) => run_cmd(&run),
         cli::Command::Check(c) => check_cmd(&c),
@@ -35,6 +36,24 @@ fn main() -> ExitCode {
             }
         },
     }
+}
+
+/// Install the `tracing` subscriber: `RUST_LOG` filters (default `warn`), output on stderr
+/// so stdout stays the report. A bad `RUST_LOG` falls back to `warn` with a note.
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(spec) if !spec.trim().is_empty() => EnvFilter::try_new(&spec).unwrap_or_else(|e| {
+            eprintln!("warning: RUST_LOG={spec:?} is not a valid filter ({e}); using \"warn\"");
+            EnvFilter::new("warn")
+        }),
+        _ => EnvFilter::new("warn"),
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(true)
+        .try_init();
 }
 
 fn load(
@@ -83,7 +102,21 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
     let mode = rtload::progress::mode_for(std::io::stderr().is_terminal(), run.quiet);
     let progress: Option<(rtload::progress::Mode, Box<dyn std::io::Write + Send>)> =
         Some((mode, Box::new(std::io::stderr())));
-    match rtload::runner::run_with(&scenario, Box::new(std::io::stdout()), progress) {
+    let grace = std::time::Duration::from_secs_f64(run.grace_period);
+    let interrupt = match rtload::engine::interrupt::listen_for_signals(grace) {
+        Ok(i) => Some(i),
+        Err(e) => {
+            eprintln!("warning: cannot listen for Ctrl-C ({e}); an interrupt will lose the run");
+            None
+        }
+    };
+    let run_result = rtload::runner::run_interruptible(
+        &scenario,
+        Box::new(std::io::stdout()),
+        progress,
+        interrupt,
+    );
+    match run_result {
         Ok(summary) => {
             print!("{}", summary.report.render_text());
             if !summary.verdicts.is_empty() {
@@ -110,7 +143,14 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
                     summary.measured
                 );
             }
-            if summary.passed() {
+            if summary.interrupted {
+                eprintln!(
+                    "interrupted: {} measured sample(s) ran to an outcome, {} cancelled as interrupted; results cover only those",
+                    summary.measured - summary.cancelled,
+                    summary.cancelled
+                );
+                ExitCode::from(rtload::engine::interrupt::EXIT_INTERRUPTED)
+            } else if summary.passed() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)

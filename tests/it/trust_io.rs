@@ -1,0 +1,213 @@
+//! Trust under faults, IO side (issue 11): graceful interruption, frame-size limits from
+//! the header, clear transport messages, `RUST_LOG`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::Stdio;
+
+use crate::support::{Fixture, rtload, video};
+
+/// A raw WebSocket peer on 127.0.0.1: completes the upgrade by hand, then runs `script`
+/// on each connection (so tests can send what no real server would).
+fn raw_server(script: fn(&mut TcpStream)) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().take(8) {
+            let Ok(mut conn) = conn else { return };
+            std::thread::spawn(move || script(&mut conn));
+        }
+    });
+    port
+}
+
+/// Read the request head; return the Sec-WebSocket-Key if it is an upgrade.
+fn read_head(conn: &mut TcpStream) -> Option<String> {
+    let mut reader = BufReader::new(conn.try_clone().unwrap());
+    let mut key = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return key;
+        }
+        if let Some((k, v)) = line.split_once(':')
+            && k.eq_ignore_ascii_case("sec-websocket-key")
+        {
+            key = Some(v.trim().to_string());
+        }
+        if line == "\r\n" {
+            return key;
+        }
+    }
+}
+
+fn upgrade(conn: &mut TcpStream) {
+    let key = read_head(conn).expect("an upgrade request");
+    let accept = actix_http::ws::hash_key(key.as_bytes());
+    write!(
+        conn,
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {}\r\n\r\n",
+        String::from_utf8_lossy(&accept)
+    )
+    .unwrap();
+}
+
+/// Keep the connection until the client goes away (bounded by the client's timeouts).
+fn drain(conn: &mut TcpStream) {
+    let mut buf = [0u8; 4096];
+    while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
+}
+
+fn scenario_against(port: u16, target_extra: &str) -> Fixture {
+    Fixture::new(&format!(
+        r#"
+name = "t"
+[target]
+url = "ws://127.0.0.1:{port}/v1/realtime/video"
+{target_extra}
+[workload]
+kind = "video-cadence"
+num_chunks = 3
+first_chunk_timeout = 30.0
+chunk_timeout = 30.0
+[load]
+samples = 1
+"#
+    ))
+}
+
+fn only_failure(fx: &Fixture) -> String {
+    let summary = fx.run();
+    assert_eq!(summary.failures.len(), 1, "{:?}", summary.failures);
+    summary.failures[0].1.clone()
+}
+
+#[test]
+fn a_huge_frame_fails_from_its_header_without_buffering_it() {
+    let port = raw_server(|c| {
+        upgrade(c);
+        // A binary frame announcing 1 GiB, then only a little of it.
+        let mut head = vec![0x82, 127];
+        head.extend_from_slice(&(1u64 << 30).to_be_bytes());
+        c.write_all(&head).unwrap();
+        c.write_all(&[0u8; 1024]).unwrap();
+        drain(c);
+    });
+    let msg = only_failure(&scenario_against(port, ""));
+    assert!(
+        msg.contains("frame of 1073741824 bytes exceeds max_frame_bytes (67108864)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_message_assembled_from_continuations_is_bounded_too() {
+    let port = raw_server(|c| {
+        upgrade(c);
+        let mut frames = vec![0x02, 126, 0x02, 0x58]; // binary, not final, 600 bytes
+        frames.extend_from_slice(&[1u8; 600]);
+        frames.extend_from_slice(&[0x80, 126, 0x02, 0x58]); // final continuation, 600
+        c.write_all(&frames).unwrap();
+        drain(c);
+    });
+    let msg = only_failure(&scenario_against(port, "max_frame_bytes = 1000"));
+    assert!(
+        msg.contains(
+            "message of at least 1200 bytes (continuation frames) exceeds max_frame_bytes (1000)"
+        ),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_refused_upgrade_says_the_status_and_the_body() {
+    let port = raw_server(|c| {
+        read_head(c);
+        let body = r#"{"error":"bad api key"}"#;
+        let _ = write!(
+            c,
+            "HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+    });
+    let msg = only_failure(&scenario_against(port, ""));
+    assert!(msg.contains("HTTP 401 Unauthorized"), "{msg}");
+    assert!(msg.contains("bad api key"), "{msg}");
+    assert!(!msg.contains("Invalid response status"), "{msg}");
+}
+
+#[test]
+fn a_private_close_code_with_a_non_utf8_reason_is_reported_as_a_close() {
+    let port = raw_server(|c| {
+        upgrade(c);
+        c.write_all(&[0x88, 4, 0x13, 0x87, 0xff, 0xfe]).unwrap(); // close 4999, bad UTF-8
+        drain(c);
+    });
+    let msg = only_failure(&scenario_against(port, ""));
+    assert!(!msg.contains("Bad opcode"), "{msg}");
+}
+
+#[test]
+fn rust_log_reaches_an_installed_subscriber() {
+    let fx = video(2, 1, "");
+    let out = rtload()
+        .arg("run")
+        .arg(&fx.path)
+        .arg("--quiet")
+        .env("RUST_LOG", "rtload=debug")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("run starting"), "{stderr}");
+}
+
+#[test]
+fn sigint_stops_releasing_reports_completed_sessions_and_exits_130() {
+    // Sessions of ~4 s, one at a time: session 1's first chunk proves session 0 is done.
+    let fx = video(20, 3, "chunk_interval_ms = 200");
+    let json = fx.dir.path().join("out.json");
+    let mut child = rtload()
+        .arg("run")
+        .arg(&fx.path)
+        .args(["--max-concurrency", "1", "--print-chunks", "--quiet"])
+        .args(["--grace-period", "0", "--output-json"])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = false;
+    let mut lines = stdout.lines();
+    for line in lines.by_ref() {
+        if line.unwrap().contains("session  1  chunk") {
+            seen = true;
+            break;
+        }
+    }
+    assert!(seen, "the second session never streamed");
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    for _ in lines {} // drain so the child never blocks on a full pipe
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true);
+    let rows = doc["rtload"]["samples"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "session 2 never started: {rows:?}");
+    assert!(rows.iter().any(|r| r["error"].is_null()), "{rows:?}");
+    assert!(
+        rows.iter().any(|r| r["error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("interrupted"))),
+        "{rows:?}"
+    );
+    assert!(json.with_extension("hlog").is_file());
+}
