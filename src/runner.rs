@@ -38,6 +38,9 @@ pub enum RunError {
     /// The workload could not summarize the run.
     #[error("report: {0}")]
     Report(String),
+    /// The planned concurrency cannot fit under the open-file limit.
+    #[error("{0}")]
+    FdLimit(String),
     /// The JSON result could not be written.
     #[error("cannot write {}: {msg}", path.display())]
     Output {
@@ -105,6 +108,8 @@ pub fn run_interruptible(
     interrupt: Option<engine::interrupt::Interrupt>,
 ) -> Result<RunSummary, RunError> {
     let workload = scenario.workload.clone();
+    engine::fdlimit::ensure(scenario.load.max_concurrency, scenario.target.is_none())
+        .map_err(RunError::FdLimit)?;
     let (url, server) = match &scenario.target {
         Some(t) => (resolve_url(t, workload.default_path())?, None),
         None => {
@@ -239,28 +244,6 @@ pub fn mark_interrupted(json: &str) -> String {
     format!("{}{{{ws}\"interrupted\": true{sep}{rest}", &json[..open])
 }
 
-#[cfg(test)]
-mod tests {
-    use super::mark_interrupted;
-
-    #[test]
-    fn interrupted_mark_keeps_layout_and_stays_json() {
-        for (src, want) in [
-            (
-                "{\n  \"a\": 1\n}\n",
-                "{\n  \"interrupted\": true,\n  \"a\": 1\n}\n",
-            ),
-            ("{\"a\": 1}", "{\"interrupted\": true, \"a\": 1}"),
-            ("{}", "{\"interrupted\": true}"),
-        ] {
-            let got = mark_interrupted(src);
-            assert_eq!(got, want);
-            let v: serde_json::Value = serde_json::from_str(&got).unwrap();
-            assert_eq!(v["interrupted"], true);
-        }
-    }
-}
-
 fn embedded_config(scenario: &Scenario) -> Result<ServerConfig, RunError> {
     crate::scenario::parse_section::<ServerConfig>(
         &scenario.path,
@@ -364,4 +347,26 @@ fn request_id_prefix() -> String {
     let mixed = (nanos as u64 ^ u64::from(std::process::id()).rotate_left(32))
         .wrapping_mul(0x9E37_79B9_7F4A_7C15);
     format!("bench-{:08x}-", (mixed >> 32) as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mark_interrupted;
+
+    #[test]
+    fn interrupted_mark_keeps_layout_and_stays_json() {
+        for (src, want) in [
+            (
+                "{\n  \"a\": 1\n}\n",
+                "{\n  \"interrupted\": true,\n  \"a\": 1\n}\n",
+            ),
+            ("{\"a\": 1}", "{\"interrupted\": true, \"a\": 1}"),
+            ("{}", "{\"interrupted\": true}"),
+        ] {
+            let got = mark_interrupted(src);
+            assert_eq!(got, want);
+            let v: serde_json::Value = serde_json::from_str(&got).unwrap();
+            assert_eq!(v["interrupted"], true);
+        }
+    }
 }

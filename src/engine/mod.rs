@@ -7,6 +7,7 @@
 //! the workload's [`crate::workload::Session`].
 
 pub mod coordinator;
+pub mod fdlimit;
 pub mod interrupt;
 pub mod roles;
 pub mod sample;

@@ -212,7 +212,7 @@ impl Decoder for LimitedCodec {
         if len > max as u64 {
             return Err(FrameError::FrameTooLarge { len, max });
         }
-        if opcode == 0x8 && src.len() as u64 >= idx as u64 + len && len >= 2 && len <= 125 {
+        if opcode == 0x8 && src.len() as u64 >= idx as u64 + len && (2..=125).contains(&len) {
             let frame = src.split_to(idx + len as usize);
             let payload = &frame[idx..];
             let code = u16::from_be_bytes([payload[0], payload[1]]);

@@ -211,3 +211,34 @@ fn sigint_stops_releasing_reports_completed_sessions_and_exits_130() {
     );
     assert!(json.with_extension("hlog").is_file());
 }
+
+/// `sh -c` with an open-file limit, then `rtload run`.
+fn run_with_ulimit(ulimit: &str, fx: &Fixture) -> std::process::Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit {ulimit} && exec \"$0\" run \"$1\" --quiet"))
+        .arg(env!("CARGO_BIN_EXE_rtload"))
+        .arg(&fx.path)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_low_soft_fd_limit_is_raised_to_the_hard_limit() {
+    // 40 concurrent sessions with the embedded server need ~150 descriptors.
+    let out = run_with_ulimit("-Sn 64", &video(2, 40, ""));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn a_concurrency_that_cannot_fit_the_hard_fd_limit_exits_2_before_the_run() {
+    let out = run_with_ulimit("-n 64", &video(2, 40, ""));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("max_concurrency 40 needs about 144 open files"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("ulimit -n 144"), "{stderr}");
+}
