@@ -13,6 +13,7 @@
 pub mod config;
 mod duplex;
 mod duplex_plan;
+mod frame_guard;
 mod video;
 mod video_plan;
 

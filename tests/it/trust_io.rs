@@ -242,3 +242,125 @@ fn a_concurrency_that_cannot_fit_the_hard_fd_limit_exits_2_before_the_run() {
     );
     assert!(stderr.contains("ulimit -n 144"), "{stderr}");
 }
+
+#[test]
+fn a_locked_output_dir_names_the_holder_and_lock_timeout_fails_fast() {
+    let fx = crate::duplex_support::duplex(&crate::duplex_support::Opts::default());
+    let held =
+        rtload::artifacts::lock::OutputLock::acquire(&crate::duplex_support::out_dir(&fx)).unwrap();
+    assert!(held.is_held());
+    let out = rtload()
+        .arg("run")
+        .arg(&fx.path)
+        .args(["--quiet", "--lock-timeout", "0.2"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let holder = format!("held by pid {}", std::process::id());
+    assert!(stderr.contains("waiting for the output lock"), "{stderr}");
+    assert!(stderr.contains(&holder), "{stderr}");
+    assert!(
+        stderr.contains("gave up after 0.2 s (--lock-timeout)"),
+        "{stderr}"
+    );
+}
+
+/// The kill-safety invariant: the manifest and batch summary list only complete
+/// bundles. Returns how many complete bundles (`.done` plus every success file) exist.
+fn assert_lists_only_complete_bundles(root: &std::path::Path) -> usize {
+    use crate::duplex_support::case_dirs;
+    const FILES: [&str; 5] = [
+        "output.wav",
+        "wav_transcript.json",
+        "events.json",
+        "result.json",
+        ".done",
+    ];
+    let complete = |dir: &std::path::Path| FILES.iter().all(|f| dir.join(f).is_file());
+    if let Ok(text) = std::fs::read_to_string(root.join("official_eval_manifest.jsonl")) {
+        for line in text.lines() {
+            let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+            let model = std::path::Path::new(entry["model_json"].as_str().unwrap());
+            assert!(complete(model.parent().unwrap()), "manifest lists {line}");
+        }
+    }
+    if let Ok(text) = std::fs::read_to_string(root.join("batch_summary.json")) {
+        let batch: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for r in batch["results"].as_array().unwrap() {
+            if r["success"] == true {
+                let dir = std::path::Path::new(r["output_dir"].as_str().unwrap());
+                assert!(complete(dir), "batch summary lists {r}");
+            }
+        }
+    }
+    case_dirs(root).iter().filter(|d| complete(&d.path)).count()
+}
+
+#[test]
+fn sigkill_never_loses_complete_bundles_or_lists_incomplete_ones() {
+    use crate::duplex_support::{Opts, duplex, out_dir};
+    let fx = duplex(&Opts::default());
+    let root = out_dir(&fx);
+    let first = rtload()
+        .arg("run")
+        .arg(&fx.path)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let before = assert_lists_only_complete_bundles(&root);
+    assert_eq!(before, 3);
+    // Kill at points set by the run's own output: after its k-th line.
+    for k in 1..=3 {
+        let mut child = rtload()
+            .arg("run")
+            .arg(&fx.path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let _ = stdout.lines().take(k).count();
+        let _ = child.kill();
+        let _ = child.wait();
+        let after = assert_lists_only_complete_bundles(&root);
+        assert!(
+            after >= before,
+            "trial {k}: {after} complete bundles, {before} before"
+        );
+    }
+    // The next run completes and leaves no temp or staging files behind.
+    let last = rtload()
+        .arg("run")
+        .arg(&fx.path)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert_eq!(
+        last.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&last.stderr)
+    );
+    assert_eq!(assert_lists_only_complete_bundles(&root), 3);
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            assert!(
+                !name.ends_with(".tmp") && !name.ends_with(".stage"),
+                "leftover {}",
+                e.path().display()
+            );
+            if e.path().is_dir() {
+                stack.push(e.path());
+            }
+        }
+    }
+}

@@ -125,6 +125,11 @@ pub struct RunArgs {
     /// 130. A second signal stops at once (files on disk stay consistent).
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0, value_parser = parse_grace)]
     pub grace_period: f64,
+    /// When another run holds the output directory's lock: give up (exit 2) after this
+    /// many seconds instead of waiting until it is released. The holder's pid is printed
+    /// either way.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_grace)]
+    pub lock_timeout: Option<f64>,
 
     /// Measured samples (`[load] samples`).
     #[arg(
@@ -506,12 +511,12 @@ pub struct ServeArgs {
     pub config: Option<PathBuf>,
 }
 
-/// `--grace-period`: finite seconds in 0..=3600.
+/// `--grace-period`, `--lock-timeout`: finite seconds in 0..=3600.
 fn parse_grace(v: &str) -> Result<f64, String> {
     match v.trim().parse::<f64>() {
         Ok(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => Ok(s),
         _ => Err(format!(
-            "{v:?} is not a number of seconds in 0..=3600; use e.g. --grace-period 5"
+            "{v:?} is not a number of seconds in 0..=3600; use e.g. 5"
         )),
     }
 }

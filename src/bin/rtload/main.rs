@@ -69,6 +69,9 @@ fn load(
 }
 
 fn run_cmd(run: &cli::RunArgs) -> ExitCode {
+    if let Some(t) = run.lock_timeout {
+        rtload::artifacts::lock::set_wait_limit(std::time::Duration::from_secs_f64(t));
+    }
     let ov = match run.overrides() {
         Ok(ov) => ov,
         Err(e) => {
