@@ -364,3 +364,49 @@ fn sigkill_never_loses_complete_bundles_or_lists_incomplete_ones() {
         }
     }
 }
+
+#[test]
+fn the_embedded_server_drops_a_huge_frame_from_its_header() {
+    let srv = rtload::server::EmbeddedServer::start(
+        std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        rtload::server::ServerConfig::default(),
+    )
+    .unwrap();
+    let mut c = TcpStream::connect(srv.addr()).unwrap();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    write!(
+        c,
+        "GET /v1/realtime/video HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+        srv.addr()
+    )
+    .unwrap();
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        c.read_exact(&mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    assert!(
+        head.starts_with(b"HTTP/1.1 101"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    // A masked binary frame announcing 1 GiB, then only 1 KiB of it.
+    let mut frame = vec![0x82, 0x80 | 127];
+    frame.extend_from_slice(&(1u64 << 30).to_be_bytes());
+    frame.extend_from_slice(&[9, 9, 9, 9]);
+    frame.extend_from_slice(&[0u8; 1024]);
+    c.write_all(&frame).unwrap();
+    // The server ends the connection instead of waiting for the rest of the gigabyte.
+    let mut buf = [0u8; 4096];
+    loop {
+        match c.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => continue, // a close frame, perhaps
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!("the server kept the connection open: {e}"),
+        }
+    }
+    srv.stop();
+}
