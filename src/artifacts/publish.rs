@@ -353,12 +353,17 @@ pub(super) mod tests {
     use serde_json::{Value, json};
 
     fn tmp_names(dir: &Path) -> Vec<String> {
+        let mut names = all_names(dir);
+        names.retain(|n| n.ends_with(".tmp"));
+        names
+    }
+
+    fn all_names(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        names.retain(|n| n.ends_with(".tmp"));
         names
     }
 
@@ -414,8 +419,9 @@ pub(super) mod tests {
         })
         .unwrap();
         assert_eq!(seen.len(), 1);
+        // `.<name>.<pid>-<16 hex>.tmp`: the pid lets a later run sweep a dead run's temps.
         let rest = seen[0]
-            .strip_prefix(".a.json.")
+            .strip_prefix(&format!(".a.json.{}-", std::process::id()))
             .and_then(|r| r.strip_suffix(".tmp"))
             .unwrap();
         assert_eq!(rest.len(), 16, "{}", seen[0]);
@@ -510,7 +516,7 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn failed_publication_removes_bundle_and_marks_result() {
+    fn failed_publication_keeps_the_earlier_bundle_and_marks_result() {
         let root = tempfile::tempdir().unwrap();
         let layout = CaseLayout::new("1q1a", "video.mp4");
         let dir = layout.dir(root.path());
@@ -530,7 +536,10 @@ pub(super) mod tests {
             "multi_turn",
         );
         assert!(matches!(err, Err(ArtifactError::Write { .. })));
-        assert_eq!(fs::read_dir(&dir).unwrap().count(), 0);
+        // Issue 11 item 2: the earlier bundle stays until a replacement is complete (the
+        // finalizer then swaps in the failure bundle); no staging dir is left behind.
+        assert_eq!(all_names(&dir), [DONE, RESULT_JSON]);
+        assert_eq!(all_names(dir.parent().unwrap()).len(), 1);
         assert!(!result.success && !result.eligible_for_official_eval);
         assert_eq!(
             result.official_eval_ineligible_reasons,
@@ -597,7 +606,7 @@ pub(super) mod tests {
             fs::write(root.path().join(name), b"x").unwrap();
         }
         clear_outputs(root.path(), &[a.clone(), missing]).unwrap();
-        let mut left = tmp_names(&dir);
+        let mut left = all_names(&dir);
         left.sort();
         let mut want: Vec<String> = CASE_FILES.iter().map(|s| s.to_string()).collect();
         want.sort();
@@ -621,10 +630,10 @@ pub(super) mod tests {
         let stage = staging_dir(&dir).unwrap();
         fs::write(stage.join(FAILED_JSON), b"new").unwrap();
         swap_in(&stage, &dir).unwrap();
-        assert_eq!(tmp_names(&dir), [FAILED_JSON]);
+        assert_eq!(all_names(&dir), [FAILED_JSON]);
         assert!(!stage.exists());
         // Nothing but the case dir is left beside it.
-        assert_eq!(tmp_names(dir.parent().unwrap()).len(), 1);
+        assert_eq!(all_names(dir.parent().unwrap()).len(), 1);
     }
 
     #[test]
