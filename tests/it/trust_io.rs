@@ -300,7 +300,12 @@ fn assert_lists_only_complete_bundles(root: &std::path::Path) -> usize {
 #[test]
 fn sigkill_never_loses_complete_bundles_or_lists_incomplete_ones() {
     use crate::duplex_support::{Opts, duplex, out_dir};
-    let fx = duplex(&Opts::default());
+    // Sessions of 6 s: the first plain progress line (at 5 s) comes mid-run, after the
+    // start-of-run clearing step.
+    let fx = duplex(&Opts {
+        duration_ms: 6000,
+        ..Opts::default()
+    });
     let root = out_dir(&fx);
     let first = rtload()
         .arg("run")
@@ -316,23 +321,29 @@ fn sigkill_never_loses_complete_bundles_or_lists_incomplete_ones() {
     );
     let before = assert_lists_only_complete_bundles(&root);
     assert_eq!(before, 3);
-    // Kill at points set by the run's own output: after its k-th line.
-    for k in 1..=3 {
+    // Kill points set by the run's own output: at once, and at its first progress line.
+    for wait_for_progress in [false, true] {
         let mut child = rtload()
             .arg("run")
             .arg(&fx.path)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let _ = stdout.lines().take(k).count();
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        if wait_for_progress {
+            let seen = stderr
+                .lines()
+                .map_while(Result::ok)
+                .any(|l| l.contains("in flight"));
+            assert!(seen, "no progress line");
+        }
         let _ = child.kill();
         let _ = child.wait();
         let after = assert_lists_only_complete_bundles(&root);
         assert!(
             after >= before,
-            "trial {k}: {after} complete bundles, {before} before"
+            "kill (after progress: {wait_for_progress}): {after} complete bundles, {before} before"
         );
     }
     // The next run completes and leaves no temp or staging files behind.
