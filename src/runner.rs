@@ -8,10 +8,10 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use crate::config::scenario::{Scenario, ScenarioError};
 use crate::engine::{self, EngineConfig, EngineError};
-use crate::scenario::{Scenario, ScenarioError};
 use crate::server::{EmbeddedServer, ServerConfig};
-use crate::target::{redact_url, resolve_url};
+use crate::util::target::{redact_url, resolve_url};
 use crate::workload::{Report, RunRecord};
 
 /// A run that could not happen (as opposed to samples that failed, which are results).
@@ -22,7 +22,7 @@ pub enum RunError {
     Scenario(Vec<ScenarioError>),
     /// The target URL is unusable.
     #[error(transparent)]
-    Target(#[from] crate::target::TargetError),
+    Target(#[from] crate::util::target::TargetError),
     /// The embedded server could not start.
     #[error("embedded server: {0}")]
     Server(String),
@@ -64,7 +64,7 @@ pub struct RunSummary {
     /// Where the JSON result went.
     pub json_path: Option<PathBuf>,
     /// Each `[thresholds]` entry with its measured value.
-    pub verdicts: Vec<crate::thresholds::Verdict>,
+    pub verdicts: Vec<crate::config::thresholds::Verdict>,
     /// The URL the run aimed at.
     pub url: String,
     /// The run was interrupted (SIGINT/SIGTERM): the results hold the samples that ran.
@@ -93,7 +93,7 @@ pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSumma
 pub fn run_with(
     scenario: &Scenario,
     lines: Box<dyn Write + Send>,
-    progress: Option<(crate::progress::Mode, Box<dyn Write + Send>)>,
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
 ) -> Result<RunSummary, RunError> {
     run_interruptible(scenario, lines, progress, None)
 }
@@ -104,7 +104,7 @@ pub fn run_with(
 pub fn run_interruptible(
     scenario: &Scenario,
     lines: Box<dyn Write + Send>,
-    progress: Option<(crate::progress::Mode, Box<dyn Write + Send>)>,
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
     interrupt: Option<engine::interrupt::Interrupt>,
 ) -> Result<RunSummary, RunError> {
     let workload = scenario.workload.clone();
@@ -132,7 +132,7 @@ pub fn run_interruptible(
     let run_start_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    let plan = crate::plan::plan(scenario.load.samples, &scenario.load.arrival)
+    let plan = crate::workload::plan::plan(scenario.load.samples, &scenario.load.arrival)
         .map_err(|e| RunError::Plan(e.to_string()))?;
     let (tx, rx) = crossbeam_channel::unbounded::<String>();
     let printer = std::thread::spawn(move || {
@@ -148,7 +148,9 @@ pub fn run_interruptible(
             let headline = workload.headline_name().to_string();
             (
                 Some(tx),
-                Some(crate::progress::spawn_printer(mode, rx, out, headline)),
+                Some(crate::engine::progress::spawn_printer(
+                    mode, rx, out, headline,
+                )),
             )
         }
         None => (None, None),
@@ -185,14 +187,14 @@ pub fn run_interruptible(
     let interrupted = out.interrupted;
     let engine_series = engine_series(&out.run);
     let report = workload.report(out.run).map_err(RunError::Report)?;
-    let verdicts = crate::thresholds::evaluate(&scenario.thresholds, &report.metrics());
+    let verdicts = crate::config::thresholds::evaluate(&scenario.thresholds, &report.metrics());
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
         let mut text = report.to_json_text();
         if interrupted {
             text = mark_interrupted(&text);
         }
-        engine::writer::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
+        crate::util::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
             path: path.clone(),
             msg: e.to_string(),
         })?;
@@ -203,13 +205,12 @@ pub fn run_interruptible(
         if interrupted {
             buf.extend_from_slice(b"#[Interrupted: true]\n");
         }
-        crate::histlog::write_interval_log(&mut buf, run_start_unix_s, 1.0, &series).map_err(
-            |e| RunError::Output {
+        crate::util::histlog::write_interval_log(&mut buf, run_start_unix_s, 1.0, &series)
+            .map_err(|e| RunError::Output {
                 path: hlog.clone(),
                 msg: e.to_string(),
-            },
-        )?;
-        engine::writer::write_atomic(&hlog, &buf).map_err(|e| RunError::Output {
+            })?;
+        crate::util::write_atomic(&hlog, &buf).map_err(|e| RunError::Output {
             path: hlog.clone(),
             msg: e.to_string(),
         })?;
@@ -245,7 +246,7 @@ pub fn mark_interrupted(json: &str) -> String {
 }
 
 fn embedded_config(scenario: &Scenario) -> Result<ServerConfig, RunError> {
-    crate::scenario::parse_section::<ServerConfig>(
+    crate::util::scenario_error::parse_section::<ServerConfig>(
         &scenario.path,
         &scenario.src,
         "server",
@@ -280,9 +281,9 @@ pub fn describe(s: &Scenario) -> String {
         ),
     );
     row("concurrency", format!("at most {}", s.load.max_concurrency));
-    match crate::plan::plan(s.load.samples, &s.load.arrival) {
+    match crate::workload::plan::plan(s.load.samples, &s.load.arrival) {
         Ok(p) => {
-            row("arrivals", crate::plan::summary(&p));
+            row("arrivals", crate::workload::plan::summary(&p));
             let span = p.offsets_s.last().copied().unwrap_or(0.0);
             row(
                 "expected",
@@ -311,7 +312,7 @@ pub fn describe(s: &Scenario) -> String {
 
 /// The generator's own series: queue wait per sample (at its release) and send lateness
 /// per scheduled message (at its sample's start).
-fn engine_series(run: &RunRecord) -> Vec<crate::histlog::Series> {
+fn engine_series(run: &RunRecord) -> Vec<crate::util::histlog::Series> {
     let measured = run.samples.iter().filter(|s| !s.warmup);
     let waits = measured
         .clone()
@@ -325,8 +326,8 @@ fn engine_series(run: &RunRecord) -> Vec<crate::histlog::Series> {
         })
         .collect();
     vec![
-        crate::histlog::Series::micros("queue_wait_ms", waits),
-        crate::histlog::Series::micros("send_lateness_ms", late),
+        crate::util::histlog::Series::micros("queue_wait_ms", waits),
+        crate::util::histlog::Series::micros("send_lateness_ms", late),
     ]
 }
 

@@ -44,7 +44,7 @@ pub fn extract_archive(archive: &Path, target: &Path) -> Result<PathBuf, Dataset
     validate_archive(archive)?;
     fs::create_dir_all(target).map_err(DatasetError::io(target))?;
     // Staging dirs of extractors that died (their pid is gone) can hold gigabytes.
-    crate::artifacts::stale::sweep(target);
+    crate::workload::omni::artifacts::stale::sweep(target);
     let staging = Staging::create(target)?;
     unpack(archive, &staging.0)?;
     if data_dir(&staging.0).is_err() {

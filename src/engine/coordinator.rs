@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use super::interrupt::INTERRUPTED;
 use super::sample::{SampleActor, SampleArgs, SampleMeta, SampleMsg};
 use super::writer::WriterHandle;
-use crate::progress::ProgressEvent;
+use crate::engine::progress::ProgressEvent;
 use crate::workload::{ConnectSpec, RunRecord, SampleRecord, SessionContext, Workload};
 
 /// Messages to the coordinator.

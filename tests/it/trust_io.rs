@@ -246,8 +246,10 @@ fn a_concurrency_that_cannot_fit_the_hard_fd_limit_exits_2_before_the_run() {
 #[test]
 fn a_locked_output_dir_names_the_holder_and_lock_timeout_fails_fast() {
     let fx = crate::duplex_support::duplex(&crate::duplex_support::Opts::default());
-    let held =
-        rtload::artifacts::lock::OutputLock::acquire(&crate::duplex_support::out_dir(&fx)).unwrap();
+    let held = rtload::workload::omni::artifacts::lock::OutputLock::acquire(
+        &crate::duplex_support::out_dir(&fx),
+    )
+    .unwrap();
     assert!(held.is_held());
     let out = rtload()
         .arg("run")
