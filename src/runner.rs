@@ -41,6 +41,9 @@ pub enum RunError {
     /// The workload could not summarize the run.
     #[error("report: {0}")]
     Report(String),
+    /// The planned concurrency cannot fit under the open-file limit.
+    #[error("{0}")]
+    FdLimit(String),
     /// The JSON result could not be written.
     #[error("cannot write {}: {msg}", path.display())]
     Output {
@@ -67,6 +70,10 @@ pub struct RunSummary {
     pub verdicts: Vec<crate::config::thresholds::Verdict>,
     /// The URL the run aimed at.
     pub url: String,
+    /// The run was interrupted (SIGINT/SIGTERM): the results hold the samples that ran.
+    pub interrupted: bool,
+    /// Measured samples cancelled by the interruption (not counted in `failures`).
+    pub cancelled: usize,
 }
 
 impl RunSummary {
@@ -91,7 +98,21 @@ pub fn run_with(
     lines: Box<dyn Write + Send>,
     progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
 ) -> Result<RunSummary, RunError> {
+    run_interruptible(scenario, lines, progress, None)
+}
+
+/// [`run_with`], stopping early when `interrupt`'s switch flips: no new samples, the
+/// in-flight ones get the grace period and are then cancelled as interrupted; the JSON
+/// result and `.hlog` are still written, marked `"interrupted": true`.
+pub fn run_interruptible(
+    scenario: &Scenario,
+    lines: Box<dyn Write + Send>,
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+    interrupt: Option<engine::interrupt::Interrupt>,
+) -> Result<RunSummary, RunError> {
     let workload = scenario.workload.clone();
+    engine::fdlimit::ensure(scenario.load.max_concurrency, scenario.target.is_none())
+        .map_err(RunError::FdLimit)?;
     let (url, server) = match &scenario.target {
         Some(t) => (resolve_url(t, workload.default_path())?, None),
         None => {
@@ -110,6 +131,12 @@ pub fn run_with(
         .then(|| crate::engine::tls::ClientTls::build(&scenario.tls))
         .transpose()?;
     workload.prepare().map_err(RunError::Prepare)?;
+    tracing::debug!(
+        target = %redact_url(&url),
+        samples = scenario.load.samples,
+        warmup = scenario.load.warmup_samples,
+        "run starting"
+    );
     let run_start_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
@@ -145,10 +172,12 @@ pub fn run_with(
         shards: scenario.load.shards,
         connect_timeout: scenario.connect_timeout,
         tls: tls.clone(),
+        max_frame_bytes: scenario.max_frame_bytes,
         request_id_prefix: request_id_prefix(),
         artifact_root: workload.artifact_root(),
         lines: Some(tx),
         progress: progress_tx,
+        interrupt,
     };
     let out = engine::run(cfg, workload.clone());
     let _ = printer.join();
@@ -160,7 +189,11 @@ pub fn run_with(
     }
     let mut out = out?;
     out.run.load = Some(scenario.load.clone());
-    let (failures, measured) = failures(&out.run);
+    let (mut failures, measured) = failures(&out.run);
+    let before = failures.len();
+    failures.retain(|(_, msg)| !engine::interrupt::is_interrupted(msg));
+    let cancelled = before - failures.len();
+    let interrupted = out.interrupted;
     let engine_series = engine_series(&out.run);
     let report = workload.report(out.run).map_err(RunError::Report)?;
     let verdicts = crate::config::thresholds::evaluate(&scenario.thresholds, &report.metrics());
@@ -170,6 +203,9 @@ pub fn run_with(
         if tls.is_some() {
             text = crate::engine::tls::annotate_result(&text, &scenario.tls);
         }
+        if interrupted {
+            text = mark_interrupted(&text);
+        }
         crate::util::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
             path: path.clone(),
             msg: e.to_string(),
@@ -178,6 +214,9 @@ pub fn run_with(
         series.extend(engine_series);
         let hlog = path.with_extension("hlog");
         let mut buf = Vec::new();
+        if interrupted {
+            buf.extend_from_slice(b"#[Interrupted: true]\n");
+        }
         crate::util::histlog::write_interval_log(&mut buf, run_start_unix_s, 1.0, &series)
             .map_err(|e| RunError::Output {
                 path: hlog.clone(),
@@ -196,6 +235,8 @@ pub fn run_with(
         json_path,
         verdicts,
         url,
+        interrupted,
+        cancelled,
     })
 }
 
@@ -203,6 +244,24 @@ pub fn run_with(
 fn embedded_config(scenario: &Scenario) -> Result<ServerConfig, RunError> {
     Ok(scenario.server.clone())
 }
+
+/// Add `"interrupted": true` as the first key of a JSON object's text, keeping the
+/// writer's own layout (pretty or compact) and key order.
+pub fn mark_interrupted(json: &str) -> String {
+    let Some(open) = json.find('{') else {
+        return json.to_string();
+    };
+    let rest = &json[open + 1..];
+    let ws = &rest[..rest.len() - rest.trim_start().len()];
+    let empty = rest.trim_start().starts_with('}');
+    let sep = match (empty, ws.is_empty()) {
+        (true, _) => String::new(),
+        (false, true) => ", ".to_string(),
+        (false, false) => ",".to_string(),
+    };
+    format!("{}{{{ws}\"interrupted\": true{sep}{rest}", &json[..open])
+}
+
 
 /// The resolved plan of a scenario, as `rtload check` prints it.
 pub fn describe(s: &Scenario) -> String {
@@ -305,4 +364,26 @@ fn request_id_prefix() -> String {
     let mixed = (nanos as u64 ^ u64::from(std::process::id()).rotate_left(32))
         .wrapping_mul(0x9E37_79B9_7F4A_7C15);
     format!("bench-{:08x}-", (mixed >> 32) as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mark_interrupted;
+
+    #[test]
+    fn interrupted_mark_keeps_layout_and_stays_json() {
+        for (src, want) in [
+            (
+                "{\n  \"a\": 1\n}\n",
+                "{\n  \"interrupted\": true,\n  \"a\": 1\n}\n",
+            ),
+            ("{\"a\": 1}", "{\"interrupted\": true, \"a\": 1}"),
+            ("{}", "{\"interrupted\": true}"),
+        ] {
+            let got = mark_interrupted(src);
+            assert_eq!(got, want);
+            let v: serde_json::Value = serde_json::from_str(&got).unwrap();
+            assert_eq!(v["interrupted"], true);
+        }
+    }
 }

@@ -36,6 +36,9 @@ pub struct Scenario {
     pub connect_timeout: Duration,
     /// `[target] ca_cert` / `insecure_skip_verify` (used by `wss://` targets).
     pub tls: crate::engine::tls::TlsOptions,
+    /// `[target] max_frame_bytes`: largest inbound WebSocket frame or message (default
+    /// 64 MiB), enforced from the frame header before the payload is buffered.
+    pub max_frame_bytes: usize,
     /// The configured workload.
     pub workload: Arc<dyn Workload>,
     /// Samples, arrivals, concurrency.
@@ -140,6 +143,9 @@ struct RawTarget {
     /// Accept any server certificate (testing only; warned about loudly).
     #[serde(default)]
     insecure_skip_verify: bool,
+    /// Largest inbound frame or message in bytes, checked from the frame header before
+    /// the payload is buffered (default 67108864 = 64 MiB; 1..=4294967296).
+    max_frame_bytes: Option<u64>,
 }
 
 /// `[output]`.
@@ -247,6 +253,19 @@ fn parse_with(
             None => key_error(path, src, &["output", "json"], msg),
         });
     }
+    let max_frame_bytes = target
+        .and_then(|t| t.max_frame_bytes)
+        .unwrap_or(crate::engine::transport::MAX_MESSAGE_BYTES as u64);
+    if !(1..=1 << 32).contains(&max_frame_bytes) {
+        errors.push(key_error(
+            path,
+            src,
+            &["target", "max_frame_bytes"],
+            format!(
+                "`max_frame_bytes` must be in [1, 4294967296] (got {max_frame_bytes}); use e.g. 67108864"
+            ),
+        ));
+    }
     let server = parse_server(path, src)
         .map_err(|e| errors.extend(e))
         .unwrap_or_default();
@@ -301,6 +320,7 @@ fn parse_with(
         ),
         connect_timeout: Duration::from_secs_f64(connect_timeout_s),
         tls,
+        max_frame_bytes: usize::try_from(max_frame_bytes).unwrap_or(usize::MAX),
         workload,
         load,
         output_json,

@@ -13,7 +13,8 @@ use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, SupervisionEvent};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use super::sample::{SampleActor, SampleArgs, SampleMeta};
+use super::interrupt::INTERRUPTED;
+use super::sample::{SampleActor, SampleArgs, SampleMeta, SampleMsg};
 use super::writer::WriterHandle;
 use crate::engine::progress::ProgressEvent;
 use crate::workload::{ConnectSpec, RunRecord, SampleRecord, SessionContext, Workload};
@@ -32,6 +33,13 @@ pub enum CoordMsg {
     },
     /// A sample finished (successfully or not).
     Ended(Box<SampleRecord>),
+    /// Stop releasing; in-flight samples get `grace`, then are cancelled as interrupted.
+    Interrupt {
+        /// How long in-flight samples may still finish.
+        grace: Duration,
+    },
+    /// The grace period of an interruption is over: cancel what still runs.
+    GraceOver,
 }
 
 /// The run as the coordinator executes it.
@@ -54,6 +62,8 @@ pub struct CoordArgs {
     pub connect_timeout: Duration,
     /// Client TLS for `wss://` (one configuration per run).
     pub tls: Option<super::tls::ClientTls>,
+    /// Largest inbound frame or reassembled message.
+    pub max_frame_bytes: usize,
     /// Prefix of measured request ids.
     pub request_id_prefix: String,
     /// Artifact writer.
@@ -77,6 +87,8 @@ pub struct CoordState {
     measured_start: Option<Instant>,
     ready: VecDeque<(usize, Instant)>,
     in_flight: HashMap<ActorId, usize>,
+    actors: HashMap<usize, ActorRef<SampleMsg>>,
+    interrupted: bool,
     records: Vec<Option<SampleRecord>>,
     remaining_warmup: usize,
     remaining: usize,
@@ -106,6 +118,8 @@ impl Actor for Coordinator {
             measured_start: None,
             ready: VecDeque::new(),
             in_flight: HashMap::new(),
+            actors: HashMap::new(),
+            interrupted: false,
             records: (0..n).map(|_| None).collect(),
             next_shard: 0,
             release_task: None,
@@ -132,8 +146,20 @@ impl Actor for Coordinator {
                     st.ready.extend((0..st.args.n_warmup).map(|i| (i, now)));
                 }
             }
-            CoordMsg::Released { idx, scheduled } => st.ready.push_back((idx, scheduled)),
+            CoordMsg::Released { idx, scheduled } if !st.interrupted => {
+                st.ready.push_back((idx, scheduled))
+            }
+            CoordMsg::Released { .. } => {} // interrupted: released too late
             CoordMsg::Ended(rec) => finish_sample(&myself, st, *rec),
+            CoordMsg::Interrupt { grace } => interrupt(&myself, st, grace),
+            CoordMsg::GraceOver => {
+                for actor in st.actors.values() {
+                    let msg = format!(
+                        "{INTERRUPTED}: the run was interrupted and the grace period ended before the session finished"
+                    );
+                    let _ = actor.cast(SampleMsg::Interrupt(msg));
+                }
+            }
         }
         fill_slots(&myself, st).await;
         if st.remaining == 0 {
@@ -224,6 +250,7 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
             },
             connect_timeout: st.args.connect_timeout,
             tls: st.args.tls.clone(),
+            max_frame_bytes: st.args.max_frame_bytes,
             playback_buffer: st.args.workload.playback_buffer(),
             coordinator: myself.clone(),
             run_start: st.run_start,
@@ -242,6 +269,7 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
         match SampleActor::spawn_linked(None, args, myself.get_cell(), shard).await {
             Ok((actor, _)) => {
                 st.in_flight.insert(actor.get_id(), idx);
+                st.actors.insert(idx, actor);
                 st.progress(ProgressEvent::SampleStarted { idx, warmup });
             }
             Err(e) => {
@@ -277,6 +305,7 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
         return; // duplicate (a crash record raced the real one)
     }
     st.in_flight.retain(|_, i| *i != idx);
+    st.actors.remove(&idx);
     let warmup = rec.warmup;
     let headline_ms = st.args.workload.headline_ms(&rec);
     st.progress(ProgressEvent::SampleEnded {
@@ -289,9 +318,30 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
     st.remaining -= 1;
     if warmup {
         st.remaining_warmup -= 1;
-        if st.remaining_warmup == 0 {
+        if st.remaining_warmup == 0 && !st.interrupted {
             start_measured(myself, st);
         }
+    }
+}
+
+/// First signal: release nothing more, drop what waits for a slot, and give the samples
+/// in flight `grace` before they are cancelled. Unstarted samples leave no record.
+fn interrupt(myself: &ActorRef<CoordMsg>, st: &mut CoordState, grace: Duration) {
+    if st.interrupted {
+        return;
+    }
+    st.interrupted = true;
+    if let Some(t) = st.release_task.take() {
+        t.abort();
+    }
+    st.ready.clear();
+    st.remaining = st.in_flight.len();
+    if st.remaining > 0 {
+        let me = myself.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            let _ = me.cast(CoordMsg::GraceOver);
+        });
     }
 }
 

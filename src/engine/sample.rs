@@ -44,6 +44,8 @@ pub enum SampleMsg {
     SenderStats(Vec<f64>),
     /// The playback summary (sent as playback stops).
     PlaybackStats(PlaybackSummary),
+    /// The run was interrupted: end the session now with this outcome message.
+    Interrupt(String),
 }
 
 /// Everything a sample needs; `Send`, so it can travel to the shard thread.
@@ -66,6 +68,8 @@ pub struct SampleMeta {
     pub connect_timeout: Duration,
     /// The run's client TLS (for `wss://`).
     pub tls: Option<super::tls::ClientTls>,
+    /// Largest inbound frame or reassembled message.
+    pub max_frame_bytes: usize,
     /// Units the playback role buffers before it starts.
     pub playback_buffer: u32,
     /// The coordinator, which receives the [`SampleRecord`].
@@ -144,7 +148,13 @@ impl ThreadLocalActor for SampleActor {
             Some(s) => s.connect(&st.args.connect),
             None => st.args.connect.clone(),
         };
-        match transport::connect(&spec, st.args.connect_timeout, st.args.tls.as_ref()).await {
+        match transport::connect(
+            &spec,
+            st.args.connect_timeout,
+            st.args.tls.as_ref(),
+            st.args.max_frame_bytes,
+        )
+        .await {
             Err(e) => {
                 st.outcome = Some(Err(e.to_string()));
                 st.sender_stats = Some(Vec::new());
@@ -183,7 +193,7 @@ impl ThreadLocalActor for SampleActor {
                 Some(e) => fx.fail(e),
                 None => with_session(st, |s| s.on_closed(at, reason, &mut fx)),
             },
-            SampleMsg::SenderFailed(e) if live => fx.fail(e),
+            SampleMsg::SenderFailed(e) | SampleMsg::Interrupt(e) if live => fx.fail(e),
             SampleMsg::SenderStats(v) => st.sender_stats = Some(v),
             SampleMsg::PlaybackStats(p) => st.playback_stats = Some(p),
             _ => {}
@@ -348,10 +358,9 @@ fn maybe_report(myself: &ActorRef<SampleMsg>, st: &mut SampleState) {
     st.reported = true;
     let ended = Instant::now();
     let mut session = st.session.take();
-    if let (Some(w), Some(s), false) = (&st.args.writer, session.as_mut(), st.args.warmup) {
-        for a in s.artifacts() {
-            w.submit(a);
-        }
+    let mut artifacts = Vec::new();
+    if let (Some(_), Some(s), false) = (&st.args.writer, session.as_mut(), st.args.warmup) {
+        artifacts = s.artifacts();
     }
     let since = |t: Instant| t.saturating_duration_since(st.args.run_start).as_secs_f64();
     let record = SampleRecord {
@@ -367,6 +376,19 @@ fn maybe_report(myself: &ActorRef<SampleMsg>, st: &mut SampleState) {
         playback: st.playback_stats.take(),
         output: session.map(|s| s.into_output()),
     };
-    let _ = st.args.coordinator.cast(CoordMsg::Ended(Box::new(record)));
-    myself.stop(None);
+    let (writer, coordinator, me) = (
+        st.args.writer.clone(),
+        st.args.coordinator.clone(),
+        myself.clone(),
+    );
+    // Backpressure: the slot stays taken until the writer queue has room for every file.
+    tokio::task::spawn_local(async move {
+        if let Some(w) = writer {
+            for a in artifacts {
+                w.submit(a).await;
+            }
+        }
+        let _ = coordinator.cast(CoordMsg::Ended(Box::new(record)));
+        me.stop(None);
+    });
 }

@@ -14,6 +14,7 @@ pub mod config;
 mod duplex;
 mod duplex_plan;
 mod tls;
+mod frame_guard;
 mod video;
 mod video_plan;
 

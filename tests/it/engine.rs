@@ -88,10 +88,12 @@ fn warmups_run_first_and_appear_in_no_metric() {
             shards: Some(2),
             connect_timeout: std::time::Duration::from_secs(5),
             tls: None,
+            max_frame_bytes: rtload::engine::transport::MAX_MESSAGE_BYTES,
             request_id_prefix: "t-".into(),
             artifact_root: None,
             lines: None,
             progress: None,
+            interrupt: None,
         },
         sc.workload.clone(),
     );

@@ -14,4 +14,5 @@ mod schema;
 mod surface;
 mod sweep;
 mod tls;
+mod trust_io;
 mod video_faults;

@@ -119,6 +119,17 @@ pub struct RunArgs {
     /// log next to it (same name, `.hlog`).
     #[arg(long, value_name = "PATH")]
     pub output_json: Option<PathBuf>,
+    /// On Ctrl-C / SIGTERM: seconds in-flight sessions may still finish before they are
+    /// cancelled as `interrupted`. No new session starts after the signal; the results of
+    /// the sessions that ran are written, marked `"interrupted": true`, and rtload exits
+    /// 130. A second signal stops at once (files on disk stay consistent).
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0, value_parser = parse_grace)]
+    pub grace_period: f64,
+    /// When another run holds the output directory's lock: give up (exit 2) after this
+    /// many seconds instead of waiting until it is released. The holder's pid is printed
+    /// either way.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_grace)]
+    pub lock_timeout: Option<f64>,
 
     /// Measured samples (`[load] samples`).
     #[arg(
@@ -645,5 +656,15 @@ mod tests {
         let mut empty = toml::Table::new();
         run_args(&[]).omni.extend(&mut empty).unwrap();
         assert!(empty.is_empty(), "{empty:?}");
+    }
+}
+
+/// `--grace-period`, `--lock-timeout`: finite seconds in 0..=3600.
+fn parse_grace(v: &str) -> Result<f64, String> {
+    match v.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "{v:?} is not a number of seconds in 0..=3600; use e.g. 5"
+        )),
     }
 }

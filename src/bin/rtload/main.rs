@@ -10,6 +10,7 @@ use clap::Parser as _;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    init_logging();
     match args.command {
         cli::Command::Run(run) => run_cmd(&run),
         cli::Command::Check(c) => check_cmd(&c),
@@ -37,6 +38,24 @@ fn main() -> ExitCode {
     }
 }
 
+/// Install the `tracing` subscriber: `RUST_LOG` filters (default `warn`), output on stderr
+/// so stdout stays the report. A bad `RUST_LOG` falls back to `warn` with a note.
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(spec) if !spec.trim().is_empty() => EnvFilter::try_new(&spec).unwrap_or_else(|e| {
+            eprintln!("warning: RUST_LOG={spec:?} is not a valid filter ({e}); using \"warn\"");
+            EnvFilter::new("warn")
+        }),
+        _ => EnvFilter::new("warn"),
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(true)
+        .try_init();
+}
+
 fn load(
     path: &std::path::Path,
     ov: &rtload::config::scenario::Overrides,
@@ -50,6 +69,11 @@ fn load(
 }
 
 fn run_cmd(run: &cli::RunArgs) -> ExitCode {
+    if let Some(t) = run.lock_timeout {
+        rtload::workload::omni::artifacts::lock::set_wait_limit(
+            std::time::Duration::from_secs_f64(t),
+        );
+    }
     let ov = match run.overrides() {
         Ok(ov) => ov,
         Err(e) => {
@@ -88,7 +112,21 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         rtload::engine::progress::Mode,
         Box<dyn std::io::Write + Send>,
     )> = Some((mode, Box::new(std::io::stderr())));
-    match rtload::runner::run_with(&scenario, Box::new(std::io::stdout()), progress) {
+    let grace = std::time::Duration::from_secs_f64(run.grace_period);
+    let interrupt = match rtload::engine::interrupt::listen_for_signals(grace) {
+        Ok(i) => Some(i),
+        Err(e) => {
+            eprintln!("warning: cannot listen for Ctrl-C ({e}); an interrupt will lose the run");
+            None
+        }
+    };
+    let run_result = rtload::runner::run_interruptible(
+        &scenario,
+        Box::new(std::io::stdout()),
+        progress,
+        interrupt,
+    );
+    match run_result {
         Ok(summary) => {
             print!("{}", summary.report.render_text());
             if !summary.verdicts.is_empty() {
@@ -115,7 +153,14 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
                     summary.measured
                 );
             }
-            if summary.passed() {
+            if summary.interrupted {
+                eprintln!(
+                    "interrupted: {} measured sample(s) ran to an outcome, {} cancelled as interrupted; results cover only those",
+                    summary.measured - summary.cancelled,
+                    summary.cancelled
+                );
+                ExitCode::from(rtload::engine::interrupt::EXIT_INTERRUPTED)
+            } else if summary.passed() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)

@@ -140,8 +140,17 @@ impl DuplexSession {
     }
 
     fn on_text(&mut self, text: &str, at: Instant, fx: &mut Effects) {
-        let Ok(ev) = serde_json::from_str::<Value>(text) else {
-            return self.finish(at, Err("Realtime WebSocket reader failed".into()), fx);
+        let ev = match serde_json::from_str::<Value>(text) {
+            Ok(ev) => ev,
+            Err(e) => {
+                // The reference's words, then what failed to parse and where.
+                let head: String = text.chars().take(80).collect();
+                let more = if head.len() < text.len() { "…" } else { "" };
+                let msg = format!(
+                    "Realtime WebSocket reader failed: server sent malformed JSON ({e}): {head:?}{more}"
+                );
+                return self.finish(at, Err(msg), fx);
+            }
         };
         if !ev.is_object() {
             return;

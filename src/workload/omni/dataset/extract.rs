@@ -7,7 +7,8 @@
 //! FIFOs, sparse files) fail with `Unsafe path in OmniInteract archive: '<name>'`. The
 //! tree is then written into a private staging directory `<target>/.tmp-<unique>` and
 //! published with one `rename`. Concurrent extractors of the same archive converge: the
-//! loser of the rename race uses the winner's tree. Staging is always removed.
+//! loser of the rename race uses the winner's tree. Staging is always removed; staging
+//! named `.tmp-<pid>-<n>` left by a process that died is removed by the next extraction.
 
 use std::ffi::OsString;
 use std::fs::{self, File};
@@ -42,6 +43,8 @@ pub fn extract_archive(archive: &Path, target: &Path) -> Result<PathBuf, Dataset
     }
     validate_archive(archive)?;
     fs::create_dir_all(target).map_err(DatasetError::io(target))?;
+    // Staging dirs of extractors that died (their pid is gone) can hold gigabytes.
+    crate::workload::omni::artifacts::stale::sweep(target);
     let staging = Staging::create(target)?;
     unpack(archive, &staging.0)?;
     if data_dir(&staging.0).is_err() {
