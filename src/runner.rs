@@ -149,13 +149,25 @@ pub fn run_with(
     }
     let mut out = out?;
     out.run.load = Some(scenario.load.clone());
-    let (failures, measured) = failures(&out.run);
+    let (mut failures, measured) = failures(&out.run);
     let engine_series = engine_series(&out.run);
+    let measured_idx: Vec<usize> = out.run.samples.iter().filter(|s| !s.warmup).map(|s| s.idx).collect();
     let report = workload.report(out.run).map_err(RunError::Report)?;
+    // Failures only the report could see (e.g. too few chunks for the metrics) count
+    // like any other: in the summary and the exit code.
+    for (pos, msg) in report.report_failures() {
+        let idx = measured_idx.get(pos).copied().unwrap_or(pos);
+        if !failures.iter().any(|(i, _)| *i == idx) {
+            failures.push((idx, msg));
+        }
+    }
+    failures.sort_by_key(|(i, _)| *i);
     let verdicts = crate::thresholds::evaluate(&scenario.thresholds, &report.metrics());
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
-        let text = report.to_json_text();
+        let mut doc = report.to_json();
+        workload.catalogue().write_into(&mut doc);
+        let text = report.json_text(&doc);
         engine::writer::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
             path: path.clone(),
             msg: e.to_string(),
@@ -222,6 +234,17 @@ pub fn describe(s: &Scenario) -> String {
         ),
     );
     row("concurrency", format!("at most {}", s.load.max_concurrency));
+    let cat = w.catalogue();
+    let headline: Vec<String> = cat
+        .headline()
+        .iter()
+        .filter_map(|h| cat.get(h))
+        .map(|m| format!("{} ({}, {})", m.name, m.unit, direction_words(m.direction)))
+        .collect();
+    row(
+        "metrics",
+        format!("{} reported; headline: {}", cat.metrics().len(), headline.join(", ")),
+    );
     match crate::plan::plan(s.load.samples, &s.load.arrival) {
         Ok(p) => {
             row("arrivals", crate::plan::summary(&p));
@@ -249,6 +272,16 @@ pub fn describe(s: &Scenario) -> String {
         row("json result", j.display().to_string());
     }
     out
+}
+
+/// How a direction reads in `check` output.
+pub fn direction_words(d: crate::workload::catalogue::Direction) -> &'static str {
+    use crate::workload::catalogue::Direction;
+    match d {
+        Direction::Lower => "lower is better",
+        Direction::Higher => "higher is better",
+        Direction::NotAScore => "not a score",
+    }
 }
 
 /// The generator's own series: queue wait per sample (at its release) and send lateness

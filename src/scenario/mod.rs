@@ -186,7 +186,7 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
         .map_err(|e| errors.extend(e))
         .unwrap_or_default();
     if let Some(w) = &workload {
-        let names = w.metric_names();
+        let names = w.catalogue().names();
         let known: Vec<&str> = names.iter().map(String::as_str).collect();
         if let Err(e) = crate::thresholds::check_names(path, src, &thresholds, &known) {
             errors.extend(e);

@@ -40,6 +40,7 @@
 //! A real workload also implements [`Workload`] (session factory + report) and adds a
 //! [`WorkloadKind`] entry to [`registry`]; nothing in the engine changes.
 
+pub mod catalogue;
 pub mod duplex;
 pub mod env_info;
 pub mod video;
@@ -272,15 +273,22 @@ pub trait Report: Send {
     fn render_text(&self) -> String;
     /// The workload's JSON result document.
     fn to_json(&self) -> serde_json::Value;
-    /// The result file's text (default: `to_json` pretty-printed with 2 spaces and a
-    /// trailing newline; a workload may need a dialect, e.g. Python's bare `NaN`).
-    fn to_json_text(&self) -> String {
-        let mut t = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
+    /// The result file's text for `doc` (the runner's completed [`Report::to_json`];
+    /// default: pretty-printed with 2 spaces and a trailing newline; a workload may need a
+    /// dialect, e.g. Python's bare `NaN`).
+    fn json_text(&self, doc: &serde_json::Value) -> String {
+        let mut t = serde_json::to_string_pretty(doc).unwrap_or_default();
         t.push('\n');
         t
     }
     /// Flat metric name → value (e.g. `video_rtf.mean`); missing values are absent.
     fn metrics(&self) -> BTreeMap<String, f64>;
+    /// Measured samples the engine saw succeed but the report failed (e.g. too few
+    /// chunks for the metrics): `(sample position among measured samples, message)`.
+    /// The runner counts them like any other failure (exit code 1).
+    fn report_failures(&self) -> Vec<(usize, String)> {
+        Vec::new()
+    }
     /// Latency series for the HdrHistogram interval log: (seconds since run start, ms).
     fn series(&self) -> Vec<crate::histlog::Series> {
         Vec::new()
@@ -298,9 +306,10 @@ pub trait Workload: Send + Sync + 'static {
     /// Measured samples to run (the workload knows what a "sample" is: one rollout, one
     /// dataset case).
     fn samples(&self) -> usize;
-    /// Every name [`Report::metrics`] can produce for this configuration (thresholds and
-    /// comparisons are checked against it before the run).
-    fn metric_names(&self) -> Vec<String>;
+    /// Every metric [`Report::metrics`] can produce for this configuration, with unit,
+    /// direction, headline flag and description (thresholds, sweeps, suite rows, `check`,
+    /// and, through the result file, `compare` and the HTML report read it).
+    fn catalogue(&self) -> catalogue::Catalogue;
     /// The metric live progress shows (e.g. `ttfc`).
     fn headline_name(&self) -> &'static str {
         "latency"
@@ -389,6 +398,11 @@ pub struct WorkloadKind {
     pub build: BuildFn,
     /// The JSON Schema of its `[workload]` table (from the type `build` parses).
     pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+    /// Its metric families (see [`catalogue::Family`]): how result files written before
+    /// the catalogue existed are read.
+    pub families: &'static [catalogue::Family],
+    /// Its headline metrics, in display order.
+    pub headline: &'static [&'static str],
 }
 
 /// Every workload kind rtload knows, by name.
@@ -399,12 +413,32 @@ pub fn registry() -> &'static [WorkloadKind] {
             summary: "LingBot-World realtime video cadence (/v1/realtime/video)",
             build: video::build,
             schema: |g| crate::schema::kind_schema::<video::VideoParams>(g, video::KIND),
+            families: video::names::FAMILIES,
+            headline: video::names::HEADLINE,
         },
         WorkloadKind {
             name: duplex::KIND,
             summary: "OmniInteract duplex speech benchmark (/v1/realtime)",
             build: duplex::build,
             schema: |g| crate::schema::kind_schema::<duplex::workload::OmniParams>(g, duplex::KIND),
+            families: duplex::report::FAMILIES,
+            headline: duplex::report::HEADLINE,
         },
     ]
+}
+
+/// The metric catalogue of a result document: its own `rtload.metrics_catalogue`, or,
+/// for a file written before the catalogue existed, the first registered kind whose
+/// families declare every name in `names` (the file's metrics). `None` when no kind
+/// declares them all: the caller then treats every metric as not a score.
+pub fn result_catalogue(doc: &serde_json::Value, names: &[&str]) -> Option<catalogue::Catalogue> {
+    if let Some(c) = catalogue::Catalogue::from_result(doc) {
+        return Some(c);
+    }
+    registry()
+        .iter()
+        .find(|k| {
+            !names.is_empty() && names.iter().all(|n| k.families.iter().any(|f| f.covers(n)))
+        })
+        .map(|k| catalogue::Catalogue::build(names.iter().copied(), k.families, k.headline))
 }

@@ -179,3 +179,42 @@ fn connection_refused_is_a_recorded_failure() {
         "{msgs:?}"
     );
 }
+
+/// A session the engine saw complete but whose metrics the report cannot compute
+/// (issue 11 item 8: a playback buffer deeper than the rollout) is a failure like any
+/// other: counted in the summary, in `failed_sessions` and `failed`, and exit code 1.
+#[test]
+fn a_failure_found_only_at_report_time_counts() {
+    let fx = crate::support::Fixture::new(
+        r#"
+name = "t"
+[workload]
+kind = "video-cadence"
+num_chunks = 3
+playback_buffer_chunks = 5
+warmup_chunks = 1
+first_chunk_timeout = 30.0
+chunk_timeout = 30.0
+[load]
+samples = 1
+max_concurrency = 1
+[server.video]
+first_chunk_ms = 20
+chunk_interval_ms = 5
+ramp_chunks = 0
+"#,
+    );
+    let s = fx.run();
+    assert!(!s.passed());
+    assert_eq!(failure_messages(&s).len(), 1, "{:?}", s.failures);
+    let json = s.report.to_json();
+    assert_eq!(json["rtload"]["failed_sessions"], 1);
+    assert_eq!(s.report.metrics()["failed"], 1.0);
+    let out = crate::support::rtload()
+        .args(["run", fx.path.to_str().unwrap(), "--quiet"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("FAILED"), "{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+}

@@ -299,8 +299,8 @@ impl Workload for OmniWorkload {
         self.cases.len()
     }
 
-    fn metric_names(&self) -> Vec<String> {
-        super::report::metric_names(&self.percentiles)
+    fn catalogue(&self) -> crate::workload::catalogue::Catalogue {
+        super::report::catalogue(&self.percentiles)
     }
 
     fn describe(&self) -> Vec<(String, String)> {

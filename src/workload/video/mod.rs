@@ -333,8 +333,8 @@ impl Workload for VideoWorkload {
         self.samples
     }
 
-    fn metric_names(&self) -> Vec<String> {
-        names::all_names(&self.metrics)
+    fn catalogue(&self) -> crate::workload::catalogue::Catalogue {
+        names::catalogue(&self.metrics)
     }
 
     fn expected_session_s(&self) -> Option<f64> {

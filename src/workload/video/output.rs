@@ -21,6 +21,8 @@ pub struct VideoReport {
     json: Value,
     metrics: BTreeMap<String, f64>,
     series: Vec<crate::histlog::Series>,
+    /// Sessions whose socket run succeeded but whose metrics could not be computed.
+    late_failures: Vec<(usize, String)>,
 }
 
 impl Report for VideoReport {
@@ -35,6 +37,9 @@ impl Report for VideoReport {
     }
     fn series(&self) -> Vec<crate::histlog::Series> {
         self.series.clone()
+    }
+    fn report_failures(&self) -> Vec<(usize, String)> {
+        self.late_failures.clone()
     }
 }
 
@@ -77,6 +82,7 @@ pub fn build_report(
     let warmup_sessions = run.samples.iter().filter(|s| s.warmup).count();
     let mut sessions = Vec::new();
     let mut failures = Vec::new();
+    let mut late_failures = Vec::new();
     let mut json_sessions = Vec::new();
     let mut ok_records: Vec<&VideoOutput> = Vec::new();
     let mut engine_rows = Vec::new();
@@ -100,6 +106,7 @@ pub fn build_report(
         let (o, m) = match (out, metrics) {
             (Some(o), Ok(m)) => (o, m),
             (_, Err(e)) => {
+                late_failures.push((session_index, e.to_string()));
                 failures.push(SessionFailure {
                     session_index,
                     message: e.to_string(),
@@ -146,7 +153,7 @@ pub fn build_report(
         failures,
         aggregate: aggregate.clone(),
     };
-    let rt = rtload_block(&run, &engine_rows);
+    let rt = rtload_block(&run, &engine_rows, input.failures.len());
     let mut text = render_report(&input);
     text.push_str(&engine_text(&rt));
     let mut flat = aggregate
@@ -191,6 +198,7 @@ pub fn build_report(
         json: doc,
         metrics: flat,
         series: series_of(&run),
+        late_failures,
     })
 }
 
@@ -239,7 +247,7 @@ fn cadence_check(run: &RunRecord) -> Option<(f64, f64, usize)> {
     (n > 0).then(|| (client / n as f64 * 1000.0, server / n as f64 * 1000.0, n))
 }
 
-fn rtload_block(run: &RunRecord, rows: &[Value]) -> Value {
+fn rtload_block(run: &RunRecord, rows: &[Value], failed: usize) -> Value {
     let measured: Vec<&SampleRecord> = run.samples.iter().filter(|s| !s.warmup).collect();
     let waits: Vec<f64> = measured.iter().map(|s| s.queue_wait_s * 1000.0).collect();
     let late: Vec<f64> = measured
@@ -253,7 +261,7 @@ fn rtload_block(run: &RunRecord, rows: &[Value]) -> Value {
         "version": env!("CARGO_PKG_VERSION"),
         "pacing_mode": "realtime",
         "duration_s": run.duration_s,
-        "failed_sessions": measured.iter().filter(|s| s.outcome.is_err()).count(),
+        "failed_sessions": failed,
         "queue_wait": crate::stats::summary_ms_json(&waits),
         "send_lateness": crate::stats::summary_ms_json(&late),
         "cadence_vs_server": cadence,
