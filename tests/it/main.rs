@@ -6,6 +6,7 @@ mod support;
 
 mod cli;
 mod duplex;
+mod echo_workload;
 mod engine;
 mod outputs;
 mod schema;

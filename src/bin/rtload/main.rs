@@ -200,6 +200,7 @@ fn sweep_cmd(
             }
             cols.push("failed");
             print!("{}", rtload::sweep::render_table(sweep, &r.points, &cols));
+            print!("{}", rtload::sweep::direction_legend(&cols, &catalogue));
             for f in &r.files {
                 eprintln!("wrote {}", f.display());
             }
