@@ -12,7 +12,7 @@ use crate::engine::{self, EngineConfig, EngineError};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::server::{EmbeddedServer, ServerConfig};
 use crate::target::{redact_url, resolve_url};
-use crate::workload::{Report, RunRecord};
+use crate::workload::{Failure, FailureKind, Report, RunRecord};
 
 /// A run that could not happen (as opposed to samples that failed, which are results).
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +54,8 @@ pub struct RunSummary {
     pub report: Box<dyn Report>,
     /// Measured samples that failed, with their messages.
     pub failures: Vec<(usize, String)>,
+    /// Those failures counted per [`crate::workload::FailureKind::label`].
+    pub failures_by_kind: std::collections::BTreeMap<String, usize>,
     /// Measured samples in total.
     pub measured: usize,
     /// Artifact files that could not be written.
@@ -158,15 +160,25 @@ pub fn run_with(
     for (pos, msg) in report.report_failures() {
         let idx = measured_idx.get(pos).copied().unwrap_or(pos);
         if !failures.iter().any(|(i, _)| *i == idx) {
-            failures.push((idx, msg));
+            failures.push((idx, Failure::new(FailureKind::Report, msg)));
         }
     }
     failures.sort_by_key(|(i, _)| *i);
+    let failures_by_kind: std::collections::BTreeMap<String, usize> =
+        crate::workload::outcome::count_by_kind(failures.iter().map(|(_, f)| f.kind))
+            .into_iter()
+            .map(|(k, n)| (k.to_string(), n))
+            .collect();
+    let failures: Vec<(usize, String)> =
+        failures.into_iter().map(|(i, f)| (i, f.message)).collect();
     let verdicts = crate::thresholds::evaluate(&scenario.thresholds, &report.metrics());
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
         let mut doc = report.to_json();
         workload.catalogue().write_into(&mut doc);
+        if let Some(rt) = doc.get_mut("rtload").and_then(|v| v.as_object_mut()) {
+            rt.insert("failures_by_kind".into(), serde_json::json!(failures_by_kind));
+        }
         let text = report.json_text(&doc);
         engine::writer::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
             path: path.clone(),
@@ -190,6 +202,7 @@ pub fn run_with(
     Ok(RunSummary {
         report,
         failures,
+        failures_by_kind,
         measured,
         artifact_errors: out.artifact_errors,
         json_path,
@@ -305,7 +318,7 @@ fn engine_series(run: &RunRecord) -> Vec<crate::histlog::Series> {
     ]
 }
 
-fn failures(run: &RunRecord) -> (Vec<(usize, String)>, usize) {
+fn failures(run: &RunRecord) -> (Vec<(usize, Failure)>, usize) {
     let measured: Vec<_> = run.samples.iter().filter(|s| !s.warmup).collect();
     let failed = measured
         .iter()

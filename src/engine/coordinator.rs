@@ -152,7 +152,14 @@ impl Actor for Coordinator {
         if let SupervisionEvent::ActorFailed(cell, err) = evt
             && let Some(&idx) = st.in_flight.get(&cell.get_id())
         {
-            let rec = failed_record(st, idx, format!("sample supervisor crashed: {err}"));
+            let rec = failed_record(
+                st,
+                idx,
+                crate::workload::Failure::new(
+                    crate::workload::FailureKind::Crashed,
+                    format!("sample supervisor crashed: {err}"),
+                ),
+            );
             finish_sample(&myself, st, rec);
             fill_slots(&myself, st).await;
             if st.remaining == 0 {
@@ -242,14 +249,21 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
                 st.progress(ProgressEvent::SampleStarted { idx, warmup });
             }
             Err(e) => {
-                let rec = failed_record(st, idx, format!("could not start sample: {e}"));
+                let rec = failed_record(
+                    st,
+                    idx,
+                    crate::workload::Failure::new(
+                        crate::workload::FailureKind::Crashed,
+                        format!("could not start sample: {e}"),
+                    ),
+                );
                 finish_sample(myself, st, rec);
             }
         }
     }
 }
 
-fn failed_record(st: &CoordState, idx: usize, msg: String) -> SampleRecord {
+fn failed_record(st: &CoordState, idx: usize, msg: crate::workload::Failure) -> SampleRecord {
     let now = Instant::now()
         .saturating_duration_since(st.run_start)
         .as_secs_f64();

@@ -85,7 +85,10 @@ impl ThreadLocalActor for SenderActor {
                 if let Err(e) = sink.send(to_message(out.msg)).await {
                     let _ = st
                         .parent
-                        .cast(SampleMsg::SenderFailed(format!("send failed: {e}")));
+                        .cast(SampleMsg::SenderFailed(crate::workload::Failure::new(
+                            crate::workload::FailureKind::Transport,
+                            format!("send failed: {e}"),
+                        )));
                     st.sink = None;
                     myself.stop(None);
                 }

@@ -39,7 +39,7 @@ pub enum SampleMsg {
     /// A wake-up the session asked for; stale generations are ignored.
     Wake(u64),
     /// The sender could not write.
-    SenderFailed(String),
+    SenderFailed(crate::workload::Failure),
     /// The sender's lateness samples (sent as it stops).
     SenderStats(Vec<f64>),
     /// The playback summary (sent as playback stops).
@@ -100,7 +100,7 @@ pub struct SampleState {
     playback_stats: Option<PlaybackSummary>,
     wake: Option<(u64, tokio::task::JoinHandle<()>)>,
     wake_gen: u64,
-    outcome: Option<Result<(), String>>,
+    outcome: Option<Result<(), crate::workload::Failure>>,
     reported: bool,
 }
 
@@ -144,7 +144,7 @@ impl ThreadLocalActor for SampleActor {
         };
         match transport::connect(&spec, st.args.connect_timeout).await {
             Err(e) => {
-                st.outcome = Some(Err(e.to_string()));
+                st.outcome = Some(Err(e.failure()));
                 st.sender_stats = Some(Vec::new());
                 st.playback_stats = Some(PlaybackSummary::default());
                 maybe_report(&myself, st);
@@ -178,10 +178,10 @@ impl ThreadLocalActor for SampleActor {
                 with_session(st, |s| s.on_wake(Instant::now(), &mut fx));
             }
             SampleMsg::ReadEnded { at, reason, error } if live => match error {
-                Some(e) => fx.fail(e),
+                Some(e) => fx.fail_as(crate::workload::FailureKind::Transport, e),
                 None => with_session(st, |s| s.on_closed(at, reason, &mut fx)),
             },
-            SampleMsg::SenderFailed(e) if live => fx.fail(e),
+            SampleMsg::SenderFailed(e) if live => fx.fail_as(e.kind, e.message),
             SampleMsg::SenderStats(v) => st.sender_stats = Some(v),
             SampleMsg::PlaybackStats(p) => st.playback_stats = Some(p),
             _ => {}
@@ -327,7 +327,10 @@ fn child_gone(st: &mut SampleState, cell: &ActorCell, failure: Option<String>) {
         st.playback_stats
             .get_or_insert_with(PlaybackSummary::default);
         if st.outcome.is_none() {
-            st.outcome = Some(Err(format!("sample actor {} failed: {err}", cell.get_id())));
+            st.outcome = Some(Err(crate::workload::Failure::new(
+                crate::workload::FailureKind::Crashed,
+                format!("sample actor {} failed: {err}", cell.get_id()),
+            )));
         }
     }
 }

@@ -34,6 +34,8 @@ pub enum TransportError {
         url: String,
         /// awc's error text.
         msg: String,
+        /// Why, for counting: connect, handshake (with the HTTP status) or timeout.
+        kind: crate::workload::FailureKind,
     },
     /// Writing a frame failed.
     #[error("send failed: {0}")]
@@ -41,6 +43,18 @@ pub enum TransportError {
     /// Reading a frame failed.
     #[error("receive failed: {0}")]
     Recv(String),
+}
+
+impl TransportError {
+    /// This error as a sample failure (same message).
+    pub fn failure(&self) -> crate::workload::Failure {
+        use crate::workload::FailureKind;
+        let kind = match self {
+            TransportError::Connect { kind, .. } => *kind,
+            TransportError::Send(_) | TransportError::Recv(_) => FailureKind::Transport,
+        };
+        crate::workload::Failure::new(kind, self.to_string())
+    }
 }
 
 thread_local! {
@@ -67,9 +81,11 @@ pub async fn connect(
     spec: &ConnectSpec,
     timeout: Duration,
 ) -> Result<(WsSink, WsStream), TransportError> {
-    let err = |msg: String| TransportError::Connect {
+    use crate::workload::FailureKind;
+    let err = |msg: String, kind: FailureKind| TransportError::Connect {
         url: spec.url.clone(),
         msg,
+        kind,
     };
     let mut req = client()
         .ws(spec.url.as_str())
@@ -80,12 +96,21 @@ pub async fn connect(
     let (_resp, framed) = tokio::time::timeout(timeout, req.connect())
         .await
         .map_err(|_| {
-            err(format!(
-                "no handshake within {:.0} s",
-                timeout.as_secs_f64()
-            ))
+            err(
+                format!("no handshake within {:.0} s", timeout.as_secs_f64()),
+                FailureKind::Timeout,
+            )
         })?
-        .map_err(|e| err(e.to_string()))?;
+        .map_err(|e| {
+            let kind = match &e {
+                awc::error::WsClientError::InvalidResponseStatus(s) => FailureKind::Handshake {
+                    status: Some(s.as_u16()),
+                },
+                awc::error::WsClientError::SendRequest(_) => FailureKind::Connect,
+                _ => FailureKind::Handshake { status: None },
+            };
+            err(e.to_string(), kind)
+        })?;
     Ok(framed.split())
 }
 

@@ -43,6 +43,7 @@
 pub mod catalogue;
 pub mod duplex;
 pub mod env_info;
+pub mod outcome;
 pub mod video;
 
 use std::any::Any;
@@ -53,6 +54,7 @@ use bytes::Bytes;
 use tokio::time::Instant;
 
 use crate::scenario::ScenarioError;
+pub use outcome::{Failure, FailureKind};
 
 /// A WebSocket message as the session sees it (control frames are the transport's business).
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +116,7 @@ pub struct Effects {
     /// The next time the session wants [`Session::on_wake`]; replaces any earlier request.
     pub wake_at: Option<Instant>,
     /// Set once the session has decided its outcome; the sample then closes the socket.
-    pub finish: Option<Result<(), String>>,
+    pub finish: Option<Result<(), Failure>>,
 }
 
 impl Effects {
@@ -130,9 +132,13 @@ impl Effects {
     pub fn succeed(&mut self) {
         self.finish.get_or_insert(Ok(()));
     }
-    /// End the session with a failure message (the first decision wins).
+    /// End the session with a protocol failure (the first decision wins).
     pub fn fail(&mut self, msg: impl Into<String>) {
-        self.finish.get_or_insert(Err(msg.into()));
+        self.fail_as(FailureKind::Protocol, msg);
+    }
+    /// End the session with a failure of `kind` (the first decision wins).
+    pub fn fail_as(&mut self, kind: FailureKind, msg: impl Into<String>) {
+        self.finish.get_or_insert(Err(Failure::new(kind, msg)));
     }
 }
 
@@ -197,7 +203,7 @@ pub trait Session: Send + 'static {
     /// The default fails with the reference's message.
     fn on_closed(&mut self, _at: Instant, reason: Option<String>, fx: &mut Effects) {
         let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
-        fx.fail(format!(
+        fx.fail_as(FailureKind::ClosedEarly, format!(
             "the server closed the WebSocket before the session finished{why}"
         ));
     }
@@ -209,7 +215,8 @@ pub trait Session: Send + 'static {
     fn into_output(self: Box<Self>) -> Box<dyn Any + Send>;
 }
 
-/// A session that fails as soon as its socket opens, with a fixed message: what a
+/// A session that fails as soon as its socket opens, with a fixed message (a
+/// [`FailureKind::Report`]: the workload could not prepare this sample): what a
 /// workload hands out when it cannot build a real session for a sample (the sample is
 /// then a recorded failure, never a crash).
 #[derive(Debug)]
@@ -217,7 +224,7 @@ pub struct FailedSession(pub String);
 
 impl Session for FailedSession {
     fn on_open(&mut self, _now: Instant, fx: &mut Effects) {
-        fx.fail(self.0.clone());
+        fx.fail_as(FailureKind::Report, self.0.clone());
     }
     fn on_inbound(&mut self, _msg: Inbound, _at: Instant, _fx: &mut Effects) {}
     fn on_wake(&mut self, _now: Instant, _fx: &mut Effects) {}
@@ -243,8 +250,8 @@ pub struct SampleRecord {
     pub opened_s: Option<f64>,
     /// Seconds from run start to the sample's end.
     pub ended_s: f64,
-    /// `Ok` or the failure message.
-    pub outcome: Result<(), String>,
+    /// `Ok`, or the failure's kind and message.
+    pub outcome: Result<(), Failure>,
     /// Sender lateness (actual − intended) for scheduled messages, seconds.
     pub send_lateness_s: Vec<f64>,
     /// What the playback role observed (absent when the socket never opened).

@@ -35,6 +35,9 @@ fn error_instead_of_starting() {
         m,
         "Server rejected the session after 0 chunk(s): model is loading (requested 3 chunks = num_frames 33)"
     );
+    let fx = video(3, 1, "[server.video.faults]\nerror_on_start = \"model is loading\"");
+    let s = fx.run();
+    assert_eq!(kinds(&s), [("server_error".to_string(), 1)]);
 }
 
 #[test]
@@ -128,6 +131,12 @@ fn stall_hits_the_chunk_timeout() {
         ]
     );
     assert_eq!(s.report.to_json()["sessions"].as_array().unwrap().len(), 1);
+    assert_eq!(kinds(&s), [("timeout".to_string(), 1)]);
+}
+
+/// The run's failures counted per kind.
+fn kinds(s: &rtload::runner::RunSummary) -> Vec<(String, usize)> {
+    s.failures_by_kind.clone().into_iter().collect()
 }
 
 #[test]
@@ -178,6 +187,7 @@ fn connection_refused_is_a_recorded_failure() {
         )),
         "{msgs:?}"
     );
+    assert_eq!(kinds(&s), [("connect".to_string(), 2)]);
 }
 
 /// A session the engine saw complete but whose metrics the report cannot compute
@@ -210,6 +220,7 @@ ramp_chunks = 0
     let json = s.report.to_json();
     assert_eq!(json["rtload"]["failed_sessions"], 1);
     assert_eq!(s.report.metrics()["failed"], 1.0);
+    assert_eq!(kinds(&s), [("report".to_string(), 1)]);
     let out = crate::support::rtload()
         .args(["run", fx.path.to_str().unwrap(), "--quiet"])
         .output()
@@ -217,4 +228,6 @@ ramp_chunks = 0
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("FAILED"), "{text}");
     assert_eq!(out.status.code(), Some(1), "{text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("1 of 1 measured samples failed (report 1)"), "{err}");
 }

@@ -104,10 +104,16 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
                 eprintln!("{breached} threshold(s) breached");
             }
             if !summary.failures.is_empty() {
+                let kinds: Vec<String> = summary
+                    .failures_by_kind
+                    .iter()
+                    .map(|(k, n)| format!("{k} {n}"))
+                    .collect();
                 eprintln!(
-                    "{} of {} measured samples failed",
+                    "{} of {} measured samples failed ({})",
                     summary.failures.len(),
-                    summary.measured
+                    summary.measured,
+                    kinds.join(", ")
                 );
             }
             if summary.passed() {

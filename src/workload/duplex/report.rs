@@ -152,7 +152,7 @@ fn case_result<'a>(
         .outcome
         .as_ref()
         .err()
-        .cloned()
+        .map(|f| f.message.clone())
         .or_else(|| out.and_then(|o| o.error.clone()));
     let events: Vec<TimedEvent> = out
         .map(|o| {

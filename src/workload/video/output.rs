@@ -98,7 +98,7 @@ pub fn build_report(
             (Err(e), _) => {
                 failures.push(SessionFailure {
                     session_index,
-                    message: e.clone(),
+                    message: e.message.clone(),
                 });
                 continue;
             }
@@ -207,7 +207,7 @@ fn engine_row(session_index: usize, s: &SampleRecord, out: Option<&VideoOutput>)
     let max_late = late.iter().copied().fold(0.0, f64::max);
     json!({
         "session_index": session_index,
-        "error": s.outcome.as_ref().err(),
+        "error": s.outcome.as_ref().err().map(|f| f.message.as_str()),
         "scheduled_s": s.scheduled_s,
         "queue_wait_ms": s.queue_wait_s * 1000.0,
         "started_s": s.started_s,

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use super::metrics::ChunkRecord;
 use super::report::render_chunk_line;
 use super::rollout::{PromptUpdate, interaction};
-use crate::workload::{Artifact, Effects, Inbound, MediaUnit, Outbound, Session};
+use crate::workload::{FailureKind, Artifact, Effects, Inbound, MediaUnit, Outbound, Session};
 
 /// Per-run settings every video session shares.
 #[derive(Debug, Clone)]
@@ -139,7 +139,7 @@ impl VideoSession {
                     .get("message")
                     .and_then(Value::as_str)
                     .map_or_else(|| ev.to_string(), str::to_owned);
-                fx.fail(format!(
+                fx.fail_as(FailureKind::ServerError, format!(
                     "Server rejected the session after {} chunk(s): {msg} (requested {} chunks = num_frames {})",
                     self.out.records.len(),
                     self.cfg.num_chunks,
@@ -272,7 +272,7 @@ impl Session for VideoSession {
             } else {
                 self.cfg.chunk_timeout
             };
-            fx.fail(format!(
+            fx.fail_as(FailureKind::Timeout, format!(
                 "No media chunk for {} s after {} chunk(s); the server may still be loading, compiling, or capturing graphs.",
                 t.as_secs_f64(),
                 self.out.records.len()
@@ -292,7 +292,7 @@ impl Session for VideoSession {
         let why = reason
             .map(|r| format!(" (close reason: {r})"))
             .unwrap_or_default();
-        fx.fail(format!(
+        fx.fail_as(FailureKind::ClosedEarly, format!(
             "The server closed the session without session.done after {} chunk(s){why}.",
             self.out.records.len()
         ));

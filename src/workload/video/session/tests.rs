@@ -87,7 +87,7 @@ impl Harness {
 #[track_caller]
 fn assert_failed(fx: &Effects, expected: &str) {
     match &fx.finish {
-        Some(Err(msg)) => assert_eq!(msg, expected),
+        Some(Err(f)) => assert_eq!(f.message, expected),
         other => panic!("expected failure {expected:?}, got {other:?}"),
     }
 }
