@@ -141,7 +141,8 @@ pub fn run_with(
         lines: Some(tx),
         progress: progress_tx,
     };
-    let out = engine::run(cfg, workload.clone());
+    let this_run = workload.clone().begin_run();
+    let out = engine::run(cfg, this_run.clone());
     let _ = printer.join();
     if let Some(t) = progress_thread {
         let _ = t.join();
@@ -154,7 +155,7 @@ pub fn run_with(
     let (mut failures, measured) = failures(&out.run);
     let engine_series = engine_series(&out.run);
     let measured_idx: Vec<usize> = out.run.samples.iter().filter(|s| !s.warmup).map(|s| s.idx).collect();
-    let report = workload.report(out.run).map_err(RunError::Report)?;
+    let report = this_run.report(out.run).map_err(RunError::Report)?;
     // Failures only the report could see (e.g. too few chunks for the metrics) count
     // like any other: in the summary and the exit code.
     for (pos, msg) in report.report_failures() {

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use super::sample::{SampleActor, SampleArgs, SampleMeta};
 use super::writer::WriterHandle;
 use crate::progress::ProgressEvent;
-use crate::workload::{ConnectSpec, RunRecord, SampleRecord, SessionContext, Workload};
+use crate::workload::{ConnectSpec, RunRecord, SampleRecord, SessionContext, WorkloadRun};
 
 /// Messages to the coordinator.
 #[derive(Debug)]
@@ -37,7 +37,7 @@ pub enum CoordMsg {
 /// The run as the coordinator executes it.
 pub struct CoordArgs {
     /// The workload that makes sessions.
-    pub workload: Arc<dyn Workload>,
+    pub workload: Arc<dyn WorkloadRun>,
     /// The resolved target URL.
     pub url: String,
     /// Upgrade headers for every session (may hold secrets; never logged).

@@ -20,7 +20,7 @@ use std::time::Duration;
 use ractor::Actor;
 use ractor::thread_local::ThreadLocalActorSpawner;
 
-use crate::workload::{RunRecord, Workload};
+use crate::workload::{RunRecord, WorkloadRun};
 use coordinator::{CoordArgs, CoordMsg, Coordinator};
 
 /// How one run is executed. (No `Debug`: `headers` may hold secrets.)
@@ -71,7 +71,10 @@ pub struct EngineOutput {
 }
 
 /// Run `workload` as `cfg` says and return every sample's record. Blocks the caller.
-pub fn run(cfg: EngineConfig, workload: Arc<dyn Workload>) -> Result<EngineOutput, EngineError> {
+pub fn run(
+    cfg: EngineConfig,
+    workload: Arc<dyn WorkloadRun>,
+) -> Result<EngineOutput, EngineError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("rtload-control")

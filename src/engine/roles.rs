@@ -31,7 +31,7 @@ pub enum SenderMsg {
 /// Sender start-up: the parked write half and the parent to report to.
 pub struct SenderArgs {
     /// Where the write half is parked.
-    pub sink: SlotKey,
+    pub sink: SlotKey<WsSink>,
     /// The sample supervisor.
     pub parent: ActorRef<SampleMsg>,
 }
@@ -122,7 +122,7 @@ impl ThreadLocalActor for SenderActor {
 /// Reader start-up.
 pub struct ReaderArgs {
     /// Where the read half is parked.
-    pub stream: SlotKey,
+    pub stream: SlotKey<WsStream>,
     /// The sample supervisor (receives every message).
     pub parent: ActorRef<SampleMsg>,
     /// The sender (answers pings).

@@ -20,7 +20,7 @@ use super::roles::{
 use super::writer::WriterHandle;
 use super::{slots, transport};
 use crate::playback::PlaybackSummary;
-use crate::workload::{ConnectSpec, Effects, Inbound, SampleRecord, Session};
+use crate::workload::{ConnectSpec, DynSession, Effects, Inbound, SampleRecord};
 
 /// Messages to a sample supervisor.
 #[derive(Debug)]
@@ -49,7 +49,7 @@ pub enum SampleMsg {
 /// Everything a sample needs; `Send`, so it can travel to the shard thread.
 pub struct SampleArgs {
     /// The workload's state machine for this sample.
-    pub session: Box<dyn Session>,
+    pub session: Box<dyn DynSession>,
     /// Where and how it runs.
     pub meta: SampleMeta,
 }
@@ -89,7 +89,7 @@ pub struct SampleActor;
 /// Supervisor state. Children are set once connected; `outcome` once decided.
 pub struct SampleState {
     args: SampleMeta,
-    session: Option<Box<dyn Session>>,
+    session: Option<Box<dyn DynSession>>,
     started: Instant,
     opened: Option<Instant>,
     sender: Option<ActorRef<SenderMsg>>,
@@ -212,7 +212,7 @@ impl ThreadLocalActor for SampleActor {
     }
 }
 
-fn with_session(st: &mut SampleState, f: impl FnOnce(&mut dyn Session)) {
+fn with_session(st: &mut SampleState, f: impl FnOnce(&mut dyn DynSession)) {
     if let Some(s) = st.session.as_deref_mut() {
         f(s);
     }
@@ -366,7 +366,7 @@ fn maybe_report(myself: &ActorRef<SampleMsg>, st: &mut SampleState) {
         outcome: st.outcome.clone().unwrap_or(Ok(())),
         send_lateness_s: st.sender_stats.take().unwrap_or_default(),
         playback: st.playback_stats.take(),
-        output: session.map(|s| s.into_output()),
+        output: session.map(|s| s.finish()),
     };
     let _ = st.args.coordinator.cast(CoordMsg::Ended(Box::new(record)));
     myself.stop(None);

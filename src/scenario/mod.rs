@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::workload::{Workload, WorkloadInput, registry};
+use crate::workload::{WorkloadInput, registry};
 
 /// A validated scenario, ready to run.
 #[derive(Clone)]
@@ -35,7 +35,7 @@ pub struct Scenario {
     /// `[target] connect_timeout_s` (default 10 s).
     pub connect_timeout: Duration,
     /// The configured workload.
-    pub workload: Arc<dyn Workload>,
+    pub workload: Arc<dyn crate::workload::DynWorkload>,
     /// Samples, arrivals, concurrency.
     pub load: Load,
     /// `[output] json`: where the workload's JSON result goes.
@@ -246,7 +246,7 @@ fn build_workload(
     src: &str,
     overrides: &toml::Table,
     load: Option<&Load>,
-) -> Result<Arc<dyn Workload>, Vec<ScenarioError>> {
+) -> Result<Arc<dyn crate::workload::DynWorkload>, Vec<ScenarioError>> {
     let names = || {
         registry()
             .iter()

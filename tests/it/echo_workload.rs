@@ -4,7 +4,6 @@
 //! the HTML report show its metrics with the directions it declared, with no edit to the
 //! engine, report or CLI code for it.
 
-use std::any::Any;
 use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -43,6 +42,7 @@ struct EchoSession {
 }
 
 impl Session for EchoSession {
+    type Output = Vec<f64>;
     fn on_open(&mut self, now: Instant, fx: &mut Effects) {
         for i in 0..MESSAGES {
             self.sent.push(now);
@@ -64,8 +64,8 @@ impl Session for EchoSession {
         }
     }
     fn on_wake(&mut self, _now: Instant, _fx: &mut Effects) {}
-    fn into_output(self: Box<Self>) -> Box<dyn Any + Send> {
-        Box::new(self.rtts_ms)
+    fn into_output(self) -> Vec<f64> {
+        self.rtts_ms
     }
 }
 
@@ -98,6 +98,8 @@ fn names() -> Vec<&'static str> {
 }
 
 impl Workload for EchoWorkload {
+    type Session = EchoSession;
+
     fn kind(&self) -> &'static str {
         "echo-test"
     }
@@ -113,18 +115,18 @@ impl Workload for EchoWorkload {
     fn catalogue(&self) -> Catalogue {
         Catalogue::build(names(), FAMILIES, HEADLINE)
     }
-    fn session(&self, _ctx: &SessionContext) -> Box<dyn Session> {
-        Box::new(EchoSession {
+    fn session(&self, _ctx: &SessionContext) -> EchoSession {
+        EchoSession {
             sent: Vec::new(),
             rtts_ms: Vec::new(),
-        })
+        }
     }
-    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String> {
+    fn report(&self, run: RunRecord<Vec<f64>>) -> Result<Box<dyn Report>, String> {
         let measured = run.samples.iter().filter(|s| !s.warmup);
         let mut rtts: Vec<f64> = Vec::new();
         let (mut ok, mut failed) = (0.0, 0.0);
         for s in measured {
-            match (&s.outcome, s.output.as_ref().and_then(|o| o.downcast_ref::<Vec<f64>>())) {
+            match (&s.outcome, &s.output) {
                 (Ok(()), Some(r)) => {
                     ok += 1.0;
                     rtts.extend(r);

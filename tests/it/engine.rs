@@ -92,7 +92,7 @@ fn warmups_run_first_and_appear_in_no_metric() {
             lines: None,
             progress: None,
         },
-        sc.workload.clone(),
+        sc.workload.clone().begin_run(),
     );
     // No server: every sample fails to connect, which is fine for ordering.
     let run = out.unwrap().run;

@@ -17,7 +17,12 @@ use crate::artifacts::capture::{self, CaptureInput};
 use crate::artifacts::layout::CaseLayout;
 use crate::artifacts::{CaseResult, FinalizeCase, FinalizeSummary, finalize};
 use crate::bench_metrics::{self, RequestOutcome, SummaryHeader};
-use crate::workload::{Report, RunRecord, SampleRecord};
+use crate::workload::Report;
+
+/// The engine's run record with each case's typed output.
+pub(super) type RunRecord = crate::workload::RunRecord<Option<DuplexOutput>>;
+/// One sample's record with its typed output.
+pub(super) type SampleRecord = crate::workload::SampleRecord<Option<DuplexOutput>>;
 
 /// The built report.
 #[derive(Debug)]
@@ -92,7 +97,7 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
         let out = sample
             .output
             .as_ref()
-            .and_then(|o| o.downcast_ref::<DuplexOutput>());
+            .and_then(Option::as_ref);
         let duration_s = w
             .prepared
             .get()

@@ -7,7 +7,6 @@
 //! The reference's 20 ms / 50 ms polling loops become checks on every inbound event plus
 //! wake-ups at the next moment something can change (append, ack, settle, timeout).
 
-use std::any::Any;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
@@ -380,6 +379,7 @@ impl DuplexSession {
 }
 
 impl Session for DuplexSession {
+    type Output = DuplexOutput;
     fn connect(&self, target: &ConnectSpec) -> ConnectSpec {
         let url = super::url::realtime_url(&target.url, &self.cfg.model, &self.out.session_id)
             .unwrap_or_else(|_| target.url.clone());
@@ -421,11 +421,11 @@ impl Session for DuplexSession {
         self.finish(at, Err((FailureKind::ClosedEarly, msg.into())), fx);
     }
 
-    fn into_output(self: Box<Self>) -> Box<dyn Any + Send> {
-        let mut s = *self;
+    fn into_output(self) -> DuplexOutput {
+        let mut s = self;
         s.out.responses = s.resp.records();
         s.out.segments = s.resp.clock.into_segments();
-        Box::new(s.out)
+        s.out
     }
 }
 

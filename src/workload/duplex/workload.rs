@@ -15,7 +15,8 @@ use crate::artifacts::lock::OutputLock;
 use crate::artifacts::publish::clear_outputs;
 use crate::dataset::{self, Case, Subset};
 use crate::scenario::{ScenarioError, key_span, parse_section};
-use crate::workload::{Report, RunRecord, Session, SessionContext, Workload, WorkloadInput};
+use super::session::DuplexOutput;
+use crate::workload::{MaybeFailed, Report, RunRecord, SessionContext, Workload, WorkloadInput};
 
 /// The registered kind name.
 pub const KIND: &str = "omniinteract";
@@ -108,7 +109,9 @@ impl std::fmt::Debug for OmniWorkload {
 }
 
 /// Build from a scenario (registered in [`crate::workload::registry`]).
-pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
+pub fn build(
+    input: &WorkloadInput<'_>,
+) -> Result<Box<dyn crate::workload::DynWorkload>, Vec<ScenarioError>> {
     let mut p: OmniParams =
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
     let base = input.path.parent().unwrap_or(Path::new("."));
@@ -287,6 +290,8 @@ fn key_error(input: &WorkloadInput<'_>, key: &str, msg: String) -> ScenarioError
 }
 
 impl Workload for OmniWorkload {
+    type Session = MaybeFailed<DuplexSession>;
+
     fn kind(&self) -> &'static str {
         KIND
     }
@@ -325,11 +330,8 @@ impl Workload for OmniWorkload {
         "audio ttfp"
     }
 
-    fn headline_ms(&self, rec: &crate::workload::SampleRecord) -> Option<f64> {
-        let out = rec
-            .output
-            .as_ref()
-            .and_then(|o| o.downcast_ref::<super::session::DuplexOutput>());
+    fn headline_ms(&self, rec: &crate::workload::SampleRecord<Option<DuplexOutput>>) -> Option<f64> {
+        let out = rec.output.as_ref().and_then(Option::as_ref);
         out.and_then(|o| {
             let events: Vec<super::metrics::TimedEvent> = o
                 .events
@@ -386,14 +388,12 @@ impl Workload for OmniWorkload {
         Ok(())
     }
 
-    fn session(&self, ctx: &SessionContext) -> Box<dyn Session> {
-        if let Err(e) = self.prepare() {
-            return Box::new(crate::workload::FailedSession(e));
+    fn session(&self, ctx: &SessionContext) -> MaybeFailed<DuplexSession> {
+        if let Err(e) = Workload::prepare(self) {
+            return MaybeFailed::Failed(e);
         }
         let Some(prepared) = self.prepared.get() else {
-            return Box::new(crate::workload::FailedSession(
-                "media was not prepared".into(),
-            ));
+            return MaybeFailed::Failed("media was not prepared".into());
         };
         let n = self.cases.len().max(1);
         let case_idx = ctx.case_index(n);
@@ -411,10 +411,10 @@ impl Workload for OmniWorkload {
             session_id,
             !ctx.warmup,
         );
-        Box::new(session.with_request(ctx.request_id.clone(), self.api_key.clone()))
+        MaybeFailed::Ready(session.with_request(ctx.request_id.clone(), self.api_key.clone()))
     }
 
-    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String> {
+    fn report(&self, run: RunRecord<Option<DuplexOutput>>) -> Result<Box<dyn Report>, String> {
         let lock = self.lock.lock().unwrap_or_else(|p| p.into_inner()).take();
         let report = super::report::build(self, run);
         drop(lock);

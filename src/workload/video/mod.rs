@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::{ScenarioError, parse_section};
-use crate::workload::{Report, RunRecord, Session, SessionContext, Workload, WorkloadInput};
+use crate::workload::{Report, RunRecord, SessionContext, Workload, WorkloadInput};
 use metrics::MetricsConfig;
 use rollout::{Rollout, RolloutOptions};
 use session::{SessionSettings, VideoSession};
@@ -91,7 +91,9 @@ pub struct VideoWorkload {
 }
 
 /// Build from a scenario (registered in [`crate::workload::registry`]).
-pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
+pub fn build(
+    input: &WorkloadInput<'_>,
+) -> Result<Box<dyn crate::workload::DynWorkload>, Vec<ScenarioError>> {
     let p: VideoParams =
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
     let base = input.path.parent().unwrap_or(std::path::Path::new("."));
@@ -290,6 +292,8 @@ impl VideoWorkload {
 }
 
 impl Workload for VideoWorkload {
+    type Session = VideoSession;
+
     fn kind(&self) -> &'static str {
         KIND
     }
@@ -346,12 +350,10 @@ impl Workload for VideoWorkload {
         "ttfc"
     }
 
-    fn headline_ms(&self, rec: &crate::workload::SampleRecord) -> Option<f64> {
-        let out = rec
-            .output
+    fn headline_ms(&self, rec: &crate::workload::SampleRecord<session::VideoOutput>) -> Option<f64> {
+        rec.output
             .as_ref()
-            .and_then(|o| o.downcast_ref::<session::VideoOutput>());
-        out.and_then(|o| o.ttfc_s).map(|s| s * 1000.0)
+            .and_then(|o| o.ttfc_s).map(|s| s * 1000.0)
     }
 
     fn playback_buffer(&self) -> u32 {
@@ -375,13 +377,13 @@ impl Workload for VideoWorkload {
         }
     }
 
-    fn session(&self, ctx: &SessionContext) -> Box<dyn Session> {
+    fn session(&self, ctx: &SessionContext) -> VideoSession {
         let save_as = (!ctx.warmup && self.save_video.is_some())
             .then(|| PathBuf::from(format!("session-{:03}.mp4", ctx.idx)));
-        Box::new(VideoSession::new(self.settings.clone(), ctx.idx, save_as))
+        VideoSession::new(self.settings.clone(), ctx.idx, save_as)
     }
 
-    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String> {
+    fn report(&self, run: RunRecord<session::VideoOutput>) -> Result<Box<dyn Report>, String> {
         output::build_report(&self.rollout, &self.metrics, run)
             .map(|r| Box::new(r) as Box<dyn Report>)
     }

@@ -12,7 +12,10 @@ use super::metrics::{self, ChunkOutput, MetricsConfig, SessionMetrics};
 use super::report::{ReportInput, SessionFailure, SessionReport, render_report};
 use super::rollout::Rollout;
 use super::session::VideoOutput;
-use crate::workload::{Report, RunRecord, SampleRecord};
+use crate::workload::Report;
+
+type RunRecord = crate::workload::RunRecord<VideoOutput>;
+type SampleRecord = crate::workload::SampleRecord<VideoOutput>;
 
 /// The built report.
 #[derive(Debug)]
@@ -53,8 +56,7 @@ fn series_of(run: &RunRecord) -> Vec<crate::histlog::Series> {
     {
         let (Some(o), Some(origin)) = (
             s.output
-                .as_ref()
-                .and_then(|o| o.downcast_ref::<VideoOutput>()),
+                .as_ref(),
             s.opened_s,
         ) else {
             continue;
@@ -89,8 +91,7 @@ pub fn build_report(
     for (session_index, s) in run.samples.iter().filter(|s| !s.warmup).enumerate() {
         let out = s
             .output
-            .as_ref()
-            .and_then(|o| o.downcast_ref::<VideoOutput>());
+            .as_ref();
         engine_rows.push(engine_row(session_index, s, out));
         let metrics = match (&s.outcome, out) {
             (Ok(()), Some(o)) => metrics::compute_metrics(&o.records, cfg, o.ttfc_s, o.wall_s),
@@ -230,7 +231,6 @@ fn cadence_check(run: &RunRecord) -> Option<(f64, f64, usize)> {
         let Some(o) = s
             .output
             .as_ref()
-            .and_then(|o| o.downcast_ref::<VideoOutput>())
         else {
             continue;
         };

@@ -3,7 +3,6 @@
 //! first-chunk and chunk timeouts (non-media messages never extend them) and the
 //! post-session checks, in the reference's order and words.
 
-use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -245,6 +244,7 @@ impl VideoSession {
 }
 
 impl Session for VideoSession {
+    type Output = VideoOutput;
     fn on_open(&mut self, now: Instant, fx: &mut Effects) {
         fx.send(
             Outbound::Text(self.cfg.start_payload.to_string()),
@@ -310,8 +310,8 @@ impl Session for VideoSession {
         }
     }
 
-    fn into_output(self: Box<Self>) -> Box<dyn Any + Send> {
-        Box::new(self.out)
+    fn into_output(self) -> VideoOutput {
+        self.out
     }
 }
 

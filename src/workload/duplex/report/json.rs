@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::CaseRun;
 use crate::artifacts::{FinalizeCase, FinalizeSummary};
 use crate::bench_metrics::{self, BenchMetrics, SummaryHeader, json_f64};
-use crate::workload::RunRecord;
+use super::RunRecord;
 use crate::workload::duplex::workload::OmniWorkload;
 
 const BACKEND: &str = "openai-realtime-duplex";

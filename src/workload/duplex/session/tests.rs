@@ -95,10 +95,7 @@ impl H {
         );
     }
     fn output(self) -> DuplexOutput {
-        *Box::new(self.s)
-            .into_output()
-            .downcast::<DuplexOutput>()
-            .unwrap()
+        self.s.into_output()
     }
 }
 

@@ -77,10 +77,7 @@ impl Harness {
         )
     }
     fn output(self) -> VideoOutput {
-        *Box::new(self.s)
-            .into_output()
-            .downcast::<VideoOutput>()
-            .unwrap()
+        self.s.into_output()
     }
 }
 
