@@ -154,7 +154,13 @@ pub fn run_with(
     out.run.load = Some(scenario.load.clone());
     let (mut failures, measured) = failures(&out.run);
     let engine_series = engine_series(&out.run);
-    let measured_idx: Vec<usize> = out.run.samples.iter().filter(|s| !s.warmup).map(|s| s.idx).collect();
+    let measured_idx: Vec<usize> = out
+        .run
+        .samples
+        .iter()
+        .filter(|s| !s.warmup)
+        .map(|s| s.idx)
+        .collect();
     let report = this_run.report(out.run).map_err(RunError::Report)?;
     // Failures only the report could see (e.g. too few chunks for the metrics) count
     // like any other: in the summary and the exit code.
@@ -178,7 +184,10 @@ pub fn run_with(
         let mut doc = report.to_json();
         workload.catalogue().write_into(&mut doc);
         if let Some(rt) = doc.get_mut("rtload").and_then(|v| v.as_object_mut()) {
-            rt.insert("failures_by_kind".into(), serde_json::json!(failures_by_kind));
+            rt.insert(
+                "failures_by_kind".into(),
+                serde_json::json!(failures_by_kind),
+            );
         }
         let text = report.json_text(&doc);
         engine::writer::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
@@ -257,7 +266,11 @@ pub fn describe(s: &Scenario) -> String {
         .collect();
     row(
         "metrics",
-        format!("{} reported; headline: {}", cat.metrics().len(), headline.join(", ")),
+        format!(
+            "{} reported; headline: {}",
+            cat.metrics().len(),
+            headline.join(", ")
+        ),
     );
     match crate::plan::plan(s.load.samples, &s.load.arrival) {
         Ok(p) => {

@@ -312,12 +312,20 @@ fn the_files_own_catalogue_decides_and_old_files_fall_back_to_the_kind_tables() 
     let (_, c) = load_result(&own).unwrap();
     let c = c.expect("catalogue");
     assert_eq!(direction(&c, "echo_rtt_ms.p99"), Better::Lower);
-    assert_eq!(direction(&c, "ttft_ms.p99"), Better::Higher, "the file wins");
+    assert_eq!(
+        direction(&c, "ttft_ms.p99"),
+        Better::Higher,
+        "the file wins"
+    );
     assert_eq!(c.headline(), ["echo_rtt_ms.p99".to_string()]);
 
     // No catalogue: the shipped kind whose families declare every metric supplies it.
     let old = dir.path().join("old.json");
-    std::fs::write(&old, r#"{"rtload":{"metrics":{"ttfc_ms.mean":3.0,"slo_attainment":1}}}"#).unwrap();
+    std::fs::write(
+        &old,
+        r#"{"rtload":{"metrics":{"ttfc_ms.mean":3.0,"slo_attainment":1}}}"#,
+    )
+    .unwrap();
     let c = load_result(&old).unwrap().1.expect("fallback");
     assert_eq!(direction(&c, "slo_attainment"), Better::Higher);
     // Unknown metrics and no catalogue: no catalogue at all (nothing guessed).

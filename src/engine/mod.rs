@@ -71,10 +71,7 @@ pub struct EngineOutput {
 }
 
 /// Run `workload` as `cfg` says and return every sample's record. Blocks the caller.
-pub fn run(
-    cfg: EngineConfig,
-    workload: Arc<dyn WorkloadRun>,
-) -> Result<EngineOutput, EngineError> {
+pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOutput, EngineError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("rtload-control")

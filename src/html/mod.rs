@@ -223,7 +223,10 @@ fn metrics_table(doc: &Value) -> String {
         let _ = write!(
             s,
             "<tr{}><td>{}</td><td>{}</td><td>{better}</td><td>{}</td></tr>",
-            info.map_or_else(String::new, |m| format!(" title=\"{}\"", esc(&m.description))),
+            info.map_or_else(String::new, |m| format!(
+                " title=\"{}\"",
+                esc(&m.description)
+            )),
             esc(k),
             esc(info.map_or("", |m| m.unit.as_str())),
             v.map_or_else(|| "–".to_string(), metric_value)

@@ -258,18 +258,32 @@ mod tests {
     const FAMILIES: [Family; 3] = [
         Family::new("ttfc_ms", "ms", Direction::Lower, "time to first chunk"),
         Family::new("ttfc_ms_mean", "ms", Direction::Lower, "mean TTFC"),
-        Family::new("completed", "count", Direction::Higher, "sessions completed"),
+        Family::new(
+            "completed",
+            "count",
+            Direction::Higher,
+            "sessions completed",
+        ),
     ];
 
     #[test]
     fn longest_prefix_wins_and_count_is_not_a_score() {
         let c = Catalogue::build(
-            ["ttfc_ms.p99", "ttfc_ms_mean", "ttfc_ms.count", "completed", "odd"],
+            [
+                "ttfc_ms.p99",
+                "ttfc_ms_mean",
+                "ttfc_ms.count",
+                "completed",
+                "odd",
+            ],
             &FAMILIES,
             &["ttfc_ms.p99", "missing"],
         );
         assert_eq!(c.direction("ttfc_ms.p99"), Direction::Lower);
-        assert_eq!(c.get("ttfc_ms_mean").map(|m| m.description.as_str()), Some("mean TTFC"));
+        assert_eq!(
+            c.get("ttfc_ms_mean").map(|m| m.description.as_str()),
+            Some("mean TTFC")
+        );
         assert_eq!(c.direction("ttfc_ms.count"), Direction::NotAScore);
         assert_eq!(c.direction("completed"), Direction::Higher);
         assert_eq!(c.direction("nope"), Direction::NotAScore);
@@ -284,6 +298,9 @@ mod tests {
         c.write_into(&mut doc);
         assert_eq!(doc["rtload"]["metrics_catalogue"][0]["direction"], "higher");
         assert_eq!(Catalogue::from_result(&doc), Some(c));
-        assert_eq!(Catalogue::from_result(&serde_json::json!({"rtload": {}})), None);
+        assert_eq!(
+            Catalogue::from_result(&serde_json::json!({"rtload": {}})),
+            None
+        );
     }
 }

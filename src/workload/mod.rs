@@ -210,9 +210,10 @@ pub trait Session: Send + 'static {
     /// The default fails with the reference's message.
     fn on_closed(&mut self, _at: Instant, reason: Option<String>, fx: &mut Effects) {
         let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
-        fx.fail_as(FailureKind::ClosedEarly, format!(
-            "the server closed the WebSocket before the session finished{why}"
-        ));
+        fx.fail_as(
+            FailureKind::ClosedEarly,
+            format!("the server closed the WebSocket before the session finished{why}"),
+        );
     }
     /// Files to publish once the sample has finished (off the timing path).
     fn artifacts(&mut self) -> Vec<Artifact> {
@@ -513,8 +514,6 @@ pub fn result_catalogue(doc: &serde_json::Value, names: &[&str]) -> Option<catal
     }
     registry()
         .iter()
-        .find(|k| {
-            !names.is_empty() && names.iter().all(|n| k.families.iter().any(|f| f.covers(n)))
-        })
+        .find(|k| !names.is_empty() && names.iter().all(|n| k.families.iter().any(|f| f.covers(n))))
         .map(|k| catalogue::Catalogue::build(names.iter().copied(), k.families, k.headline))
 }

@@ -97,7 +97,10 @@ mod tests {
 
     #[test]
     fn counts_by_label_and_keeps_the_message() {
-        let f = Failure::new(FailureKind::Handshake { status: Some(401) }, "Invalid response status");
+        let f = Failure::new(
+            FailureKind::Handshake { status: Some(401) },
+            "Invalid response status",
+        );
         assert_eq!(f.to_string(), "Invalid response status");
         let c = count_by_kind([
             f.kind,

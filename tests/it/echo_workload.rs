@@ -24,10 +24,30 @@ const MESSAGES: usize = 5;
 
 const FAMILIES: &[Family] = &[
     Family::new("rtt_ms", "ms", Direction::Lower, "send → echo round trip"),
-    Family::new("echoed_per_s", "msg/s", Direction::Higher, "echoes per second of run"),
-    Family::new("completed", "sessions", Direction::Higher, "sessions that completed"),
-    Family::new("failed", "sessions", Direction::Lower, "sessions that failed"),
-    Family::new("payload_bytes", "bytes", Direction::NotAScore, "message size (configuration)"),
+    Family::new(
+        "echoed_per_s",
+        "msg/s",
+        Direction::Higher,
+        "echoes per second of run",
+    ),
+    Family::new(
+        "completed",
+        "sessions",
+        Direction::Higher,
+        "sessions that completed",
+    ),
+    Family::new(
+        "failed",
+        "sessions",
+        Direction::Lower,
+        "sessions that failed",
+    ),
+    Family::new(
+        "payload_bytes",
+        "bytes",
+        Direction::NotAScore,
+        "message size (configuration)",
+    ),
 ];
 
 const HEADLINE: &[&str] = &["rtt_ms.p99", "echoed_per_s"];
@@ -141,10 +161,7 @@ impl Workload for EchoWorkload {
             m.insert("rtt_ms.mean".into(), rtts.iter().sum::<f64>() / n as f64);
             m.insert("rtt_ms.p99".into(), rtts[(n * 99).div_ceil(100) - 1]);
             m.insert("rtt_ms.count".into(), n as f64);
-            m.insert(
-                "echoed_per_s".into(),
-                n as f64 / run.duration_s.max(1e-9),
-            );
+            m.insert("echoed_per_s".into(), n as f64 / run.duration_s.max(1e-9));
         }
         m.insert("completed".into(), ok);
         m.insert("failed".into(), failed);
@@ -165,11 +182,8 @@ async fn echo(req: HttpRequest, body: web::Payload) -> Result<HttpResponse, acti
     actix_web::rt::spawn(async move {
         while let Some(Ok(msg)) = stream.next().await {
             match msg {
-                actix_ws::Message::Text(t) => {
-                    if session.text(t).await.is_err() {
-                        return;
-                    }
-                }
+                actix_ws::Message::Text(t) if session.text(t).await.is_err() => return,
+                actix_ws::Message::Text(_) => {}
                 actix_ws::Message::Ping(p) => {
                     let _ = session.pong(&p).await;
                 }
@@ -305,10 +319,19 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
     let catalogue = sc.workload.catalogue();
     let cols: Vec<&str> = catalogue.headline().iter().map(String::as_str).collect();
     let table = rtload::sweep::render_table(&sweep, &r.points, &cols);
-    assert!(table.lines().next().unwrap().contains("rtt_ms.p99"), "{table}");
+    assert!(
+        table.lines().next().unwrap().contains("rtt_ms.p99"),
+        "{table}"
+    );
     let legend = rtload::sweep::direction_legend(&cols, &catalogue);
-    assert!(legend.contains("rtt_ms.p99 lower is better (ms)"), "{legend}");
-    assert!(legend.contains("echoed_per_s higher is better (msg/s)"), "{legend}");
+    assert!(
+        legend.contains("rtt_ms.p99 lower is better (ms)"),
+        "{legend}"
+    );
+    assert!(
+        legend.contains("echoed_per_s higher is better (msg/s)"),
+        "{legend}"
+    );
     let sweep_doc: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
     assert_eq!(sweep_doc["sweep"]["headline"], "rtt_ms.p99");

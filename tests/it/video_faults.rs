@@ -35,7 +35,11 @@ fn error_instead_of_starting() {
         m,
         "Server rejected the session after 0 chunk(s): model is loading (requested 3 chunks = num_frames 33)"
     );
-    let fx = video(3, 1, "[server.video.faults]\nerror_on_start = \"model is loading\"");
+    let fx = video(
+        3,
+        1,
+        "[server.video.faults]\nerror_on_start = \"model is loading\"",
+    );
     let s = fx.run();
     assert_eq!(kinds(&s), [("server_error".to_string(), 1)]);
 }
@@ -229,5 +233,8 @@ ramp_chunks = 0
     assert!(text.contains("FAILED"), "{text}");
     assert_eq!(out.status.code(), Some(1), "{text}");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("1 of 1 measured samples failed (report 1)"), "{err}");
+    assert!(
+        err.contains("1 of 1 measured samples failed (report 1)"),
+        "{err}"
+    );
 }

@@ -94,10 +94,7 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     let mut runs = Vec::with_capacity(measured.len());
     for (i, sample) in measured.iter().enumerate() {
         let case = &w.cases[i % w.cases.len().max(1)];
-        let out = sample
-            .output
-            .as_ref()
-            .and_then(Option::as_ref);
+        let out = sample.output.as_ref().and_then(Option::as_ref);
         let duration_s = w
             .prepared
             .get()
@@ -263,20 +260,70 @@ pub const FAMILIES: &[Family] = &[
     Family::new("completed", "requests", Higher, "requests that completed"),
     Family::new("failed", "requests", Lower, "requests that failed"),
     Family::new("duration_s", "s", Lower, "benchmark duration"),
-    Family::new("request_throughput", "req/s", Higher, "completed requests per second"),
-    Family::new("request_goodput", "req/s", Higher, "requests per second meeting the goodput SLOs"),
-    Family::new("output_throughput", "tok/s", Higher, "output tokens per second"),
-    Family::new("audio_throughput", "audio s/s", Higher, "output audio seconds per second"),
-    Family::new("max_concurrent_requests", "requests", NotAScore, "peak requests in flight"),
-    Family::new("pacing_max_lag_ms", "ms", Lower, "largest lag of paced input behind its schedule"),
+    Family::new(
+        "request_throughput",
+        "req/s",
+        Higher,
+        "completed requests per second",
+    ),
+    Family::new(
+        "request_goodput",
+        "req/s",
+        Higher,
+        "requests per second meeting the goodput SLOs",
+    ),
+    Family::new(
+        "output_throughput",
+        "tok/s",
+        Higher,
+        "output tokens per second",
+    ),
+    Family::new(
+        "audio_throughput",
+        "audio s/s",
+        Higher,
+        "output audio seconds per second",
+    ),
+    Family::new(
+        "max_concurrent_requests",
+        "requests",
+        NotAScore,
+        "peak requests in flight",
+    ),
+    Family::new(
+        "pacing_max_lag_ms",
+        "ms",
+        Lower,
+        "largest lag of paced input behind its schedule",
+    ),
     Family::new("ttft_ms", "ms", Lower, "time to first text token"),
-    Family::new("tpot_ms", "ms", Lower, "time per output token after the first"),
+    Family::new(
+        "tpot_ms",
+        "ms",
+        Lower,
+        "time per output token after the first",
+    ),
     Family::new("itl_ms", "ms", Lower, "inter-token latency"),
     Family::new("e2el_ms", "ms", Lower, "end-to-end request latency"),
     Family::new("audio_ttfp_ms", "ms", Lower, "time to first audio packet"),
-    Family::new("audio_rtf", "ratio", Lower, "audio generation time / audio duration"),
-    Family::new("audio_duration_s", "s", NotAScore, "output audio duration (content length)"),
-    Family::new("audio_underrun_s", "s", Lower, "time a listener's audio ran dry"),
+    Family::new(
+        "audio_rtf",
+        "ratio",
+        Lower,
+        "audio generation time / audio duration",
+    ),
+    Family::new(
+        "audio_duration_s",
+        "s",
+        NotAScore,
+        "output audio duration (content length)",
+    ),
+    Family::new(
+        "audio_underrun_s",
+        "s",
+        Lower,
+        "time a listener's audio ran dry",
+    ),
 ];
 
 /// The summary-row metrics, in display order.

@@ -114,7 +114,12 @@ impl DuplexSession {
         Duration::from_secs_f64(self.cfg.timeout_s.clamp(0.0, 20.0))
     }
 
-    fn finish(&mut self, now: Instant, result: Result<(), (FailureKind, String)>, fx: &mut Effects) {
+    fn finish(
+        &mut self,
+        now: Instant,
+        result: Result<(), (FailureKind, String)>,
+        fx: &mut Effects,
+    ) {
         if self.phase == Phase::Done {
             return;
         }
@@ -144,7 +149,10 @@ impl DuplexSession {
         let Ok(ev) = serde_json::from_str::<Value>(text) else {
             return self.finish(
                 at,
-                Err((FailureKind::Protocol, "Realtime WebSocket reader failed".into())),
+                Err((
+                    FailureKind::Protocol,
+                    "Realtime WebSocket reader failed".into(),
+                )),
                 fx,
             );
         };

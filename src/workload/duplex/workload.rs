@@ -9,13 +9,13 @@ use serde::{Deserialize, Serialize};
 
 use super::media::{self, MediaOptions, PreparedMedia};
 use super::pacing::PacingMode;
+use super::session::DuplexOutput;
 use super::session::{DuplexSession, DuplexSettings};
 use crate::artifacts::layout::CaseLayout;
 use crate::artifacts::lock::OutputLock;
 use crate::artifacts::publish::clear_outputs;
 use crate::dataset::{self, Case, Subset};
 use crate::scenario::{ScenarioError, key_span, parse_section};
-use super::session::DuplexOutput;
 use crate::workload::{MaybeFailed, Report, RunRecord, SessionContext, Workload, WorkloadInput};
 
 /// The registered kind name.
@@ -330,7 +330,10 @@ impl Workload for OmniWorkload {
         "audio ttfp"
     }
 
-    fn headline_ms(&self, rec: &crate::workload::SampleRecord<Option<DuplexOutput>>) -> Option<f64> {
+    fn headline_ms(
+        &self,
+        rec: &crate::workload::SampleRecord<Option<DuplexOutput>>,
+    ) -> Option<f64> {
         let out = rec.output.as_ref().and_then(Option::as_ref);
         out.and_then(|o| {
             let events: Vec<super::metrics::TimedEvent> = o

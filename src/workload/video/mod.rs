@@ -350,10 +350,14 @@ impl Workload for VideoWorkload {
         "ttfc"
     }
 
-    fn headline_ms(&self, rec: &crate::workload::SampleRecord<session::VideoOutput>) -> Option<f64> {
+    fn headline_ms(
+        &self,
+        rec: &crate::workload::SampleRecord<session::VideoOutput>,
+    ) -> Option<f64> {
         rec.output
             .as_ref()
-            .and_then(|o| o.ttfc_s).map(|s| s * 1000.0)
+            .and_then(|o| o.ttfc_s)
+            .map(|s| s * 1000.0)
     }
 
     fn playback_buffer(&self) -> u32 {

@@ -54,11 +54,7 @@ fn series_of(run: &RunRecord) -> Vec<crate::histlog::Series> {
         .iter()
         .filter(|s| !s.warmup && s.outcome.is_ok())
     {
-        let (Some(o), Some(origin)) = (
-            s.output
-                .as_ref(),
-            s.opened_s,
-        ) else {
+        let (Some(o), Some(origin)) = (s.output.as_ref(), s.opened_s) else {
             continue;
         };
         if let Some(t) = o.ttfc_s {
@@ -89,9 +85,7 @@ pub fn build_report(
     let mut ok_records: Vec<&VideoOutput> = Vec::new();
     let mut engine_rows = Vec::new();
     for (session_index, s) in run.samples.iter().filter(|s| !s.warmup).enumerate() {
-        let out = s
-            .output
-            .as_ref();
+        let out = s.output.as_ref();
         engine_rows.push(engine_row(session_index, s, out));
         let metrics = match (&s.outcome, out) {
             (Ok(()), Some(o)) => metrics::compute_metrics(&o.records, cfg, o.ttfc_s, o.wall_s),
@@ -228,10 +222,7 @@ fn cadence_check(run: &RunRecord) -> Option<(f64, f64, usize)> {
         .iter()
         .filter(|s| !s.warmup && s.outcome.is_ok())
     {
-        let Some(o) = s
-            .output
-            .as_ref()
-        else {
+        let Some(o) = s.output.as_ref() else {
             continue;
         };
         for i in 1..o.records.len() {

@@ -13,7 +13,7 @@ use tokio::time::Instant;
 use super::metrics::ChunkRecord;
 use super::report::render_chunk_line;
 use super::rollout::{PromptUpdate, interaction};
-use crate::workload::{FailureKind, Artifact, Effects, Inbound, MediaUnit, Outbound, Session};
+use crate::workload::{Artifact, Effects, FailureKind, Inbound, MediaUnit, Outbound, Session};
 
 /// Per-run settings every video session shares.
 #[derive(Debug, Clone)]
@@ -292,10 +292,13 @@ impl Session for VideoSession {
         let why = reason
             .map(|r| format!(" (close reason: {r})"))
             .unwrap_or_default();
-        fx.fail_as(FailureKind::ClosedEarly, format!(
-            "The server closed the session without session.done after {} chunk(s){why}.",
-            self.out.records.len()
-        ));
+        fx.fail_as(
+            FailureKind::ClosedEarly,
+            format!(
+                "The server closed the session without session.done after {} chunk(s){why}.",
+                self.out.records.len()
+            ),
+        );
     }
 
     fn artifacts(&mut self) -> Vec<Artifact> {

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use serde_json::{Map, Value, json};
 
 use super::CaseRun;
+use super::RunRecord;
 use crate::artifacts::{FinalizeCase, FinalizeSummary};
 use crate::bench_metrics::{self, BenchMetrics, SummaryHeader, json_f64};
-use super::RunRecord;
 use crate::workload::duplex::workload::OmniWorkload;
 
 const BACKEND: &str = "openai-realtime-duplex";
