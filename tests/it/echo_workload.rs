@@ -182,7 +182,7 @@ async fn echo(req: HttpRequest, body: web::Payload) -> Result<HttpResponse, acti
     actix_web::rt::spawn(async move {
         while let Some(Ok(msg)) = stream.next().await {
             match msg {
-                actix_ws::Message::Text(t) if session.text(t).await.is_err() => return,
+                actix_ws::Message::Text(t) if session.text(t.clone()).await.is_err() => return,
                 actix_ws::Message::Text(_) => {}
                 actix_ws::Message::Ping(p) => {
                     let _ = session.pong(&p).await;
