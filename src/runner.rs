@@ -142,7 +142,9 @@ pub fn run_with(
         progress: progress_tx,
     };
     let this_run = workload.clone().begin_run();
+    let usage_start = crate::workload::kit::UsageSnapshot::now();
     let out = engine::run(cfg, this_run.clone());
+    let usage_end = crate::workload::kit::UsageSnapshot::now();
     let _ = printer.join();
     if let Some(t) = progress_thread {
         let _ = t.join();
@@ -154,6 +156,7 @@ pub fn run_with(
     out.run.load = Some(scenario.load.clone());
     let (mut failures, measured) = failures(&out.run);
     let engine_series = engine_series(&out.run);
+    let generator_run = out.run.clone();
     let measured_idx: Vec<usize> = out
         .run
         .samples
@@ -183,12 +186,13 @@ pub fn run_with(
     if let Some(path) = &json_path {
         let mut doc = report.to_json();
         workload.catalogue().write_into(&mut doc);
-        if let Some(rt) = doc.get_mut("rtload").and_then(|v| v.as_object_mut()) {
-            rt.insert(
-                "failures_by_kind".into(),
-                serde_json::json!(failures_by_kind),
-            );
-        }
+        let block = crate::workload::kit::generator_block(
+            &generator_run,
+            &failures_by_kind,
+            usage_start,
+            usage_end,
+        );
+        crate::workload::kit::merge_into(&mut doc, block);
         let text = report.json_text(&doc);
         engine::writer::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
             path: path.clone(),

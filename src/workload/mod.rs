@@ -47,6 +47,7 @@ pub mod catalogue;
 pub mod duplex;
 pub mod env_info;
 pub mod erased;
+pub mod kit;
 pub mod outcome;
 pub mod video;
 

@@ -281,6 +281,23 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
     assert_eq!(row("payload_bytes")["direction"], "not_a_score");
     assert_eq!(doc["rtload"]["headline_metrics"], json!(HEADLINE));
 
+    // The generator block is the runner's, the same for every workload.
+    let rt = &doc["rtload"];
+    assert_eq!(rt["queue_wait"]["count"], 2, "{rt}");
+    assert_eq!(rt["send_lateness"]["count"], 2 * MESSAGES, "{rt}");
+    assert_eq!(rt["failures_by_kind"], json!({}));
+    let res = &rt["resources"];
+    assert!(res["cpu_s"].as_f64().is_some_and(|c| c >= 0.0), "{res}");
+    assert!(
+        res["peak_rss_mib"].as_f64().is_some_and(|m| m > 0.0),
+        "{res}"
+    );
+    assert!(
+        res["live_session_s"].as_f64().is_some_and(|s| s > 0.0),
+        "{res}"
+    );
+    assert!(res["cpu_us_per_session_s"].as_f64().is_some(), "{res}");
+
     // compare (the CLI): a slower, lower-throughput NEW regresses both ways.
     let mut worse = doc.clone();
     let m = &mut worse["rtload"]["metrics"];

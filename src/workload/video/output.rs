@@ -239,12 +239,8 @@ fn cadence_check(run: &RunRecord) -> Option<(f64, f64, usize)> {
 }
 
 fn rtload_block(run: &RunRecord, rows: &[Value], failed: usize) -> Value {
-    let measured: Vec<&SampleRecord> = run.samples.iter().filter(|s| !s.warmup).collect();
-    let waits: Vec<f64> = measured.iter().map(|s| s.queue_wait_s * 1000.0).collect();
-    let late: Vec<f64> = measured
-        .iter()
-        .flat_map(|s| s.send_lateness_s.iter().map(|v| v * 1000.0))
-        .collect();
+    // The same summaries the runner's generator block writes (one formula, in the kit).
+    let (queue_wait, send_lateness) = crate::workload::kit::wait_and_lateness(run);
     let cadence = cadence_check(run).map(|(c, s, n)| {
         json!({"pairs": n, "client_mean_interval_ms": c, "server_mean_interval_ms": s, "difference_ms": c - s})
     });
@@ -253,8 +249,8 @@ fn rtload_block(run: &RunRecord, rows: &[Value], failed: usize) -> Value {
         "pacing_mode": "realtime",
         "duration_s": run.duration_s,
         "failed_sessions": failed,
-        "queue_wait": crate::stats::summary_ms_json(&waits),
-        "send_lateness": crate::stats::summary_ms_json(&late),
+        "queue_wait": queue_wait,
+        "send_lateness": send_lateness,
         "cadence_vs_server": cadence,
         "samples": rows,
     })

@@ -177,22 +177,17 @@ fn rtload_block(
             }
         }
     }
-    let waits: Vec<f64> = runs
-        .iter()
-        .map(|r| r.sample.queue_wait_s * 1000.0)
-        .collect();
-    let late: Vec<f64> = runs
-        .iter()
-        .flat_map(|r| r.sample.send_lateness_s.iter().map(|v| v * 1000.0))
-        .collect();
+    // The same summaries the runner's generator block writes (one formula, in the kit);
+    // kept here because the saved result is written before the runner sees the report.
+    let (queue_wait, send_lateness) = crate::workload::kit::wait_and_lateness(run);
     json!({
         "version": env!("CARGO_PKG_VERSION"),
         "workload": super::super::KIND,
         "endpoint": crate::target::redact_url(&run.endpoint),
         "pacing_mode": w.settings_base.pacing.to_string(),
+        "queue_wait": queue_wait,
+        "send_lateness": send_lateness,
         "metrics": flat,
-        "queue_wait": crate::stats::summary_ms_json(&waits),
-        "send_lateness": crate::stats::summary_ms_json(&late),
         "samples": samples,
         "timeline": super::timeline::rows(runs, finals),
         "distributions": dist,
