@@ -293,7 +293,7 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
     st.progress(ProgressEvent::SampleEnded {
         idx,
         warmup,
-        ok: rec.outcome.is_ok(),
+        failure: rec.outcome.as_ref().err().map(|f| f.kind),
         headline_ms,
     });
     st.records[idx] = Some(rec);
