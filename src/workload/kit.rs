@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::RunRecord;
+use super::{RunRecord, SampleRecord};
 
 /// Linux's `USER_HZ` (`/proc/<pid>/stat` CPU times are in these ticks; fixed by the ABI).
 const USER_HZ: f64 = 100.0;
@@ -102,6 +102,29 @@ pub fn wait_and_lateness<O>(run: &RunRecord<O>) -> (Value, Value) {
         crate::stats::summary_ms_json(&waits),
         crate::stats::summary_ms_json(&late),
     )
+}
+
+/// The generator's columns of one per-sample row of `rtload.samples` (a workload adds its
+/// own keys to it): `idx`, `error` (message) and `failure_kind`, `scheduled_s`,
+/// `queue_wait_ms`, `started_s`, `opened_s`, `ended_s`, `send_lateness_max_ms` (absent
+/// values are `null`, never 0).
+pub fn sample_row<O>(s: &SampleRecord<O>) -> serde_json::Map<String, Value> {
+    let max_late = s.send_lateness_s.iter().copied().reduce(f64::max);
+    let err = s.outcome.as_ref().err();
+    [
+        ("idx", json!(s.idx)),
+        ("error", json!(err.map(|f| f.message.as_str()))),
+        ("failure_kind", json!(err.map(|f| f.kind.label()))),
+        ("scheduled_s", json!(s.scheduled_s)),
+        ("queue_wait_ms", json!(s.queue_wait_s * 1000.0)),
+        ("started_s", json!(s.started_s)),
+        ("opened_s", json!(s.opened_s)),
+        ("ended_s", json!(s.ended_s)),
+        ("send_lateness_max_ms", json!(max_late.map(|l| l * 1000.0))),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
 }
 
 /// Merge `block`'s keys into the document's `rtload` object (creating it).

@@ -198,20 +198,17 @@ pub fn build_report(
 }
 
 fn engine_row(session_index: usize, s: &SampleRecord, out: Option<&VideoOutput>) -> Value {
-    let late = &s.send_lateness_s;
-    let max_late = late.iter().copied().fold(0.0, f64::max);
-    json!({
+    let mut row = crate::workload::kit::sample_row(s);
+    let own = json!({
         "session_index": session_index,
-        "error": s.outcome.as_ref().err().map(|f| f.message.as_str()),
-        "scheduled_s": s.scheduled_s,
-        "queue_wait_ms": s.queue_wait_s * 1000.0,
-        "started_s": s.started_s,
-        "ended_s": s.ended_s,
-        "send_lateness_max_ms": max_late * 1000.0,
         "playback_role": s.playback,
         "server_sent_at_s": out.map(|o| o.server_sent_at_s.clone()),
         "client_arrival_s": out.map(|o| o.records.iter().map(|r| r.arrival_s).collect::<Vec<_>>()),
-    })
+    });
+    if let Value::Object(own) = own {
+        row.extend(own);
+    }
+    Value::Object(row)
 }
 
 /// Mean client inter-arrival vs mean server inter-send over the same chunk pairs, ms.

@@ -145,20 +145,16 @@ fn rtload_block(
         .iter()
         .zip(finals)
         .map(|(r, f)| {
-            let s = r.sample;
-            let late = &s.send_lateness_s;
-            json!({
+            let mut row = crate::workload::kit::sample_row(r.sample);
+            if let Value::Object(own) = json!({
                 "case": f.layout.label(),
                 "error": f.result.error,
-                "scheduled_s": s.scheduled_s,
-                "queue_wait_ms": s.queue_wait_s * 1000.0,
-                "started_s": s.started_s,
-                "opened_s": s.opened_s,
-                "ended_s": s.ended_s,
-                "send_lateness_max_ms": late.iter().copied().fold(0.0, f64::max) * 1000.0,
                 "pacing_mean_lag_ms": r.out.map(|o| o.pacing_mean_lag_s * 1000.0),
                 "pacing_max_lag_ms": r.out.map(|o| o.pacing_max_lag_s * 1000.0),
-            })
+            }) {
+                row.extend(own);
+            }
+            Value::Object(row)
         })
         .collect();
     let mut dist: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
