@@ -165,15 +165,7 @@ pub fn run_with(
         .map(|s| s.idx)
         .collect();
     let report = this_run.report(out.run).map_err(RunError::Report)?;
-    // Failures only the report could see (e.g. too few chunks for the metrics) count
-    // like any other: in the summary and the exit code.
-    for (pos, msg) in report.report_failures() {
-        let idx = measured_idx.get(pos).copied().unwrap_or(pos);
-        if !failures.iter().any(|(i, _)| *i == idx) {
-            failures.push((idx, Failure::new(FailureKind::Report, msg)));
-        }
-    }
-    failures.sort_by_key(|(i, _)| *i);
+    add_report_failures(&mut failures, report.as_ref(), &measured_idx);
     let failures_by_kind: std::collections::BTreeMap<String, usize> =
         crate::workload::outcome::count_by_kind(failures.iter().map(|(_, f)| f.kind))
             .into_iter()
@@ -193,25 +185,9 @@ pub fn run_with(
             usage_end,
         );
         crate::workload::kit::merge_into(&mut doc, block);
-        let text = report.json_text(&doc);
-        engine::writer::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
-            path: path.clone(),
-            msg: e.to_string(),
-        })?;
         let mut series = report.series();
         series.extend(engine_series);
-        let hlog = path.with_extension("hlog");
-        let mut buf = Vec::new();
-        crate::histlog::write_interval_log(&mut buf, run_start_unix_s, 1.0, &series).map_err(
-            |e| RunError::Output {
-                path: hlog.clone(),
-                msg: e.to_string(),
-            },
-        )?;
-        engine::writer::write_atomic(&hlog, &buf).map_err(|e| RunError::Output {
-            path: hlog.clone(),
-            msg: e.to_string(),
-        })?;
+        publish(path, &report.json_text(&doc), &series, run_start_unix_s)?;
     }
     Ok(RunSummary {
         report,
@@ -223,6 +199,43 @@ pub fn run_with(
         verdicts,
         url,
     })
+}
+
+/// Failures only the report could see (e.g. too few chunks for the metrics) count like
+/// any other: in the summary, the per-kind counts and the exit code. `measured_idx` maps
+/// a position among measured samples to its sample index.
+fn add_report_failures(
+    failures: &mut Vec<(usize, Failure)>,
+    report: &dyn Report,
+    measured_idx: &[usize],
+) {
+    for (pos, msg) in report.report_failures() {
+        let idx = measured_idx.get(pos).copied().unwrap_or(pos);
+        if !failures.iter().any(|(i, _)| *i == idx) {
+            failures.push((idx, Failure::new(FailureKind::Report, msg)));
+        }
+    }
+    failures.sort_by_key(|(i, _)| *i);
+}
+
+/// Write the result JSON text to `path` and the interval log beside it (`.hlog`), each
+/// atomically.
+fn publish(
+    path: &std::path::Path,
+    text: &str,
+    series: &[crate::histlog::Series],
+    run_start_unix_s: f64,
+) -> Result<(), RunError> {
+    let fail = |p: &std::path::Path, e: &dyn std::fmt::Display| RunError::Output {
+        path: p.to_path_buf(),
+        msg: e.to_string(),
+    };
+    engine::writer::write_atomic(path, text.as_bytes()).map_err(|e| fail(path, &e))?;
+    let hlog = path.with_extension("hlog");
+    let mut buf = Vec::new();
+    crate::histlog::write_interval_log(&mut buf, run_start_unix_s, 1.0, series)
+        .map_err(|e| fail(&hlog, &e))?;
+    engine::writer::write_atomic(&hlog, &buf).map_err(|e| fail(&hlog, &e))
 }
 
 fn embedded_config(scenario: &Scenario) -> Result<ServerConfig, RunError> {
