@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::thresholds::format_value;
+use crate::config::thresholds::format_value;
 use crate::workload::catalogue::{Catalogue, Direction};
 
 /// Absolute change that counts as a worsening when the base value is 0.
@@ -138,7 +138,7 @@ pub fn load_result(
         source,
     })?;
     let doc: serde_json::Value =
-        crate::resultfile::parse_lenient(&text).map_err(|source| CompareError::Json {
+        crate::report::resultfile::parse_lenient(&text).map_err(|source| CompareError::Json {
             path: path.to_path_buf(),
             source,
         })?;

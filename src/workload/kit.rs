@@ -99,8 +99,8 @@ pub fn wait_and_lateness<O>(run: &RunRecord<O>) -> (Value, Value) {
         .flat_map(|s| s.send_lateness_s.iter().map(|v| v * 1000.0))
         .collect();
     (
-        crate::stats::summary_ms_json(&waits),
-        crate::stats::summary_ms_json(&late),
+        crate::util::stats::summary_ms_json(&waits),
+        crate::util::stats::summary_ms_json(&late),
     )
 }
 

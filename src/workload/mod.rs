@@ -41,7 +41,7 @@
 //! sessions' typed outputs) and adds a [`WorkloadKind`] entry to [`registry`]; nothing in
 //! the engine changes. The engine and the runner hold it as `Arc<dyn DynWorkload>` (a
 //! blanket impl; see [`erased`]), so a workload defined outside this crate can also be
-//! plugged into a [`crate::scenario::Scenario`] directly.
+//! plugged into a [`crate::config::scenario::Scenario`] directly.
 
 pub mod catalogue;
 pub mod duplex;
@@ -57,7 +57,7 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use tokio::time::Instant;
 
-use crate::scenario::ScenarioError;
+use crate::util::scenario_error::ScenarioError;
 pub use erased::{DynSession, DynWorkload, WorkloadRun};
 pub use outcome::{Failure, FailureKind};
 
@@ -181,7 +181,7 @@ impl std::fmt::Debug for ConnectSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
         f.debug_struct("ConnectSpec")
-            .field("url", &crate::target::redact_url(&self.url))
+            .field("url", &crate::util::target::redact_url(&self.url))
             .field("header_names", &names)
             .finish()
     }
@@ -300,7 +300,7 @@ pub struct SampleRecord<O = ()> {
     /// Sender lateness (actual − intended) for scheduled messages, seconds.
     pub send_lateness_s: Vec<f64>,
     /// What the playback role observed (absent when the socket never opened).
-    pub playback: Option<crate::playback::PlaybackSummary>,
+    pub playback: Option<crate::workload::playback::PlaybackSummary>,
     /// The session's own record, when the session got far enough to have one (the
     /// engine's own records carry `()` here; the workload sees its typed output).
     pub output: Option<O>,
@@ -335,7 +335,7 @@ pub struct RunRecord<O = ()> {
     /// The target URL the run aimed at (secrets stripped).
     pub endpoint: String,
     /// The load settings the run used (set by the runner; `None` from the bare engine).
-    pub load: Option<crate::scenario::Load>,
+    pub load: Option<crate::workload::load::Load>,
 }
 
 /// A workload's summary of a run: text for people, JSON for machines, named numbers for
@@ -362,7 +362,7 @@ pub trait Report: Send {
         Vec::new()
     }
     /// Latency series for the HdrHistogram interval log: (seconds since run start, ms).
-    fn series(&self) -> Vec<crate::histlog::Series> {
+    fn series(&self) -> Vec<crate::util::histlog::Series> {
         Vec::new()
     }
 }
@@ -490,7 +490,7 @@ pub fn registry() -> &'static [WorkloadKind] {
             name: video::KIND,
             summary: "LingBot-World realtime video cadence (/v1/realtime/video)",
             build: video::build,
-            schema: |g| crate::schema::kind_schema::<video::VideoParams>(g, video::KIND),
+            schema: |g| crate::config::schema::kind_schema::<video::VideoParams>(g, video::KIND),
             families: video::names::FAMILIES,
             headline: video::names::HEADLINE,
         },
@@ -498,7 +498,9 @@ pub fn registry() -> &'static [WorkloadKind] {
             name: duplex::KIND,
             summary: "OmniInteract duplex speech benchmark (/v1/realtime)",
             build: duplex::build,
-            schema: |g| crate::schema::kind_schema::<duplex::workload::OmniParams>(g, duplex::KIND),
+            schema: |g| {
+                crate::config::schema::kind_schema::<duplex::workload::OmniParams>(g, duplex::KIND)
+            },
             families: duplex::report::FAMILIES,
             headline: duplex::report::HEADLINE,
         },

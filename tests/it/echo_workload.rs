@@ -230,7 +230,7 @@ impl Drop for EchoServer {
 }
 
 /// A scenario aimed at the echo server, with the echo workload plugged in.
-fn scenario(fx: &Fixture, samples: usize) -> rtload::scenario::Scenario {
+fn scenario(fx: &Fixture, samples: usize) -> rtload::config::scenario::Scenario {
     let mut sc = fx.scenario();
     sc.workload = Arc::new(EchoWorkload { samples });
     sc.load.samples = samples;
@@ -325,8 +325,8 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
     assert!(text.contains("2 metrics regressed past 10%"), "{text}");
 
     // A sweep over concurrency: the table's columns are the workload's headline.
-    let sweep = rtload::sweep::Sweep {
-        param: rtload::sweep::SweepParam::MaxConcurrency,
+    let sweep = rtload::config::sweep::Sweep {
+        param: rtload::config::sweep::SweepParam::MaxConcurrency,
         values: vec![1.0, 2.0],
         headline: None,
     };
@@ -335,12 +335,12 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
     assert!(r.points.iter().all(|p| p.passed));
     let catalogue = sc.workload.catalogue();
     let cols: Vec<&str> = catalogue.headline().iter().map(String::as_str).collect();
-    let table = rtload::sweep::render_table(&sweep, &r.points, &cols);
+    let table = rtload::config::sweep::render_table(&sweep, &r.points, &cols);
     assert!(
         table.lines().next().unwrap().contains("rtt_ms.p99"),
         "{table}"
     );
-    let legend = rtload::sweep::direction_legend(&cols, &catalogue);
+    let legend = rtload::config::sweep::direction_legend(&cols, &catalogue);
     assert!(
         legend.contains("rtt_ms.p99 lower is better (ms)"),
         "{legend}"
@@ -354,7 +354,7 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
     assert_eq!(sweep_doc["sweep"]["headline"], "rtt_ms.p99");
 
     // The HTML report: recognised by its metrics, units and directions from the file.
-    let html = rtload::html::render_html(&[("base.json".into(), doc)]).expect("html");
+    let html = rtload::report::html::render_html(&[("base.json".into(), doc)]).expect("html");
     assert!(html.contains("(rtload result)"), "kind shown");
     assert!(html.contains("<td>rtt_ms.p99</td><td>ms</td><td>lower</td>"));
     assert!(html.contains("<td>echoed_per_s</td><td>msg/s</td><td>higher</td>"));

@@ -23,7 +23,7 @@ pub struct VideoReport {
     text: String,
     json: Value,
     metrics: BTreeMap<String, f64>,
-    series: Vec<crate::histlog::Series>,
+    series: Vec<crate::util::histlog::Series>,
     /// Sessions whose socket run succeeded but whose metrics could not be computed.
     late_failures: Vec<(usize, String)>,
 }
@@ -38,7 +38,7 @@ impl Report for VideoReport {
     fn metrics(&self) -> BTreeMap<String, f64> {
         self.metrics.clone()
     }
-    fn series(&self) -> Vec<crate::histlog::Series> {
+    fn series(&self) -> Vec<crate::util::histlog::Series> {
         self.series.clone()
     }
     fn report_failures(&self) -> Vec<(usize, String)> {
@@ -47,7 +47,7 @@ impl Report for VideoReport {
 }
 
 /// TTFC per session and every chunk interval, at the time each was observed.
-fn series_of(run: &RunRecord) -> Vec<crate::histlog::Series> {
+fn series_of(run: &RunRecord) -> Vec<crate::util::histlog::Series> {
     let (mut ttfc, mut interval) = (Vec::new(), Vec::new());
     for s in run
         .samples
@@ -65,8 +65,8 @@ fn series_of(run: &RunRecord) -> Vec<crate::histlog::Series> {
         }
     }
     vec![
-        crate::histlog::Series::micros("ttfc_ms", ttfc),
-        crate::histlog::Series::micros("chunk_interval_ms", interval),
+        crate::util::histlog::Series::micros("ttfc_ms", ttfc),
+        crate::util::histlog::Series::micros("chunk_interval_ms", interval),
     ]
 }
 
@@ -76,7 +76,7 @@ pub fn build_report(
     cfg: &MetricsConfig,
     run: RunRecord,
 ) -> Result<VideoReport, String> {
-    let endpoint = crate::target::redact_url(&run.endpoint);
+    let endpoint = crate::util::target::redact_url(&run.endpoint);
     let warmup_sessions = run.samples.iter().filter(|s| s.warmup).count();
     let mut sessions = Vec::new();
     let mut failures = Vec::new();

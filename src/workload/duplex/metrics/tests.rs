@@ -1,5 +1,5 @@
 use super::*;
-use crate::bench_metrics::{Goodput, Metric, calculate};
+use crate::workload::omni::bench_metrics::{Goodput, Metric, calculate};
 use serde_json::json;
 
 fn ev(at_s: f64, event: Value) -> TimedEvent {
@@ -281,8 +281,8 @@ fn response_id_rule() {
 #[test]
 fn the_catalogue_declares_every_reported_name() {
     use crate::workload::catalogue::Direction;
-    let cat = crate::workload::duplex::report::catalogue(&[50.0, 99.0]);
-    cat.check(crate::workload::duplex::report::FAMILIES)
+    let cat = crate::workload::omni::report::catalogue(&[50.0, 99.0]);
+    cat.check(crate::workload::omni::report::FAMILIES)
         .expect("every duplex metric declared");
     assert_eq!(cat.direction("audio_ttfp_ms.p99"), Direction::Lower);
     assert_eq!(cat.direction("request_throughput"), Direction::Higher);

@@ -9,9 +9,9 @@ use serde_json::{Map, Value, json};
 
 use super::CaseRun;
 use super::RunRecord;
-use crate::artifacts::{FinalizeCase, FinalizeSummary};
-use crate::bench_metrics::{self, BenchMetrics, SummaryHeader, json_f64};
-use crate::workload::duplex::workload::OmniWorkload;
+use crate::workload::omni::artifacts::{FinalizeCase, FinalizeSummary};
+use crate::workload::omni::bench_metrics::{self, BenchMetrics, SummaryHeader, json_f64};
+use crate::workload::omni::workload::OmniWorkload;
 
 const BACKEND: &str = "openai-realtime-duplex";
 
@@ -179,7 +179,7 @@ fn rtload_block(
     json!({
         "version": env!("CARGO_PKG_VERSION"),
         "workload": super::super::KIND,
-        "endpoint": crate::target::redact_url(&run.endpoint),
+        "endpoint": crate::util::target::redact_url(&run.endpoint),
         "pacing_mode": w.settings_base.pacing.to_string(),
         "queue_wait": queue_wait,
         "send_lateness": send_lateness,
