@@ -12,7 +12,7 @@ use crate::config::scenario::{Scenario, ScenarioError};
 use crate::engine::{self, EngineConfig, EngineError};
 use crate::server::{EmbeddedServer, ServerConfig};
 use crate::util::target::{redact_url, resolve_url};
-use crate::workload::{Report, RunRecord};
+use crate::workload::{Failure, FailureKind, Report, RunRecord};
 
 /// A run that could not happen (as opposed to samples that failed, which are results).
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +60,8 @@ pub struct RunSummary {
     pub report: Box<dyn Report>,
     /// Measured samples that failed, with their messages.
     pub failures: Vec<(usize, String)>,
+    /// Those failures counted per [`crate::workload::FailureKind::label`].
+    pub failures_by_kind: std::collections::BTreeMap<String, usize>,
     /// Measured samples in total.
     pub measured: usize,
     /// Artifact files that could not be written.
@@ -179,7 +181,10 @@ pub fn run_interruptible(
         progress: progress_tx,
         interrupt,
     };
-    let out = engine::run(cfg, workload.clone());
+    let this_run = workload.clone().begin_run();
+    let usage_start = crate::workload::kit::UsageSnapshot::now();
+    let out = engine::run(cfg, this_run.clone());
+    let usage_end = crate::workload::kit::UsageSnapshot::now();
     let _ = printer.join();
     if let Some(t) = progress_thread {
         let _ = t.join();
@@ -190,46 +195,73 @@ pub fn run_interruptible(
     let mut out = out?;
     out.run.load = Some(scenario.load.clone());
     let (mut failures, measured) = failures(&out.run);
-    let before = failures.len();
-    failures.retain(|(_, msg)| !engine::interrupt::is_interrupted(msg));
-    let cancelled = before - failures.len();
+    // Samples cancelled by an interrupt are their own outcome, not failures.
+    let cancelled_idx: Vec<usize> = failures
+        .iter()
+        .filter(|(_, f)| f.kind == FailureKind::Interrupted)
+        .map(|(i, _)| *i)
+        .collect();
+    failures.retain(|(_, f)| f.kind != FailureKind::Interrupted);
+    let cancelled = cancelled_idx.len();
     let interrupted = out.interrupted;
     let engine_series = engine_series(&out.run);
-    let report = workload.report(out.run).map_err(RunError::Report)?;
+    let generator_run = out.run.clone();
+    let measured_idx: Vec<usize> = out
+        .run
+        .samples
+        .iter()
+        .filter(|s| !s.warmup)
+        .map(|s| s.idx)
+        .collect();
+    let report = this_run.report(out.run).map_err(RunError::Report)?;
+    add_report_failures(
+        &mut failures,
+        report.as_ref(),
+        &measured_idx,
+        &cancelled_idx,
+    );
+    let failures_by_kind: std::collections::BTreeMap<String, usize> =
+        crate::workload::outcome::count_by_kind(failures.iter().map(|(_, f)| f.kind))
+            .into_iter()
+            .map(|(k, n)| (k.to_string(), n))
+            .collect();
+    let failures: Vec<(usize, String)> =
+        failures.into_iter().map(|(i, f)| (i, f.message)).collect();
     let verdicts = crate::config::thresholds::evaluate(&scenario.thresholds, &report.metrics());
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
-        let mut text = report.to_json_text();
+        let mut doc = report.to_json();
+        workload.catalogue().write_into(&mut doc);
+        let block = crate::workload::kit::generator_block(
+            &generator_run,
+            &failures_by_kind,
+            usage_start,
+            usage_end,
+        );
+        crate::workload::kit::merge_into(&mut doc, block);
         if tls.is_some() {
-            text = crate::engine::tls::annotate_result(&text, &scenario.tls);
+            crate::workload::kit::merge_into(
+                &mut doc,
+                crate::engine::tls::result_block(&scenario.tls),
+            );
         }
-        if interrupted {
-            text = mark_interrupted(&text);
+        if interrupted && let Some(obj) = doc.as_object_mut() {
+            obj.insert("interrupted".into(), serde_json::Value::Bool(true));
         }
-        crate::util::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
-            path: path.clone(),
-            msg: e.to_string(),
-        })?;
         let mut series = report.series();
         series.extend(engine_series);
-        let hlog = path.with_extension("hlog");
-        let mut buf = Vec::new();
-        if interrupted {
-            buf.extend_from_slice(b"#[Interrupted: true]\n");
-        }
-        crate::util::histlog::write_interval_log(&mut buf, run_start_unix_s, 1.0, &series)
-            .map_err(|e| RunError::Output {
-                path: hlog.clone(),
-                msg: e.to_string(),
-            })?;
-        crate::util::write_atomic(&hlog, &buf).map_err(|e| RunError::Output {
-            path: hlog.clone(),
-            msg: e.to_string(),
-        })?;
+        publish(
+            path,
+            &report.json_text(&doc),
+            &series,
+            run_start_unix_s,
+            interrupted,
+        )?;
     }
     Ok(RunSummary {
         report,
         failures,
+        failures_by_kind,
         measured,
         artifact_errors: out.artifact_errors,
         json_path,
@@ -240,28 +272,52 @@ pub fn run_interruptible(
     })
 }
 
+/// Failures only the report could see (e.g. too few chunks for the metrics) count like
+/// any other: in the summary, the per-kind counts and the exit code. `measured_idx` maps
+/// a position among measured samples to its sample index.
+fn add_report_failures(
+    failures: &mut Vec<(usize, Failure)>,
+    report: &dyn Report,
+    measured_idx: &[usize],
+    cancelled_idx: &[usize],
+) {
+    for (pos, msg) in report.report_failures() {
+        let idx = measured_idx.get(pos).copied().unwrap_or(pos);
+        if !failures.iter().any(|(i, _)| *i == idx) && !cancelled_idx.contains(&idx) {
+            failures.push((idx, Failure::new(FailureKind::Report, msg)));
+        }
+    }
+    failures.sort_by_key(|(i, _)| *i);
+}
+
+/// Write the result JSON text to `path` and the interval log beside it (`.hlog`), each
+/// atomically.
+fn publish(
+    path: &std::path::Path,
+    text: &str,
+    series: &[crate::util::histlog::Series],
+    run_start_unix_s: f64,
+    interrupted: bool,
+) -> Result<(), RunError> {
+    let fail = |p: &std::path::Path, e: &dyn std::fmt::Display| RunError::Output {
+        path: p.to_path_buf(),
+        msg: e.to_string(),
+    };
+    crate::util::write_atomic(path, text.as_bytes()).map_err(|e| fail(path, &e))?;
+    let hlog = path.with_extension("hlog");
+    let mut buf = Vec::new();
+    if interrupted {
+        buf.extend_from_slice(b"#[Interrupted: true]\n");
+    }
+    crate::util::histlog::write_interval_log(&mut buf, run_start_unix_s, 1.0, series)
+        .map_err(|e| fail(&hlog, &e))?;
+    crate::util::write_atomic(&hlog, &buf).map_err(|e| fail(&hlog, &e))
+}
+
 /// The embedded server's configuration: `[server]`, already validated at load.
 fn embedded_config(scenario: &Scenario) -> Result<ServerConfig, RunError> {
     Ok(scenario.server.clone())
 }
-
-/// Add `"interrupted": true` as the first key of a JSON object's text, keeping the
-/// writer's own layout (pretty or compact) and key order.
-pub fn mark_interrupted(json: &str) -> String {
-    let Some(open) = json.find('{') else {
-        return json.to_string();
-    };
-    let rest = &json[open + 1..];
-    let ws = &rest[..rest.len() - rest.trim_start().len()];
-    let empty = rest.trim_start().starts_with('}');
-    let sep = match (empty, ws.is_empty()) {
-        (true, _) => String::new(),
-        (false, true) => ", ".to_string(),
-        (false, false) => ",".to_string(),
-    };
-    format!("{}{{{ws}\"interrupted\": true{sep}{rest}", &json[..open])
-}
-
 
 /// The resolved plan of a scenario, as `rtload check` prints it.
 pub fn describe(s: &Scenario) -> String {
@@ -297,6 +353,21 @@ pub fn describe(s: &Scenario) -> String {
         ),
     );
     row("concurrency", format!("at most {}", s.load.max_concurrency));
+    let cat = w.catalogue();
+    let headline: Vec<String> = cat
+        .headline()
+        .iter()
+        .filter_map(|h| cat.get(h))
+        .map(|m| format!("{} ({}, {})", m.name, m.unit, direction_words(m.direction)))
+        .collect();
+    row(
+        "metrics",
+        format!(
+            "{} reported; headline: {}",
+            cat.metrics().len(),
+            headline.join(", ")
+        ),
+    );
     match crate::workload::plan::plan(s.load.samples, &s.load.arrival) {
         Ok(p) => {
             row("arrivals", crate::workload::plan::summary(&p));
@@ -326,6 +397,16 @@ pub fn describe(s: &Scenario) -> String {
     out
 }
 
+/// How a direction reads in `check` output.
+pub fn direction_words(d: crate::workload::catalogue::Direction) -> &'static str {
+    use crate::workload::catalogue::Direction;
+    match d {
+        Direction::Lower => "lower is better",
+        Direction::Higher => "higher is better",
+        Direction::NotAScore => "not a score",
+    }
+}
+
 /// The generator's own series: queue wait per sample (at its release) and send lateness
 /// per scheduled message (at its sample's start).
 fn engine_series(run: &RunRecord) -> Vec<crate::util::histlog::Series> {
@@ -347,7 +428,7 @@ fn engine_series(run: &RunRecord) -> Vec<crate::util::histlog::Series> {
     ]
 }
 
-fn failures(run: &RunRecord) -> (Vec<(usize, String)>, usize) {
+fn failures(run: &RunRecord) -> (Vec<(usize, Failure)>, usize) {
     let measured: Vec<_> = run.samples.iter().filter(|s| !s.warmup).collect();
     let failed = measured
         .iter()
@@ -364,26 +445,4 @@ fn request_id_prefix() -> String {
     let mixed = (nanos as u64 ^ u64::from(std::process::id()).rotate_left(32))
         .wrapping_mul(0x9E37_79B9_7F4A_7C15);
     format!("bench-{:08x}-", (mixed >> 32) as u32)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::mark_interrupted;
-
-    #[test]
-    fn interrupted_mark_keeps_layout_and_stays_json() {
-        for (src, want) in [
-            (
-                "{\n  \"a\": 1\n}\n",
-                "{\n  \"interrupted\": true,\n  \"a\": 1\n}\n",
-            ),
-            ("{\"a\": 1}", "{\"interrupted\": true, \"a\": 1}"),
-            ("{}", "{\"interrupted\": true}"),
-        ] {
-            let got = mark_interrupted(src);
-            assert_eq!(got, want);
-            let v: serde_json::Value = serde_json::from_str(&got).unwrap();
-            assert_eq!(v["interrupted"], true);
-        }
-    }
 }

@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::registry::registry;
-use crate::workload::{Workload, WorkloadInput};
+use crate::workload::WorkloadInput;
 
 /// A validated scenario, ready to run.
 #[derive(Clone)]
@@ -40,7 +40,7 @@ pub struct Scenario {
     /// 64 MiB), enforced from the frame header before the payload is buffered.
     pub max_frame_bytes: usize,
     /// The configured workload.
-    pub workload: Arc<dyn Workload>,
+    pub workload: Arc<dyn crate::workload::DynWorkload>,
     /// Samples, arrivals, concurrency.
     pub load: Load,
     /// `[output] json`: where the workload's JSON result goes.
@@ -276,7 +276,7 @@ fn parse_with(
         .map_err(|e| errors.extend(e))
         .unwrap_or_default();
     if let Some(w) = &workload {
-        let names = w.metric_names();
+        let names = w.catalogue().names();
         let known: Vec<&str> = names.iter().map(String::as_str).collect();
         if let Err(e) = crate::config::thresholds::check_names(path, src, &thresholds, &known) {
             errors.extend(e);
@@ -337,7 +337,7 @@ fn build_workload(
     overrides: &toml::Table,
     load: Option<&Load>,
     check_only: bool,
-) -> Result<Arc<dyn Workload>, Vec<ScenarioError>> {
+) -> Result<Arc<dyn crate::workload::DynWorkload>, Vec<ScenarioError>> {
     let names = || {
         registry()
             .iter()
@@ -352,7 +352,8 @@ fn build_workload(
         return Err(vec![ScenarioError::file(
             path,
             format!(
-                "[workload] needs `kind`; add e.g. `kind = \"video-cadence\"` (known kinds: {})",
+                "[workload] needs `kind`; add e.g. `kind = \"{}\"` (known kinds: {})",
+                registry().first().map_or("", |k| k.name),
                 names()
             ),
         )]);
@@ -433,7 +434,7 @@ fn check_target(
     src: &str,
     target: Option<&RawTarget>,
     ov: &Overrides,
-    workload: Option<&dyn Workload>,
+    workload: Option<&dyn crate::workload::DynWorkload>,
 ) -> Vec<ScenarioError> {
     let mut errors = Vec::new();
     let url = ov.target.as_ref().or(target.and_then(|t| t.url.as_ref()));

@@ -471,6 +471,28 @@ pub(crate) fn align(rows: &[Vec<String>], left: &[bool]) -> String {
     out
 }
 
+/// One line under the sweep table saying which way each column is better, from the
+/// workload's metric catalogue (`better: ttfc_ms.mean lower is better (ms); …`).
+pub fn direction_legend(
+    columns: &[&str],
+    catalogue: &crate::workload::catalogue::Catalogue,
+) -> String {
+    use crate::workload::catalogue::Direction;
+    let parts: Vec<String> = columns
+        .iter()
+        .filter_map(|c| catalogue.get(c))
+        .map(|m| {
+            let way = match m.direction {
+                Direction::Lower => "lower is better",
+                Direction::Higher => "higher is better",
+                Direction::NotAScore => "not a score",
+            };
+            format!("{} {way} ({})", m.name, m.unit)
+        })
+        .collect();
+    format!("better: {}\n", parts.join("; "))
+}
+
 /// A table of `columns` (metric names; `-` where a point lacks one) per point, a
 /// `result` column (`pass` / `FAIL`), then the capacity line, e.g.
 /// `capacity: max_concurrency = 4 (highest point whose thresholds all hold)`, and a note

@@ -17,7 +17,7 @@ use super::interrupt::INTERRUPTED;
 use super::sample::{SampleActor, SampleArgs, SampleMeta, SampleMsg};
 use super::writer::WriterHandle;
 use crate::engine::progress::ProgressEvent;
-use crate::workload::{ConnectSpec, RunRecord, SampleRecord, SessionContext, Workload};
+use crate::workload::{ConnectSpec, RunRecord, SampleRecord, SessionContext, WorkloadRun};
 
 /// Messages to the coordinator.
 #[derive(Debug)]
@@ -45,7 +45,7 @@ pub enum CoordMsg {
 /// The run as the coordinator executes it.
 pub struct CoordArgs {
     /// The workload that makes sessions.
-    pub workload: Arc<dyn Workload>,
+    pub workload: Arc<dyn WorkloadRun>,
     /// The resolved target URL.
     pub url: String,
     /// Upgrade headers for every session (may hold secrets; never logged).
@@ -180,7 +180,14 @@ impl Actor for Coordinator {
         if let SupervisionEvent::ActorFailed(cell, err) = evt
             && let Some(&idx) = st.in_flight.get(&cell.get_id())
         {
-            let rec = failed_record(st, idx, format!("sample supervisor crashed: {err}"));
+            let rec = failed_record(
+                st,
+                idx,
+                crate::workload::Failure::new(
+                    crate::workload::FailureKind::Crashed,
+                    format!("sample supervisor crashed: {err}"),
+                ),
+            );
             finish_sample(&myself, st, rec);
             fill_slots(&myself, st).await;
             if st.remaining == 0 {
@@ -273,14 +280,21 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
                 st.progress(ProgressEvent::SampleStarted { idx, warmup });
             }
             Err(e) => {
-                let rec = failed_record(st, idx, format!("could not start sample: {e}"));
+                let rec = failed_record(
+                    st,
+                    idx,
+                    crate::workload::Failure::new(
+                        crate::workload::FailureKind::Crashed,
+                        format!("could not start sample: {e}"),
+                    ),
+                );
                 finish_sample(myself, st, rec);
             }
         }
     }
 }
 
-fn failed_record(st: &CoordState, idx: usize, msg: String) -> SampleRecord {
+fn failed_record(st: &CoordState, idx: usize, msg: crate::workload::Failure) -> SampleRecord {
     let now = Instant::now()
         .saturating_duration_since(st.run_start)
         .as_secs_f64();
@@ -311,7 +325,7 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
     st.progress(ProgressEvent::SampleEnded {
         idx,
         warmup,
-        ok: rec.outcome.is_ok(),
+        failure: rec.outcome.as_ref().err().map(|f| f.kind),
         headline_ms,
     });
     st.records[idx] = Some(rec);

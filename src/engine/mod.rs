@@ -7,9 +7,9 @@
 //! the workload's [`crate::workload::Session`].
 
 pub mod coordinator;
-pub mod progress;
 pub mod fdlimit;
 pub mod interrupt;
+pub mod progress;
 pub mod roles;
 pub mod sample;
 pub mod slots;
@@ -24,7 +24,7 @@ use std::time::Duration;
 use ractor::Actor;
 use ractor::thread_local::ThreadLocalActorSpawner;
 
-use crate::workload::{RunRecord, Workload};
+use crate::workload::{RunRecord, WorkloadRun};
 use coordinator::{CoordArgs, CoordMsg, Coordinator};
 
 /// How one run is executed. (No `Debug`: `headers` may hold secrets.)
@@ -83,7 +83,7 @@ pub struct EngineOutput {
 }
 
 /// Run `workload` as `cfg` says and return every sample's record. Blocks the caller.
-pub fn run(cfg: EngineConfig, workload: Arc<dyn Workload>) -> Result<EngineOutput, EngineError> {
+pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOutput, EngineError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("rtload-control")

@@ -20,7 +20,7 @@ use super::roles::{
 use super::writer::WriterHandle;
 use super::{slots, transport};
 use crate::workload::playback::PlaybackSummary;
-use crate::workload::{ConnectSpec, Effects, Inbound, SampleRecord, Session};
+use crate::workload::{ConnectSpec, DynSession, Effects, FailureKind, Inbound, SampleRecord};
 
 /// Messages to a sample supervisor.
 #[derive(Debug)]
@@ -39,7 +39,7 @@ pub enum SampleMsg {
     /// A wake-up the session asked for; stale generations are ignored.
     Wake(u64),
     /// The sender could not write.
-    SenderFailed(String),
+    SenderFailed(crate::workload::Failure),
     /// The sender's lateness samples (sent as it stops).
     SenderStats(Vec<f64>),
     /// The playback summary (sent as playback stops).
@@ -51,7 +51,7 @@ pub enum SampleMsg {
 /// Everything a sample needs; `Send`, so it can travel to the shard thread.
 pub struct SampleArgs {
     /// The workload's state machine for this sample.
-    pub session: Box<dyn Session>,
+    pub session: Box<dyn DynSession>,
     /// Where and how it runs.
     pub meta: SampleMeta,
 }
@@ -95,7 +95,7 @@ pub struct SampleActor;
 /// Supervisor state. Children are set once connected; `outcome` once decided.
 pub struct SampleState {
     args: SampleMeta,
-    session: Option<Box<dyn Session>>,
+    session: Option<Box<dyn DynSession>>,
     started: Instant,
     opened: Option<Instant>,
     sender: Option<ActorRef<SenderMsg>>,
@@ -106,7 +106,7 @@ pub struct SampleState {
     playback_stats: Option<PlaybackSummary>,
     wake: Option<(u64, tokio::task::JoinHandle<()>)>,
     wake_gen: u64,
-    outcome: Option<Result<(), String>>,
+    outcome: Option<Result<(), crate::workload::Failure>>,
     reported: bool,
 }
 
@@ -154,9 +154,10 @@ impl ThreadLocalActor for SampleActor {
             st.args.tls.as_ref(),
             st.args.max_frame_bytes,
         )
-        .await {
+        .await
+        {
             Err(e) => {
-                st.outcome = Some(Err(e.to_string()));
+                st.outcome = Some(Err(e.failure()));
                 st.sender_stats = Some(Vec::new());
                 st.playback_stats = Some(PlaybackSummary::default());
                 maybe_report(&myself, st);
@@ -190,10 +191,11 @@ impl ThreadLocalActor for SampleActor {
                 with_session(st, |s| s.on_wake(Instant::now(), &mut fx));
             }
             SampleMsg::ReadEnded { at, reason, error } if live => match error {
-                Some(e) => fx.fail(e),
+                Some(e) => fx.fail_as(crate::workload::FailureKind::Transport, e),
                 None => with_session(st, |s| s.on_closed(at, reason, &mut fx)),
             },
-            SampleMsg::SenderFailed(e) | SampleMsg::Interrupt(e) if live => fx.fail(e),
+            SampleMsg::SenderFailed(e) if live => fx.fail_as(e.kind, e.message),
+            SampleMsg::Interrupt(e) if live => fx.fail_as(FailureKind::Interrupted, e),
             SampleMsg::SenderStats(v) => st.sender_stats = Some(v),
             SampleMsg::PlaybackStats(p) => st.playback_stats = Some(p),
             _ => {}
@@ -224,7 +226,7 @@ impl ThreadLocalActor for SampleActor {
     }
 }
 
-fn with_session(st: &mut SampleState, f: impl FnOnce(&mut dyn Session)) {
+fn with_session(st: &mut SampleState, f: impl FnOnce(&mut dyn DynSession)) {
     if let Some(s) = st.session.as_deref_mut() {
         f(s);
     }
@@ -339,7 +341,10 @@ fn child_gone(st: &mut SampleState, cell: &ActorCell, failure: Option<String>) {
         st.playback_stats
             .get_or_insert_with(PlaybackSummary::default);
         if st.outcome.is_none() {
-            st.outcome = Some(Err(format!("sample actor {} failed: {err}", cell.get_id())));
+            st.outcome = Some(Err(crate::workload::Failure::new(
+                crate::workload::FailureKind::Crashed,
+                format!("sample actor {} failed: {err}", cell.get_id()),
+            )));
         }
     }
 }
@@ -374,7 +379,7 @@ fn maybe_report(myself: &ActorRef<SampleMsg>, st: &mut SampleState) {
         outcome: st.outcome.clone().unwrap_or(Ok(())),
         send_lateness_s: st.sender_stats.take().unwrap_or_default(),
         playback: st.playback_stats.take(),
-        output: session.map(|s| s.into_output()),
+        output: session.map(|s| s.finish()),
     };
     let (writer, coordinator, me) = (
         st.args.writer.clone(),

@@ -240,62 +240,12 @@ plain-text server"
     }
 }
 
-/// The result file's text with `"tls": {"ca_cert", "insecure_skip_verify"}` added to
-/// its top-level `rtload` block. Works on the text so every workload's dialect (key
-/// order, one line or indented, Python's bare `NaN`) is kept; a document without a
-/// top-level `rtload` object is returned unchanged.
-pub fn annotate_result(text: &str, opts: &TlsOptions) -> String {
-    let Some(at) = rtload_block_start(text) else {
-        return text.to_string();
-    };
-    let ca = opts.ca_cert.as_ref().map_or_else(
-        || "null".to_string(),
-        |p| serde_json::Value::String(p.display().to_string()).to_string(),
-    );
-    let insecure = opts.insecure_skip_verify;
-    let rest = &text[at..];
-    let comma = if rest.trim_start().starts_with('}') {
-        ""
-    } else {
-        ","
-    };
-    let block = if rest.starts_with('\n') {
-        format!(
-            "\n    \"tls\": {{\n      \"ca_cert\": {ca},\n      \"insecure_skip_verify\": {insecure}\n    }}{comma}"
-        )
-    } else {
-        format!("\"tls\": {{\"ca_cert\": {ca}, \"insecure_skip_verify\": {insecure}}}{comma} ")
-    };
-    format!("{}{block}{rest}", &text[..at])
-}
-
-/// Byte offset just after the `{` of the top-level `"rtload": {`, skipping strings.
-fn rtload_block_start(text: &str) -> Option<usize> {
-    let b = text.as_bytes();
-    let (mut depth, mut i) = (0usize, 0usize);
-    while i < b.len() {
-        match b[i] {
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            b'"' => {
-                let start = i + 1;
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                if depth == 1 && text.get(start..i) == Some("rtload") {
-                    let after = text.get(i + 1..)?.trim_start().strip_prefix(':')?;
-                    let brace = after.trim_start();
-                    if brace.starts_with('{') {
-                        return Some(text.len() - brace.len() + 1);
-                    }
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
+/// The result's `rtload` keys for a `wss://` run: `{"tls": {"ca_cert", "insecure_skip_verify"}}`.
+pub fn result_block(opts: &TlsOptions) -> serde_json::Value {
+    serde_json::json!({"tls": {
+        "ca_cert": opts.ca_cert.as_ref().map(|p| p.display().to_string()),
+        "insecure_skip_verify": opts.insecure_skip_verify,
+    }})
 }
 
 #[cfg(test)]

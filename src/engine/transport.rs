@@ -38,6 +38,8 @@ pub enum TransportError {
         url: String,
         /// awc's error text.
         msg: String,
+        /// Why, for counting: connect, handshake (with the HTTP status) or timeout.
+        kind: crate::workload::FailureKind,
     },
     /// Writing a frame failed.
     #[error("send failed: {0}")]
@@ -49,6 +51,17 @@ pub enum TransportError {
 
 /// A shard's client and the TLS configuration it was built with (`None`: plain only).
 type ShardClient = (Option<ClientTls>, awc::Client);
+impl TransportError {
+    /// This error as a sample failure (same message).
+    pub fn failure(&self) -> crate::workload::Failure {
+        use crate::workload::FailureKind;
+        let kind = match self {
+            TransportError::Connect { kind, .. } => *kind,
+            TransportError::Send(_) | TransportError::Recv(_) => FailureKind::Transport,
+        };
+        crate::workload::Failure::new(kind, self.to_string())
+    }
+}
 
 thread_local! {
     /// One client per shard thread. `limit(0)`: the default limit of 100 counts live
@@ -92,9 +105,11 @@ pub async fn connect(
     tls: Option<&ClientTls>,
     max_frame_bytes: usize,
 ) -> Result<(WsSink, WsStream), TransportError> {
-    let err = |msg: String| TransportError::Connect {
+    use crate::workload::FailureKind;
+    let err = |msg: String, kind: FailureKind| TransportError::Connect {
         url: spec.url.clone(),
         msg,
+        kind,
     };
     let mut req = client(tls)
         .ws(spec.url.as_str())
@@ -105,23 +120,32 @@ pub async fn connect(
     let connected = tokio::time::timeout(timeout, req.connect())
         .await
         .map_err(|_| {
-            err(format!(
-                "no handshake within {:.0} s",
-                timeout.as_secs_f64()
-            ))
+            err(
+                format!("no handshake within {:.0} s", timeout.as_secs_f64()),
+                FailureKind::Timeout,
+            )
         })?;
     let (_resp, framed) = match connected {
         Ok(ok) => ok,
         Err(awc::error::WsClientError::InvalidResponseStatus(status)) => {
             let body = error_body(spec, timeout, tls).await;
-            return Err(err(format!(
-                "the server answered the WebSocket upgrade with HTTP {status} (expected 101 Switching Protocols){body}"
-            )));
+            return Err(err(
+                format!(
+                    "the server answered the WebSocket upgrade with HTTP {status} (expected 101 Switching Protocols){body}"
+                ),
+                FailureKind::Handshake {
+                    status: Some(status.as_u16()),
+                },
+            ));
         }
         Err(e) => {
+            let kind = match &e {
+                awc::error::WsClientError::SendRequest(_) => FailureKind::Connect,
+                _ => FailureKind::Handshake { status: None },
+            };
             return Err(match super::tls::rustls_error(&e) {
-                Some(t) => err(super::tls::explain(t)),
-                None => err(e.to_string()),
+                Some(t) => err(super::tls::explain(t), kind),
+                None => err(e.to_string(), kind),
             });
         }
     };

@@ -13,8 +13,8 @@
 pub mod config;
 mod duplex;
 mod duplex_plan;
-mod tls;
 mod frame_guard;
+mod tls;
 mod video;
 mod video_plan;
 

@@ -95,7 +95,7 @@ fn warmups_run_first_and_appear_in_no_metric() {
             progress: None,
             interrupt: None,
         },
-        sc.workload.clone(),
+        sc.workload.clone().begin_run(),
     );
     // No server: every sample fails to connect, which is fine for ordering.
     let run = out.unwrap().run;

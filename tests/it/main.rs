@@ -7,6 +7,7 @@ mod support;
 mod cli;
 mod config_checks;
 mod duplex;
+mod echo_workload;
 mod engine;
 mod layering;
 mod outputs;

@@ -194,11 +194,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", help_heading = "Load")]
     pub sweep_dir: Option<PathBuf>,
 
-    /// Video workload options (`[workload]` keys of `kind = "video-cadence"`).
+    /// Video workload options (the `[workload]` keys of the video cadence kind).
     #[command(flatten)]
     pub video: VideoArgs,
 
-    /// OmniInteract workload options (`[workload]` keys of `kind = "omniinteract"`).
+    /// OmniInteract workload options (the `[workload]` keys of the OmniInteract kind).
     #[command(flatten)]
     pub omni: OmniArgs,
 }

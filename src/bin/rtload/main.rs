@@ -147,10 +147,16 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
                 eprintln!("{breached} threshold(s) breached");
             }
             if !summary.failures.is_empty() {
+                let kinds: Vec<String> = summary
+                    .failures_by_kind
+                    .iter()
+                    .map(|(k, n)| format!("{k} {n}"))
+                    .collect();
                 eprintln!(
-                    "{} of {} measured samples failed",
+                    "{} of {} measured samples failed ({})",
                     summary.failures.len(),
-                    summary.measured
+                    summary.measured,
+                    kinds.join(", ")
                 );
             }
             if summary.interrupted {
@@ -258,9 +264,10 @@ fn sweep_cmd(
         .unwrap_or_else(|| std::path::PathBuf::from(format!("sweep-{}", sc.name)));
     match rtload::batch::run_sweep(sc, sweep, &dir, run.quiet) {
         Ok(r) => {
+            let catalogue = sc.workload.catalogue();
             let mut cols: Vec<&str> = sweep.headline.iter().map(String::as_str).collect();
-            for c in rtload::batch::headline_names(sc.workload.kind()) {
-                if !cols.contains(c) {
+            for c in catalogue.headline() {
+                if !cols.contains(&c.as_str()) {
                     cols.push(c);
                 }
             }
@@ -268,6 +275,10 @@ fn sweep_cmd(
             print!(
                 "{}",
                 rtload::config::sweep::render_table(sweep, &r.points, &cols)
+            );
+            print!(
+                "{}",
+                rtload::config::sweep::direction_legend(&cols, &catalogue)
             );
             for f in &r.files {
                 eprintln!("wrote {}", f.display());
@@ -364,9 +375,9 @@ fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let (base, new) = match (
-        rtload::report::compare::load_metrics(&a.base),
-        rtload::report::compare::load_metrics(&a.new),
+    let ((base, base_cat), (new, new_cat)) = match (
+        rtload::report::compare::load_result(&a.base),
+        rtload::report::compare::load_result(&a.new),
     ) {
         (Ok(b), Ok(n)) => (b, n),
         (Err(e), _) | (_, Err(e)) => {
@@ -374,7 +385,20 @@ fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cmp = rtload::report::compare::compare(&base, &new, bound);
+    // NEW's catalogue first (the current meaning), BASE's for metrics NEW lacks.
+    let mut catalogue = new_cat.clone().or(base_cat.clone()).unwrap_or_default();
+    if let Some(b) = &base_cat {
+        catalogue.merge(b);
+    }
+    for (p, c) in [(&a.base, &base_cat), (&a.new, &new_cat)] {
+        if c.is_none() {
+            eprintln!(
+                "note: {} has no rtload.metrics_catalogue and no known workload declares all its metrics; its metrics without a direction in the other file never count as regressions",
+                p.display()
+            );
+        }
+    }
+    let cmp = rtload::report::compare::compare(&base, &new, bound, &catalogue);
     print!("{}", rtload::report::compare::render(&cmp));
     if cmp.regressions().is_empty() {
         ExitCode::SUCCESS

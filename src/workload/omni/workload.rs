@@ -9,13 +9,14 @@ use serde::{Deserialize, Serialize};
 
 use super::media::{self, MediaOptions, PreparedMedia};
 use super::pacing::PacingMode;
+use super::session::DuplexOutput;
 use super::session::{DuplexSession, DuplexSettings};
 use crate::util::scenario_error::{ScenarioError, parse_section};
 use crate::workload::omni::artifacts::layout::CaseLayout;
 use crate::workload::omni::artifacts::lock::OutputLock;
 use crate::workload::omni::artifacts::publish::clear_outputs;
 use crate::workload::omni::dataset::{self, Case, Subset};
-use crate::workload::{Report, RunRecord, Session, SessionContext, Workload, WorkloadInput};
+use crate::workload::{MaybeFailed, Report, RunRecord, SessionContext, Workload, WorkloadInput};
 
 /// The registered kind name.
 pub const KIND: &str = "omniinteract";
@@ -113,7 +114,9 @@ impl std::fmt::Debug for OmniWorkload {
 }
 
 /// Build from a scenario (registered in `config::registry`).
-pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
+pub fn build(
+    input: &WorkloadInput<'_>,
+) -> Result<Box<dyn crate::workload::DynWorkload>, Vec<ScenarioError>> {
     let mut p: OmniParams =
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
     let base = input.path.parent().unwrap_or(Path::new("."));
@@ -290,6 +293,8 @@ pub fn parse_pacing(s: Option<&str>) -> Result<PacingMode, String> {
 }
 
 impl Workload for OmniWorkload {
+    type Session = MaybeFailed<DuplexSession>;
+
     fn kind(&self) -> &'static str {
         KIND
     }
@@ -302,8 +307,8 @@ impl Workload for OmniWorkload {
         self.cases.len()
     }
 
-    fn metric_names(&self) -> Vec<String> {
-        super::report::metric_names(&self.percentiles)
+    fn catalogue(&self) -> crate::workload::catalogue::Catalogue {
+        super::report::catalogue(&self.percentiles)
     }
 
     fn describe(&self) -> Vec<(String, String)> {
@@ -328,11 +333,11 @@ impl Workload for OmniWorkload {
         "audio ttfp"
     }
 
-    fn headline_ms(&self, rec: &crate::workload::SampleRecord) -> Option<f64> {
-        let out = rec
-            .output
-            .as_ref()
-            .and_then(|o| o.downcast_ref::<super::session::DuplexOutput>());
+    fn headline_ms(
+        &self,
+        rec: &crate::workload::SampleRecord<Option<DuplexOutput>>,
+    ) -> Option<f64> {
+        let out = rec.output.as_ref().and_then(Option::as_ref);
         out.and_then(|o| {
             let events: Vec<super::metrics::TimedEvent> = o
                 .events
@@ -389,14 +394,12 @@ impl Workload for OmniWorkload {
         Ok(())
     }
 
-    fn session(&self, ctx: &SessionContext) -> Box<dyn Session> {
-        if let Err(e) = self.prepare() {
-            return Box::new(crate::workload::FailedSession(e));
+    fn session(&self, ctx: &SessionContext) -> MaybeFailed<DuplexSession> {
+        if let Err(e) = Workload::prepare(self) {
+            return MaybeFailed::Failed(e);
         }
         let Some(prepared) = self.prepared.get() else {
-            return Box::new(crate::workload::FailedSession(
-                "media was not prepared".into(),
-            ));
+            return MaybeFailed::Failed("media was not prepared".into());
         };
         let n = self.cases.len().max(1);
         let case_idx = ctx.case_index(n);
@@ -414,10 +417,10 @@ impl Workload for OmniWorkload {
             session_id,
             !ctx.warmup,
         );
-        Box::new(session.with_request(ctx.request_id.clone(), self.api_key.clone()))
+        MaybeFailed::Ready(session.with_request(ctx.request_id.clone(), self.api_key.clone()))
     }
 
-    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String> {
+    fn report(&self, run: RunRecord<Option<DuplexOutput>>) -> Result<Box<dyn Report>, String> {
         let lock = self.lock.lock().unwrap_or_else(|p| p.into_inner()).take();
         let report = super::report::build(self, run);
         drop(lock);

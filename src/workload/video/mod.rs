@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::util::scenario_error::{ScenarioError, parse_section};
-use crate::workload::{Report, RunRecord, Session, SessionContext, Workload, WorkloadInput};
+use crate::workload::{Report, RunRecord, SessionContext, Workload, WorkloadInput};
 use metrics::MetricsConfig;
 use rollout::{Rollout, RolloutOptions};
 use session::{SessionSettings, VideoSession};
@@ -100,7 +100,9 @@ pub struct VideoWorkload {
 }
 
 /// Build from a scenario (registered in `config::registry`).
-pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
+pub fn build(
+    input: &WorkloadInput<'_>,
+) -> Result<Box<dyn crate::workload::DynWorkload>, Vec<ScenarioError>> {
     let p: VideoParams =
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
     let base = input.path.parent().unwrap_or(std::path::Path::new("."));
@@ -349,6 +351,8 @@ impl VideoWorkload {
 }
 
 impl Workload for VideoWorkload {
+    type Session = VideoSession;
+
     fn kind(&self) -> &'static str {
         KIND
     }
@@ -392,8 +396,8 @@ impl Workload for VideoWorkload {
         self.samples
     }
 
-    fn metric_names(&self) -> Vec<String> {
-        names::all_names(&self.metrics)
+    fn catalogue(&self) -> crate::workload::catalogue::Catalogue {
+        names::catalogue(&self.metrics)
     }
 
     fn expected_session_s(&self) -> Option<f64> {
@@ -405,12 +409,14 @@ impl Workload for VideoWorkload {
         "ttfc"
     }
 
-    fn headline_ms(&self, rec: &crate::workload::SampleRecord) -> Option<f64> {
-        let out = rec
-            .output
+    fn headline_ms(
+        &self,
+        rec: &crate::workload::SampleRecord<session::VideoOutput>,
+    ) -> Option<f64> {
+        rec.output
             .as_ref()
-            .and_then(|o| o.downcast_ref::<session::VideoOutput>());
-        out.and_then(|o| o.ttfc_s).map(|s| s * 1000.0)
+            .and_then(|o| o.ttfc_s)
+            .map(|s| s * 1000.0)
     }
 
     fn playback_buffer(&self) -> u32 {
@@ -440,13 +446,13 @@ impl Workload for VideoWorkload {
         out
     }
 
-    fn session(&self, ctx: &SessionContext) -> Box<dyn Session> {
+    fn session(&self, ctx: &SessionContext) -> VideoSession {
         let save_as = (!ctx.warmup && self.save_video.is_some())
             .then(|| PathBuf::from(format!("session-{:03}.mp4", ctx.idx)));
-        Box::new(VideoSession::new(self.settings.clone(), ctx.idx, save_as))
+        VideoSession::new(self.settings.clone(), ctx.idx, save_as)
     }
 
-    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String> {
+    fn report(&self, run: RunRecord<session::VideoOutput>) -> Result<Box<dyn Report>, String> {
         output::build_report(&self.rollout, &self.metrics, run)
             .map(|r| Box::new(r) as Box<dyn Report>)
     }
