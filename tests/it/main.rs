@@ -7,6 +7,7 @@ mod support;
 mod cli;
 mod duplex;
 mod engine;
+mod fresh_machine;
 mod outputs;
 mod schema;
 mod surface;
