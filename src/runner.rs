@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use crate::engine::{self, EngineConfig, EngineError};
 use crate::scenario::{Scenario, ScenarioError};
 use crate::server::{EmbeddedServer, ServerConfig};
-use crate::target::{redact_url, resolve_url};
+use crate::target::{redact_text, redact_url, resolve_url};
 use crate::workload::{Report, RunRecord};
 
 /// A run that could not happen (as opposed to samples that failed, which are results).
@@ -155,7 +155,7 @@ pub fn run_with(
     let verdicts = crate::thresholds::evaluate(&scenario.thresholds, &report.metrics());
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
-        let text = report.to_json_text();
+        let text = redact_text(&report.to_json_text());
         engine::writer::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
             path: path.clone(),
             msg: e.to_string(),

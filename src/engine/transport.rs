@@ -30,7 +30,7 @@ pub enum TransportError {
     /// The WebSocket handshake did not complete.
     #[error("connect to {url} failed: {msg}")]
     Connect {
-        /// The URL (never carries header secrets).
+        /// The URL, redacted (no user info, no credential query values).
         url: String,
         /// awc's error text.
         msg: String,
@@ -68,12 +68,19 @@ pub async fn connect(
     timeout: Duration,
 ) -> Result<(WsSink, WsStream), TransportError> {
     let err = |msg: String| TransportError::Connect {
-        url: spec.url.clone(),
-        msg,
+        url: crate::target::redact_url(&spec.url),
+        msg: crate::target::redact_text(&msg),
     };
-    let mut req = client()
-        .ws(spec.url.as_str())
-        .max_frame_size(MAX_MESSAGE_BYTES);
+    // URL user info goes as `Authorization: Basic` (as curl does) unless a header says otherwise.
+    let (url, basic) = crate::target::split_user_info(&spec.url);
+    let mut req = client().ws(url.as_str()).max_frame_size(MAX_MESSAGE_BYTES);
+    let has_auth = spec
+        .headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+    if let Some(basic) = basic.filter(|_| !has_auth) {
+        req = req.set_header("Authorization", basic);
+    }
     for (k, v) in &spec.headers {
         req = req.set_header(k.as_str(), v.as_str());
     }

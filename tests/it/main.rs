@@ -9,6 +9,7 @@ mod duplex;
 mod engine;
 mod fresh_machine;
 mod outputs;
+mod redaction;
 mod schema;
 mod surface;
 mod sweep;

@@ -1,12 +1,21 @@
 //! The `rtload` command: parse the command line, call the library, map the outcome to an
 //! exit code — 0 passed, 1 samples (or thresholds) failed, 2 usage or configuration error.
 
+/// Every stderr line of the command passes through the one URL redaction rule
+/// (`rtload::target::redact_text`): no URL password or credential query value is printed.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {
+        std::eprintln!("{}", rtload::target::redact_text(&format!($($arg)*)))
+    };
+}
+
 mod cli;
 
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Parser as _;
+use rtload::target::redact_text;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
@@ -85,7 +94,7 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         Some((mode, Box::new(std::io::stderr())));
     match rtload::runner::run_with(&scenario, Box::new(std::io::stdout()), progress) {
         Ok(summary) => {
-            print!("{}", summary.report.render_text());
+            print!("{}", redact_text(&summary.report.render_text()));
             if !summary.verdicts.is_empty() {
                 println!("Thresholds");
                 print!("{}", rtload::thresholds::render(&summary.verdicts));
@@ -253,7 +262,7 @@ fn report_cmd(a: &cli::ReportArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match rtload::engine::writer::write_atomic(&a.html, html.as_bytes()) {
+    match rtload::engine::writer::write_atomic(&a.html, redact_text(&html).as_bytes()) {
         Ok(()) => {
             eprintln!("wrote {}", a.html.display());
             ExitCode::SUCCESS

@@ -124,7 +124,7 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     text.push_str(&json::omni_text(w, &runs, &finals, &summary));
     if w.params.save_result.unwrap_or(false) {
         let path = json::result_path(w, &header);
-        let mut body = bench_metrics::to_vllm_json_string(&doc);
+        let mut body = crate::target::redact_text(&bench_metrics::to_vllm_json_string(&doc));
         body.push('\n');
         crate::engine::writer::write_atomic(&path, body.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
