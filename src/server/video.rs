@@ -169,6 +169,9 @@ impl Connection {
             "video connection finished"
         );
         if let Flow::Close(reason) = flow {
+            // Always a status code (1000 unless the reason says otherwise): without
+            // one, clients see 1005 "no status received".
+            let reason = reason.or_else(|| Some(CloseCode::Normal.into()));
             let _ = self.session.clone().close(reason).await;
         }
     }
@@ -258,7 +261,8 @@ impl Connection {
                     "kind": "trailer",
                     "num_frames": 0,
                     "byte_length": state.trailer_body.len(),
-                    "generation_chunk_index": index,
+                    // The reference's test server sends null here.
+                    "generation_chunk_index": null,
                     "server_sent_at_s": t0.elapsed().as_secs_f64(),
                 });
                 match session.text(meta.to_string()).await {
