@@ -339,7 +339,14 @@ fn mp4_case_through_ffprobe_and_ffmpeg() {
     // 15 appends. Frames at 0.5 s and 1.5 s; no picture exists at ≥ 2.5 s.
     assert_eq!(r["input_audio_chunks"], 15, "{r}");
     assert_eq!(r["input_video_frames"], 2, "{r}");
-    assert_eq!(r["video"], "videos/x.mp4", "{r}");
+    // As the reference: the full video path (like gt_json), and "" for no error.
+    let full = std::fs::canonicalize(subset.join("videos/x.mp4")).unwrap();
+    assert_eq!(r["video"], full.display().to_string(), "{r}");
+    assert_eq!(r["error"], "", "{r}");
+    let manifest =
+        std::fs::read_to_string(out_dir(&fx).join("official_eval_manifest.jsonl")).unwrap();
+    let line: serde_json::Value = serde_json::from_str(manifest.trim()).unwrap();
+    assert_eq!(line["video"], full.display().to_string(), "{line}");
     let created = d
         .events()
         .into_iter()

@@ -145,7 +145,10 @@ fn case_result<'a>(
     duration_s: f64,
 ) -> (FinalizeCase, CaseRun<'a>) {
     let layout = CaseLayout::new(case.subset.name(), &case.video_rel);
-    let mut result = CaseResult::new(case.subset.name(), &case.video_rel);
+    // The reference reports the case's full video path (as `gt_json`), not the
+    // dataset-relative one.
+    let video = case.video_path.display().to_string();
+    let mut result = CaseResult::new(case.subset.name(), &video);
     let success = sample.outcome.is_ok() && out.is_some_and(|o| o.success);
     let error = sample
         .outcome
@@ -168,7 +171,8 @@ fn case_result<'a>(
     let session_id = out.map(|o| o.session_id.clone());
     let dm = duplex_metrics(&events, stream_start_s, session_id.as_deref());
     result.success = success;
-    result.error = error;
+    // The reference writes `""` (not null) when there is no error.
+    result.error = Some(error.unwrap_or_default());
     result.session_id = session_id;
     result.latency_s = out.map_or(sample.ended_s - sample.started_s, |o| o.latency_s);
     if let Some(o) = out {

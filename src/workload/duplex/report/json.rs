@@ -149,7 +149,7 @@ fn rtload_block(
             let late = &s.send_lateness_s;
             json!({
                 "case": f.layout.label(),
-                "error": f.result.error,
+                "error": f.result.error.as_deref().filter(|e| !e.is_empty()),
                 "scheduled_s": s.scheduled_s,
                 "queue_wait_ms": s.queue_wait_s * 1000.0,
                 "started_s": s.started_s,
