@@ -254,7 +254,7 @@ impl Connection {
                 }
                 session.binary(body.clone()).await
             }
-            Step::Trailer { index } => {
+            Step::Trailer { .. } => {
                 let meta = json!({
                     "type": "video.chunk_metadata",
                     "request_id": request_id,

@@ -42,6 +42,8 @@
 
 pub mod duplex;
 pub mod env_info;
+#[cfg(test)]
+pub(crate) mod fuzz;
 pub mod video;
 
 use std::any::Any;

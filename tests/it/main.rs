@@ -8,6 +8,7 @@ mod cli;
 mod duplex;
 mod engine;
 mod fresh_machine;
+mod fuzz;
 mod outputs;
 mod redaction;
 mod schema;

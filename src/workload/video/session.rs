@@ -324,4 +324,6 @@ fn clip(s: &str) -> String {
 }
 
 #[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
 mod tests;
