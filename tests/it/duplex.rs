@@ -347,10 +347,12 @@ fn mp4_case_through_ffprobe_and_ffmpeg() {
     let full = std::fs::canonicalize(subset.join("videos/x.mp4")).unwrap();
     assert_eq!(r["video"], full.display().to_string(), "{r}");
     assert_eq!(r["error"], "", "{r}");
-    let manifest =
-        std::fs::read_to_string(out_dir(&fx).join("official_eval_manifest.jsonl")).unwrap();
-    let line: serde_json::Value = serde_json::from_str(manifest.trim()).unwrap();
-    assert_eq!(line["video"], full.display().to_string(), "{line}");
+    let batch = read_json(&out_dir(&fx).join("batch_summary.json"));
+    assert_eq!(
+        batch["results"][0]["video"],
+        full.display().to_string(),
+        "{batch}"
+    );
     let created = d
         .events()
         .into_iter()

@@ -173,6 +173,7 @@ fn synth_cmd(a: &cli::SynthArgs) -> anyhow::Result<()> {
         cases_per_subset: a.cases_per_subset,
         duration_ms: a.duration_ms,
         tar: a.tar,
+        mp4: a.mp4,
     };
     let r = rtload::dataset::synth(&a.dir, &opts)
         .with_context(|| format!("writing a synthetic dataset into {}", a.dir.display()))?;
