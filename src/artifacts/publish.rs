@@ -216,7 +216,7 @@ pub(super) fn write_json<T: Serialize + ?Sized>(
 ) -> Result<(), ArtifactError> {
     atomic_write(dir, name, |w| {
         let text = serde_json::to_string_pretty(value)?;
-        w.write_all(crate::target::redact_text(&text).as_bytes())?;
+        w.write_all(crate::util::target::redact_text(&text).as_bytes())?;
         w.write_all(b"\n")
     })
 }
@@ -278,7 +278,7 @@ pub(super) fn path_string(path: &Path) -> String {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::artifacts::capture::{
+    use crate::workload::omni::artifacts::capture::{
         CaptureInput, ResponseRecord, Segment, capture, sanitize_event,
     };
     use bytes::Bytes;

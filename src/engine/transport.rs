@@ -68,11 +68,11 @@ pub async fn connect(
     timeout: Duration,
 ) -> Result<(WsSink, WsStream), TransportError> {
     let err = |msg: String| TransportError::Connect {
-        url: crate::target::redact_url(&spec.url),
-        msg: crate::target::redact_text(&msg),
+        url: crate::util::target::redact_url(&spec.url),
+        msg: crate::util::target::redact_text(&msg),
     };
     // URL user info goes as `Authorization: Basic` (as curl does) unless a header says otherwise.
-    let (url, basic) = crate::target::split_user_info(&spec.url);
+    let (url, basic) = crate::util::target::split_user_info(&spec.url);
     let mut req = client().ws(url.as_str()).max_frame_size(MAX_MESSAGE_BYTES);
     let has_auth = spec
         .headers
