@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use crate::config::scenario::{Scenario, ScenarioError};
 use crate::engine::{self, EngineConfig, EngineError};
 use crate::server::{EmbeddedServer, ServerConfig};
-use crate::util::target::{redact_url, resolve_url};
+use crate::util::target::{redact_text, redact_url, resolve_url};
 use crate::workload::{Failure, FailureKind, Report, RunRecord};
 
 /// A run that could not happen (as opposed to samples that failed, which are results).
@@ -252,7 +252,7 @@ pub fn run_interruptible(
         series.extend(engine_series);
         publish(
             path,
-            &report.json_text(&doc),
+            &redact_text(&report.json_text(&doc)),
             &series,
             run_start_unix_s,
             interrupted,

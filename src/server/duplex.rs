@@ -140,6 +140,9 @@ impl Connection {
             }
         };
         if let Flow::Close(reason) = flow {
+            // Always a status code (1000 unless the reason says otherwise): without
+            // one, clients see 1005 "no status received".
+            let reason = reason.or_else(|| Some(CloseCode::Normal.into()));
             let _ = self.session.close(reason).await;
         }
     }

@@ -219,6 +219,10 @@ fn build_server(
         ext.insert(conns.enter());
     })
     .workers(cfg.workers)
+    // After the WebSocket close handshake the connection is dropped at once: the default
+    // (1 s) holds the TCP connection open, and clients that wait for the server's close
+    // (Python `websockets`) hold their slot that much longer.
+    .client_disconnect_timeout(std::time::Duration::ZERO)
     .tcp_nodelay(true)
     .shutdown_timeout(cfg.shutdown_timeout_s);
     let server = if os_signals {

@@ -170,6 +170,9 @@ impl Connection {
             "video connection finished"
         );
         if let Flow::Close(reason) = flow {
+            // Always a status code (1000 unless the reason says otherwise): without
+            // one, clients see 1005 "no status received".
+            let reason = reason.or_else(|| Some(CloseCode::Normal.into()));
             let _ = self.session.clone().close(reason).await;
         }
     }
@@ -252,14 +255,15 @@ impl Connection {
                 }
                 session.binary(body.clone()).await
             }
-            Step::Trailer { index } => {
+            Step::Trailer { .. } => {
                 let meta = json!({
                     "type": "video.chunk_metadata",
                     "request_id": request_id,
                     "kind": "trailer",
                     "num_frames": 0,
                     "byte_length": state.trailer_body.len(),
-                    "generation_chunk_index": index,
+                    // The reference's test server sends null here.
+                    "generation_chunk_index": null,
                     "server_sent_at_s": t0.elapsed().as_secs_f64(),
                 });
                 match session.text(meta.to_string()).await {

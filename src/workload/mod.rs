@@ -46,6 +46,8 @@
 pub mod catalogue;
 pub mod env_info;
 pub mod erased;
+#[cfg(test)]
+pub(crate) mod fuzz;
 pub mod kit;
 pub mod load;
 pub mod omni;
@@ -473,7 +475,7 @@ impl WorkloadInput<'_> {
     /// An error about `[workload] key`: at the flag when the CLI set it, else at the key
     /// in the file (the one helper every workload uses).
     pub fn key_error(&self, key: &str, msg: String) -> ScenarioError {
-        crate::config::scenario::override_key_error(
+        crate::util::scenario_error::override_key_error(
             self.path,
             self.src,
             "workload",

@@ -96,6 +96,10 @@ pub struct SynthArgs {
     /// Also write `DIR/data.tar.gz` of the `data/` tree.
     #[arg(long)]
     pub tar: bool,
+    /// Write real MP4 cases (made with ffmpeg) instead of frames cases, so other tools
+    /// can use the same set; frames cases are an rtload extension.
+    #[arg(long)]
+    pub mp4: bool,
     /// Cases per subset.
     #[arg(long, default_value_t = 1)]
     pub cases_per_subset: usize,

@@ -1,12 +1,21 @@
 //! The `rtload` command: parse the command line, call the library, map the outcome to an
 //! exit code — 0 passed, 1 samples (or thresholds) failed, 2 usage or configuration error.
 
+/// Every stderr line of the command passes through the one URL redaction rule
+/// (`rtload::util::target::redact_text`): no URL password or credential query value is printed.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {
+        std::eprintln!("{}", rtload::util::target::redact_text(&format!($($arg)*)))
+    };
+}
+
 mod cli;
 
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Parser as _;
+use rtload::util::target::redact_text;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
@@ -128,7 +137,7 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
     );
     match run_result {
         Ok(summary) => {
-            print!("{}", summary.report.render_text());
+            print!("{}", redact_text(&summary.report.render_text()));
             if !summary.verdicts.is_empty() {
                 println!("Thresholds");
                 print!("{}", rtload::config::thresholds::render(&summary.verdicts));
@@ -237,6 +246,7 @@ fn synth_cmd(a: &cli::SynthArgs) -> anyhow::Result<()> {
         cases_per_subset: a.cases_per_subset,
         duration_ms: a.duration_ms,
         tar: a.tar,
+        mp4: a.mp4,
     };
     let r = rtload::workload::omni::dataset::synth(&a.dir, &opts)
         .with_context(|| format!("writing a synthetic dataset into {}", a.dir.display()))?;
@@ -334,7 +344,7 @@ fn report_cmd(a: &cli::ReportArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match rtload::util::write_atomic(&a.html, html.as_bytes()) {
+    match rtload::util::write_atomic(&a.html, redact_text(&html).as_bytes()) {
         Ok(()) => {
             eprintln!("wrote {}", a.html.display());
             ExitCode::SUCCESS

@@ -34,7 +34,8 @@ use crate::workload::omni::dataset::{FRAMES_AUDIO, frame_file_name, is_frames_ca
 pub const SAMPLE_RATE: u32 = 16_000;
 /// Bytes of prepared PCM16 mono audio per second.
 pub const BYTES_PER_SECOND: usize = 32_000;
-/// Frames are scaled to fit inside this many pixels on each side (never upscaled).
+/// Frames are scaled to fit inside this many pixels on each side, up or down, keeping
+/// the aspect ratio (the reference's `scale=640:640:force_original_aspect_ratio=decrease`).
 pub const MAX_FRAME_SIDE: u32 = 640;
 /// Audio bytes read beyond the target before the rest of ffmpeg's output is discarded.
 const AUDIO_SLACK_BYTES: usize = 64 * 1024;
@@ -295,8 +296,8 @@ fn prepare_container(video: &Path, opts: &MediaOptions) -> Result<PreparedMedia,
     let frames = format!(
         "-map 0:v:0? -an -sn -dn -vf select='gte(t,0.5)*lt(t,{seconds}.5)*\
          (isnan(prev_selected_t)+gt(floor(t-0.5),floor(prev_selected_t-0.5)))',\
-         setpts='floor(T-0.5)/TB',settb=1,scale=w='min({MAX_FRAME_SIDE},iw)':\
-         h='min({MAX_FRAME_SIDE},ih)':force_original_aspect_ratio=decrease \
+         setpts='floor(T-0.5)/TB',settb=1,scale={MAX_FRAME_SIDE}:{MAX_FRAME_SIDE}:\
+         force_original_aspect_ratio=decrease \
          -fps_mode passthrough -enc_time_base 1 -q:v 5 -f image2 -frame_pts 1"
     );
     let pattern = dir.0.join("%d.jpg");
