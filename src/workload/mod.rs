@@ -42,6 +42,7 @@
 
 pub mod duplex;
 pub mod env_info;
+pub mod transcription;
 pub mod video;
 
 use std::any::Any;
@@ -405,6 +406,17 @@ pub fn registry() -> &'static [WorkloadKind] {
             summary: "OmniInteract duplex speech benchmark (/v1/realtime)",
             build: duplex::build,
             schema: |g| crate::schema::kind_schema::<duplex::workload::OmniParams>(g, duplex::KIND),
+        },
+        WorkloadKind {
+            name: transcription::KIND,
+            summary: "vLLM realtime speech-to-text (/v1/realtime)",
+            build: transcription::build,
+            schema: |g| {
+                crate::schema::kind_schema::<transcription::workload::TranscriptionParams>(
+                    g,
+                    transcription::KIND,
+                )
+            },
         },
     ]
 }

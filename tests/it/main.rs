@@ -3,6 +3,7 @@
 
 mod duplex_support;
 mod support;
+mod transcription_server;
 
 mod cli;
 mod duplex;
@@ -11,4 +12,5 @@ mod outputs;
 mod schema;
 mod surface;
 mod sweep;
+mod transcription;
 mod video_faults;

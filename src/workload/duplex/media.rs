@@ -315,6 +315,41 @@ fn prepare_container(video: &Path, opts: &MediaOptions) -> Result<PreparedMedia,
     finish(video, pcm, fill_frames(&found, seconds), duration_s)
 }
 
+/// Decode the audio of any file ffmpeg reads into mono PCM16 LE at `rate` Hz, with one
+/// bounded `ffmpeg` run (the [`prepare`] timeout and output bounds). Audio longer than
+/// `opts.max_duration_s`, or none at all, is an [`MediaError::InvalidDuration`].
+pub fn decode_audio(path: &Path, rate: u32, opts: &MediaOptions) -> Result<Vec<u8>, MediaError> {
+    let timeout = match Duration::try_from_secs_f64(opts.media_timeout_s) {
+        Ok(t) if !t.is_zero() => t,
+        _ => return Err(MediaError::BadTimeout(opts.media_timeout_s)),
+    };
+    let max_bytes = (opts.max_duration_s * f64::from(rate)).ceil() as usize * 2;
+    let mut args = argv(
+        "-nostdin -hide_banner -loglevel error -i",
+        &[path.as_os_str()],
+    );
+    let audio = format!("-vn -sn -dn -ac 1 -ar {rate} -c:a pcm_s16le -f s16le pipe:1");
+    args.extend(argv(&audio, &[]));
+    let mut pcm = run_command(
+        &opts.ffmpeg,
+        &args,
+        timeout,
+        opts.media_timeout_s,
+        max_bytes + 2,
+    )?;
+    let shown = match pcm.len() {
+        0 | 1 => Some(py_float(0.0)),
+        n if n > max_bytes => Some(format!("more than {}", py_float(opts.max_duration_s))),
+        _ => None,
+    };
+    if let Some(shown) = shown {
+        let path = path.to_path_buf();
+        return Err(MediaError::InvalidDuration { path, shown });
+    }
+    pcm.truncate(pcm.len() & !1);
+    Ok(pcm)
+}
+
 /// Whitespace-separated `words` (none of which holds a space) followed by `tail`.
 fn argv(words: &str, tail: &[&OsStr]) -> Vec<OsString> {
     let words = words.split_whitespace().map(OsString::from);

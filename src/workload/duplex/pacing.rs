@@ -50,7 +50,13 @@ impl PacingMode {
     /// for [`PacingMode::Saturate`] (no schedule).
     pub fn due_after(self, offset: usize) -> Option<Duration> {
         // 1 byte of 16 kHz PCM16 lasts exactly 31 250 ns.
-        let media = Duration::from_nanos(offset as u64 * 31_250);
+        self.due_after_media(Duration::from_nanos(offset as u64 * 31_250))
+    }
+
+    /// Offset from the upload start of the moment `media` worth of input is due, for
+    /// any sample rate (the transcription workload paces with this too); `None` for
+    /// [`PacingMode::Saturate`].
+    pub fn due_after_media(self, media: Duration) -> Option<Duration> {
         match self {
             Self::Realtime => Some(media),
             Self::Speed(x) if x.is_finite() && x > 0.0 => Some(media.div_f64(x)),

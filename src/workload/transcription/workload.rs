@@ -1,0 +1,239 @@
+//! The configured `realtime-transcription` workload: `[workload]` parameters with
+//! positioned errors, dataset discovery at build time, audio decoding before timing,
+//! one [`TranscriptionSession`] per sample.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use super::KIND;
+use super::dataset::{self, Item};
+use super::protocol::Settings;
+use super::session::{TranscriptionOutput, TranscriptionSession};
+use crate::scenario::{ScenarioError, key_span, parse_section};
+use crate::workload::duplex::media::MediaOptions;
+use crate::workload::duplex::workload::parse_pacing;
+use crate::workload::{
+    FailedSession, Report, RunRecord, SampleRecord, Session, SessionContext, Workload,
+    WorkloadInput,
+};
+
+/// Model named in `session.update` when the scenario names none.
+pub const DEFAULT_MODEL: &str = "mistralai/Voxtral-Mini-4B-Realtime-2602";
+
+/// `[workload]` keys of a `realtime-transcription` scenario.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TranscriptionParams {
+    /// Always `"realtime-transcription"`.
+    pub kind: String,
+    /// Model named in `session.update`.
+    pub model: Option<String>,
+    /// Directory of audio files (with optional `<name>.txt` references) or a JSONL
+    /// manifest `{"audio": path, "text": reference}`, relative to the scenario; required.
+    pub dataset_path: Option<PathBuf>,
+    /// Sample rate the audio is resampled to and sent at, Hz (default 16000).
+    pub sample_rate: Option<u32>,
+    /// Audio per `input_audio_buffer.append`, ms (default 200).
+    pub chunk_ms: Option<u32>,
+    /// `"realtime"` (default), `"saturate"` (as fast as the socket takes it), or `"<f>x"`.
+    pub pacing: Option<String>,
+    /// Seconds to wait for `session.created` (default 30).
+    pub created_timeout_s: Option<f64>,
+    /// Seconds to wait for `transcription.done` after the final commit (default 60).
+    pub done_timeout_s: Option<f64>,
+    /// Per ffmpeg decode, seconds (default 600).
+    pub media_timeout_s: Option<f64>,
+    /// Longest accepted audio file, seconds (default 3600).
+    pub max_duration_s: Option<f64>,
+}
+
+/// A configured transcription workload.
+pub struct TranscriptionWorkload {
+    pub(super) settings: Arc<Settings>,
+    pub(super) items: Vec<Item>,
+    pub(super) samples: usize,
+    media: MediaOptions,
+    pub(super) prepared: OnceLock<Vec<Bytes>>,
+}
+
+impl std::fmt::Debug for TranscriptionWorkload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TranscriptionWorkload")
+            .field("items", &self.items.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn key_error(input: &WorkloadInput<'_>, key: &str, msg: String) -> ScenarioError {
+    if input.overrides.contains_key(key) {
+        return ScenarioError::Flag {
+            flag: format!("--{}", key.replace('_', "-")),
+            msg,
+        };
+    }
+    match key_span(input.src, "workload", key) {
+        Some(span) => ScenarioError::at(input.path, input.src, span, msg),
+        None => ScenarioError::file(input.path, format!("[workload]: {msg}")),
+    }
+}
+
+/// Build from a scenario (registered in [`crate::workload::registry`]).
+pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
+    let p: TranscriptionParams =
+        parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
+    let base = input.path.parent().unwrap_or(Path::new("."));
+    let mut errors = Vec::new();
+    let err = |key: &str, msg: String| key_error(input, key, msg);
+    for (key, v) in [
+        ("created_timeout_s", p.created_timeout_s),
+        ("done_timeout_s", p.done_timeout_s),
+        ("media_timeout_s", p.media_timeout_s),
+        ("max_duration_s", p.max_duration_s),
+    ] {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= 1e9)) {
+            errors.push(err(
+                key,
+                format!("`{key}` must be a number of seconds in (0, 1e9] (got {v})"),
+            ));
+        }
+    }
+    let rate = p.sample_rate.unwrap_or(16_000);
+    if !(4_000..=192_000).contains(&rate) {
+        errors.push(err(
+            "sample_rate",
+            format!("`sample_rate` must be 4000..=192000 Hz (got {rate}); vLLM expects 16000"),
+        ));
+    }
+    let chunk_ms = p.chunk_ms.unwrap_or(200);
+    if !(1..=60_000).contains(&chunk_ms) {
+        errors.push(err(
+            "chunk_ms",
+            format!("`chunk_ms` must be 1..=60000 (got {chunk_ms}); e.g. `chunk_ms = 200`"),
+        ));
+    }
+    let pacing = parse_pacing(p.pacing.as_deref()).unwrap_or_else(|msg| {
+        errors.push(err("pacing", msg));
+        Default::default()
+    });
+    let items = match &p.dataset_path {
+        None => {
+            errors.push(ScenarioError::file(input.path, "[workload] needs `dataset_path` (a directory of audio files or a .jsonl manifest); `rtload dataset synth --kind transcription DIR` writes a small one"));
+            Vec::new()
+        }
+        Some(d) => dataset::discover(&base.join(d)).unwrap_or_else(|e| {
+            errors.push(err("dataset_path", e.to_string()));
+            Vec::new()
+        }),
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let settings = Settings {
+        model: p.model.clone().unwrap_or_else(|| DEFAULT_MODEL.into()),
+        sample_rate: rate,
+        chunk_ms,
+        pacing,
+        created_timeout_s: p.created_timeout_s.unwrap_or(30.0),
+        done_timeout_s: p.done_timeout_s.unwrap_or(60.0),
+    };
+    Ok(Box::new(TranscriptionWorkload {
+        settings: Arc::new(settings),
+        samples: input.samples_requested.unwrap_or(items.len()),
+        items,
+        media: MediaOptions {
+            media_timeout_s: p.media_timeout_s.unwrap_or(600.0),
+            max_duration_s: p.max_duration_s.unwrap_or(3600.0),
+            ..MediaOptions::default()
+        },
+        prepared: OnceLock::new(),
+    }))
+}
+
+impl Workload for TranscriptionWorkload {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn default_path(&self) -> &'static str {
+        "/v1/realtime"
+    }
+
+    fn describe(&self) -> Vec<(String, String)> {
+        let s = &self.settings;
+        let refs = self.items.iter().filter(|i| i.reference.is_some()).count();
+        vec![
+            ("model".into(), s.model.clone()),
+            (
+                "dataset".into(),
+                format!(
+                    "{} file(s), {refs} with a reference transcript",
+                    self.items.len()
+                ),
+            ),
+            (
+                "audio".into(),
+                format!(
+                    "PCM16 mono {} Hz, {} ms per append",
+                    s.sample_rate, s.chunk_ms
+                ),
+            ),
+            ("pacing".into(), s.pacing.to_string()),
+        ]
+    }
+
+    fn samples(&self) -> usize {
+        self.samples
+    }
+
+    fn metric_names(&self) -> Vec<String> {
+        super::metrics::metric_names()
+    }
+
+    fn headline_name(&self) -> &'static str {
+        "ttft"
+    }
+
+    fn headline_ms(&self, rec: &SampleRecord) -> Option<f64> {
+        let out = rec.output.as_ref()?.downcast_ref::<TranscriptionOutput>()?;
+        super::metrics::session_metrics(&out.record, None).ttft_ms
+    }
+
+    fn prepare(&self) -> Result<(), String> {
+        if self.prepared.get().is_some() {
+            return Ok(());
+        }
+        let pcm = self
+            .items
+            .iter()
+            .map(|i| {
+                dataset::load_pcm(&i.path, self.settings.sample_rate, &self.media)
+                    .map(Bytes::from)
+                    .map_err(|e| e.to_string())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let _ = self.prepared.set(pcm);
+        Ok(())
+    }
+
+    fn session(&self, ctx: &SessionContext) -> Box<dyn Session> {
+        if let Err(e) = self.prepare() {
+            return Box::new(FailedSession(e));
+        }
+        let Some(pcm) = self.prepared.get() else {
+            return Box::new(FailedSession("audio was not prepared".into()));
+        };
+        let item = ctx.case_index(self.items.len());
+        Box::new(TranscriptionSession::new(
+            Arc::clone(&self.settings),
+            pcm[item].clone(),
+            item,
+        ))
+    }
+
+    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String> {
+        Ok(Box::new(super::report::build(self, run)))
+    }
+}
