@@ -187,13 +187,11 @@ pub fn load_pcm(path: &Path, rate: u32, opts: &MediaOptions) -> Result<Vec<u8>, 
     let is_wav = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("wav"));
-    if is_wav {
-        if let Ok(reader) = hound::WavReader::open(path) {
-            return read_wav(reader, rate, opts.max_duration_s).map_err(|msg| DataError::Read {
-                path: path.to_path_buf(),
-                msg,
-            });
-        }
+    if is_wav && let Ok(reader) = hound::WavReader::open(path) {
+        return read_wav(reader, rate, opts.max_duration_s).map_err(|msg| DataError::Read {
+            path: path.to_path_buf(),
+            msg,
+        });
     }
     media::decode_audio(path, rate, opts).map_err(|e| DataError::Read {
         path: path.to_path_buf(),
