@@ -1,12 +1,14 @@
 //! Which charts each recognised result document gets, and how its JSON maps onto them:
 //! video (chunk cadence, latency histograms, session timeline), duplex (session timeline,
-//! one histogram per distribution) and sweep (headline and throughput curves).
+//! one histogram per distribution), transcription (one histogram per distribution) and
+//! sweep (headline and throughput curves).
 //!
 //! Every chart is a `<figure>` with a `<figcaption>`; a chart without data becomes a short
 //! "no data" note instead. Missing or malformed fields mean "no data", never an error.
 
 mod duplex;
 mod sweep;
+mod transcription;
 mod video;
 
 use std::fmt::Write as _;
@@ -17,6 +19,7 @@ use super::svg::{Axis, Plot, esc, fmt_num, histogram};
 
 pub use duplex::duplex;
 pub use sweep::sweep;
+pub use transcription::transcription;
 pub use video::video;
 
 /// The finite number at `v[key]`, if any (JSON `null`, strings and NaN-as-null are `None`).

@@ -41,6 +41,8 @@ pub enum DocKind {
     Duplex,
     /// Sweep result: a top-level `"sweep"` object.
     Sweep,
+    /// Realtime transcription result: `rtload.workload` is that workload's kind.
+    Transcription,
 }
 
 impl DocKind {
@@ -49,6 +51,7 @@ impl DocKind {
             DocKind::Video => "video",
             DocKind::Duplex => "duplex",
             DocKind::Sweep => "sweep",
+            DocKind::Transcription => "transcription",
         }
     }
 }
@@ -66,6 +69,9 @@ pub fn classify(doc: &Value) -> Result<DocKind, String> {
         return Ok(DocKind::Video);
     }
     let workload = s(doc.pointer("/rtload/workload"));
+    if workload.as_deref() == Some(crate::workload::transcription::KIND) {
+        return Ok(DocKind::Transcription);
+    }
     if s(obj.get("backend")).as_deref() == Some("openai-realtime-duplex")
         || workload.as_deref() == Some("omniinteract")
     {
@@ -145,6 +151,7 @@ fn section(i: usize, name: &str, doc: &Value, kind: &Result<DocKind, String>) ->
     s.push_str(&match kind {
         Ok(DocKind::Video) => charts::video(doc),
         Ok(DocKind::Duplex) => charts::duplex(doc),
+        Ok(DocKind::Transcription) => charts::transcription(doc),
         _ => charts::sweep(doc),
     });
     s.push_str(&metrics_table(doc));

@@ -269,6 +269,22 @@ fn shipped_scenario_runs_and_a_threshold_gates_the_exit_code() {
     assert!(json["ttft_ms"]["mean"].as_f64().is_some(), "{json}");
     assert!(json["finalization_ms"]["mean"].as_f64().is_some());
     assert_eq!(json["wer"], 0.0);
+    let html = dir.path().join("t.html");
+    let report = rtload()
+        .arg("report")
+        .arg(&out)
+        .arg("--html")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert_eq!(
+        report.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("data-chart=\"stt-ttft_ms\""));
 
     let fx = embedded(1, "");
     let mut toml = std::fs::read_to_string(&fx.path).unwrap();
