@@ -28,7 +28,7 @@ pub const MANIFEST: &str = "manifest.jsonl";
 #[derive(Debug, thiserror::Error)]
 pub enum DataError {
     /// The path is neither a directory nor a `.jsonl` manifest.
-    #[error("transcription dataset {} is not a directory or a .jsonl manifest", .0.display())]
+    #[error("transcription dataset {} is not a directory or a .jsonl manifest; point `dataset_path` at a directory of audio files (with optional <name>.txt references) or a JSONL manifest, relative to the scenario file, or write a synthetic set with `rtload dataset synth --kind transcription DIR`", .0.display())]
     NotFound(PathBuf),
     /// A directory without audio files.
     #[error("no audio files ({}) in {}; `rtload dataset synth --kind transcription DIR` writes a small set", AUDIO_EXTENSIONS.join(", "), .0.display())]
