@@ -201,6 +201,38 @@ impl Workload for TranscriptionWorkload {
         super::metrics::session_metrics(&out.record, None).ttft_ms
     }
 
+    fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.items.iter().all(|i| i.reference.is_none()) {
+            w.push("warning: no file has a reference transcript (<name>.txt or a manifest \"text\"): WER will be absent".into());
+        }
+        if self.settings.sample_rate != 16_000 {
+            w.push(format!(
+                "warning: sample_rate = {} Hz; vLLM's realtime transcription expects 16000 Hz PCM16",
+                self.settings.sample_rate
+            ));
+        }
+        w
+    }
+
+    fn expected_session_s(&self) -> Option<f64> {
+        // The longest file at the pacing speed, when every file is a WAV whose header
+        // says how long it is (others are only known after decoding).
+        let longest = self
+            .items
+            .iter()
+            .map(|i| {
+                let r = hound::WavReader::open(&i.path).ok()?;
+                Some(f64::from(r.duration()) / f64::from(r.spec().sample_rate.max(1)))
+            })
+            .collect::<Option<Vec<f64>>>()?
+            .into_iter()
+            .fold(0.0, f64::max);
+        let one_second = std::time::Duration::from_secs(1);
+        let speed = self.settings.pacing.due_after_media(one_second)?;
+        Some(longest * speed.as_secs_f64())
+    }
+
     fn prepare(&self) -> Result<(), String> {
         if self.prepared.get().is_some() {
             return Ok(());
