@@ -62,8 +62,21 @@ pub struct Actions {
     pub send: Vec<(String, Option<Instant>)>,
     /// The next moment to be woken (replaces any earlier request).
     pub wake: Option<Instant>,
-    /// The session's outcome, once decided.
-    pub finish: Option<Result<(), String>>,
+    /// The session's outcome, once decided: on failure, why and the message.
+    pub finish: Option<Result<(), (Cause, String)>>,
+}
+
+/// What kind of failure ended a session (mapped onto the seam's failure kinds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// An expected event did not come in time.
+    Timeout,
+    /// The server sent an `error` event.
+    ServerError,
+    /// The server closed the socket before `transcription.done`.
+    ClosedEarly,
+    /// The server broke the protocol (unparsable JSON, events out of order).
+    Protocol,
 }
 
 /// Where a session is.
@@ -207,6 +220,7 @@ impl TranscriptionCore {
                 let shown: String = text.chars().take(80).collect();
                 self.fail(
                     &mut out,
+                    Cause::Protocol,
                     format!("invalid JSON from the server ({e}): {shown:?}"),
                 );
                 return out;
@@ -236,7 +250,11 @@ impl TranscriptionCore {
             "error" => {
                 let (code, msg) = error_fields(&event);
                 self.record.error_code = code.clone();
-                self.fail(&mut out, error_message(code.as_deref(), &msg));
+                self.fail(
+                    &mut out,
+                    Cause::ServerError,
+                    error_message(code.as_deref(), &msg),
+                );
             }
             _ => {}
         }
@@ -257,10 +275,15 @@ impl TranscriptionCore {
         if self.phase != Phase::Finalizing {
             self.fail(
                 out,
+                Cause::Protocol,
                 "transcription.done arrived before the final commit was sent",
             );
         } else if self.record.text.is_none() {
-            self.fail(out, "transcription.done has no string \"text\"");
+            self.fail(
+                out,
+                Cause::Protocol,
+                "transcription.done has no string \"text\"",
+            );
         } else {
             self.phase = Phase::Done;
             out.finish = Some(Ok(()));
@@ -276,6 +299,7 @@ impl TranscriptionCore {
                 let t = self.settings.created_timeout_s;
                 self.fail(
                     &mut out,
+                    Cause::Timeout,
                     format!("no session.created within {t} s of connecting"),
                 );
             }
@@ -284,6 +308,7 @@ impl TranscriptionCore {
                 let t = self.settings.done_timeout_s;
                 self.fail(
                     &mut out,
+                    Cause::Timeout,
                     format!("no transcription.done within {t} s of the final commit"),
                 );
             }
@@ -300,15 +325,16 @@ impl TranscriptionCore {
             let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
             self.fail(
                 &mut out,
+                Cause::ClosedEarly,
                 format!("the server closed the WebSocket before transcription.done{why}"),
             );
         }
         out
     }
 
-    fn fail(&mut self, out: &mut Actions, msg: impl Into<String>) {
+    fn fail(&mut self, out: &mut Actions, cause: Cause, msg: impl Into<String>) {
         self.phase = Phase::Done;
-        out.finish.get_or_insert(Err(msg.into()));
+        out.finish.get_or_insert(Err((cause, msg.into())));
     }
 
     fn due(&self, offset: usize) -> Option<Instant> {

@@ -45,7 +45,7 @@ fn apply(a: Actions, fx: &mut Effects) {
     }
     match a.finish {
         Some(Ok(())) => fx.succeed(),
-        Some(Err(e)) => fx.fail(e),
+        Some(Err((_cause, e))) => fx.fail(e),
         None => {}
     }
 }

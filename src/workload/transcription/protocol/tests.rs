@@ -154,7 +154,7 @@ fn error_event_fails_with_code_meaning_and_message() {
         r#"{"type":"error","error":"bad base64","code":"invalid_audio"}"#,
         t0,
     );
-    let msg = a.finish.unwrap().unwrap_err();
+    let msg = a.finish.unwrap().unwrap_err().1;
     assert!(msg.starts_with("server error invalid_audio"), "{msg}");
     assert!(msg.ends_with(": bad base64"), "{msg}");
     assert_eq!(c.record().error_code.as_deref(), Some("invalid_audio"));
@@ -181,7 +181,7 @@ fn garbage_json_fails_naming_what_came() {
     let mut c = core(PacingMode::Realtime);
     c.on_open(t0);
     let a = c.on_text("not json {", t0);
-    let msg = a.finish.unwrap().unwrap_err();
+    let msg = a.finish.unwrap().unwrap_err().1;
     assert!(msg.starts_with("invalid JSON from the server"), "{msg}");
     assert!(msg.contains("\"not json {\""), "{msg}");
 }
@@ -192,7 +192,7 @@ fn timeouts_fail_with_their_message() {
     let mut c = core(PacingMode::Realtime);
     c.on_open(t0);
     assert_eq!(c.on_wake(ms(t0, 4999)).wake, Some(ms(t0, 5000)));
-    let msg = c.on_wake(ms(t0, 5000)).finish.unwrap().unwrap_err();
+    let msg = c.on_wake(ms(t0, 5000)).finish.unwrap().unwrap_err().1;
     assert_eq!(msg, "no session.created within 5 s of connecting");
 
     let mut c = core(PacingMode::Saturate);
@@ -203,7 +203,7 @@ fn timeouts_fail_with_their_message() {
     }
     assert_eq!(c.phase(), Phase::Finalizing);
     assert!(c.on_wake(ms(t0, 5000)).finish.is_none());
-    let msg = c.on_wake(ms(t0, 10_003)).finish.unwrap().unwrap_err();
+    let msg = c.on_wake(ms(t0, 10_003)).finish.unwrap().unwrap_err().1;
     assert_eq!(msg, "no transcription.done within 10 s of the final commit");
 }
 
@@ -213,7 +213,7 @@ fn early_close_and_early_done_fail() {
     let mut c = core(PacingMode::Realtime);
     c.on_open(t0);
     c.on_text(r#"{"type":"session.created"}"#, t0);
-    let msg = c.on_closed(Some("bye")).finish.unwrap().unwrap_err();
+    let msg = c.on_closed(Some("bye")).finish.unwrap().unwrap_err().1;
     assert_eq!(
         msg,
         "the server closed the WebSocket before transcription.done: bye"
@@ -223,7 +223,7 @@ fn early_close_and_early_done_fail() {
     c.on_open(t0);
     c.on_text(r#"{"type":"session.created"}"#, t0);
     let a = c.on_text(r#"{"type":"transcription.done","text":"x"}"#, t0);
-    let msg = a.finish.unwrap().unwrap_err();
+    let msg = a.finish.unwrap().unwrap_err().1;
     assert_eq!(
         msg,
         "transcription.done arrived before the final commit was sent"
@@ -255,4 +255,21 @@ fn chunk_bytes_and_media_time_follow_the_rate() {
     s.chunk_ms = 100;
     assert_eq!(s.chunk_bytes(), 4800);
     assert_eq!(s.media_time(48_000), Duration::from_secs(1));
+}
+
+#[test]
+fn each_failure_has_its_cause() {
+    let t0 = Instant::now();
+    let cause = |f: &dyn Fn(&mut TranscriptionCore) -> Actions| {
+        let mut c = core(PacingMode::Realtime);
+        c.on_open(t0);
+        f(&mut c).finish.unwrap().unwrap_err().0
+    };
+    assert_eq!(
+        cause(&|c| c.on_text(r#"{"type":"error","error":"x"}"#, t0)),
+        Cause::ServerError
+    );
+    assert_eq!(cause(&|c| c.on_text("}{", t0)), Cause::Protocol);
+    assert_eq!(cause(&|c| c.on_closed(None)), Cause::ClosedEarly);
+    assert_eq!(cause(&|c| c.on_wake(ms(t0, 5000))), Cause::Timeout);
 }
