@@ -13,7 +13,7 @@
 //! metric/percentile/goodput options; `output` turns [`BenchMetrics`] into saved-result
 //! JSON, the terminal summary and the result file name.
 
-pub use crate::pyfmt::py_float;
+pub use crate::util::pyfmt::py_float;
 use std::collections::{BTreeMap, HashMap};
 
 /// A finite value, or missing.

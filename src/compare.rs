@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::thresholds::format_value;
+use crate::config::thresholds::format_value;
 
 /// Absolute change that counts as a worsening when the base value is 0.
 const ZERO_BASE_EPSILON: f64 = 1e-12;
@@ -126,7 +126,7 @@ pub fn load_metrics(path: &Path) -> Result<BTreeMap<String, f64>, CompareError> 
         source,
     })?;
     let doc: serde_json::Value =
-        crate::resultfile::parse_lenient(&text).map_err(|source| CompareError::Json {
+        crate::report::resultfile::parse_lenient(&text).map_err(|source| CompareError::Json {
             path: path.to_path_buf(),
             source,
         })?;

@@ -6,7 +6,7 @@
 //! Counting rules: `done` counts every *measured* sample that ended, failed or not; `failed`
 //! is the failed subset; `in flight` is measured samples started but not yet ended.
 //! Warm-up samples are counted only in the `warm-up done/planned` segment. The headline
-//! percentiles are exact (linear interpolation, as in [`crate::stats::percentile`], so they
+//! percentiles are exact (linear interpolation, as in [`crate::util::stats::percentile`], so they
 //! agree with the final report) over every finite `headline_ms` of a measured sample.
 
 use std::io::Write;
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
-use crate::stats::percentile_sorted;
+use crate::util::stats::percentile_sorted;
 
 /// Live-mode redraw period in seconds (at most 10 redraws per second).
 pub const LIVE_REDRAW_S: f64 = 0.1;

@@ -15,7 +15,7 @@ pub fn scenario_schema_json() -> String {
 
 /// The scenario schema.
 pub fn scenario_schema() -> Schema {
-    schemars::schema_for!(crate::scenario::RawScenario)
+    schemars::schema_for!(crate::config::scenario::RawScenario)
 }
 
 /// `[workload]`: one of the registered kinds, chosen by `kind`.
@@ -26,7 +26,7 @@ impl JsonSchema for WorkloadSchema {
         "Workload".into()
     }
     fn json_schema(g: &mut SchemaGenerator) -> Schema {
-        let kinds: Vec<Value> = crate::workload::registry()
+        let kinds: Vec<Value> = crate::config::registry::registry()
             .iter()
             .map(|k| (k.schema)(g).to_value())
             .collect();

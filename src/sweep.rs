@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use toml::Spanned;
 
-use crate::scenario::{ScenarioError, key_span};
+use crate::util::scenario_error::{ScenarioError, key_span};
 
 /// The load parameter a sweep varies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

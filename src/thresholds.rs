@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
-use crate::scenario::{ScenarioError, line_col};
+use crate::util::scenario_error::{ScenarioError, line_col};
 
 /// The accepted form, quoted in every expression error.
 const FORM: &str = "expected `<op> <number>` with op one of <, <=, >, >=, ==, !=; e.g. \"< 500\"";

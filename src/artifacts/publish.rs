@@ -277,7 +277,7 @@ pub(super) fn path_string(path: &Path) -> String {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::artifacts::capture::{
+    use crate::workload::omni::artifacts::capture::{
         CaptureInput, ResponseRecord, Segment, capture, sanitize_event,
     };
     use bytes::Bytes;

@@ -1,6 +1,6 @@
 //! OmniInteract on-disk layouts (spec §3.1 data-dir discovery, §3.3 subset layouts):
 //! finding the data directory and reading one subset's cases, with every path confined to
-//! its subset directory. Frames cases (see the module docs of [`crate::dataset`]) are
+//! its subset directory. Frames cases (see the module docs of [`crate::workload::omni::dataset`]) are
 //! accepted wherever a video file is.
 
 use std::fs;

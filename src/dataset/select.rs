@@ -76,7 +76,7 @@ pub fn discover(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::layout::tests::minimal_dataset;
+    use crate::workload::omni::dataset::layout::tests::minimal_dataset;
     use std::fs;
 
     fn subsets_of(sel: &Selection) -> Vec<Subset> {
@@ -124,7 +124,7 @@ mod tests {
         let plain = discover(tmp.path(), &Subset::ALL, 0, 42, true).unwrap();
         for seed in [0u64, 1, 42] {
             let mut want = plain.cases.clone();
-            crate::dataset::shuffle::python_shuffle(&mut want, seed);
+            crate::workload::omni::dataset::shuffle::python_shuffle(&mut want, seed);
             let got = discover(tmp.path(), &Subset::ALL, 0, seed, false).unwrap();
             assert_eq!(got.cases, want, "seed {seed}");
             let again = discover(tmp.path(), &Subset::ALL, 0, seed, false).unwrap();

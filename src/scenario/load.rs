@@ -8,7 +8,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{ScenarioError, key_span};
-use crate::plan::{ArrivalSpec, PlanError, RampStrategy, RampUp};
+use crate::workload::plan::{ArrivalSpec, PlanError, RampStrategy, RampUp};
 
 /// Validated load parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -329,7 +329,10 @@ pub(super) fn parse(
         },
     ];
     let mut plan_errors: Vec<PlanError> = Vec::new();
-    for e in parts.iter().filter_map(|p| crate::plan::validate(p).err()) {
+    for e in parts
+        .iter()
+        .filter_map(|p| crate::workload::plan::validate(p).err())
+    {
         if !plan_errors.contains(&e) {
             plan_errors.push(e);
         }

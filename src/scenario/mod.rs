@@ -41,9 +41,9 @@ pub struct Scenario {
     /// `[output] json`: where the workload's JSON result goes.
     pub output_json: Option<PathBuf>,
     /// `[sweep]`: run the scenario at each of these points.
-    pub sweep: Option<crate::sweep::Sweep>,
+    pub sweep: Option<crate::config::sweep::Sweep>,
     /// `[thresholds]`, checked against the workload's metric names.
-    pub thresholds: Vec<crate::thresholds::Threshold>,
+    pub thresholds: Vec<crate::config::thresholds::Threshold>,
     /// The file's text (sections owned by other modules, like `[server]`, are parsed
     /// from it with positions).
     pub src: Arc<str>,
@@ -92,11 +92,11 @@ pub(crate) struct RawScenario {
     target: Option<RawTarget>,
     /// The workload: `kind` picks the registered workload, the other keys are its own.
     #[serde(rename = "workload")]
-    #[schemars(with = "crate::schema::WorkloadSchema")]
+    #[schemars(with = "crate::config::schema::WorkloadSchema")]
     _workload: Option<toml::Value>,
     /// Samples, warm-ups, arrivals, concurrency.
     #[serde(rename = "load")]
-    #[schemars(with = "Option<load::RawLoad>")]
+    #[schemars(with = "Option<crate::workload::load::RawLoad>")]
     _load: Option<toml::Value>,
     /// Result files.
     output: Option<RawOutput>,
@@ -106,11 +106,11 @@ pub(crate) struct RawScenario {
     _server: Option<toml::Table>,
     /// Pass/fail conditions: `"metric.stat" = "<op> <number>"`.
     #[serde(rename = "thresholds")]
-    #[schemars(with = "Option<crate::schema::ThresholdsSchema>")]
+    #[schemars(with = "Option<crate::config::schema::ThresholdsSchema>")]
     _thresholds: Option<toml::Table>,
     /// Run the scenario at several points of one parameter.
     #[serde(rename = "sweep")]
-    #[schemars(with = "Option<crate::schema::SweepSchema>")]
+    #[schemars(with = "Option<crate::config::schema::SweepSchema>")]
     _sweep: Option<toml::Table>,
 }
 
@@ -163,7 +163,7 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
     let raw: RawScenario =
         toml::from_str(src).map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
     let mut errors = Vec::new();
-    let load = load::parse(path, src, &ov.load)
+    let load = crate::workload::load::parse(path, src, &ov.load)
         .map_err(|e| errors.extend(e))
         .ok();
     let workload = build_workload(path, src, &ov.workload, load.as_ref())
@@ -179,22 +179,23 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
             ),
         ));
     }
-    let sweep = crate::sweep::parse_table(path, src)
+    let sweep = crate::config::sweep::parse_table(path, src)
         .map_err(|e| errors.extend(e))
         .unwrap_or_default();
-    let thresholds = crate::thresholds::parse(path, src)
+    let thresholds = crate::config::thresholds::parse(path, src)
         .map_err(|e| errors.extend(e))
         .unwrap_or_default();
     if let Some(w) = &workload {
         let names = w.metric_names();
         let known: Vec<&str> = names.iter().map(String::as_str).collect();
-        if let Err(e) = crate::thresholds::check_names(path, src, &thresholds, &known) {
+        if let Err(e) = crate::config::thresholds::check_names(path, src, &thresholds, &known) {
             errors.extend(e);
         }
         if let Some(h) = sweep.as_ref().and_then(|s| s.headline.as_deref())
             && !known.contains(&h)
         {
-            let msg = crate::thresholds::unknown_metric_message(h, &known, "[sweep] headline");
+            let msg =
+                crate::config::thresholds::unknown_metric_message(h, &known, "[sweep] headline");
             errors.push(match key_span(src, "sweep", "headline") {
                 Some(span) => ScenarioError::at(path, src, span, msg),
                 None => ScenarioError::file(path, msg),

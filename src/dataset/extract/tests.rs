@@ -1,7 +1,7 @@
 //! Tests of `extract`.
 
 use super::*;
-use crate::dataset::resolve_data_root;
+use crate::workload::omni::dataset::resolve_data_root;
 use std::io::Write;
 use std::sync::Barrier;
 

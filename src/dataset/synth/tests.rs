@@ -1,7 +1,7 @@
 //! Tests of `synth`.
 
 use super::*;
-use crate::dataset::{discover, is_frames_case, resolve_data_root};
+use crate::workload::omni::dataset::{discover, is_frames_case, resolve_data_root};
 
 /// Decode what [`encode_jpeg`] writes (DC-only, 4-bit DC codes, 1-bit EOB) back into
 /// block levels, checking the marker structure on the way.
@@ -181,7 +181,7 @@ fn synth_tar_extracts_and_discovers_the_same_cases() {
     assert!(extracted.join("1q1a/video_json_map.json").is_file());
     let direct = discover(&report.data_dir, &Subset::ALL, 0, 3, false).unwrap();
     let from_tar = discover(&extracted, &Subset::ALL, 0, 3, false).unwrap();
-    let rels = |s: &crate::dataset::Selection| -> Vec<String> {
+    let rels = |s: &crate::workload::omni::dataset::Selection| -> Vec<String> {
         s.cases.iter().map(|c| c.video_rel.clone()).collect()
     };
     assert_eq!(rels(&direct), rels(&from_tar));

@@ -12,7 +12,7 @@ use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use serde_json::Value;
 
 pub use super::metrics::response_id;
-pub use crate::pyfmt::{py_float, py_g, py_list, py_repr, py_repr_str, py_str, truthy};
+pub use crate::util::pyfmt::{py_float, py_g, py_list, py_repr, py_repr_str, py_str, truthy};
 
 /// Audio delta event types: the seed name and the later upstream alias.
 pub const AUDIO_DELTA_TYPES: [&str; 2] = ["response.audio.delta", "response.output_audio.delta"];

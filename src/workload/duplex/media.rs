@@ -3,7 +3,7 @@
 //!
 //! This is an IO edge: it reads files and runs `ffprobe`/`ffmpeg` as subprocesses. Two
 //! kinds of video are accepted:
-//! * a **frames case** (see [`crate::dataset`]): a directory with `audio.wav` (16 kHz mono
+//! * a **frames case** (see [`crate::workload::omni::dataset`]): a directory with `audio.wav` (16 kHz mono
 //!   16-bit) and `frame_0000.jpg`, `frame_0001.jpg`, …, read natively, no ffmpeg;
 //! * a **container** (mp4 etc.): `ffprobe` for the duration, one `ffmpeg` run for the audio
 //!   and one `ffmpeg` run for all frames (a `select` filter keeps the first frame at or
@@ -13,7 +13,7 @@
 //! Every command runs under its own timeout (killed on expiry), with bounded stdout and
 //! stderr capture.
 
-use crate::pyfmt::py_float;
+use crate::util::pyfmt::py_float;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use bytes::Bytes;
 
-use crate::dataset::{FRAMES_AUDIO, frame_file_name, is_frames_case};
+use crate::workload::omni::dataset::{FRAMES_AUDIO, frame_file_name, is_frames_case};
 
 /// Sample rate of prepared audio, Hz.
 pub const SAMPLE_RATE: u32 = 16_000;

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::tokens::{Stage0Tokens, project_token_timing, round_dp, stage0_metrics, stage0_tokens};
-use crate::bench_metrics::RequestOutcome;
+use crate::workload::omni::bench_metrics::RequestOutcome;
 
 /// One server event and the client receipt time of the message that carried it.
 #[derive(Debug, Clone, PartialEq)]

@@ -13,10 +13,10 @@ use serde_json::Value;
 use super::metrics::{CaseOutcome, DuplexMetrics, TimedEvent, duplex_metrics, request_outcome};
 use super::session::DuplexOutput;
 use super::workload::OmniWorkload;
-use crate::artifacts::capture::{self, CaptureInput};
-use crate::artifacts::layout::CaseLayout;
-use crate::artifacts::{CaseResult, FinalizeCase, FinalizeSummary, finalize};
-use crate::bench_metrics::{self, RequestOutcome, SummaryHeader};
+use crate::workload::omni::artifacts::capture::{self, CaptureInput};
+use crate::workload::omni::artifacts::layout::CaseLayout;
+use crate::workload::omni::artifacts::{CaseResult, FinalizeCase, FinalizeSummary, finalize};
+use crate::workload::omni::bench_metrics::{self, RequestOutcome, SummaryHeader};
 use crate::workload::{Report, RunRecord, SampleRecord};
 
 /// The built report.
@@ -25,7 +25,7 @@ pub struct DuplexReport {
     text: String,
     json: serde_json::Map<String, Value>,
     metrics: BTreeMap<String, f64>,
-    series: Vec<crate::histlog::Series>,
+    series: Vec<crate::util::histlog::Series>,
 }
 
 impl Report for DuplexReport {
@@ -43,13 +43,13 @@ impl Report for DuplexReport {
     fn metrics(&self) -> BTreeMap<String, f64> {
         self.metrics.clone()
     }
-    fn series(&self) -> Vec<crate::histlog::Series> {
+    fn series(&self) -> Vec<crate::util::histlog::Series> {
         self.series.clone()
     }
 }
 
 /// TTFT, audio TTFP and E2EL per successful case, at the case's start.
-fn series_of(runs: &[CaseRun<'_>]) -> Vec<crate::histlog::Series> {
+fn series_of(runs: &[CaseRun<'_>]) -> Vec<crate::util::histlog::Series> {
     let mut by_tag: Vec<(&str, Vec<(f64, f64)>)> = vec![
         ("ttft_ms", Vec::new()),
         ("audio_ttfp_ms", Vec::new()),
@@ -69,7 +69,7 @@ fn series_of(runs: &[CaseRun<'_>]) -> Vec<crate::histlog::Series> {
     }
     by_tag
         .into_iter()
-        .map(|(t, v)| crate::histlog::Series::micros(t, v))
+        .map(|(t, v)| crate::util::histlog::Series::micros(t, v))
         .collect()
 }
 
@@ -126,7 +126,7 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
         let path = json::result_path(w, &header);
         let mut body = bench_metrics::to_vllm_json_string(&doc);
         body.push('\n');
-        crate::engine::writer::write_atomic(&path, body.as_bytes())
+        crate::util::write_atomic(&path, body.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         text.push_str(&format!("Saved result: {}\n", path.display()));
     }
@@ -139,7 +139,7 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
 }
 
 fn case_result<'a>(
-    case: &crate::dataset::Case,
+    case: &crate::workload::omni::dataset::Case,
     sample: &'a SampleRecord,
     out: Option<&'a DuplexOutput>,
     duration_s: f64,

@@ -10,11 +10,11 @@ use serde::{Deserialize, Serialize};
 use super::media::{self, MediaOptions, PreparedMedia};
 use super::pacing::PacingMode;
 use super::session::{DuplexSession, DuplexSettings};
-use crate::artifacts::layout::CaseLayout;
-use crate::artifacts::lock::OutputLock;
-use crate::artifacts::publish::clear_outputs;
-use crate::dataset::{self, Case, Subset};
-use crate::scenario::{ScenarioError, key_span, parse_section};
+use crate::util::scenario_error::{ScenarioError, key_span, parse_section};
+use crate::workload::omni::artifacts::layout::CaseLayout;
+use crate::workload::omni::artifacts::lock::OutputLock;
+use crate::workload::omni::artifacts::publish::clear_outputs;
+use crate::workload::omni::dataset::{self, Case, Subset};
 use crate::workload::{Report, RunRecord, Session, SessionContext, Workload, WorkloadInput};
 
 /// The registered kind name.
@@ -86,8 +86,8 @@ pub struct OmniWorkload {
     ref_audio: PathBuf,
     pub(super) prepared: OnceLock<Prepared>,
     pub(super) lock: Mutex<Option<OutputLock>>,
-    pub(super) goodput: crate::bench_metrics::Goodput,
-    pub(super) selected: Vec<crate::bench_metrics::Metric>,
+    pub(super) goodput: crate::workload::omni::bench_metrics::Goodput,
+    pub(super) selected: Vec<crate::workload::omni::bench_metrics::Metric>,
     pub(super) percentiles: Vec<f64>,
     /// `OPENAI_API_KEY`, sent as `Authorization: Bearer` (never printed or saved).
     api_key: Option<crate::workload::Secret>,
@@ -107,7 +107,7 @@ impl std::fmt::Debug for OmniWorkload {
     }
 }
 
-/// Build from a scenario (registered in [`crate::workload::registry`]).
+/// Build from a scenario (registered in `config::registry`).
 pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
     let mut p: OmniParams =
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
@@ -133,20 +133,23 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
             PacingMode::Realtime
         }
     };
-    let goodput = crate::bench_metrics::parse_goodput(p.goodput.as_deref().unwrap_or_default())
-        .map_err(|e| errors.push(err("goodput", e.to_string())))
-        .unwrap_or_default();
-    let selected = crate::bench_metrics::parse_metrics(
+    let goodput = crate::workload::omni::bench_metrics::parse_goodput(
+        p.goodput.as_deref().unwrap_or_default(),
+    )
+    .map_err(|e| errors.push(err("goodput", e.to_string())))
+    .unwrap_or_default();
+    let selected = crate::workload::omni::bench_metrics::parse_metrics(
         p.percentile_metrics
             .as_deref()
             .unwrap_or("ttft,tpot,itl,e2el,audio_ttfp,audio_rtf"),
     )
     .map_err(|e| errors.push(err("percentile_metrics", e.to_string())))
     .unwrap_or_default();
-    let percentiles =
-        crate::bench_metrics::parse_percentiles(p.metric_percentiles.as_deref().unwrap_or("99"))
-            .map_err(|e| errors.push(err("metric_percentiles", e.to_string())))
-            .unwrap_or_default();
+    let percentiles = crate::workload::omni::bench_metrics::parse_percentiles(
+        p.metric_percentiles.as_deref().unwrap_or("99"),
+    )
+    .map_err(|e| errors.push(err("metric_percentiles", e.to_string())))
+    .unwrap_or_default();
     let ref_audio = match &p.ref_audio {
         None => {
             errors.push(ScenarioError::file(input.path, "[workload] needs `ref_audio = \"path/to/reference.wav\"` (the PR's --omniinteract-ref-audio); `rtload dataset synth DIR` writes one as DIR/ref_audio.wav"));

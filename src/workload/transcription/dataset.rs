@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::workload::duplex::media::{self, MediaOptions};
+use crate::workload::omni::media::{self, MediaOptions};
 
 /// File extensions treated as audio in a dataset directory (lower case).
 pub const AUDIO_EXTENSIONS: [&str; 10] = [

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use super::protocol::{Record, Usage};
 use super::wer::{self, WerCount};
-use crate::stats;
+use crate::util::stats;
 
 /// Distribution summaries written for every latency-like metric.
 pub const PCTS: [(f64, &str); 5] = [

@@ -23,7 +23,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::workload::duplex::pacing::PacingMode;
+use crate::workload::omni::pacing::PacingMode;
 
 /// How one session talks: shared by every session of a run.
 #[derive(Debug, Clone, PartialEq)]

@@ -18,7 +18,7 @@ use super::metrics::{SessionMetrics, run_metrics, session_metrics};
 use super::protocol::Record;
 use super::session::TranscriptionOutput;
 use super::workload::TranscriptionWorkload;
-use crate::stats;
+use crate::util::stats;
 use crate::workload::{Report, RunRecord, SampleRecord};
 
 /// The report of one run.
@@ -27,7 +27,7 @@ pub struct TranscriptionReport {
     text: String,
     json: Value,
     metrics: BTreeMap<String, f64>,
-    series: Vec<crate::histlog::Series>,
+    series: Vec<crate::util::histlog::Series>,
 }
 
 impl Report for TranscriptionReport {
@@ -40,7 +40,7 @@ impl Report for TranscriptionReport {
     fn metrics(&self) -> BTreeMap<String, f64> {
         self.metrics.clone()
     }
-    fn series(&self) -> Vec<crate::histlog::Series> {
+    fn series(&self) -> Vec<crate::util::histlog::Series> {
         self.series.clone()
     }
 }
@@ -262,7 +262,7 @@ fn render_text(
 }
 
 /// TTFT and finalization per session at the time each was observed (run clock).
-fn series_of(rows: &[Row<'_>]) -> Vec<crate::histlog::Series> {
+fn series_of(rows: &[Row<'_>]) -> Vec<crate::util::histlog::Series> {
     let (mut ttft, mut fin) = (Vec::new(), Vec::new());
     for r in rows.iter().filter(|r| r.s.outcome.is_ok()) {
         let (Some(m), Some(o), Some(open)) = (&r.m, r.out, r.s.opened_s) else {
@@ -278,9 +278,9 @@ fn series_of(rows: &[Row<'_>]) -> Vec<crate::histlog::Series> {
             fin.push((open + d, v));
         }
     }
-    let series = |tag: &str, samples| crate::histlog::Series {
+    let series = |tag: &str, samples| crate::util::histlog::Series {
         tag: tag.into(),
-        unit_scale: crate::histlog::MICROS_PER_MS,
+        unit_scale: crate::util::histlog::MICROS_PER_MS,
         samples,
     };
     vec![series("ttft_ms", ttft), series("finalization_ms", fin)]

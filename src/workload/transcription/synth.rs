@@ -123,14 +123,14 @@ fn write_wav(path: &Path, rate: u32, pcm: &[i16]) -> Result<(), String> {
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    crate::engine::writer::write_atomic(path, bytes)
+    crate::util::write_atomic(path, bytes)
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::duplex::media::MediaOptions;
+    use crate::workload::omni::media::MediaOptions;
     use crate::workload::transcription::dataset;
 
     #[test]

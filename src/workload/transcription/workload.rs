@@ -12,9 +12,9 @@ use super::KIND;
 use super::dataset::{self, Item};
 use super::protocol::Settings;
 use super::session::{TranscriptionOutput, TranscriptionSession};
-use crate::scenario::{ScenarioError, key_span, parse_section};
-use crate::workload::duplex::media::MediaOptions;
-use crate::workload::duplex::workload::parse_pacing;
+use crate::util::scenario_error::{ScenarioError, key_span, parse_section};
+use crate::workload::omni::media::MediaOptions;
+use crate::workload::omni::workload::parse_pacing;
 use crate::workload::{
     FailedSession, Report, RunRecord, SampleRecord, Session, SessionContext, Workload,
     WorkloadInput,
@@ -80,7 +80,7 @@ fn key_error(input: &WorkloadInput<'_>, key: &str, msg: String) -> ScenarioError
     }
 }
 
-/// Build from a scenario (registered in [`crate::workload::registry`]).
+/// Build from a scenario (registered in `config::registry`).
 pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
     let p: TranscriptionParams =
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;

@@ -1,5 +1,5 @@
 use super::*;
-use crate::bench_metrics::{Goodput, Metric, calculate};
+use crate::workload::omni::bench_metrics::{Goodput, Metric, calculate};
 use serde_json::json;
 
 fn ev(at_s: f64, event: Value) -> TimedEvent {

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use serde_json::{Map, Value, json};
 
 use super::CaseRun;
-use crate::artifacts::{FinalizeCase, FinalizeSummary};
-use crate::bench_metrics::{self, BenchMetrics, SummaryHeader, json_f64};
 use crate::workload::RunRecord;
-use crate::workload::duplex::workload::OmniWorkload;
+use crate::workload::omni::artifacts::{FinalizeCase, FinalizeSummary};
+use crate::workload::omni::bench_metrics::{self, BenchMetrics, SummaryHeader, json_f64};
+use crate::workload::omni::workload::OmniWorkload;
 
 const BACKEND: &str = "openai-realtime-duplex";
 
@@ -188,11 +188,11 @@ fn rtload_block(
     json!({
         "version": env!("CARGO_PKG_VERSION"),
         "workload": super::super::KIND,
-        "endpoint": crate::target::redact_url(&run.endpoint),
+        "endpoint": crate::util::target::redact_url(&run.endpoint),
         "pacing_mode": w.settings_base.pacing.to_string(),
         "metrics": flat,
-        "queue_wait": crate::stats::summary_ms_json(&waits),
-        "send_lateness": crate::stats::summary_ms_json(&late),
+        "queue_wait": crate::util::stats::summary_ms_json(&waits),
+        "send_lateness": crate::util::stats::summary_ms_json(&late),
         "samples": samples,
         "timeline": super::timeline::rows(runs, finals),
         "distributions": dist,

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::CaseRun;
-use crate::artifacts::FinalizeCase;
-use crate::workload::duplex::metrics::response_id;
+use crate::workload::omni::artifacts::FinalizeCase;
+use crate::workload::omni::metrics::response_id;
 
 /// One row per measured sample: `{label, start_s, end_s, spans: [{kind, label, start_s, end_s}]}`.
 pub(super) fn rows(runs: &[CaseRun<'_>], finals: &[FinalizeCase]) -> Vec<Value> {

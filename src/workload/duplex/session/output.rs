@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-pub use crate::workload::duplex::media::PreparedMedia;
-use crate::workload::duplex::pacing::PacingMode;
-use crate::workload::duplex::playback::{Ack, Segment};
+pub use crate::workload::omni::media::PreparedMedia;
+use crate::workload::omni::pacing::PacingMode;
+use crate::workload::omni::playback::{Ack, Segment};
 
 /// Run-wide settings every duplex session shares (behind an `Arc`).
 #[derive(Debug, Clone)]
@@ -83,7 +83,7 @@ pub enum Phase {
 
 /// A created response as the session saw it (the artifacts' record, shared so capture
 /// needs no conversion).
-pub use crate::artifacts::capture::ResponseRecord;
+pub use crate::workload::omni::artifacts::capture::ResponseRecord;
 
 /// What one duplex session leaves for the report and the artifact writer.
 #[derive(Debug, Clone, Default)]

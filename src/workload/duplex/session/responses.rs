@@ -7,10 +7,10 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::output::{DuplexOutput, ResponseRecord};
-use crate::workload::duplex::ledger::{
+use crate::workload::omni::ledger::{
     self, AUDIO_DELTA_TYPES, AudioCheck, Ledger, PostCommit, TEXT_DELTA_TYPES, response_id,
 };
-use crate::workload::duplex::playback::{OUTPUT_RATE, PlaybackClock};
+use crate::workload::omni::playback::{OUTPUT_RATE, PlaybackClock};
 
 /// What the session accumulates per response id (text may precede `response.created`).
 #[derive(Debug, Default)]

@@ -10,7 +10,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::*;
-use crate::workload::duplex::pacing::PacingMode;
+use crate::workload::omni::pacing::PacingMode;
 
 fn settings() -> DuplexSettings {
     let mut s = DuplexSettings::new("m", Arc::from("data:audio/wav;base64,UklGRg=="));
