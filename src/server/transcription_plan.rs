@@ -1,5 +1,5 @@
 //! Pure core of the vLLM realtime transcription endpoint: validates client events,
-//! "hears" the received audio one word slot at a time (`crate::tonecode`), and schedules
+//! "hears" the received audio one word slot at a time (`crate::util::tonecode`), and schedules
 //! `transcription.delta`s, `transcription.done` and injected faults at offsets from the
 //! connection's start. The socket loop in `transcription.rs` only carries them out.
 //!
@@ -14,7 +14,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::config::TranscriptionServerConfig;
-use crate::tonecode::{self, Slot};
+use crate::util::tonecode::{self, Slot};
 
 /// Audio tokens per second the usage reports for input (12.5 Hz, as Voxtral).
 const AUDIO_TOKENS_PER_SECOND: f64 = 12.5;
@@ -299,4 +299,5 @@ fn err(code: &str, message: &str) -> Vec<Action> {
 }
 
 #[cfg(test)]
+#[path = "transcription_plan_tests.rs"]
 mod tests;

@@ -34,7 +34,7 @@ async fn bounded<F: Future<Output = ()>>(f: F) {
 }
 
 fn append(words: &[usize]) -> Value {
-    let pcm = crate::tonecode::encode(words, 16_000, 2.5);
+    let pcm = crate::util::tonecode::encode(words, 16_000, 2.5);
     let bytes: Vec<u8> = pcm.iter().flat_map(|s| s.to_le_bytes()).collect();
     let audio = base64::engine::general_purpose::STANDARD.encode(bytes);
     json!({"type": "input_audio_buffer.append", "audio": audio})

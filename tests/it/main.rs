@@ -6,11 +6,16 @@ mod support;
 mod transcription_server;
 
 mod cli;
+mod config_checks;
 mod duplex;
+mod echo_workload;
 mod engine;
+mod layering;
 mod outputs;
 mod schema;
 mod surface;
 mod sweep;
+mod tls;
 mod transcription;
+mod trust_io;
 mod video_faults;

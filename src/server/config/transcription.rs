@@ -92,36 +92,52 @@ impl Default for TranscriptionServerConfig {
 }
 
 impl TranscriptionServerConfig {
-    /// Checks value ranges that serde cannot express (names are `transcription.`-prefixed).
-    pub fn validate(&self) -> Result<(), ServerError> {
-        let invalid = |msg: String| Err(ServerError::Invalid(msg));
-        if !self.path.starts_with('/') || self.path.contains(['?', '#', '{', '}']) {
-            return invalid(format!(
+    /// Every value out of its range (keys are `transcription.`-prefixed).
+    pub fn problems(&self) -> Vec<ServerError> {
+        let mut out = Vec::new();
+        let mut check = |ok: bool, key: &str, msg: String| {
+            if !ok {
+                out.push(ServerError::Invalid {
+                    key: key.to_string(),
+                    msg,
+                });
+            }
+        };
+        check(
+            self.path.starts_with('/') && !self.path.contains(['?', '#', '{', '}']),
+            "transcription.path",
+            format!(
                 "transcription.path must be a plain path starting with '/', got {:?}",
                 self.path
-            ));
-        }
-        if !(4_000..=192_000).contains(&self.sample_rate_hz) {
-            return invalid(format!(
+            ),
+        );
+        check(
+            (4_000..=192_000).contains(&self.sample_rate_hz),
+            "transcription.sample_rate_hz",
+            format!(
                 "transcription.sample_rate_hz must be between 4000 and 192000, got {}",
                 self.sample_rate_hz
-            ));
-        }
-        if !(self.words_per_second > 0.0 && self.words_per_second <= 100.0) {
-            return invalid(format!(
+            ),
+        );
+        check(
+            self.words_per_second > 0.0 && self.words_per_second <= 100.0,
+            "transcription.words_per_second",
+            format!(
                 "transcription.words_per_second must be in (0, 100], got {}",
                 self.words_per_second
-            ));
-        }
+            ),
+        );
         for (name, value) in [
             ("transcription.latency_ms", self.latency_ms),
             ("transcription.final_delay_ms", self.final_delay_ms),
         ] {
-            if !(0.0..=MAX_MILLIS).contains(&value) {
-                return invalid(format!("{name} must be a number in [0, 1e9], got {value}"));
-            }
+            check(
+                (0.0..=MAX_MILLIS).contains(&value),
+                name,
+                format!("{name} must be a number in [0, 1e9], got {value}"),
+            );
         }
-        Ok(())
+        out
     }
 }
 
@@ -134,7 +150,7 @@ fn default_sample_rate_hz() -> u32 {
 }
 
 fn default_words_per_second() -> f64 {
-    crate::tonecode::DEFAULT_WORDS_PER_SECOND
+    crate::util::tonecode::DEFAULT_WORDS_PER_SECOND
 }
 
 fn default_latency_ms() -> f64 {

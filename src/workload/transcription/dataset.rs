@@ -15,7 +15,30 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::workload::omni::media::{self, MediaOptions};
+use std::time::Duration;
+
+use crate::util::command;
+
+/// How audio that is not a plain WAV is decoded (the bounded ffmpeg path).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecodeOptions {
+    /// Timeout of each ffmpeg run, seconds.
+    pub timeout_s: f64,
+    /// Longest accepted audio, seconds.
+    pub max_duration_s: f64,
+    /// The `ffmpeg` program.
+    pub ffmpeg: String,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        Self {
+            timeout_s: 600.0,
+            max_duration_s: 3600.0,
+            ffmpeg: "ffmpeg".into(),
+        }
+    }
+}
 
 /// File extensions treated as audio in a dataset directory (lower case).
 pub const AUDIO_EXTENSIONS: [&str; 10] = [
@@ -183,7 +206,7 @@ fn bad_empty(path: &Path) -> DataError {
 
 /// Decode `path` to PCM16 mono LE at `rate` Hz: WAV natively, anything else (or a WAV
 /// hound cannot read) through ffmpeg.
-pub fn load_pcm(path: &Path, rate: u32, opts: &MediaOptions) -> Result<Vec<u8>, DataError> {
+pub fn load_pcm(path: &Path, rate: u32, opts: &DecodeOptions) -> Result<Vec<u8>, DataError> {
     let is_wav = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("wav"));
@@ -193,10 +216,33 @@ pub fn load_pcm(path: &Path, rate: u32, opts: &MediaOptions) -> Result<Vec<u8>, 
             msg,
         });
     }
-    media::decode_audio(path, rate, opts).map_err(|e| DataError::Read {
+    let read_err = |msg: String| DataError::Read {
         path: path.to_path_buf(),
-        msg: e.to_string(),
-    })
+        msg,
+    };
+    let timeout = Duration::try_from_secs_f64(opts.timeout_s)
+        .ok()
+        .filter(|t| !t.is_zero())
+        .ok_or_else(|| {
+            read_err(format!(
+                "media timeout must be > 0 s, got {}",
+                opts.timeout_s
+            ))
+        })?;
+    let max_bytes = (opts.max_duration_s * f64::from(rate)).ceil() as usize * 2;
+    let mut pcm = command::ffmpeg_pcm16(&opts.ffmpeg, path, rate, timeout, max_bytes)
+        .map_err(|e| read_err(e.to_string()))?;
+    if pcm.len() > max_bytes {
+        let max = opts.max_duration_s;
+        return Err(read_err(format!(
+            "more than max_duration_s = {max} s of audio"
+        )));
+    }
+    if pcm.len() < 2 {
+        return Err(read_err("ffmpeg decoded no audio".into()));
+    }
+    pcm.truncate(pcm.len() & !1);
+    Ok(pcm)
 }
 
 fn read_wav<R: std::io::Read>(
@@ -266,4 +312,5 @@ pub fn to_pcm16(x: &[f32]) -> Vec<u8> {
 }
 
 #[cfg(test)]
+#[path = "dataset_tests.rs"]
 mod tests;

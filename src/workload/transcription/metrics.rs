@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use super::protocol::{Record, Usage};
 use super::wer::{self, WerCount};
 use crate::util::stats;
+use crate::workload::catalogue::{Catalogue, Direction::*, Family};
 
 /// Distribution summaries written for every latency-like metric.
 pub const PCTS: [(f64, &str); 5] = [
@@ -49,6 +50,91 @@ pub const SCALARS: [&str; 9] = [
     "completed",
     "audio_s.total",
 ];
+
+/// The metric catalogue: every name [`run_metrics`] produces belongs to one family.
+pub const FAMILIES: &[Family] = &[
+    Family::new("failed", "sessions", Lower, "measured sessions that failed"),
+    Family::new(
+        "completed",
+        "sessions",
+        Higher,
+        "measured sessions that completed",
+    ),
+    Family::new(
+        "ttft_ms",
+        "ms",
+        Lower,
+        "first non-empty transcription.delta after the first audio sent",
+    ),
+    Family::new(
+        "finalization_ms",
+        "ms",
+        Lower,
+        "final commit sent to transcription.done",
+    ),
+    Family::new(
+        "itl_ms",
+        "ms",
+        Lower,
+        "gap between consecutive non-empty deltas",
+    ),
+    Family::new(
+        "rtf",
+        "",
+        Lower,
+        "(done - first audio sent) / audio duration",
+    ),
+    Family::new(
+        "streaming_lag_ms",
+        "ms",
+        Lower,
+        "delta receipt minus the speech front (end of the audio sent so far on the pacing clock)",
+    ),
+    Family::new(
+        "wer",
+        "",
+        Lower,
+        "word error rate against the reference (corpus; .mean: per file)",
+    ),
+    Family::new(
+        "prompt_tokens",
+        "tokens",
+        NotAScore,
+        "usage.prompt_tokens summed over sessions",
+    ),
+    Family::new(
+        "completion_tokens",
+        "tokens",
+        NotAScore,
+        "usage.completion_tokens summed over sessions",
+    ),
+    Family::new(
+        "total_tokens",
+        "tokens",
+        NotAScore,
+        "usage.total_tokens summed over sessions",
+    ),
+    Family::new(
+        "pacing_max_lag_ms",
+        "ms",
+        Lower,
+        "largest time an append was handed over after its schedule",
+    ),
+    Family::new(
+        "audio_s",
+        "s",
+        NotAScore,
+        "seconds of audio streamed by completed sessions",
+    ),
+];
+
+/// The metrics shown first (progress, sweeps, comparisons).
+pub const HEADLINE: &[&str] = &["ttft_ms.p50", "ttft_ms.p99", "finalization_ms.p99", "wer"];
+
+/// The catalogue of a transcription run.
+pub fn catalogue() -> Catalogue {
+    Catalogue::build(metric_names(), FAMILIES, HEADLINE)
+}
 
 /// One session's numbers.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -205,4 +291,5 @@ pub fn metric_names() -> Vec<String> {
 }
 
 #[cfg(test)]
+#[path = "metrics_tests.rs"]
 mod tests;

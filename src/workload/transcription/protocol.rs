@@ -23,7 +23,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::workload::omni::pacing::PacingMode;
+use crate::util::pacing::PacingMode;
 
 /// How one session talks: shared by every session of a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -438,4 +438,5 @@ pub fn error_message(code: Option<&str>, msg: &str) -> String {
 }
 
 #[cfg(test)]
+#[path = "protocol_tests.rs"]
 mod tests;

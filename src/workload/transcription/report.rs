@@ -21,6 +21,9 @@ use super::workload::TranscriptionWorkload;
 use crate::util::stats;
 use crate::workload::{Report, RunRecord, SampleRecord};
 
+/// A sample record of this workload.
+type Rec = SampleRecord<Option<TranscriptionOutput>>;
+
 /// The report of one run.
 #[derive(Debug)]
 pub struct TranscriptionReport {
@@ -47,22 +50,22 @@ impl Report for TranscriptionReport {
 
 /// One measured sample with what its session left.
 struct Row<'a> {
-    s: &'a SampleRecord,
+    s: &'a Rec,
     out: Option<&'a TranscriptionOutput>,
     m: Option<SessionMetrics>,
 }
 
 /// Build the report of `run`.
-pub fn build(w: &TranscriptionWorkload, run: RunRecord) -> TranscriptionReport {
+pub fn build(
+    w: &TranscriptionWorkload,
+    run: RunRecord<Option<TranscriptionOutput>>,
+) -> TranscriptionReport {
     let rows: Vec<Row<'_>> = run
         .samples
         .iter()
         .filter(|s| !s.warmup)
         .map(|s| {
-            let out = s
-                .output
-                .as_ref()
-                .and_then(|o| o.downcast_ref::<TranscriptionOutput>());
+            let out = s.output.as_ref().and_then(Option::as_ref);
             let m = out.map(|o| {
                 let reference = w.items.get(o.item).and_then(|i| i.reference.as_deref());
                 session_metrics(&o.record, reference)
@@ -106,7 +109,7 @@ fn pooled(
 
 fn to_json(
     w: &TranscriptionWorkload,
-    run: &RunRecord,
+    run: &RunRecord<Option<TranscriptionOutput>>,
     rows: &[Row<'_>],
     done: &[(&SessionMetrics, &Record)],
     metrics: &BTreeMap<String, f64>,
@@ -119,14 +122,10 @@ fn to_json(
     let lag = pooled(done, |m| m.streaming_lag_ms.clone());
     let wer_each = pooled(done, |m| m.wer_rate().into_iter().collect());
     let total = |k: &str| metrics.get(k).copied();
-    let queue: Vec<f64> = rows.iter().map(|r| r.s.queue_wait_s * 1000.0).collect();
-    let late: Vec<f64> = rows
-        .iter()
-        .flat_map(|r| r.s.send_lateness_s.iter().map(|l| l * 1000.0))
-        .collect();
     json!({
         "rtload": {
             "workload": KIND,
+            "metrics": metrics,
             "distributions": {
                 "ttft_ms": ttft, "finalization_ms": fin, "itl_ms": itl,
                 "streaming_lag_ms": lag, "rtf": rtf, "wer": wer_each,
@@ -152,12 +151,7 @@ fn to_json(
             "completion_tokens": total("completion_tokens.total"),
             "total_tokens": total("total_tokens.total"),
         },
-        "metrics": metrics,
-        "generator": {
-            "queue_wait": stats::summary_ms_json(&queue),
-            "send_lateness": stats::summary_ms_json(&late),
-            "pacing_max_lag_ms": total("pacing_max_lag_ms.max"),
-        },
+        "pacing_max_lag_ms": total("pacing_max_lag_ms.max"),
         "files": rows.iter().map(|r| file_json(w, r)).collect::<Vec<_>>(),
     })
 }
@@ -167,11 +161,10 @@ fn file_json(w: &TranscriptionWorkload, r: &Row<'_>) -> Value {
     let rec = r.out.map(|o| &o.record);
     let m = r.m.as_ref();
     let mean = |v: &[f64]| stats::mean(v).ok();
-    json!({
-        "index": r.s.idx,
+    let mut row = crate::workload::kit::sample_row(r.s);
+    let own = json!({
         "file": item.map(|i| i.name.clone()),
         "ok": r.s.outcome.is_ok(),
-        "error": r.s.outcome.as_ref().err(),
         "error_code": rec.and_then(|r| r.error_code.clone()),
         "reference": item.and_then(|i| i.reference.clone()),
         "text": rec.and_then(|r| r.text.clone()),
@@ -186,14 +179,17 @@ fn file_json(w: &TranscriptionWorkload, r: &Row<'_>) -> Value {
         "streaming_lag_ms_max": m.and_then(|m| m.streaming_lag_ms.iter().copied().reduce(f64::max)),
         "wer": m.and_then(SessionMetrics::wer_rate),
         "usage": rec.and_then(|r| r.usage),
-        "queue_wait_ms": r.s.queue_wait_s * 1000.0,
         "pacing_max_lag_ms": rec.map(|r| r.pacing_max_lag_s * 1000.0),
-    })
+    });
+    if let Value::Object(own) = own {
+        row.extend(own);
+    }
+    Value::Object(row)
 }
 
 fn render_text(
     w: &TranscriptionWorkload,
-    run: &RunRecord,
+    run: &RunRecord<Option<TranscriptionOutput>>,
     rows: &[Row<'_>],
     m: &BTreeMap<String, f64>,
 ) -> String {
@@ -254,7 +250,12 @@ fn render_text(
         opt("pacing_max_lag_ms.max", 3),
     );
     for r in rows.iter().filter(|r| r.s.outcome.is_err()).take(5) {
-        let e = r.s.outcome.as_ref().err().cloned().unwrap_or_default();
+        let e =
+            r.s.outcome
+                .as_ref()
+                .err()
+                .map(|f| f.message.clone())
+                .unwrap_or_default();
         let _ = writeln!(t, "session {} failed: {e}", r.s.idx);
     }
     let _ = writeln!(t, "{}", "=".repeat(60));

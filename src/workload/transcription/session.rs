@@ -1,14 +1,13 @@
 //! The engine-facing session: a thin adapter from [`TranscriptionCore`] actions to the
 //! seam's [`Effects`], and the record handed back at the end.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use tokio::time::Instant;
 
-use super::protocol::{Actions, Record, Settings, TranscriptionCore};
-use crate::workload::{Effects, Inbound, Outbound, Session};
+use super::protocol::{Actions, Cause, Record, Settings, TranscriptionCore};
+use crate::workload::{Effects, FailureKind, Inbound, Outbound, Session};
 
 /// What one finished session hands to the report.
 #[derive(Debug, Clone)]
@@ -36,6 +35,16 @@ impl TranscriptionSession {
     }
 }
 
+/// The seam's failure kind for a protocol failure cause.
+pub fn failure_kind(cause: Cause) -> FailureKind {
+    match cause {
+        Cause::Timeout => FailureKind::Timeout,
+        Cause::ServerError => FailureKind::ServerError,
+        Cause::ClosedEarly => FailureKind::ClosedEarly,
+        Cause::Protocol => FailureKind::Protocol,
+    }
+}
+
 fn apply(a: Actions, fx: &mut Effects) {
     for (msg, intended) in a.send {
         fx.send(Outbound::Text(msg), intended);
@@ -45,12 +54,14 @@ fn apply(a: Actions, fx: &mut Effects) {
     }
     match a.finish {
         Some(Ok(())) => fx.succeed(),
-        Some(Err((_cause, e))) => fx.fail(e),
+        Some(Err((cause, e))) => fx.fail_as(failure_kind(cause), e),
         None => {}
     }
 }
 
 impl Session for TranscriptionSession {
+    type Output = TranscriptionOutput;
+
     fn on_open(&mut self, now: Instant, fx: &mut Effects) {
         apply(self.core.on_open(now), fx);
     }
@@ -70,10 +81,10 @@ impl Session for TranscriptionSession {
         apply(self.core.on_closed(reason.as_deref()), fx);
     }
 
-    fn into_output(self: Box<Self>) -> Box<dyn Any + Send> {
-        Box::new(TranscriptionOutput {
+    fn into_output(self) -> TranscriptionOutput {
+        TranscriptionOutput {
             item: self.item,
             record: self.core.into_record(),
-        })
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! `rtload dataset synth --kind transcription DIR`: a small, deterministic set of WAV
 //! files with reference transcripts that the embedded server transcribes exactly.
 //!
-//! Each file `utt_NNN.wav` (PCM16 mono) says a few words of the [`crate::tonecode`]
+//! Each file `utt_NNN.wav` (PCM16 mono) says a few words of the [`crate::util::tonecode`]
 //! vocabulary, one tone-burst word per slot at `words_per_second`; `utt_NNN.txt` holds
 //! the sentence. The embedded server decodes the same code at its
 //! `[server.transcription] words_per_second` (same default), so its transcript matches the
@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::tonecode;
+use crate::util::tonecode;
 
 /// Options of [`synth`].
 #[derive(Debug, Clone, PartialEq)]
@@ -130,7 +130,6 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::omni::media::MediaOptions;
     use crate::workload::transcription::dataset;
 
     #[test]
@@ -148,7 +147,8 @@ mod tests {
             let bytes = std::fs::read(&item.path).unwrap();
             let other = std::fs::read(b.path().join(&item.name)).unwrap();
             assert_eq!(bytes, other, "{}", item.name);
-            let pcm = dataset::load_pcm(&item.path, 16_000, &MediaOptions::default()).unwrap();
+            let pcm =
+                dataset::load_pcm(&item.path, 16_000, &dataset::DecodeOptions::default()).unwrap();
             let samples: Vec<i16> = pcm
                 .chunks_exact(2)
                 .map(|b| i16::from_le_bytes([b[0], b[1]]))

@@ -9,14 +9,14 @@ use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 
 use super::KIND;
+use super::dataset::DecodeOptions;
 use super::dataset::{self, Item};
 use super::protocol::Settings;
 use super::session::{TranscriptionOutput, TranscriptionSession};
-use crate::util::scenario_error::{ScenarioError, key_span, parse_section};
-use crate::workload::omni::media::MediaOptions;
-use crate::workload::omni::workload::parse_pacing;
+use crate::util::pacing::parse_pacing;
+use crate::util::scenario_error::{ScenarioError, parse_section};
 use crate::workload::{
-    FailedSession, Report, RunRecord, SampleRecord, Session, SessionContext, Workload,
+    DynWorkload, MaybeFailed, Report, RunRecord, SampleRecord, SessionContext, Workload,
     WorkloadInput,
 };
 
@@ -55,7 +55,7 @@ pub struct TranscriptionWorkload {
     pub(super) settings: Arc<Settings>,
     pub(super) items: Vec<Item>,
     pub(super) samples: usize,
-    media: MediaOptions,
+    media: DecodeOptions,
     pub(super) prepared: OnceLock<Vec<Bytes>>,
 }
 
@@ -67,26 +67,13 @@ impl std::fmt::Debug for TranscriptionWorkload {
     }
 }
 
-fn key_error(input: &WorkloadInput<'_>, key: &str, msg: String) -> ScenarioError {
-    if input.overrides.contains_key(key) {
-        return ScenarioError::Flag {
-            flag: format!("--{}", key.replace('_', "-")),
-            msg,
-        };
-    }
-    match key_span(input.src, "workload", key) {
-        Some(span) => ScenarioError::at(input.path, input.src, span, msg),
-        None => ScenarioError::file(input.path, format!("[workload]: {msg}")),
-    }
-}
-
 /// Build from a scenario (registered in `config::registry`).
-pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
+pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<ScenarioError>> {
     let p: TranscriptionParams =
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
     let base = input.path.parent().unwrap_or(Path::new("."));
     let mut errors = Vec::new();
-    let err = |key: &str, msg: String| key_error(input, key, msg);
+    let err = |key: &str, msg: String| input.key_error(key, msg);
     for (key, v) in [
         ("created_timeout_s", p.created_timeout_s),
         ("done_timeout_s", p.done_timeout_s),
@@ -143,16 +130,18 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
         settings: Arc::new(settings),
         samples: input.samples_requested.unwrap_or(items.len()),
         items,
-        media: MediaOptions {
-            media_timeout_s: p.media_timeout_s.unwrap_or(600.0),
+        media: DecodeOptions {
+            timeout_s: p.media_timeout_s.unwrap_or(600.0),
             max_duration_s: p.max_duration_s.unwrap_or(3600.0),
-            ..MediaOptions::default()
+            ..DecodeOptions::default()
         },
         prepared: OnceLock::new(),
     }))
 }
 
 impl Workload for TranscriptionWorkload {
+    type Session = MaybeFailed<TranscriptionSession>;
+
     fn kind(&self) -> &'static str {
         KIND
     }
@@ -188,16 +177,16 @@ impl Workload for TranscriptionWorkload {
         self.samples
     }
 
-    fn metric_names(&self) -> Vec<String> {
-        super::metrics::metric_names()
+    fn catalogue(&self) -> crate::workload::catalogue::Catalogue {
+        super::metrics::catalogue()
     }
 
     fn headline_name(&self) -> &'static str {
         "ttft"
     }
 
-    fn headline_ms(&self, rec: &SampleRecord) -> Option<f64> {
-        let out = rec.output.as_ref()?.downcast_ref::<TranscriptionOutput>()?;
+    fn headline_ms(&self, rec: &SampleRecord<Option<TranscriptionOutput>>) -> Option<f64> {
+        let out = rec.output.as_ref()?.as_ref()?;
         super::metrics::session_metrics(&out.record, None).ttft_ms
     }
 
@@ -250,22 +239,25 @@ impl Workload for TranscriptionWorkload {
         Ok(())
     }
 
-    fn session(&self, ctx: &SessionContext) -> Box<dyn Session> {
-        if let Err(e) = self.prepare() {
-            return Box::new(FailedSession(e));
+    fn session(&self, ctx: &SessionContext) -> MaybeFailed<TranscriptionSession> {
+        if let Err(e) = Workload::prepare(self) {
+            return MaybeFailed::Failed(e);
         }
         let Some(pcm) = self.prepared.get() else {
-            return Box::new(FailedSession("audio was not prepared".into()));
+            return MaybeFailed::Failed("audio was not prepared".into());
         };
         let item = ctx.case_index(self.items.len());
-        Box::new(TranscriptionSession::new(
+        MaybeFailed::Ready(TranscriptionSession::new(
             Arc::clone(&self.settings),
             pcm[item].clone(),
             item,
         ))
     }
 
-    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String> {
+    fn report(
+        &self,
+        run: RunRecord<Option<TranscriptionOutput>>,
+    ) -> Result<Box<dyn Report>, String> {
         Ok(Box::new(super::report::build(self, run)))
     }
 }

@@ -528,4 +528,5 @@ mod summary_or_empty {
 }
 
 #[cfg(test)]
+#[path = "metrics_tests.rs"]
 mod tests;

@@ -1,0 +1,293 @@
+//! Run-wide output-root lock (spec §4.7): an exclusive `flock` on
+//! `<root>/.omniinteract.lock`, held for the whole run by one [`OutputLock`]
+//! value, so two runs sharing an output root never interleave case bundles
+//! and manifests. A second holder (another process, or another open of the
+//! file in this process) waits until the first is dropped, saying on stderr who holds
+//! the lock (the holder writes its pid and start time into the lock file); with a wait
+//! limit ([`set_wait_limit`], `--lock-timeout`) it fails instead once the limit passes.
+//!
+//! Filesystems without lock support (NFS, Lustre, FSx: `ENOLCK`,
+//! `EOPNOTSUPP`, `EACCES`, `EINVAL`) do not stop the run: the lock proceeds
+//! unlocked and reports a warning as data. Unix only (`flock(2)`).
+
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use super::ArtifactError;
+use super::layout::LOCK_FILE;
+
+/// How long [`OutputLock::acquire`] waits for another holder; unset = as long as it takes.
+static WAIT_LIMIT: OnceLock<Duration> = OnceLock::new();
+
+/// Poll period while waiting with a limit.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Make every later [`OutputLock::acquire`] in this process give up after `limit` (the
+/// CLI's `--lock-timeout`; set once at start, later calls are ignored).
+pub fn set_wait_limit(limit: Duration) {
+    let _ = WAIT_LIMIT.set(limit);
+}
+
+/// The held output-root lock; released when dropped (or when the process exits).
+#[derive(Debug)]
+pub struct OutputLock {
+    /// The open lock file; the `flock` lives on its open file description.
+    file: File,
+    /// `<root>/.omniinteract.lock`.
+    path: PathBuf,
+    /// Set when the filesystem has no locks and the run proceeds unlocked.
+    warning: Option<String>,
+}
+
+impl OutputLock {
+    /// Creates `root` and the lock file if needed, then blocks until the
+    /// exclusive lock is held. Fails only on errors other than "no lock
+    /// support" (those give an unlocked value with a [`warning`](Self::warning)).
+    pub fn acquire(root: &Path) -> Result<OutputLock, ArtifactError> {
+        fs::create_dir_all(root).map_err(|source| ArtifactError::CreateDir {
+            path: root.to_owned(),
+            source,
+        })?;
+        let path = root.join(LOCK_FILE);
+        let lock_err = |source| ArtifactError::Lock {
+            path: path.clone(),
+            source,
+        };
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(&path)
+            .map_err(lock_err)?;
+        let warning = match wait_for(&file, &path, WAIT_LIMIT.get().copied())? {
+            Ok(()) => {
+                note_holder(&file);
+                None
+            }
+            Err(e) if lock_unsupported(&e) => Some(format!(
+                "output root lock unavailable on this filesystem ({e}); proceeding without the lock: {}",
+                path.display()
+            )),
+            Err(e) => return Err(lock_err(e)),
+        };
+        Ok(OutputLock {
+            file,
+            path,
+            warning,
+        })
+    }
+
+    /// The lock file path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the exclusive lock is actually held (false in the fallback).
+    pub fn is_held(&self) -> bool {
+        self.warning.is_none()
+    }
+
+    /// The fallback warning when the filesystem has no locks.
+    pub fn warning(&self) -> Option<&str> {
+        self.warning.as_deref()
+    }
+}
+
+impl Drop for OutputLock {
+    fn drop(&mut self) {
+        if self.is_held() {
+            // Closing the file releases the lock too; unlocking first is just explicit.
+            let _ = self.file.unlock();
+        }
+    }
+}
+
+/// Take the lock; when someone else holds it, say who on stderr and wait (at most
+/// `limit`, polling). The outer `Err` is the timeout; the inner one an OS error.
+fn wait_for(
+    file: &File,
+    path: &Path,
+    limit: Option<Duration>,
+) -> Result<io::Result<()>, ArtifactError> {
+    match file.try_lock() {
+        Ok(()) => return Ok(Ok(())),
+        Err(TryLockError::Error(e)) if e.kind() != io::ErrorKind::Interrupted => {
+            return Ok(Err(e));
+        }
+        Err(_) => {}
+    }
+    let holder = holder_of(path);
+    let until = match limit {
+        Some(l) => format!("up to {:.1} s", l.as_secs_f64()),
+        None => "until it is released (--lock-timeout SECONDS gives up instead)".into(),
+    };
+    eprintln!(
+        "waiting for the output lock {}: held by {holder}; waiting {until}",
+        path.display()
+    );
+    let started = Instant::now();
+    let Some(limit) = limit else {
+        let res = lock_retrying(file);
+        if res.is_ok() {
+            eprintln!(
+                "got the output lock after {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        return Ok(res);
+    };
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Ok(())),
+            Err(TryLockError::Error(e)) if e.kind() != io::ErrorKind::Interrupted => {
+                return Ok(Err(e));
+            }
+            Err(_) if started.elapsed() >= limit => {
+                return Err(ArtifactError::LockTimeout {
+                    path: path.to_owned(),
+                    holder,
+                    waited_s: limit.as_secs_f64(),
+                });
+            }
+            Err(_) => std::thread::sleep(POLL.min(limit)),
+        }
+    }
+}
+
+/// Who holds the lock, as the holder wrote it into the lock file.
+fn holder_of(path: &Path) -> String {
+    fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "another rtload run (it did not say which)".into())
+}
+
+/// Record this process as the holder (best effort: the lock works without it).
+fn note_holder(mut file: &File) {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let _ = file.set_len(0);
+    let _ = writeln!(
+        file,
+        "pid {} (rtload, holding since unix time {since})",
+        std::process::id()
+    );
+}
+
+/// Errors that mean "this filesystem does not do locks" (§3.2 fallback list).
+pub fn lock_unsupported(err: &io::Error) -> bool {
+    matches!(
+        err.raw_os_error(),
+        Some(libc::ENOLCK | libc::EOPNOTSUPP | libc::EACCES | libc::EINVAL)
+    )
+}
+
+/// An exclusive `flock(2)`-style lock on `file` (std's `File::lock`), retried on `EINTR`.
+fn lock_retrying(file: &File) -> io::Result<()> {
+    loop {
+        match file.lock() {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::mpsc::{TryRecvError, sync_channel};
+    use std::time::Duration;
+
+    /// Safety net only: nothing waits on time for synchronization.
+    const SAFETY: Duration = Duration::from_secs(30);
+
+    #[test]
+    fn second_holder_blocks_until_first_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        let first = OutputLock::acquire(&root).unwrap();
+        assert!(first.is_held(), "{:?}", first.warning());
+        assert_eq!(first.path(), root.join(LOCK_FILE));
+
+        let released = Arc::new(AtomicBool::new(false));
+        let (started_tx, started_rx) = sync_channel(1);
+        let (acquired_tx, acquired_rx) = sync_channel(1);
+        let handle = {
+            let (root, released) = (root.clone(), Arc::clone(&released));
+            std::thread::spawn(move || {
+                started_tx.send(()).unwrap();
+                let second = OutputLock::acquire(&root).unwrap();
+                // Must only get here after the first lock was released.
+                acquired_tx.send(released.load(Ordering::SeqCst)).unwrap();
+                drop(second);
+            })
+        };
+        started_rx.recv_timeout(SAFETY).unwrap();
+        // Whatever the scheduling, the second holder cannot have the lock yet.
+        assert_eq!(acquired_rx.try_recv().err(), Some(TryRecvError::Empty));
+        released.store(true, Ordering::SeqCst);
+        drop(first);
+        let saw_release = acquired_rx.recv_timeout(SAFETY);
+        assert_eq!(saw_release, Ok(true));
+        handle.join().unwrap();
+        // Re-acquirable afterwards.
+        assert!(OutputLock::acquire(&root).unwrap().is_held());
+    }
+
+    #[test]
+    fn a_held_lock_names_its_holder_and_a_wait_limit_fails_fast() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        let first = OutputLock::acquire(&root).unwrap();
+        assert!(first.is_held());
+        let second = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(first.path())
+            .unwrap();
+        let err = wait_for(&second, first.path(), Some(Duration::ZERO)).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&format!("pid {}", std::process::id())),
+            "{msg}"
+        );
+        assert!(msg.contains("--lock-timeout"), "{msg}");
+        drop(first);
+        assert!(matches!(
+            wait_for(&second, &root.join(LOCK_FILE), Some(Duration::ZERO)),
+            Ok(Ok(()))
+        ));
+    }
+
+    #[test]
+    fn unsupported_errnos_fall_back() {
+        for errno in [libc::ENOLCK, libc::EOPNOTSUPP, libc::EACCES, libc::EINVAL] {
+            assert!(
+                lock_unsupported(&io::Error::from_raw_os_error(errno)),
+                "{errno}"
+            );
+        }
+        assert!(!lock_unsupported(&io::Error::from_raw_os_error(
+            libc::EBADF
+        )));
+        assert!(!lock_unsupported(&io::Error::other("x")));
+    }
+
+    #[test]
+    fn root_that_is_a_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("file");
+        fs::write(&root, b"x").unwrap();
+        assert!(matches!(
+            OutputLock::acquire(&root),
+            Err(ArtifactError::CreateDir { .. })
+        ));
+    }
+}

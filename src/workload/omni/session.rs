@@ -1,0 +1,443 @@
+//! One OmniInteract duplex session as a pure state machine (spec §1.2–§1.7):
+//! `session.update` → wait for `session.created` → paced appends with their video frames
+//! and interleaved `playback.ack`s → final commit → completion wait (committed input,
+//! closed ledger, post-commit decision, settle) → playback drain → `session.close` → wait
+//! for `session.closed` → the reference's post-close and output checks.
+//!
+//! The reference's 20 ms / 50 ms polling loops become checks on every inbound event plus
+//! wake-ups at the next moment something can change (append, ack, settle, timeout).
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::ledger::{self, ErrorVerdict};
+use super::pacing::{self, BYTES_PER_SECOND, Uploader};
+use super::playback::Ack;
+use crate::workload::{
+    ConnectSpec, Effects, FailureKind, Inbound, MediaUnit, Outbound, Secret, Session,
+};
+
+mod output;
+mod responses;
+
+pub use output::{DuplexOutput, DuplexSettings, Phase, PreparedMedia, ResponseRecord};
+use responses::Responses;
+
+/// The duplex session state machine.
+#[derive(Debug)]
+pub struct DuplexSession {
+    cfg: Arc<DuplexSettings>,
+    media: PreparedMedia,
+    capture: bool,
+    update_msg: Option<String>,
+    phase: Phase,
+    origin: Option<Instant>,
+    deadline: Option<Instant>,
+    upload: Option<Uploader>,
+    streamed_len: usize,
+    commit_from: usize,
+    commit_at: Option<Instant>,
+    committed: bool,
+    last_event_at: Option<Instant>,
+    close_from: usize,
+    resp: Responses,
+    out: DuplexOutput,
+    request_id: Option<String>,
+    api_key: Option<Secret>,
+}
+
+impl DuplexSession {
+    /// A session for one case; `capture` keeps output PCM in the segments (measured
+    /// samples only).
+    pub fn new(
+        cfg: Arc<DuplexSettings>,
+        media: PreparedMedia,
+        session_id: String,
+        capture: bool,
+    ) -> Self {
+        let update_msg = Some(cfg.session_update(&session_id));
+        let out = DuplexOutput {
+            session_id,
+            pacing: cfg.pacing,
+            ..DuplexOutput::default()
+        };
+        Self {
+            resp: Responses::new(cfg.incremental_acks),
+            cfg,
+            media,
+            capture,
+            update_msg,
+            phase: Phase::Configuring,
+            origin: None,
+            deadline: None,
+            upload: None,
+            streamed_len: 0,
+            commit_from: 0,
+            commit_at: None,
+            committed: false,
+            last_event_at: None,
+            close_from: 0,
+            out,
+            request_id: None,
+            api_key: None,
+        }
+    }
+
+    /// Set what the upgrade request carries besides the run's headers: the benchmark
+    /// request id (`x-request-id`, measured samples only) and the API key
+    /// (`Authorization: Bearer`, from `OPENAI_API_KEY`; never logged).
+    pub fn with_request(mut self, request_id: Option<String>, api_key: Option<Secret>) -> Self {
+        self.request_id = request_id;
+        self.api_key = api_key;
+        self
+    }
+
+    /// The current phase.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    fn secs(&self, at: Instant) -> f64 {
+        self.origin
+            .map_or(0.0, |o| at.saturating_duration_since(o).as_secs_f64())
+    }
+
+    fn instant(&self, secs: f64) -> Option<Instant> {
+        Some(self.origin? + Duration::from_secs_f64(secs.max(0.0)))
+    }
+
+    fn short_timeout(&self) -> Duration {
+        Duration::from_secs_f64(self.cfg.timeout_s.clamp(0.0, 20.0))
+    }
+
+    fn finish(
+        &mut self,
+        now: Instant,
+        result: Result<(), (FailureKind, String)>,
+        fx: &mut Effects,
+    ) {
+        if self.phase == Phase::Done {
+            return;
+        }
+        if result.is_err()
+            && matches!(
+                self.phase,
+                Phase::Streaming | Phase::Completing | Phase::Draining
+            )
+        {
+            fx.send(Outbound::Text(r#"{"type":"session.close"}"#.into()), None); // best effort
+        }
+        self.phase = Phase::Done;
+        self.out.latency_s = self.secs(now);
+        match result {
+            Ok(()) => {
+                self.out.success = true;
+                fx.succeed();
+            }
+            Err((kind, e)) => {
+                self.out.error = Some(e.clone());
+                fx.fail_as(kind, e);
+            }
+        }
+    }
+
+    fn on_text(&mut self, text: &str, at: Instant, fx: &mut Effects) {
+        let ev = match serde_json::from_str::<Value>(text) {
+            Ok(ev) => ev,
+            Err(e) => {
+                // The reference's words, then what failed to parse and where.
+                let head: String = text.chars().take(80).collect();
+                let more = if head.len() < text.len() { "…" } else { "" };
+                let msg = format!(
+                    "Realtime WebSocket reader failed: server sent malformed JSON ({e}): {head:?}{more}"
+                );
+                return self.finish(at, Err((FailureKind::Protocol, msg)), fx);
+            }
+        };
+        if !ev.is_object() {
+            return;
+        }
+        let at_s = self.secs(at);
+        let kind = ev
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let index = self.out.events.len();
+        let audio_len = match self.resp.observe(&ev, at_s, self.capture, &mut self.out) {
+            Ok(Some(i)) => {
+                let (duration_s, index) = (i.duration_s, i.ordinal);
+                fx.media.push(MediaUnit {
+                    at,
+                    duration_s,
+                    index,
+                });
+                Some(i.bytes)
+            }
+            Ok(None) => None,
+            Err(e) => return self.finish(at, Err((FailureKind::Protocol, e)), fx),
+        };
+        let mut verdict = None;
+        match kind.as_str() {
+            "error" => match ledger::error_verdict(&ev) {
+                ErrorVerdict::Fatal(msg) => verdict = Some(Err((FailureKind::ServerError, msg))),
+                ErrorVerdict::Tolerated(w) => ledger::warn_once(&mut self.out.artifact_warnings, w),
+            },
+            "session.expired" | "session.closed" => {
+                let closing = self.phase == Phase::Closing;
+                verdict = Some(
+                    match ledger::termination_failure(
+                        &ev,
+                        closing,
+                        closing && index >= self.close_from,
+                    ) {
+                        Some(msg) => Err((FailureKind::ServerError, msg)),
+                        None => self
+                            .resp
+                            .final_checks(
+                                self.cfg.require_response,
+                                self.out.stream_start_s.unwrap_or(0.0),
+                                self.media.duration_s,
+                            )
+                            .map_err(|e| (FailureKind::Protocol, e)),
+                    },
+                );
+            }
+            "session.created" if self.phase == Phase::Configuring => self.start_streaming(at),
+            "input_audio_buffer.committed"
+                if self.phase == Phase::Completing
+                    && !self.committed
+                    && index >= self.commit_from =>
+            {
+                self.committed = true;
+                // Top-level `overlap_deferred` (what the reference server sends), or
+                // nested under `event` like `session.closed`'s `event.reason`.
+                let flag = |e: &Value| e.get("overlap_deferred") == Some(&Value::Bool(true));
+                let deferred = flag(&ev) || ev.get("event").is_some_and(flag);
+                self.resp.committed(deferred);
+            }
+            _ => {}
+        }
+        let Value::Object(mut obj) = ev else { return };
+        if let Some(n) = audio_len {
+            obj.remove("delta");
+            obj.remove("audio");
+            obj.insert("audio_bytes".into(), json!(n));
+        }
+        obj.entry("_client_received_at_s").or_insert(json!(at_s));
+        self.out.events.push((at_s, Value::Object(obj)));
+        self.last_event_at = Some(at);
+        if let Some(result) = verdict {
+            self.finish(at, result, fx);
+        }
+    }
+
+    fn start_streaming(&mut self, at: Instant) {
+        let period = pacing::chunk_period_ms(self.out.events.iter().rev().map(|(_, e)| e));
+        self.streamed_len = pacing::streamed_len(self.media.pcm.len(), period);
+        let frames = self.media.frames.len();
+        self.upload = Some(Uploader::new(
+            self.cfg.pacing,
+            at,
+            self.streamed_len,
+            frames,
+        ));
+        self.out.stream_start_s = Some(self.secs(at));
+        let slack = self.cfg.timeout_s + self.streamed_len as f64 / BYTES_PER_SECOND as f64;
+        self.deadline = Some(at + Duration::from_secs_f64(slack.max(0.0)));
+        self.phase = Phase::Streaming;
+    }
+
+    fn stream(&mut self, now: Instant, fx: &mut Effects) {
+        let Some(up) = self.upload.as_mut() else {
+            return;
+        };
+        for (msg, intended) in up.due_appends(now, &self.media.pcm, &self.media.frames) {
+            fx.send(Outbound::Text(msg), intended);
+        }
+        self.out.input_audio_chunks = up.chunks;
+        self.out.input_video_frames = up.frames_sent;
+        self.out.pacing_mean_lag_s = up.mean_lag_s();
+        self.out.pacing_max_lag_s = up.max_lag_s;
+        if up.commit_due(now) {
+            let commit = r#"{"type":"input_audio_buffer.commit","final":true}"#;
+            fx.send(Outbound::Text(commit.into()), up.due(self.streamed_len));
+            self.commit_from = self.out.events.len();
+            self.commit_at = Some(now);
+            self.deadline = Some(now + Duration::from_secs_f64(self.cfg.timeout_s.max(0.0)));
+            self.phase = Phase::Completing;
+        }
+    }
+
+    fn send_acks(&mut self, acks: Vec<Ack>, scheduled: bool, fx: &mut Effects) {
+        for ack in acks {
+            let msg = json!({"type": "playback.ack", "response_id": &*ack.response_id,
+                "item_id": format!("item_{}", ack.response_id), "played_ms": ack.played_ms,
+                "committed_ms": ack.played_ms});
+            let intended = if scheduled {
+                self.instant(ack.due_s)
+            } else {
+                None
+            };
+            fx.send(Outbound::Text(msg.to_string()), intended);
+            self.out.acks.push(ack);
+        }
+    }
+
+    fn settle_at(&self) -> Option<Instant> {
+        let quiet_since = self.last_event_at.max(self.commit_at)?;
+        Some(quiet_since + Duration::from_secs_f64(self.cfg.settle_s.max(0.0)))
+    }
+
+    fn ready(&self) -> bool {
+        self.committed && self.resp.ready()
+    }
+
+    /// Re-evaluate the phase after an event or wake-up at `now`.
+    fn tick(&mut self, now: Instant, fx: &mut Effects) {
+        let now_s = self.secs(now);
+        let timed_out = self.deadline.is_some_and(|d| now >= d);
+        match self.phase {
+            Phase::Configuring if timed_out => {
+                let msg = "Timed out waiting for session.created";
+                self.finish(now, Err((FailureKind::Timeout, msg.into())), fx);
+            }
+            Phase::Streaming if timed_out => {
+                let t = self.cfg.timeout_s + self.streamed_len as f64 / BYTES_PER_SECOND as f64;
+                self.finish(
+                    now,
+                    Err((
+                        FailureKind::Timeout,
+                        format!("Realtime upload timed out after {}s", ledger::py_g(t)),
+                    )),
+                    fx,
+                );
+            }
+            Phase::Streaming => {
+                self.stream(now, fx);
+                let acks = self.resp.clock.acks(now_s);
+                self.send_acks(acks, true, fx);
+            }
+            Phase::Completing => self.complete(now, timed_out, fx),
+            Phase::Closing if timed_out => {
+                let msg = "Timed out waiting for session.closed";
+                self.finish(now, Err((FailureKind::Timeout, msg.into())), fx)
+            }
+            _ => {}
+        }
+    }
+
+    fn complete(&mut self, now: Instant, timed_out: bool, fx: &mut Effects) {
+        if timed_out {
+            let mut msg =
+                String::from("Timed out waiting for committed input and stable responses");
+            let open = self.resp.ledger.unfinished();
+            if self.resp.ledger.error().is_none() && !open.is_empty() {
+                let _ = write!(msg, "; unfinished response_ids={}", ledger::py_list(&open));
+            }
+            return self.finish(now, Err((FailureKind::Timeout, msg)), fx);
+        }
+        let acks = self.resp.clock.acks(self.secs(now));
+        self.send_acks(acks, true, fx);
+        if self.committed
+            && let Some(e) = self.resp.ledger.error()
+        {
+            return self.finish(now, Err((FailureKind::Protocol, e.to_string())), fx);
+        }
+        if self.ready() && self.settle_at().is_some_and(|s| now >= s) {
+            self.phase = Phase::Draining;
+            let acks = self.resp.clock.drain();
+            self.send_acks(acks, false, fx);
+            self.close_from = self.out.events.len();
+            fx.send(Outbound::Text(r#"{"type":"session.close"}"#.into()), None);
+            self.deadline = Some(now + self.short_timeout());
+            self.phase = Phase::Closing;
+        }
+    }
+
+    /// The reference's output checks after a clean close (spec §1.5 "Case success").
+    fn arm(&self, now: Instant, fx: &mut Effects) {
+        if self.phase == Phase::Done {
+            return;
+        }
+        if let Some(d) = self.deadline {
+            fx.wake(d);
+        }
+        if matches!(self.phase, Phase::Streaming | Phase::Completing)
+            && let Some(due) = self.resp.clock.next_due().and_then(|s| self.instant(s))
+        {
+            fx.wake(due.max(now + Duration::from_millis(1)));
+        }
+        match self.phase {
+            Phase::Streaming => {
+                if let Some(up) = &self.upload {
+                    fx.wake(up.next_wake(now));
+                }
+            }
+            Phase::Completing if self.ready() => {
+                if let Some(s) = self.settle_at().filter(|s| *s > now) {
+                    fx.wake(s);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Session for DuplexSession {
+    type Output = DuplexOutput;
+    fn connect(&self, target: &ConnectSpec) -> ConnectSpec {
+        let url = super::url::realtime_url(&target.url, &self.cfg.model, &self.out.session_id)
+            .unwrap_or_else(|_| target.url.clone());
+        let headers = super::url::upgrade_headers(
+            self.api_key.as_ref().map(Secret::expose),
+            &target.headers,
+            self.request_id.as_deref(),
+        );
+        ConnectSpec { url, headers }
+    }
+
+    fn on_open(&mut self, now: Instant, fx: &mut Effects) {
+        self.origin = Some(now);
+        if let Some(msg) = self.update_msg.take() {
+            fx.send(Outbound::Text(msg), Some(now));
+        }
+        self.deadline = Some(now + self.short_timeout());
+        self.arm(now, fx);
+    }
+
+    fn on_inbound(&mut self, msg: Inbound, at: Instant, fx: &mut Effects) {
+        if self.phase == Phase::Done {
+            return;
+        }
+        if let Inbound::Text(t) = msg {
+            self.on_text(&t, at, fx);
+        }
+        self.tick(at, fx);
+        self.arm(at, fx);
+    }
+
+    fn on_wake(&mut self, now: Instant, fx: &mut Effects) {
+        self.tick(now, fx);
+        self.arm(now, fx);
+    }
+
+    fn on_closed(&mut self, at: Instant, _reason: Option<String>, fx: &mut Effects) {
+        let msg = "Realtime WebSocket closed before the requested event arrived";
+        self.finish(at, Err((FailureKind::ClosedEarly, msg.into())), fx);
+    }
+
+    fn into_output(self) -> DuplexOutput {
+        let mut s = self;
+        s.out.responses = s.resp.records();
+        s.out.segments = s.resp.clock.into_segments();
+        s.out
+    }
+}
+
+#[cfg(test)]
+mod tests;
