@@ -284,7 +284,7 @@ fn shipped_scenario_runs_and_a_threshold_gates_the_exit_code() {
         String::from_utf8_lossy(&report.stderr)
     );
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.contains("data-chart=\"stt-ttft_ms\""));
+    assert!(page.contains("data-chart=\"dist-ttft_ms\""));
 
     let fx = embedded(1, "");
     let mut toml = std::fs::read_to_string(&fx.path).unwrap();
