@@ -303,3 +303,32 @@ fn shipped_scenario_runs_and_a_threshold_gates_the_exit_code() {
         String::from_utf8_lossy(&run.stderr)
     );
 }
+
+#[test]
+fn dataset_synth_kind_transcription_writes_a_set_the_workload_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("set");
+    let run = rtload()
+        .args([
+            "dataset",
+            "synth",
+            "--kind",
+            "transcription",
+            "--files",
+            "2",
+            "--words",
+            "3",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let items = rtload::workload::transcription::dataset::discover(&out).unwrap();
+    assert_eq!(items.len(), 2);
+    assert!(items.iter().all(|i| i.reference.is_some()));
+}
