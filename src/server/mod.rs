@@ -3,7 +3,9 @@
 //! This module owns the app, its routes and startup/shutdown; `config` owns the
 //! config types, `video` the `/v1/realtime/video` endpoint and `video_plan` its pure
 //! core, `duplex` the `/v1/realtime` duplex speech endpoint and `duplex_plan` its pure
-//! core. Each endpoint exposes a shared state type and a `register` fn; adding another
+//! core, `transcription` the vLLM speech-to-text protocol (on `/v1/realtime` for clients
+//! without `duplex=1`, or its own path) and `transcription_plan` its pure core. Each
+//! endpoint exposes a shared state type and a `register` fn; adding another
 //! endpoint is one more `.configure(..)` in `build_server`. It never imports client modules, and the client side never
 //! imports it.
 //!
@@ -15,6 +17,8 @@ mod duplex;
 mod duplex_plan;
 mod frame_guard;
 mod tls;
+mod transcription;
+mod transcription_plan;
 mod video;
 mod video_plan;
 
@@ -24,6 +28,8 @@ mod duplex_tests;
 mod test_client;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod transcription_tests;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Condvar, Mutex, mpsc};
@@ -33,8 +39,8 @@ use std::time::Duration;
 use actix_web::{App, HttpServer, dev::ServerHandle, web};
 
 pub use config::{
-    DuplexFaults, DuplexServerConfig, FinalDecision, ServerConfig, ServerError, VideoFaults,
-    VideoServerConfig,
+    DuplexFaults, DuplexServerConfig, FinalDecision, ServerConfig, ServerError,
+    TranscriptionFaults, TranscriptionServerConfig, VideoFaults, VideoServerConfig,
 };
 pub use duplex::DUPLEX_PATH;
 pub use tls::{ServerTls, ServerTlsError, load_tls};
@@ -203,11 +209,15 @@ fn build_server(
 ) -> std::io::Result<(actix_web::dev::Server, SocketAddr)> {
     let video_state = web::Data::new(video::VideoState::new(cfg));
     let duplex_state = web::Data::new(duplex::DuplexState::new(cfg));
+    let stt_state = web::Data::new(transcription::TranscriptionState::new(cfg));
     let server = HttpServer::new(move || {
         let video_state = video_state.clone();
         let duplex_state = duplex_state.clone();
+        let stt_state = stt_state.clone();
+        // Transcription first: on a shared path its guard passes `duplex=1` clients on.
         App::new()
             .configure(move |svc| video::register(svc, video_state))
+            .configure(move |svc| transcription::register(svc, stt_state))
             .configure(move |svc| duplex::register(svc, duplex_state))
     })
     .on_connect(move |io, ext| {

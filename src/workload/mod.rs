@@ -54,6 +54,7 @@ pub mod omni;
 pub mod outcome;
 pub mod plan;
 pub mod playback;
+pub mod transcription;
 pub mod video;
 
 use std::collections::BTreeMap;

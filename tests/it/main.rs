@@ -3,6 +3,7 @@
 
 mod duplex_support;
 mod support;
+mod transcription_server;
 
 mod cli;
 mod config_checks;
@@ -18,5 +19,6 @@ mod schema;
 mod surface;
 mod sweep;
 mod tls;
+mod transcription;
 mod trust_io;
 mod video_faults;

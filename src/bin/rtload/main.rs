@@ -241,6 +241,31 @@ fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
 }
 
 fn synth_cmd(a: &cli::SynthArgs) -> anyhow::Result<()> {
+    if a.kind == cli::SynthKind::Transcription {
+        use rtload::workload::transcription::synth;
+        let opts = synth::SynthOptions {
+            files: a.files,
+            words: a.words,
+            sample_rate: a.sample_rate,
+            words_per_second: a.words_per_second,
+            seed: a.seed,
+        };
+        let r = synth::synth(&a.dir, &opts)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| {
+                format!(
+                    "writing a synthetic transcription set into {}",
+                    a.dir.display()
+                )
+            })?;
+        println!(
+            "wrote {} audio files ({:.1} s each, with .txt references) under {}",
+            r.files.len(),
+            r.seconds_per_file,
+            a.dir.display()
+        );
+        return Ok(());
+    }
     let opts = rtload::workload::omni::dataset::SynthOptions {
         seed: a.seed,
         cases_per_subset: a.cases_per_subset,

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::*;
+use crate::util::command::{STDERR_TAIL_BYTES, shell_join};
 use crate::workload::omni::dataset::{SynthOptions, synth};
 
 fn b64(s: &str) -> Vec<u8> {
