@@ -88,6 +88,34 @@ pub fn run_with(
     lines: Box<dyn Write + Send>,
     progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
 ) -> Result<RunSummary, RunError> {
+    run_placed(scenario, lines, progress, &Distributed::default())
+}
+
+/// How this process takes part in a distributed run (`--shard`, `--start-at`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Distributed {
+    /// The slice of the run this process executes (`None` = all of it).
+    pub shard: Option<crate::workload::shard::Shard>,
+    /// Unix time of the measured phase's start on every shard (`--start-at`).
+    pub start_at_unix_s: Option<f64>,
+}
+
+/// [`run_with`] for one shard of a distributed run: runs only the shard's slice of the
+/// whole run's plan, at the plan's original offsets from the start barrier, with its part
+/// of the warm-ups and of the concurrency cap; tags the JSON result with the shard.
+pub fn run_placed(
+    scenario: &Scenario,
+    lines: Box<dyn Write + Send>,
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+    dist: &Distributed,
+) -> Result<RunSummary, RunError> {
+    let shard = dist.shard.unwrap_or(crate::workload::shard::Shard::WHOLE);
+    let cap = shard
+        .cap(scenario.load.max_concurrency)
+        .map_err(|e| RunError::Plan(e.to_string()))?;
+    let whole = crate::workload::plan::plan(scenario.load.samples, &scenario.load.arrival)
+        .map_err(|e| RunError::Plan(e.to_string()))?;
+    let mine = shard.slice(&whole.offsets_s);
     let workload = scenario.workload.clone();
     let (url, server) = match &scenario.target {
         Some(t) => (resolve_url(t, workload.default_path())?, None),
@@ -102,11 +130,6 @@ pub fn run_with(
         }
     };
     workload.prepare().map_err(RunError::Prepare)?;
-    let run_start_unix_s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    let plan = crate::workload::plan::plan(scenario.load.samples, &scenario.load.arrival)
-        .map_err(|e| RunError::Plan(e.to_string()))?;
     let (tx, rx) = crossbeam_channel::unbounded::<String>();
     let printer = std::thread::spawn(move || {
         let mut out = lines;
@@ -131,16 +154,21 @@ pub fn run_with(
     let cfg = EngineConfig {
         url: url.clone(),
         headers: scenario.headers.clone(),
-        n_warmup: scenario.load.warmup_samples,
-        offsets_s: plan.offsets_s,
-        max_concurrency: Some(scenario.load.max_concurrency),
+        n_warmup: shard.part(scenario.load.warmup_samples),
+        offsets_s: mine.iter().map(|m| m.1).collect(),
+        max_concurrency: Some(cap),
         shards: scenario.load.shards,
         connect_timeout: scenario.connect_timeout,
         request_id_prefix: request_id_prefix(),
         artifact_root: workload.artifact_root(),
         lines: Some(tx),
         progress: progress_tx,
+        placement: crate::engine::Placement {
+            measured_indices: Some(mine.iter().map(|m| m.0).collect()),
+            start_at_unix_s: dist.start_at_unix_s,
+        },
     };
+    let run_start_unix_s = unix_now();
     let out = engine::run(cfg, workload.clone());
     let _ = printer.join();
     if let Some(t) = progress_thread {
@@ -153,11 +181,18 @@ pub fn run_with(
     out.run.load = Some(scenario.load.clone());
     let (failures, measured) = failures(&out.run);
     let engine_series = engine_series(&out.run);
+    let tag = shard_tag(scenario, shard, dist, &mine, &out.run, run_start_unix_s);
     let report = workload.report(out.run).map_err(RunError::Report)?;
-    let verdicts = crate::config::thresholds::evaluate(&scenario.thresholds, &report.metrics());
+    // A shard's own numbers say nothing about the run's: `rtload merge` evaluates the
+    // thresholds (carried in the shard tag) on the merged result.
+    let verdicts = if shard.count > 1 {
+        Vec::new()
+    } else {
+        crate::config::thresholds::evaluate(&scenario.thresholds, &report.metrics())
+    };
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
-        let text = report.to_json_text();
+        let text = with_shard_tag(report.to_json_text(), &tag);
         crate::util::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
             path: path.clone(),
             msg: e.to_string(),
@@ -280,6 +315,63 @@ fn failures(run: &RunRecord) -> (Vec<(usize, String)>, usize) {
         .filter_map(|s| s.outcome.as_ref().err().map(|e| (s.idx, e.clone())))
         .collect();
     (failed, measured.len())
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// The shard tag of this run's JSON result (`rtload merge` reads it back).
+fn shard_tag(
+    scenario: &Scenario,
+    shard: crate::workload::shard::Shard,
+    dist: &Distributed,
+    mine: &[(usize, f64)],
+    run: &RunRecord,
+    run_start_unix_s: f64,
+) -> crate::report::merge::ShardTag {
+    let measured: Vec<_> = run.samples.iter().filter(|s| !s.warmup).collect();
+    let first_scheduled = measured.iter().map(|s| s.scheduled_s).reduce(f64::min);
+    // With a barrier the first intended release is known exactly; without one it is
+    // measured from the engine's start (a few ms after `run_start_unix_s`).
+    let first = match (dist.start_at_unix_s, mine.first()) {
+        (Some(at), Some(m)) if first_scheduled.is_some() => Some(at + m.1),
+        _ => first_scheduled.map(|f| run_start_unix_s + f),
+    };
+    crate::report::merge::ShardTag {
+        index: shard.index,
+        count: shard.count,
+        scenario: scenario.name.clone(),
+        start_at_unix_s: dist.start_at_unix_s,
+        started_unix_s: first,
+        ended_unix_s: first.map(|f| f + run.duration_s),
+        samples: mine.iter().map(|m| m.0).collect(),
+        intended_release_s: mine.iter().map(|m| m.1).collect(),
+        measured: measured.len(),
+        failed: measured.iter().filter(|s| s.outcome.is_err()).count(),
+        thresholds: scenario
+            .thresholds
+            .iter()
+            .map(crate::report::merge::ThresholdTag::of)
+            .collect(),
+    }
+}
+
+/// `text` (a JSON object, in the workload's own dialect) with the shard tag added as its
+/// last top-level key; unchanged when it does not end like an object.
+fn with_shard_tag(text: String, tag: &crate::report::merge::ShardTag) -> String {
+    let trimmed = text.trim_end();
+    let (Some(body), Ok(tag)) = (trimmed.strip_suffix('}'), serde_json::to_string(tag)) else {
+        return text;
+    };
+    let body = body.trim_end();
+    let sep = if body.ends_with('{') { "" } else { "," };
+    format!(
+        "{body}{sep}\n  \"{}\": {tag}\n}}\n",
+        crate::report::merge::SHARD_KEY
+    )
 }
 
 /// `bench-<8 hex>-`, like `vllm bench serve`'s default `--request-id-prefix`.

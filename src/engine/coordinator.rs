@@ -60,6 +60,8 @@ pub struct CoordArgs {
     pub lines: Option<crossbeam_channel::Sender<String>>,
     /// Progress events.
     pub progress: Option<crossbeam_channel::Sender<ProgressEvent>>,
+    /// Global sample indices and the start barrier of a sharded run.
+    pub placement: super::Placement,
     /// Receives the finished run.
     pub done: oneshot::Sender<RunRecord>,
 }
@@ -172,8 +174,27 @@ impl CoordState {
     }
 }
 
+/// The measured phase's start: now, or the `--start-at` barrier (in the past too: then
+/// every release is late and its queue wait says so).
+fn measured_start(start_at_unix_s: Option<f64>) -> Instant {
+    let now = Instant::now();
+    let Some(at) = start_at_unix_s else {
+        return now;
+    };
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let ahead = at - wall;
+    if ahead >= 0.0 {
+        now + Duration::from_secs_f64(ahead)
+    } else {
+        now.checked_sub(Duration::from_secs_f64(-ahead))
+            .unwrap_or(now)
+    }
+}
+
 fn start_measured(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
-    let start = Instant::now();
+    let start = measured_start(st.args.placement.start_at_unix_s);
     st.measured_start = Some(start);
     let first = st.args.n_warmup;
     let offsets = st.args.offsets_s.clone();
@@ -203,13 +224,21 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
         };
         let granted = Instant::now();
         let warmup = idx < st.args.n_warmup;
+        let measured_index = (!warmup).then(|| {
+            let local = idx - st.args.n_warmup;
+            st.args
+                .placement
+                .measured_indices
+                .as_ref()
+                .and_then(|g| g.get(local).copied())
+                .unwrap_or(local)
+        });
         let ctx = SessionContext {
             idx,
             warmup,
             url: st.args.url.clone(),
-            request_id: (!warmup)
-                .then(|| format!("{}{}", st.args.request_id_prefix, idx - st.args.n_warmup)),
-            measured_index: (!warmup).then(|| idx - st.args.n_warmup),
+            request_id: measured_index.map(|k| format!("{}{k}", st.args.request_id_prefix)),
+            measured_index,
         };
         let shard = st.args.shards[st.next_shard % st.args.shards.len()].clone();
         st.next_shard += 1;
@@ -314,6 +343,7 @@ fn complete(st: &mut CoordState) {
             duration_s,
             endpoint: st.args.url.clone(),
             load: None,
+            measured_indices: st.args.placement.measured_indices.clone(),
         });
     }
 }

@@ -49,6 +49,19 @@ pub struct EngineConfig {
     pub lines: Option<crossbeam_channel::Sender<String>>,
     /// Receives progress events (sample started / ended), when set.
     pub progress: Option<crossbeam_channel::Sender<crate::engine::progress::ProgressEvent>>,
+    /// Where this run's samples sit in a distributed run (default: the whole run, now).
+    pub placement: Placement,
+}
+
+/// A shard's place in a distributed run (`--shard`, `--start-at`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Placement {
+    /// The whole run's index of each measured sample (request ids and dataset cases use
+    /// it); `None` = `0..n`.
+    pub measured_indices: Option<Vec<usize>>,
+    /// Unix time at which the measured phase's clock starts (release offsets are relative
+    /// to it); `None` = as soon as the warm-ups are done.
+    pub start_at_unix_s: Option<f64>,
 }
 
 /// A failure of the engine itself (not of a sample: those are recorded outcomes).
@@ -103,6 +116,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn Workload>) -> Result<EngineOutpu
         writer: writer.as_ref().map(writer::Writer::handle),
         lines: cfg.lines.clone(),
         progress: cfg.progress.clone(),
+        placement: cfg.placement.clone(),
         done: tx,
     };
     let run = rt.block_on(async move {

@@ -91,6 +91,7 @@ fn warmups_run_first_and_appear_in_no_metric() {
             artifact_root: None,
             lines: None,
             progress: None,
+            placement: Default::default(),
         },
         sc.workload.clone(),
     );

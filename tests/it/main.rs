@@ -10,6 +10,7 @@ mod engine;
 mod layering;
 mod outputs;
 mod schema;
+mod shard;
 mod surface;
 mod sweep;
 mod video_faults;

@@ -2,6 +2,7 @@
 //! exit code — 0 passed, 1 samples (or thresholds) failed, 2 usage or configuration error.
 
 mod cli;
+mod merge;
 
 use std::process::ExitCode;
 
@@ -16,6 +17,7 @@ fn main() -> ExitCode {
         cli::Command::Suite(a) => suite_cmd(&a),
         cli::Command::Report(a) => report_cmd(&a),
         cli::Command::Compare(a) => compare_cmd(&a),
+        cli::Command::Merge(a) => merge::merge_cmd(&a),
         cli::Command::Schema => {
             println!("{}", rtload::config::schema::scenario_schema_json());
             ExitCode::SUCCESS
@@ -76,7 +78,20 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let dist = match merge::distributed(run) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if let Some(sweep) = sweep {
+        if dist != rtload::runner::Distributed::default() {
+            eprintln!(
+                "error: --shard/--start-at cannot be combined with a sweep; shard each point's run instead"
+            );
+            return ExitCode::from(2);
+        }
         return sweep_cmd(run, &scenario, &sweep);
     }
     use std::io::IsTerminal as _;
@@ -85,7 +100,7 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         rtload::engine::progress::Mode,
         Box<dyn std::io::Write + Send>,
     )> = Some((mode, Box::new(std::io::stderr())));
-    match rtload::runner::run_with(&scenario, Box::new(std::io::stdout()), progress) {
+    match rtload::runner::run_placed(&scenario, Box::new(std::io::stdout()), progress, &dist) {
         Ok(summary) => {
             print!("{}", summary.report.render_text());
             if !summary.verdicts.is_empty() {
@@ -94,6 +109,14 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
             }
             if let Some(p) = &summary.json_path {
                 eprintln!("wrote {}", p.display());
+            }
+            if let Some(s) = dist
+                .shard
+                .filter(|s| s.count > 1 && !scenario.thresholds.is_empty())
+            {
+                eprintln!(
+                    "shard {s}: [thresholds] are evaluated on the merged result by `rtload merge`"
+                );
             }
             for (idx, msg) in &summary.failures {
                 eprintln!("ERROR: sample {idx}: {msg}");
