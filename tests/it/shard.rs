@@ -27,20 +27,67 @@ fn ok(out: &Output) -> String {
     text
 }
 
-/// The pod command of `deploy/kubernetes/job.yaml`, with `$(VAR)` expanded as the
-/// kubelet does from the container's environment.
+/// The container args of `deploy/kubernetes/job.yaml`, as written.
+fn job_args() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let job = std::fs::read_to_string(root.join("deploy/kubernetes/job.yaml")).unwrap();
+    let mut lines = job.lines().skip_while(|l| l.trim() != "args:").skip(1);
+    let mut args = Vec::new();
+    for l in lines.by_ref() {
+        let Some(a) = l.trim().strip_prefix("- ") else {
+            break;
+        };
+        if l.contains(':') && !a.contains('$') && !a.starts_with('/') {
+            break; // the next list (e.g. `- name:`), not an arg
+        }
+        args.push(a.to_string());
+    }
+    assert!(args.len() > 4, "{args:?}");
+    args
+}
+
+/// The pod of `deploy/kubernetes/job.yaml` with completion index `index`: its args with
+/// `$(VAR)` expanded from the pod's environment as the kubelet does, the ConfigMap and
+/// the results volume mapped to local paths.
 fn pod(scenario: &Path, results: &Path, index: usize, n: usize, start_at: &str) -> Command {
+    let env = [
+        ("JOB_COMPLETION_INDEX", index.to_string()),
+        ("SHARDS", n.to_string()),
+        ("START_AT", start_at.to_string()),
+    ];
     let mut c = rtload();
-    c.env("JOB_COMPLETION_INDEX", index.to_string())
-        .env("START_AT", start_at)
-        .arg("run")
-        .arg(scenario)
-        .arg("--quiet")
-        .args(["--shard", &format!("{index}/{n}")])
-        .args(["--start-at", start_at])
-        .arg("--output-json")
-        .arg(results.join(format!("shard-{index}.json")));
+    for a in job_args() {
+        let mut a = a.replace("/scenario/scenario.toml", &scenario.display().to_string());
+        a = a.replace("/results/", &format!("{}/", results.display()));
+        for (k, v) in &env {
+            a = a.replace(&format!("$({k})"), v);
+        }
+        assert!(!a.contains("$("), "unexpanded {a}");
+        c.arg(a);
+    }
+    c.envs(env);
     c
+}
+
+#[test]
+fn manifests_agree_on_the_shard_count() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/kubernetes");
+    let job = std::fs::read_to_string(root.join("job.yaml")).unwrap();
+    let merge = std::fs::read_to_string(root.join("merge-job.yaml")).unwrap();
+    let n = 4;
+    for want in [
+        "completionMode: Indexed".to_string(),
+        format!("completions: {n} "),
+        format!("parallelism: {n}\n"),
+        format!("value: \"{n}\""),
+    ] {
+        assert!(job.contains(&want), "job.yaml lacks {want:?}");
+    }
+    assert!(job_args().contains(&"$(JOB_COMPLETION_INDEX)/$(SHARDS)".to_string()));
+    for i in 0..n {
+        assert!(merge.contains(&format!("/results/shard-{i}.json")), "{i}");
+    }
+    assert!(!merge.contains(&format!("/results/shard-{n}.json")));
 }
 
 const VIDEO: &str = r#"
