@@ -7,6 +7,7 @@
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::config::scenario::{Scenario, ScenarioError};
 use crate::engine::{self, EngineConfig, EngineError};
@@ -38,6 +39,14 @@ pub enum RunError {
     /// The workload could not summarize the run.
     #[error("report: {0}")]
     Report(String),
+    /// The live metrics endpoint could not start.
+    #[error("--metrics-addr {addr}: {msg}")]
+    Metrics {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The OS error.
+        msg: String,
+    },
     /// The JSON result could not be written.
     #[error("cannot write {}: {msg}", path.display())]
     Output {
@@ -92,12 +101,16 @@ pub fn run_with(
 }
 
 /// How this process takes part in a distributed run (`--shard`, `--start-at`).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct Distributed {
     /// The slice of the run this process executes (`None` = all of it).
     pub shard: Option<crate::workload::shard::Shard>,
     /// Unix time of the measured phase's start on every shard (`--start-at`).
     pub start_at_unix_s: Option<f64>,
+    /// Serve live Prometheus metrics here while the run lasts (`--metrics-addr`).
+    pub metrics_addr: Option<SocketAddr>,
+    /// Told the bound address once `--metrics-addr` listens (port 0 picks one).
+    pub metrics_bound: Option<crossbeam_channel::Sender<SocketAddr>>,
 }
 
 /// [`run_with`] for one shard of a distributed run: runs only the shard's slice of the
@@ -151,7 +164,29 @@ pub fn run_placed(
         }
         None => (None, None),
     };
+    let (live, metrics_server) = match dist.metrics_addr {
+        Some(addr) => {
+            let live = Arc::new(crate::engine::live::LiveMetrics::new(
+                workload.headline_name(),
+                (shard.count > 1).then(|| shard.to_string()),
+            ));
+            let render_from = Arc::clone(&live);
+            let render: crate::util::http::Render = Arc::new(move || render_from.render());
+            let srv = crate::util::http::MetricsServer::start(addr, render).map_err(|e| {
+                RunError::Metrics {
+                    addr,
+                    msg: e.to_string(),
+                }
+            })?;
+            if let Some(tx) = &dist.metrics_bound {
+                let _ = tx.send(srv.addr());
+            }
+            (Some(live), Some(srv))
+        }
+        None => (None, None),
+    };
     let cfg = EngineConfig {
+        live,
         url: url.clone(),
         headers: scenario.headers.clone(),
         n_warmup: shard.part(scenario.load.warmup_samples),
@@ -168,8 +203,19 @@ pub fn run_placed(
             start_at_unix_s: dist.start_at_unix_s,
         },
     };
+    let scraper = match &scenario.target_metrics {
+        Some((u, names)) => Some(
+            crate::util::scrape::Scraper::start(u.clone(), redact_url(u), names.clone())
+                .map_err(|e| RunError::Server(format!("metrics scraper: {e}")))?,
+        ),
+        None => None,
+    };
     let run_start_unix_s = unix_now();
     let out = engine::run(cfg, workload.clone());
+    if let Some(m) = metrics_server {
+        m.stop();
+    }
+    let target_timeline = scraper.map(crate::util::scrape::Scraper::finish);
     let _ = printer.join();
     if let Some(t) = progress_thread {
         let _ = t.join();
@@ -192,7 +238,10 @@ pub fn run_placed(
     };
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
-        let text = with_shard_tag(report.to_json_text(), &tag);
+        let mut text = with_key(report.to_json_text(), crate::report::merge::SHARD_KEY, &tag);
+        if let Some(tl) = &target_timeline {
+            text = with_key(text, crate::report::merge::TARGET_METRICS_KEY, tl);
+        }
         crate::util::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
             path: path.clone(),
             msg: e.to_string(),
@@ -359,19 +408,16 @@ fn shard_tag(
     }
 }
 
-/// `text` (a JSON object, in the workload's own dialect) with the shard tag added as its
+/// `text` (a JSON object, in the workload's own dialect) with `key: value` added as its
 /// last top-level key; unchanged when it does not end like an object.
-fn with_shard_tag(text: String, tag: &crate::report::merge::ShardTag) -> String {
+fn with_key(text: String, key: &str, value: &impl serde::Serialize) -> String {
     let trimmed = text.trim_end();
-    let (Some(body), Ok(tag)) = (trimmed.strip_suffix('}'), serde_json::to_string(tag)) else {
+    let (Some(body), Ok(value)) = (trimmed.strip_suffix('}'), serde_json::to_string(value)) else {
         return text;
     };
     let body = body.trim_end();
     let sep = if body.ends_with('{') { "" } else { "," };
-    format!(
-        "{body}{sep}\n  \"{}\": {tag}\n}}\n",
-        crate::report::merge::SHARD_KEY
-    )
+    format!("{body}{sep}\n  \"{key}\": {value}\n}}\n")
 }
 
 /// `bench-<8 hex>-`, like `vllm bench serve`'s default `--request-id-prefix`.

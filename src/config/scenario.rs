@@ -42,6 +42,8 @@ pub struct Scenario {
     pub sweep: Option<crate::config::sweep::Sweep>,
     /// `[thresholds]`, checked against the workload's metric names.
     pub thresholds: Vec<crate::config::thresholds::Threshold>,
+    /// `[target] metrics_url` and the series to keep from it.
+    pub target_metrics: Option<(String, Vec<String>)>,
     /// The file's text (sections owned by other modules, like `[server]`, are parsed
     /// from it with positions).
     pub src: Arc<str>,
@@ -124,6 +126,12 @@ struct RawTarget {
     headers: std::collections::BTreeMap<String, String>,
     /// WebSocket handshake bound, seconds (default 10).
     connect_timeout_s: Option<f64>,
+    /// The target's own Prometheus endpoint (plain `http://…/metrics`), scraped each
+    /// second during the run; chosen series go into the JSON result.
+    metrics_url: Option<String>,
+    /// Series names to keep from `metrics_url` (default: vLLM's running/waiting requests
+    /// and active WebSocket connections, and the embedded server's).
+    metrics_series: Option<Vec<String>>,
 }
 
 /// `[output]`.
@@ -174,6 +182,28 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
             path,
             format!(
                 "[target] connect_timeout_s must be > 0 (got {connect_timeout_s}); use e.g. 10"
+            ),
+        ));
+    }
+    let target_metrics = target.and_then(|t| t.metrics_url.clone()).map(|u| {
+        let names = target
+            .and_then(|t| t.metrics_series.clone())
+            .unwrap_or_else(|| {
+                crate::util::scrape::DEFAULT_SERIES
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            });
+        (u, names)
+    });
+    if let Some((u, _)) = &target_metrics
+        && !u.starts_with("http://")
+    {
+        errors.push(ScenarioError::file(
+            path,
+            format!(
+                "[target] metrics_url must be a plain http:// URL (got {:?}); use e.g. \"http://127.0.0.1:8000/metrics\"",
+                crate::util::target::redact_url(u)
             ),
         ));
     }
@@ -235,6 +265,7 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
             .clone()
             .or_else(|| raw.output.and_then(|o| o.json).map(|p| base.join(p))),
         thresholds,
+        target_metrics,
         sweep,
         src: Arc::from(src),
     })

@@ -62,6 +62,8 @@ pub struct CoordArgs {
     pub progress: Option<crossbeam_channel::Sender<ProgressEvent>>,
     /// Global sample indices and the start barrier of a sharded run.
     pub placement: super::Placement,
+    /// Live tallies for `--metrics-addr`.
+    pub live: Option<Arc<super::live::LiveMetrics>>,
     /// Receives the finished run.
     pub done: oneshot::Sender<RunRecord>,
 }
@@ -223,6 +225,7 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
             return;
         };
         let granted = Instant::now();
+        let queue_wait_s = granted.saturating_duration_since(scheduled).as_secs_f64();
         let warmup = idx < st.args.n_warmup;
         let measured_index = (!warmup).then(|| {
             let local = idx - st.args.n_warmup;
@@ -256,7 +259,7 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
             scheduled_s: scheduled
                 .saturating_duration_since(st.run_start)
                 .as_secs_f64(),
-            queue_wait_s: granted.saturating_duration_since(scheduled).as_secs_f64(),
+            queue_wait_s,
             spawner: shard.clone(),
             writer: st.args.writer.clone(),
             lines: st.args.lines.clone(),
@@ -268,6 +271,9 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
         match SampleActor::spawn_linked(None, args, myself.get_cell(), shard).await {
             Ok((actor, _)) => {
                 st.in_flight.insert(actor.get_id(), idx);
+                if let Some(live) = &st.args.live {
+                    live.started(warmup, queue_wait_s * 1000.0);
+                }
                 st.progress(ProgressEvent::SampleStarted { idx, warmup });
             }
             Err(e) => {
@@ -305,6 +311,10 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
     st.in_flight.retain(|_, i| *i != idx);
     let warmup = rec.warmup;
     let headline_ms = st.args.workload.headline_ms(&rec);
+    if let Some(live) = &st.args.live {
+        // Failure kinds are one class until the seam's typed kinds land.
+        live.ended(&rec, "error", headline_ms);
+    }
     st.progress(ProgressEvent::SampleEnded {
         idx,
         warmup,

@@ -7,6 +7,7 @@
 //! the workload's [`crate::workload::Session`].
 
 pub mod coordinator;
+pub mod live;
 pub mod progress;
 pub mod roles;
 pub mod sample;
@@ -51,6 +52,8 @@ pub struct EngineConfig {
     pub progress: Option<crossbeam_channel::Sender<crate::engine::progress::ProgressEvent>>,
     /// Where this run's samples sit in a distributed run (default: the whole run, now).
     pub placement: Placement,
+    /// Live tallies for `--metrics-addr`, when served.
+    pub live: Option<Arc<live::LiveMetrics>>,
 }
 
 /// A shard's place in a distributed run (`--shard`, `--start-at`).
@@ -117,6 +120,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn Workload>) -> Result<EngineOutpu
         lines: cfg.lines.clone(),
         progress: cfg.progress.clone(),
         placement: cfg.placement.clone(),
+        live: cfg.live.clone(),
         done: tx,
     };
     let run = rt.block_on(async move {

@@ -3,7 +3,7 @@
 //! This module owns the app, its routes and startup/shutdown; `config` owns the
 //! config types, `video` the `/v1/realtime/video` endpoint and `video_plan` its pure
 //! core, `duplex` the `/v1/realtime` duplex speech endpoint and `duplex_plan` its pure
-//! core. Each endpoint exposes a shared state type and a `register` fn; adding another
+//! core, `metrics` the server's own Prometheus `/metrics`. Each endpoint exposes a shared state type and a `register` fn; adding another
 //! endpoint is one more `.configure(..)` in `build_server`. It never imports client modules, and the client side never
 //! imports it.
 //!
@@ -13,6 +13,7 @@
 pub mod config;
 mod duplex;
 mod duplex_plan;
+mod metrics;
 mod video;
 mod video_plan;
 
@@ -35,6 +36,7 @@ pub use config::{
     VideoServerConfig,
 };
 pub use duplex::DUPLEX_PATH;
+pub use metrics::METRICS_PATH;
 pub use video::VIDEO_PATH;
 
 /// What an endpoint's socket loop does after handling one event (shared by both
@@ -197,12 +199,15 @@ fn build_server(
 ) -> std::io::Result<(actix_web::dev::Server, SocketAddr)> {
     let video_state = web::Data::new(video::VideoState::new(cfg));
     let duplex_state = web::Data::new(duplex::DuplexState::new(cfg));
+    let metrics = web::Data::new(Arc::new(metrics::ServerMetrics::default()));
     let server = HttpServer::new(move || {
         let video_state = video_state.clone();
         let duplex_state = duplex_state.clone();
+        let metrics = metrics.clone();
         App::new()
             .configure(move |svc| video::register(svc, video_state))
             .configure(move |svc| duplex::register(svc, duplex_state))
+            .configure(move |svc| metrics::register(svc, metrics))
     })
     .on_connect(move |io, ext| {
         // `tcp_nodelay(true)` below already set it; setting it here too keeps the

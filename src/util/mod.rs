@@ -1,13 +1,17 @@
 //! Generic helpers every layer may use; nothing here knows a workload, the engine or the
 //! scenario layout: Python-compatible number formatting (`pyfmt`), percentiles and summaries
 //! (`stats`), atomic file writes (`fs`), positioned scenario errors and section parsing
-//! (`scenario_error`), the HdrHistogram interval log (`histlog`) and target URL rules
-//! (`target`).
+//! (`scenario_error`), the HdrHistogram interval log (`histlog`), target URL rules
+//! (`target`), the Prometheus text format (`prom`), the tiny HTTP for live metrics
+//! (`http`) and the target scraper (`scrape`).
 
 pub mod fs;
 pub mod histlog;
+pub mod http;
+pub mod prom;
 pub mod pyfmt;
 pub mod scenario_error;
+pub mod scrape;
 pub mod stats;
 pub mod target;
 

@@ -171,7 +171,7 @@ fn rfc3339_unix_s(t: &str) -> Option<f64> {
     };
     let days = days_from_civil(y, mo, d);
     let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset_s;
-    (secs >= 0).then(|| secs as f64 + frac)
+    (secs >= 0).then_some(secs as f64 + frac)
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).

@@ -92,6 +92,7 @@ fn warmups_run_first_and_appear_in_no_metric() {
             lines: None,
             progress: None,
             placement: Default::default(),
+            live: None,
         },
         sc.workload.clone(),
     );

@@ -8,6 +8,7 @@ mod cli;
 mod duplex;
 mod engine;
 mod layering;
+mod live;
 mod outputs;
 mod schema;
 mod shard;

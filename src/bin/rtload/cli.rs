@@ -200,6 +200,10 @@ pub struct RunArgs {
     /// shard: releases are relative to it.
     #[arg(long, value_name = "TIME", help_heading = "Distributed")]
     pub start_at: Option<String>,
+    /// Serve live Prometheus metrics at http://ADDR/metrics while the run lasts (sessions
+    /// active/completed/failed, queue wait, send lateness, the headline metric).
+    #[arg(long, value_name = "HOST:PORT", help_heading = "Distributed")]
+    pub metrics_addr: Option<std::net::SocketAddr>,
 
     /// Video workload options (`[workload]` keys of `kind = "video-cadence"`).
     #[command(flatten)]

@@ -86,7 +86,7 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         }
     };
     if let Some(sweep) = sweep {
-        if dist != rtload::runner::Distributed::default() {
+        if dist.shard.is_some() || dist.start_at_unix_s.is_some() {
             eprintln!(
                 "error: --shard/--start-at cannot be combined with a sweep; shard each point's run instead"
             );
@@ -178,7 +178,7 @@ fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
             )
         })?;
     rtload::server::serve_blocking(addr, cfg, |bound| {
-        eprintln!("rtload reference server listening on ws://{bound} (/v1/realtime/video, /v1/realtime); Ctrl-C stops it");
+        eprintln!("rtload reference server listening on ws://{bound} (/v1/realtime/video, /v1/realtime; Prometheus at http://{bound}/metrics); Ctrl-C stops it");
     })
     .with_context(|| format!("serving on {addr}"))
 }

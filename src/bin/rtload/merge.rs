@@ -21,6 +21,16 @@ pub fn distributed(run: &crate::cli::RunArgs) -> Result<rtload::runner::Distribu
     Ok(rtload::runner::Distributed {
         shard,
         start_at_unix_s,
+        metrics_addr: run.metrics_addr,
+        metrics_bound: run.metrics_addr.map(|_| {
+            let (tx, rx) = crossbeam_channel::bounded::<std::net::SocketAddr>(1);
+            std::thread::spawn(move || {
+                if let Ok(a) = rx.recv() {
+                    eprintln!("live metrics: http://{a}/metrics");
+                }
+            });
+            tx
+        }),
     })
 }
 

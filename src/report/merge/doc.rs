@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::metrics::{How, is_count_name};
-use super::{MERGE_KEY, SHARD_KEY, ShardInput};
+use super::{MERGE_KEY, SHARD_KEY, ShardInput, TARGET_METRICS_KEY};
 
 /// `rtload.metrics` of a result as a flat map (`null`s, i.e. NaN, absent).
 pub fn flat_metrics(doc: &Value) -> BTreeMap<String, f64> {
@@ -40,6 +40,19 @@ pub fn merged_doc(
     }
     if let Value::Object(top) = &mut out {
         top.remove(SHARD_KEY);
+        // Each shard scraped the target itself: keep every shard's timeline, labelled.
+        let scraped: Vec<Value> = inputs
+            .iter()
+            .filter_map(|s| {
+                let mut tl = s.doc.get(TARGET_METRICS_KEY)?.clone();
+                tl.as_object_mut()?
+                    .insert("shard".into(), json!(s.tag.index));
+                Some(tl)
+            })
+            .collect();
+        if !scraped.is_empty() {
+            top.insert(TARGET_METRICS_KEY.into(), Value::Array(scraped));
+        }
         top.insert(MERGE_KEY.into(), merge_record(inputs, how));
     }
     out

@@ -28,6 +28,9 @@ pub use metrics::{Hists, How};
 /// The key of the shard tag in a run's JSON result (top level, so a workload's own JSON
 /// dialect is left untouched).
 pub const SHARD_KEY: &str = "rtload_shard";
+/// The key of the scraped target timeline (`[target] metrics_url`) in a run's JSON; a
+/// merged result holds a list of the shards' timelines under it.
+pub const TARGET_METRICS_KEY: &str = "rtload_target_metrics";
 /// The key of the merge record in a merged result.
 pub const MERGE_KEY: &str = "rtload_merge";
 
