@@ -238,7 +238,11 @@ pub fn run_placed(
     };
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
-        let mut text = with_key(report.to_json_text(), crate::report::merge::SHARD_KEY, &tag);
+        // Only a sharded run is tagged: a plain run keeps the reference's exact layout.
+        let mut text = report.to_json_text();
+        if dist.shard.is_some() {
+            text = with_key(text, crate::report::merge::SHARD_KEY, &tag);
+        }
         if let Some(tl) = &target_timeline {
             text = with_key(text, crate::report::merge::TARGET_METRICS_KEY, tl);
         }

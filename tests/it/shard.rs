@@ -152,10 +152,21 @@ fn sharded_processes_merge_to_the_unsharded_plan_with_exact_percentiles() {
     let (m, w) = (json(&merged), json(&whole));
     let rec = &m["rtload_merge"];
     assert_eq!(rec["measured"], 7);
-    assert_eq!(rec["samples"], w["rtload_shard"]["samples"]);
+    // The union of the shards' intended releases is the unsharded run's plan.
+    let scenario = rtload::config::scenario::load(&sc, &Default::default()).unwrap();
+    let plan = rtload::workload::plan::plan(scenario.load.samples, &scenario.load.arrival).unwrap();
     assert_eq!(
-        rec["intended_release_s"],
-        w["rtload_shard"]["intended_release_s"]
+        rec["samples"],
+        serde_json::json!((0..7).collect::<Vec<usize>>())
+    );
+    assert_eq!(rec["intended_release_s"], serde_json::json!(plan.offsets_s));
+    assert!(
+        w.get("rtload_shard").is_none(),
+        "a plain run keeps the reference layout"
+    );
+    assert_eq!(
+        w["rtload"]["samples"].as_array().unwrap().len(),
+        m["rtload"]["samples"].as_array().unwrap().len()
     );
     assert_eq!(
         rec["start_at_unix_s"].as_f64().unwrap(),

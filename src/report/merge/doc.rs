@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::metrics::{How, is_count_name};
+use super::metrics::{How, is_count_name, is_quantile_name};
 use super::{MERGE_KEY, SHARD_KEY, ShardInput, TARGET_METRICS_KEY};
 
 /// `rtload.metrics` of a result as a flat map (`null`s, i.e. NaN, absent).
@@ -181,7 +181,7 @@ fn merge_number(
             json!(x)
         });
     }
-    if same {
+    if same && !is_quantile_name(key) {
         return all.first().map(|v| (*v).clone());
     }
     if !is_count_name(key) {

@@ -111,6 +111,14 @@ pub fn percentile_ms(h: &Histogram<u64>, q: f64) -> f64 {
     h.value_at_quantile(q / 100.0) as f64 / crate::util::histlog::MICROS_PER_MS
 }
 
+/// Whether `name` is a percentile of something (`ttft_ms.p99`, `p99_ttft_ms`,
+/// `median_e2el_ms`, `x.std`): such values are never carried over from the shards, even
+/// when equal, unless a merged histogram gives them.
+pub fn is_quantile_name(name: &str) -> bool {
+    name.split(['.', '_'])
+        .any(|seg| seg == "std" || quantile_of(seg).is_some())
+}
+
 fn quantile_of(stat: &str) -> Option<f64> {
     match stat {
         "median" => Some(50.0),
@@ -179,6 +187,12 @@ fn merge_one(
     }
     if is_count_name(name) {
         return (Some(present.iter().sum()), How::Summed);
+    }
+    if is_quantile_name(name) {
+        return (
+            None,
+            How::Dropped("a percentile without a histogram in the .hlog: never averaged".into()),
+        );
     }
     if present.len() == vals.len() && present.windows(2).all(|w| w[0] == w[1]) {
         return (present.first().copied(), How::Same);

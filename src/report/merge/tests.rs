@@ -57,6 +57,7 @@ fn shard(index: usize, count: usize, vals: &[f64]) -> ShardInput {
                     "ttfc_ms.p50": 0.0, "ttfc_ms.p99": 0.0, "ttfc_ms.max": max,
                     "ttfc_ms.mean": mean, "sessions": vals.len() as f64,
                     "chunk_deadline_ms": 750.0, "slo_attainment": 1.0 / (index as f64 + 1.0),
+                    "video_rtf.p50": 0.5,
                 },
             },
             SHARD_KEY: serde_json::to_value(tag(index, count, samples)).unwrap(),
@@ -92,6 +93,8 @@ fn merged_percentiles_come_from_the_histogram_of_all_values() {
     assert_eq!(m.metrics["chunk_deadline_ms"], 750.0);
     assert!(!m.metrics.contains_key("slo_attainment"));
     assert!(matches!(m.how["slo_attainment"], How::Dropped(_)));
+    // Equal in every shard, but a percentile with no histogram: not carried over.
+    assert!(!m.metrics.contains_key("video_rtf.p50"));
     assert_eq!((m.measured, m.failed), (8, 1));
     assert_eq!(m.thresholds.len(), 1);
 }
