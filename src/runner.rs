@@ -13,7 +13,7 @@ use crate::config::scenario::{Scenario, ScenarioError};
 use crate::engine::{self, EngineConfig, EngineError};
 use crate::server::{EmbeddedServer, ServerConfig};
 use crate::util::target::{redact_url, resolve_url};
-use crate::workload::{Report, RunRecord};
+use crate::workload::{Failure, FailureKind, Report, RunRecord};
 
 /// A run that could not happen (as opposed to samples that failed, which are results).
 #[derive(Debug, thiserror::Error)]
@@ -24,6 +24,9 @@ pub enum RunError {
     /// The target URL is unusable.
     #[error(transparent)]
     Target(#[from] crate::util::target::TargetError),
+    /// The client TLS configuration could not be built.
+    #[error(transparent)]
+    Tls(#[from] crate::engine::tls::TlsError),
     /// The embedded server could not start.
     #[error("embedded server: {0}")]
     Server(String),
@@ -39,6 +42,9 @@ pub enum RunError {
     /// The workload could not summarize the run.
     #[error("report: {0}")]
     Report(String),
+    /// The planned concurrency cannot fit under the open-file limit.
+    #[error("{0}")]
+    FdLimit(String),
     /// The live metrics endpoint could not start.
     #[error("--metrics-addr {addr}: {msg}")]
     Metrics {
@@ -63,6 +69,8 @@ pub struct RunSummary {
     pub report: Box<dyn Report>,
     /// Measured samples that failed, with their messages.
     pub failures: Vec<(usize, String)>,
+    /// Those failures counted per [`crate::workload::FailureKind::label`].
+    pub failures_by_kind: std::collections::BTreeMap<String, usize>,
     /// Measured samples in total.
     pub measured: usize,
     /// Artifact files that could not be written.
@@ -73,6 +81,10 @@ pub struct RunSummary {
     pub verdicts: Vec<crate::config::thresholds::Verdict>,
     /// The URL the run aimed at.
     pub url: String,
+    /// The run was interrupted (SIGINT/SIGTERM): the results hold the samples that ran.
+    pub interrupted: bool,
+    /// Measured samples cancelled by the interruption (not counted in `failures`).
+    pub cancelled: usize,
 }
 
 impl RunSummary {
@@ -97,10 +109,29 @@ pub fn run_with(
     lines: Box<dyn Write + Send>,
     progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
 ) -> Result<RunSummary, RunError> {
-    run_placed(scenario, lines, progress, &Distributed::default())
+    run_interruptible(scenario, lines, progress, None)
 }
 
-/// How this process takes part in a distributed run (`--shard`, `--start-at`).
+/// [`run_with`], stopping early when `interrupt`'s switch flips: no new samples, the
+/// in-flight ones get the grace period and are then cancelled as interrupted; the JSON
+/// result and `.hlog` are still written, marked `"interrupted": true`.
+pub fn run_interruptible(
+    scenario: &Scenario,
+    lines: Box<dyn Write + Send>,
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+    interrupt: Option<engine::interrupt::Interrupt>,
+) -> Result<RunSummary, RunError> {
+    run_distributed(
+        scenario,
+        lines,
+        progress,
+        interrupt,
+        &Distributed::default(),
+    )
+}
+
+/// How this process takes part in a distributed run (`--shard`, `--start-at`) and what
+/// it serves while running (`--metrics-addr`).
 #[derive(Debug, Clone, Default)]
 pub struct Distributed {
     /// The slice of the run this process executes (`None` = all of it).
@@ -113,13 +144,25 @@ pub struct Distributed {
     pub metrics_bound: Option<crossbeam_channel::Sender<SocketAddr>>,
 }
 
-/// [`run_with`] for one shard of a distributed run: runs only the shard's slice of the
-/// whole run's plan, at the plan's original offsets from the start barrier, with its part
-/// of the warm-ups and of the concurrency cap; tags the JSON result with the shard.
+/// [`run_with`] placed by `dist` (no interruption).
 pub fn run_placed(
     scenario: &Scenario,
     lines: Box<dyn Write + Send>,
     progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+    dist: &Distributed,
+) -> Result<RunSummary, RunError> {
+    run_distributed(scenario, lines, progress, None, dist)
+}
+
+/// [`run_interruptible`] for one shard of a distributed run: runs only the shard's slice
+/// of the whole run's plan, at the plan's original offsets from the start barrier, with
+/// its part of the warm-ups and of the concurrency cap; tags the JSON result with the
+/// shard; serves live metrics and scrapes the target's when asked.
+pub fn run_distributed(
+    scenario: &Scenario,
+    lines: Box<dyn Write + Send>,
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+    interrupt: Option<engine::interrupt::Interrupt>,
     dist: &Distributed,
 ) -> Result<RunSummary, RunError> {
     let shard = dist.shard.unwrap_or(crate::workload::shard::Shard::WHOLE);
@@ -130,6 +173,8 @@ pub fn run_placed(
         .map_err(|e| RunError::Plan(e.to_string()))?;
     let mine = shard.slice(&whole.offsets_s);
     let workload = scenario.workload.clone();
+    engine::fdlimit::ensure(scenario.load.max_concurrency, scenario.target.is_none())
+        .map_err(RunError::FdLimit)?;
     let (url, server) = match &scenario.target {
         Some(t) => (resolve_url(t, workload.default_path())?, None),
         None => {
@@ -142,7 +187,18 @@ pub fn run_placed(
             )
         }
     };
+    // One TLS configuration per run, shared by every shard's client.
+    let tls = url
+        .starts_with("wss://")
+        .then(|| crate::engine::tls::ClientTls::build(&scenario.tls))
+        .transpose()?;
     workload.prepare().map_err(RunError::Prepare)?;
+    tracing::debug!(
+        target = %redact_url(&url),
+        samples = scenario.load.samples,
+        warmup = scenario.load.warmup_samples,
+        "run starting"
+    );
     let (tx, rx) = crossbeam_channel::unbounded::<String>();
     let printer = std::thread::spawn(move || {
         let mut out = lines;
@@ -164,29 +220,8 @@ pub fn run_placed(
         }
         None => (None, None),
     };
-    let (live, metrics_server) = match dist.metrics_addr {
-        Some(addr) => {
-            let live = Arc::new(crate::engine::live::LiveMetrics::new(
-                workload.headline_name(),
-                (shard.count > 1).then(|| shard.to_string()),
-            ));
-            let render_from = Arc::clone(&live);
-            let render: crate::util::http::Render = Arc::new(move || render_from.render());
-            let srv = crate::util::http::MetricsServer::start(addr, render).map_err(|e| {
-                RunError::Metrics {
-                    addr,
-                    msg: e.to_string(),
-                }
-            })?;
-            if let Some(tx) = &dist.metrics_bound {
-                let _ = tx.send(srv.addr());
-            }
-            (Some(live), Some(srv))
-        }
-        None => (None, None),
-    };
+    let (live, metrics_server) = serve_live_metrics(dist, shard, workload.headline_name())?;
     let cfg = EngineConfig {
-        live,
         url: url.clone(),
         headers: scenario.headers.clone(),
         n_warmup: shard.part(scenario.load.warmup_samples),
@@ -194,14 +229,18 @@ pub fn run_placed(
         max_concurrency: Some(cap),
         shards: scenario.load.shards,
         connect_timeout: scenario.connect_timeout,
+        tls: tls.clone(),
+        max_frame_bytes: scenario.max_frame_bytes,
         request_id_prefix: request_id_prefix(),
         artifact_root: workload.artifact_root(),
         lines: Some(tx),
         progress: progress_tx,
+        interrupt,
         placement: crate::engine::Placement {
             measured_indices: Some(mine.iter().map(|m| m.0).collect()),
             start_at_unix_s: dist.start_at_unix_s,
         },
+        live,
     };
     let scraper = match &scenario.target_metrics {
         Some((u, names)) => Some(
@@ -211,7 +250,10 @@ pub fn run_placed(
         None => None,
     };
     let run_start_unix_s = unix_now();
-    let out = engine::run(cfg, workload.clone());
+    let this_run = workload.clone().begin_run();
+    let usage_start = crate::workload::kit::UsageSnapshot::now();
+    let out = engine::run(cfg, this_run.clone());
+    let usage_end = crate::workload::kit::UsageSnapshot::now();
     if let Some(m) = metrics_server {
         m.stop();
     }
@@ -225,10 +267,48 @@ pub fn run_placed(
     }
     let mut out = out?;
     out.run.load = Some(scenario.load.clone());
-    let (failures, measured) = failures(&out.run);
+    let (mut failures, measured) = failures(&out.run);
+    // Samples cancelled by an interrupt are their own outcome, not failures.
+    let cancelled_idx: Vec<usize> = failures
+        .iter()
+        .filter(|(_, f)| f.kind == FailureKind::Interrupted)
+        .map(|(i, _)| *i)
+        .collect();
+    failures.retain(|(_, f)| f.kind != FailureKind::Interrupted);
+    let cancelled = cancelled_idx.len();
+    let interrupted = out.interrupted;
     let engine_series = engine_series(&out.run);
-    let tag = shard_tag(scenario, shard, dist, &mine, &out.run, run_start_unix_s);
-    let report = workload.report(out.run).map_err(RunError::Report)?;
+    let tag = crate::report::merge::ShardTag::of_run(
+        &scenario.name,
+        shard,
+        dist.start_at_unix_s,
+        &mine,
+        &out.run,
+        run_start_unix_s,
+        &scenario.thresholds,
+    );
+    let generator_run = out.run.clone();
+    let measured_idx: Vec<usize> = out
+        .run
+        .samples
+        .iter()
+        .filter(|s| !s.warmup)
+        .map(|s| s.idx)
+        .collect();
+    let report = this_run.report(out.run).map_err(RunError::Report)?;
+    add_report_failures(
+        &mut failures,
+        report.as_ref(),
+        &measured_idx,
+        &cancelled_idx,
+    );
+    let failures_by_kind: std::collections::BTreeMap<String, usize> =
+        crate::workload::outcome::count_by_kind(failures.iter().map(|(_, f)| f.kind))
+            .into_iter()
+            .map(|(k, n)| (k.to_string(), n))
+            .collect();
+    let failures: Vec<(usize, String)> =
+        failures.into_iter().map(|(i, f)| (i, f.message)).collect();
     // A shard's own numbers say nothing about the run's: `rtload merge` evaluates the
     // thresholds (carried in the shard tag) on the merged result.
     let verdicts = if shard.count > 1 {
@@ -238,51 +318,143 @@ pub fn run_placed(
     };
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
+        let mut doc = report.to_json();
+        workload.catalogue().write_into(&mut doc);
+        let block = crate::workload::kit::generator_block(
+            &generator_run,
+            &failures_by_kind,
+            usage_start,
+            usage_end,
+        );
+        crate::workload::kit::merge_into(&mut doc, block);
+        if tls.is_some() {
+            crate::workload::kit::merge_into(
+                &mut doc,
+                crate::engine::tls::result_block(&scenario.tls),
+            );
+        }
+        if interrupted && let Some(obj) = doc.as_object_mut() {
+            obj.insert("interrupted".into(), serde_json::Value::Bool(true));
+        }
         // Only a sharded run is tagged: a plain run keeps the reference's exact layout.
-        let mut text = report.to_json_text();
-        if dist.shard.is_some() {
-            text = with_key(text, crate::report::merge::SHARD_KEY, &tag);
+        if let (Some(obj), true) = (doc.as_object_mut(), dist.shard.is_some()) {
+            obj.insert(
+                crate::report::merge::SHARD_KEY.into(),
+                serde_json::to_value(&tag).unwrap_or_default(),
+            );
         }
-        if let Some(tl) = &target_timeline {
-            text = with_key(text, crate::report::merge::TARGET_METRICS_KEY, tl);
+        if let (Some(obj), Some(tl)) = (doc.as_object_mut(), &target_timeline) {
+            obj.insert(
+                crate::report::merge::TARGET_METRICS_KEY.into(),
+                serde_json::to_value(tl).unwrap_or_default(),
+            );
         }
-        crate::util::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
-            path: path.clone(),
-            msg: e.to_string(),
-        })?;
         let mut series = report.series();
         series.extend(engine_series);
-        let hlog = path.with_extension("hlog");
-        let mut buf = Vec::new();
-        crate::util::histlog::write_interval_log(&mut buf, run_start_unix_s, 1.0, &series)
-            .map_err(|e| RunError::Output {
-                path: hlog.clone(),
-                msg: e.to_string(),
-            })?;
-        crate::util::write_atomic(&hlog, &buf).map_err(|e| RunError::Output {
-            path: hlog.clone(),
-            msg: e.to_string(),
-        })?;
+        publish(
+            path,
+            &report.json_text(&doc),
+            &series,
+            run_start_unix_s,
+            interrupted,
+        )?;
     }
     Ok(RunSummary {
         report,
         failures,
+        failures_by_kind,
         measured,
         artifact_errors: out.artifact_errors,
         json_path,
         verdicts,
         url,
+        interrupted,
+        cancelled,
     })
 }
 
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+type LiveParts = (
+    Option<Arc<crate::engine::live::LiveMetrics>>,
+    Option<crate::util::http::MetricsServer>,
+);
+
+/// Start the `--metrics-addr` endpoint over fresh live tallies, when asked.
+fn serve_live_metrics(
+    dist: &Distributed,
+    shard: crate::workload::shard::Shard,
+    headline: &str,
+) -> Result<LiveParts, RunError> {
+    let Some(addr) = dist.metrics_addr else {
+        return Ok((None, None));
+    };
+    let live = Arc::new(crate::engine::live::LiveMetrics::new(
+        headline,
+        (shard.count > 1).then(|| shard.to_string()),
+    ));
+    let from = Arc::clone(&live);
+    let render: crate::util::http::Render = Arc::new(move || from.render());
+    let srv =
+        crate::util::http::MetricsServer::start(addr, render).map_err(|e| RunError::Metrics {
+            addr,
+            msg: e.to_string(),
+        })?;
+    if let Some(tx) = &dist.metrics_bound {
+        let _ = tx.send(srv.addr());
+    }
+    Ok((Some(live), Some(srv)))
+}
+
+/// Failures only the report could see (e.g. too few chunks for the metrics) count like
+/// any other: in the summary, the per-kind counts and the exit code. `measured_idx` maps
+/// a position among measured samples to its sample index.
+fn add_report_failures(
+    failures: &mut Vec<(usize, Failure)>,
+    report: &dyn Report,
+    measured_idx: &[usize],
+    cancelled_idx: &[usize],
+) {
+    for (pos, msg) in report.report_failures() {
+        let idx = measured_idx.get(pos).copied().unwrap_or(pos);
+        if !failures.iter().any(|(i, _)| *i == idx) && !cancelled_idx.contains(&idx) {
+            failures.push((idx, Failure::new(FailureKind::Report, msg)));
+        }
+    }
+    failures.sort_by_key(|(i, _)| *i);
+}
+
+/// Write the result JSON text to `path` and the interval log beside it (`.hlog`), each
+/// atomically.
+fn publish(
+    path: &std::path::Path,
+    text: &str,
+    series: &[crate::util::histlog::Series],
+    run_start_unix_s: f64,
+    interrupted: bool,
+) -> Result<(), RunError> {
+    let fail = |p: &std::path::Path, e: &dyn std::fmt::Display| RunError::Output {
+        path: p.to_path_buf(),
+        msg: e.to_string(),
+    };
+    crate::util::write_atomic(path, text.as_bytes()).map_err(|e| fail(path, &e))?;
+    let hlog = path.with_extension("hlog");
+    let mut buf = Vec::new();
+    if interrupted {
+        buf.extend_from_slice(b"#[Interrupted: true]\n");
+    }
+    crate::util::histlog::write_interval_log(&mut buf, run_start_unix_s, 1.0, series)
+        .map_err(|e| fail(&hlog, &e))?;
+    crate::util::write_atomic(&hlog, &buf).map_err(|e| fail(&hlog, &e))
+}
+
+/// The embedded server's configuration: `[server]`, already validated at load.
 fn embedded_config(scenario: &Scenario) -> Result<ServerConfig, RunError> {
-    crate::util::scenario_error::parse_section::<ServerConfig>(
-        &scenario.path,
-        &scenario.src,
-        "server",
-        &toml::Table::new(),
-    )
-    .map_err(|e| RunError::Scenario(vec![e]))
+    Ok(scenario.server.clone())
 }
 
 /// The resolved plan of a scenario, as `rtload check` prints it.
@@ -299,6 +471,14 @@ pub fn describe(s: &Scenario) -> String {
     let mut out = format!("{} ({})\n", s.name, s.path.display());
     let mut row = |k: &str, v: String| out.push_str(&format!("  {k:<18} {v}\n"));
     row("target", target);
+    if s.target
+        .as_deref()
+        .is_some_and(|t| resolve_url(t, w.default_path()).is_ok_and(|u| u.starts_with("wss://")))
+    {
+        row("tls", s.tls.describe());
+    } else if s.tls != crate::engine::tls::TlsOptions::default() {
+        row("tls", "not used (plain ws:// target)".to_string());
+    }
     row("workload", w.kind().to_string());
     for (k, v) in w.describe() {
         row(&format!("  {k}"), v);
@@ -311,6 +491,21 @@ pub fn describe(s: &Scenario) -> String {
         ),
     );
     row("concurrency", format!("at most {}", s.load.max_concurrency));
+    let cat = w.catalogue();
+    let headline: Vec<String> = cat
+        .headline()
+        .iter()
+        .filter_map(|h| cat.get(h))
+        .map(|m| format!("{} ({}, {})", m.name, m.unit, direction_words(m.direction)))
+        .collect();
+    row(
+        "metrics",
+        format!(
+            "{} reported; headline: {}",
+            cat.metrics().len(),
+            headline.join(", ")
+        ),
+    );
     match crate::workload::plan::plan(s.load.samples, &s.load.arrival) {
         Ok(p) => {
             row("arrivals", crate::workload::plan::summary(&p));
@@ -340,6 +535,16 @@ pub fn describe(s: &Scenario) -> String {
     out
 }
 
+/// How a direction reads in `check` output.
+pub fn direction_words(d: crate::workload::catalogue::Direction) -> &'static str {
+    use crate::workload::catalogue::Direction;
+    match d {
+        Direction::Lower => "lower is better",
+        Direction::Higher => "higher is better",
+        Direction::NotAScore => "not a score",
+    }
+}
+
 /// The generator's own series: queue wait per sample (at its release) and send lateness
 /// per scheduled message (at its sample's start).
 fn engine_series(run: &RunRecord) -> Vec<crate::util::histlog::Series> {
@@ -361,67 +566,13 @@ fn engine_series(run: &RunRecord) -> Vec<crate::util::histlog::Series> {
     ]
 }
 
-fn failures(run: &RunRecord) -> (Vec<(usize, String)>, usize) {
+fn failures(run: &RunRecord) -> (Vec<(usize, Failure)>, usize) {
     let measured: Vec<_> = run.samples.iter().filter(|s| !s.warmup).collect();
     let failed = measured
         .iter()
         .filter_map(|s| s.outcome.as_ref().err().map(|e| (s.idx, e.clone())))
         .collect();
     (failed, measured.len())
-}
-
-fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
-/// The shard tag of this run's JSON result (`rtload merge` reads it back).
-fn shard_tag(
-    scenario: &Scenario,
-    shard: crate::workload::shard::Shard,
-    dist: &Distributed,
-    mine: &[(usize, f64)],
-    run: &RunRecord,
-    run_start_unix_s: f64,
-) -> crate::report::merge::ShardTag {
-    let measured: Vec<_> = run.samples.iter().filter(|s| !s.warmup).collect();
-    let first_scheduled = measured.iter().map(|s| s.scheduled_s).reduce(f64::min);
-    // With a barrier the first intended release is known exactly; without one it is
-    // measured from the engine's start (a few ms after `run_start_unix_s`).
-    let first = match (dist.start_at_unix_s, mine.first()) {
-        (Some(at), Some(m)) if first_scheduled.is_some() => Some(at + m.1),
-        _ => first_scheduled.map(|f| run_start_unix_s + f),
-    };
-    crate::report::merge::ShardTag {
-        index: shard.index,
-        count: shard.count,
-        scenario: scenario.name.clone(),
-        start_at_unix_s: dist.start_at_unix_s,
-        started_unix_s: first,
-        ended_unix_s: first.map(|f| f + run.duration_s),
-        samples: mine.iter().map(|m| m.0).collect(),
-        intended_release_s: mine.iter().map(|m| m.1).collect(),
-        measured: measured.len(),
-        failed: measured.iter().filter(|s| s.outcome.is_err()).count(),
-        thresholds: scenario
-            .thresholds
-            .iter()
-            .map(crate::report::merge::ThresholdTag::of)
-            .collect(),
-    }
-}
-
-/// `text` (a JSON object, in the workload's own dialect) with `key: value` added as its
-/// last top-level key; unchanged when it does not end like an object.
-fn with_key(text: String, key: &str, value: &impl serde::Serialize) -> String {
-    let trimmed = text.trim_end();
-    let (Some(body), Ok(value)) = (trimmed.strip_suffix('}'), serde_json::to_string(value)) else {
-        return text;
-    };
-    let body = body.trim_end();
-    let sep = if body.ends_with('{') { "" } else { "," };
-    format!("{body}{sep}\n  \"{key}\": {value}\n}}\n")
 }
 
 /// `bench-<8 hex>-`, like `vllm bench serve`'s default `--request-id-prefix`.

@@ -2,7 +2,7 @@
 //! samples start and end; [`LiveMetrics::render`] writes the Prometheus text.
 //!
 //! Series: `rtload_sessions_active{phase}`, `rtload_sessions_completed_total{phase}`,
-//! `rtload_sessions_failed_total{phase,kind}`, `rtload_queue_wait_ms` and
+//! `rtload_sessions_failed_total{phase,kind}` (kind: the typed failure kind's label), `rtload_queue_wait_ms` and
 //! `rtload_send_lateness_ms` histograms (measured samples), and the workload's headline
 //! metric as `rtload_headline_ms{metric="…"}` (measured samples that produced one). All
 //! carry the shard when the run is one (`shard="I/N"`).
@@ -100,8 +100,9 @@ impl LiveMetrics {
     }
 
     /// A sample ended; `headline_ms` is the workload's headline value for it, if any.
-    /// `kind` names the failure class of a failed sample.
-    pub fn ended(&self, rec: &SampleRecord, kind: &str, headline_ms: Option<f64>) {
+    /// A failed sample is counted under its [`crate::workload::FailureKind::label`].
+    pub fn ended<O>(&self, rec: &SampleRecord<O>, headline_ms: Option<f64>) {
+        let kind = rec.outcome.as_ref().err().map_or("", |f| f.kind.label());
         self.with(|st| {
             let p = phase(rec.warmup);
             st.active[p] = st.active[p].saturating_sub(1);

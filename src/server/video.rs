@@ -81,6 +81,7 @@ async fn video_endpoint(
     state: web::Data<VideoState>,
     metrics: web::Data<std::sync::Arc<super::metrics::ServerMetrics>>,
 ) -> Result<HttpResponse, actix_web::Error> {
+    let body = super::frame_guard::guard(&req, body, MAX_INBOUND_BYTES).await?;
     let (response, session, stream) = actix_ws::handle(&req, body)?;
     let stream = stream
         .max_frame_size(MAX_INBOUND_BYTES)

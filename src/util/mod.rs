@@ -2,8 +2,9 @@
 //! scenario layout: Python-compatible number formatting (`pyfmt`), percentiles and summaries
 //! (`stats`), atomic file writes (`fs`), positioned scenario errors and section parsing
 //! (`scenario_error`), the HdrHistogram interval log (`histlog`), target URL rules
-//! (`target`), the Prometheus text format (`prom`), the tiny HTTP for live metrics
-//! (`http`) and the target scraper (`scrape`).
+//! (`target`), text positions with close-match suggestions (`textpos`), the Prometheus
+//! text format (`prom`), the tiny HTTP for live metrics (`http`) and the target scraper
+//! (`scrape`).
 
 pub mod fs;
 pub mod histlog;
@@ -14,5 +15,6 @@ pub mod scenario_error;
 pub mod scrape;
 pub mod stats;
 pub mod target;
+pub mod textpos;
 
 pub use fs::write_atomic;

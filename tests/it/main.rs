@@ -5,7 +5,9 @@ mod duplex_support;
 mod support;
 
 mod cli;
+mod config_checks;
 mod duplex;
+mod echo_workload;
 mod engine;
 mod layering;
 mod live;
@@ -14,4 +16,6 @@ mod schema;
 mod shard;
 mod surface;
 mod sweep;
+mod tls;
+mod trust_io;
 mod video_faults;

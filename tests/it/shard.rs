@@ -172,6 +172,10 @@ fn sharded_processes_merge_to_the_unsharded_plan_with_exact_percentiles() {
         rec["start_at_unix_s"].as_f64().unwrap(),
         start_at.parse::<f64>().unwrap()
     );
+    // The generator block: counts from the merged histograms, failure kinds summed.
+    assert_eq!(m["rtload"]["queue_wait"]["count"], 7, "{}", m["rtload"]);
+    assert_eq!(m["rtload"]["failures_by_kind"], serde_json::json!({}));
+    assert!(m["rtload"]["resources"]["cpu_s"].as_f64().is_some());
     let samples = m["rtload"]["samples"].as_array().unwrap();
     assert_eq!(samples.len(), 7);
     assert_eq!(

@@ -22,17 +22,31 @@ pub fn flat_metrics(doc: &Value) -> BTreeMap<String, f64> {
         .unwrap_or_default()
 }
 
+/// Names the workload's metric catalogue (`rtload.metrics_catalogue`) lists with unit
+/// `count`: summed like any count.
+pub fn catalogue_counts(doc: &Value) -> std::collections::BTreeSet<String> {
+    doc.pointer("/rtload/metrics_catalogue")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|m| m["unit"] == "count")
+        .filter_map(|m| m["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
 /// Build the merged document.
 pub fn merged_doc(
     inputs: &[ShardInput],
     metrics: &BTreeMap<String, f64>,
     how: &BTreeMap<String, How>,
+    hists: &super::Hists,
 ) -> Value {
     let docs: Vec<&Value> = inputs.iter().map(|s| &s.doc).collect();
     let mut out = merge_object(&docs, metrics);
     let rts: Vec<&Value> = docs.iter().filter_map(|d| d.get("rtload")).collect();
     if let (Value::Object(top), Value::Object(mut rt)) = (&mut out, merge_object(&rts, metrics)) {
         rt.insert("metrics".into(), json!(metrics));
+        super::generator::merge_into(&mut rt, inputs, hists);
         if let Some(d) = span(inputs).map(|(a, b)| b - a) {
             rt.insert("duration_s".into(), json!(d));
         }

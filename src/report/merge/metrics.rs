@@ -7,7 +7,7 @@
 //!    (`p50`, `p90`, `p95`, `p99`, `p99.9`, `median`) from the merged histogram (never
 //!    averaged); `mean` (also `<tag>_mean`) the count-weighted mean of the shard means
 //!    (counts from the histograms); `count` from the merged histogram.
-//! 3. counts: a last segment `count`/`total`, a name starting `total_`/`num_`, or one of
+//! 3. counts: unit `count` in the workload's metric catalogue, a last segment `count`/`total`, a name starting `total_`/`num_`, or one of
 //!    [`COUNTS`]: summed.
 //! 4. equal in every shard (configuration echoes such as `chunk_deadline_ms`): kept.
 //! 5. anything else (ratios, rates, legacy aliases): dropped, with the reason, never guessed.
@@ -141,12 +141,19 @@ pub fn merge_metrics(
     metrics: &[BTreeMap<String, f64>],
     shard_hists: &[Hists],
     merged: &Hists,
+    counts: &BTreeSet<String>,
 ) -> (BTreeMap<String, f64>, BTreeMap<String, How>) {
     let names: BTreeSet<&String> = metrics.iter().flat_map(|m| m.keys()).collect();
     let (mut out, mut how) = (BTreeMap::new(), BTreeMap::new());
     for name in names {
         let vals: Vec<Option<f64>> = metrics.iter().map(|m| m.get(name).copied()).collect();
-        let (value, h) = merge_one(name, &vals, shard_hists, merged);
+        let (value, h) = if counts.contains(name.as_str())
+            && !merged.contains_key(name.rsplit_once('.').map_or("", |p| p.0))
+        {
+            (Some(vals.iter().flatten().sum()), How::Summed)
+        } else {
+            merge_one(name, &vals, shard_hists, merged)
+        };
         if let Some(v) = value {
             out.insert(name.clone(), v);
         }

@@ -13,6 +13,7 @@
 //! latest end. Metric rules: see [`metrics`].
 
 pub mod doc;
+pub mod generator;
 pub mod metrics;
 #[cfg(test)]
 mod tests;
@@ -229,14 +230,15 @@ pub fn merge(inputs: &[ShardInput]) -> Result<Merged, MergeError> {
     let hists = metrics::merge_hists(&shard_hists)?;
     let shard_metrics: Vec<BTreeMap<String, f64>> =
         inputs.iter().map(|s| doc::flat_metrics(&s.doc)).collect();
-    let (metrics, how) = metrics::merge_metrics(&shard_metrics, &shard_hists, &hists);
+    let counts = doc::catalogue_counts(&inputs[0].doc);
+    let (metrics, how) = metrics::merge_metrics(&shard_metrics, &shard_hists, &hists, &counts);
     let thresholds = inputs[0]
         .tag
         .thresholds
         .iter()
         .filter_map(ThresholdTag::to_threshold)
         .collect();
-    let doc = doc::merged_doc(inputs, &metrics, &how);
+    let doc = doc::merged_doc(inputs, &metrics, &how, &hists);
     Ok(Merged {
         doc,
         metrics,
@@ -246,4 +248,40 @@ pub fn merge(inputs: &[ShardInput]) -> Result<Merged, MergeError> {
         failed: inputs.iter().map(|s| s.tag.failed).sum(),
         thresholds,
     })
+}
+
+impl ShardTag {
+    /// The tag of a finished run: `mine` are its `(global index, intended offset)`
+    /// samples, `run_start_unix_s` the wall time the engine started.
+    pub fn of_run<O>(
+        scenario: &str,
+        shard: crate::workload::shard::Shard,
+        start_at_unix_s: Option<f64>,
+        mine: &[(usize, f64)],
+        run: &crate::workload::RunRecord<O>,
+        run_start_unix_s: f64,
+        thresholds: &[Threshold],
+    ) -> ShardTag {
+        let measured: Vec<_> = run.samples.iter().filter(|s| !s.warmup).collect();
+        let first_scheduled = measured.iter().map(|s| s.scheduled_s).reduce(f64::min);
+        // With a barrier the first intended release is known exactly; without one it is
+        // measured from the engine's start (a few ms after `run_start_unix_s`).
+        let first = match (start_at_unix_s, mine.first()) {
+            (Some(at), Some(m)) if first_scheduled.is_some() => Some(at + m.1),
+            _ => first_scheduled.map(|f| run_start_unix_s + f),
+        };
+        ShardTag {
+            index: shard.index,
+            count: shard.count,
+            scenario: scenario.to_string(),
+            start_at_unix_s,
+            started_unix_s: first,
+            ended_unix_s: first.map(|f| f + run.duration_s),
+            samples: mine.iter().map(|m| m.0).collect(),
+            intended_release_s: mine.iter().map(|m| m.1).collect(),
+            measured: measured.len(),
+            failed: measured.iter().filter(|s| s.outcome.is_err()).count(),
+            thresholds: thresholds.iter().map(ThresholdTag::of).collect(),
+        }
+    }
 }
