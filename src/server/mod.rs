@@ -4,8 +4,8 @@
 //! config types, `video` the `/v1/realtime/video` endpoint and `video_plan` its pure
 //! core, `duplex` the `/v1/realtime` duplex speech endpoint and `duplex_plan` its pure
 //! core, `transcription` the vLLM speech-to-text protocol (on `/v1/realtime` for clients
-//! without `duplex=1`, or its own path) and `transcription_plan` its pure core. Each
-//! endpoint exposes a shared state type and a `register` fn; adding another
+//! without `duplex=1`, or its own path) and `transcription_plan` its pure core, `metrics`
+//! the server's own Prometheus `/metrics`. Each endpoint exposes a shared state type and a `register` fn; adding another
 //! endpoint is one more `.configure(..)` in `build_server`. It never imports client modules, and the client side never
 //! imports it.
 //!
@@ -16,6 +16,7 @@ pub mod config;
 mod duplex;
 mod duplex_plan;
 mod frame_guard;
+mod metrics;
 mod tls;
 mod transcription;
 mod transcription_plan;
@@ -43,6 +44,7 @@ pub use config::{
     TranscriptionFaults, TranscriptionServerConfig, VideoFaults, VideoServerConfig,
 };
 pub use duplex::DUPLEX_PATH;
+pub use metrics::METRICS_PATH;
 pub use tls::{ServerTls, ServerTlsError, load_tls};
 pub use video::VIDEO_PATH;
 
@@ -210,15 +212,18 @@ fn build_server(
     let video_state = web::Data::new(video::VideoState::new(cfg));
     let duplex_state = web::Data::new(duplex::DuplexState::new(cfg));
     let stt_state = web::Data::new(transcription::TranscriptionState::new(cfg));
+    let metrics = web::Data::new(Arc::new(metrics::ServerMetrics::default()));
     let server = HttpServer::new(move || {
         let video_state = video_state.clone();
         let duplex_state = duplex_state.clone();
         let stt_state = stt_state.clone();
+        let metrics = metrics.clone();
         // Transcription first: on a shared path its guard passes `duplex=1` clients on.
         App::new()
             .configure(move |svc| video::register(svc, video_state))
             .configure(move |svc| transcription::register(svc, stt_state))
             .configure(move |svc| duplex::register(svc, duplex_state))
+            .configure(move |svc| metrics::register(svc, metrics))
     })
     .on_connect(move |io, ext| {
         // `tcp_nodelay(true)` below already set it; setting it here too keeps the

@@ -54,6 +54,7 @@ pub mod omni;
 pub mod outcome;
 pub mod plan;
 pub mod playback;
+pub mod shard;
 pub mod transcription;
 pub mod video;
 
@@ -342,6 +343,19 @@ pub struct RunRecord<O = ()> {
     pub endpoint: String,
     /// The load settings the run used (set by the runner; `None` from the bare engine).
     pub load: Option<crate::workload::load::Load>,
+    /// The whole run's index of each measured sample, in order, when this run is one
+    /// shard of a distributed run (set by the runner); `None` = `0..n`.
+    pub measured_indices: Option<Vec<usize>>,
+}
+
+impl<O> RunRecord<O> {
+    /// The whole run's index of the `i`-th measured sample (dataset case, request id).
+    pub fn measured_index(&self, i: usize) -> usize {
+        self.measured_indices
+            .as_ref()
+            .and_then(|g| g.get(i).copied())
+            .unwrap_or(i)
+    }
 }
 
 /// A workload's summary of a run: text for people, JSON for machines, named numbers for

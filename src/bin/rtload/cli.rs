@@ -36,6 +36,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two result files metric by metric; exit 1 past --max-regression.
     Compare(CompareArgs),
+    /// Merge the results of a sharded run (`run --shard I/N`) exactly: histograms added,
+    /// counts summed, percentiles recomputed; thresholds decide the exit status (0/1).
+    Merge(MergeArgs),
     /// Print the JSON Schema of the scenario format (for editors: taplo, Even Better TOML).
     Schema,
     /// Dataset tools.
@@ -55,6 +58,20 @@ pub struct SuiteArgs {
     /// Suppress per-sample lines.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// `rtload merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Every shard's JSON result (its `.hlog` must sit beside it).
+    #[arg(required = true)]
+    pub results: Vec<PathBuf>,
+    /// The merged JSON result to write (atomically).
+    #[arg(long, short, value_name = "MERGED.json")]
+    pub output: PathBuf,
+    /// Take `[thresholds]` from this scenario instead of the ones the shards carry.
+    #[arg(long, value_name = "SCENARIO")]
+    pub scenario: Option<PathBuf>,
 }
 
 /// `rtload report`.
@@ -227,6 +244,19 @@ pub struct RunArgs {
     /// Where a sweep writes each point's result, sweep.json and sweep.html.
     #[arg(long, value_name = "DIR", help_heading = "Load")]
     pub sweep_dir: Option<PathBuf>,
+
+    /// Run only slice I of N of the whole run's plan: samples k with k mod N == I, at
+    /// their original intended times; warm-ups and max_concurrency are split too.
+    #[arg(long, value_name = "I/N", help_heading = "Distributed")]
+    pub shard: Option<String>,
+    /// Start the measured phase's clock at this time (RFC 3339 or unix seconds) on every
+    /// shard: releases are relative to it.
+    #[arg(long, value_name = "TIME", help_heading = "Distributed")]
+    pub start_at: Option<String>,
+    /// Serve live Prometheus metrics at http://ADDR/metrics while the run lasts (sessions
+    /// active/completed/failed, queue wait, send lateness, the headline metric).
+    #[arg(long, value_name = "HOST:PORT", help_heading = "Distributed")]
+    pub metrics_addr: Option<std::net::SocketAddr>,
 
     /// Video workload options (the `[workload]` keys of the video cadence kind).
     #[command(flatten)]

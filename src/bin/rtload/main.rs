@@ -10,6 +10,7 @@ macro_rules! eprintln {
 }
 
 mod cli;
+mod merge;
 
 use std::process::ExitCode;
 
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
         cli::Command::Suite(a) => suite_cmd(&a),
         cli::Command::Report(a) => report_cmd(&a),
         cli::Command::Compare(a) => compare_cmd(&a),
+        cli::Command::Merge(a) => merge::merge_cmd(&a),
         cli::Command::Schema => {
             println!("{}", rtload::config::schema::scenario_schema_json());
             ExitCode::SUCCESS
@@ -112,7 +114,20 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let dist = match merge::distributed(run) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if let Some(sweep) = sweep {
+        if dist.shard.is_some() || dist.start_at_unix_s.is_some() {
+            eprintln!(
+                "error: --shard/--start-at cannot be combined with a sweep; shard each point's run instead"
+            );
+            return ExitCode::from(2);
+        }
         return sweep_cmd(run, &scenario, &sweep);
     }
     use std::io::IsTerminal as _;
@@ -129,11 +144,12 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
             None
         }
     };
-    let run_result = rtload::runner::run_interruptible(
+    let run_result = rtload::runner::run_distributed(
         &scenario,
         Box::new(std::io::stdout()),
         progress,
         interrupt,
+        &dist,
     );
     match run_result {
         Ok(summary) => {
@@ -144,6 +160,14 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
             }
             if let Some(p) = &summary.json_path {
                 eprintln!("wrote {}", p.display());
+            }
+            if let Some(s) = dist
+                .shard
+                .filter(|s| s.count > 1 && !scenario.thresholds.is_empty())
+            {
+                eprintln!(
+                    "shard {s}: [thresholds] are evaluated on the merged result by `rtload merge`"
+                );
             }
             for (idx, msg) in &summary.failures {
                 eprintln!("ERROR: sample {idx}: {msg}");
@@ -235,7 +259,7 @@ fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
     };
     let scheme = if tls.is_some() { "wss" } else { "ws" };
     rtload::server::serve_blocking(addr, cfg, tls, |bound| {
-        eprintln!("rtload reference server listening on {scheme}://{bound} (/v1/realtime/video, /v1/realtime); Ctrl-C stops it");
+        eprintln!("rtload reference server listening on {scheme}://{bound} (/v1/realtime/video, /v1/realtime; Prometheus at /metrics); Ctrl-C stops it");
     })
     .with_context(|| format!("serving on {addr}"))
 }

@@ -93,12 +93,14 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     let mut finals = Vec::with_capacity(measured.len());
     let mut runs = Vec::with_capacity(measured.len());
     for (i, sample) in measured.iter().enumerate() {
-        let case = &w.cases[i % w.cases.len().max(1)];
+        // A shard's i-th sample is the whole run's sample k (`--shard`).
+        let k = run.measured_index(i);
+        let case = &w.cases[k % w.cases.len().max(1)];
         let out = sample.output.as_ref().and_then(Option::as_ref);
         let duration_s = w
             .prepared
             .get()
-            .map_or(0.0, |p| p.media[i % p.media.len().max(1)].duration_s);
+            .map_or(0.0, |p| p.media[k % p.media.len().max(1)].duration_s);
         let (fc, cr) = case_result(case, sample, out, duration_s);
         finals.push(fc);
         runs.push(cr);
