@@ -9,6 +9,7 @@ mod config_checks;
 mod duplex;
 mod echo_workload;
 mod engine;
+mod fn_lengths;
 mod layering;
 mod outputs;
 mod schema;
