@@ -115,18 +115,7 @@ pub fn run_interruptible(
     let workload = scenario.workload.clone();
     engine::fdlimit::ensure(scenario.load.max_concurrency, scenario.target.is_none())
         .map_err(RunError::FdLimit)?;
-    let (url, server) = match &scenario.target {
-        Some(t) => (resolve_url(t, workload.default_path())?, None),
-        None => {
-            let cfg = embedded_config(scenario)?;
-            let srv = EmbeddedServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), cfg)
-                .map_err(|e| RunError::Server(e.to_string()))?;
-            (
-                format!("ws://{}{}", srv.addr(), workload.default_path()),
-                Some(srv),
-            )
-        }
-    };
+    let (url, server) = start_target(scenario)?;
     // One TLS configuration per run, shared by every shard's client.
     let tls = url
         .starts_with("wss://")
@@ -144,43 +133,16 @@ pub fn run_interruptible(
         .map_or(0.0, |d| d.as_secs_f64());
     let plan = crate::workload::plan::plan(scenario.load.samples, &scenario.load.arrival)
         .map_err(|e| RunError::Plan(e.to_string()))?;
-    let (tx, rx) = crossbeam_channel::unbounded::<String>();
-    let printer = std::thread::spawn(move || {
-        let mut out = lines;
-        for l in rx {
-            let _ = writeln!(out, "{l}");
-        }
-        let _ = out.flush();
-    });
-    let (progress_tx, progress_thread) = match progress {
-        Some((mode, out)) => {
-            let (tx, rx) = crossbeam_channel::unbounded();
-            let headline = workload.headline_name().to_string();
-            (
-                Some(tx),
-                Some(crate::engine::progress::spawn_printer(
-                    mode, rx, out, headline,
-                )),
-            )
-        }
-        None => (None, None),
-    };
-    let cfg = EngineConfig {
-        url: url.clone(),
-        headers: scenario.headers.clone(),
-        n_warmup: scenario.load.warmup_samples,
-        offsets_s: plan.offsets_s,
-        max_concurrency: Some(scenario.load.max_concurrency),
-        shards: scenario.load.shards,
-        connect_timeout: scenario.connect_timeout,
-        tls: tls.clone(),
-        max_frame_bytes: scenario.max_frame_bytes,
-        request_id_prefix: request_id_prefix(),
-        artifact_root: workload.artifact_root(),
-        lines: Some(tx),
-        progress: progress_tx,
+    let (tx, printer) = spawn_line_printer(lines);
+    let (progress_tx, progress_thread) = spawn_progress(progress, workload.headline_name());
+    let cfg = engine_config(
+        scenario,
+        &url,
+        tls.clone(),
+        plan.offsets_s,
+        (Some(tx), progress_tx),
         interrupt,
-    };
+    );
     let this_run = workload.clone().begin_run();
     let usage_start = crate::workload::kit::UsageSnapshot::now();
     let out = engine::run(cfg, this_run.clone());
@@ -192,27 +154,40 @@ pub fn run_interruptible(
     if let Some(s) = server {
         s.stop();
     }
-    let mut out = out?;
+    summarise(
+        scenario,
+        this_run.as_ref(),
+        out?,
+        url,
+        tls.is_some(),
+        (usage_start, usage_end),
+        run_start_unix_s,
+    )
+}
+
+/// Turn the engine's output into the run's summary: failures by kind (samples
+/// cancelled by an interrupt apart), the workload's report, the threshold verdicts, and
+/// the published JSON result and interval log when `[output] json` is set.
+fn summarise(
+    scenario: &Scenario,
+    this_run: &dyn crate::workload::WorkloadRun,
+    mut out: engine::EngineOutput,
+    url: String,
+    used_tls: bool,
+    usage: (
+        crate::workload::kit::UsageSnapshot,
+        crate::workload::kit::UsageSnapshot,
+    ),
+    run_start_unix_s: f64,
+) -> Result<RunSummary, RunError> {
     out.run.load = Some(scenario.load.clone());
-    let (mut failures, measured) = failures(&out.run);
-    // Samples cancelled by an interrupt are their own outcome, not failures.
-    let cancelled_idx: Vec<usize> = failures
-        .iter()
-        .filter(|(_, f)| f.kind == FailureKind::Interrupted)
-        .map(|(i, _)| *i)
-        .collect();
-    failures.retain(|(_, f)| f.kind != FailureKind::Interrupted);
+    let (failures, measured) = failures(&out.run);
+    let (mut failures, cancelled_idx) = split_cancelled(failures);
     let cancelled = cancelled_idx.len();
     let interrupted = out.interrupted;
     let engine_series = engine_series(&out.run);
     let generator_run = out.run.clone();
-    let measured_idx: Vec<usize> = out
-        .run
-        .samples
-        .iter()
-        .filter(|s| !s.warmup)
-        .map(|s| s.idx)
-        .collect();
+    let measured_idx = measured_indices(&out.run);
     let report = this_run.report(out.run).map_err(RunError::Report)?;
     add_report_failures(
         &mut failures,
@@ -220,34 +195,21 @@ pub fn run_interruptible(
         &measured_idx,
         &cancelled_idx,
     );
-    let failures_by_kind: std::collections::BTreeMap<String, usize> =
-        crate::workload::outcome::count_by_kind(failures.iter().map(|(_, f)| f.kind))
-            .into_iter()
-            .map(|(k, n)| (k.to_string(), n))
-            .collect();
+    let failures_by_kind = count_failures_by_kind(&failures);
     let failures: Vec<(usize, String)> =
         failures.into_iter().map(|(i, f)| (i, f.message)).collect();
     let verdicts = crate::config::thresholds::evaluate(&scenario.thresholds, &report.metrics());
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
-        let mut doc = report.to_json();
-        workload.catalogue().write_into(&mut doc);
-        let block = crate::workload::kit::generator_block(
+        let doc = result_doc(
+            scenario,
+            report.as_ref(),
             &generator_run,
             &failures_by_kind,
-            usage_start,
-            usage_end,
+            usage,
+            used_tls,
+            interrupted,
         );
-        crate::workload::kit::merge_into(&mut doc, block);
-        if tls.is_some() {
-            crate::workload::kit::merge_into(
-                &mut doc,
-                crate::engine::tls::result_block(&scenario.tls),
-            );
-        }
-        if interrupted && let Some(obj) = doc.as_object_mut() {
-            obj.insert("interrupted".into(), serde_json::Value::Bool(true));
-        }
         let mut series = report.series();
         series.extend(engine_series);
         publish(
@@ -270,6 +232,157 @@ pub fn run_interruptible(
         interrupted,
         cancelled,
     })
+}
+
+/// The engine's configuration for one run of `scenario` against `url`, with the live
+/// line and progress channels.
+fn engine_config(
+    scenario: &Scenario,
+    url: &str,
+    tls: Option<crate::engine::tls::ClientTls>,
+    offsets_s: Vec<f64>,
+    channels: (
+        Option<crossbeam_channel::Sender<String>>,
+        Option<crossbeam_channel::Sender<crate::engine::progress::ProgressEvent>>,
+    ),
+    interrupt: Option<engine::interrupt::Interrupt>,
+) -> EngineConfig {
+    EngineConfig {
+        url: url.to_string(),
+        headers: scenario.headers.clone(),
+        n_warmup: scenario.load.warmup_samples,
+        offsets_s: offsets_s,
+        max_concurrency: Some(scenario.load.max_concurrency),
+        shards: scenario.load.shards,
+        connect_timeout: scenario.connect_timeout,
+        tls,
+        max_frame_bytes: scenario.max_frame_bytes,
+        request_id_prefix: request_id_prefix(),
+        artifact_root: scenario.workload.artifact_root(),
+        lines: channels.0,
+        progress: channels.1,
+        interrupt,
+    }
+}
+
+/// The URL to load and, without a `target`, the embedded server that serves it.
+fn start_target(scenario: &Scenario) -> Result<(String, Option<EmbeddedServer>), RunError> {
+    let workload = &scenario.workload;
+    Ok(match &scenario.target {
+        Some(t) => (resolve_url(t, workload.default_path())?, None),
+        None => {
+            let cfg = embedded_config(scenario)?;
+            let srv = EmbeddedServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), cfg)
+                .map_err(|e| RunError::Server(e.to_string()))?;
+            (
+                format!("ws://{}{}", srv.addr(), workload.default_path()),
+                Some(srv),
+            )
+        }
+    })
+}
+
+/// A thread writing each live log line sent on the returned channel to `lines`; it
+/// flushes and ends once every sender is dropped.
+fn spawn_line_printer(
+    lines: Box<dyn Write + Send>,
+) -> (
+    crossbeam_channel::Sender<String>,
+    std::thread::JoinHandle<()>,
+) {
+    let (tx, rx) = crossbeam_channel::unbounded::<String>();
+    let printer = std::thread::spawn(move || {
+        let mut out = lines;
+        for l in rx {
+            let _ = writeln!(out, "{l}");
+        }
+        let _ = out.flush();
+    });
+    (tx, printer)
+}
+
+/// The live progress printer, when `progress` asks for one: its event channel and thread.
+#[allow(clippy::type_complexity)]
+fn spawn_progress(
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+    headline: &str,
+) -> (
+    Option<crossbeam_channel::Sender<crate::engine::progress::ProgressEvent>>,
+    Option<std::thread::JoinHandle<()>>,
+) {
+    match progress {
+        Some((mode, out)) => {
+            let (tx, rx) = crossbeam_channel::unbounded();
+            let headline = headline.to_string();
+            (
+                Some(tx),
+                Some(crate::engine::progress::spawn_printer(
+                    mode, rx, out, headline,
+                )),
+            )
+        }
+        None => (None, None),
+    }
+}
+
+/// Samples cancelled by an interrupt are their own outcome, not failures: the remaining
+/// failures, and the indices of the cancelled samples.
+fn split_cancelled(mut failures: Vec<(usize, Failure)>) -> (Vec<(usize, Failure)>, Vec<usize>) {
+    let cancelled_idx: Vec<usize> = failures
+        .iter()
+        .filter(|(_, f)| f.kind == FailureKind::Interrupted)
+        .map(|(i, _)| *i)
+        .collect();
+    failures.retain(|(_, f)| f.kind != FailureKind::Interrupted);
+    (failures, cancelled_idx)
+}
+
+/// The sample index of each measured (non-warmup) sample, in measured order.
+fn measured_indices(run: &RunRecord) -> Vec<usize> {
+    run.samples
+        .iter()
+        .filter(|s| !s.warmup)
+        .map(|s| s.idx)
+        .collect()
+}
+
+/// How many failures of each kind, keyed by the kind's name.
+fn count_failures_by_kind(
+    failures: &[(usize, Failure)],
+) -> std::collections::BTreeMap<String, usize> {
+    crate::workload::outcome::count_by_kind(failures.iter().map(|(_, f)| f.kind))
+        .into_iter()
+        .map(|(k, n)| (k.to_string(), n))
+        .collect()
+}
+
+/// The result JSON document: the workload's report, its metric catalogue, the
+/// generator block (between the `usage` snapshots), the TLS block when the run used TLS
+/// and `"interrupted": true` when it was interrupted.
+fn result_doc(
+    scenario: &Scenario,
+    report: &dyn Report,
+    generator_run: &RunRecord,
+    failures_by_kind: &std::collections::BTreeMap<String, usize>,
+    usage: (
+        crate::workload::kit::UsageSnapshot,
+        crate::workload::kit::UsageSnapshot,
+    ),
+    used_tls: bool,
+    interrupted: bool,
+) -> serde_json::Value {
+    let mut doc = report.to_json();
+    scenario.workload.catalogue().write_into(&mut doc);
+    let block =
+        crate::workload::kit::generator_block(generator_run, failures_by_kind, usage.0, usage.1);
+    crate::workload::kit::merge_into(&mut doc, block);
+    if used_tls {
+        crate::workload::kit::merge_into(&mut doc, crate::engine::tls::result_block(&scenario.tls));
+    }
+    if interrupted && let Some(obj) = doc.as_object_mut() {
+        obj.insert("interrupted".into(), serde_json::Value::Bool(true));
+    }
+    doc
 }
 
 /// Failures only the report could see (e.g. too few chunks for the metrics) count like
