@@ -251,7 +251,7 @@ fn engine_config(
         url: url.to_string(),
         headers: scenario.headers.clone(),
         n_warmup: scenario.load.warmup_samples,
-        offsets_s: offsets_s,
+        offsets_s,
         max_concurrency: Some(scenario.load.max_concurrency),
         shards: scenario.load.shards,
         connect_timeout: scenario.connect_timeout,

@@ -297,7 +297,7 @@ pub(crate) fn parse(
 
 /// `--seed` over `[load] seed` (default 0); a negative seed is an error.
 fn seed(cx: &mut Ctx<'_>, ov: &LoadOverrides, raw: &RawLoad) -> u64 {
-    let seed = match (ov.seed, raw.seed.as_ref()) {
+    match (ov.seed, raw.seed.as_ref()) {
         (Some(s), _) => s,
         (None, Some(s)) if *s.get_ref() < 0 => {
             cx.err(
@@ -308,13 +308,12 @@ fn seed(cx: &mut Ctx<'_>, ov: &LoadOverrides, raw: &RawLoad) -> u64 {
         }
         (None, Some(s)) => *s.get_ref() as u64,
         (None, None) => 0,
-    };
-    seed
+    }
 }
 
 /// `--request-rate` over `[load] request_rate`, as given (`inf` included).
 fn request_rate(cx: &mut Ctx<'_>, ov: &LoadOverrides, raw: &RawLoad) -> Option<f64> {
-    let rate = match &ov.request_rate {
+    match &ov.request_rate {
         Some(t) if t.eq_ignore_ascii_case("inf") => Some(f64::INFINITY),
         Some(t) => match t.parse::<f64>() {
             Ok(v) => Some(v),
@@ -327,8 +326,7 @@ fn request_rate(cx: &mut Ctx<'_>, ov: &LoadOverrides, raw: &RawLoad) -> Option<f
             }
         },
         None => cx.number(raw.request_rate.as_ref(), "request_rate", true),
-    };
-    rate
+    }
 }
 
 /// The ramp-up, when a strategy is set (flag over file): it needs both bounds
@@ -355,7 +353,7 @@ fn ramp_up(
             None
         }
     };
-    let ramp_up = match strategy.as_deref() {
+    match strategy.as_deref() {
         None => None,
         Some(name) => {
             let strategy = match name {
@@ -379,8 +377,7 @@ fn ramp_up(
                 _ => None,
             }
         }
-    };
-    ramp_up
+    }
 }
 
 /// The arrival plan's own validation, each problem at the key (or flag) it is about.

@@ -219,7 +219,7 @@ fn ref_audio(
     base: &Path,
     errors: &mut Vec<ScenarioError>,
 ) -> PathBuf {
-    let ref_audio = match &p.ref_audio {
+    match &p.ref_audio {
         None => {
             errors.push(ScenarioError::file(input.path, "[workload] needs `ref_audio = \"path/to/reference.wav\"` (the PR's --omniinteract-ref-audio); `rtload dataset synth DIR` writes one as DIR/ref_audio.wav"));
             PathBuf::new()
@@ -239,8 +239,7 @@ fn ref_audio(
             }
             path
         }
-    };
-    ref_audio
+    }
 }
 
 /// The dataset's cases and warnings for `subsets`, when every other key is valid (with
