@@ -10,6 +10,7 @@ mod duplex;
 mod echo_workload;
 mod engine;
 mod layering;
+mod listener;
 mod outputs;
 mod schema;
 mod surface;
