@@ -26,7 +26,11 @@ fn audio_slower_than_real_time_stalls_and_fails_the_threshold() {
     // before every delta after the first (≈ 100 ms each), whatever the scheduling noise.
     let fx = duplex(&opts("audio_deltas = 4\nrtf = 3.0", ""));
     let s = fx.run();
-    assert!(failure_messages(&s).is_empty(), "{:?}", failure_messages(&s));
+    assert!(
+        failure_messages(&s).is_empty(),
+        "{:?}",
+        failure_messages(&s)
+    );
     let m = s.report.metrics();
     assert!(m["audio_stall_count.p99"] > 0.0, "{m:?}");
     assert!(m["audio_stall_ms.mean"] > 0.0, "{m:?}");
@@ -56,7 +60,10 @@ fn audio_faster_than_real_time_never_stalls() {
     assert_eq!(m["audio_stall_count.p99"], 0.0, "{m:?}");
     assert_eq!(m["audio_stall_ms.mean"], 0.0, "{m:?}");
     assert!(m["audio_stall_count.count"] >= 1.0, "{m:?}");
-    assert!(!m.contains_key("audio_time_to_first_stall_ms.mean"), "{m:?}");
+    assert!(
+        !m.contains_key("audio_time_to_first_stall_ms.mean"),
+        "{m:?}"
+    );
 }
 
 #[test]

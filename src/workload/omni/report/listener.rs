@@ -86,7 +86,11 @@ impl Listener {
                 row(&mut t, &format!("{label}{unit}:"), "none".into());
                 continue;
             }
-            row(&mut t, &format!("Mean {label}{unit}:"), format!("{:.2}", agg.mean));
+            row(
+                &mut t,
+                &format!("Mean {label}{unit}:"),
+                format!("{:.2}", agg.mean),
+            );
             for (p, v) in &agg.percentiles {
                 let l = format!("P{} {label}{unit}:", pct_label(*p));
                 row(&mut t, &l, format!("{v:.2}"));
