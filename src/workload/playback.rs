@@ -4,7 +4,7 @@
 //! `buffer_units` of its units *and* `prebuffer_s` seconds of its media have landed (never
 //! before the previous stream has finished playing); every moment the player then runs dry
 //! is a stall. Pure: plain numbers in, a summary out. The sample's playback role
-//! ([`crate::engine`]) collects the units the session emits and runs [`simulate`] once
+//! (in the engine's `roles.rs`) collects the units the session emits and runs [`simulate`] once
 //! the sample ends; the summary reaches the workload in `SampleRecord::playback`.
 
 use serde::Serialize;
