@@ -290,7 +290,7 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
             connect_timeout: st.args.connect_timeout,
             tls: st.args.tls.clone(),
             max_frame_bytes: st.args.max_frame_bytes,
-            playback_buffer: st.args.workload.playback_buffer(),
+            playback: st.args.workload.playback_config(),
             coordinator: myself.clone(),
             run_start: st.run_start,
             scheduled_s: scheduled

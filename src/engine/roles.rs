@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use super::sample::SampleMsg;
 use super::slots::{self, SlotKey};
 use super::transport::{ReadEvent, Reassembler, WsSink, WsStream, to_message};
-use crate::workload::playback::ViewerClock;
+use crate::workload::playback::{PlayUnit, PlaybackConfig, simulate};
 use crate::workload::{MediaUnit, OutMsg};
 
 /// Messages to the sender.
@@ -232,27 +232,37 @@ async fn read_loop(
 /// Messages to the playback role.
 #[derive(Debug)]
 pub enum PlaybackMsg {
+    /// The socket opened at this instant: the origin of the sample's clock.
+    Opened(Instant),
     /// Media arrived.
     Media(MediaUnit),
-    /// Report the summary to the parent and stop.
+    /// Simulate, report the summary to the parent and stop.
     Finish,
 }
 
-/// The playback role.
+/// The playback role: collects the media the session emits and, when the sample ends,
+/// runs the one listener/viewer simulation ([`simulate`]) over it.
 #[derive(Default)]
 pub struct PlaybackActor;
 
 /// Playback start-up.
 pub struct PlaybackArgs {
-    /// Units that must land before playback starts.
-    pub buffer_units: u32,
+    /// How the simulated player buffers before it starts each stream.
+    pub config: PlaybackConfig,
     /// The sample supervisor.
     pub parent: ActorRef<SampleMsg>,
 }
 
+/// The playback role's state: its settings, the clock origin and the units so far.
+pub struct PlaybackState {
+    args: PlaybackArgs,
+    origin: Option<Instant>,
+    units: Vec<PlayUnit>,
+}
+
 impl ThreadLocalActor for PlaybackActor {
     type Msg = PlaybackMsg;
-    type State = (ViewerClock, ActorRef<SampleMsg>);
+    type State = PlaybackState;
     type Arguments = PlaybackArgs;
 
     async fn pre_start(
@@ -260,19 +270,33 @@ impl ThreadLocalActor for PlaybackActor {
         _myself: ActorRef<PlaybackMsg>,
         args: PlaybackArgs,
     ) -> Result<Self::State, ActorProcessingErr> {
-        Ok((ViewerClock::new(args.buffer_units), args.parent))
+        Ok(PlaybackState {
+            args,
+            origin: None,
+            units: Vec::new(),
+        })
     }
 
     async fn handle(
         &self,
         myself: ActorRef<PlaybackMsg>,
         msg: PlaybackMsg,
-        (clock, parent): &mut Self::State,
+        st: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            PlaybackMsg::Media(u) => clock.push(u.at, u.duration_s, u.index),
+            PlaybackMsg::Opened(at) => st.origin = Some(at),
+            PlaybackMsg::Media(u) => {
+                let origin = *st.origin.get_or_insert(u.at);
+                st.units.push(PlayUnit {
+                    stream: u.stream,
+                    index: u.index,
+                    arrival_s: u.at.saturating_duration_since(origin).as_secs_f64(),
+                    duration_s: u.duration_s,
+                });
+            }
             PlaybackMsg::Finish => {
-                let _ = parent.cast(SampleMsg::PlaybackStats(clock.summary()));
+                let summary = simulate(&st.units, st.args.config);
+                let _ = st.args.parent.cast(SampleMsg::PlaybackStats(summary));
                 myself.stop(None);
             }
         }

@@ -70,8 +70,8 @@ pub struct SampleMeta {
     pub tls: Option<super::tls::ClientTls>,
     /// Largest inbound frame or reassembled message.
     pub max_frame_bytes: usize,
-    /// Units the playback role buffers before it starts.
-    pub playback_buffer: u32,
+    /// How the playback role buffers before it starts each stream.
+    pub playback: crate::workload::playback::PlaybackConfig,
     /// The coordinator, which receives the [`SampleRecord`].
     pub coordinator: ActorRef<CoordMsg>,
     /// The run's time origin.
@@ -167,6 +167,9 @@ impl ThreadLocalActor for SampleActor {
                 let mut fx = Effects::default();
                 let now = Instant::now();
                 st.opened = Some(now);
+                if let Some(p) = &st.playback {
+                    let _ = p.cast(PlaybackMsg::Opened(now));
+                }
                 if let Some(s) = st.session.as_mut() {
                     s.on_open(now, &mut fx);
                 }
@@ -253,7 +256,7 @@ async fn spawn_children(
     let (playback, _) = PlaybackActor::spawn_linked(
         None,
         PlaybackArgs {
-            buffer_units: st.args.playback_buffer,
+            config: st.args.playback,
             parent: myself.clone(),
         },
         cell.clone(),

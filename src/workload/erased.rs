@@ -47,8 +47,8 @@ pub trait DynWorkload: Send + Sync + 'static {
 
 /// One run of a workload, as the engine and the runner use it.
 pub trait WorkloadRun: Send + Sync {
-    /// [`Workload::playback_buffer`].
-    fn playback_buffer(&self) -> u32;
+    /// [`Workload::playback_config`].
+    fn playback_config(&self) -> super::playback::PlaybackConfig;
     /// The session for sample `ctx.idx`.
     fn session(&self, ctx: &SessionContext) -> Box<dyn DynSession>;
     /// [`Workload::headline_ms`] of a finished sample (its output is already stored).
@@ -118,8 +118,8 @@ struct TypedRun<W: Workload> {
 }
 
 impl<W: Workload> WorkloadRun for TypedRun<W> {
-    fn playback_buffer(&self) -> u32 {
-        self.workload.playback_buffer()
+    fn playback_config(&self) -> super::playback::PlaybackConfig {
+        self.workload.playback_config()
     }
     fn session(&self, ctx: &SessionContext) -> Box<dyn DynSession> {
         Box::new(Bound {

@@ -103,7 +103,10 @@ pub struct MediaUnit {
     pub at: Instant,
     /// Playable duration in seconds at the playback rate.
     pub duration_s: f64,
-    /// Protocol-level index (chunk index, response ordinal).
+    /// Which stream it belongs to: streams play one after another (0 for a single stream
+    /// such as a video rollout; the response ordinal for spoken responses).
+    pub stream: u64,
+    /// Order within the stream (chunk index); equal indices keep arrival order.
     pub index: u64,
 }
 
@@ -416,9 +419,9 @@ pub trait Workload: Send + Sync + 'static {
     fn headline_ms(&self, _rec: &SampleRecord<Output<Self>>) -> Option<f64> {
         None
     }
-    /// Media units the playback role buffers before it starts playing.
-    fn playback_buffer(&self) -> u32 {
-        1
+    /// How the playback role buffers before it starts each stream (units and seconds).
+    fn playback_config(&self) -> playback::PlaybackConfig {
+        playback::PlaybackConfig::default()
     }
     /// Where this workload's artifacts are published, if it publishes any.
     fn artifact_root(&self) -> Option<PathBuf> {

@@ -1,125 +1,140 @@
-//! The live viewer/listener clock a sample's playback role runs: media plays strictly in
-//! arrival order, starts once `buffer_units` units have landed, and every moment the
-//! player runs dry is an underrun. Pure: arrival times in, a summary out.
-//!
-//! This is the incremental form of the reference's playback simulation (spec §5.3.4),
-//! processed in arrival order as a real player would.
+//! The one listener/viewer simulation every workload's reports print from (spec §5.3.4,
+//! generalised): a sample's received media, split into streams (one video rollout; one
+//! assistant response each), is played by a single serial player. A stream starts once
+//! `buffer_units` of its units *and* `prebuffer_s` seconds of its media have landed (never
+//! before the previous stream has finished playing); every moment the player then runs dry
+//! is a stall. Pure: plain numbers in, a summary out. The sample's playback role
+//! (in the engine's `roles.rs`) collects the units the session emits and runs [`simulate`] once
+//! the sample ends; the summary reaches the workload in `SampleRecord::playback`.
 
 use serde::Serialize;
-use tokio::time::Instant;
 
-/// What the playback role observed for one sample.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct PlaybackSummary {
-    /// Media units received.
+/// One unit of received media, in seconds on the sample's clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlayUnit {
+    /// Which stream it belongs to (0 for a single-stream workload; a response ordinal).
+    pub stream: u64,
+    /// Order within the stream (a chunk index); ties keep arrival order.
+    pub index: u64,
+    /// Receipt time, seconds since the sample opened.
+    pub arrival_s: f64,
+    /// Playable duration, seconds.
+    pub duration_s: f64,
+}
+
+/// How the simulated player buffers before it starts a stream.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlaybackConfig {
+    /// Units of a stream that must have landed before it starts (at least 1).
+    pub buffer_units: u32,
+    /// Seconds of a stream's media that must have landed before it starts (≥ 0).
+    pub prebuffer_s: f64,
+}
+
+impl Default for PlaybackConfig {
+    fn default() -> Self {
+        PlaybackConfig {
+            buffer_units: 1,
+            prebuffer_s: 0.0,
+        }
+    }
+}
+
+/// What a listener/viewer experienced in one stream.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StreamPlayback {
+    /// The stream (see [`PlayUnit::stream`]).
+    pub stream: u64,
+    /// Units received.
     pub units: u64,
+    /// Whether the start buffer filled; if not, the stream starts at its last unit (the
+    /// whole stream was buffered by then and plays without a stall).
+    pub buffer_filled: bool,
+    /// Playback start, seconds since the sample opened.
+    pub start_s: f64,
     /// Times the player ran dry after starting.
-    pub underrun_count: u64,
+    pub stall_count: u64,
     /// Total time the player waited for media after starting, seconds.
     pub total_stall_s: f64,
+    /// From playback start to the moment it first ran dry, seconds (absent: no stall).
+    pub time_to_first_stall_s: Option<f64>,
+    /// Index of the first unit that arrived late (absent: none did).
+    pub first_stall_index: Option<u64>,
     /// From playback start to the end of the last unit, seconds.
     pub playback_span_s: f64,
-    /// Index of the first unit that arrived late, if any.
-    pub first_underrun_index: Option<u64>,
 }
 
-/// The serial playback clock.
-#[derive(Debug)]
-pub struct ViewerClock {
-    buffer_units: u32,
-    waiting: Vec<(Instant, f64, u64)>,
-    start: Option<Instant>,
-    cursor: Option<Instant>,
-    summary: PlaybackSummary,
+/// What the playback role observed for one sample: one entry per stream, in stream order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PlaybackSummary {
+    /// Per-stream results.
+    pub streams: Vec<StreamPlayback>,
 }
 
-impl ViewerClock {
-    /// A clock that starts playing once `buffer_units` (at least 1) units have arrived.
-    pub fn new(buffer_units: u32) -> Self {
-        Self {
-            buffer_units: buffer_units.max(1),
-            waiting: Vec::new(),
-            start: None,
-            cursor: None,
-            summary: PlaybackSummary::default(),
-        }
+impl PlaybackSummary {
+    /// Stalls over all streams.
+    pub fn stall_count(&self) -> u64 {
+        self.streams.iter().map(|s| s.stall_count).sum()
     }
+}
 
-    /// One unit of `duration_s` seconds arrived at `at`.
-    pub fn push(&mut self, at: Instant, duration_s: f64, index: u64) {
-        self.summary.units += 1;
-        if self.start.is_none() {
-            self.waiting.push((at, duration_s, index));
-            if self.waiting.len() < self.buffer_units as usize {
-                return;
-            }
-            self.start = Some(at);
-            self.cursor = Some(at);
-            for (a, d, i) in std::mem::take(&mut self.waiting) {
-                self.play(a, d, i);
-            }
-        } else {
-            self.play(at, duration_s, index);
-        }
+/// Play `units` (any order) with `cfg`. Streams play one after another in stream order.
+pub fn simulate(units: &[PlayUnit], cfg: PlaybackConfig) -> PlaybackSummary {
+    let mut ordered: Vec<&PlayUnit> = units.iter().collect();
+    ordered.sort_by_key(|u| (u.stream, u.index));
+    let mut out = PlaybackSummary::default();
+    let mut prev_end: Option<f64> = None;
+    for group in ordered.chunk_by(|a, b| a.stream == b.stream) {
+        let s = play_stream(group, cfg, prev_end);
+        prev_end = Some(s.start_s + s.playback_span_s);
+        out.streams.push(s);
     }
+    out
+}
 
-    fn play(&mut self, at: Instant, duration_s: f64, index: u64) {
-        let Some(cursor) = self.cursor.as_mut() else {
-            return;
-        };
-        if at > *cursor {
-            self.summary.total_stall_s += (at - *cursor).as_secs_f64();
-            self.summary.underrun_count += 1;
-            self.summary.first_underrun_index.get_or_insert(index);
-            *cursor = at;
-        }
-        *cursor += std::time::Duration::from_secs_f64(duration_s.max(0.0));
-    }
+/// Position of the unit whose arrival fills the start buffer, if any does.
+fn start_position(units: &[&PlayUnit], cfg: PlaybackConfig) -> Option<usize> {
+    let need = cfg.buffer_units.max(1) as usize;
+    let mut buffered = 0.0;
+    units.iter().enumerate().position(|(i, u)| {
+        buffered += u.duration_s.max(0.0);
+        i + 1 >= need && buffered >= cfg.prebuffer_s
+    })
+}
 
-    /// The summary so far (units still waiting for the buffer to fill never played).
-    pub fn summary(&self) -> PlaybackSummary {
-        let mut s = self.summary.clone();
-        if let (Some(start), Some(cursor)) = (self.start, self.cursor) {
-            s.playback_span_s = (cursor - start).as_secs_f64();
+fn play_stream(units: &[&PlayUnit], cfg: PlaybackConfig, prev_end: Option<f64>) -> StreamPlayback {
+    let pos = start_position(units, cfg);
+    let last = units.len().saturating_sub(1);
+    let ready = units.get(pos.unwrap_or(last)).map_or(0.0, |u| u.arrival_s);
+    let start = prev_end.map_or(ready, |e| ready.max(e));
+    let mut s = StreamPlayback {
+        stream: units.first().map_or(0, |u| u.stream),
+        units: units.len() as u64,
+        buffer_filled: pos.is_some(),
+        start_s: start,
+        stall_count: 0,
+        total_stall_s: 0.0,
+        time_to_first_stall_s: None,
+        first_stall_index: None,
+        playback_span_s: 0.0,
+    };
+    let mut cursor = start;
+    let mut stall = 0.0;
+    for u in units {
+        if u.arrival_s > cursor {
+            stall += u.arrival_s - cursor;
+            s.stall_count += 1;
+            s.first_stall_index.get_or_insert(u.index);
+            s.time_to_first_stall_s.get_or_insert(cursor - start);
+            cursor = u.arrival_s;
         }
-        s
+        cursor += u.duration_s.max(0.0);
     }
+    s.total_stall_s = stall;
+    s.playback_span_s = cursor - start;
+    s
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    /// Spec §5.3.5 first vector: gaps [1.0,0.5,0.5,2.0,0.5], 16 fps, buffer 1 → one
-    /// underrun at chunk 3, stall 937.5 ms, span 4.5 s.
-    #[test]
-    fn matches_reference_simulation_vector() {
-        let t0 = Instant::now();
-        let mut c = ViewerClock::new(1);
-        let mut at = 0.0;
-        for (i, gap) in [1.0, 0.5, 0.5, 2.0, 0.5].into_iter().enumerate() {
-            at += gap;
-            let frames = if i == 0 { 9.0 } else { 12.0 };
-            c.push(t0 + Duration::from_secs_f64(at), frames / 16.0, i as u64);
-        }
-        let s = c.summary();
-        assert_eq!(s.underrun_count, 1);
-        assert_eq!(s.first_underrun_index, Some(3));
-        assert!((s.total_stall_s - 0.9375).abs() < 1e-6, "{s:?}");
-        assert!((s.playback_span_s - 4.5).abs() < 1e-6, "{s:?}");
-    }
-
-    #[test]
-    fn buffer_delays_start() {
-        let t0 = Instant::now();
-        let mut c = ViewerClock::new(3);
-        let mut at = 0.0;
-        for (i, gap) in [1.0, 0.5, 0.5, 1.4, 0.2, 0.2].into_iter().enumerate() {
-            at += gap;
-            let frames = if i == 0 { 9.0 } else { 12.0 };
-            c.push(t0 + Duration::from_secs_f64(at), frames / 16.0, i as u64);
-        }
-        assert_eq!(c.summary().underrun_count, 0);
-    }
-}
+#[path = "playback_tests.rs"]
+mod tests;

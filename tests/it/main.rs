@@ -14,6 +14,7 @@ mod fn_lengths;
 mod fresh_machine;
 mod fuzz;
 mod layering;
+mod listener;
 mod live;
 mod outputs;
 mod redaction;

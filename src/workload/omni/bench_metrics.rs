@@ -258,7 +258,9 @@ pub fn calculate(
     }
 }
 
-fn aggregate(values: &[f64], scale: f64, empty: f64, pcts: &[f64]) -> Aggregate {
+/// Mean, median, population std and `pcts` of `values` times `scale` (`empty` for
+/// every statistic when there are none).
+pub fn aggregate(values: &[f64], scale: f64, empty: f64, pcts: &[f64]) -> Aggregate {
     if values.is_empty() {
         return Aggregate {
             count: 0,

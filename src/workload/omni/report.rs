@@ -4,6 +4,7 @@
 //! the saved result JSON (§6.1) with rtload's own block.
 
 mod json;
+mod listener;
 mod timeline;
 
 use std::collections::BTreeMap;
@@ -123,9 +124,12 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
             .and_then(|l| l.arrival.request_rate)
             .unwrap_or(f64::INFINITY),
     };
-    let flat = json::flat_metrics(&bm, &runs);
+    let mut flat = json::flat_metrics(&bm, &runs);
+    let heard = listener::listener(&runs, w.prebuffer_ms(), &w.percentiles);
+    heard.put_flat(&mut flat);
     let doc = json::saved_result(w, &run, &bm, &runs, &finals, &summary, &flat);
     let mut text = bench_metrics::render_summary(&bm, &header);
+    text.push_str(&heard.text());
     text.push_str(&json::omni_text(w, &runs, &finals, &summary));
     if w.params.save_result.unwrap_or(false) {
         let path = json::result_path(w, &header);
@@ -330,6 +334,24 @@ pub const FAMILIES: &[Family] = &[
         Lower,
         "time a listener's audio ran dry",
     ),
+    Family::new(
+        listener::STALL_COUNT,
+        "stalls",
+        Lower,
+        "times a listener's audio ran dry within one response (after the prebuffer)",
+    ),
+    Family::new(
+        listener::STALL_MS,
+        "ms",
+        Lower,
+        "total time a listener waited for audio within one response",
+    ),
+    Family::new(
+        listener::FIRST_STALL_MS,
+        "ms",
+        Higher,
+        "from a response's playback start to its first stall (stalled responses only)",
+    ),
 ];
 
 /// The summary-row metrics, in display order.
@@ -361,8 +383,11 @@ pub fn metric_names(percentiles: &[f64]) -> Vec<String> {
     .iter()
     .map(|s| (*s).to_string())
     .collect();
-    for m in bench_metrics::Metric::ALL {
-        let base = format!("{}{}", m.name(), m.key_suffix());
+    let bases = bench_metrics::Metric::ALL
+        .iter()
+        .map(|m| format!("{}{}", m.name(), m.key_suffix()))
+        .chain(listener::NAMES.map(String::from));
+    for base in bases {
         for stat in ["mean", "median", "std", "count"] {
             names.push(format!("{base}.{stat}"));
         }

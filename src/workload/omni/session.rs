@@ -174,7 +174,8 @@ impl DuplexSession {
                 fx.media.push(MediaUnit {
                     at,
                     duration_s,
-                    index,
+                    stream: index,
+                    index: 0,
                 });
                 Some(i.bytes)
             }

@@ -60,6 +60,9 @@ pub struct OmniParams {
     pub extra_body: Option<toml::Table>,
     /// Incremental playback acks (later upstream behaviour; default off).
     pub incremental_acks: Option<bool>,
+    /// Audio of a response the simulated listener buffers before playing it, in ms
+    /// (default 0, range [0, 60000]); the `audio_stall_*` metrics are measured after it.
+    pub playback_prebuffer_ms: Option<f64>,
     /// `"realtime"` (default), `"saturate"`, or a speed factor like `"2x"`.
     pub pacing: Option<String>,
     /// Save the vllm-style result JSON (`--save-result`).
@@ -123,6 +126,9 @@ pub fn build(
     let mut errors = Vec::new();
     let err = |key: &str, msg: String| input.key_error(key, msg);
     check_durations(input, &p, &mut errors);
+    if let Some(msg) = check_prebuffer(p.playback_prebuffer_ms) {
+        errors.push(input.key_error("playback_prebuffer_ms", msg));
+    }
     let pacing = match parse_pacing(p.pacing.as_deref()) {
         Ok(m) => m,
         Err(msg) => {
@@ -314,6 +320,25 @@ fn settings_base(p: &OmniParams, pacing: PacingMode) -> DuplexSettings {
     settings_base
 }
 
+impl OmniWorkload {
+    /// The listener's prebuffer, ms.
+    pub(super) fn prebuffer_ms(&self) -> f64 {
+        self.params.playback_prebuffer_ms.unwrap_or(0.0)
+    }
+}
+
+/// Largest `playback_prebuffer_ms`.
+pub const MAX_PREBUFFER_MS: f64 = 60_000.0;
+
+/// Why `playback_prebuffer_ms` is out of range, if it is.
+fn check_prebuffer(v: Option<f64>) -> Option<String> {
+    let v = v.filter(|v| !(v.is_finite() && (0.0..=MAX_PREBUFFER_MS).contains(v)))?;
+    Some(format!(
+        "`playback_prebuffer_ms` must be in [0, {MAX_PREBUFFER_MS}] ms (got {})",
+        crate::util::textpos::num(v)
+    ))
+}
+
 /// `"realtime"`, `"saturate"` or `"<factor>x"` (shared with every paced workload).
 pub use crate::util::pacing::parse_pacing;
 
@@ -334,6 +359,13 @@ impl Workload for OmniWorkload {
 
     fn catalogue(&self) -> crate::workload::catalogue::Catalogue {
         super::report::catalogue(&self.percentiles)
+    }
+
+    fn playback_config(&self) -> crate::workload::playback::PlaybackConfig {
+        crate::workload::playback::PlaybackConfig {
+            buffer_units: 1,
+            prebuffer_s: self.prebuffer_ms() / 1000.0,
+        }
     }
 
     fn describe(&self) -> Vec<(String, String)> {

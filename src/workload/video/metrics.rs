@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::util::stats::{self, StatsError};
+use crate::workload::playback::{self, PlayUnit, PlaybackConfig, StreamPlayback};
 
 /// Chunks excluded from steady state by default: the attention window saturates after 6.
 pub const DEFAULT_WARMUP_CHUNKS: u32 = 6;
@@ -285,7 +286,8 @@ pub fn interval_summary(intervals_s: &[f64]) -> Option<IntervalSummary> {
 }
 
 /// Replay arrivals against a wall clock consuming video at `fps` after `buffer_chunks`
-/// chunks have landed, counting stalls (spec §5.3.4). No records → all zeros.
+/// chunks have landed, counting stalls (spec §5.3.4), with the shared playback
+/// simulation ([`playback::simulate`]). No records → all zeros.
 pub fn simulate_playback(
     records: &[ChunkRecord],
     fps: f64,
@@ -297,6 +299,32 @@ pub fn simulate_playback(
     if buffer_chunks < 1 {
         return Err(MetricsError::ZeroBuffer);
     }
+    if records.len() < buffer_chunks as usize && !records.is_empty() {
+        return Err(MetricsError::BufferExceedsChunks {
+            buffer: buffer_chunks,
+            received: records.len(),
+        });
+    }
+    let units: Vec<PlayUnit> = records
+        .iter()
+        .map(|r| PlayUnit {
+            stream: 0,
+            index: r.index,
+            arrival_s: r.arrival_s,
+            duration_s: f64::from(r.num_frames) / fps,
+        })
+        .collect();
+    let cfg = PlaybackConfig {
+        buffer_units: buffer_chunks,
+        prebuffer_s: 0.0,
+    };
+    let played = playback::simulate(&units, cfg);
+    Ok(viewer_summary(played.streams.first(), buffer_chunks))
+}
+
+/// The viewer's summary in the reference's shape, from the shared simulation's single
+/// stream (no stream: nothing played, all zeros).
+pub fn viewer_summary(played: Option<&StreamPlayback>, buffer_chunks: u32) -> PlaybackSummary {
     let mut out = PlaybackSummary {
         underrun_count: 0,
         total_stall_ms: 0.0,
@@ -305,33 +333,15 @@ pub fn simulate_playback(
         first_underrun_chunk: None,
         buffer_chunks,
     };
-    if records.is_empty() {
-        return Ok(out);
+    if let Some(p) = played {
+        let (stall, span) = (p.total_stall_s, p.playback_span_s);
+        out.underrun_count = p.stall_count;
+        out.total_stall_ms = stall * 1000.0;
+        out.playback_span_s = span;
+        out.stall_ratio = if span > 0.0 { stall / span } else { 0.0 };
+        out.first_underrun_chunk = p.first_stall_index;
     }
-    let ordered = sorted_by_index(records);
-    let Some(start_rec) = ordered.get(buffer_chunks as usize - 1) else {
-        return Err(MetricsError::BufferExceedsChunks {
-            buffer: buffer_chunks,
-            received: records.len(),
-        });
-    };
-    let start = start_rec.arrival_s;
-    let mut cursor = start;
-    let mut stall = 0.0;
-    for r in &ordered {
-        if r.arrival_s > cursor {
-            stall += r.arrival_s - cursor;
-            out.underrun_count += 1;
-            out.first_underrun_chunk.get_or_insert(r.index);
-            cursor = r.arrival_s;
-        }
-        cursor += f64::from(r.num_frames) / fps;
-    }
-    let span = cursor - start;
-    out.total_stall_ms = stall * 1000.0;
-    out.playback_span_s = span;
-    out.stall_ratio = if span > 0.0 { stall / span } else { 0.0 };
-    Ok(out)
+    out
 }
 
 /// One session's metrics (spec §5.3.1 and §5.3.3).

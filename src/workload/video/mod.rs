@@ -419,8 +419,11 @@ impl Workload for VideoWorkload {
             .map(|s| s * 1000.0)
     }
 
-    fn playback_buffer(&self) -> u32 {
-        self.metrics.buffer_chunks
+    fn playback_config(&self) -> crate::workload::playback::PlaybackConfig {
+        crate::workload::playback::PlaybackConfig {
+            buffer_units: self.metrics.buffer_chunks,
+            prebuffer_s: 0.0,
+        }
     }
 
     fn artifact_root(&self) -> Option<PathBuf> {

@@ -194,6 +194,7 @@ impl VideoSession {
         fx.media.push(MediaUnit {
             at,
             duration_s: f64::from(num_frames) / self.cfg.target_fps,
+            stream: 0,
             index,
         });
         self.out.records.push(record);

@@ -151,6 +151,7 @@ fn rtload_block(
                 "error": f.result.error.as_deref().filter(|e| !e.is_empty()),
                 "pacing_mean_lag_ms": r.out.map(|o| o.pacing_mean_lag_s * 1000.0),
                 "pacing_max_lag_ms": r.out.map(|o| o.pacing_max_lag_s * 1000.0),
+                "listener_playback": r.sample.playback,
             }) {
                 row.extend(own);
             }
