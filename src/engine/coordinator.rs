@@ -381,6 +381,7 @@ fn complete(st: &mut CoordState) {
             duration_s,
             endpoint: st.args.url.clone(),
             load: None,
+            interrupted: st.interrupted,
         });
     }
 }

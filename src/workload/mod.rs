@@ -339,6 +339,8 @@ pub struct RunRecord<O = ()> {
     pub endpoint: String,
     /// The load settings the run used (set by the runner; `None` from the bare engine).
     pub load: Option<crate::workload::load::Load>,
+    /// A signal interrupted the run (set by the runner): samples not released never ran.
+    pub interrupted: bool,
 }
 
 /// A workload's summary of a run: text for people, JSON for machines, named numbers for

@@ -15,5 +15,6 @@ mod schema;
 mod surface;
 mod sweep;
 mod tls;
+mod trust_interrupt;
 mod trust_io;
 mod video_faults;

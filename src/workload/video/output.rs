@@ -84,12 +84,19 @@ pub fn build_report(
     let mut json_sessions = Vec::new();
     let mut ok_records: Vec<&VideoOutput> = Vec::new();
     let mut engine_rows = Vec::new();
+    let mut interrupted = 0usize;
     for (session_index, s) in run.samples.iter().filter(|s| !s.warmup).enumerate() {
         let out = s.output.as_ref();
         engine_rows.push(engine_row(session_index, s, out));
         let metrics = match (&s.outcome, out) {
             (Ok(()), Some(o)) => metrics::compute_metrics(&o.records, cfg, o.ttfc_s, o.wall_s),
             (Ok(()), None) => Err(metrics::MetricsError::NoRecords),
+            // Cancelled by Ctrl-C: its own outcome (kept in `rtload.samples`), neither a
+            // session nor a failed one.
+            (Err(e), _) if e.kind == crate::workload::FailureKind::Interrupted => {
+                interrupted += 1;
+                continue;
+            }
             (Err(e), _) => {
                 failures.push(SessionFailure {
                     session_index,
@@ -148,7 +155,8 @@ pub fn build_report(
         failures,
         aggregate: aggregate.clone(),
     };
-    let rt = rtload_block(&run, &engine_rows, input.failures.len());
+    let mut rt = rtload_block(&run, &engine_rows, input.failures.len());
+    rt["interrupted_sessions"] = json!(interrupted);
     let mut text = render_report(&input);
     text.push_str(&engine_text(&rt));
     let mut flat = aggregate
@@ -161,7 +169,6 @@ pub fn build_report(
         .map(|(m, o)| (m, o.records.as_slice()))
         .collect();
     flat.extend(super::names::normalized(&pairs, cfg, input.failures.len()));
-    let mut rt = rt;
     rt["metrics"] = serde_json::to_value(&flat).unwrap_or(Value::Null);
     rt["workload"] = json!(super::KIND);
     let doc = json!({
@@ -173,7 +180,7 @@ pub fn build_report(
         "hostname": crate::workload::env_info::hostname(),
         "workload": r.describe_json(),
         "config": {
-            "sessions": input.sessions.len() + input.failures.len(),
+            "sessions": input.sessions.len() + input.failures.len() + interrupted,
             "warmup_sessions": warmup_sessions,
             "warmup_chunks": cfg.warmup_chunks,
             "camera_pattern": r.camera_pattern,
