@@ -55,14 +55,14 @@ fn sigint_during_a_sweep_stops_it_after_the_current_point_and_exits_130() {
     assert_eq!(
         names
             .iter()
-            .filter(|n| n.contains("max_concurrency"))
+            .filter(|n| n.starts_with("max_concurrency") && n.ends_with(".json"))
             .count(),
         1,
         "{names:?}"
     );
     let point = names
         .iter()
-        .find(|n| n.contains("max_concurrency"))
+        .find(|n| n.starts_with("max_concurrency") && n.ends_with(".json"))
         .unwrap();
     let point: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join(point)).unwrap()).unwrap();

@@ -187,7 +187,8 @@ pub struct RunArgs {
     /// Run the scenario at each point, e.g. `max_concurrency=1,2,4,8` or
     /// `request_rate=1,2,4`; prints a table and the capacity, the highest point whose
     /// thresholds (and every lower point's) held; exits 1 only when no point held.
-    /// Overrides `[sweep]`.
+    /// Ctrl-C ends the current point gracefully, starts no further point, writes what
+    /// finished (marked interrupted) and exits 130. Overrides `[sweep]`.
     #[arg(long, value_name = "PARAM=V1,V2,...", help_heading = "Load")]
     pub sweep: Option<String>,
     /// Where a sweep writes each point's result, sweep.json and sweep.html.
@@ -521,6 +522,16 @@ pub struct ServeArgs {
     pub tls_key: Option<PathBuf>,
 }
 
+/// `--grace-period`, `--lock-timeout`: finite seconds in 0..=3600.
+fn parse_grace(v: &str) -> Result<f64, String> {
+    match v.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "{v:?} is not a number of seconds in 0..=3600; use e.g. 5"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser as _;
@@ -656,15 +667,5 @@ mod tests {
         let mut empty = toml::Table::new();
         run_args(&[]).omni.extend(&mut empty).unwrap();
         assert!(empty.is_empty(), "{empty:?}");
-    }
-}
-
-/// `--grace-period`, `--lock-timeout`: finite seconds in 0..=3600.
-fn parse_grace(v: &str) -> Result<f64, String> {
-    match v.trim().parse::<f64>() {
-        Ok(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => Ok(s),
-        _ => Err(format!(
-            "{v:?} is not a number of seconds in 0..=3600; use e.g. 5"
-        )),
     }
 }

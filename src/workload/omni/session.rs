@@ -199,9 +199,8 @@ impl DuplexSession {
                 ErrorVerdict::Tolerated(w) => ledger::warn_once(&mut self.out.artifact_warnings, w),
             },
             "session.expired" | "session.closed" if uploading => {
-                if self.held_end.is_none() {
-                    self.held_end = ledger::termination_failure(&ev, false, false);
-                }
+                let first = self.held_end.take();
+                self.held_end = first.or_else(|| ledger::termination_failure(&ev, false, false));
             }
             "session.expired" | "session.closed" => {
                 let closing = self.phase == Phase::Closing;
