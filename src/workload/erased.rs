@@ -156,6 +156,7 @@ impl<W: Workload> WorkloadRun for TypedRun<W> {
             endpoint: run.endpoint,
             load: run.load,
             interrupted: run.interrupted,
+            measured_indices: run.measured_indices,
         })
     }
 }

@@ -163,6 +163,7 @@ mod tests {
             endpoint: String::new(),
             load: None,
             interrupted: false,
+            measured_indices: None,
         };
         let b = generator_block(
             &run,

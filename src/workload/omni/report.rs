@@ -95,7 +95,9 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     let mut runs = Vec::with_capacity(measured.len());
     let mut ran = vec![false; w.cases.len()];
     for (i, sample) in measured.iter().enumerate() {
-        ran[i % w.cases.len().max(1)] = true;
+        // A shard's i-th sample is the whole run's sample k (`--shard`).
+        let k = run.measured_index(i);
+        ran[k % w.cases.len().max(1)] = true;
         // Cancelled by a signal: no outcome to report and no bundle, so a complete
         // earlier bundle of the case is kept rather than replaced by a failure.
         if sample
@@ -105,19 +107,22 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
         {
             continue;
         }
-        let case = &w.cases[i % w.cases.len().max(1)];
+        let case = &w.cases[k % w.cases.len().max(1)];
         let out = sample.output.as_ref().and_then(Option::as_ref);
         let duration_s = w
             .prepared
             .get()
-            .map_or(0.0, |p| p.media[i % p.media.len().max(1)].duration_s);
+            .map_or(0.0, |p| p.media[k % p.media.len().max(1)].duration_s);
         let (fc, cr) = case_result(case, sample, out, duration_s);
         finals.push(fc);
         runs.push(cr);
     }
     // Deferred publication: after timing, one case at a time, then the batch files.
     let mut summary: FinalizeSummary = finalize_run(&w.output_dir, &mut finals, run.interrupted);
-    if !run.interrupted {
+    // Only a whole run that ended on its own decided to leave a selected case out: an
+    // interrupted run did not, and a shard (`--shard`) runs only its share of the cases
+    // (the other shards' bundles are theirs).
+    if !run.interrupted && run.measured_indices.is_none() {
         let unrun: Vec<CaseLayout> = w
             .cases
             .iter()
@@ -157,7 +162,7 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     text.push_str(&json::omni_text(w, &runs, &finals, &summary));
     if w.params.save_result.unwrap_or(false) {
         let path = json::result_path(w, &header);
-        let mut body = bench_metrics::to_vllm_json_string(&doc);
+        let mut body = crate::util::target::redact_text(&bench_metrics::to_vllm_json_string(&doc));
         body.push('\n');
         crate::util::write_atomic(&path, body.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -178,7 +183,10 @@ fn case_result<'a>(
     duration_s: f64,
 ) -> (FinalizeCase, CaseRun<'a>) {
     let layout = CaseLayout::new(case.subset.name(), &case.video_rel);
-    let mut result = CaseResult::new(case.subset.name(), &case.video_rel);
+    // The reference reports the case's full video path (as `gt_json`), not the
+    // dataset-relative one.
+    let video = case.video_path.display().to_string();
+    let mut result = CaseResult::new(case.subset.name(), &video);
     let success = sample.outcome.is_ok() && out.is_some_and(|o| o.success);
     let error = sample
         .outcome
@@ -201,7 +209,8 @@ fn case_result<'a>(
     let session_id = out.map(|o| o.session_id.clone());
     let dm = duplex_metrics(&events, stream_start_s, session_id.as_deref());
     result.success = success;
-    result.error = error;
+    // The reference writes `""` (not null) when there is no error.
+    result.error = Some(error.unwrap_or_default());
     result.session_id = session_id;
     result.latency_s = out.map_or(sample.ended_s - sample.started_s, |o| o.latency_s);
     if let Some(o) = out {

@@ -468,4 +468,6 @@ impl Session for DuplexSession {
 }
 
 #[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
 mod tests;
