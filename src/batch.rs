@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crate::config::scenario::{self, Overrides, Scenario};
 use crate::config::sweep::{PointResult, Sweep, SweepParam};
+use crate::engine::interrupt::Interrupt;
 use crate::report::suite::{Breach, ScenarioOutcome, Status};
 use crate::runner::{self, RunError, RunSummary};
 
@@ -42,12 +43,20 @@ pub fn run_suite(paths: &[PathBuf], quiet: bool) -> Result<Vec<ScenarioOutcome>,
 }
 
 fn run_quiet(sc: &Scenario, quiet: bool) -> Result<RunSummary, RunError> {
+    run_point(sc, quiet, None)
+}
+
+fn run_point(
+    sc: &Scenario,
+    quiet: bool,
+    interrupt: Option<Interrupt>,
+) -> Result<RunSummary, RunError> {
     let lines: Box<dyn std::io::Write + Send> = if quiet {
         Box::new(std::io::sink())
     } else {
         Box::new(std::io::stderr())
     };
-    runner::run(sc, lines)
+    runner::run_interruptible(sc, lines, None, interrupt)
 }
 
 fn error_outcome(name: String, path: &Path, msg: String) -> ScenarioOutcome {
@@ -113,6 +122,10 @@ pub struct SweepRun {
     pub capacity: Option<f64>,
     /// Files written: each point's result, `sweep.json`, `sweep.html`.
     pub files: Vec<PathBuf>,
+    /// A signal stopped the sweep: `points` are the ones that finished before it (the
+    /// interrupted point's own result file is written, marked interrupted, and listed in
+    /// `files`); `sweep.json` says `"interrupted": true`.
+    pub interrupted: bool,
 }
 
 /// Run `sc` at each point of `sweep`, writing results under `dir`.
@@ -122,9 +135,27 @@ pub fn run_sweep(
     dir: &Path,
     quiet: bool,
 ) -> Result<SweepRun, RunError> {
+    run_sweep_interruptible(sc, sweep, dir, quiet, None)
+}
+
+/// [`run_sweep`], stopping when `interrupt`'s switch flips: the current point ends as an
+/// interrupted run (grace period, then its in-flight sessions cancelled), no further point
+/// starts, and what finished is written.
+pub fn run_sweep_interruptible(
+    sc: &Scenario,
+    sweep: &Sweep,
+    dir: &Path,
+    quiet: bool,
+    interrupt: Option<Interrupt>,
+) -> Result<SweepRun, RunError> {
     let mut points = Vec::new();
     let mut files = Vec::new();
+    let mut interrupted = false;
     for &value in &sweep.values {
+        if interrupt.as_ref().is_some_and(|i| i.switch.is_triggered()) {
+            interrupted = true;
+            break;
+        }
         let mut point = sc.clone();
         match sweep.param {
             SweepParam::MaxConcurrency => point.load.max_concurrency = value as usize,
@@ -137,8 +168,12 @@ pub fn run_sweep(
             crate::config::sweep::point_file_stem(sweep, value)
         ));
         point.output_json = Some(file.clone());
-        let s = run_quiet(&point, quiet)?;
+        let s = run_point(&point, quiet, interrupt.clone())?;
         files.push(file);
+        if s.interrupted {
+            interrupted = true;
+            break;
+        }
         points.push(PointResult {
             value,
             metrics: s.report.metrics(),
@@ -154,6 +189,9 @@ pub fn run_sweep(
     }
     let mut doc = crate::config::sweep::sweep_json(&featured, &points, capacity);
     sc.workload.catalogue().write_into(&mut doc);
+    if interrupted && let Some(obj) = doc.as_object_mut() {
+        obj.insert("interrupted".into(), serde_json::Value::Bool(true));
+    }
     let json_path = dir.join("sweep.json");
     write(
         &json_path,
@@ -169,6 +207,7 @@ pub fn run_sweep(
         points,
         capacity,
         files,
+        interrupted,
     })
 }
 

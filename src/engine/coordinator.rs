@@ -419,6 +419,7 @@ fn complete(st: &mut CoordState) {
             duration_s,
             endpoint: st.args.url.clone(),
             load: None,
+            interrupted: st.interrupted,
             measured_indices: st.args.placement.measured_indices.clone(),
         });
     }

@@ -311,7 +311,7 @@ pub enum ReadEvent {
     Data(Inbound),
     /// A ping the sender must answer.
     Ping(Bytes),
-    /// The peer sent a close frame (with its reason, if any).
+    /// The peer sent a close frame: `"<code>[ <reason>]"` (`1005` when it had no code).
     Close(Option<String>),
     /// Nothing to deliver yet (a fragment, a pong).
     Nothing,
@@ -331,13 +331,18 @@ impl Reassembler {
             Frame::Binary(b) => ReadEvent::Data(Inbound::Binary(b)),
             Frame::Ping(b) => ReadEvent::Ping(b),
             Frame::Pong(_) => ReadEvent::Nothing,
-            Frame::Close(reason) => ReadEvent::Close(reason.map(|r| {
-                let code: u16 = r.code.into();
-                match r.description {
-                    Some(d) => format!("{code} {d}"),
-                    None => code.to_string(),
-                }
-            })),
+            // A close frame without a status code is code 1005 (RFC 6455 §7.1.5), so
+            // "closed with no code" stays distinct from "no close frame at all" (`None`).
+            Frame::Close(reason) => ReadEvent::Close(Some(reason.map_or_else(
+                || "1005".to_owned(),
+                |r| {
+                    let code: u16 = r.code.into();
+                    match r.description {
+                        Some(d) => format!("{code} {d}"),
+                        None => code.to_string(),
+                    }
+                },
+            ))),
             Frame::Continuation(item) => self.continuation(item)?,
         })
     }
@@ -418,6 +423,23 @@ mod tests {
         assert!(
             r.push(Frame::Continuation(Item::Continue(Bytes::new())))
                 .is_err()
+        );
+    }
+
+    #[test]
+    fn close_frames_carry_code_and_reason() {
+        let mut r = Reassembler::default();
+        assert_eq!(
+            r.push(Frame::Close(None)).unwrap(),
+            ReadEvent::Close(Some("1005".into()))
+        );
+        let bye = CloseReason {
+            code: CloseCode::Normal,
+            description: Some("bye".into()),
+        };
+        assert_eq!(
+            r.push(Frame::Close(Some(bye))).unwrap(),
+            ReadEvent::Close(Some("1000 bye".into()))
         );
     }
 }

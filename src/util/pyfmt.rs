@@ -3,6 +3,10 @@
 
 use serde_json::Value;
 
+mod ordered;
+
+pub use ordered::py_repr_json;
+
 /// Python `str()` of a JSON value: strings as-is, everything else as [`py_repr`].
 pub fn py_str(v: &Value) -> String {
     v.as_str().map_or_else(|| py_repr(v), str::to_owned)

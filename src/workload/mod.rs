@@ -346,6 +346,8 @@ pub struct RunRecord<O = ()> {
     pub endpoint: String,
     /// The load settings the run used (set by the runner; `None` from the bare engine).
     pub load: Option<crate::workload::load::Load>,
+    /// A signal interrupted the run (set by the runner): samples not released never ran.
+    pub interrupted: bool,
     /// The whole run's index of each measured sample, in order, when this run is one
     /// shard of a distributed run (set by the runner); `None` = `0..n`.
     pub measured_indices: Option<Vec<usize>>,

@@ -161,6 +161,56 @@ fn check_validates_a_dataset_archive_without_extracting_it() {
     assert_eq!(listing(dir.path()), before, "check wrote files");
 }
 
+#[test]
+fn check_leaves_a_dataset_dir_with_an_unextracted_archive_byte_identical() {
+    // The directory form: `ds/` holds only `data.tar.gz` (+ the reference audio); `check`
+    // must neither extract it (`ds/.vllm_omni_extracted`) nor touch any byte or mtime.
+    let dir = tempfile::tempdir().unwrap();
+    let ds = dir.path().join("ds");
+    let out = rtload()
+        .args(["dataset", "synth", "--tar"])
+        .arg(&ds)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_dir_all(ds.join("data")).unwrap();
+    let sc = dir.path().join("omni.toml");
+    std::fs::write(
+        &sc,
+        "[workload]\nkind = \"omniinteract\"\ndataset_path = \"ds\"\nref_audio = \"ds/ref_audio.wav\"\noutput_dir = \"out\"\n",
+    )
+    .unwrap();
+    let snapshot = |root: &Path| -> Vec<(String, Vec<u8>, std::time::SystemTime)> {
+        listing(root)
+            .into_iter()
+            .map(|p| {
+                let meta = std::fs::metadata(&p).unwrap();
+                let bytes = if meta.is_file() {
+                    std::fs::read(&p).unwrap()
+                } else {
+                    Vec::new()
+                };
+                (p, bytes, meta.modified().unwrap())
+            })
+            .collect()
+    };
+    let before = snapshot(dir.path());
+    assert!(before.iter().any(|(p, ..)| p.ends_with("data.tar.gz")));
+    let out = rtload().arg("check").arg(&sc).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("not extracted yet"), "{err}");
+    assert!(
+        snapshot(dir.path()) == before,
+        "check changed the dataset dir"
+    );
+    assert!(!ds.join(".vllm_omni_extracted").exists());
+}
+
 fn listing(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];

@@ -24,10 +24,11 @@ fn fault_message(fault: &str) -> String {
 
 #[test]
 fn error_on_update() {
-    // As the reference: the error event is recorded, the close that follows fails it.
-    let f = one_faulty_of_three("", "error_on_update = \"model is loading\"", "");
+    // As the reference: while it waits for session.created the error is only recorded;
+    // the close that follows is the failure.
+    let m = fault_message("error_on_update = \"model is loading\"");
     assert_eq!(
-        f.msg,
+        m,
         "Realtime WebSocket closed before the requested event arrived"
     );
 }
@@ -45,19 +46,20 @@ fn no_session_created_times_out_after_timeout_s() {
     assert!((4.0..10.0).contains(&latency), "{r}");
 }
 
+/// What the reference reports when the server closes the socket while it still uploads:
+/// the `websockets` library's ConnectionClosed text on its next send (issue 11 item 12).
+const SEND_AFTER_CLOSE: &str = "received 1000 (OK); then sent 1000 (OK)";
+
 #[test]
 fn expire_mid_session() {
     let m = fault_message("expire_after_s = 0.5");
-    assert_eq!(m, "session.expired: injected_fault");
+    assert_eq!(m, SEND_AFTER_CLOSE);
 }
 
 #[test]
 fn close_mid_session() {
     let m = fault_message("close_mid_session_after_s = 0.5");
-    assert_eq!(
-        m,
-        "Realtime WebSocket closed before the requested event arrived"
-    );
+    assert_eq!(m, SEND_AFTER_CLOSE);
 }
 
 #[test]

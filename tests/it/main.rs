@@ -24,5 +24,6 @@ mod surface;
 mod sweep;
 mod tls;
 mod transcription;
+mod trust_interrupt;
 mod trust_io;
 mod video_faults;

@@ -210,6 +210,10 @@ fn sigint_stops_releasing_reports_completed_sessions_and_exits_130() {
         "{rows:?}"
     );
     assert!(json.with_extension("hlog").is_file());
+    // The cancelled session is not a failed session of the video report.
+    assert_eq!(doc["rtload"]["failed_sessions"], 0, "{doc}");
+    assert_eq!(doc["rtload"]["interrupted_sessions"], 1, "{doc}");
+    assert_eq!(doc["config"]["sessions"], 2, "{doc}");
 }
 
 /// `sh -c` with an open-file limit, then `rtload run`.

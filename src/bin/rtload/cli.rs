@@ -238,7 +238,8 @@ pub struct RunArgs {
     /// Run the scenario at each point, e.g. `max_concurrency=1,2,4,8` or
     /// `request_rate=1,2,4`; prints a table and the capacity, the highest point whose
     /// thresholds (and every lower point's) held; exits 1 only when no point held.
-    /// Overrides `[sweep]`.
+    /// Ctrl-C ends the current point gracefully, starts no further point, writes what
+    /// finished (marked interrupted) and exits 130. Overrides `[sweep]`.
     #[arg(long, value_name = "PARAM=V1,V2,...", help_heading = "Load")]
     pub sweep: Option<String>,
     /// Where a sweep writes each point's result, sweep.json and sweep.html.

@@ -321,7 +321,15 @@ fn sweep_cmd(
         .sweep_dir
         .clone()
         .unwrap_or_else(|| std::path::PathBuf::from(format!("sweep-{}", sc.name)));
-    match rtload::batch::run_sweep(sc, sweep, &dir, run.quiet) {
+    let grace = std::time::Duration::from_secs_f64(run.grace_period);
+    let interrupt = match rtload::engine::interrupt::listen_for_signals(grace) {
+        Ok(i) => Some(i),
+        Err(e) => {
+            eprintln!("warning: cannot listen for Ctrl-C ({e}); an interrupt will lose the sweep");
+            None
+        }
+    };
+    match rtload::batch::run_sweep_interruptible(sc, sweep, &dir, run.quiet, interrupt) {
         Ok(r) => {
             let catalogue = sc.workload.catalogue();
             let mut cols: Vec<&str> = sweep.headline.iter().map(String::as_str).collect();
@@ -342,7 +350,13 @@ fn sweep_cmd(
             for f in &r.files {
                 eprintln!("wrote {}", f.display());
             }
-            if r.points.iter().all(|p| p.passed) {
+            if r.interrupted {
+                eprintln!(
+                    "interrupted: the sweep stopped after {} finished point(s); results cover only those",
+                    r.points.len()
+                );
+                ExitCode::from(rtload::engine::interrupt::EXIT_INTERRUPTED)
+            } else if r.points.iter().all(|p| p.passed) {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)

@@ -12,6 +12,7 @@ use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use serde_json::Value;
 
 pub use super::metrics::response_id;
+use crate::util::pyfmt::py_repr_json;
 pub use crate::util::pyfmt::{py_float, py_g, py_list, py_repr, py_repr_str, py_str, truthy};
 
 /// Audio delta event types: the seed name and the later upstream alias.
@@ -317,8 +318,9 @@ pub enum ErrorVerdict {
     Tolerated(String),
 }
 
-/// Judge an `error` event (code at `code` or `error.code`).
-pub fn error_verdict(ev: &Value) -> ErrorVerdict {
+/// Judge an `error` event (code at `code` or `error.code`); `text` is the event as
+/// received, so the message keeps the server's key order as the reference's does.
+pub fn error_verdict(ev: &Value, text: &str) -> ErrorVerdict {
     let code = ev
         .get("code")
         .or_else(|| ev.get("error").and_then(|e| e.get("code")))
@@ -327,7 +329,7 @@ pub fn error_verdict(ev: &Value) -> ErrorVerdict {
         Some(c) if TOLERATED_ERROR_CODES.contains(&c) => {
             ErrorVerdict::Tolerated(format!("server warning: {c}"))
         }
-        _ => ErrorVerdict::Fatal(py_repr(ev)),
+        _ => ErrorVerdict::Fatal(py_repr_json(text).unwrap_or_else(|| py_repr(ev))),
     }
 }
 

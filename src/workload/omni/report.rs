@@ -17,7 +17,8 @@ use super::workload::OmniWorkload;
 use crate::workload::Report;
 use crate::workload::omni::artifacts::capture::{self, CaptureInput};
 use crate::workload::omni::artifacts::layout::CaseLayout;
-use crate::workload::omni::artifacts::{CaseResult, FinalizeCase, FinalizeSummary, finalize};
+use crate::workload::omni::artifacts::publish::remove_unrun;
+use crate::workload::omni::artifacts::{CaseResult, FinalizeCase, FinalizeSummary, finalize_run};
 use crate::workload::omni::bench_metrics::{self, RequestOutcome, SummaryHeader};
 
 /// The engine's run record with each case's typed output.
@@ -93,9 +94,20 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     let measured: Vec<&SampleRecord> = run.samples.iter().filter(|s| !s.warmup).collect();
     let mut finals = Vec::with_capacity(measured.len());
     let mut runs = Vec::with_capacity(measured.len());
+    let mut ran = vec![false; w.cases.len()];
     for (i, sample) in measured.iter().enumerate() {
         // A shard's i-th sample is the whole run's sample k (`--shard`).
         let k = run.measured_index(i);
+        ran[k % w.cases.len().max(1)] = true;
+        // Cancelled by a signal: no outcome to report and no bundle, so a complete
+        // earlier bundle of the case is kept rather than replaced by a failure.
+        if sample
+            .outcome
+            .as_ref()
+            .is_err_and(|f| f.kind == crate::workload::FailureKind::Interrupted)
+        {
+            continue;
+        }
         let case = &w.cases[k % w.cases.len().max(1)];
         let out = sample.output.as_ref().and_then(Option::as_ref);
         let duration_s = w
@@ -107,7 +119,25 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
         runs.push(cr);
     }
     // Deferred publication: after timing, one case at a time, then the batch files.
-    let summary: FinalizeSummary = finalize(&w.output_dir, &mut finals);
+    let mut summary: FinalizeSummary = finalize_run(&w.output_dir, &mut finals, run.interrupted);
+    // Only a whole run that ended on its own decided to leave a selected case out: an
+    // interrupted run did not, and a shard (`--shard`) runs only its share of the cases
+    // (the other shards' bundles are theirs).
+    if !run.interrupted && run.measured_indices.is_none() {
+        let unrun: Vec<CaseLayout> = w
+            .cases
+            .iter()
+            .zip(&ran)
+            .filter(|(_, ran)| !**ran)
+            .map(|(c, _)| CaseLayout::new(c.subset.name(), &c.video_rel))
+            .collect();
+        if let Err(e) = remove_unrun(&w.output_dir, &unrun) {
+            summary.artifacts_complete = false;
+            summary
+                .artifact_errors
+                .push(format!("Stale bundle removal failed: {e}"));
+        }
+    }
     let outcomes: Vec<RequestOutcome> = runs.iter().map(|r| r.outcome.clone()).collect();
     let bm = bench_metrics::calculate(
         &outcomes,
@@ -127,7 +157,10 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     let mut flat = json::flat_metrics(&bm, &runs);
     let heard = listener::listener(&runs, w.prebuffer_ms(), &w.percentiles);
     heard.put_flat(&mut flat);
-    let doc = json::saved_result(w, &run, &bm, &runs, &finals, &summary, &flat);
+    let mut doc = json::saved_result(w, &run, &bm, &runs, &finals, &summary, &flat);
+    if run.interrupted {
+        doc.insert("interrupted".into(), Value::Bool(true));
+    }
     let mut text = bench_metrics::render_summary(&bm, &header);
     text.push_str(&heard.text());
     text.push_str(&json::omni_text(w, &runs, &finals, &summary));

@@ -21,6 +21,7 @@ use crate::workload::{
     ConnectSpec, Effects, FailureKind, Inbound, MediaUnit, Outbound, Secret, Session,
 };
 
+mod closed;
 mod output;
 mod responses;
 
@@ -48,6 +49,11 @@ pub struct DuplexSession {
     out: DuplexOutput,
     request_id: Option<String>,
     api_key: Option<Secret>,
+    /// The last fatal `error` event and the first early `session.expired` /
+    /// `session.closed` seen while configuring or uploading: the reference looks at events
+    /// only from its completion wait on, so these fail the session there.
+    held_error: Option<String>,
+    held_end: Option<String>,
 }
 
 impl DuplexSession {
@@ -84,6 +90,8 @@ impl DuplexSession {
             out,
             request_id: None,
             api_key: None,
+            held_error: None,
+            held_end: None,
         }
     }
 
@@ -183,14 +191,18 @@ impl DuplexSession {
             Err(e) => return self.finish(at, Err((FailureKind::Protocol, e)), fx),
         };
         let mut verdict = None;
+        // Before the completion wait the reference is sending, not looking at events.
+        let uploading = matches!(self.phase, Phase::Configuring | Phase::Streaming);
         match kind.as_str() {
-            // While waiting for `session.created` the reference only waits for that
-            // event: an `error` is recorded, and the close that follows is the failure.
-            "error" if self.phase == Phase::Configuring => {}
-            "error" => match ledger::error_verdict(&ev) {
+            "error" => match ledger::error_verdict(&ev, text) {
+                ErrorVerdict::Fatal(msg) if uploading => self.held_error = Some(msg),
                 ErrorVerdict::Fatal(msg) => verdict = Some(Err((FailureKind::ServerError, msg))),
                 ErrorVerdict::Tolerated(w) => ledger::warn_once(&mut self.out.artifact_warnings, w),
             },
+            "session.expired" | "session.closed" if uploading => {
+                let first = self.held_end.take();
+                self.held_end = first.or_else(|| ledger::termination_failure(&ev, false, false));
+            }
             "session.expired" | "session.closed" => {
                 let closing = self.phase == Phase::Closing;
                 verdict = Some(
@@ -325,6 +337,10 @@ impl DuplexSession {
                 self.stream(now, fx);
                 let acks = self.resp.clock.acks(now_s);
                 self.send_acks(acks, true, fx);
+                if self.phase == Phase::Completing {
+                    // The completion wait starts right after the commit.
+                    self.complete(now, false, fx);
+                }
             }
             Phase::Completing => self.complete(now, timed_out, fx),
             Phase::Closing if timed_out => {
@@ -344,6 +360,9 @@ impl DuplexSession {
                 let _ = write!(msg, "; unfinished response_ids={}", ledger::py_list(&open));
             }
             return self.finish(now, Err((FailureKind::Timeout, msg)), fx);
+        }
+        if let Some(e) = self.held_error.take().or_else(|| self.held_end.take()) {
+            return self.finish(now, Err((FailureKind::ServerError, e)), fx);
         }
         let acks = self.resp.clock.acks(self.secs(now));
         self.send_acks(acks, true, fx);
@@ -430,9 +449,15 @@ impl Session for DuplexSession {
         self.arm(now, fx);
     }
 
-    fn on_closed(&mut self, at: Instant, _reason: Option<String>, fx: &mut Effects) {
-        let msg = "Realtime WebSocket closed before the requested event arrived";
-        self.finish(at, Err((FailureKind::ClosedEarly, msg.into())), fx);
+    fn on_closed(&mut self, at: Instant, reason: Option<String>, fx: &mut Effects) {
+        // While uploading, the reference's next send hits the closed socket and it reports
+        // the library's exception; while waiting, its reader-stopped message.
+        let msg = if self.phase == Phase::Streaming {
+            closed::send_after_close(reason.as_deref())
+        } else {
+            "Realtime WebSocket closed before the requested event arrived".into()
+        };
+        self.finish(at, Err((FailureKind::ClosedEarly, msg)), fx);
     }
 
     fn into_output(self) -> DuplexOutput {

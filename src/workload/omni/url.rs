@@ -101,6 +101,15 @@ pub fn session_id(
     }
 }
 
+/// The system monotonic clock in nanoseconds (`CLOCK_MONOTONIC`), the clock the
+/// reference reads with `time.monotonic_ns()` for the session id suffix.
+pub fn monotonic_ns() -> u128 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    let secs = u128::try_from(t.tv_sec).unwrap_or(0);
+    let nanos = u128::try_from(t.tv_nsec).unwrap_or(0);
+    secs * 1_000_000_000 + nanos
+}
+
 /// Upgrade headers, later entries winning on (case-insensitive) name collisions:
 /// `Authorization: Bearer <api_key>` when a non-empty key is given, then every user
 /// header in order, then `x-request-id` when the sample has a request id.

@@ -115,3 +115,17 @@ fn session_id_format() {
         "omniinteract:1qna:00000000000000000000000000000abc:5"
     );
 }
+
+#[test]
+fn session_id_suffix_is_the_system_monotonic_clock() {
+    // The reference's `time.monotonic_ns()` is CLOCK_MONOTONIC (time since boot), not
+    // time since the run started: a reading lies between two raw clock readings.
+    let raw = || {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+        t.tv_sec as u128 * 1_000_000_000 + t.tv_nsec as u128
+    };
+    let before = raw();
+    let ns = monotonic_ns();
+    let after = raw();
+    assert!(before <= ns && ns <= after, "{before} <= {ns} <= {after}");
+}

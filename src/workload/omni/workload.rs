@@ -462,11 +462,11 @@ impl Workload for OmniWorkload {
         let case_idx = ctx.case_index(n);
         let case = &self.cases[case_idx];
         let request = ctx.request_id.clone().unwrap_or_else(random_hex32);
-        let session_id = format!(
-            "omniinteract:{}:{}:{}",
+        let session_id = super::url::session_id(
             case.subset.name(),
-            request,
-            monotonic_ns()
+            Some(&request),
+            super::url::monotonic_ns(),
+            0,
         );
         let session = DuplexSession::new(
             Arc::clone(&prepared.settings),
@@ -483,14 +483,6 @@ impl Workload for OmniWorkload {
         drop(lock);
         report.map(|r| Box::new(r) as Box<dyn Report>)
     }
-}
-
-fn monotonic_ns() -> u128 {
-    static START: OnceLock<std::time::Instant> = OnceLock::new();
-    START
-        .get_or_init(std::time::Instant::now)
-        .elapsed()
-        .as_nanos()
 }
 
 fn random_hex32() -> String {

@@ -85,6 +85,7 @@ pub fn build_report(
         json_sessions,
         ok_records,
         engine_rows,
+        interrupted,
     } = collect_sessions(&run, cfg);
     let ok: Vec<SessionMetrics> = sessions.iter().map(|s| s.metrics.clone()).collect();
     let aggregate = if ok.is_empty() {
@@ -109,7 +110,8 @@ pub fn build_report(
         failures,
         aggregate: aggregate.clone(),
     };
-    let rt = rtload_block(&run, &engine_rows, input.failures.len());
+    let mut rt = rtload_block(&run, &engine_rows, input.failures.len());
+    rt["interrupted_sessions"] = json!(interrupted);
     let mut text = render_report(&input);
     text.push_str(&engine_text(&rt));
     let mut flat = aggregate
@@ -122,7 +124,6 @@ pub fn build_report(
         .map(|(m, o)| (m, o.records.as_slice()))
         .collect();
     flat.extend(super::names::normalized(&pairs, cfg, input.failures.len()));
-    let mut rt = rt;
     rt["metrics"] = serde_json::to_value(&flat).unwrap_or(Value::Null);
     rt["workload"] = json!(super::KIND);
     let doc = result_doc(
@@ -130,7 +131,7 @@ pub fn build_report(
         cfg,
         &endpoint,
         warmup_sessions,
-        input.sessions.len() + input.failures.len(),
+        input.sessions.len() + input.failures.len() + interrupted,
         (json_sessions, aggregate),
         rt,
     );
@@ -157,6 +158,8 @@ struct Sessions<'a> {
     ok_records: Vec<&'a VideoOutput>,
     /// The generator's per-sample rows.
     engine_rows: Vec<Value>,
+    /// Sessions cancelled by Ctrl-C: their own outcome, neither a session nor a failure.
+    interrupted: usize,
 }
 
 /// Compute each measured session's metrics and sort the sessions into successes and
@@ -168,12 +171,19 @@ fn collect_sessions<'a>(run: &'a RunRecord, cfg: &MetricsConfig) -> Sessions<'a>
     let mut json_sessions = Vec::new();
     let mut ok_records: Vec<&VideoOutput> = Vec::new();
     let mut engine_rows = Vec::new();
+    let mut interrupted = 0usize;
     for (session_index, s) in run.samples.iter().filter(|s| !s.warmup).enumerate() {
         let out = s.output.as_ref();
         engine_rows.push(engine_row(session_index, s, out));
         let metrics = match (&s.outcome, out) {
             (Ok(()), Some(o)) => metrics::compute_metrics(&o.records, cfg, o.ttfc_s, o.wall_s),
             (Ok(()), None) => Err(metrics::MetricsError::NoRecords),
+            // Cancelled by Ctrl-C: its own outcome (kept in `rtload.samples`), neither a
+            // session nor a failed one.
+            (Err(e), _) if e.kind == crate::workload::FailureKind::Interrupted => {
+                interrupted += 1;
+                continue;
+            }
             (Err(e), _) => {
                 failures.push(SessionFailure {
                     session_index,
@@ -222,6 +232,7 @@ fn collect_sessions<'a>(run: &'a RunRecord, cfg: &MetricsConfig) -> Sessions<'a>
         json_sessions,
         ok_records,
         engine_rows,
+        interrupted,
     }
 }
 

@@ -271,13 +271,19 @@ pub struct FinalizeSummary {
 /// then `batch_summary.json` and `official_eval_manifest.jsonl`. Collects
 /// errors instead of failing; partial batch files are removed best effort.
 pub fn finalize(root: &Path, cases: &mut [FinalizeCase]) -> FinalizeSummary {
+    finalize_run(root, cases, false)
+}
+
+/// [`finalize`] for a run a signal interrupted: `batch_summary.json` says
+/// `"interrupted": true` (its cases are the ones that ran to an outcome).
+pub fn finalize_run(root: &Path, cases: &mut [FinalizeCase], interrupted: bool) -> FinalizeSummary {
     let root = absolute(root);
     let mut errors = Vec::new();
     for case in cases.iter_mut() {
         publish_one(&root, case, &mut errors);
     }
     let counts = count(cases);
-    if let Err(e) = write_batch(&root, counts, cases) {
+    if let Err(e) = write_batch(&root, counts, cases, interrupted) {
         errors.push(format!("Batch artifact publication failed: {e}"));
         // Best effort on every file, even after one removal fails.
         for name in BATCH_FILES {
@@ -336,6 +342,8 @@ struct BatchSummary<'a> {
     #[serde(flatten)]
     counts: BatchCounts,
     results: Vec<&'a CaseResult>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    interrupted: bool,
 }
 
 /// One `official_eval_manifest.jsonl` line.
@@ -352,10 +360,16 @@ fn write_batch(
     root: &Path,
     counts: BatchCounts,
     cases: &[FinalizeCase],
+    interrupted: bool,
 ) -> Result<(), ArtifactError> {
     create_dir(root)?;
     let results = cases.iter().map(|c| &c.result).collect();
-    write_json(root, BATCH_SUMMARY_JSON, &BatchSummary { counts, results })?;
+    let summary = BatchSummary {
+        counts,
+        results,
+        interrupted,
+    };
+    write_json(root, BATCH_SUMMARY_JSON, &summary)?;
     let mut lines = Vec::new();
     for case in cases
         .iter()

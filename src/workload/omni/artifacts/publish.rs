@@ -116,6 +116,26 @@ pub fn clear_outputs(root: &Path, layouts: &[CaseLayout]) -> Result<(), Artifact
     Ok(())
 }
 
+/// When a run that was not interrupted has published its batch files: remove the
+/// earlier bundles of the selected cases it did not run (the reference clears every
+/// selected case dir before its measured phase). `.done` goes first, so no instant shows
+/// a partly removed bundle as complete; the batch files never list these cases. An
+/// interrupted run keeps them: it did not decide to leave them out.
+pub fn remove_unrun(root: &Path, layouts: &[CaseLayout]) -> Result<(), ArtifactError> {
+    for layout in layouts {
+        let dir = layout.dir(root);
+        if !dir.is_dir() {
+            continue;
+        }
+        remove_files(&dir, &[DONE])?;
+        fs::remove_dir_all(&dir).map_err(|source| ArtifactError::Remove {
+            path: dir.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
 /// A fresh, empty staging dir beside `dest` (same filesystem, so it can be swapped in).
 fn staging_dir(dest: &Path) -> Result<PathBuf, ArtifactError> {
     let parent = dest.parent().unwrap_or(Path::new("."));
@@ -618,6 +638,25 @@ pub(super) mod tests {
                 .iter()
                 .all(|n| !root.path().join(n).exists())
         );
+    }
+
+    /// Issue 11 item 2: "(or the run ends and it was not re-run)".
+    #[test]
+    fn remove_unrun_clears_only_the_given_bundles_done_first() {
+        let root = tempfile::tempdir().unwrap();
+        let gone = CaseLayout::new("1q1a", "a.mp4");
+        let kept = CaseLayout::new("1q1a", "b.mp4");
+        for l in [&gone, &kept] {
+            let dir = l.dir(root.path());
+            fs::create_dir_all(&dir).unwrap();
+            for name in CASE_FILES {
+                fs::write(dir.join(name), b"x").unwrap();
+            }
+        }
+        let missing = CaseLayout::new("1qna", "never.mp4");
+        remove_unrun(root.path(), &[gone.clone(), missing]).unwrap();
+        assert!(!gone.dir(root.path()).exists());
+        assert_eq!(all_names(&kept.dir(root.path())).len(), CASE_FILES.len());
     }
 
     #[test]

@@ -59,9 +59,18 @@ fn error_events_fail_or_warn() {
         json!({"type": "error", "error": {"code": "playback_ack_too_late"}}),
     );
     assert!(fx.finish.is_none());
+    // The reference is uploading: it sees the error only in its completion wait.
     let fx = h.ev(0.25, json!({"type": "error", "error": {"message": "bad"}}));
+    assert!(fx.finish.is_none());
+    for k in 1..=4 {
+        assert!(h.wake(0.1 + 0.2 * f64::from(k)).finish.is_none());
+    }
+    let fx = h.wake(1.1);
     assert_failed(&fx, "{'error': {'message': 'bad'}, 'type': 'error'}");
-    assert_eq!(types(&sent(&fx)), ["session.close"]);
+    let msgs = sent(&fx);
+    let t = types(&msgs);
+    assert!(t.contains(&"input_audio_buffer.commit"), "{t:?}");
+    assert_eq!(t.last(), Some(&"session.close"));
     let o = h.output();
     assert_eq!(
         o.artifact_warnings,
@@ -82,10 +91,61 @@ fn server_ending_the_session_early_fails() {
         &h.ev(1.2, json!({"type": "session.expired", "reason": "idle"})),
         "session.expired: idle",
     );
+    // While configuring the reference waits only for session.created: the close that
+    // follows is the failure.
     let mut h = H::new(settings());
+    assert!(
+        h.ev(0.05, json!({"type": "session.closed"}))
+            .finish
+            .is_none()
+    );
+    let mut fx = Effects::default();
+    h.s.on_closed(h.at(0.06), Some("1000".into()), &mut fx);
     assert_failed(
-        &h.ev(0.05, json!({"type": "session.closed"})),
-        "session.closed",
+        &fx,
+        "Realtime WebSocket closed before the requested event arrived",
+    );
+}
+
+#[test]
+fn server_ending_the_session_while_uploading_reads_like_the_reference() {
+    // Expired then closed mid-upload: the reference's next send raises the `websockets`
+    // ConnectionClosed, whose text is its failure message (issue 11 item 12).
+    let mut h = H::new(settings());
+    h.ev(0.1, json!({"type": "session.created"}));
+    let expired = json!({"type": "session.expired", "reason": "injected_fault"});
+    assert!(h.ev(0.6, expired.clone()).finish.is_none());
+    let mut fx = Effects::default();
+    h.s.on_closed(h.at(0.61), Some("1000".into()), &mut fx);
+    assert_failed(&fx, "received 1000 (OK); then sent 1000 (OK)");
+
+    // A connection that just ends (no close frame).
+    let mut h = H::new(settings());
+    h.ev(0.1, json!({"type": "session.created"}));
+    let mut fx = Effects::default();
+    h.s.on_closed(h.at(0.5), None, &mut fx);
+    assert_failed(&fx, "no close frame received or sent");
+
+    // Expired but left open: the completion wait reports it right after the commit.
+    let mut h = H::new(settings());
+    h.ev(0.1, json!({"type": "session.created"}));
+    assert!(h.ev(0.6, expired).finish.is_none());
+    for k in 1..=4 {
+        assert!(h.wake(0.1 + 0.2 * f64::from(k)).finish.is_none());
+    }
+    assert_failed(&h.wake(1.1), "session.expired: injected_fault");
+}
+
+#[test]
+fn error_event_text_keeps_the_servers_key_order() {
+    let mut h = H::new(settings());
+    h.stream_all();
+    let raw = r#"{"type":"error","error":{"type":"server_error","message":"boom","code":null}}"#;
+    let mut fx = Effects::default();
+    h.s.on_inbound(Inbound::Text(raw.into()), h.at(1.2), &mut fx);
+    assert_failed(
+        &fx,
+        "{'type': 'error', 'error': {'type': 'server_error', 'message': 'boom', 'code': None}}",
     );
 }
 

@@ -1,0 +1,69 @@
+//! The reference client's words when the server closes the socket under it. Its upload
+//! loop sends the next append (or the commit) on a closed connection, and the Python
+//! `websockets` library raises `ConnectionClosed`, whose `str()` the reference reports:
+//! `received 1000 (OK); then sent 1000 (OK)` (the client echoes the server's close frame),
+//! or `no close frame received or sent` when the TCP connection just ended.
+
+/// The `websockets` explanation of a close code (`Close.__str__`).
+fn explanation(code: u16) -> &'static str {
+    match code {
+        1000 => "OK",
+        1001 => "going away",
+        1002 => "protocol error",
+        1003 => "unsupported data",
+        1005 => "no status received [internal]",
+        1006 => "abnormal closure [internal]",
+        1007 => "invalid frame payload data",
+        1008 => "policy violation",
+        1009 => "message too big",
+        1010 => "mandatory extension",
+        1011 => "internal error",
+        1012 => "service restart",
+        1013 => "try again later",
+        1014 => "bad gateway",
+        1015 => "TLS handshake failure [internal]",
+        3000..=3999 => "registered",
+        4000..=4999 => "private use",
+        _ => "unknown",
+    }
+}
+
+/// `str(ConnectionClosed)` for a send after the server's close: `close` is the transport's
+/// `"<code>[ <reason>]"` of the server's close frame, `None` when none arrived.
+pub(super) fn send_after_close(close: Option<&str>) -> String {
+    let Some(close) = close else {
+        return "no close frame received or sent".into();
+    };
+    let (code, reason) = close.split_once(' ').unwrap_or((close, ""));
+    let Ok(code) = code.parse::<u16>() else {
+        return "no close frame received or sent".into();
+    };
+    let mut frame = format!("{code} ({})", explanation(code));
+    if !reason.is_empty() {
+        frame.push(' ');
+        frame.push_str(reason);
+    }
+    format!("received {frame}; then sent {frame}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_like_the_websockets_exception() {
+        assert_eq!(
+            send_after_close(Some("1000")),
+            "received 1000 (OK); then sent 1000 (OK)"
+        );
+        assert_eq!(
+            send_after_close(Some("1005")),
+            "received 1005 (no status received [internal]); then sent 1005 (no status received [internal])"
+        );
+        assert_eq!(
+            send_after_close(Some("4999 gone away now")),
+            "received 4999 (private use) gone away now; then sent 4999 (private use) gone away now"
+        );
+        assert_eq!(send_after_close(None), "no close frame received or sent");
+    }
+}
