@@ -28,4 +28,5 @@ pub mod suite;
 pub mod sweep;
 pub mod target;
 pub mod thresholds;
+pub mod util;
 pub mod workload;

@@ -42,6 +42,7 @@
 
 pub mod duplex;
 pub mod env_info;
+pub mod scripted;
 pub mod video;
 
 use std::any::Any;

@@ -50,7 +50,12 @@ impl PacingMode {
     /// for [`PacingMode::Saturate`] (no schedule).
     pub fn due_after(self, offset: usize) -> Option<Duration> {
         // 1 byte of 16 kHz PCM16 lasts exactly 31 250 ns.
-        let media = Duration::from_nanos(offset as u64 * 31_250);
+        self.scale(Duration::from_nanos(offset as u64 * 31_250))
+    }
+
+    /// Wall time from the stream start at which `media` worth of audio is due; `None` for
+    /// [`PacingMode::Saturate`] (no schedule). Any sample rate: the caller converts.
+    pub fn scale(self, media: Duration) -> Option<Duration> {
         match self {
             Self::Realtime => Some(media),
             Self::Speed(x) if x.is_finite() && x > 0.0 => Some(media.div_f64(x)),
