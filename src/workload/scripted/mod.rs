@@ -8,6 +8,7 @@
 //! field matching are the shared pure helpers in [`crate::util`] (the embedded server's
 //! `[server.scripted]` rules use the same ones).
 
+pub mod dataset;
 pub mod interp;
 pub mod metric;
 pub mod parse;
