@@ -7,8 +7,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 mod duplex;
+mod scripted;
 
 pub use duplex::{DuplexFaults, DuplexServerConfig, FinalDecision};
+pub use scripted::{ScriptedServerConfig, ServerAction, ServerRule};
 
 /// Errors of the server seam: loading or validating a [`ServerConfig`].
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +50,9 @@ pub struct ServerConfig {
     /// Behaviour of the duplex speech endpoint `/v1/realtime`.
     #[serde(default)]
     pub duplex: DuplexServerConfig,
+    /// Rules of the scripted endpoint (the mirror image of `kind = "scripted"`).
+    #[serde(default)]
+    pub scripted: ScriptedServerConfig,
     /// A connection with no client message for this long while the server is not
     /// streaming to it (before `session.start`, or after a stall fault) is closed.
     /// Duplex sessions use the `session.idle_timeout_s` of their `session.update`
@@ -203,6 +208,7 @@ impl Default for ServerConfig {
         ServerConfig {
             video: VideoServerConfig::default(),
             duplex: DuplexServerConfig::default(),
+            scripted: ScriptedServerConfig::default(),
             idle_timeout_s: default_idle_timeout_s(),
             workers: default_workers(),
             shutdown_timeout_s: default_shutdown_timeout_s(),
@@ -299,7 +305,8 @@ impl ServerConfig {
                 v.max_frames
             ));
         }
-        self.duplex.validate()
+        self.duplex.validate()?;
+        self.scripted.validate()
     }
 }
 

@@ -3,6 +3,7 @@
 //! This module owns the app, its routes and startup/shutdown; `config` owns the
 //! config types, `video` the `/v1/realtime/video` endpoint and `video_plan` its pure
 //! core, `duplex` the `/v1/realtime` duplex speech endpoint and `duplex_plan` its pure
+//! core, `scripted` the `[server.scripted]` rule endpoint and `scripted_plan` its pure
 //! core. Each endpoint exposes a shared state type and a `register` fn; adding another
 //! endpoint is one more `.configure(..)` in `build_server`. It never imports client modules, and the client side never
 //! imports it.
@@ -13,6 +14,8 @@
 pub mod config;
 mod duplex;
 mod duplex_plan;
+mod scripted;
+mod scripted_plan;
 mod video;
 mod video_plan;
 
@@ -31,8 +34,8 @@ use std::time::Duration;
 use actix_web::{App, HttpServer, dev::ServerHandle, web};
 
 pub use config::{
-    DuplexFaults, DuplexServerConfig, FinalDecision, ServerConfig, ServerError, VideoFaults,
-    VideoServerConfig,
+    DuplexFaults, DuplexServerConfig, FinalDecision, ScriptedServerConfig, ServerConfig,
+    ServerError, VideoFaults, VideoServerConfig,
 };
 pub use duplex::DUPLEX_PATH;
 pub use video::VIDEO_PATH;
@@ -197,10 +200,24 @@ fn build_server(
 ) -> std::io::Result<(actix_web::dev::Server, SocketAddr)> {
     let video_state = web::Data::new(video::VideoState::new(cfg));
     let duplex_state = web::Data::new(duplex::DuplexState::new(cfg));
+    // Mounted first so that, when configured, its path wins over a built-in endpoint.
+    let scripted_state = cfg
+        .scripted
+        .enabled()
+        .then(|| scripted::ScriptedState::new(cfg).map(web::Data::new))
+        .flatten();
+    let scripted_path = cfg.scripted.path.clone();
     let server = HttpServer::new(move || {
         let video_state = video_state.clone();
         let duplex_state = duplex_state.clone();
+        let scripted_state = scripted_state.clone();
+        let scripted_path = scripted_path.clone();
         App::new()
+            .configure(move |svc| {
+                if let Some(state) = scripted_state {
+                    scripted::register(svc, &scripted_path, state);
+                }
+            })
             .configure(move |svc| video::register(svc, video_state))
             .configure(move |svc| duplex::register(svc, duplex_state))
     })

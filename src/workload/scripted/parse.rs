@@ -459,7 +459,7 @@ fn locate<'t, 'i>(v: &'t Val<'i>, path: &[PathSeg]) -> (Range<usize>, &'t Val<'i
     for seg in path {
         let next = match (seg, cur.get_ref()) {
             (PathSeg::Key(k), DeValue::Table(t)) => t.get(k.as_str()),
-            (PathSeg::Index(i), DeValue::Array(a)) => a.iter().nth(*i),
+            (PathSeg::Index(i), DeValue::Array(a)) => a.get(*i),
             _ => None,
         };
         match next {

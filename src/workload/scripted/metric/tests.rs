@@ -1,16 +1,17 @@
 use super::*;
 
 fn rec() -> Record {
-    let mut r = Record::default();
-    r.marks = vec![
-        ("start".into(), 100.0),
-        ("end".into(), 300.0),
-        ("start".into(), 1000.0),
-    ];
-    r.events
-        .insert("delta".into(), vec![150.0, 170.0, 250.0, 1100.0, 1150.0]);
-    r.events.insert("done".into(), vec![400.0]);
-    r
+    let mut events = BTreeMap::new();
+    events.insert("delta".into(), vec![150.0, 170.0, 250.0, 1100.0, 1150.0]);
+    events.insert("done".into(), vec![400.0]);
+    Record {
+        marks: vec![
+            ("start".into(), 100.0),
+            ("end".into(), 300.0),
+            ("start".into(), 1000.0),
+        ],
+        events,
+    }
 }
 
 fn values(text: &str) -> Vec<f64> {
