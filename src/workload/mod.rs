@@ -407,5 +407,13 @@ pub fn registry() -> &'static [WorkloadKind] {
             build: duplex::build,
             schema: |g| crate::schema::kind_schema::<duplex::workload::OmniParams>(g, duplex::KIND),
         },
+        WorkloadKind {
+            name: scripted::KIND,
+            summary: "any JSON-over-WebSocket protocol described as steps in the scenario",
+            build: scripted::build,
+            schema: |g| {
+                crate::schema::kind_schema::<scripted::workload::ScriptedParams>(g, scripted::KIND)
+            },
+        },
     ]
 }

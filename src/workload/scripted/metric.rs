@@ -9,7 +9,8 @@
 //!
 //! Windows: an expression that uses `mark(M)` is measured once per time `M` was marked
 //! (one value per turn of a `repeat`), looking only at events and marks from that moment
-//! up to the next time `M` was marked; without a mark it looks at the whole session. An
+//! up to the next time `M` was marked (a metric's `per = "M"` sets the anchor explicitly,
+//! e.g. for `gaps`); without a mark it looks at the whole session. An
 //! event that never came makes the value absent, never zero (`count` is then 0).
 
 use std::collections::BTreeMap;
@@ -274,7 +275,13 @@ impl Expr {
     /// The values of this expression for one session: one per window (several for
     /// `gaps`); windows where something is missing give nothing.
     pub fn eval(&self, rec: &Record) -> Vec<f64> {
-        let windows: Vec<(f64, f64)> = match self.anchor() {
+        self.eval_per(rec, None)
+    }
+
+    /// [`Expr::eval`] with windows anchored on mark `per` instead of the expression's
+    /// first mark (so `gaps(E)` can be measured per turn).
+    pub fn eval_per(&self, rec: &Record, per: Option<&str>) -> Vec<f64> {
+        let windows: Vec<(f64, f64)> = match per.or_else(|| self.anchor()) {
             None => vec![(f64::NEG_INFINITY, f64::INFINITY)],
             Some(m) => {
                 let at: Vec<f64> = rec

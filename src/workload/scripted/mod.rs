@@ -12,7 +12,11 @@ pub mod dataset;
 pub mod interp;
 pub mod metric;
 pub mod parse;
+pub mod report;
 pub mod script;
+pub mod workload;
+
+pub use workload::build;
 
 /// The registered kind name.
 pub const KIND: &str = "scripted";

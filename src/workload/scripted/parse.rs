@@ -533,11 +533,11 @@ fn metric_def(
         DeValue::Table(t) => {
             for key in t.keys() {
                 let kk = key.get_ref().as_ref();
-                if !["expr", "unit", "better", "description"].contains(&kk) {
-                    let hint = closest(kk, ["expr", "unit", "better", "description"])
+                if !["expr", "unit", "better", "description", "per"].contains(&kk) {
+                    let hint = closest(kk, ["expr", "unit", "better", "description", "per"])
                         .map(|c| format!("did you mean `{c}`? "))
                         .unwrap_or_default();
-                    cx.err(key.span(), format!("unknown key `{kk}` in metric `{name}`; {hint}its keys are: expr, unit, better, description"));
+                    cx.err(key.span(), format!("unknown key `{kk}` in metric `{name}`; {hint}its keys are: expr, unit, better, description, per"));
                 }
             }
             match t.get("expr") {
@@ -610,6 +610,7 @@ fn metric_def(
         }
     };
     let description = str_key(cx, "description");
+    let per = str_key(cx, "per");
     Some(MetricDef {
         name,
         text: text.to_string(),
@@ -618,6 +619,7 @@ fn metric_def(
         unit,
         lower_is_better,
         description,
+        per,
     })
 }
 
@@ -635,7 +637,7 @@ fn check_names(cx: &mut Cx<'_>, script: &Script, w: &DeTable<'_>) {
         return;
     };
     for def in &script.metrics {
-        for m in def.expr.marks() {
+        for m in def.expr.marks().into_iter().chain(def.per.as_deref()) {
             if !marks.contains(&m) {
                 let span = metrics.get(def.name.as_str()).map_or(0..0, |v| v.span());
                 let hint = closest(m, marks.iter().copied())

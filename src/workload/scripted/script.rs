@@ -101,6 +101,15 @@ pub struct MetricDef {
     pub lower_is_better: Option<bool>,
     /// One line for reports, when given.
     pub description: Option<String>,
+    /// Window anchor mark (`per = "turn_start"`), overriding the expression's first mark.
+    pub per: Option<String>,
+}
+
+impl MetricDef {
+    /// This metric's values for one session's record.
+    pub fn eval(&self, rec: &super::metric::Record) -> Vec<f64> {
+        self.expr.eval_per(rec, self.per.as_deref())
+    }
 }
 
 /// A whole script.

@@ -70,3 +70,10 @@ fn errors_name_the_position() {
             .contains("unexpected")
     );
 }
+
+#[test]
+fn per_sets_the_window_anchor() {
+    let (e, _) = parse("gaps(delta)").unwrap();
+    assert_eq!(e.eval_per(&rec(), Some("start")), vec![20.0, 80.0, 50.0]);
+    assert_eq!(e.eval(&rec()).len(), 4);
+}
