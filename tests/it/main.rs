@@ -2,6 +2,7 @@
 //! bind port 0) and is bounded by the workload's own timeouts.
 
 mod duplex_support;
+mod scripted_server;
 mod support;
 
 mod cli;
@@ -9,6 +10,7 @@ mod duplex;
 mod engine;
 mod outputs;
 mod schema;
+mod scripted;
 mod surface;
 mod sweep;
 mod video_faults;
