@@ -45,7 +45,7 @@ pub struct ScriptedParams {
     pub timeout_s: Option<f64>,
     /// Default `await` timeout, seconds (default 30).
     pub await_timeout_s: Option<f64>,
-    /// The declared metric live progress shows (default: the first declared).
+    /// The declared metric live progress shows, in ms (default: the first duration).
     pub headline: Option<String>,
     /// The steps, in order: tables with one of `send`, `send_text`, `send_binary`,
     /// `stream`, `await`, `mark`, `repeat` (see README "Your own protocol").
@@ -140,11 +140,12 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
             String::new()
         }
         Some(h) => h.clone(),
+        // The first duration metric (progress shows milliseconds).
         None => script
             .metrics
-            .first()
-            .map(|m| m.name.clone())
-            .unwrap_or_else(|| "latency".into()),
+            .iter()
+            .find(|m| m.unit == "ms")
+            .map_or_else(|| "latency".into(), |m| m.name.clone()),
     };
     if !errors.is_empty() {
         return Err(errors);
@@ -226,6 +227,14 @@ impl Workload for ScriptedWorkload {
         self.headline
     }
     fn headline_ms(&self, rec: &SampleRecord) -> Option<f64> {
+        let def = self
+            .script
+            .metrics
+            .iter()
+            .find(|m| m.name == self.headline)?;
+        if def.unit != "ms" {
+            return None;
+        }
         let out = rec.output.as_ref()?.downcast_ref::<SessionValues>()?;
         out.values.get(self.headline)?.first().copied()
     }
