@@ -51,7 +51,7 @@ fn scripted_transcription_runs_as_shipped_and_reports_declared_metrics() {
         assert_eq!(p["better"], "lower");
         assert!(p["p99"].as_f64().is_some_and(|x| x > 0.0), "{m}: {p}");
     }
-    assert!(v["flat_metrics"]["ttft_ms.p99"].as_f64().is_some());
+    assert!(v["rtload"]["metrics"]["ttft_ms.p99"].as_f64().is_some());
     assert!(text.contains("PASS  ttft_ms.p99 < 2000"), "{text}");
 }
 

@@ -41,6 +41,7 @@ pub fn metric_names(defs: &[MetricDef]) -> Vec<String> {
 /// A finished scripted run.
 #[derive(Debug)]
 pub struct ScriptedReport {
+    generator: Value,
     defs: Vec<MetricDef>,
     pooled: BTreeMap<String, Vec<f64>>,
     sessions: Vec<Value>,
@@ -72,12 +73,29 @@ pub fn build(script: &Script, run: RunRecord) -> ScriptedReport {
             "idx": s.idx,
             "ok": s.outcome.is_ok(),
             "error": s.outcome.as_ref().err(),
+            "scheduled_s": s.scheduled_s,
+            "started_s": s.started_s,
+            "ended_s": s.ended_s,
             "queue_wait_s": s.queue_wait_s,
-            "max_send_lateness_ms": s.send_lateness_s.iter().copied().fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x)))).map(|x| x * 1000.0),
+            "max_send_lateness_ms": s.send_lateness_s.iter().copied().reduce(f64::max).map(|x| x * 1000.0),
             "values": vals.map(|v| &v.values),
         }));
     }
+    let measured = run.samples.iter().filter(|s| !s.warmup);
+    let waits: Vec<f64> = measured.clone().map(|s| s.queue_wait_s * 1000.0).collect();
+    let late: Vec<f64> = measured
+        .flat_map(|s| s.send_lateness_s.iter().map(|v| v * 1000.0))
+        .collect();
+    let generator = json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "workload": super::KIND,
+        "duration_s": run.duration_s,
+        "failed_sessions": failures.len(),
+        "queue_wait": stats::summary_ms_json(&waits),
+        "send_lateness": stats::summary_ms_json(&late),
+    });
     ScriptedReport {
+        generator,
         defs: script.metrics.clone(),
         pooled,
         sessions,
@@ -169,14 +187,17 @@ impl Report for ScriptedReport {
                 (d.name.clone(), Value::Object(m))
             })
             .collect();
+        let mut rt = self.generator.clone();
+        rt["metrics"] = json!(self.metrics());
+        rt["samples"] = json!(self.sessions);
         json!({
+            "rtload": rt,
             "kind": super::KIND,
             "endpoint": self.endpoint,
             "completed": self.completed,
             "failed": self.failures.len(),
             "duration_s": self.duration_s,
             "metrics": metrics,
-            "flat_metrics": self.metrics(),
             "sessions": self.sessions,
         })
     }
