@@ -41,6 +41,9 @@ pub enum DocKind {
     Duplex,
     /// Sweep result: a top-level `"sweep"` object.
     Sweep,
+    /// Any other rtload result with an `rtload.metrics` object (e.g. `scripted`): its
+    /// metrics table, no kind-specific charts.
+    Generic,
 }
 
 impl DocKind {
@@ -49,6 +52,7 @@ impl DocKind {
             DocKind::Video => "video",
             DocKind::Duplex => "duplex",
             DocKind::Sweep => "sweep",
+            DocKind::Generic => "metrics",
         }
     }
 }
@@ -71,9 +75,12 @@ pub fn classify(doc: &Value) -> Result<DocKind, String> {
     {
         return Ok(DocKind::Duplex);
     }
+    if doc.pointer("/rtload/metrics").is_some_and(Value::is_object) {
+        return Ok(DocKind::Generic);
+    }
     let keys: Vec<&str> = obj.keys().map(String::as_str).take(12).collect();
     Err(format!(
-        "no `sweep` object, `benchmark = \"lingbot_world_realtime\"`, `backend = \"openai-realtime-duplex\"` or `rtload.workload = \"omniinteract\"`; top-level keys: {}",
+        "no `sweep` object, `benchmark = \"lingbot_world_realtime\"`, `backend = \"openai-realtime-duplex\"`, `rtload.workload = \"omniinteract\"` or `rtload.metrics`; top-level keys: {}",
         if keys.is_empty() {
             "(none)".to_string()
         } else {
@@ -145,6 +152,7 @@ fn section(i: usize, name: &str, doc: &Value, kind: &Result<DocKind, String>) ->
     s.push_str(&match kind {
         Ok(DocKind::Video) => charts::video(doc),
         Ok(DocKind::Duplex) => charts::duplex(doc),
+        Ok(DocKind::Generic) => String::new(),
         _ => charts::sweep(doc),
     });
     s.push_str(&metrics_table(doc));

@@ -53,6 +53,27 @@ fn scripted_transcription_runs_as_shipped_and_reports_declared_metrics() {
     }
     assert!(v["rtload"]["metrics"]["ttft_ms.p99"].as_f64().is_some());
     assert!(text.contains("PASS  ttft_ms.p99 < 2000"), "{text}");
+    // The HTML report renders the declared metrics like any other result.
+    let dir = tempfile::tempdir().unwrap();
+    let (json, html) = (dir.path().join("r.json"), dir.path().join("r.html"));
+    std::fs::write(&json, v.to_string()).unwrap();
+    let out = rtload()
+        .args(["report", "--html"])
+        .arg(&html)
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(&html)
+            .unwrap()
+            .contains("finalization_ms.p99")
+    );
 }
 
 #[test]
