@@ -79,6 +79,9 @@ pub struct Interp {
     deadline: Option<Instant>,
     pending: VecDeque<(Value, Instant)>,
     record: Record,
+    /// The schedule a paced stream left behind: sends that follow it (before any
+    /// `await`) were due at this time, so their lateness is recorded.
+    sched: Option<Instant>,
 }
 
 impl Interp {
@@ -95,6 +98,7 @@ impl Interp {
             deadline: None,
             pending: VecDeque::new(),
             record: Record::default(),
+            sched: None,
         }
     }
 
@@ -285,7 +289,7 @@ impl Interp {
         match &step.action {
             Action::Send(p) => {
                 let msg = self.render_payload(p, step.turn)?;
-                fx.send(msg, None);
+                fx.send(msg, self.sched);
                 self.finish_step();
             }
             Action::Mark(name) => {
@@ -307,6 +311,7 @@ impl Interp {
                 });
             }
             Action::Await { timeout, .. } => {
+                self.sched = None;
                 self.phase = Phase::Awaiting {
                     deadline: now + *timeout,
                     matched: 0,
@@ -346,7 +351,8 @@ impl Interp {
                         self.phase = Phase::Streaming(s);
                         return false;
                     }
-                    _ => {
+                    end => {
+                        self.sched = end;
                         self.finish_step();
                         return true;
                     }
