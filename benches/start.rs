@@ -5,8 +5,8 @@
 
 use std::time::Instant;
 
+use rtload::config::scenario::{self, Overrides};
 use rtload::runner;
-use rtload::scenario::{self, Overrides};
 
 fn scenario(n: usize, conc: usize) -> scenario::Scenario {
     let src = format!(

@@ -5,15 +5,15 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::config::scenario::{self, Overrides, Scenario};
+use crate::config::sweep::{PointResult, Sweep, SweepParam};
+use crate::report::suite::{Breach, ScenarioOutcome, Status};
 use crate::runner::{self, RunError, RunSummary};
-use crate::scenario::{self, Overrides, Scenario};
-use crate::suite::{Breach, ScenarioOutcome, Status};
-use crate::sweep::{PointResult, Sweep, SweepParam};
 
 /// Run every scenario at `paths` (directories expand to their `*.toml`) one after another.
 /// Configuration errors become `Status::Error` outcomes; the suite goes on.
 pub fn run_suite(paths: &[PathBuf], quiet: bool) -> Result<Vec<ScenarioOutcome>, String> {
-    let files = crate::suite::expand_paths(paths).map_err(|e| e.to_string())?;
+    let files = crate::report::suite::expand_paths(paths).map_err(|e| e.to_string())?;
     let mut out = Vec::with_capacity(files.len());
     for path in files {
         let started = Instant::now();
@@ -149,7 +149,7 @@ pub fn run_sweep(
         }
         let file = dir.join(format!(
             "{}.json",
-            crate::sweep::point_file_stem(sweep, value)
+            crate::config::sweep::point_file_stem(sweep, value)
         ));
         point.output_json = Some(file.clone());
         let s = run_quiet(&point, quiet)?;
@@ -160,7 +160,7 @@ pub fn run_sweep(
             passed: s.passed(),
         });
     }
-    let capacity = crate::sweep::capacity(&points);
+    let capacity = crate::config::sweep::capacity(&points);
     // Without a `[sweep] headline` (the flag form never sets one) feature the workload's
     // first headline metric, so sweep.json/sweep.html always have a curve to draw.
     let mut featured = sweep.clone();
@@ -169,14 +169,14 @@ pub fn run_sweep(
             .first()
             .map(|s| (*s).to_string());
     }
-    let doc = crate::sweep::sweep_json(&featured, &points, capacity);
+    let doc = crate::config::sweep::sweep_json(&featured, &points, capacity);
     let json_path = dir.join("sweep.json");
     write(
         &json_path,
         &(serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"),
     )?;
     files.push(json_path.clone());
-    if let Ok(html) = crate::html::render_html(&[("sweep.json".to_string(), doc)]) {
+    if let Ok(html) = crate::report::html::render_html(&[("sweep.json".to_string(), doc)]) {
         let html_path = dir.join("sweep.html");
         write(&html_path, &html)?;
         files.push(html_path);
@@ -189,7 +189,7 @@ pub fn run_sweep(
 }
 
 fn write(path: &Path, text: &str) -> Result<(), RunError> {
-    crate::engine::writer::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
+    crate::util::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
         path: path.to_path_buf(),
         msg: e.to_string(),
     })

@@ -8,10 +8,10 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use crate::config::scenario::{Scenario, ScenarioError};
 use crate::engine::{self, EngineConfig, EngineError};
-use crate::scenario::{Scenario, ScenarioError};
 use crate::server::{EmbeddedServer, ServerConfig};
-use crate::target::{redact_url, resolve_url};
+use crate::util::target::{redact_url, resolve_url};
 use crate::workload::{Report, RunRecord};
 
 /// A run that could not happen (as opposed to samples that failed, which are results).
@@ -22,7 +22,7 @@ pub enum RunError {
     Scenario(Vec<ScenarioError>),
     /// The target URL is unusable.
     #[error(transparent)]
-    Target(#[from] crate::target::TargetError),
+    Target(#[from] crate::util::target::TargetError),
     /// The embedded server could not start.
     #[error("embedded server: {0}")]
     Server(String),
@@ -61,7 +61,7 @@ pub struct RunSummary {
     /// Where the JSON result went.
     pub json_path: Option<PathBuf>,
     /// Each `[thresholds]` entry with its measured value.
-    pub verdicts: Vec<crate::thresholds::Verdict>,
+    pub verdicts: Vec<crate::config::thresholds::Verdict>,
     /// The URL the run aimed at.
     pub url: String,
 }
@@ -86,7 +86,7 @@ pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSumma
 pub fn run_with(
     scenario: &Scenario,
     lines: Box<dyn Write + Send>,
-    progress: Option<(crate::progress::Mode, Box<dyn Write + Send>)>,
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
 ) -> Result<RunSummary, RunError> {
     let workload = scenario.workload.clone();
     let (url, server) = match &scenario.target {
@@ -105,7 +105,7 @@ pub fn run_with(
     let run_start_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
-    let plan = crate::plan::plan(scenario.load.samples, &scenario.load.arrival)
+    let plan = crate::workload::plan::plan(scenario.load.samples, &scenario.load.arrival)
         .map_err(|e| RunError::Plan(e.to_string()))?;
     let (tx, rx) = crossbeam_channel::unbounded::<String>();
     let printer = std::thread::spawn(move || {
@@ -121,7 +121,9 @@ pub fn run_with(
             let headline = workload.headline_name().to_string();
             (
                 Some(tx),
-                Some(crate::progress::spawn_printer(mode, rx, out, headline)),
+                Some(crate::engine::progress::spawn_printer(
+                    mode, rx, out, headline,
+                )),
             )
         }
         None => (None, None),
@@ -152,11 +154,11 @@ pub fn run_with(
     let (failures, measured) = failures(&out.run);
     let engine_series = engine_series(&out.run);
     let report = workload.report(out.run).map_err(RunError::Report)?;
-    let verdicts = crate::thresholds::evaluate(&scenario.thresholds, &report.metrics());
+    let verdicts = crate::config::thresholds::evaluate(&scenario.thresholds, &report.metrics());
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
         let text = report.to_json_text();
-        engine::writer::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
+        crate::util::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
             path: path.clone(),
             msg: e.to_string(),
         })?;
@@ -164,13 +166,12 @@ pub fn run_with(
         series.extend(engine_series);
         let hlog = path.with_extension("hlog");
         let mut buf = Vec::new();
-        crate::histlog::write_interval_log(&mut buf, run_start_unix_s, 1.0, &series).map_err(
-            |e| RunError::Output {
+        crate::util::histlog::write_interval_log(&mut buf, run_start_unix_s, 1.0, &series)
+            .map_err(|e| RunError::Output {
                 path: hlog.clone(),
                 msg: e.to_string(),
-            },
-        )?;
-        engine::writer::write_atomic(&hlog, &buf).map_err(|e| RunError::Output {
+            })?;
+        crate::util::write_atomic(&hlog, &buf).map_err(|e| RunError::Output {
             path: hlog.clone(),
             msg: e.to_string(),
         })?;
@@ -187,7 +188,7 @@ pub fn run_with(
 }
 
 fn embedded_config(scenario: &Scenario) -> Result<ServerConfig, RunError> {
-    crate::scenario::parse_section::<ServerConfig>(
+    crate::util::scenario_error::parse_section::<ServerConfig>(
         &scenario.path,
         &scenario.src,
         "server",
@@ -222,9 +223,9 @@ pub fn describe(s: &Scenario) -> String {
         ),
     );
     row("concurrency", format!("at most {}", s.load.max_concurrency));
-    match crate::plan::plan(s.load.samples, &s.load.arrival) {
+    match crate::workload::plan::plan(s.load.samples, &s.load.arrival) {
         Ok(p) => {
-            row("arrivals", crate::plan::summary(&p));
+            row("arrivals", crate::workload::plan::summary(&p));
             let span = p.offsets_s.last().copied().unwrap_or(0.0);
             row(
                 "expected",
@@ -253,7 +254,7 @@ pub fn describe(s: &Scenario) -> String {
 
 /// The generator's own series: queue wait per sample (at its release) and send lateness
 /// per scheduled message (at its sample's start).
-fn engine_series(run: &RunRecord) -> Vec<crate::histlog::Series> {
+fn engine_series(run: &RunRecord) -> Vec<crate::util::histlog::Series> {
     let measured = run.samples.iter().filter(|s| !s.warmup);
     let waits = measured
         .clone()
@@ -267,8 +268,8 @@ fn engine_series(run: &RunRecord) -> Vec<crate::histlog::Series> {
         })
         .collect();
     vec![
-        crate::histlog::Series::micros("queue_wait_ms", waits),
-        crate::histlog::Series::micros("send_lateness_ms", late),
+        crate::util::histlog::Series::micros("queue_wait_ms", waits),
+        crate::util::histlog::Series::micros("send_lateness_ms", late),
     ]
 }
 

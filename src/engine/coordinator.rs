@@ -15,7 +15,7 @@ use tokio::time::Instant;
 
 use super::sample::{SampleActor, SampleArgs, SampleMeta};
 use super::writer::WriterHandle;
-use crate::progress::ProgressEvent;
+use crate::engine::progress::ProgressEvent;
 use crate::workload::{ConnectSpec, RunRecord, SampleRecord, SessionContext, Workload};
 
 /// Messages to the coordinator.

@@ -7,6 +7,7 @@
 //! the workload's [`crate::workload::Session`].
 
 pub mod coordinator;
+pub mod progress;
 pub mod roles;
 pub mod sample;
 pub mod slots;
@@ -47,7 +48,7 @@ pub struct EngineConfig {
     /// Receives live log lines (`--print-chunks`), when set.
     pub lines: Option<crossbeam_channel::Sender<String>>,
     /// Receives progress events (sample started / ended), when set.
-    pub progress: Option<crossbeam_channel::Sender<crate::progress::ProgressEvent>>,
+    pub progress: Option<crossbeam_channel::Sender<crate::engine::progress::ProgressEvent>>,
 }
 
 /// A failure of the engine itself (not of a sample: those are recorded outcomes).

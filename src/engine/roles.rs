@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use super::sample::SampleMsg;
 use super::slots::{self, SlotKey};
 use super::transport::{ReadEvent, Reassembler, WsSink, WsStream, to_message};
-use crate::playback::ViewerClock;
+use crate::workload::playback::ViewerClock;
 use crate::workload::{MediaUnit, OutMsg};
 
 /// Messages to the sender.

@@ -19,7 +19,7 @@ use super::roles::{
 };
 use super::writer::WriterHandle;
 use super::{slots, transport};
-use crate::playback::PlaybackSummary;
+use crate::workload::playback::PlaybackSummary;
 use crate::workload::{ConnectSpec, Effects, Inbound, SampleRecord, Session};
 
 /// Messages to a sample supervisor.

@@ -283,4 +283,5 @@ impl ConnPlan {
 }
 
 #[cfg(test)]
+#[path = "scripted_plan_tests.rs"]
 mod tests;

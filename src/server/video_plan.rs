@@ -222,4 +222,5 @@ pub(crate) fn uuid_v4(bits: u128) -> String {
 }
 
 #[cfg(test)]
+#[path = "video_plan_tests.rs"]
 mod tests;

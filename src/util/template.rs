@@ -277,4 +277,5 @@ fn levenshtein(a: &str, b: &str) -> usize {
 }
 
 #[cfg(test)]
+#[path = "template_tests.rs"]
 mod tests;

@@ -1,10 +1,10 @@
-//! The workload seam: what the engine asks of a protocol, and the registry of kinds.
+//! The workload seam: what the engine asks of a protocol, and what a registered kind is.
 //!
 //! The engine (coordinator, shards, sample actors) knows nothing of any one protocol. A
 //! workload is a library type behind [`Workload`]: it prepares its samples before timing,
 //! makes one pure [`Session`] state machine per sample (inbound events and timer wake-ups
 //! in, outbound messages and observations out, no sockets), and turns the finished run
-//! into a [`Report`]. Kinds are registered by name in [`registry`].
+//! into a [`Report`]. Kinds are registered by name in `config::registry`.
 //!
 //! # Adding a workload
 //!
@@ -38,10 +38,14 @@
 //! ```
 //!
 //! A real workload also implements [`Workload`] (session factory + report) and adds a
-//! [`WorkloadKind`] entry to [`registry`]; nothing in the engine changes.
+//! [`WorkloadKind`] entry to `config::registry`; nothing in the engine changes.
 
-pub mod duplex;
 pub mod env_info;
+pub mod load;
+pub mod omni;
+pub mod pacing;
+pub mod plan;
+pub mod playback;
 pub mod scripted;
 pub mod video;
 
@@ -52,7 +56,7 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use tokio::time::Instant;
 
-use crate::scenario::ScenarioError;
+use crate::util::scenario_error::ScenarioError;
 
 /// A WebSocket message as the session sees it (control frames are the transport's business).
 #[derive(Debug, Clone, PartialEq)]
@@ -170,7 +174,7 @@ impl std::fmt::Debug for ConnectSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
         f.debug_struct("ConnectSpec")
-            .field("url", &crate::target::redact_url(&self.url))
+            .field("url", &crate::util::target::redact_url(&self.url))
             .field("header_names", &names)
             .finish()
     }
@@ -248,7 +252,7 @@ pub struct SampleRecord {
     /// Sender lateness (actual − intended) for scheduled messages, seconds.
     pub send_lateness_s: Vec<f64>,
     /// What the playback role observed (absent when the socket never opened).
-    pub playback: Option<crate::playback::PlaybackSummary>,
+    pub playback: Option<crate::workload::playback::PlaybackSummary>,
     /// The session's own record, when the session got far enough to have one.
     pub output: Option<Box<dyn Any + Send>>,
 }
@@ -263,7 +267,7 @@ pub struct RunRecord {
     /// The target URL the run aimed at (secrets stripped).
     pub endpoint: String,
     /// The load settings the run used (set by the runner; `None` from the bare engine).
-    pub load: Option<crate::scenario::Load>,
+    pub load: Option<crate::workload::load::Load>,
 }
 
 /// A workload's summary of a run: text for people, JSON for machines, named numbers for
@@ -283,7 +287,7 @@ pub trait Report: Send {
     /// Flat metric name → value (e.g. `video_rtf.mean`); missing values are absent.
     fn metrics(&self) -> BTreeMap<String, f64>;
     /// Latency series for the HdrHistogram interval log: (seconds since run start, ms).
-    fn series(&self) -> Vec<crate::histlog::Series> {
+    fn series(&self) -> Vec<crate::util::histlog::Series> {
         Vec::new()
     }
 }
@@ -390,30 +394,4 @@ pub struct WorkloadKind {
     pub build: BuildFn,
     /// The JSON Schema of its `[workload]` table (from the type `build` parses).
     pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
-}
-
-/// Every workload kind rtload knows, by name.
-pub fn registry() -> &'static [WorkloadKind] {
-    &[
-        WorkloadKind {
-            name: video::KIND,
-            summary: "LingBot-World realtime video cadence (/v1/realtime/video)",
-            build: video::build,
-            schema: |g| crate::schema::kind_schema::<video::VideoParams>(g, video::KIND),
-        },
-        WorkloadKind {
-            name: duplex::KIND,
-            summary: "OmniInteract duplex speech benchmark (/v1/realtime)",
-            build: duplex::build,
-            schema: |g| crate::schema::kind_schema::<duplex::workload::OmniParams>(g, duplex::KIND),
-        },
-        WorkloadKind {
-            name: scripted::KIND,
-            summary: "any JSON-over-WebSocket protocol described as steps in the scenario",
-            build: scripted::build,
-            schema: |g| {
-                crate::schema::kind_schema::<scripted::workload::ScriptedParams>(g, scripted::KIND)
-            },
-        },
-    ]
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use rtload::dataset::{SynthOptions, synth};
+use rtload::workload::omni::dataset::{SynthOptions, synth};
 use serde_json::Value;
 
 use crate::support::{Fixture, failure_messages};

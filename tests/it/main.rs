@@ -8,6 +8,7 @@ mod support;
 mod cli;
 mod duplex;
 mod engine;
+mod layering;
 mod outputs;
 mod schema;
 mod scripted;

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
+use rtload::config::scenario::{self, Overrides, Scenario};
 use rtload::runner::{self, RunSummary};
-use rtload::scenario::{self, Overrides, Scenario};
 
 /// A scenario file in its own temp dir.
 pub struct Fixture {

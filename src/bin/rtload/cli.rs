@@ -381,8 +381,8 @@ pub struct VideoArgs {
 
 impl RunArgs {
     /// The scenario overrides these flags express.
-    pub fn overrides(&self) -> Result<rtload::scenario::Overrides, String> {
-        let load = rtload::scenario::LoadOverrides {
+    pub fn overrides(&self) -> Result<rtload::config::scenario::Overrides, String> {
+        let load = rtload::workload::load::LoadOverrides {
             num_prompts: self.num_prompts,
             num_warmups: self.num_warmups,
             request_rate: self.request_rate.clone(),
@@ -393,7 +393,7 @@ impl RunArgs {
             ramp_up_start_rps: self.ramp_up_start_rps,
             ramp_up_end_rps: self.ramp_up_end_rps,
         };
-        Ok(rtload::scenario::Overrides {
+        Ok(rtload::config::scenario::Overrides {
             target: self.target.clone(),
             output_json: self.output_json.clone(),
             load,

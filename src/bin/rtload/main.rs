@@ -17,7 +17,7 @@ fn main() -> ExitCode {
         cli::Command::Report(a) => report_cmd(&a),
         cli::Command::Compare(a) => compare_cmd(&a),
         cli::Command::Schema => {
-            println!("{}", rtload::schema::scenario_schema_json());
+            println!("{}", rtload::config::schema::scenario_schema_json());
             ExitCode::SUCCESS
         }
         cli::Command::Dataset(cli::DatasetCommand::Synth(a)) => match synth_cmd(&a) {
@@ -39,9 +39,9 @@ fn main() -> ExitCode {
 
 fn load(
     path: &std::path::Path,
-    ov: &rtload::scenario::Overrides,
-) -> Result<rtload::scenario::Scenario, ExitCode> {
-    rtload::scenario::load(path, ov).map_err(|errors| {
+    ov: &rtload::config::scenario::Overrides,
+) -> Result<rtload::config::scenario::Scenario, ExitCode> {
+    rtload::config::scenario::load(path, ov).map_err(|errors| {
         for e in &errors {
             eprintln!("error: {e}");
         }
@@ -67,7 +67,7 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
     let sweep = match run
         .sweep
         .as_deref()
-        .map(rtload::sweep::parse_flag)
+        .map(rtload::config::sweep::parse_flag)
         .transpose()
     {
         Ok(s) => s.or_else(|| scenario.sweep.clone()),
@@ -80,15 +80,17 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         return sweep_cmd(run, &scenario, &sweep);
     }
     use std::io::IsTerminal as _;
-    let mode = rtload::progress::mode_for(std::io::stderr().is_terminal(), run.quiet);
-    let progress: Option<(rtload::progress::Mode, Box<dyn std::io::Write + Send>)> =
-        Some((mode, Box::new(std::io::stderr())));
+    let mode = rtload::engine::progress::mode_for(std::io::stderr().is_terminal(), run.quiet);
+    let progress: Option<(
+        rtload::engine::progress::Mode,
+        Box<dyn std::io::Write + Send>,
+    )> = Some((mode, Box::new(std::io::stderr())));
     match rtload::runner::run_with(&scenario, Box::new(std::io::stdout()), progress) {
         Ok(summary) => {
             print!("{}", summary.report.render_text());
             if !summary.verdicts.is_empty() {
                 println!("Thresholds");
-                print!("{}", rtload::thresholds::render(&summary.verdicts));
+                print!("{}", rtload::config::thresholds::render(&summary.verdicts));
             }
             if let Some(p) = &summary.json_path {
                 eprintln!("wrote {}", p.display());
@@ -132,7 +134,7 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
 fn check_cmd(c: &cli::CheckArgs) -> ExitCode {
     let mut code = ExitCode::SUCCESS;
     for path in &c.scenarios {
-        match load(path, &rtload::scenario::Overrides::default()) {
+        match load(path, &rtload::config::scenario::Overrides::default()) {
             Ok(s) => print!("{}", rtload::runner::describe(&s)),
             Err(e) => code = e,
         }
@@ -159,13 +161,13 @@ fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
 }
 
 fn synth_cmd(a: &cli::SynthArgs) -> anyhow::Result<()> {
-    let opts = rtload::dataset::SynthOptions {
+    let opts = rtload::workload::omni::dataset::SynthOptions {
         seed: a.seed,
         cases_per_subset: a.cases_per_subset,
         duration_ms: a.duration_ms,
         tar: a.tar,
     };
-    let r = rtload::dataset::synth(&a.dir, &opts)
+    let r = rtload::workload::omni::dataset::synth(&a.dir, &opts)
         .with_context(|| format!("writing a synthetic dataset into {}", a.dir.display()))?;
     println!(
         "wrote {} cases ({} frames each) under {}",
@@ -182,8 +184,8 @@ fn synth_cmd(a: &cli::SynthArgs) -> anyhow::Result<()> {
 
 fn sweep_cmd(
     run: &cli::RunArgs,
-    sc: &rtload::scenario::Scenario,
-    sweep: &rtload::sweep::Sweep,
+    sc: &rtload::config::scenario::Scenario,
+    sweep: &rtload::config::sweep::Sweep,
 ) -> ExitCode {
     let dir = run
         .sweep_dir
@@ -198,7 +200,10 @@ fn sweep_cmd(
                 }
             }
             cols.push("failed");
-            print!("{}", rtload::sweep::render_table(sweep, &r.points, &cols));
+            print!(
+                "{}",
+                rtload::config::sweep::render_table(sweep, &r.points, &cols)
+            );
             for f in &r.files {
                 eprintln!("wrote {}", f.display());
             }
@@ -223,22 +228,22 @@ fn suite_cmd(a: &cli::SuiteArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    print!("{}", rtload::suite::render_table(&outcomes));
+    print!("{}", rtload::report::suite::render_table(&outcomes));
     if let Some(path) = &a.junit {
-        let xml = rtload::suite::junit_xml("rtload", &outcomes);
-        if let Err(e) = rtload::engine::writer::write_atomic(path, xml.as_bytes()) {
+        let xml = rtload::report::suite::junit_xml("rtload", &outcomes);
+        if let Err(e) = rtload::util::write_atomic(path, xml.as_bytes()) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return ExitCode::from(2);
         }
         eprintln!("wrote {}", path.display());
     }
-    ExitCode::from(rtload::suite::exit_code(&outcomes))
+    ExitCode::from(rtload::report::suite::exit_code(&outcomes))
 }
 
 fn report_cmd(a: &cli::ReportArgs) -> ExitCode {
     let mut docs = Vec::new();
     for p in &a.results {
-        match rtload::resultfile::read(p) {
+        match rtload::report::resultfile::read(p) {
             Ok(v) => docs.push((p.display().to_string(), v)),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -246,14 +251,14 @@ fn report_cmd(a: &cli::ReportArgs) -> ExitCode {
             }
         }
     }
-    let html = match rtload::html::render_html(&docs) {
+    let html = match rtload::report::html::render_html(&docs) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
-    match rtload::engine::writer::write_atomic(&a.html, html.as_bytes()) {
+    match rtload::util::write_atomic(&a.html, html.as_bytes()) {
         Ok(()) => {
             eprintln!("wrote {}", a.html.display());
             ExitCode::SUCCESS
@@ -269,7 +274,7 @@ fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {
     let bound = match a
         .max_regression
         .as_deref()
-        .map(rtload::compare::parse_percent)
+        .map(rtload::report::compare::parse_percent)
         .transpose()
     {
         Ok(b) => b,
@@ -280,7 +285,7 @@ fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {
     };
     // Numbers from different pacing modes (realtime, saturate, 2x) are never mixed.
     let mode = |p: &std::path::Path| {
-        rtload::resultfile::read(p)
+        rtload::report::resultfile::read(p)
             .ok()
             .and_then(|d| d["rtload"]["pacing_mode"].as_str().map(str::to_owned))
     };
@@ -295,8 +300,8 @@ fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let (base, new) = match (
-        rtload::compare::load_metrics(&a.base),
-        rtload::compare::load_metrics(&a.new),
+        rtload::report::compare::load_metrics(&a.base),
+        rtload::report::compare::load_metrics(&a.new),
     ) {
         (Ok(b), Ok(n)) => (b, n),
         (Err(e), _) | (_, Err(e)) => {
@@ -304,8 +309,8 @@ fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cmp = rtload::compare::compare(&base, &new, bound);
-    print!("{}", rtload::compare::render(&cmp));
+    let cmp = rtload::report::compare::compare(&base, &new, bound);
+    print!("{}", rtload::report::compare::render(&cmp));
     if cmp.regressions().is_empty() {
         ExitCode::SUCCESS
     } else {

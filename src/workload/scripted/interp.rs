@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use super::metric::Record;
 use super::script::{Action, ChunkFrame, Payload, Script};
 use crate::util::template::Template;
-use crate::workload::duplex::pacing::PacingMode;
+use crate::workload::pacing::PacingMode;
 use crate::workload::{Effects, Outbound};
 
 /// Unconsumed inbound messages kept for a later `await`.
@@ -479,4 +479,5 @@ fn uuid_v4() -> String {
 }
 
 #[cfg(test)]
+#[path = "interp_tests.rs"]
 mod tests;

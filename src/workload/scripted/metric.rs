@@ -346,4 +346,5 @@ impl Expr {
 }
 
 #[cfg(test)]
+#[path = "metric_tests.rs"]
 mod tests;

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::script::{MetricDef, Script};
-use crate::stats;
+use crate::util::stats;
 use crate::workload::{Report, RunRecord};
 
 /// Statistics published for every declared metric.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::util::jsonmatch::Matcher;
 use crate::util::template::Template;
-use crate::workload::duplex::pacing::PacingMode;
+use crate::workload::pacing::PacingMode;
 
 use super::metric::{Expr, Kind};
 

@@ -15,9 +15,9 @@ use super::interp::{Interp, Item, Vars};
 use super::parse::{self, Defaults};
 use super::report::{self, SessionValues};
 use super::script::Script;
-use crate::scenario::{ScenarioError, key_span, parse_section};
-use crate::workload::duplex::pacing::PacingMode;
-use crate::workload::duplex::workload::parse_pacing;
+use crate::util::scenario_error::{ScenarioError, key_span, parse_section};
+use crate::workload::pacing::PacingMode;
+use crate::workload::pacing::parse_pacing;
 use crate::workload::{
     Effects, Inbound, Report, RunRecord, SampleRecord, Session, SessionContext, Workload,
     WorkloadInput,

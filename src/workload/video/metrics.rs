@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::stats::{self, StatsError};
+use crate::util::stats::{self, StatsError};
 
 /// Chunks excluded from steady state by default: the attention window saturates after 6.
 pub const DEFAULT_WARMUP_CHUNKS: u32 = 6;
@@ -528,4 +528,5 @@ mod summary_or_empty {
 }
 
 #[cfg(test)]
+#[path = "metrics_tests.rs"]
 mod tests;

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::{ScenarioError, parse_section};
+use crate::util::scenario_error::{ScenarioError, parse_section};
 use crate::workload::{Report, RunRecord, Session, SessionContext, Workload, WorkloadInput};
 use metrics::MetricsConfig;
 use rollout::{Rollout, RolloutOptions};
@@ -90,7 +90,7 @@ pub struct VideoWorkload {
     samples: usize,
 }
 
-/// Build from a scenario (registered in [`crate::workload::registry`]).
+/// Build from a scenario (registered in `config::registry`).
 pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
     let p: VideoParams =
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
@@ -246,7 +246,7 @@ fn key_error(input: &WorkloadInput<'_>, key: &str, msg: String) -> ScenarioError
             msg,
         };
     }
-    match crate::scenario::key_span(input.src, "workload", key) {
+    match crate::util::scenario_error::key_span(input.src, "workload", key) {
         Some(span) => ScenarioError::at(input.path, input.src, span, msg),
         None => ScenarioError::file(input.path, format!("[workload]: {msg}")),
     }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::metrics::{self, ChunkRecord, MetricsConfig, SessionMetrics};
-use crate::stats;
+use crate::util::stats;
 
 /// Percentiles reported for pooled intervals.
 const PCTS: [(f64, &str); 5] = [

@@ -20,7 +20,7 @@ pub struct VideoReport {
     text: String,
     json: Value,
     metrics: BTreeMap<String, f64>,
-    series: Vec<crate::histlog::Series>,
+    series: Vec<crate::util::histlog::Series>,
 }
 
 impl Report for VideoReport {
@@ -33,13 +33,13 @@ impl Report for VideoReport {
     fn metrics(&self) -> BTreeMap<String, f64> {
         self.metrics.clone()
     }
-    fn series(&self) -> Vec<crate::histlog::Series> {
+    fn series(&self) -> Vec<crate::util::histlog::Series> {
         self.series.clone()
     }
 }
 
 /// TTFC per session and every chunk interval, at the time each was observed.
-fn series_of(run: &RunRecord) -> Vec<crate::histlog::Series> {
+fn series_of(run: &RunRecord) -> Vec<crate::util::histlog::Series> {
     let (mut ttfc, mut interval) = (Vec::new(), Vec::new());
     for s in run
         .samples
@@ -62,8 +62,8 @@ fn series_of(run: &RunRecord) -> Vec<crate::histlog::Series> {
         }
     }
     vec![
-        crate::histlog::Series::micros("ttfc_ms", ttfc),
-        crate::histlog::Series::micros("chunk_interval_ms", interval),
+        crate::util::histlog::Series::micros("ttfc_ms", ttfc),
+        crate::util::histlog::Series::micros("chunk_interval_ms", interval),
     ]
 }
 
@@ -73,7 +73,7 @@ pub fn build_report(
     cfg: &MetricsConfig,
     run: RunRecord,
 ) -> Result<VideoReport, String> {
-    let endpoint = crate::target::redact_url(&run.endpoint);
+    let endpoint = crate::util::target::redact_url(&run.endpoint);
     let warmup_sessions = run.samples.iter().filter(|s| s.warmup).count();
     let mut sessions = Vec::new();
     let mut failures = Vec::new();
@@ -254,8 +254,8 @@ fn rtload_block(run: &RunRecord, rows: &[Value]) -> Value {
         "pacing_mode": "realtime",
         "duration_s": run.duration_s,
         "failed_sessions": measured.iter().filter(|s| s.outcome.is_err()).count(),
-        "queue_wait": crate::stats::summary_ms_json(&waits),
-        "send_lateness": crate::stats::summary_ms_json(&late),
+        "queue_wait": crate::util::stats::summary_ms_json(&waits),
+        "send_lateness": crate::util::stats::summary_ms_json(&late),
         "cadence_vs_server": cadence,
         "samples": rows,
     })

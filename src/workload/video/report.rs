@@ -465,4 +465,5 @@ fn fmt_fps(fps: f64) -> String {
 }
 
 #[cfg(test)]
+#[path = "report_tests.rs"]
 mod tests;

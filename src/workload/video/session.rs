@@ -215,7 +215,7 @@ impl VideoSession {
             return Err("The session finished without delivering a single media chunk.".into());
         }
         if let Some(done) = &self.out.done_event
-            && done.get("stopped").is_some_and(crate::pyfmt::truthy)
+            && done.get("stopped").is_some_and(crate::util::pyfmt::truthy)
         {
             return Err(format!(
                 "The session was stopped before it finished: {done}"
@@ -324,4 +324,5 @@ fn clip(s: &str) -> String {
 }
 
 #[cfg(test)]
+#[path = "session_tests.rs"]
 mod tests;

@@ -1,0 +1,317 @@
+//! Live progress for `rtload run`: the [`ProgressEvent`]s the engine emits, the pure
+//! [`Progress`] tally that turns them into one status line, and [`spawn_printer`], the thread
+//! that prints that line to a terminal (redrawn in place), a log (a plain line every few
+//! seconds) or nowhere.
+//!
+//! Counting rules: `done` counts every *measured* sample that ended, failed or not; `failed`
+//! is the failed subset; `in flight` is measured samples started but not yet ended.
+//! Warm-up samples are counted only in the `warm-up done/planned` segment. The headline
+//! percentiles are exact (linear interpolation, as in [`crate::util::stats::percentile`], so they
+//! agree with the final report) over every finite `headline_ms` of a measured sample.
+
+use std::io::Write;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+
+use crate::util::stats::percentile_sorted;
+
+/// Live-mode redraw period in seconds (at most 10 redraws per second).
+pub const LIVE_REDRAW_S: f64 = 0.1;
+
+/// Default period of [`Mode::Plain`] lines, in seconds.
+pub const DEFAULT_PLAIN_EVERY_S: f64 = 5.0;
+
+/// Shortest accepted [`Mode::Plain`] period; shorter (or non-finite) periods are clamped.
+pub const MIN_PLAIN_EVERY_S: f64 = 0.1;
+
+/// Longest [`Mode::Plain`] period; longer ones are clamped.
+pub const MAX_PLAIN_EVERY_S: f64 = 86_400.0;
+
+/// Clear from the cursor to the end of the line (ANSI `EL`).
+const CLEAR_TO_EOL: &str = "\x1b[K";
+
+/// Something that happened to a sample, sent by the engine to the progress printer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ProgressEvent {
+    /// The run's plan, sent once before any sample starts, so the line can show
+    /// `done n/total` and `warm-up n/total`. Without it the totals are omitted.
+    Planned {
+        /// Number of measured samples the run will execute.
+        measured: usize,
+        /// Number of warm-up samples executed before them.
+        warmup: usize,
+    },
+    /// A sample's session began.
+    SampleStarted {
+        /// The sample's index in the run.
+        idx: usize,
+        /// Whether it is a warm-up sample (not measured).
+        warmup: bool,
+    },
+    /// A sample's session ended.
+    SampleEnded {
+        /// The sample's index in the run.
+        idx: usize,
+        /// Whether it is a warm-up sample (not measured).
+        warmup: bool,
+        /// `false` if the sample failed.
+        ok: bool,
+        /// Its headline metric in ms, if it produced one (the sender decides whether a
+        /// failed sample's value counts; `None` values are never counted).
+        headline_ms: Option<f64>,
+    },
+}
+
+/// Running tally of a run's progress; a pure state machine fed with [`ProgressEvent`]s.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    headline: String,
+    planned: Option<(usize, usize)>,
+    started: usize,
+    done: usize,
+    failed: usize,
+    warm_started: usize,
+    warm_done: usize,
+    /// Finite headline values of measured samples, ascending.
+    values: Vec<f64>,
+    last_event_s: Option<f64>,
+}
+
+impl Progress {
+    /// An empty tally whose line labels the headline metric `headline` (e.g. `"ttfc"`).
+    pub fn new(headline: impl Into<String>) -> Self {
+        Self {
+            headline: headline.into(),
+            planned: None,
+            started: 0,
+            done: 0,
+            failed: 0,
+            warm_started: 0,
+            warm_done: 0,
+            values: Vec::new(),
+            last_event_s: None,
+        }
+    }
+
+    /// Applies one event that happened at `now_s` seconds since the run started.
+    pub fn on_event(&mut self, ev: ProgressEvent, now_s: f64) {
+        if now_s.is_finite() {
+            self.last_event_s = Some(self.last_event_s.map_or(now_s, |t| t.max(now_s)));
+        }
+        match ev {
+            ProgressEvent::Planned { measured, warmup } => self.planned = Some((measured, warmup)),
+            ProgressEvent::SampleStarted { warmup: true, .. } => self.warm_started += 1,
+            ProgressEvent::SampleStarted { warmup: false, .. } => self.started += 1,
+            ProgressEvent::SampleEnded { warmup: true, .. } => self.warm_done += 1,
+            ProgressEvent::SampleEnded {
+                warmup: false,
+                ok,
+                headline_ms,
+                ..
+            } => {
+                self.done += 1;
+                if !ok {
+                    self.failed += 1;
+                }
+                if let Some(v) = headline_ms.filter(|v| v.is_finite()) {
+                    let at = self.values.partition_point(|x| *x < v);
+                    self.values.insert(at, v);
+                }
+            }
+        }
+    }
+
+    /// Measured samples that ended (including failed ones).
+    pub fn done(&self) -> usize {
+        self.done
+    }
+
+    /// Measured samples that ended with a failure.
+    pub fn failed(&self) -> usize {
+        self.failed
+    }
+
+    /// Measured samples started and not yet ended.
+    pub fn in_flight(&self) -> usize {
+        self.started.saturating_sub(self.done)
+    }
+
+    /// Warm-up samples that ended.
+    pub fn warmups_done(&self) -> usize {
+        self.warm_done
+    }
+
+    /// Warm-up samples started and not yet ended.
+    pub fn warmups_in_flight(&self) -> usize {
+        self.warm_started.saturating_sub(self.warm_done)
+    }
+
+    /// Number of headline values seen so far.
+    pub fn headline_count(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Median headline value in ms so far, if any.
+    pub fn p50_ms(&self) -> Option<f64> {
+        percentile_sorted(&self.values, 0.5).ok()
+    }
+
+    /// 99th-percentile headline value in ms so far, if any.
+    pub fn p99_ms(&self) -> Option<f64> {
+        percentile_sorted(&self.values, 0.99).ok()
+    }
+
+    /// Time of the latest event applied (seconds since the run started), if any.
+    pub fn last_event_s(&self) -> Option<f64> {
+        self.last_event_s
+    }
+
+    /// The status line at `now_s` seconds since the run started, e.g.
+    /// `[  12.3s] done 40/100  in flight 8  failed 1  warm-up 2/2  ttfc p50 312.4 ms p99 401.2 ms`.
+    /// Totals appear once [`ProgressEvent::Planned`] was seen; the warm-up segment only when
+    /// warm-ups are planned or seen; `–` stands for a percentile with no value yet.
+    pub fn line(&self, now_s: f64) -> String {
+        let elapsed = if now_s.is_finite() {
+            now_s.max(0.0)
+        } else {
+            0.0
+        };
+        let mut s = format!("[{elapsed:>6.1}s] done {}", self.done);
+        if let Some((measured, _)) = self.planned {
+            s.push_str(&format!("/{measured}"));
+        }
+        s.push_str(&format!(
+            "  in flight {}  failed {}",
+            self.in_flight(),
+            self.failed
+        ));
+        let warm_total = self.planned.map(|(_, w)| w);
+        if warm_total.unwrap_or(0) > 0 || self.warm_started > 0 || self.warm_done > 0 {
+            s.push_str(&format!("  warm-up {}", self.warm_done));
+            if let Some(w) = warm_total {
+                s.push_str(&format!("/{w}"));
+            }
+        }
+        s.push_str("  ");
+        if !self.headline.is_empty() {
+            s.push_str(&self.headline);
+            s.push(' ');
+        }
+        s.push_str(&format!(
+            "p50 {} p99 {}",
+            fmt_ms(self.p50_ms()),
+            fmt_ms(self.p99_ms())
+        ));
+        s
+    }
+}
+
+fn fmt_ms(v: Option<f64>) -> String {
+    match v {
+        Some(v) => format!("{v:.1} ms"),
+        None => "–".to_owned(),
+    }
+}
+
+/// How the printer shows progress.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Mode {
+    /// Terminal: one line redrawn in place (`\r` + clear-to-end-of-line) at most every
+    /// [`LIVE_REDRAW_S`], ended with a newline when the run finishes.
+    Live,
+    /// No terminal (log file, CI): one plain line every `every_s` seconds (clamped to
+    /// [`MIN_PLAIN_EVERY_S`]..=[`MAX_PLAIN_EVERY_S`]) and a final line at the end.
+    Plain {
+        /// Seconds between lines; [`DEFAULT_PLAIN_EVERY_S`] by default.
+        every_s: f64,
+    },
+    /// Print nothing (events are still drained).
+    Quiet,
+}
+
+/// The mode for an output that `is_terminal` (or not), unless `quiet` was asked for.
+pub fn mode_for(is_terminal: bool, quiet: bool) -> Mode {
+    match (quiet, is_terminal) {
+        (true, _) => Mode::Quiet,
+        (false, true) => Mode::Live,
+        (false, false) => Mode::Plain {
+            every_s: DEFAULT_PLAIN_EVERY_S,
+        },
+    }
+}
+
+/// Starts the printer thread: it applies events from `rx` to a [`Progress`] labelled
+/// `headline`, prints to `out` per `mode` (elapsed time measured from the spawn), and returns
+/// once every sender is dropped, after printing the final line (Live and Plain modes).
+/// Write errors (e.g. a closed stderr) are ignored.
+pub fn spawn_printer(
+    mode: Mode,
+    rx: Receiver<ProgressEvent>,
+    out: Box<dyn Write + Send>,
+    headline: String,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || run_printer(mode, rx, out, headline))
+}
+
+fn run_printer(
+    mode: Mode,
+    rx: Receiver<ProgressEvent>,
+    mut out: Box<dyn Write + Send>,
+    headline: String,
+) {
+    let (period_s, live) = match mode {
+        Mode::Quiet => {
+            for _ in rx.iter() {}
+            return;
+        }
+        Mode::Live => (LIVE_REDRAW_S, true),
+        Mode::Plain { every_s } => (clamp_every(every_s), false),
+    };
+    let origin = Instant::now();
+    let mut progress = Progress::new(headline);
+    let mut next_draw_s = period_s;
+    loop {
+        let now_s = origin.elapsed().as_secs_f64();
+        if now_s >= next_draw_s {
+            draw(&mut out, live, &progress.line(now_s), false);
+            // Skip ticks missed while busy rather than bursting to catch up.
+            next_draw_s = ((now_s / period_s).floor() + 1.0) * period_s;
+        }
+        let wait = Duration::try_from_secs_f64(next_draw_s - now_s).unwrap_or(Duration::ZERO);
+        match rx.recv_timeout(wait) {
+            Ok(ev) => progress.on_event(ev, origin.elapsed().as_secs_f64()),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    draw(
+        &mut out,
+        live,
+        &progress.line(origin.elapsed().as_secs_f64()),
+        true,
+    );
+}
+
+fn clamp_every(every_s: f64) -> f64 {
+    if every_s.is_finite() {
+        every_s.clamp(MIN_PLAIN_EVERY_S, MAX_PLAIN_EVERY_S)
+    } else {
+        DEFAULT_PLAIN_EVERY_S
+    }
+}
+
+fn draw(out: &mut Box<dyn Write + Send>, live: bool, line: &str, last: bool) {
+    let text = match (live, last) {
+        (true, false) => format!("\r{line}{CLEAR_TO_EOL}"),
+        (true, true) => format!("\r{line}{CLEAR_TO_EOL}\n"),
+        (false, _) => format!("{line}\n"),
+    };
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+#[cfg(test)]
+#[path = "progress_tests.rs"]
+mod tests;

@@ -1,0 +1,383 @@
+//! The `[load]` table: how many samples, warm-ups, arrival process and concurrency, with
+//! `vllm bench serve`'s flag names as overrides.
+
+use std::ops::Range;
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::util::scenario_error::{ScenarioError, key_span};
+use crate::workload::plan::{ArrivalSpec, PlanError, RampStrategy, RampUp};
+
+/// Validated load parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Load {
+    /// Measured samples to run. The workload decides it from [`Load::samples_requested`]
+    /// (video: the request, default 1; OmniInteract: the number of selected cases).
+    pub samples: usize,
+    /// `samples` / `--num-prompts` / `--sessions` as given, `None` when not given.
+    pub samples_requested: Option<usize>,
+    /// Warm-up samples run first and excluded from metrics (`warmup_samples`,
+    /// `--num-warmups`, `--warmup-sessions`). Default 0.
+    pub warmup_samples: usize,
+    /// Arrival process of the measured samples.
+    pub arrival: ArrivalSpec,
+    /// Concurrency cap (`max_concurrency`, `--max-concurrency`). Default 1, as both
+    /// reference benchmarks run their sessions one at a time.
+    pub max_concurrency: usize,
+    /// Session shard threads (default: one per core).
+    pub shards: Option<usize>,
+}
+
+/// `[load]` values given on the command line; they win over the file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadOverrides {
+    /// `--num-prompts` / `--sessions`.
+    pub num_prompts: Option<usize>,
+    /// `--num-warmups` / `--warmup-sessions`.
+    pub num_warmups: Option<usize>,
+    /// `--request-rate` (`inf` or a number).
+    pub request_rate: Option<String>,
+    /// `--burstiness`.
+    pub burstiness: Option<f64>,
+    /// `--max-concurrency`.
+    pub max_concurrency: Option<usize>,
+    /// `--seed`.
+    pub seed: Option<u64>,
+    /// `--ramp-up-strategy`.
+    pub ramp_up_strategy: Option<String>,
+    /// `--ramp-up-start-rps`.
+    pub ramp_up_start_rps: Option<f64>,
+    /// `--ramp-up-end-rps`.
+    pub ramp_up_end_rps: Option<f64>,
+}
+
+/// A TOML number written as an integer or a float, or a string (for `"inf"`).
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+enum NumOrStr {
+    Int(i64),
+    Float(f64),
+    Str(String),
+}
+
+/// `[load]` as written (the schema of `rtload schema` is derived from this type).
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawLoad {
+    /// Measured samples (`--num-prompts`); OmniInteract: a total of cases, 0 = all.
+    #[schemars(with = "Option<u64>")]
+    samples: Option<Spanned<i64>>,
+    /// Warm-up samples, run first and excluded from metrics (`--num-warmups`).
+    #[schemars(with = "Option<u64>")]
+    warmup_samples: Option<Spanned<i64>>,
+    /// Requests per second, or "inf" (default) to release everything at once.
+    #[schemars(with = "Option<NumOrStr>")]
+    request_rate: Option<Spanned<NumOrStr>>,
+    /// Gamma shape of the gaps: 1 = Poisson (default), "inf" = constant.
+    #[schemars(with = "Option<NumOrStr>")]
+    burstiness: Option<Spanned<NumOrStr>>,
+    /// Cap on concurrently running samples (default 1).
+    #[schemars(with = "Option<u64>")]
+    max_concurrency: Option<Spanned<i64>>,
+    /// Arrival (and dataset shuffle) seed (default 0).
+    #[schemars(with = "Option<u64>")]
+    seed: Option<Spanned<i64>>,
+    /// "linear" or "exponential"; needs ramp_up_start_rps and ramp_up_end_rps.
+    #[schemars(with = "Option<String>")]
+    ramp_up_strategy: Option<Spanned<String>>,
+    /// Ramp-up start rate.
+    #[schemars(with = "Option<f64>")]
+    ramp_up_start_rps: Option<Spanned<NumOrStr>>,
+    /// Ramp-up end rate.
+    #[schemars(with = "Option<f64>")]
+    ramp_up_end_rps: Option<Spanned<NumOrStr>>,
+    /// Session shard threads (default: one per core).
+    #[schemars(with = "Option<u64>")]
+    shards: Option<Spanned<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct LoadDoc {
+    #[serde(default)]
+    load: RawLoad,
+}
+
+/// Where a value came from, for the error message.
+#[derive(Clone)]
+enum Origin<'a> {
+    File(Range<usize>),
+    Flag(&'a str),
+}
+
+struct Ctx<'a> {
+    path: &'a Path,
+    src: &'a str,
+    errors: Vec<ScenarioError>,
+}
+
+impl Ctx<'_> {
+    fn err(&mut self, origin: Origin<'_>, msg: String) {
+        self.errors.push(match origin {
+            Origin::File(span) => ScenarioError::at(self.path, self.src, span, msg),
+            Origin::Flag(flag) => ScenarioError::Flag {
+                flag: flag.into(),
+                msg,
+            },
+        });
+    }
+
+    fn count(
+        &mut self,
+        v: Option<&Spanned<i64>>,
+        ov: Option<usize>,
+        key: &str,
+        flag: &str,
+        default: usize,
+        min: i64,
+    ) -> usize {
+        if let Some(n) = ov {
+            if (n as i64) < min {
+                self.err(Origin::Flag(flag), format!("must be ≥ {min} (got {n})"));
+            }
+            return n;
+        }
+        match v {
+            None => default,
+            Some(s) if *s.get_ref() < min => {
+                let got = *s.get_ref();
+                self.err(
+                    Origin::File(s.span()),
+                    format!(
+                        "`{key}` must be ≥ {min} (got {got}); e.g. `{key} = {default}`",
+                        default = default.max(min as usize)
+                    ),
+                );
+                default
+            }
+            Some(s) => *s.get_ref() as usize,
+        }
+    }
+
+    fn number(&mut self, v: Option<&Spanned<NumOrStr>>, key: &str, allow_inf: bool) -> Option<f64> {
+        let s = v?;
+        match s.get_ref() {
+            NumOrStr::Int(i) => Some(*i as f64),
+            NumOrStr::Float(f) => Some(*f),
+            NumOrStr::Str(t) if allow_inf && t.eq_ignore_ascii_case("inf") => Some(f64::INFINITY),
+            NumOrStr::Str(t) => {
+                let hint = if allow_inf {
+                    "a number or \"inf\""
+                } else {
+                    "a number"
+                };
+                self.err(
+                    Origin::File(s.span()),
+                    format!("`{key}` must be {hint} (got \"{t}\")"),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// Parse and validate `[load]`, applying `ov`.
+pub(crate) fn parse(
+    path: &Path,
+    src: &str,
+    ov: &LoadOverrides,
+) -> Result<Load, Vec<ScenarioError>> {
+    let doc: LoadDoc =
+        toml::from_str(src).map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
+    let raw = doc.load;
+    let mut cx = Ctx {
+        path,
+        src,
+        errors: Vec::new(),
+    };
+    let samples_requested = (ov.num_prompts.is_some() || raw.samples.is_some()).then(|| {
+        cx.count(
+            raw.samples.as_ref(),
+            ov.num_prompts,
+            "samples",
+            "--num-prompts",
+            1,
+            0,
+        )
+    });
+    let warmup_samples = cx.count(
+        raw.warmup_samples.as_ref(),
+        ov.num_warmups,
+        "warmup_samples",
+        "--num-warmups",
+        0,
+        0,
+    );
+    let max_concurrency = cx.count(
+        raw.max_concurrency.as_ref(),
+        ov.max_concurrency,
+        "max_concurrency",
+        "--max-concurrency",
+        1,
+        1,
+    );
+    let shards = raw
+        .shards
+        .as_ref()
+        .map(|_| cx.count(raw.shards.as_ref(), None, "shards", "", 1, 1));
+    let seed = match (ov.seed, raw.seed.as_ref()) {
+        (Some(s), _) => s,
+        (None, Some(s)) if *s.get_ref() < 0 => {
+            cx.err(
+                Origin::File(s.span()),
+                format!("`seed` must be ≥ 0 (got {})", s.get_ref()),
+            );
+            0
+        }
+        (None, Some(s)) => *s.get_ref() as u64,
+        (None, None) => 0,
+    };
+    let rate = match &ov.request_rate {
+        Some(t) if t.eq_ignore_ascii_case("inf") => Some(f64::INFINITY),
+        Some(t) => match t.parse::<f64>() {
+            Ok(v) => Some(v),
+            Err(_) => {
+                cx.err(
+                    Origin::Flag("--request-rate"),
+                    format!("must be a number or inf (got \"{t}\")"),
+                );
+                None
+            }
+        },
+        None => cx.number(raw.request_rate.as_ref(), "request_rate", true),
+    };
+    let burstiness = ov
+        .burstiness
+        .or_else(|| cx.number(raw.burstiness.as_ref(), "burstiness", true))
+        .unwrap_or(1.0);
+    let start = ov
+        .ramp_up_start_rps
+        .or_else(|| cx.number(raw.ramp_up_start_rps.as_ref(), "ramp_up_start_rps", false));
+    let end = ov
+        .ramp_up_end_rps
+        .or_else(|| cx.number(raw.ramp_up_end_rps.as_ref(), "ramp_up_end_rps", false));
+    let strategy_origin;
+    let strategy = match (&ov.ramp_up_strategy, raw.ramp_up_strategy.as_ref()) {
+        (Some(s), _) => {
+            strategy_origin = Origin::Flag("--ramp-up-strategy");
+            Some(s.clone())
+        }
+        (None, Some(s)) => {
+            strategy_origin = Origin::File(s.span());
+            Some(s.get_ref().clone())
+        }
+        (None, None) => {
+            strategy_origin = Origin::Flag("--ramp-up-strategy");
+            None
+        }
+    };
+    let ramp_up = match strategy.as_deref() {
+        None => None,
+        Some(name) => {
+            let strategy = match name {
+                "linear" => Some(RampStrategy::Linear),
+                "exponential" => Some(RampStrategy::Exponential),
+                other => {
+                    cx.err(strategy_origin.clone(), format!("unknown ramp-up strategy \"{other}\"; use \"linear\" or \"exponential\""));
+                    None
+                }
+            };
+            match (strategy, start, end) {
+                (Some(strategy), Some(start_rps), Some(end_rps)) => Some(RampUp {
+                    strategy,
+                    start_rps,
+                    end_rps,
+                }),
+                (Some(_), _, _) => {
+                    cx.err(strategy_origin, "ramp-up needs both `ramp_up_start_rps` and `ramp_up_end_rps` (or --ramp-up-start-rps/--ramp-up-end-rps)".into());
+                    None
+                }
+                _ => None,
+            }
+        }
+    };
+    let arrival = ArrivalSpec {
+        request_rate: rate.filter(|r| r.is_finite()),
+        burstiness,
+        ramp_up,
+        seed,
+    };
+    // Burstiness, fixed rate and ramp are checked on their own as well, so independent
+    // problems are all listed, each at the key it is about.
+    let parts = [
+        arrival.clone(),
+        ArrivalSpec {
+            request_rate: None,
+            ramp_up: None,
+            ..arrival.clone()
+        },
+        ArrivalSpec {
+            burstiness: 1.0,
+            ramp_up: None,
+            ..arrival.clone()
+        },
+        ArrivalSpec {
+            burstiness: 1.0,
+            request_rate: None,
+            ..arrival.clone()
+        },
+    ];
+    let mut plan_errors: Vec<PlanError> = Vec::new();
+    for e in parts
+        .iter()
+        .filter_map(|p| crate::workload::plan::validate(p).err())
+    {
+        if !plan_errors.contains(&e) {
+            plan_errors.push(e);
+        }
+    }
+    for e in plan_errors {
+        let (key, flag, from_flag) = match &e {
+            PlanError::RateWithRampUp { .. } | PlanError::InvalidRate { .. } => {
+                ("request_rate", "--request-rate", ov.request_rate.is_some())
+            }
+            PlanError::InvalidBurstiness { .. } => {
+                ("burstiness", "--burstiness", ov.burstiness.is_some())
+            }
+            PlanError::InvalidRampBound {
+                field: "start_rps", ..
+            }
+            | PlanError::RampStartAboveEnd { .. }
+            | PlanError::ExponentialZeroStart { .. } => (
+                "ramp_up_start_rps",
+                "--ramp-up-start-rps",
+                ov.ramp_up_start_rps.is_some(),
+            ),
+            _ => (
+                "ramp_up_end_rps",
+                "--ramp-up-end-rps",
+                ov.ramp_up_end_rps.is_some(),
+            ),
+        };
+        match key_span(src, "load", key) {
+            _ if from_flag => cx.err(Origin::Flag(flag), e.to_string()),
+            Some(span) => cx.err(Origin::File(span), e.to_string()),
+            None => cx
+                .errors
+                .push(ScenarioError::file(path, format!("[load]: {e}"))),
+        }
+    }
+    if cx.errors.is_empty() {
+        Ok(Load {
+            samples: samples_requested.unwrap_or(1),
+            samples_requested,
+            warmup_samples,
+            arrival,
+            max_concurrency,
+            shards,
+        })
+    } else {
+        Err(cx.errors)
+    }
+}

@@ -1,0 +1,367 @@
+//! `vllm bench serve`-style run metrics (spec §5.1, §6.1, §7.2, §7.4): per-request TPOT,
+//! throughputs, mean/median/std/percentile aggregates with the reference's missing-value
+//! rules, goodput, sample counts, the saved-result JSON keys, the terminal summary and the
+//! default result file name.
+//!
+//! Pure code: request outcomes in, numbers and strings out. No clocks, no files.
+//!
+//! Missing values stay missing: a request without a TTFT (or TTFP, RTF, TPOT) contributes
+//! no sample and is never good under an SLO on that metric; values are never paired across
+//! requests. A measured zero is a valid sample.
+//!
+//! Layout: this file holds the request model and the calculation; `options` parses the
+//! metric/percentile/goodput options; `output` turns [`BenchMetrics`] into saved-result
+//! JSON, the terminal summary and the result file name.
+
+pub use crate::util::pyfmt::py_float;
+use std::collections::{BTreeMap, HashMap};
+
+/// A finite value, or missing.
+fn finite(v: Option<f64>) -> Option<f64> {
+    v.filter(|x| x.is_finite())
+}
+
+/// What the engine and workload know about one benchmark request (`RequestFuncOutput`).
+///
+/// Times are seconds. `None` means "not measured": it is never read as zero.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestOutcome {
+    /// Whether the request succeeded; failed requests only count toward `failed`.
+    pub success: bool,
+    /// Start time on the run clock (for the 1-s peak buckets).
+    pub start_s: f64,
+    /// End-to-end latency.
+    pub latency_s: f64,
+    /// Time to first token.
+    pub ttft_s: Option<f64>,
+    /// Inter-token latencies.
+    pub itl_s: Vec<f64>,
+    /// Seconds from the TTFT origin to the last text token, when known.
+    pub text_latency_s: Option<f64>,
+    /// Whether `text_latency_s` is a measurement TPOT may be derived from.
+    pub tpot_measured: bool,
+    /// Output token count reported by the workload (0 = unknown).
+    pub output_tokens: u64,
+    /// Whether the request produced any generated text.
+    pub has_text: bool,
+    /// Prompt length in tokens.
+    pub prompt_len: u64,
+    /// Audio time to first packet.
+    pub audio_ttfp_s: Option<f64>,
+    /// Audio real-time factor.
+    pub audio_rtf: Option<f64>,
+    /// Generated audio duration.
+    pub audio_duration_s: f64,
+    /// Generated audio frames (samples).
+    pub audio_frames: u64,
+    /// Streaming audio underrun.
+    pub audio_underrun_s: f64,
+    /// Input audio duration (for `rtfx`).
+    pub input_audio_duration_s: f64,
+    /// Video time to first chunk (goodput key `ttfc`).
+    pub ttfc_s: Option<f64>,
+    /// Video chunk intervals (goodput key `chunk_interval`).
+    pub chunk_intervals_s: Vec<f64>,
+    /// The output carries duplex session metrics (switches on the duplex NaN rules).
+    pub has_duplex_session_metrics: bool,
+}
+
+impl RequestOutcome {
+    /// Output length: `output_tokens`, else 0 when no text was generated, else 1
+    /// (rtload has no tokenizer; one token is the reference's no-tokenizer placeholder).
+    pub fn output_len(&self) -> u64 {
+        match (self.output_tokens, self.has_text) {
+            (0, false) => 0,
+            (0, true) => 1,
+            (n, _) => n,
+        }
+    }
+
+    /// Per-request TPOT (PR-era rule): with more than one token, `mean(itl)` when ITLs
+    /// exist, else `(text_latency − ttft)/(len − 1)` when measured, else missing.
+    /// Zero is valid; negative or non-finite values are missing.
+    pub fn tpot_s(&self) -> Option<f64> {
+        let len = self.output_len();
+        if len <= 1 {
+            return None;
+        }
+        let tpot = if !self.itl_s.is_empty() {
+            self.itl_s.iter().sum::<f64>() / self.itl_s.len() as f64
+        } else if self.tpot_measured {
+            (self.text_latency_s? - self.ttft_s.unwrap_or(0.0)) / (len - 1) as f64
+        } else {
+            return None;
+        };
+        (tpot.is_finite() && tpot >= 0.0).then_some(tpot)
+    }
+}
+
+/// Mean, median, population std and percentiles of one metric, in reported units.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Aggregate {
+    /// Number of samples.
+    pub count: usize,
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub median: f64,
+    /// Population standard deviation (ddof = 0).
+    pub std: f64,
+    /// `(p, value)` for each requested percentile (linear interpolation).
+    pub percentiles: Vec<(f64, f64)>,
+}
+
+/// The run's serving metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BenchMetrics {
+    /// Successful requests.
+    pub completed: usize,
+    /// Failed requests.
+    pub failed: usize,
+    /// Benchmark duration, seconds.
+    pub duration_s: f64,
+    /// Σ prompt length of successful requests.
+    pub total_input: u64,
+    /// Σ output length of successful requests.
+    pub total_output: u64,
+    /// completed / duration.
+    pub request_throughput: f64,
+    /// good completed / duration; `None` without goodput.
+    pub request_goodput: Option<f64>,
+    /// total_output / duration.
+    pub output_throughput: f64,
+    /// (total_input + total_output) / duration.
+    pub total_token_throughput: f64,
+    /// Peak of 1-s output-token buckets; NaN when any output carries duplex metrics.
+    pub max_output_tokens_per_s: f64,
+    /// Peak of 1-s active-request buckets.
+    pub max_concurrent_requests: usize,
+    /// Σ generated audio seconds.
+    pub total_audio_duration_s: f64,
+    /// Σ generated audio frames.
+    pub total_audio_frames: u64,
+    /// total_audio_duration / duration.
+    pub audio_throughput: f64,
+    /// Σ input audio seconds / duration.
+    pub rtfx: f64,
+    /// Aggregates for every [`Metric`].
+    pub aggregates: BTreeMap<Metric, Aggregate>,
+    /// Metrics selected for reporting, in the caller's order.
+    pub selected: Vec<Metric>,
+    /// Requested percentiles.
+    pub percentiles: Vec<f64>,
+    /// Output length per request in input order (0 for failures).
+    pub output_lens: Vec<u64>,
+}
+
+impl BenchMetrics {
+    /// Number of samples behind `metric`.
+    pub fn samples(&self, metric: Metric) -> usize {
+        self.aggregates.get(&metric).map_or(0, |a| a.count)
+    }
+
+    /// Whether `metric` is reported (counted metrics need at least one sample).
+    pub fn has_samples(&self, metric: Metric) -> bool {
+        !metric.counted() || self.samples(metric) > 0
+    }
+}
+
+/// Compute the run metrics from every request outcome (warm-ups excluded by the caller).
+///
+/// `duration_s` ≤ 0 makes every rate NaN. Percentiles outside [0, 100] are clamped.
+pub fn calculate(
+    outcomes: &[RequestOutcome],
+    duration_s: f64,
+    goodput: &Goodput,
+    selected: &[Metric],
+    percentiles: &[f64],
+) -> BenchMetrics {
+    let mut samples: BTreeMap<Metric, Vec<f64>> =
+        Metric::ALL.iter().map(|m| (*m, Vec::new())).collect();
+    let mut push = |m: Metric, v: Option<f64>| {
+        if let (Some(v), Some(list)) = (finite(v), samples.get_mut(&m)) {
+            list.push(v);
+        }
+    };
+    let (mut completed, mut good, mut total_input, mut total_output) = (0usize, 0usize, 0u64, 0u64);
+    let (mut audio_s, mut audio_frames, mut input_audio_s) = (0.0, 0u64, 0.0);
+    let mut output_lens = Vec::with_capacity(outcomes.len());
+    for o in outcomes {
+        if !o.success {
+            output_lens.push(0);
+            continue;
+        }
+        let len = o.output_len();
+        output_lens.push(len);
+        total_output += len;
+        total_input += o.prompt_len;
+        completed += 1;
+        let tpot = o.tpot_s();
+        push(Metric::Ttft, o.ttft_s);
+        push(Metric::Tpot, tpot);
+        o.itl_s.iter().for_each(|v| push(Metric::Itl, Some(*v)));
+        push(Metric::E2el, Some(o.latency_s));
+        push(Metric::AudioTtfp, o.audio_ttfp_s);
+        push(Metric::AudioRtf, o.audio_rtf);
+        push(Metric::AudioDuration, Some(o.audio_duration_s));
+        push(Metric::AudioUnderrun, Some(o.audio_underrun_s));
+        audio_s += o.audio_duration_s;
+        audio_frames += o.audio_frames;
+        input_audio_s += o.input_audio_duration_s;
+        if !goodput.is_empty() && goodput.is_good(o, tpot) {
+            good += 1;
+        }
+    }
+    let duplex = outcomes.iter().any(|o| o.has_duplex_session_metrics);
+    let pcts: Vec<f64> = percentiles
+        .iter()
+        .map(|p| {
+            if p.is_nan() {
+                100.0
+            } else {
+                p.clamp(0.0, 100.0)
+            }
+        })
+        .collect();
+    let aggregates = samples
+        .into_iter()
+        .map(|(m, vals)| (m, aggregate(&vals, m.scale(), m.empty_value(duplex), &pcts)))
+        .collect();
+    let rate = |x: f64| {
+        if duration_s > 0.0 {
+            x / duration_s
+        } else {
+            f64::NAN
+        }
+    };
+    let (max_output_tokens_per_s, max_concurrent_requests) = peaks(outcomes);
+    BenchMetrics {
+        completed,
+        failed: outcomes.len() - completed,
+        duration_s,
+        total_input,
+        total_output,
+        request_throughput: rate(completed as f64),
+        request_goodput: (!goodput.is_empty()).then(|| rate(good as f64)),
+        output_throughput: rate(total_output as f64),
+        total_token_throughput: rate((total_input + total_output) as f64),
+        max_output_tokens_per_s,
+        max_concurrent_requests,
+        total_audio_duration_s: audio_s,
+        total_audio_frames: audio_frames,
+        audio_throughput: rate(audio_s),
+        rtfx: rate(input_audio_s),
+        aggregates,
+        selected: selected.to_vec(),
+        percentiles: percentiles.to_vec(),
+        output_lens,
+    }
+}
+
+fn aggregate(values: &[f64], scale: f64, empty: f64, pcts: &[f64]) -> Aggregate {
+    if values.is_empty() {
+        return Aggregate {
+            count: 0,
+            mean: empty,
+            median: empty,
+            std: empty,
+            percentiles: pcts.iter().map(|p| (*p, empty)).collect(),
+        };
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len() as f64;
+    let mean = sorted.iter().sum::<f64>() / n;
+    let var = sorted.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    Aggregate {
+        count: sorted.len(),
+        mean: mean * scale,
+        median: percentile(&sorted, 50.0) * scale,
+        std: var.sqrt() * scale,
+        percentiles: pcts
+            .iter()
+            .map(|p| (*p, percentile(&sorted, *p) * scale))
+            .collect(),
+    }
+}
+
+/// Linear interpolation between order statistics: `pos = p/100·(n−1)` (numpy default).
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let Some(last) = sorted.len().checked_sub(1) else {
+        return f64::NAN;
+    };
+    let pos = p / 100.0 * last as f64;
+    let lo = (pos.floor() as usize).min(last);
+    let hi = (lo + 1).min(last);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// Peak output tokens and peak active requests over 1-s buckets of successful requests.
+fn peaks(outcomes: &[RequestOutcome]) -> (f64, usize) {
+    let ok: Vec<&RequestOutcome> = outcomes
+        .iter()
+        .filter(|o| o.success && o.start_s.is_finite() && o.latency_s.is_finite())
+        .collect();
+    let Some(min_start) = ok.iter().map(|o| o.start_s).reduce(f64::min) else {
+        return (0.0, 0);
+    };
+    let max_end = ok
+        .iter()
+        .map(|o| o.start_s + o.latency_s)
+        .fold(min_start, f64::max);
+    let n_buckets = (max_end - min_start).ceil() as i64 + 1;
+    let bucket = |t: f64| (t - min_start).trunc() as i64;
+    let mut tokens: HashMap<i64, u64> = HashMap::new();
+    let mut edges: Vec<(i64, i64)> = Vec::with_capacity(ok.len() * 2);
+    for o in &ok {
+        edges.push((bucket(o.start_s), 1));
+        edges.push((bucket(o.start_s + o.latency_s) + 1, -1));
+        let wants = o.output_tokens > 0 || !o.itl_s.is_empty() || o.has_text;
+        let Some(ttft) = finite(o.ttft_s).filter(|_| wants && !o.has_duplex_session_metrics) else {
+            continue;
+        };
+        let mut t = o.start_s + ttft;
+        for step in std::iter::once(0.0).chain(o.itl_s.iter().copied()) {
+            t += step;
+            let b = bucket(t);
+            if (0..n_buckets).contains(&b) {
+                *tokens.entry(b).or_default() += 1;
+            }
+        }
+    }
+    edges.sort_unstable();
+    let (mut active, mut peak) = (0i64, 0i64);
+    for (_, delta) in edges {
+        active += delta;
+        peak = peak.max(active);
+    }
+    let max_tokens = if ok.iter().any(|o| o.has_duplex_session_metrics) {
+        f64::NAN
+    } else {
+        tokens.values().copied().max().unwrap_or(0) as f64
+    };
+    (max_tokens, peak.max(0) as usize)
+}
+
+/// The percentile word in keys and labels: `99`, `99.9`.
+fn p_word(p: f64) -> String {
+    if p.fract() == 0.0 && p.abs() < 1e15 {
+        format!("{}", p as i64)
+    } else {
+        py_float(p)
+    }
+}
+
+mod options;
+mod output;
+pub use options::{
+    GOODPUT_KEYS, Goodput, GoodputKey, Metric, MetricsError, parse_goodput, parse_metrics,
+    parse_percentiles,
+};
+pub use output::{
+    NONFINITE_MARKERS, SummaryHeader, default_result_filename, json_as_f64, json_f64,
+    render_summary, to_vllm_json_string,
+};
+
+#[cfg(test)]
+mod tests;

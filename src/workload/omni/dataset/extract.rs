@@ -1,0 +1,207 @@
+//! Safe, atomic, lock-free OmniInteract archive extraction (spec §3.2, seed-final).
+//!
+//! An archive (`.tar` or gzip-compressed `.tar.gz`, detected by content) is extracted into
+//! `<target>/<fingerprint>`, where the fingerprint is `<archive size>-<archive mtime ns>`.
+//! Every member is validated before anything is written: absolute names, `..` components
+//! and members that are not regular files or directories (symlinks, hard links, devices,
+//! FIFOs, sparse files) fail with `Unsafe path in OmniInteract archive: '<name>'`. The
+//! tree is then written into a private staging directory `<target>/.tmp-<unique>` and
+//! published with one `rename`. Concurrent extractors of the same archive converge: the
+//! loser of the rename race uses the winner's tree. Staging is always removed.
+
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io::{self, BufReader, Read};
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::UNIX_EPOCH;
+
+use tar::EntryType;
+
+use super::DatasetError;
+use super::layout::data_dir;
+
+/// Extract `archive` into `target` (see the module docs) and return the published tree's
+/// data directory (`<target>/<fingerprint>` or `<target>/<fingerprint>/data`).
+///
+/// An already published tree for the same fingerprint that holds a data directory is
+/// reused without reading the archive. A symlinked `target` or published directory is
+/// refused.
+pub fn extract_archive(archive: &Path, target: &Path) -> Result<PathBuf, DatasetError> {
+    if is_symlink(target) {
+        return Err(DatasetError::SymlinkTarget(target.to_path_buf()));
+    }
+    let published = target.join(fingerprint(archive)?);
+    if is_symlink(&published) {
+        return Err(DatasetError::SymlinkPublished(published));
+    }
+    if published.is_dir()
+        && let Ok(data) = data_dir(&published)
+    {
+        return Ok(data);
+    }
+    validate_archive(archive)?;
+    fs::create_dir_all(target).map_err(DatasetError::io(target))?;
+    let staging = Staging::create(target)?;
+    unpack(archive, &staging.0)?;
+    if data_dir(&staging.0).is_err() {
+        return Err(DatasetError::DataNotFound(archive.to_path_buf()));
+    }
+    match fs::rename(&staging.0, &published) {
+        Ok(()) => data_dir(&published),
+        // Another extractor published the same archive first: use its tree.
+        Err(_) if published.is_dir() && !is_symlink(&published) => data_dir(&published),
+        Err(e) => Err(DatasetError::Io {
+            path: published,
+            source: e,
+        }),
+    }
+}
+
+/// The archive fingerprint `<size>-<mtime in ns>` naming its published tree.
+pub fn fingerprint(archive: &Path) -> Result<String, DatasetError> {
+    let meta = fs::metadata(archive).map_err(DatasetError::io(archive))?;
+    let modified = meta.modified().map_err(DatasetError::io(archive))?;
+    let mtime_ns: i128 = match modified.duration_since(UNIX_EPOCH) {
+        Ok(after) => after.as_nanos() as i128,
+        Err(before) => -(before.duration().as_nanos() as i128),
+    };
+    Ok(format!("{}-{mtime_ns}", meta.len()))
+}
+
+fn is_symlink(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// What one archive member becomes on disk.
+enum Member {
+    Dir(PathBuf),
+    File(PathBuf),
+    Skip,
+}
+
+/// Classify a member, rejecting anything unsafe. The returned path is relative, made of
+/// normal components only.
+fn classify<R: Read>(entry: &tar::Entry<'_, R>) -> Result<Member, DatasetError> {
+    let kind = entry.header().entry_type();
+    if kind.is_pax_global_extensions() {
+        return Ok(Member::Skip);
+    }
+    let raw = entry.path_bytes();
+    let name = String::from_utf8_lossy(&raw).into_owned();
+    let shown = name.trim_end_matches('/');
+    let unsafe_member = || {
+        let shown = if shown.is_empty() {
+            name.as_str()
+        } else {
+            shown
+        };
+        DatasetError::UnsafeArchiveMember(shown.to_owned())
+    };
+    let path = entry.path().map_err(|_| unsafe_member())?;
+    let mut rel = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::Normal(part) => rel.push(part),
+            Component::CurDir => {}
+            _ => return Err(unsafe_member()),
+        }
+    }
+    let is_dir =
+        kind == EntryType::Directory || (kind == EntryType::Regular && name.ends_with('/'));
+    match kind {
+        _ if is_dir && rel.as_os_str().is_empty() => Ok(Member::Skip),
+        _ if is_dir => Ok(Member::Dir(rel)),
+        EntryType::Regular | EntryType::Continuous if !rel.as_os_str().is_empty() => {
+            Ok(Member::File(rel))
+        }
+        _ => Err(unsafe_member()),
+    }
+}
+
+/// Open an archive for reading, transparently gunzipping it when it starts with the gzip
+/// magic bytes.
+fn open(archive: &Path) -> Result<tar::Archive<Box<dyn Read>>, DatasetError> {
+    let mut magic = [0u8; 2];
+    let mut probe = File::open(archive).map_err(DatasetError::io(archive))?;
+    let n = probe.read(&mut magic).map_err(DatasetError::io(archive))?;
+    let file = BufReader::new(File::open(archive).map_err(DatasetError::io(archive))?);
+    let reader: Box<dyn Read> = if n == 2 && magic == [0x1f, 0x8b] {
+        Box::new(flate2::read::MultiGzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
+    Ok(tar::Archive::new(reader))
+}
+
+fn archive_err(archive: &Path) -> impl Fn(io::Error) -> DatasetError + '_ {
+    move |source| DatasetError::Archive {
+        path: archive.to_path_buf(),
+        source,
+    }
+}
+
+/// Pass 1: read every member header and reject the archive on the first unsafe one.
+/// Nothing is written.
+fn validate_archive(archive: &Path) -> Result<(), DatasetError> {
+    let mut tar = open(archive)?;
+    for entry in tar.entries().map_err(archive_err(archive))? {
+        classify(&entry.map_err(archive_err(archive))?)?;
+    }
+    Ok(())
+}
+
+/// Pass 2: write directories and regular files below `staging`. Members are re-checked,
+/// so a file that changed between the passes still cannot write outside `staging`.
+fn unpack(archive: &Path, staging: &Path) -> Result<(), DatasetError> {
+    let mut tar = open(archive)?;
+    for entry in tar.entries().map_err(archive_err(archive))? {
+        let mut entry = entry.map_err(archive_err(archive))?;
+        match classify(&entry)? {
+            Member::Skip => {}
+            Member::Dir(rel) => {
+                let dest = staging.join(rel);
+                fs::create_dir_all(&dest).map_err(DatasetError::io(&dest))?;
+            }
+            Member::File(rel) => {
+                let dest = staging.join(rel);
+                if let Some(parent) = dest.parent() {
+                    fs::create_dir_all(parent).map_err(DatasetError::io(parent))?;
+                }
+                let mut file = File::create(&dest).map_err(DatasetError::io(&dest))?;
+                io::copy(&mut entry, &mut file).map_err(archive_err(archive))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A private staging directory, removed (with whatever is left in it) on drop.
+struct Staging(PathBuf);
+
+impl Staging {
+    fn create(target: &Path) -> Result<Staging, DatasetError> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        loop {
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let mut name = OsString::from(".tmp-");
+            name.push(format!("{}-{n}", std::process::id()));
+            let path = target.join(name);
+            match fs::create_dir(&path) {
+                Ok(()) => return Ok(Staging(path)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(DatasetError::Io { path, source: e }),
+            }
+        }
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+#[path = "extract_tests.rs"]
+mod tests;

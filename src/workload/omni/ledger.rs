@@ -1,0 +1,370 @@
+//! The duplex session's validation rules (spec §1.3, §1.5, §1.7): the response ledger,
+//! audio-delta validation, the post-commit decision, the session-termination and `error`
+//! event rules, and the Python-style renderings the reference's messages are made of.
+//!
+//! Pure code: events (`serde_json::Value`) in, verdicts out. Every check is incremental
+//! (one event at a time, in arrival order) so a long session never rescans its history.
+
+use std::collections::HashSet;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+use serde_json::Value;
+
+pub use super::metrics::response_id;
+pub use crate::util::pyfmt::{py_float, py_g, py_list, py_repr, py_repr_str, py_str, truthy};
+
+/// Audio delta event types: the seed name and the later upstream alias.
+pub const AUDIO_DELTA_TYPES: [&str; 2] = ["response.audio.delta", "response.output_audio.delta"];
+/// Text delta event types (seed names plus the later transcript alias).
+pub const TEXT_DELTA_TYPES: [&str; 4] = [
+    "response.audio_transcript.delta",
+    "response.output_audio_transcript.delta",
+    "response.output_text.delta",
+    "response.text.delta",
+];
+/// `error` codes later servers send about late or unknown playback acks; warnings only.
+pub const TOLERATED_ERROR_CODES: [&str; 2] = ["playback_ack_too_late", "playback_item_not_found"];
+/// The only output rate the duplex workload accepts.
+pub const OUTPUT_RATE_HZ: u64 = 24_000;
+
+/// A broken response ledger (reference `response_ledger`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LedgerError {
+    /// `response.created` / `response.done` without an id; carries the event type.
+    #[error("{0} has no response_id")]
+    NoId(String),
+    /// A second `response.created` for one id.
+    #[error("duplicate response.created for {0}")]
+    DuplicateCreated(String),
+    /// `response.done` for an id never created.
+    #[error("response.done without response.created for {0}")]
+    DoneWithoutCreated(String),
+    /// A second `response.done` for one id.
+    #[error("duplicate response.done for {0}")]
+    DuplicateDone(String),
+    /// A `response.done` that reports `failed`.
+    #[error("response.done reports failure for {0}")]
+    Failed(String),
+}
+
+/// Created/done bookkeeping over `response.created` / `response.done`, in event order.
+/// The first error is kept and the ledger stops changing after it, like the reference's
+/// scan that raises at the first bad event.
+#[derive(Debug, Default, Clone)]
+pub struct Ledger {
+    order: Vec<String>,
+    created: HashSet<String>,
+    done: HashSet<String>,
+    error: Option<LedgerError>,
+}
+
+impl Ledger {
+    /// Account for one event (other event types are ignored).
+    pub fn observe(&mut self, ev: &Value) {
+        let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
+        if self.error.is_some() || !matches!(kind, "response.created" | "response.done") {
+            return;
+        }
+        let Some(id) = response_id(ev).filter(|id| !id.is_empty()) else {
+            self.error = Some(LedgerError::NoId(kind.to_owned()));
+            return;
+        };
+        let id = id.to_owned();
+        self.error = if kind == "response.created" {
+            if self.created.insert(id.clone()) {
+                self.order.push(id);
+                None
+            } else {
+                Some(LedgerError::DuplicateCreated(id))
+            }
+        } else if !self.created.contains(&id) {
+            Some(LedgerError::DoneWithoutCreated(id))
+        } else if self.done.contains(&id) {
+            Some(LedgerError::DuplicateDone(id))
+        } else if reports_failure(ev) {
+            Some(LedgerError::Failed(id))
+        } else {
+            self.done.insert(id);
+            None
+        };
+    }
+    /// The first ledger error, if any.
+    pub fn error(&self) -> Option<&LedgerError> {
+        self.error.as_ref()
+    }
+    /// Created response ids in creation order.
+    pub fn created(&self) -> &[String] {
+        &self.order
+    }
+    /// Whether `id` was created.
+    pub fn is_created(&self, id: &str) -> bool {
+        self.created.contains(id)
+    }
+    /// `created == done` and no error.
+    pub fn is_closed(&self) -> bool {
+        self.error.is_none() && self.created.len() == self.done.len()
+    }
+    /// Created but not done, sorted (as the reference prints them).
+    pub fn unfinished(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self
+            .order
+            .iter()
+            .filter(|id| !self.done.contains(*id))
+            .map(String::as_str)
+            .collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+fn status_detail(v: Option<&Value>) -> Option<&Value> {
+    v?.get("status_details")?.get("type")
+}
+
+fn reports_failure(ev: &Value) -> bool {
+    let resp = ev.get("response").filter(|r| r.is_object());
+    [
+        ev.get("status"),
+        resp.and_then(|r| r.get("status")),
+        status_detail(Some(ev)),
+        status_detail(resp),
+    ]
+    .into_iter()
+    .flatten()
+    .any(|v| v.as_str() == Some("failed"))
+}
+
+/// True when the `response.done` status (`response.status`, else top-level `status`) is
+/// `cancelled`.
+pub fn is_cancelled(ev: &Value) -> bool {
+    let status = match ev.get("response").and_then(|r| r.get("status")) {
+        Some(s) if truthy(s) => s,
+        _ => match ev.get("status") {
+            Some(s) if truthy(s) => s,
+            _ => return false,
+        },
+    };
+    status.as_str() == Some("cancelled")
+}
+
+/// A `response.listen` that is a real model decision: metadata (`response.metadata` when
+/// `response` is an object, else top-level `metadata`) with `model_listen == true` and
+/// `buffering != true`.
+pub fn is_listen_decision(ev: &Value) -> bool {
+    let meta = match ev.get("response") {
+        Some(r) if r.is_object() => r.get("metadata"),
+        _ => ev.get("metadata"),
+    };
+    meta.is_some_and(|m| {
+        m.is_object()
+            && m.get("buffering") != Some(&Value::Bool(true))
+            && m.get("model_listen") == Some(&Value::Bool(true))
+    })
+}
+
+/// The post-commit decision scan (spec §1.5 step 2) over the events after the committed
+/// one, fed one event at a time.
+#[derive(Debug, Clone, Default)]
+pub struct PostCommit {
+    prior: HashSet<String>,
+    decided: bool,
+}
+
+impl PostCommit {
+    /// A scan that first waits for `prior` (responses open when a deferred commit landed).
+    pub fn new(prior: impl IntoIterator<Item = String>) -> Self {
+        Self {
+            prior: prior.into_iter().collect(),
+            decided: false,
+        }
+    }
+    /// Account for one event after the committed index.
+    pub fn observe(&mut self, ev: &Value) {
+        match ev.get("type").and_then(Value::as_str) {
+            Some("response.done") => {
+                if let Some(id) = response_id(ev)
+                    && self.prior.remove(id)
+                {
+                    return;
+                }
+                if self.prior.is_empty() && !is_cancelled(ev) {
+                    self.decided = true;
+                }
+            }
+            Some("response.listen") if self.prior.is_empty() && is_listen_decision(ev) => {
+                self.decided = true;
+            }
+            _ => {}
+        }
+    }
+    /// Whether a decision has been seen.
+    pub fn decided(&self) -> bool {
+        self.decided
+    }
+}
+
+/// An invalid audio delta (spec §1.7), in the reference's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AudioError {
+    /// No response id.
+    #[error("response audio has no response_id")]
+    NoId,
+    /// `delta`/`audio` is not a string.
+    #[error("response audio payload is missing")]
+    Missing,
+    /// `format` present and not `pcm16`.
+    #[error("OmniInteract output must be pcm16")]
+    Format,
+    /// `sample_rate_hz` other than 24000.
+    #[error("OmniInteract output must use 24000 Hz audio")]
+    Rate,
+    /// Strict base64 decoding failed.
+    #[error("response audio is not valid base64")]
+    Base64,
+    /// Decoded to zero or an odd number of bytes.
+    #[error("response audio is empty or not PCM16 aligned")]
+    Alignment,
+}
+
+/// Audio-delta validation with the reference's once-only warnings and its "last seen
+/// rate" assumption.
+#[derive(Debug, Clone)]
+pub struct AudioCheck {
+    last_rate: u64,
+}
+
+impl Default for AudioCheck {
+    fn default() -> Self {
+        Self {
+            last_rate: OUTPUT_RATE_HZ,
+        }
+    }
+}
+
+const STRICT_B64: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
+);
+
+impl AudioCheck {
+    /// Validate one audio delta and return its response id and decoded PCM16 bytes.
+    /// Warnings are appended to `warnings` unless already there.
+    pub fn check<'a>(
+        &mut self,
+        ev: &'a Value,
+        warnings: &mut Vec<String>,
+    ) -> Result<(&'a str, Vec<u8>), AudioError> {
+        let kind = ev
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("response.audio.delta");
+        let rate = ev.get("sample_rate_hz").filter(|r| !r.is_null());
+        let seen = self.last_rate;
+        if let Some(r) = rate.and_then(Value::as_u64).filter(|r| *r > 0) {
+            self.last_rate = r;
+        }
+        let id = response_id(ev)
+            .filter(|id| !id.is_empty())
+            .ok_or(AudioError::NoId)?;
+        let payload = match ev.get("delta") {
+            Some(d) if truthy(d) => Some(d),
+            _ => ev.get("audio"),
+        };
+        let encoded = payload.and_then(Value::as_str).ok_or(AudioError::Missing)?;
+        match ev.get("format") {
+            None | Some(Value::Null) => {
+                warn_once(warnings, format!("{kind} omitted format; assumed pcm16"))
+            }
+            Some(f) if f.as_str() == Some("pcm16") => {}
+            Some(_) => return Err(AudioError::Format),
+        }
+        let rate_ok = match rate {
+            None => {
+                warn_once(
+                    warnings,
+                    format!("{kind} omitted sample_rate_hz; assumed {seen}"),
+                );
+                seen == OUTPUT_RATE_HZ
+            }
+            Some(r) => r.as_f64() == Some(OUTPUT_RATE_HZ as f64) && !r.is_boolean(),
+        };
+        if !rate_ok {
+            return Err(AudioError::Rate);
+        }
+        let pcm = STRICT_B64.decode(encoded).map_err(|_| AudioError::Base64)?;
+        if pcm.is_empty() || pcm.len() % 2 != 0 {
+            return Err(AudioError::Alignment);
+        }
+        Ok((id, pcm))
+    }
+}
+
+/// Push `w` unless it is already recorded.
+pub fn warn_once(warnings: &mut Vec<String>, w: String) {
+    if !warnings.contains(&w) {
+        warnings.push(w);
+    }
+}
+
+/// What an `error` event means for the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorVerdict {
+    /// Fatal: the failure message (the Python rendering of the event, as the reference's
+    /// `str(event)`).
+    Fatal(String),
+    /// A tolerated playback-ack complaint: the warning to record.
+    Tolerated(String),
+}
+
+/// Judge an `error` event (code at `code` or `error.code`).
+pub fn error_verdict(ev: &Value) -> ErrorVerdict {
+    let code = ev
+        .get("code")
+        .or_else(|| ev.get("error").and_then(|e| e.get("code")))
+        .and_then(Value::as_str);
+    match code {
+        Some(c) if TOLERATED_ERROR_CODES.contains(&c) => {
+            ErrorVerdict::Tolerated(format!("server warning: {c}"))
+        }
+        _ => ErrorVerdict::Fatal(py_repr(ev)),
+    }
+}
+
+/// The reference's `_raise_if_session_terminated` rule for one `session.expired` /
+/// `session.closed` event. `after_close` is true in the post-close check (messages get
+/// the `Unexpected ` prefix); `sent_after_close` is true when the event arrived after our
+/// `session.close`. A `session.closed` after our close with no reason (or the later
+/// upstream reason `client_close`) is expected and gives `None`.
+pub fn termination_failure(
+    ev: &Value,
+    after_close: bool,
+    sent_after_close: bool,
+) -> Option<String> {
+    let kind = ev.get("type").and_then(Value::as_str)?;
+    if !matches!(kind, "session.expired" | "session.closed") {
+        return None;
+    }
+    let reason = match ev.get("reason") {
+        None | Some(Value::Null) => ev
+            .get("event")
+            .filter(|e| e.is_object())
+            .and_then(|e| e.get("reason")),
+        r => r,
+    }
+    .filter(|r| !r.is_null());
+    let expected_reason = reason.is_none_or(|r| r.as_str() == Some("client_close"));
+    if kind == "session.closed" && after_close && sent_after_close && expected_reason {
+        return None;
+    }
+    let detail = reason
+        .filter(|r| truthy(r))
+        .map(|r| format!(": {}", py_str(r)))
+        .unwrap_or_default();
+    let prefix = if after_close { "Unexpected " } else { "" };
+    Some(format!("{prefix}{kind}{detail}"))
+}
+
+#[cfg(test)]
+#[path = "ledger_tests.rs"]
+mod tests;

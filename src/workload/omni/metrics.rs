@@ -1,0 +1,369 @@
+//! Duplex per-response and per-session metrics (spec §5.2): TTFT, TTFP, audio generation
+//! time, audio duration and RTF per assistant response, measured from the client receipt
+//! of that response's `response.created`; the session summary; and the mapping of one
+//! finished session onto a serving-benchmark [`RequestOutcome`].
+//!
+//! Pure code: a list of timestamped server events in, serializable rows out. Receipt
+//! times must all come from one monotonic clock; nothing here reads a clock.
+
+use std::collections::HashMap;
+
+use base64::Engine as _;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::tokens::{Stage0Tokens, project_token_timing, round_dp, stage0_metrics, stage0_tokens};
+use crate::workload::omni::bench_metrics::RequestOutcome;
+
+/// One server event and the client receipt time of the message that carried it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimedEvent {
+    /// Client receipt time, seconds on the session's monotonic clock.
+    pub at_s: f64,
+    /// The decoded event object.
+    pub event: Value,
+}
+
+/// `source` of every client-measured request metric.
+pub const SOURCE: &str = "client_monotonic_receive";
+/// `measurement_origin.ttft`.
+pub const TTFT_ORIGIN: &str = "response.created client receive to first non-empty text delta";
+/// `measurement_origin.ttfp`.
+pub const TTFP_ORIGIN: &str = "response.created client receive to first audio packet";
+/// `measurement_origin.rtf`.
+pub const RTF_ORIGIN: &str =
+    "response.created client receive to last audio packet divided by emitted audio duration";
+/// The request failure when a sample reaches timing without its prepared media.
+pub const MEDIA_NOT_PREPARED: &str =
+    "OmniInteract media must be prepared before benchmark request timing";
+/// Output sample rate assumed when no audio delta names one.
+pub const DEFAULT_OUTPUT_RATE_HZ: u64 = 24_000;
+
+const AUDIO_DELTAS: [&str; 2] = ["response.audio.delta", "response.output_audio.delta"];
+const TEXT_DELTAS: [&str; 4] = [
+    "response.audio_transcript.delta",
+    "response.output_audio_transcript.delta",
+    "response.output_text.delta",
+    "response.text.delta",
+];
+
+/// What each client metric is measured from and to.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeasurementOrigin {
+    /// See [`TTFT_ORIGIN`].
+    pub ttft: &'static str,
+    /// See [`TTFP_ORIGIN`].
+    pub ttfp: &'static str,
+    /// See [`RTF_ORIGIN`].
+    pub rtf: &'static str,
+}
+
+/// Client-measured metrics of one response (`request_metrics`; present only when the
+/// response's `response.created` and at least one non-empty audio delta were seen).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RequestMetrics {
+    /// Always [`SOURCE`].
+    pub source: &'static str,
+    /// The origin descriptions.
+    pub measurement_origin: MeasurementOrigin,
+    /// First non-empty text delta − origin, ms, 3 decimals; `None` (null) without text.
+    pub ttft_ms: Option<f64>,
+    /// First non-empty audio delta − origin, ms, 3 decimals.
+    pub ttfp_ms: f64,
+    /// `audio_generation / audio_duration`, 6 decimals; `None` (null) for zero duration.
+    pub rtf: Option<f64>,
+    /// `max(0, last audio delta − origin)`, ms, 3 decimals.
+    pub audio_generation_ms: f64,
+    /// Emitted audio, ms, 3 decimals: max `metadata.audio_duration_ms` of the response's
+    /// audio deltas, else decoded bytes·1000/(rate·2).
+    pub audio_duration_ms: f64,
+}
+
+/// One row of `duplex_request_metrics`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ResponseRow {
+    /// The session id (null when unknown).
+    pub session_id: Option<String>,
+    /// Position of the response in `response.created` order (0-based, over all created
+    /// responses of the session).
+    pub request_index: usize,
+    /// The response id.
+    pub response_id: String,
+    /// Client metrics, flattened into the row when present.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub request_metrics: Option<RequestMetrics>,
+    /// Engine stage-0 token metrics, when an event of this response carried them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stage0_tokens: Option<Stage0Tokens>,
+}
+
+/// `duplex_session_metrics`: means over the rows that have a finite value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionSummary {
+    /// The session id (null when unknown).
+    pub session_id: Option<String>,
+    /// Number of rows.
+    pub audio_turn_count: usize,
+    /// Mean row TTFT, ms, 3 decimals; null when no row has one.
+    pub mean_ttft_ms: Option<f64>,
+    /// Mean row TTFP, ms, 3 decimals; null when no row has one.
+    pub mean_ttfp_ms: Option<f64>,
+    /// Mean row RTF, 6 decimals; null when no row has one.
+    pub mean_rtf: Option<f64>,
+}
+
+/// Everything §5.2 derives from one session's events.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DuplexMetrics {
+    /// Per-response rows, in creation order.
+    pub rows: Vec<ResponseRow>,
+    /// The session summary.
+    pub summary: SessionSummary,
+    /// Σ of the rows' stage-0 `output_token_count` (the case's `output_tokens`).
+    pub output_tokens: u64,
+}
+
+/// Compute rows, summary and output token count for one session.
+///
+/// Only events received at or after `stream_start_s` (the instant right before the first
+/// append) count, except for the decoded-byte fallback of `audio_duration_ms`, which, like
+/// the reference collector, counts every audio delta of the response.
+pub fn duplex_metrics(
+    events: &[TimedEvent],
+    stream_start_s: f64,
+    session_id: Option<&str>,
+) -> DuplexMetrics {
+    let rows = response_rows(events, stream_start_s, session_id);
+    let summary = session_summary(&rows, session_id);
+    let output_tokens = rows
+        .iter()
+        .filter_map(|r| r.stage0_tokens.as_ref())
+        .map(|s| s.output_token_count)
+        .sum();
+    DuplexMetrics {
+        rows,
+        summary,
+        output_tokens,
+    }
+}
+
+/// An event's response id: top-level `response_id` if a string, else `response.id`.
+pub fn response_id(event: &Value) -> Option<&str> {
+    match event.get("response_id") {
+        Some(Value::String(s)) => Some(s),
+        _ => event.get("response")?.get("id")?.as_str(),
+    }
+}
+
+#[derive(Default)]
+struct Acc<'a> {
+    created_at: Option<f64>,
+    first_text: Option<f64>,
+    first_audio: Option<f64>,
+    last_audio: Option<f64>,
+    max_duration_ms: Option<f64>,
+    stage0: Option<&'a Map<String, Value>>,
+    decoded_bytes: u64,
+}
+
+/// The per-response rows of a session (rows exist only with request metrics or stage 0).
+pub fn response_rows(
+    events: &[TimedEvent],
+    stream_start_s: f64,
+    session_id: Option<&str>,
+) -> Vec<ResponseRow> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut accs: HashMap<&str, Acc<'_>> = HashMap::new();
+    let mut rate_hz = DEFAULT_OUTPUT_RATE_HZ;
+    for te in events {
+        let ev = &te.event;
+        let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
+        let rid = response_id(ev);
+        if kind == "response.created"
+            && let Some(r) = rid.filter(|r| !order.contains(r))
+        {
+            order.push(r);
+        }
+        let is_audio = AUDIO_DELTAS.contains(&kind);
+        let rate = ev.get("sample_rate_hz").and_then(Value::as_u64);
+        if is_audio && let Some(rate) = rate.filter(|r| *r > 0) {
+            rate_hz = rate;
+        }
+        let Some(rid) = rid else { continue };
+        let acc = accs.entry(rid).or_default();
+        // A raw delta carries base64; a stored (sanitized, §4.2 item 3) one carries its
+        // decoded length as `audio_bytes` instead.
+        let audio_len = if is_audio {
+            audio_payload(ev)
+                .map(|b64| (decoded_len(b64), !b64.is_empty()))
+                .or_else(|| {
+                    ev.get("audio_bytes")
+                        .and_then(Value::as_u64)
+                        .map(|n| (n as _, n > 0))
+                })
+        } else {
+            None
+        };
+        if let Some((n, _)) = audio_len {
+            acc.decoded_bytes += n;
+        }
+        if te.at_s < stream_start_s {
+            continue;
+        }
+        if kind == "response.created" && acc.created_at.is_none() {
+            acc.created_at = Some(te.at_s);
+        }
+        let text_nonempty = ev
+            .get("delta")
+            .and_then(Value::as_str)
+            .is_some_and(|d| !d.is_empty());
+        if TEXT_DELTAS.contains(&kind) && text_nonempty && acc.first_text.is_none() {
+            acc.first_text = Some(te.at_s);
+        }
+        if let Some(s0) = stage0_metrics(ev) {
+            acc.stage0 = Some(s0);
+        }
+        if audio_len.is_some_and(|(_, nonempty)| nonempty) {
+            acc.first_audio.get_or_insert(te.at_s);
+            acc.last_audio = Some(te.at_s);
+            let dur = ev
+                .get("metadata")
+                .and_then(|m| m.get("audio_duration_ms"))
+                .and_then(Value::as_f64);
+            if let Some(d) = dur.filter(|d| d.is_finite()) {
+                acc.max_duration_ms = Some(acc.max_duration_ms.map_or(d.max(0.0), |m| m.max(d)));
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for (idx, rid) in order.iter().enumerate() {
+        let Some(acc) = accs.get(rid) else { continue };
+        let request_metrics = request_metrics(acc, rate_hz);
+        let stage0_tokens = acc.stage0.map(stage0_tokens);
+        if request_metrics.is_none() && stage0_tokens.is_none() {
+            continue;
+        }
+        rows.push(ResponseRow {
+            session_id: session_id.map(str::to_owned),
+            request_index: idx,
+            response_id: (*rid).to_owned(),
+            request_metrics,
+            stage0_tokens,
+        });
+    }
+    rows
+}
+
+/// `delta` (or, when that is missing or empty, `audio`) as a string.
+fn audio_payload(ev: &Value) -> Option<&str> {
+    match ev.get("delta").and_then(Value::as_str) {
+        Some(d) if !d.is_empty() => Some(d),
+        _ => ev
+            .get("audio")
+            .and_then(Value::as_str)
+            .or_else(|| ev.get("delta").and_then(Value::as_str)),
+    }
+}
+
+/// Decoded length of a base64 payload; undecodable payloads count as zero bytes.
+fn decoded_len(b64: &str) -> u64 {
+    base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .map_or(0, |b| b.len() as u64)
+}
+
+fn request_metrics(acc: &Acc<'_>, rate_hz: u64) -> Option<RequestMetrics> {
+    let origin = acc.created_at?;
+    let (first, last) = (acc.first_audio?, acc.last_audio?);
+    let duration_ms = acc
+        .max_duration_ms
+        .unwrap_or_else(|| acc.decoded_bytes as f64 * 1000.0 / (rate_hz as f64 * 2.0));
+    let generation_ms = ((last - origin) * 1000.0).max(0.0);
+    Some(RequestMetrics {
+        source: SOURCE,
+        measurement_origin: MeasurementOrigin {
+            ttft: TTFT_ORIGIN,
+            ttfp: TTFP_ORIGIN,
+            rtf: RTF_ORIGIN,
+        },
+        ttft_ms: acc.first_text.map(|t| round_dp((t - origin) * 1000.0, 3)),
+        ttfp_ms: round_dp((first - origin) * 1000.0, 3),
+        rtf: (duration_ms > 0.0).then(|| round_dp(generation_ms / duration_ms, 6)),
+        audio_generation_ms: round_dp(generation_ms, 3),
+        audio_duration_ms: round_dp(duration_ms, 3),
+    })
+}
+
+/// The session summary of `rows` (seed form: means, not distributions).
+pub fn session_summary(rows: &[ResponseRow], session_id: Option<&str>) -> SessionSummary {
+    let mean = |pick: fn(&RequestMetrics) -> Option<f64>, dp: usize| {
+        let vals: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| r.request_metrics.as_ref().and_then(pick))
+            .filter(|v| v.is_finite())
+            .collect();
+        (!vals.is_empty()).then(|| round_dp(vals.iter().sum::<f64>() / vals.len() as f64, dp))
+    };
+    SessionSummary {
+        session_id: session_id.map(str::to_owned),
+        audio_turn_count: rows.len(),
+        mean_ttft_ms: mean(|m| m.ttft_ms, 3),
+        mean_ttfp_ms: mean(|m| Some(m.ttfp_ms), 3),
+        mean_rtf: mean(|m| m.rtf, 6),
+    }
+}
+
+/// What the case runner knows about a finished OmniInteract case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseOutcome<'a> {
+    /// Case success (artifact revocation later does not change serving metrics).
+    pub success: bool,
+    /// Seconds from run start to just before the WebSocket connect.
+    pub start_s: f64,
+    /// Case `latency_s`: connect to after close.
+    pub latency_s: f64,
+    /// The case transcript (`generated_text`).
+    pub transcript: &'a str,
+    /// Bytes of output PCM16 audio collected for the case.
+    pub audio_bytes: u64,
+    /// Prompt length reported for the request (0 when the dataset has none).
+    pub prompt_len: u64,
+}
+
+/// Map a finished duplex case onto a serving-benchmark request outcome (spec §5.2
+/// "Request-output mapping" + "Token timing projection").
+///
+/// A null session mean stays missing (`None`) rather than becoming 0; the projection
+/// uses `mean_ttft_ms or 0` as its base exactly like the reference, so
+/// `text_latency − ttft` is unaffected.
+pub fn request_outcome(case: &CaseOutcome<'_>, metrics: &DuplexMetrics) -> RequestOutcome {
+    let ttft_s = metrics.summary.mean_ttft_ms.map(|ms| ms / 1000.0);
+    let stage0: Vec<Option<&Stage0Tokens>> = metrics
+        .rows
+        .iter()
+        .map(|r| r.stage0_tokens.as_ref())
+        .collect();
+    let timing = project_token_timing(&stage0, metrics.output_tokens, ttft_s.unwrap_or(0.0));
+    RequestOutcome {
+        success: case.success,
+        start_s: case.start_s,
+        latency_s: case.latency_s,
+        ttft_s,
+        itl_s: timing.itl_s,
+        text_latency_s: Some(timing.text_latency_s),
+        tpot_measured: timing.tpot_measured,
+        output_tokens: metrics.output_tokens,
+        has_text: !case.transcript.is_empty(),
+        prompt_len: case.prompt_len,
+        audio_ttfp_s: metrics.summary.mean_ttfp_ms.map(|ms| ms / 1000.0),
+        audio_rtf: metrics.summary.mean_rtf,
+        audio_duration_s: case.audio_bytes as f64 / 48_000.0,
+        audio_frames: case.audio_bytes / 2,
+        has_duplex_session_metrics: true,
+        ..RequestOutcome::default()
+    }
+}
+
+#[cfg(test)]
+#[path = "metrics_tests.rs"]
+mod tests;

@@ -1,0 +1,331 @@
+//! The duplex serial playback clock and its `playback.ack` policy (spec §1.6): one
+//! speaker plays every response's audio strictly in arrival order; the seed acknowledger
+//! acks each completed response once, when its last sample has played; the optional
+//! incremental mode (later upstream) sends a checkpoint ack, cumulative acks every
+//! ≥ 200 ms of playback, and the exact total once drained. Barge-in clears truncate a
+//! response's unplayed audio.
+//!
+//! Pure code: times are seconds on the session's clock, passed in.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+/// Output samples per second.
+pub const OUTPUT_RATE: u64 = 24_000;
+/// Incremental mode: minimum newly played audio between cumulative acks.
+pub const ACK_STEP_MS: u64 = 200;
+/// Tolerance for comparing playback times that went through a clock round trip.
+const EPS_S: f64 = 1e-6;
+/// Tolerance, in samples, when converting elapsed time to played samples.
+const EPS_SAMPLES: f64 = 1e-3;
+
+/// One stretch of output audio on the serial clock.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    /// The response it belongs to.
+    pub response_id: Arc<str>,
+    /// Playback start, seconds (`max(receipt, previous segment end)`).
+    pub start_s: f64,
+    /// Playback end, seconds (`start + samples / 24000`).
+    pub end_s: f64,
+    /// PCM16 samples (after any barge-in truncation).
+    pub samples: u64,
+    /// Index of the first sample that is not silence, if any.
+    pub first_nonzero: Option<u64>,
+    /// The PCM16 bytes, when the session keeps audio; empty otherwise.
+    pub pcm: Bytes,
+}
+
+/// One `playback.ack` to send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ack {
+    /// The response acknowledged.
+    pub response_id: Arc<str>,
+    /// `played_ms` (and `committed_ms`).
+    pub played_ms: u64,
+    /// When the ack became due on the playback clock, seconds.
+    pub due_s: f64,
+}
+
+#[derive(Debug)]
+struct Resp {
+    id: Arc<str>,
+    total: u64,
+    last_end_s: f64,
+    first_arrival_s: f64,
+    completed: bool,
+    acked_ms: Option<u64>,
+    segs: Vec<usize>,
+}
+
+/// The serial playback clock plus its acknowledger.
+#[derive(Debug, Default)]
+pub struct PlaybackClock {
+    incremental: bool,
+    end_s: f64,
+    segments: Vec<Segment>,
+    resps: Vec<Resp>,
+    by_id: HashMap<Arc<str>, usize>,
+}
+
+impl PlaybackClock {
+    /// A clock; `incremental` selects the later-upstream ack policy.
+    pub fn new(incremental: bool) -> Self {
+        Self {
+            incremental,
+            ..Self::default()
+        }
+    }
+
+    fn resp(&mut self, id: &str, at_s: f64) -> usize {
+        if let Some(&i) = self.by_id.get(id) {
+            return i;
+        }
+        let id: Arc<str> = Arc::from(id);
+        self.by_id.insert(id.clone(), self.resps.len());
+        self.resps.push(Resp {
+            id,
+            total: 0,
+            last_end_s: 0.0,
+            first_arrival_s: at_s,
+            completed: false,
+            acked_ms: None,
+            segs: Vec::new(),
+        });
+        self.resps.len() - 1
+    }
+
+    /// Queue `pcm` (PCM16, even length) of `response_id` received at `at_s`; keep the bytes
+    /// in the segment only when `keep_pcm`. Returns the new segment.
+    pub fn ingest(&mut self, response_id: &str, pcm: &[u8], at_s: f64, keep_pcm: bool) -> &Segment {
+        let r = self.resp(response_id, at_s);
+        let samples = (pcm.len() / 2) as u64;
+        let start_s = at_s.max(self.end_s);
+        let end_s = start_s + samples as f64 / OUTPUT_RATE as f64;
+        let first_nonzero = pcm.iter().position(|b| *b != 0).map(|i| (i / 2) as u64);
+        let resp = &mut self.resps[r];
+        if resp.total == 0 {
+            resp.first_arrival_s = at_s;
+        }
+        resp.total += samples;
+        resp.last_end_s = end_s;
+        resp.segs.push(self.segments.len());
+        self.end_s = end_s;
+        self.segments.push(Segment {
+            response_id: resp.id.clone(),
+            start_s,
+            end_s,
+            samples,
+            first_nonzero,
+            pcm: if keep_pcm {
+                Bytes::copy_from_slice(pcm)
+            } else {
+                Bytes::new()
+            },
+        });
+        &self.segments[self.segments.len() - 1]
+    }
+
+    /// `response.done` for `response_id`.
+    pub fn complete(&mut self, response_id: &str, at_s: f64) {
+        let r = self.resp(response_id, at_s);
+        self.resps[r].completed = true;
+    }
+
+    /// Barge-in at `at_s`: drop the audio of `response_id` (every response when `None`)
+    /// that had not played by then. Returns the responses that lost audio and how many
+    /// samples each lost.
+    pub fn clear(&mut self, response_id: Option<&str>, at_s: f64) -> Vec<(Arc<str>, u64)> {
+        let mut lost_by = Vec::new();
+        for resp in &mut self.resps {
+            if response_id.is_some_and(|id| id != &*resp.id) {
+                continue;
+            }
+            let mut lost = 0;
+            for &s in &resp.segs {
+                let seg = &mut self.segments[s];
+                if seg.end_s <= at_s {
+                    continue;
+                }
+                let keep = played_samples(seg, at_s);
+                lost += seg.samples - keep;
+                seg.samples = keep;
+                seg.end_s = seg.start_s + keep as f64 / OUTPUT_RATE as f64;
+                seg.first_nonzero = seg.first_nonzero.filter(|i| *i < keep);
+                if !seg.pcm.is_empty() {
+                    seg.pcm.truncate(keep as usize * 2);
+                }
+            }
+            if lost > 0 {
+                resp.total -= lost;
+                resp.last_end_s = resp
+                    .segs
+                    .iter()
+                    .map(|&s| self.segments[s].end_s)
+                    .fold(0.0, f64::max);
+                lost_by.push((resp.id.clone(), lost));
+            }
+        }
+        if !lost_by.is_empty() {
+            self.end_s = self.segments.iter().map(|s| s.end_s).fold(0.0, f64::max);
+        }
+        lost_by
+    }
+
+    /// The acks due at `now_s` (each marked as sent).
+    pub fn acks(&mut self, now_s: f64) -> Vec<Ack> {
+        let mut out = Vec::new();
+        for i in 0..self.resps.len() {
+            if let Some(ack) = self.ack_for(i, now_s) {
+                self.resps[i].acked_ms = Some(ack.played_ms);
+                out.push(ack);
+            }
+        }
+        out
+    }
+
+    /// Drain: the acks due once everything queued has played (`now = clock end`).
+    pub fn drain(&mut self) -> Vec<Ack> {
+        self.acks(self.end_s)
+    }
+
+    fn ack_for(&self, i: usize, now_s: f64) -> Option<Ack> {
+        let r = &self.resps[i];
+        if r.total == 0 {
+            return None;
+        }
+        let total_ms = r.total * 1000 / OUTPUT_RATE;
+        if !self.incremental {
+            return (r.completed && r.acked_ms.is_none() && now_s + EPS_S >= r.last_end_s).then(
+                || Ack {
+                    response_id: r.id.clone(),
+                    played_ms: total_ms,
+                    due_s: r.last_end_s,
+                },
+            );
+        }
+        let played = self.played(r, now_s);
+        let played_ms = played * 1000 / OUTPUT_RATE;
+        let due = match r.acked_ms {
+            None => Some(r.first_arrival_s),
+            Some(a) if r.completed && played == r.total && a != total_ms => Some(r.last_end_s),
+            Some(a) if played_ms >= a + ACK_STEP_MS => self.time_at(r, a + ACK_STEP_MS),
+            Some(_) => None,
+        }?;
+        Some(Ack {
+            response_id: r.id.clone(),
+            played_ms,
+            due_s: due.min(now_s),
+        })
+    }
+
+    /// The earliest future moment an ack can become due (for a wake-up), if any.
+    pub fn next_due(&self) -> Option<f64> {
+        self.resps
+            .iter()
+            .filter(|r| r.total > 0)
+            .filter_map(|r| {
+                if !self.incremental {
+                    return (r.completed && r.acked_ms.is_none()).then_some(r.last_end_s);
+                }
+                let total_ms = r.total * 1000 / OUTPUT_RATE;
+                match r.acked_ms {
+                    None => Some(r.first_arrival_s),
+                    Some(a) => {
+                        let step = self.time_at(r, a + ACK_STEP_MS);
+                        let fin = (r.completed && a != total_ms).then_some(r.last_end_s);
+                        [step, fin].into_iter().flatten().reduce(f64::min)
+                    }
+                }
+            })
+            .reduce(f64::min)
+    }
+
+    fn played(&self, r: &Resp, now_s: f64) -> u64 {
+        r.segs
+            .iter()
+            .map(|&s| played_samples(&self.segments[s], now_s))
+            .sum()
+    }
+
+    /// When `r` will have played `ms` milliseconds; `None` if it never will.
+    fn time_at(&self, r: &Resp, ms: u64) -> Option<f64> {
+        let mut need = (ms * OUTPUT_RATE).div_ceil(1000);
+        for &s in &r.segs {
+            let seg = &self.segments[s];
+            if need <= seg.samples {
+                return Some(seg.start_s + need as f64 / OUTPUT_RATE as f64);
+            }
+            need -= seg.samples;
+        }
+        None
+    }
+
+    /// Whether `response_id` has a non-silent sample that lands inside the output WAV
+    /// horizon (`ceil(duration_s)` seconds from `stream_start_s`, offsets rounded half to
+    /// even like the reference) while its first audio starts before the horizon.
+    pub fn audible_in_horizon(
+        &self,
+        response_id: &str,
+        stream_start_s: f64,
+        duration_s: f64,
+    ) -> bool {
+        let Some(&r) = self.by_id.get(response_id) else {
+            return false;
+        };
+        let horizon_s = duration_s.ceil().max(0.0);
+        let horizon_bytes = horizon_s as u64 * OUTPUT_RATE * 2;
+        let mut first_start = f64::INFINITY;
+        let mut audible = false;
+        for seg in self.resps[r]
+            .segs
+            .iter()
+            .map(|&s| &self.segments[s])
+            .filter(|s| s.samples > 0)
+        {
+            let start = (seg.start_s - stream_start_s).max(0.0);
+            first_start = first_start.min(start);
+            let offset = (start * OUTPUT_RATE as f64).round_ties_even() as u64 * 2;
+            let writable = horizon_bytes.saturating_sub(offset).min(seg.samples * 2);
+            audible |= seg.first_nonzero.is_some_and(|i| i * 2 < writable);
+        }
+        audible && first_start < horizon_s
+    }
+
+    /// End of the serial clock (0 before any audio).
+    pub fn end_s(&self) -> f64 {
+        self.end_s
+    }
+    /// Samples queued for `response_id` so far.
+    pub fn total_samples(&self, response_id: &str) -> u64 {
+        self.by_id
+            .get(response_id)
+            .map_or(0, |&i| self.resps[i].total)
+    }
+    /// Every segment, in clock order.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+    /// The segments that still hold audio (barge-in may have emptied some).
+    pub fn into_segments(self) -> Vec<Segment> {
+        self.segments
+            .into_iter()
+            .filter(|s| s.samples > 0)
+            .collect()
+    }
+}
+
+fn played_samples(seg: &Segment, now_s: f64) -> u64 {
+    let x = ((now_s - seg.start_s) * OUTPUT_RATE as f64 + EPS_SAMPLES).floor();
+    if x <= 0.0 {
+        0
+    } else {
+        (x as u64).min(seg.samples)
+    }
+}
+
+#[cfg(test)]
+#[path = "playback_tests.rs"]
+mod tests;

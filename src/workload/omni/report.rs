@@ -1,0 +1,279 @@
+//! Turns a finished OmniInteract run into its report (after timing, holding the output
+//! lock): one case result per measured sample, the deferred artifact publication (§4.3,
+//! one WAV materialized at a time), the `vllm bench serve`-style metrics and summary, and
+//! the saved result JSON (§6.1) with rtload's own block.
+
+mod json;
+mod timeline;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::metrics::{CaseOutcome, DuplexMetrics, TimedEvent, duplex_metrics, request_outcome};
+use super::session::DuplexOutput;
+use super::workload::OmniWorkload;
+use crate::workload::omni::artifacts::capture::{self, CaptureInput};
+use crate::workload::omni::artifacts::layout::CaseLayout;
+use crate::workload::omni::artifacts::{CaseResult, FinalizeCase, FinalizeSummary, finalize};
+use crate::workload::omni::bench_metrics::{self, RequestOutcome, SummaryHeader};
+use crate::workload::{Report, RunRecord, SampleRecord};
+
+/// The built report.
+#[derive(Debug)]
+pub struct DuplexReport {
+    text: String,
+    json: serde_json::Map<String, Value>,
+    metrics: BTreeMap<String, f64>,
+    series: Vec<crate::util::histlog::Series>,
+}
+
+impl Report for DuplexReport {
+    fn render_text(&self) -> String {
+        self.text.clone()
+    }
+    fn to_json(&self) -> Value {
+        Value::Object(self.json.clone())
+    }
+    fn to_json_text(&self) -> String {
+        let mut t = bench_metrics::to_vllm_json_string(&self.json);
+        t.push('\n');
+        t
+    }
+    fn metrics(&self) -> BTreeMap<String, f64> {
+        self.metrics.clone()
+    }
+    fn series(&self) -> Vec<crate::util::histlog::Series> {
+        self.series.clone()
+    }
+}
+
+/// TTFT, audio TTFP and E2EL per successful case, at the case's start.
+fn series_of(runs: &[CaseRun<'_>]) -> Vec<crate::util::histlog::Series> {
+    let mut by_tag: Vec<(&str, Vec<(f64, f64)>)> = vec![
+        ("ttft_ms", Vec::new()),
+        ("audio_ttfp_ms", Vec::new()),
+        ("e2el_ms", Vec::new()),
+    ];
+    for r in runs.iter().filter(|r| r.outcome.success) {
+        let o = &r.outcome;
+        let at = r.sample.started_s;
+        for (i, v) in [o.ttft_s, o.audio_ttfp_s, Some(o.latency_s)]
+            .into_iter()
+            .enumerate()
+        {
+            if let Some(v) = v.filter(|v| v.is_finite()) {
+                by_tag[i].1.push((at, v * 1000.0));
+            }
+        }
+    }
+    by_tag
+        .into_iter()
+        .map(|(t, v)| crate::util::histlog::Series::micros(t, v))
+        .collect()
+}
+
+/// One measured sample, as the report sees it.
+pub(super) struct CaseRun<'a> {
+    pub(super) sample: &'a SampleRecord,
+    pub(super) out: Option<&'a DuplexOutput>,
+    pub(super) metrics: DuplexMetrics,
+    pub(super) outcome: RequestOutcome,
+}
+
+/// Build the report for `run` (the caller holds the output-root lock).
+pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, String> {
+    let measured: Vec<&SampleRecord> = run.samples.iter().filter(|s| !s.warmup).collect();
+    let mut finals = Vec::with_capacity(measured.len());
+    let mut runs = Vec::with_capacity(measured.len());
+    for (i, sample) in measured.iter().enumerate() {
+        let case = &w.cases[i % w.cases.len().max(1)];
+        let out = sample
+            .output
+            .as_ref()
+            .and_then(|o| o.downcast_ref::<DuplexOutput>());
+        let duration_s = w
+            .prepared
+            .get()
+            .map_or(0.0, |p| p.media[i % p.media.len().max(1)].duration_s);
+        let (fc, cr) = case_result(case, sample, out, duration_s);
+        finals.push(fc);
+        runs.push(cr);
+    }
+    // Deferred publication: after timing, one case at a time, then the batch files.
+    let summary: FinalizeSummary = finalize(&w.output_dir, &mut finals);
+    let outcomes: Vec<RequestOutcome> = runs.iter().map(|r| r.outcome.clone()).collect();
+    let bm = bench_metrics::calculate(
+        &outcomes,
+        run.duration_s,
+        &w.goodput,
+        &w.selected,
+        &w.percentiles,
+    );
+    let load = run.load.clone();
+    let header = SummaryHeader {
+        max_concurrency: load.as_ref().map(|l| l.max_concurrency),
+        request_rate: load
+            .as_ref()
+            .and_then(|l| l.arrival.request_rate)
+            .unwrap_or(f64::INFINITY),
+    };
+    let flat = json::flat_metrics(&bm, &runs);
+    let doc = json::saved_result(w, &run, &bm, &runs, &finals, &summary, &flat);
+    let mut text = bench_metrics::render_summary(&bm, &header);
+    text.push_str(&json::omni_text(w, &runs, &finals, &summary));
+    if w.params.save_result.unwrap_or(false) {
+        let path = json::result_path(w, &header);
+        let mut body = bench_metrics::to_vllm_json_string(&doc);
+        body.push('\n');
+        crate::util::write_atomic(&path, body.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        text.push_str(&format!("Saved result: {}\n", path.display()));
+    }
+    Ok(DuplexReport {
+        text,
+        json: doc,
+        metrics: flat,
+        series: series_of(&runs),
+    })
+}
+
+fn case_result<'a>(
+    case: &crate::workload::omni::dataset::Case,
+    sample: &'a SampleRecord,
+    out: Option<&'a DuplexOutput>,
+    duration_s: f64,
+) -> (FinalizeCase, CaseRun<'a>) {
+    let layout = CaseLayout::new(case.subset.name(), &case.video_rel);
+    let mut result = CaseResult::new(case.subset.name(), &case.video_rel);
+    let success = sample.outcome.is_ok() && out.is_some_and(|o| o.success);
+    let error = sample
+        .outcome
+        .as_ref()
+        .err()
+        .cloned()
+        .or_else(|| out.and_then(|o| o.error.clone()));
+    let events: Vec<TimedEvent> = out
+        .map(|o| {
+            o.events
+                .iter()
+                .map(|(at_s, e)| TimedEvent {
+                    at_s: *at_s,
+                    event: e.clone(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let stream_start_s = out.and_then(|o| o.stream_start_s).unwrap_or(0.0);
+    let session_id = out.map(|o| o.session_id.clone());
+    let dm = duplex_metrics(&events, stream_start_s, session_id.as_deref());
+    result.success = success;
+    result.error = error;
+    result.session_id = session_id;
+    result.latency_s = out.map_or(sample.ended_s - sample.started_s, |o| o.latency_s);
+    if let Some(o) = out {
+        result.input_audio_chunks = o.input_audio_chunks as u64;
+        result.input_video_frames = o.input_video_frames as u64;
+        result.pacing_mean_lag_s = o.pacing_mean_lag_s;
+        result.pacing_max_lag_s = o.pacing_max_lag_s;
+        result.responses = o.responses.len() as u64;
+        result.audio_bytes = o.audio_bytes;
+        result.artifact_warnings.clone_from(&o.artifact_warnings);
+        for r in &o.ineligible_reasons {
+            result.add_ineligible_reason(r);
+        }
+    }
+    result.output_tokens = dm.output_tokens;
+    result.duplex_request_metrics = dm
+        .rows
+        .iter()
+        .filter_map(|r| serde_json::to_value(r).ok())
+        .collect();
+    result.duplex_session_metrics = serde_json::to_value(&dm.summary).unwrap_or(Value::Null);
+    let context = match out {
+        Some(o) if success => {
+            let segments: Vec<capture::Segment> = o
+                .segments
+                .iter()
+                .map(|s| capture::Segment {
+                    response_id: s.response_id.to_string(),
+                    start_s: s.start_s,
+                    end_s: s.end_s,
+                    pcm: s.pcm.clone(),
+                })
+                .collect();
+            let responses = &o.responses;
+            let ctx = capture::capture(
+                CaptureInput {
+                    video_duration_s: duration_s,
+                    stream_start_s,
+                    segments: &segments,
+                    responses,
+                },
+                o.events.iter().map(|(_, e)| e.clone()).collect(),
+            );
+            ctx.apply_to(&mut result);
+            Some(ctx)
+        }
+        _ => {
+            result.mark_failed("case_failed");
+            None
+        }
+    };
+    let outcome = request_outcome(
+        &CaseOutcome {
+            success,
+            start_s: sample.started_s,
+            latency_s: result.latency_s,
+            transcript: &result.transcript,
+            audio_bytes: result.audio_bytes,
+            prompt_len: 0,
+        },
+        &dm,
+    );
+    let fc = FinalizeCase {
+        layout,
+        result,
+        context,
+        annotation: case.annotation_path.clone(),
+        scene_type: case.scene_type.clone(),
+        publication_error: None,
+    };
+    (
+        fc,
+        CaseRun {
+            sample,
+            out,
+            metrics: dm,
+            outcome,
+        },
+    )
+}
+
+/// Every flat metric name a duplex report can produce with these percentiles.
+pub fn metric_names(percentiles: &[f64]) -> Vec<String> {
+    let mut names: Vec<String> = [
+        "completed",
+        "failed",
+        "duration_s",
+        "request_throughput",
+        "request_goodput",
+        "output_throughput",
+        "audio_throughput",
+        "max_concurrent_requests",
+        "pacing_max_lag_ms.max",
+    ]
+    .iter()
+    .map(|s| (*s).to_string())
+    .collect();
+    for m in bench_metrics::Metric::ALL {
+        let base = format!("{}{}", m.name(), m.key_suffix());
+        for stat in ["mean", "median", "std", "count"] {
+            names.push(format!("{base}.{stat}"));
+        }
+        for p in percentiles {
+            names.push(format!("{base}.p{}", json::pct_label(*p)));
+        }
+    }
+    names
+}

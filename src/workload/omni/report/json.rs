@@ -1,0 +1,284 @@
+//! The saved result (`vllm bench serve --save-result` keys, §6.1), the flat metric map for
+//! thresholds and comparisons, the OmniInteract text block and rtload's own block
+//! (queue waits, send lateness, pacing lag, per-sample timeline for the HTML report).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::{Map, Value, json};
+
+use super::CaseRun;
+use crate::workload::RunRecord;
+use crate::workload::omni::artifacts::{FinalizeCase, FinalizeSummary};
+use crate::workload::omni::bench_metrics::{self, BenchMetrics, SummaryHeader, json_f64};
+use crate::workload::omni::workload::OmniWorkload;
+
+const BACKEND: &str = "openai-realtime-duplex";
+
+/// Flat metrics: `<metric><unit>.<stat>` (e.g. `ttft_ms.p99`, `audio_rtf.mean`) plus run
+/// totals (`completed`, `failed`, `request_throughput`, …). Missing values are absent.
+pub(super) fn flat_metrics(bm: &BenchMetrics, runs: &[CaseRun<'_>]) -> BTreeMap<String, f64> {
+    let mut m = BTreeMap::new();
+    let mut put = |k: String, v: f64| {
+        if v.is_finite() {
+            m.insert(k, v);
+        }
+    };
+    for (metric, agg) in &bm.aggregates {
+        if agg.count == 0 {
+            continue;
+        }
+        let name = format!("{}{}", metric.name(), metric.key_suffix());
+        put(format!("{name}.mean"), agg.mean);
+        put(format!("{name}.median"), agg.median);
+        put(format!("{name}.std"), agg.std);
+        put(format!("{name}.count"), agg.count as f64);
+        for (p, v) in &agg.percentiles {
+            put(format!("{name}.p{}", pct_label(*p)), *v);
+        }
+    }
+    put("completed".into(), bm.completed as f64);
+    put("failed".into(), bm.failed as f64);
+    put("duration_s".into(), bm.duration_s);
+    put("request_throughput".into(), bm.request_throughput);
+    if let Some(g) = bm.request_goodput {
+        put("request_goodput".into(), g);
+    }
+    put("output_throughput".into(), bm.output_throughput);
+    put("audio_throughput".into(), bm.audio_throughput);
+    put(
+        "max_concurrent_requests".into(),
+        bm.max_concurrent_requests as f64,
+    );
+    let lag: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.out.map(|o| o.pacing_max_lag_s * 1000.0))
+        .collect();
+    if let Some(max) = lag.iter().copied().reduce(f64::max) {
+        put("pacing_max_lag_ms.max".into(), max);
+    }
+    m
+}
+
+/// `99` → `"99"`, `99.9` → `"99.9"` (vllm's `p99`/`p99.9` key style).
+pub(super) fn pct_label(p: f64) -> String {
+    bench_metrics::py_float(p)
+        .trim_end_matches(".0")
+        .to_string()
+}
+
+/// The saved result document.
+pub(super) fn saved_result(
+    w: &OmniWorkload,
+    run: &RunRecord,
+    bm: &BenchMetrics,
+    runs: &[CaseRun<'_>],
+    finals: &[FinalizeCase],
+    summary: &FinalizeSummary,
+    flat: &BTreeMap<String, f64>,
+) -> Map<String, Value> {
+    let p = &w.params;
+    let load = run.load.as_ref();
+    let mut m = Map::new();
+    m.insert("date".into(), json!(date_stamp()));
+    m.insert("endpoint_type".into(), json!(BACKEND));
+    m.insert("backend".into(), json!(BACKEND));
+    m.insert("label".into(), json!(p.label));
+    m.insert("model_id".into(), json!(w.settings_base.model));
+    m.insert("tokenizer_id".into(), json!(w.settings_base.model));
+    m.insert("num_prompts".into(), json!(w.cases.len()));
+    for kv in p.metadata.iter().flatten() {
+        if let Some((k, v)) = kv.split_once('=') {
+            m.insert(k.trim().into(), json!(v.trim()));
+        }
+    }
+    let rate = load.and_then(|l| l.arrival.request_rate);
+    m.insert(
+        "request_rate".into(),
+        rate.map_or(json!("inf"), |r| json!(r)),
+    );
+    m.insert(
+        "burstiness".into(),
+        json!(load.map_or(1.0, |l| l.arrival.burstiness)),
+    );
+    m.insert(
+        "max_concurrency".into(),
+        json!(load.map(|l| l.max_concurrency)),
+    );
+    if let Some(r) = load.and_then(|l| l.arrival.ramp_up.as_ref()) {
+        m.insert("ramp_up_strategy".into(), json!(r.strategy));
+        m.insert("ramp_up_start_rps".into(), json!(r.start_rps));
+        m.insert("ramp_up_end_rps".into(), json!(r.end_rps));
+    }
+    m.extend(bm.to_json_map());
+    let rows: Vec<Value> = runs
+        .iter()
+        .flat_map(|r| {
+            r.metrics
+                .rows
+                .iter()
+                .filter_map(|x| serde_json::to_value(x).ok())
+        })
+        .collect();
+    m.insert("duplex_request_metrics".into(), Value::Array(rows));
+    let sessions: Vec<Value> = runs
+        .iter()
+        .filter_map(|r| serde_json::to_value(&r.metrics.summary).ok())
+        .collect();
+    m.insert("duplex_session_metrics".into(), Value::Array(sessions));
+    m.insert(
+        "omniinteract".into(),
+        serde_json::to_value(summary).unwrap_or(Value::Null),
+    );
+    m.insert("rtload".into(), rtload_block(w, run, runs, finals, flat));
+    m
+}
+
+fn rtload_block(
+    w: &OmniWorkload,
+    run: &RunRecord,
+    runs: &[CaseRun<'_>],
+    finals: &[FinalizeCase],
+    flat: &BTreeMap<String, f64>,
+) -> Value {
+    let samples: Vec<Value> = runs
+        .iter()
+        .zip(finals)
+        .map(|(r, f)| {
+            let s = r.sample;
+            let late = &s.send_lateness_s;
+            json!({
+                "case": f.layout.label(),
+                "error": f.result.error,
+                "scheduled_s": s.scheduled_s,
+                "queue_wait_ms": s.queue_wait_s * 1000.0,
+                "started_s": s.started_s,
+                "opened_s": s.opened_s,
+                "ended_s": s.ended_s,
+                "send_lateness_max_ms": late.iter().copied().fold(0.0, f64::max) * 1000.0,
+                "pacing_mean_lag_ms": r.out.map(|o| o.pacing_mean_lag_s * 1000.0),
+                "pacing_max_lag_ms": r.out.map(|o| o.pacing_max_lag_s * 1000.0),
+            })
+        })
+        .collect();
+    let mut dist: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+    for r in runs {
+        let o = &r.outcome;
+        if !o.success {
+            continue;
+        }
+        for (k, v) in [
+            ("ttft_ms", o.ttft_s),
+            ("audio_ttfp_ms", o.audio_ttfp_s),
+            ("e2el_ms", Some(o.latency_s)),
+        ] {
+            if let Some(v) = v.filter(|v| v.is_finite()) {
+                dist.entry(k).or_default().push(json_f64(v * 1000.0));
+            }
+        }
+    }
+    let waits: Vec<f64> = runs
+        .iter()
+        .map(|r| r.sample.queue_wait_s * 1000.0)
+        .collect();
+    let late: Vec<f64> = runs
+        .iter()
+        .flat_map(|r| r.sample.send_lateness_s.iter().map(|v| v * 1000.0))
+        .collect();
+    json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "workload": super::super::KIND,
+        "endpoint": crate::util::target::redact_url(&run.endpoint),
+        "pacing_mode": w.settings_base.pacing.to_string(),
+        "metrics": flat,
+        "queue_wait": crate::util::stats::summary_ms_json(&waits),
+        "send_lateness": crate::util::stats::summary_ms_json(&late),
+        "samples": samples,
+        "timeline": super::timeline::rows(runs, finals),
+        "distributions": dist,
+    })
+}
+
+/// The OmniInteract block under the vllm summary: artifacts, failures, generator facts.
+pub(super) fn omni_text(
+    w: &OmniWorkload,
+    runs: &[CaseRun<'_>],
+    finals: &[FinalizeCase],
+    s: &FinalizeSummary,
+) -> String {
+    let mut t = format!("{:=^50}\n", " OmniInteract ");
+    let c = &s.counts;
+    let row = |t: &mut String, k: &str, v: String| t.push_str(&format!("{k:<40} {v:<10}\n"));
+    row(&mut t, "Pacing mode:", w.settings_base.pacing.to_string());
+    row(
+        &mut t,
+        "Cases (success / failed):",
+        format!("{} / {}", c.success, c.failed),
+    );
+    row(
+        &mut t,
+        "Eligible for official eval:",
+        c.eligible_for_official_eval.to_string(),
+    );
+    row(
+        &mut t,
+        "Audio clipped (bytes):",
+        c.audio_clipped_bytes.to_string(),
+    );
+    row(&mut t, "Artifacts:", w.output_dir.display().to_string());
+    let lags: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.out.map(|o| o.pacing_max_lag_s * 1000.0))
+        .collect();
+    if let Some(max) = lags.iter().copied().reduce(f64::max) {
+        row(&mut t, "Input pacing lag, max (ms):", format!("{max:.3}"));
+    }
+    let waits: Vec<f64> = runs
+        .iter()
+        .map(|r| r.sample.queue_wait_s * 1000.0)
+        .collect();
+    if let Some(max) = waits.iter().copied().reduce(f64::max) {
+        row(
+            &mut t,
+            "Queue wait for a slot, max (ms):",
+            format!("{max:.3}"),
+        );
+    }
+    if let Some(msg) = &s.exclusion_message {
+        t.push_str(&format!("{msg}\n"));
+    }
+    for f in finals.iter().filter(|f| !f.result.success) {
+        let err = f.result.error.as_deref().unwrap_or("failed");
+        t.push_str(&format!("FAILED {}: {err}\n", f.layout.label()));
+    }
+    for e in &s.artifact_errors {
+        t.push_str(&format!("ARTIFACT ERROR {e}\n"));
+    }
+    t.push_str(&format!("{}\n", "=".repeat(50)));
+    t
+}
+
+/// `--result-dir` / `--result-filename`, or vllm's default file name.
+pub(super) fn result_path(w: &OmniWorkload, h: &SummaryHeader) -> PathBuf {
+    let p = &w.params;
+    let dir = p.result_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let name = p.result_filename.clone().unwrap_or_else(|| {
+        let label = p.label.clone().unwrap_or_else(|| BACKEND.to_string());
+        bench_metrics::default_result_filename(
+            &label,
+            h.request_rate,
+            h.max_concurrency,
+            &w.settings_base.model,
+            &date_stamp(),
+        )
+    });
+    dir.join(name)
+}
+
+/// `YYYYmmdd-HHMMSS` (UTC), vllm's result date format.
+fn date_stamp() -> String {
+    let iso = crate::workload::env_info::utc_timestamp();
+    // 2026-12-02T09:21:14.123456+00:00 → 20261202-092114
+    let digits: String = iso.chars().filter(char::is_ascii_digit).collect();
+    format!("{}-{}", &digits[..8], &digits[8..14])
+}

@@ -1,0 +1,212 @@
+//! Per-response bookkeeping of one duplex session: the ledger, audio validation and the
+//! serial playback clock, text per response, the post-commit decision, and the
+//! reference's output checks after a clean close (spec §1.5 "Case success", §1.7).
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::output::{DuplexOutput, ResponseRecord};
+use crate::workload::omni::ledger::{
+    self, AUDIO_DELTA_TYPES, AudioCheck, Ledger, PostCommit, TEXT_DELTA_TYPES, response_id,
+};
+use crate::workload::omni::playback::{OUTPUT_RATE, PlaybackClock};
+
+/// What the session accumulates per response id (text may precede `response.created`).
+#[derive(Debug, Default)]
+struct RespInfo {
+    has_text: bool,
+    text: String,
+    done: bool,
+    cancelled: bool,
+    cleared: bool,
+}
+
+/// An ingested audio delta: decoded bytes, playable seconds, response ordinal.
+pub(super) struct Ingested {
+    /// Decoded PCM16 bytes.
+    pub bytes: usize,
+    /// Playable seconds at 24 kHz.
+    pub duration_s: f64,
+    /// Position of the response in creation order (count so far if not yet created).
+    pub ordinal: u64,
+}
+
+/// Response-level state of one session.
+#[derive(Debug)]
+pub(super) struct Responses {
+    /// Created/done bookkeeping.
+    pub ledger: Ledger,
+    /// The serial playback clock and acknowledger.
+    pub clock: PlaybackClock,
+    audio: AudioCheck,
+    post: Option<PostCommit>,
+    created: Vec<String>,
+    info: HashMap<String, RespInfo>,
+    orphan_text: bool,
+}
+
+impl Responses {
+    /// Empty state; `incremental_acks` selects the ack policy.
+    pub fn new(incremental_acks: bool) -> Self {
+        Self {
+            ledger: Ledger::default(),
+            clock: PlaybackClock::new(incremental_acks),
+            audio: AudioCheck::default(),
+            post: None,
+            created: Vec::new(),
+            info: HashMap::new(),
+            orphan_text: false,
+        }
+    }
+
+    /// Account for one event received at `at_s`. Audio deltas are validated and queued on
+    /// the playback clock; an invalid one is the session's failure message.
+    pub fn observe(
+        &mut self,
+        ev: &Value,
+        at_s: f64,
+        capture: bool,
+        out: &mut DuplexOutput,
+    ) -> Result<Option<Ingested>, String> {
+        let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
+        let rid = response_id(ev).filter(|r| !r.is_empty());
+        let mut ingested = None;
+        if AUDIO_DELTA_TYPES.contains(&kind) {
+            let (id, pcm) = self
+                .audio
+                .check(ev, &mut out.artifact_warnings)
+                .map_err(|e| e.to_string())?;
+            // §1.7: checked during ingestion, so the case fails as the delta arrives.
+            if !self.created.iter().any(|c| c == id) {
+                return Err("response audio has no matching response.created".into());
+            }
+            let samples = self.clock.ingest(id, &pcm, at_s, capture).samples;
+            let ordinal = self.created.iter().position(|c| c == id);
+            out.audio_bytes += pcm.len() as u64;
+            ingested = Some(Ingested {
+                bytes: pcm.len(),
+                duration_s: samples as f64 / OUTPUT_RATE as f64,
+                ordinal: ordinal.unwrap_or(self.created.len()) as u64,
+            });
+        }
+        self.ledger.observe(ev);
+        if let Some(post) = self.post.as_mut() {
+            post.observe(ev);
+        }
+        match kind {
+            "response.created" => {
+                if let Some(r) = rid.filter(|r| !self.created.iter().any(|c| c == r)) {
+                    self.created.push(r.to_owned());
+                }
+            }
+            "response.done" => {
+                if let Some(r) = rid {
+                    self.clock.complete(r, at_s);
+                    let info = self.info.entry(r.to_owned()).or_default();
+                    info.done = true;
+                    info.cancelled = ledger::is_cancelled(ev);
+                }
+            }
+            "output_audio_buffer.cleared" => {
+                for (r, _) in self.clock.clear(rid, at_s) {
+                    self.info.entry(r.to_string()).or_default().cleared = true;
+                    ledger::warn_once(&mut out.ineligible_reasons, "cleared_response".into());
+                }
+            }
+            k if TEXT_DELTA_TYPES.contains(&k) => {
+                let delta = match ev.get("delta") {
+                    Some(d) if ledger::truthy(d) => ledger::py_str(d),
+                    _ => String::new(),
+                };
+                match rid {
+                    Some(r) => {
+                        let info = self.info.entry(r.to_owned()).or_default();
+                        info.has_text = true;
+                        info.text.push_str(&delta);
+                    }
+                    None => self.orphan_text = true,
+                }
+            }
+            _ => {}
+        }
+        Ok(ingested)
+    }
+
+    /// The final input was committed (after the events observed so far). A deferred
+    /// commit first waits for the responses open right now.
+    pub fn committed(&mut self, deferred: bool) {
+        let prior = if deferred {
+            self.ledger.unfinished()
+        } else {
+            Vec::new()
+        };
+        self.post = Some(PostCommit::new(prior.into_iter().map(str::to_owned)));
+    }
+
+    /// Committed, ledger closed and a post-commit decision seen.
+    pub fn ready(&self) -> bool {
+        self.ledger.is_closed() && self.post.as_ref().is_some_and(PostCommit::decided)
+    }
+
+    /// The reference's checks after a clean close, in its order.
+    pub fn final_checks(
+        &self,
+        require: bool,
+        stream_start_s: f64,
+        duration_s: f64,
+    ) -> Result<(), String> {
+        if let Some(e) = self.ledger.error() {
+            return Err(e.to_string());
+        }
+        let open = self.ledger.unfinished();
+        if !open.is_empty() {
+            return Err(format!(
+                "unfinished response_ids: {}",
+                ledger::py_list(&open)
+            ));
+        }
+        let segs = self.clock.segments();
+        if segs.iter().any(|s| !self.ledger.is_created(&s.response_id)) {
+            return Err("response audio has no matching response.created".into());
+        }
+        let stray = self
+            .info
+            .iter()
+            .any(|(id, i)| i.has_text && !self.ledger.is_created(id));
+        if self.orphan_text || stray {
+            return Err("response transcript has no matching response.created".into());
+        }
+        // A complete output: terminal, not cancelled, audible inside the horizon, with text.
+        let complete = self.created.iter().any(|id| {
+            self.info
+                .get(id)
+                .is_some_and(|i| i.done && !i.cancelled && !i.text.trim().is_empty())
+                && self
+                    .clock
+                    .audible_in_horizon(id, stream_start_s, duration_s)
+        });
+        if require && !complete {
+            return Err("OmniInteract E2E requires a response with audio and transcript".into());
+        }
+        Ok(())
+    }
+
+    /// Records for the created responses, in creation order.
+    pub fn records(&mut self) -> Vec<ResponseRecord> {
+        let info = &mut self.info;
+        self.created
+            .iter()
+            .map(|id| {
+                let i = info.remove(id).unwrap_or_default();
+                ResponseRecord {
+                    response_id: id.clone(),
+                    text: i.text,
+                    done: i.done,
+                    cancelled: i.cancelled,
+                    audio_cleared: i.cleared,
+                }
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,426 @@
+//! The `omniinteract` workload: scenario parameters, dataset selection at build time,
+//! media preparation and the output-root lock before timing, one [`DuplexSession`] per
+//! selected case.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde::{Deserialize, Serialize};
+
+use super::media::{self, MediaOptions, PreparedMedia};
+use super::pacing::PacingMode;
+use super::session::{DuplexSession, DuplexSettings};
+use crate::util::scenario_error::{ScenarioError, key_span, parse_section};
+use crate::workload::omni::artifacts::layout::CaseLayout;
+use crate::workload::omni::artifacts::lock::OutputLock;
+use crate::workload::omni::artifacts::publish::clear_outputs;
+use crate::workload::omni::dataset::{self, Case, Subset};
+use crate::workload::{Report, RunRecord, Session, SessionContext, Workload, WorkloadInput};
+
+/// The registered kind name.
+pub const KIND: &str = "omniinteract";
+/// The model of the PR's reference command.
+pub const DEFAULT_MODEL: &str = "openbmb/MiniCPM-o-4_5";
+
+/// `[workload]` keys of an `omniinteract` scenario (the PR's `--omniinteract-*` options
+/// without the prefix, plus `vllm bench serve`'s result options).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OmniParams {
+    /// Always `"omniinteract"`.
+    pub kind: String,
+    /// Model name (`--model`, default `openbmb/MiniCPM-o-4_5`).
+    pub model: Option<String>,
+    /// Local dataset directory or archive (`--dataset-path`); required.
+    pub dataset_path: Option<PathBuf>,
+    /// Subsets in concatenation order (default `["1q1a", "1q1a_math", "1qna"]`).
+    pub subsets: Option<Vec<String>>,
+    /// Keep dataset order instead of the seeded CPython-compatible shuffle.
+    pub disable_shuffle: Option<bool>,
+    /// Reference voice WAV sent in `session.update` (`--omniinteract-ref-audio`); required.
+    pub ref_audio: Option<PathBuf>,
+    /// Session idle timeout, completion wait and upload slack, seconds (default 900).
+    pub timeout_s: Option<f64>,
+    /// Per ffprobe/ffmpeg command, seconds (default 600).
+    pub media_timeout_s: Option<f64>,
+    /// Longest accepted video, seconds (default 3600), checked before any decode.
+    pub max_video_duration_s: Option<f64>,
+    /// LISTEN-only cases fail.
+    pub require_response: Option<bool>,
+    /// Artifact root and lock (default `omniinteract-output`).
+    pub output_dir: Option<PathBuf>,
+    /// Extra keys forwarded in `session.update.session.extra_body`.
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub extra_body: Option<toml::Table>,
+    /// Incremental playback acks (later upstream behaviour; default off).
+    pub incremental_acks: Option<bool>,
+    /// `"realtime"` (default), `"saturate"`, or a speed factor like `"2x"`.
+    pub pacing: Option<String>,
+    /// Save the vllm-style result JSON (`--save-result`).
+    pub save_result: Option<bool>,
+    /// Directory of the saved result (`--result-dir`; relative to the scenario file;
+    /// default: the current directory, as vllm).
+    pub result_dir: Option<PathBuf>,
+    /// File name of the saved result (`--result-filename`).
+    pub result_filename: Option<String>,
+    /// Label in the result and its file name (`--label`).
+    pub label: Option<String>,
+    /// `KEY=VALUE` pairs added to the saved result (`--metadata`).
+    pub metadata: Option<Vec<String>>,
+    /// Goodput SLOs `KEY:VALUE_ms` (`--goodput`).
+    pub goodput: Option<Vec<String>>,
+    /// Metrics with percentiles (`--percentile-metrics`, comma separated).
+    pub percentile_metrics: Option<String>,
+    /// Percentiles (`--metric-percentiles`, comma separated, default "99").
+    pub metric_percentiles: Option<String>,
+}
+
+/// A configured OmniInteract workload.
+pub struct OmniWorkload {
+    pub(super) params: OmniParams,
+    pub(super) cases: Vec<Case>,
+    pub(super) warnings: Vec<String>,
+    pub(super) output_dir: PathBuf,
+    pub(super) settings_base: DuplexSettings,
+    media_opts: MediaOptions,
+    ref_audio: PathBuf,
+    pub(super) prepared: OnceLock<Prepared>,
+    pub(super) lock: Mutex<Option<OutputLock>>,
+    pub(super) goodput: crate::workload::omni::bench_metrics::Goodput,
+    pub(super) selected: Vec<crate::workload::omni::bench_metrics::Metric>,
+    pub(super) percentiles: Vec<f64>,
+    /// `OPENAI_API_KEY`, sent as `Authorization: Bearer` (never printed or saved).
+    api_key: Option<crate::workload::Secret>,
+}
+
+/// What `prepare` produced: settings shared by every session and each case's media.
+pub(super) struct Prepared {
+    pub(super) settings: Arc<DuplexSettings>,
+    pub(super) media: Vec<Arc<PreparedMedia>>,
+}
+
+impl std::fmt::Debug for OmniWorkload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OmniWorkload")
+            .field("cases", &self.cases.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Build from a scenario (registered in `config::registry`).
+pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
+    let mut p: OmniParams =
+        parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
+    let base = input.path.parent().unwrap_or(Path::new("."));
+    let mut errors = Vec::new();
+    let err = |key: &str, msg: String| key_error(input, key, msg);
+    for (key, v) in [
+        ("timeout_s", p.timeout_s),
+        ("media_timeout_s", p.media_timeout_s),
+        ("max_video_duration_s", p.max_video_duration_s),
+    ] {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
+            errors.push(err(
+                key,
+                format!("`{key}` must be a finite number > 0 (got {v})"),
+            ));
+        }
+    }
+    let pacing = match parse_pacing(p.pacing.as_deref()) {
+        Ok(m) => m,
+        Err(msg) => {
+            errors.push(err("pacing", msg));
+            PacingMode::Realtime
+        }
+    };
+    let goodput = crate::workload::omni::bench_metrics::parse_goodput(
+        p.goodput.as_deref().unwrap_or_default(),
+    )
+    .map_err(|e| errors.push(err("goodput", e.to_string())))
+    .unwrap_or_default();
+    let selected = crate::workload::omni::bench_metrics::parse_metrics(
+        p.percentile_metrics
+            .as_deref()
+            .unwrap_or("ttft,tpot,itl,e2el,audio_ttfp,audio_rtf"),
+    )
+    .map_err(|e| errors.push(err("percentile_metrics", e.to_string())))
+    .unwrap_or_default();
+    let percentiles = crate::workload::omni::bench_metrics::parse_percentiles(
+        p.metric_percentiles.as_deref().unwrap_or("99"),
+    )
+    .map_err(|e| errors.push(err("metric_percentiles", e.to_string())))
+    .unwrap_or_default();
+    let ref_audio = match &p.ref_audio {
+        None => {
+            errors.push(ScenarioError::file(input.path, "[workload] needs `ref_audio = \"path/to/reference.wav\"` (the PR's --omniinteract-ref-audio); `rtload dataset synth DIR` writes one as DIR/ref_audio.wav"));
+            PathBuf::new()
+        }
+        Some(r) => {
+            let path = base.join(r);
+            if !path.is_file() {
+                errors.push(err(
+                    "ref_audio",
+                    format!(
+                        "`ref_audio` file does not exist: {}; point it at the reference voice \
+                         WAV (relative to the scenario file), or write one with \
+                         `rtload dataset synth DIR` (DIR/ref_audio.wav)",
+                        path.display()
+                    ),
+                ));
+            }
+            path
+        }
+    };
+    let subsets = match &p.subsets {
+        None => Subset::ALL.to_vec(),
+        Some(names) => Subset::parse_list(names).unwrap_or_else(|e| {
+            errors.push(err("subsets", e.to_string()));
+            Vec::new()
+        }),
+    };
+    let (cases, warnings) = match &p.dataset_path {
+        None => {
+            errors.push(ScenarioError::file(input.path, "[workload] needs `dataset_path` (a local OmniInteract directory or archive); `rtload dataset synth DIR` makes a small one"));
+            (Vec::new(), Vec::new())
+        }
+        Some(d) if errors.is_empty() => {
+            let n = input.samples_requested.unwrap_or(3);
+            dataset::resolve_data_root(&base.join(d))
+                .and_then(|root| {
+                    dataset::discover(
+                        &root,
+                        &subsets,
+                        n,
+                        input.seed,
+                        p.disable_shuffle.unwrap_or(false),
+                    )
+                })
+                .map(|s| (s.cases, s.warnings))
+                .unwrap_or_else(|e| {
+                    errors.push(err("dataset_path", e.to_string()));
+                    (Vec::new(), Vec::new())
+                })
+        }
+        Some(d) => {
+            // Other errors already stop the run; still say whether the dataset exists.
+            let full = base.join(d);
+            if !full.exists() {
+                errors.push(err(
+                    "dataset_path",
+                    dataset::DatasetError::NotLocal(full).to_string(),
+                ));
+            }
+            (Vec::new(), Vec::new())
+        }
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut settings_base = DuplexSettings::new(
+        p.model.clone().unwrap_or_else(|| DEFAULT_MODEL.into()),
+        Arc::from(""),
+    );
+    settings_base.timeout_s = p.timeout_s.unwrap_or(900.0);
+    settings_base.require_response = p.require_response.unwrap_or(false);
+    settings_base.incremental_acks = p.incremental_acks.unwrap_or(false);
+    settings_base.pacing = pacing;
+    settings_base.extra_body = p
+        .extra_body
+        .as_ref()
+        .and_then(|t| serde_json::to_value(t).ok())
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default();
+    let media_opts = MediaOptions {
+        media_timeout_s: p.media_timeout_s.unwrap_or(600.0),
+        max_duration_s: p.max_video_duration_s.unwrap_or(3600.0),
+        ..MediaOptions::default()
+    };
+    if let Some(d) = &p.result_dir {
+        p.result_dir = Some(base.join(d));
+    }
+    Ok(Box::new(OmniWorkload {
+        output_dir: base.join(
+            p.output_dir
+                .clone()
+                .unwrap_or_else(|| "omniinteract-output".into()),
+        ),
+        params: p,
+        cases,
+        warnings,
+        settings_base,
+        media_opts,
+        ref_audio,
+        prepared: OnceLock::new(),
+        lock: Mutex::new(None),
+        goodput,
+        selected,
+        percentiles,
+        api_key: std::env::var("OPENAI_API_KEY")
+            .ok()
+            .filter(|k| !k.is_empty())
+            .map(crate::workload::Secret::new),
+    }))
+}
+
+pub use crate::workload::pacing::parse_pacing;
+
+fn key_error(input: &WorkloadInput<'_>, key: &str, msg: String) -> ScenarioError {
+    if input.overrides.contains_key(key) {
+        return ScenarioError::Flag {
+            flag: format!("--{}", key.replace('_', "-")),
+            msg,
+        };
+    }
+    match key_span(input.src, "workload", key) {
+        Some(span) => ScenarioError::at(input.path, input.src, span, msg),
+        None => ScenarioError::file(input.path, format!("[workload]: {msg}")),
+    }
+}
+
+impl Workload for OmniWorkload {
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn default_path(&self) -> &'static str {
+        "/v1/realtime"
+    }
+
+    fn samples(&self) -> usize {
+        self.cases.len()
+    }
+
+    fn metric_names(&self) -> Vec<String> {
+        super::report::metric_names(&self.percentiles)
+    }
+
+    fn describe(&self) -> Vec<(String, String)> {
+        let subsets: Vec<String> = self
+            .cases
+            .iter()
+            .map(|c| c.subset.name().to_string())
+            .collect();
+        vec![
+            ("model".into(), self.settings_base.model.clone()),
+            (
+                "cases".into(),
+                format!("{} selected ({})", self.cases.len(), subsets.join(", ")),
+            ),
+            ("pacing".into(), self.settings_base.pacing.to_string()),
+            ("ref audio".into(), self.ref_audio.display().to_string()),
+            ("artifacts".into(), self.output_dir.display().to_string()),
+        ]
+    }
+
+    fn headline_name(&self) -> &'static str {
+        "audio ttfp"
+    }
+
+    fn headline_ms(&self, rec: &crate::workload::SampleRecord) -> Option<f64> {
+        let out = rec
+            .output
+            .as_ref()
+            .and_then(|o| o.downcast_ref::<super::session::DuplexOutput>());
+        out.and_then(|o| {
+            let events: Vec<super::metrics::TimedEvent> = o
+                .events
+                .iter()
+                .map(|(at_s, e)| super::metrics::TimedEvent {
+                    at_s: *at_s,
+                    event: e.clone(),
+                })
+                .collect();
+            super::metrics::duplex_metrics(&events, o.stream_start_s.unwrap_or(0.0), None)
+                .summary
+                .mean_ttfp_ms
+        })
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.warnings
+            .iter()
+            .map(|w| format!("warning: {w}"))
+            .collect()
+    }
+
+    fn prepare(&self) -> Result<(), String> {
+        if self.prepared.get().is_some() {
+            return Ok(());
+        }
+        let lock = OutputLock::acquire(&self.output_dir).map_err(|e| e.to_string())?;
+        if let Some(w) = lock.warning() {
+            eprintln!("warning: {w}");
+        }
+        let layouts: Vec<CaseLayout> = self
+            .cases
+            .iter()
+            .map(|c| CaseLayout::new(c.subset.name(), &c.video_rel))
+            .collect();
+        clear_outputs(&self.output_dir, &layouts).map_err(|e| e.to_string())?;
+        *self.lock.lock().unwrap_or_else(|p| p.into_inner()) = Some(lock);
+        let mut settings = self.settings_base.clone();
+        settings.ref_audio =
+            media::ref_audio_data_url(&self.ref_audio).map_err(|e| e.to_string())?;
+        let media = self
+            .cases
+            .iter()
+            .map(|c| {
+                media::prepare(&c.video_path, &self.media_opts)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let _ = self.prepared.set(Prepared {
+            settings: Arc::new(settings),
+            media,
+        });
+        Ok(())
+    }
+
+    fn session(&self, ctx: &SessionContext) -> Box<dyn Session> {
+        if let Err(e) = self.prepare() {
+            return Box::new(crate::workload::FailedSession(e));
+        }
+        let Some(prepared) = self.prepared.get() else {
+            return Box::new(crate::workload::FailedSession(
+                "media was not prepared".into(),
+            ));
+        };
+        let n = self.cases.len().max(1);
+        let case_idx = ctx.case_index(n);
+        let case = &self.cases[case_idx];
+        let request = ctx.request_id.clone().unwrap_or_else(random_hex32);
+        let session_id = format!(
+            "omniinteract:{}:{}:{}",
+            case.subset.name(),
+            request,
+            monotonic_ns()
+        );
+        let session = DuplexSession::new(
+            Arc::clone(&prepared.settings),
+            PreparedMedia::clone(&prepared.media[case_idx]),
+            session_id,
+            !ctx.warmup,
+        );
+        Box::new(session.with_request(ctx.request_id.clone(), self.api_key.clone()))
+    }
+
+    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String> {
+        let lock = self.lock.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let report = super::report::build(self, run);
+        drop(lock);
+        report.map(|r| Box::new(r) as Box<dyn Report>)
+    }
+}
+
+fn monotonic_ns() -> u128 {
+    static START: OnceLock<std::time::Instant> = OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos()
+}
+
+fn random_hex32() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
