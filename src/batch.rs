@@ -76,9 +76,12 @@ pub fn outcome_of(sc: &Scenario, s: &RunSummary, duration_s: f64) -> ScenarioOut
         })
         .collect();
     let metrics = s.report.metrics();
-    let headline = headline_names(sc.workload.kind())
+    let headline = sc
+        .workload
+        .catalogue()
+        .headline()
         .iter()
-        .filter_map(|k| metrics.get(*k).map(|v| ((*k).to_string(), *v)))
+        .filter_map(|k| metrics.get(k).map(|v| (k.clone(), *v)))
         .collect();
     let mut failed_samples = s.failures.clone();
     failed_samples.extend(
@@ -99,24 +102,6 @@ pub fn outcome_of(sc: &Scenario, s: &RunSummary, duration_s: f64) -> ScenarioOut
         measured: s.measured,
         breaches,
         headline,
-    }
-}
-
-/// The few metrics a summary row shows for a workload kind.
-pub fn headline_names(kind: &str) -> &'static [&'static str] {
-    match kind {
-        "omniinteract" => &[
-            "ttft_ms.p99",
-            "audio_ttfp_ms.p99",
-            "audio_rtf.mean",
-            "request_throughput",
-        ],
-        _ => &[
-            "ttfc_ms.mean",
-            "chunk_interval_ms.p99",
-            "video_rtf.mean",
-            "slo_attainment",
-        ],
     }
 }
 
@@ -165,11 +150,10 @@ pub fn run_sweep(
     // first headline metric, so sweep.json/sweep.html always have a curve to draw.
     let mut featured = sweep.clone();
     if featured.headline.is_none() {
-        featured.headline = headline_names(sc.workload.kind())
-            .first()
-            .map(|s| (*s).to_string());
+        featured.headline = sc.workload.catalogue().headline().first().cloned();
     }
-    let doc = crate::config::sweep::sweep_json(&featured, &points, capacity);
+    let mut doc = crate::config::sweep::sweep_json(&featured, &points, capacity);
+    sc.workload.catalogue().write_into(&mut doc);
     let json_path = dir.join("sweep.json");
     write(
         &json_path,

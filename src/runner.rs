@@ -12,7 +12,7 @@ use crate::config::scenario::{Scenario, ScenarioError};
 use crate::engine::{self, EngineConfig, EngineError};
 use crate::server::{EmbeddedServer, ServerConfig};
 use crate::util::target::{redact_url, resolve_url};
-use crate::workload::{Report, RunRecord};
+use crate::workload::{Failure, FailureKind, Report, RunRecord};
 
 /// A run that could not happen (as opposed to samples that failed, which are results).
 #[derive(Debug, thiserror::Error)]
@@ -23,6 +23,9 @@ pub enum RunError {
     /// The target URL is unusable.
     #[error(transparent)]
     Target(#[from] crate::util::target::TargetError),
+    /// The client TLS configuration could not be built.
+    #[error(transparent)]
+    Tls(#[from] crate::engine::tls::TlsError),
     /// The embedded server could not start.
     #[error("embedded server: {0}")]
     Server(String),
@@ -38,6 +41,9 @@ pub enum RunError {
     /// The workload could not summarize the run.
     #[error("report: {0}")]
     Report(String),
+    /// The planned concurrency cannot fit under the open-file limit.
+    #[error("{0}")]
+    FdLimit(String),
     /// The JSON result could not be written.
     #[error("cannot write {}: {msg}", path.display())]
     Output {
@@ -54,6 +60,8 @@ pub struct RunSummary {
     pub report: Box<dyn Report>,
     /// Measured samples that failed, with their messages.
     pub failures: Vec<(usize, String)>,
+    /// Those failures counted per [`crate::workload::FailureKind::label`].
+    pub failures_by_kind: std::collections::BTreeMap<String, usize>,
     /// Measured samples in total.
     pub measured: usize,
     /// Artifact files that could not be written.
@@ -64,6 +72,10 @@ pub struct RunSummary {
     pub verdicts: Vec<crate::config::thresholds::Verdict>,
     /// The URL the run aimed at.
     pub url: String,
+    /// The run was interrupted (SIGINT/SIGTERM): the results hold the samples that ran.
+    pub interrupted: bool,
+    /// Measured samples cancelled by the interruption (not counted in `failures`).
+    pub cancelled: usize,
 }
 
 impl RunSummary {
@@ -88,7 +100,21 @@ pub fn run_with(
     lines: Box<dyn Write + Send>,
     progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
 ) -> Result<RunSummary, RunError> {
+    run_interruptible(scenario, lines, progress, None)
+}
+
+/// [`run_with`], stopping early when `interrupt`'s switch flips: no new samples, the
+/// in-flight ones get the grace period and are then cancelled as interrupted; the JSON
+/// result and `.hlog` are still written, marked `"interrupted": true`.
+pub fn run_interruptible(
+    scenario: &Scenario,
+    lines: Box<dyn Write + Send>,
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+    interrupt: Option<engine::interrupt::Interrupt>,
+) -> Result<RunSummary, RunError> {
     let workload = scenario.workload.clone();
+    engine::fdlimit::ensure(scenario.load.max_concurrency, scenario.target.is_none())
+        .map_err(RunError::FdLimit)?;
     let (url, server) = match &scenario.target {
         Some(t) => (resolve_url(t, workload.default_path())?, None),
         None => {
@@ -101,7 +127,18 @@ pub fn run_with(
             )
         }
     };
+    // One TLS configuration per run, shared by every shard's client.
+    let tls = url
+        .starts_with("wss://")
+        .then(|| crate::engine::tls::ClientTls::build(&scenario.tls))
+        .transpose()?;
     workload.prepare().map_err(RunError::Prepare)?;
+    tracing::debug!(
+        target = %redact_url(&url),
+        samples = scenario.load.samples,
+        warmup = scenario.load.warmup_samples,
+        "run starting"
+    );
     let run_start_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
@@ -136,12 +173,18 @@ pub fn run_with(
         max_concurrency: Some(scenario.load.max_concurrency),
         shards: scenario.load.shards,
         connect_timeout: scenario.connect_timeout,
+        tls: tls.clone(),
+        max_frame_bytes: scenario.max_frame_bytes,
         request_id_prefix: request_id_prefix(),
         artifact_root: workload.artifact_root(),
         lines: Some(tx),
         progress: progress_tx,
+        interrupt,
     };
-    let out = engine::run(cfg, workload.clone());
+    let this_run = workload.clone().begin_run();
+    let usage_start = crate::workload::kit::UsageSnapshot::now();
+    let out = engine::run(cfg, this_run.clone());
+    let usage_end = crate::workload::kit::UsageSnapshot::now();
     let _ = printer.join();
     if let Some(t) = progress_thread {
         let _ = t.join();
@@ -151,50 +194,129 @@ pub fn run_with(
     }
     let mut out = out?;
     out.run.load = Some(scenario.load.clone());
-    let (failures, measured) = failures(&out.run);
+    let (mut failures, measured) = failures(&out.run);
+    // Samples cancelled by an interrupt are their own outcome, not failures.
+    let cancelled_idx: Vec<usize> = failures
+        .iter()
+        .filter(|(_, f)| f.kind == FailureKind::Interrupted)
+        .map(|(i, _)| *i)
+        .collect();
+    failures.retain(|(_, f)| f.kind != FailureKind::Interrupted);
+    let cancelled = cancelled_idx.len();
+    let interrupted = out.interrupted;
     let engine_series = engine_series(&out.run);
-    let report = workload.report(out.run).map_err(RunError::Report)?;
+    let generator_run = out.run.clone();
+    let measured_idx: Vec<usize> = out
+        .run
+        .samples
+        .iter()
+        .filter(|s| !s.warmup)
+        .map(|s| s.idx)
+        .collect();
+    let report = this_run.report(out.run).map_err(RunError::Report)?;
+    add_report_failures(
+        &mut failures,
+        report.as_ref(),
+        &measured_idx,
+        &cancelled_idx,
+    );
+    let failures_by_kind: std::collections::BTreeMap<String, usize> =
+        crate::workload::outcome::count_by_kind(failures.iter().map(|(_, f)| f.kind))
+            .into_iter()
+            .map(|(k, n)| (k.to_string(), n))
+            .collect();
+    let failures: Vec<(usize, String)> =
+        failures.into_iter().map(|(i, f)| (i, f.message)).collect();
     let verdicts = crate::config::thresholds::evaluate(&scenario.thresholds, &report.metrics());
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
-        let text = report.to_json_text();
-        crate::util::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
-            path: path.clone(),
-            msg: e.to_string(),
-        })?;
+        let mut doc = report.to_json();
+        workload.catalogue().write_into(&mut doc);
+        let block = crate::workload::kit::generator_block(
+            &generator_run,
+            &failures_by_kind,
+            usage_start,
+            usage_end,
+        );
+        crate::workload::kit::merge_into(&mut doc, block);
+        if tls.is_some() {
+            crate::workload::kit::merge_into(
+                &mut doc,
+                crate::engine::tls::result_block(&scenario.tls),
+            );
+        }
+        if interrupted && let Some(obj) = doc.as_object_mut() {
+            obj.insert("interrupted".into(), serde_json::Value::Bool(true));
+        }
         let mut series = report.series();
         series.extend(engine_series);
-        let hlog = path.with_extension("hlog");
-        let mut buf = Vec::new();
-        crate::util::histlog::write_interval_log(&mut buf, run_start_unix_s, 1.0, &series)
-            .map_err(|e| RunError::Output {
-                path: hlog.clone(),
-                msg: e.to_string(),
-            })?;
-        crate::util::write_atomic(&hlog, &buf).map_err(|e| RunError::Output {
-            path: hlog.clone(),
-            msg: e.to_string(),
-        })?;
+        publish(
+            path,
+            &report.json_text(&doc),
+            &series,
+            run_start_unix_s,
+            interrupted,
+        )?;
     }
     Ok(RunSummary {
         report,
         failures,
+        failures_by_kind,
         measured,
         artifact_errors: out.artifact_errors,
         json_path,
         verdicts,
         url,
+        interrupted,
+        cancelled,
     })
 }
 
+/// Failures only the report could see (e.g. too few chunks for the metrics) count like
+/// any other: in the summary, the per-kind counts and the exit code. `measured_idx` maps
+/// a position among measured samples to its sample index.
+fn add_report_failures(
+    failures: &mut Vec<(usize, Failure)>,
+    report: &dyn Report,
+    measured_idx: &[usize],
+    cancelled_idx: &[usize],
+) {
+    for (pos, msg) in report.report_failures() {
+        let idx = measured_idx.get(pos).copied().unwrap_or(pos);
+        if !failures.iter().any(|(i, _)| *i == idx) && !cancelled_idx.contains(&idx) {
+            failures.push((idx, Failure::new(FailureKind::Report, msg)));
+        }
+    }
+    failures.sort_by_key(|(i, _)| *i);
+}
+
+/// Write the result JSON text to `path` and the interval log beside it (`.hlog`), each
+/// atomically.
+fn publish(
+    path: &std::path::Path,
+    text: &str,
+    series: &[crate::util::histlog::Series],
+    run_start_unix_s: f64,
+    interrupted: bool,
+) -> Result<(), RunError> {
+    let fail = |p: &std::path::Path, e: &dyn std::fmt::Display| RunError::Output {
+        path: p.to_path_buf(),
+        msg: e.to_string(),
+    };
+    crate::util::write_atomic(path, text.as_bytes()).map_err(|e| fail(path, &e))?;
+    let hlog = path.with_extension("hlog");
+    let mut buf = Vec::new();
+    if interrupted {
+        buf.extend_from_slice(b"#[Interrupted: true]\n");
+    }
+    crate::util::histlog::write_interval_log(&mut buf, run_start_unix_s, 1.0, series)
+        .map_err(|e| fail(&hlog, &e))?;
+    crate::util::write_atomic(&hlog, &buf).map_err(|e| fail(&hlog, &e))
+}
+
+/// The embedded server's configuration: `[server]`, already validated at load.
 fn embedded_config(scenario: &Scenario) -> Result<ServerConfig, RunError> {
-    crate::util::scenario_error::parse_section::<ServerConfig>(
-        &scenario.path,
-        &scenario.src,
-        "server",
-        &toml::Table::new(),
-    )
-    .map_err(|e| RunError::Scenario(vec![e]))
+    Ok(scenario.server.clone())
 }
 
 /// The resolved plan of a scenario, as `rtload check` prints it.
@@ -211,6 +333,14 @@ pub fn describe(s: &Scenario) -> String {
     let mut out = format!("{} ({})\n", s.name, s.path.display());
     let mut row = |k: &str, v: String| out.push_str(&format!("  {k:<18} {v}\n"));
     row("target", target);
+    if s.target
+        .as_deref()
+        .is_some_and(|t| resolve_url(t, w.default_path()).is_ok_and(|u| u.starts_with("wss://")))
+    {
+        row("tls", s.tls.describe());
+    } else if s.tls != crate::engine::tls::TlsOptions::default() {
+        row("tls", "not used (plain ws:// target)".to_string());
+    }
     row("workload", w.kind().to_string());
     for (k, v) in w.describe() {
         row(&format!("  {k}"), v);
@@ -223,6 +353,21 @@ pub fn describe(s: &Scenario) -> String {
         ),
     );
     row("concurrency", format!("at most {}", s.load.max_concurrency));
+    let cat = w.catalogue();
+    let headline: Vec<String> = cat
+        .headline()
+        .iter()
+        .filter_map(|h| cat.get(h))
+        .map(|m| format!("{} ({}, {})", m.name, m.unit, direction_words(m.direction)))
+        .collect();
+    row(
+        "metrics",
+        format!(
+            "{} reported; headline: {}",
+            cat.metrics().len(),
+            headline.join(", ")
+        ),
+    );
     match crate::workload::plan::plan(s.load.samples, &s.load.arrival) {
         Ok(p) => {
             row("arrivals", crate::workload::plan::summary(&p));
@@ -252,6 +397,16 @@ pub fn describe(s: &Scenario) -> String {
     out
 }
 
+/// How a direction reads in `check` output.
+pub fn direction_words(d: crate::workload::catalogue::Direction) -> &'static str {
+    use crate::workload::catalogue::Direction;
+    match d {
+        Direction::Lower => "lower is better",
+        Direction::Higher => "higher is better",
+        Direction::NotAScore => "not a score",
+    }
+}
+
 /// The generator's own series: queue wait per sample (at its release) and send lateness
 /// per scheduled message (at its sample's start).
 fn engine_series(run: &RunRecord) -> Vec<crate::util::histlog::Series> {
@@ -273,7 +428,7 @@ fn engine_series(run: &RunRecord) -> Vec<crate::util::histlog::Series> {
     ]
 }
 
-fn failures(run: &RunRecord) -> (Vec<(usize, String)>, usize) {
+fn failures(run: &RunRecord) -> (Vec<(usize, Failure)>, usize) {
     let measured: Vec<_> = run.samples.iter().filter(|s| !s.warmup).collect();
     let failed = measured
         .iter()

@@ -1,6 +1,7 @@
 //! The composition root: every workload kind rtload knows. The only file outside
 //! `src/workload/` that names kinds; adding a workload is one entry here.
 
+use crate::workload::catalogue::Catalogue;
 use crate::workload::{WorkloadKind, omni, scripted, video};
 
 /// Every workload kind rtload knows, by name.
@@ -11,6 +12,8 @@ pub fn registry() -> &'static [WorkloadKind] {
             summary: "LingBot-World realtime video cadence (/v1/realtime/video)",
             build: video::build,
             schema: |g| crate::config::schema::kind_schema::<video::VideoParams>(g, video::KIND),
+            families: video::names::FAMILIES,
+            headline: video::names::HEADLINE,
         },
         WorkloadKind {
             name: omni::KIND,
@@ -19,6 +22,8 @@ pub fn registry() -> &'static [WorkloadKind] {
             schema: |g| {
                 crate::config::schema::kind_schema::<omni::workload::OmniParams>(g, omni::KIND)
             },
+            families: omni::report::FAMILIES,
+            headline: omni::report::HEADLINE,
         },
         WorkloadKind {
             name: scripted::KIND,
@@ -30,6 +35,22 @@ pub fn registry() -> &'static [WorkloadKind] {
                     scripted::KIND,
                 )
             },
+            families: scripted::report::FAMILIES,
+            headline: scripted::report::HEADLINE,
         },
     ]
+}
+
+/// The metric catalogue of a result document: its own `rtload.metrics_catalogue`, or,
+/// for a file written before the catalogue existed, the first registered kind whose
+/// families declare every name in `names` (the file's metrics). `None` when no kind
+/// declares them all: the caller then treats every metric as not a score.
+pub fn result_catalogue(doc: &serde_json::Value, names: &[&str]) -> Option<Catalogue> {
+    if let Some(c) = Catalogue::from_result(doc) {
+        return Some(c);
+    }
+    registry()
+        .iter()
+        .find(|k| !names.is_empty() && names.iter().all(|n| k.families.iter().any(|f| f.covers(n))))
+        .map(|k| Catalogue::build(names.iter().copied(), k.families, k.headline))
 }

@@ -7,8 +7,10 @@
 //! optional `[server]` table for the embedded server. Unknown keys are errors; every
 //! problem is collected and reported with file:line:col, the bad value and the fix.
 
-pub use crate::util::scenario_error::{ScenarioError, key_span, line_col, parse_section};
-pub use crate::workload::load::{Load, LoadOverrides};
+pub use crate::util::scenario_error::{
+    ScenarioError, key_error, key_span, line_col, override_key_error, parse_section,
+};
+pub use crate::workload::load::{Load, LoadOverrides, MAX_RATE, MAX_SAMPLES, MAX_SHARDS, MIN_RATE};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,7 +19,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::registry::registry;
-use crate::workload::{Workload, WorkloadInput};
+use crate::workload::WorkloadInput;
 
 /// A validated scenario, ready to run.
 #[derive(Clone)]
@@ -32,8 +34,13 @@ pub struct Scenario {
     pub headers: Vec<(String, String)>,
     /// `[target] connect_timeout_s` (default 10 s).
     pub connect_timeout: Duration,
+    /// `[target] ca_cert` / `insecure_skip_verify` (used by `wss://` targets).
+    pub tls: crate::engine::tls::TlsOptions,
+    /// `[target] max_frame_bytes`: largest inbound WebSocket frame or message (default
+    /// 64 MiB), enforced from the frame header before the payload is buffered.
+    pub max_frame_bytes: usize,
     /// The configured workload.
-    pub workload: Arc<dyn Workload>,
+    pub workload: Arc<dyn crate::workload::DynWorkload>,
     /// Samples, arrivals, concurrency.
     pub load: Load,
     /// `[output] json`: where the workload's JSON result goes.
@@ -42,8 +49,10 @@ pub struct Scenario {
     pub sweep: Option<crate::config::sweep::Sweep>,
     /// `[thresholds]`, checked against the workload's metric names.
     pub thresholds: Vec<crate::config::thresholds::Threshold>,
-    /// The file's text (sections owned by other modules, like `[server]`, are parsed
-    /// from it with positions).
+    /// `[server]`: the embedded server's configuration, parsed and range-checked at load
+    /// (defaults when the table is absent; used only without a target).
+    pub server: crate::server::ServerConfig,
+    /// The file's text.
     pub src: Arc<str>,
 }
 
@@ -72,6 +81,10 @@ pub struct Overrides {
     pub workload: toml::Table,
     /// `--header KEY=VALUE` (win over `[target] headers` on the same name).
     pub headers: Vec<(String, String)>,
+    /// `--ca-cert PATH` (wins over `[target] ca_cert`).
+    pub ca_cert: Option<PathBuf>,
+    /// `--insecure` (sets `[target] insecure_skip_verify = true`).
+    pub insecure: bool,
 }
 
 /// A scenario file as written. Sections owned by other modules are parsed from the text
@@ -122,8 +135,17 @@ struct RawTarget {
     /// Extra upgrade headers (values are never printed or saved).
     #[serde(default)]
     headers: std::collections::BTreeMap<String, String>,
-    /// WebSocket handshake bound, seconds (default 10).
+    /// WebSocket handshake bound, seconds (default 10). Range (0, 1e6].
     connect_timeout_s: Option<f64>,
+    /// PEM file of extra CA certificates trusted for wss:// (relative to the scenario),
+    /// on top of the system roots.
+    ca_cert: Option<PathBuf>,
+    /// Accept any server certificate (testing only; warned about loudly).
+    #[serde(default)]
+    insecure_skip_verify: bool,
+    /// Largest inbound frame or message in bytes, checked from the frame header before
+    /// the payload is buffered (default 67108864 = 64 MiB; 1..=4294967296).
+    max_frame_bytes: Option<u64>,
 }
 
 /// `[output]`.
@@ -147,36 +169,106 @@ struct KindOnly {
 
 /// Read and validate the scenario at `path`, applying `ov`. Returns every problem found.
 pub fn load(path: &Path, ov: &Overrides) -> Result<Scenario, Vec<ScenarioError>> {
-    let src = std::fs::read_to_string(path).map_err(|e| {
+    parse(path, &read(path)?, ov)
+}
+
+/// [`load`] for `rtload check`: the same validation, without writing anything (an
+/// OmniInteract archive is validated, not extracted).
+pub fn check(path: &Path, ov: &Overrides) -> Result<Scenario, Vec<ScenarioError>> {
+    parse_with(path, &read(path)?, ov, true)
+}
+
+fn read(path: &Path) -> Result<String, Vec<ScenarioError>> {
+    std::fs::read_to_string(path).map_err(|e| {
         vec![ScenarioError::Read {
             path: path.to_path_buf(),
             msg: e.to_string(),
         }]
-    })?;
-    parse(path, &src, ov)
+    })
 }
 
 /// Validate scenario text `src` (named `path` in errors), applying `ov`.
 pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<ScenarioError>> {
+    parse_with(path, src, ov, false)
+}
+
+fn parse_with(
+    path: &Path,
+    src: &str,
+    ov: &Overrides,
+    check_only: bool,
+) -> Result<Scenario, Vec<ScenarioError>> {
     let raw: RawScenario =
         toml::from_str(src).map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
     let mut errors = Vec::new();
     let load = crate::workload::load::parse(path, src, &ov.load)
         .map_err(|e| errors.extend(e))
         .ok();
-    let workload = build_workload(path, src, &ov.workload, load.as_ref())
+    let workload = build_workload(path, src, &ov.workload, load.as_ref(), check_only)
         .map_err(|e| errors.extend(e))
         .ok();
     let target = raw.target.as_ref();
     let connect_timeout_s = target.and_then(|t| t.connect_timeout_s).unwrap_or(10.0);
-    if !(connect_timeout_s.is_finite() && connect_timeout_s > 0.0) {
-        errors.push(ScenarioError::file(
+    if !(connect_timeout_s.is_finite() && connect_timeout_s > 0.0 && connect_timeout_s <= 1e6) {
+        errors.push(key_error(
             path,
+            src,
+            &["target", "connect_timeout_s"],
             format!(
-                "[target] connect_timeout_s must be > 0 (got {connect_timeout_s}); use e.g. 10"
+                "`connect_timeout_s` must be in (0, 1e6] seconds (got {connect_timeout_s}); use e.g. 10"
             ),
         ));
     }
+    let base = path.parent().unwrap_or(Path::new("."));
+    let tls = crate::engine::tls::TlsOptions {
+        ca_cert: ov.ca_cert.clone().or_else(|| {
+            target
+                .and_then(|t| t.ca_cert.as_ref())
+                .map(|p| base.join(p))
+        }),
+        insecure_skip_verify: ov.insecure || target.is_some_and(|t| t.insecure_skip_verify),
+    };
+    if let Some(p) = &tls.ca_cert
+        && let Err(e) = crate::engine::tls::load_ca_certs(p)
+    {
+        errors.push(match (&ov.ca_cert, key_span(src, "target", "ca_cert")) {
+            (None, Some(span)) => ScenarioError::at(path, src, span, e.to_string()),
+            (Some(_), _) => ScenarioError::file(path, format!("--ca-cert: {e}")),
+            (None, None) => ScenarioError::file(path, e.to_string()),
+        });
+    }
+    errors.extend(check_target(path, src, target, ov, workload.as_deref()));
+    let output_json = ov.output_json.clone().or_else(|| {
+        raw.output
+            .as_ref()
+            .and_then(|o| o.json.as_ref())
+            .map(|p| base.join(p))
+    });
+    if let Some(msg) = output_json.as_deref().and_then(output_problem) {
+        errors.push(match &ov.output_json {
+            Some(_) => ScenarioError::Flag {
+                flag: "--output-json".into(),
+                msg,
+            },
+            None => key_error(path, src, &["output", "json"], msg),
+        });
+    }
+    let max_frame_bytes = target
+        .and_then(|t| t.max_frame_bytes)
+        .unwrap_or(crate::engine::transport::MAX_MESSAGE_BYTES as u64);
+    if !(1..=1 << 32).contains(&max_frame_bytes) {
+        errors.push(key_error(
+            path,
+            src,
+            &["target", "max_frame_bytes"],
+            format!(
+                "`max_frame_bytes` must be in [1, 4294967296] (got {max_frame_bytes}); use e.g. 67108864"
+            ),
+        ));
+    }
+    let server = parse_server(path, src)
+        .map_err(|e| errors.extend(e))
+        .unwrap_or_default();
     let sweep = crate::config::sweep::parse_table(path, src)
         .map_err(|e| errors.extend(e))
         .unwrap_or_default();
@@ -184,7 +276,7 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
         .map_err(|e| errors.extend(e))
         .unwrap_or_default();
     if let Some(w) = &workload {
-        let names = w.metric_names();
+        let names = w.catalogue().names();
         let known: Vec<&str> = names.iter().map(String::as_str).collect();
         if let Err(e) = crate::config::thresholds::check_names(path, src, &thresholds, &known) {
             errors.extend(e);
@@ -209,7 +301,6 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
         return Err(errors);
     };
     load.samples = workload.samples();
-    let base = path.parent().unwrap_or(Path::new("."));
     Ok(Scenario {
         path: path.to_path_buf(),
         name: raw.name.unwrap_or_else(|| {
@@ -227,15 +318,15 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
                 .unwrap_or_default(),
             &ov.headers,
         ),
-        connect_timeout: Duration::from_secs_f64(connect_timeout_s.clamp(0.001, 1e6)),
+        connect_timeout: Duration::from_secs_f64(connect_timeout_s),
+        tls,
+        max_frame_bytes: usize::try_from(max_frame_bytes).unwrap_or(usize::MAX),
         workload,
         load,
-        output_json: ov
-            .output_json
-            .clone()
-            .or_else(|| raw.output.and_then(|o| o.json).map(|p| base.join(p))),
+        output_json,
         thresholds,
         sweep,
+        server,
         src: Arc::from(src),
     })
 }
@@ -245,7 +336,8 @@ fn build_workload(
     src: &str,
     overrides: &toml::Table,
     load: Option<&Load>,
-) -> Result<Arc<dyn Workload>, Vec<ScenarioError>> {
+    check_only: bool,
+) -> Result<Arc<dyn crate::workload::DynWorkload>, Vec<ScenarioError>> {
     let names = || {
         registry()
             .iter()
@@ -260,7 +352,8 @@ fn build_workload(
         return Err(vec![ScenarioError::file(
             path,
             format!(
-                "[workload] needs `kind`; add e.g. `kind = \"video-cadence\"` (known kinds: {})",
+                "[workload] needs `kind`; add e.g. `kind = \"{}\"` (known kinds: {})",
+                registry().first().map_or("", |k| k.name),
                 names()
             ),
         )]);
@@ -283,8 +376,93 @@ fn build_workload(
         overrides,
         samples_requested: load.and_then(|l| l.samples_requested),
         seed: load.map_or(0, |l| l.arrival.seed),
+        check_only,
     })
     .map(Arc::from)
+}
+
+/// `[server]` (and `[server.video]`, `[server.duplex]`, their `faults`): typed, with every
+/// value out of its documented range listed at its position.
+fn parse_server(path: &Path, src: &str) -> Result<crate::server::ServerConfig, Vec<ScenarioError>> {
+    let cfg: crate::server::ServerConfig =
+        parse_section(path, src, "server", &toml::Table::new()).map_err(|e| vec![e])?;
+    let errors: Vec<ScenarioError> = cfg
+        .problems()
+        .into_iter()
+        .map(|p| match p {
+            crate::server::ServerError::Invalid { key, msg } => {
+                let mut at = vec!["server"];
+                at.extend(key.split('.'));
+                key_error(path, src, &at, format!("[server] {msg}"))
+            }
+            other => ScenarioError::file(path, other.to_string()),
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(cfg)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Why the JSON result could not be written at `j` after the run (so it is refused
+/// before): it is a directory, or an existing ancestor is not one.
+fn output_problem(j: &Path) -> Option<String> {
+    if j.is_dir() {
+        return Some(format!(
+            "the JSON result path {} is a directory; name a file, e.g. `json = \"result.json\"`",
+            j.display()
+        ));
+    }
+    let blocker = j
+        .ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+        .find(|a| a.exists())
+        .filter(|a| !a.is_dir())?;
+    Some(format!(
+        "the JSON result path {} cannot be created: {} is a file, not a directory",
+        j.display(),
+        blocker.display()
+    ))
+}
+
+/// The target URL (when one is given) and every upgrade header, checked as the run would
+/// use them.
+fn check_target(
+    path: &Path,
+    src: &str,
+    target: Option<&RawTarget>,
+    ov: &Overrides,
+    workload: Option<&dyn crate::workload::DynWorkload>,
+) -> Vec<ScenarioError> {
+    let mut errors = Vec::new();
+    let url = ov.target.as_ref().or(target.and_then(|t| t.url.as_ref()));
+    if let (Some(url), Some(w)) = (url, workload)
+        && let Err(e) = crate::util::target::resolve_url(url, w.default_path())
+    {
+        errors.push(match &ov.target {
+            Some(_) => ScenarioError::Flag {
+                flag: "--target".into(),
+                msg: e.to_string(),
+            },
+            None => key_error(path, src, &["target", "url"], e.to_string()),
+        });
+    }
+    for (name, value) in target.map(|t| &t.headers).into_iter().flatten() {
+        if let Some(msg) = crate::util::target::header_problem(name, value) {
+            errors.push(key_error(path, src, &["target", "headers", name], msg));
+        }
+    }
+    for (name, value) in &ov.headers {
+        if let Some(msg) = crate::util::target::header_problem(name, value) {
+            errors.push(ScenarioError::Flag {
+                flag: "--header".into(),
+                msg,
+            });
+        }
+    }
+    errors
 }
 
 /// File headers, then flag headers; a later name wins (case-insensitively).

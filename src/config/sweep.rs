@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use toml::Spanned;
 
+use crate::config::scenario::{MAX_RATE, MAX_SAMPLES, MIN_RATE};
 use crate::util::scenario_error::{ScenarioError, key_span};
 
 /// The load parameter a sweep varies.
@@ -136,6 +137,9 @@ fn check_value(param: SweepParam, lit: Lit<'_>, text: &str, origin: Origin) -> R
                 Some(n) if n < 1 => Err(format!(
                     "{name} value `{text}` must be ≥ 1; use integers ≥ 1, e.g. {eg}"
                 )),
+                Some(n) if n > MAX_SAMPLES => Err(format!(
+                    "{name} value `{text}` is out of range; use integers in [1, {MAX_SAMPLES}], e.g. {eg}"
+                )),
                 Some(n) => Ok(n as f64),
             }
         }
@@ -153,6 +157,9 @@ fn check_value(param: SweepParam, lit: Lit<'_>, text: &str, origin: Origin) -> R
                 )),
                 Some(v) if v.is_nan() || v <= 0.0 => Err(format!(
                     "{name} value `{text}` must be > 0; use requests/s > 0 or inf, e.g. {eg}"
+                )),
+                Some(v) if v.is_finite() && !(MIN_RATE..=MAX_RATE).contains(&v) => Err(format!(
+                    "{name} value `{text}` is out of range; use requests/s in [{MIN_RATE:e}, {MAX_RATE:e}] or inf, e.g. {eg}"
                 )),
                 Some(v) => Ok(v),
             }
@@ -462,6 +469,28 @@ pub(crate) fn align(rows: &[Vec<String>], left: &[bool]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// One line under the sweep table saying which way each column is better, from the
+/// workload's metric catalogue (`better: ttfc_ms.mean lower is better (ms); …`).
+pub fn direction_legend(
+    columns: &[&str],
+    catalogue: &crate::workload::catalogue::Catalogue,
+) -> String {
+    use crate::workload::catalogue::Direction;
+    let parts: Vec<String> = columns
+        .iter()
+        .filter_map(|c| catalogue.get(c))
+        .map(|m| {
+            let way = match m.direction {
+                Direction::Lower => "lower is better",
+                Direction::Higher => "higher is better",
+                Direction::NotAScore => "not a score",
+            };
+            format!("{} {way} ({})", m.name, m.unit)
+        })
+        .collect();
+    format!("better: {}\n", parts.join("; "))
 }
 
 /// A table of `columns` (metric names; `-` where a point lacks one) per point, a

@@ -15,13 +15,12 @@ use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
-use crate::util::scenario_error::{ScenarioError, line_col};
+use crate::util::scenario_error::ScenarioError;
+use crate::util::textpos::{close_matches, line_col};
 
 /// The accepted form, quoted in every expression error.
 const FORM: &str = "expected `<op> <number>` with op one of <, <=, >, >=, ==, !=; e.g. \"< 500\"";
 
-/// How many close matches an unknown-name error suggests.
-const MAX_SUGGESTIONS: usize = 3;
 /// How many known names an unknown-name error lists when nothing is close.
 const MAX_LISTED: usize = 6;
 
@@ -283,63 +282,6 @@ pub fn unknown_metric_message(metric: &str, known: &[&str], place: &str) -> Stri
         String::new()
     };
     format!("unknown metric `{metric}` in {place}; known metrics include {shown}{tail}")
-}
-
-/// Up to three known names close to `metric`, closest first: small edit distance
-/// (optimal-string-alignment Damerau–Levenshtein, case-insensitive), one a prefix of the
-/// other, or every `.`/`_` segment of one found among the other's segments.
-fn close_matches<'k>(metric: &str, known: &[&'k str]) -> Vec<&'k str> {
-    let query = metric.to_lowercase();
-    let q_segs = segments(&query);
-    let allowance = query.chars().count().div_ceil(3).max(1);
-    let mut scored: Vec<(usize, &'k str)> = known
-        .iter()
-        .filter_map(|&name| {
-            let cand = name.to_lowercase();
-            let dist = osa_distance(&query, &cand);
-            let c_segs = segments(&cand);
-            let prefix = query.len() >= 3 && (cand.starts_with(&query) || query.starts_with(&cand));
-            let subset = |a: &[&str], b: &[&str]| !a.is_empty() && a.iter().all(|s| b.contains(s));
-            let segs = subset(&q_segs, &c_segs) || subset(&c_segs, &q_segs);
-            (dist <= allowance || prefix || segs).then_some((dist, name))
-        })
-        .collect();
-    scored.sort_unstable();
-    scored.dedup_by(|a, b| a.1 == b.1);
-    scored
-        .into_iter()
-        .take(MAX_SUGGESTIONS)
-        .map(|(_, n)| n)
-        .collect()
-}
-
-fn segments(name: &str) -> Vec<&str> {
-    name.split(['.', '_']).filter(|s| !s.is_empty()).collect()
-}
-
-/// Optimal string alignment distance (Levenshtein plus adjacent transpositions).
-fn osa_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let w = b.len() + 1;
-    let mut d: Vec<usize> = vec![0; (a.len() + 1) * w];
-    for i in 0..=a.len() {
-        for j in 0..=b.len() {
-            d[i * w + j] = if i == 0 || j == 0 {
-                i + j
-            } else {
-                let cost = usize::from(a[i - 1] != b[j - 1]);
-                let mut best = (d[(i - 1) * w + j] + 1)
-                    .min(d[i * w + j - 1] + 1)
-                    .min(d[(i - 1) * w + j - 1] + cost);
-                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                    best = best.min(d[(i - 2) * w + j - 2] + 1);
-                }
-                best
-            };
-        }
-    }
-    d[a.len() * w + b.len()]
 }
 
 /// One leaf of the `[thresholds]` table with the positions errors point at.

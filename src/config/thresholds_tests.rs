@@ -298,11 +298,3 @@ fn render_snapshot() {
     assert_eq!(one, "FAIL  ttft_ms.p99 < 500  measured 612.400\n");
     assert_eq!(render(&[]), "");
 }
-
-#[test]
-fn osa_distance_counts_transpositions_once() {
-    assert_eq!(osa_distance("", "abc"), 3);
-    assert_eq!(osa_distance("abc", "abc"), 0);
-    assert_eq!(osa_distance("ab", "ba"), 1);
-    assert_eq!(osa_distance("kitten", "sitting"), 3);
-}

@@ -13,10 +13,11 @@ use ractor::{Actor, ActorId, ActorProcessingErr, ActorRef, SupervisionEvent};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use super::sample::{SampleActor, SampleArgs, SampleMeta};
+use super::interrupt::INTERRUPTED;
+use super::sample::{SampleActor, SampleArgs, SampleMeta, SampleMsg};
 use super::writer::WriterHandle;
 use crate::engine::progress::ProgressEvent;
-use crate::workload::{ConnectSpec, RunRecord, SampleRecord, SessionContext, Workload};
+use crate::workload::{ConnectSpec, RunRecord, SampleRecord, SessionContext, WorkloadRun};
 
 /// Messages to the coordinator.
 #[derive(Debug)]
@@ -32,12 +33,19 @@ pub enum CoordMsg {
     },
     /// A sample finished (successfully or not).
     Ended(Box<SampleRecord>),
+    /// Stop releasing; in-flight samples get `grace`, then are cancelled as interrupted.
+    Interrupt {
+        /// How long in-flight samples may still finish.
+        grace: Duration,
+    },
+    /// The grace period of an interruption is over: cancel what still runs.
+    GraceOver,
 }
 
 /// The run as the coordinator executes it.
 pub struct CoordArgs {
     /// The workload that makes sessions.
-    pub workload: Arc<dyn Workload>,
+    pub workload: Arc<dyn WorkloadRun>,
     /// The resolved target URL.
     pub url: String,
     /// Upgrade headers for every session (may hold secrets; never logged).
@@ -52,6 +60,10 @@ pub struct CoordArgs {
     pub shards: Vec<ThreadLocalActorSpawner>,
     /// Handshake bound per session.
     pub connect_timeout: Duration,
+    /// Client TLS for `wss://` (one configuration per run).
+    pub tls: Option<super::tls::ClientTls>,
+    /// Largest inbound frame or reassembled message.
+    pub max_frame_bytes: usize,
     /// Prefix of measured request ids.
     pub request_id_prefix: String,
     /// Artifact writer.
@@ -75,6 +87,8 @@ pub struct CoordState {
     measured_start: Option<Instant>,
     ready: VecDeque<(usize, Instant)>,
     in_flight: HashMap<ActorId, usize>,
+    actors: HashMap<usize, ActorRef<SampleMsg>>,
+    interrupted: bool,
     records: Vec<Option<SampleRecord>>,
     remaining_warmup: usize,
     remaining: usize,
@@ -104,6 +118,8 @@ impl Actor for Coordinator {
             measured_start: None,
             ready: VecDeque::new(),
             in_flight: HashMap::new(),
+            actors: HashMap::new(),
+            interrupted: false,
             records: (0..n).map(|_| None).collect(),
             next_shard: 0,
             release_task: None,
@@ -130,8 +146,20 @@ impl Actor for Coordinator {
                     st.ready.extend((0..st.args.n_warmup).map(|i| (i, now)));
                 }
             }
-            CoordMsg::Released { idx, scheduled } => st.ready.push_back((idx, scheduled)),
+            CoordMsg::Released { idx, scheduled } if !st.interrupted => {
+                st.ready.push_back((idx, scheduled))
+            }
+            CoordMsg::Released { .. } => {} // interrupted: released too late
             CoordMsg::Ended(rec) => finish_sample(&myself, st, *rec),
+            CoordMsg::Interrupt { grace } => interrupt(&myself, st, grace),
+            CoordMsg::GraceOver => {
+                for actor in st.actors.values() {
+                    let msg = format!(
+                        "{INTERRUPTED}: the run was interrupted and the grace period ended before the session finished"
+                    );
+                    let _ = actor.cast(SampleMsg::Interrupt(msg));
+                }
+            }
         }
         fill_slots(&myself, st).await;
         if st.remaining == 0 {
@@ -152,7 +180,14 @@ impl Actor for Coordinator {
         if let SupervisionEvent::ActorFailed(cell, err) = evt
             && let Some(&idx) = st.in_flight.get(&cell.get_id())
         {
-            let rec = failed_record(st, idx, format!("sample supervisor crashed: {err}"));
+            let rec = failed_record(
+                st,
+                idx,
+                crate::workload::Failure::new(
+                    crate::workload::FailureKind::Crashed,
+                    format!("sample supervisor crashed: {err}"),
+                ),
+            );
             finish_sample(&myself, st, rec);
             fill_slots(&myself, st).await;
             if st.remaining == 0 {
@@ -221,6 +256,8 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
                 headers: st.args.headers.clone(),
             },
             connect_timeout: st.args.connect_timeout,
+            tls: st.args.tls.clone(),
+            max_frame_bytes: st.args.max_frame_bytes,
             playback_buffer: st.args.workload.playback_buffer(),
             coordinator: myself.clone(),
             run_start: st.run_start,
@@ -239,17 +276,25 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
         match SampleActor::spawn_linked(None, args, myself.get_cell(), shard).await {
             Ok((actor, _)) => {
                 st.in_flight.insert(actor.get_id(), idx);
+                st.actors.insert(idx, actor);
                 st.progress(ProgressEvent::SampleStarted { idx, warmup });
             }
             Err(e) => {
-                let rec = failed_record(st, idx, format!("could not start sample: {e}"));
+                let rec = failed_record(
+                    st,
+                    idx,
+                    crate::workload::Failure::new(
+                        crate::workload::FailureKind::Crashed,
+                        format!("could not start sample: {e}"),
+                    ),
+                );
                 finish_sample(myself, st, rec);
             }
         }
     }
 }
 
-fn failed_record(st: &CoordState, idx: usize, msg: String) -> SampleRecord {
+fn failed_record(st: &CoordState, idx: usize, msg: crate::workload::Failure) -> SampleRecord {
     let now = Instant::now()
         .saturating_duration_since(st.run_start)
         .as_secs_f64();
@@ -274,21 +319,43 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
         return; // duplicate (a crash record raced the real one)
     }
     st.in_flight.retain(|_, i| *i != idx);
+    st.actors.remove(&idx);
     let warmup = rec.warmup;
     let headline_ms = st.args.workload.headline_ms(&rec);
     st.progress(ProgressEvent::SampleEnded {
         idx,
         warmup,
-        ok: rec.outcome.is_ok(),
+        failure: rec.outcome.as_ref().err().map(|f| f.kind),
         headline_ms,
     });
     st.records[idx] = Some(rec);
     st.remaining -= 1;
     if warmup {
         st.remaining_warmup -= 1;
-        if st.remaining_warmup == 0 {
+        if st.remaining_warmup == 0 && !st.interrupted {
             start_measured(myself, st);
         }
+    }
+}
+
+/// First signal: release nothing more, drop what waits for a slot, and give the samples
+/// in flight `grace` before they are cancelled. Unstarted samples leave no record.
+fn interrupt(myself: &ActorRef<CoordMsg>, st: &mut CoordState, grace: Duration) {
+    if st.interrupted {
+        return;
+    }
+    st.interrupted = true;
+    if let Some(t) = st.release_task.take() {
+        t.abort();
+    }
+    st.ready.clear();
+    st.remaining = st.in_flight.len();
+    if st.remaining > 0 {
+        let me = myself.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            let _ = me.cast(CoordMsg::GraceOver);
+        });
     }
 }
 

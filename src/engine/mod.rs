@@ -7,10 +7,13 @@
 //! the workload's [`crate::workload::Session`].
 
 pub mod coordinator;
+pub mod fdlimit;
+pub mod interrupt;
 pub mod progress;
 pub mod roles;
 pub mod sample;
 pub mod slots;
+pub mod tls;
 pub mod transport;
 pub mod writer;
 
@@ -21,7 +24,7 @@ use std::time::Duration;
 use ractor::Actor;
 use ractor::thread_local::ThreadLocalActorSpawner;
 
-use crate::workload::{RunRecord, Workload};
+use crate::workload::{RunRecord, WorkloadRun};
 use coordinator::{CoordArgs, CoordMsg, Coordinator};
 
 /// How one run is executed. (No `Debug`: `headers` may hold secrets.)
@@ -41,6 +44,10 @@ pub struct EngineConfig {
     pub shards: Option<usize>,
     /// Handshake bound per session.
     pub connect_timeout: Duration,
+    /// Client TLS for `wss://` targets (built once per run); `None` for `ws://`.
+    pub tls: Option<tls::ClientTls>,
+    /// Largest inbound frame or reassembled message, checked from the frame header.
+    pub max_frame_bytes: usize,
     /// Prefix of measured request ids.
     pub request_id_prefix: String,
     /// Where artifacts are published, when the run publishes any.
@@ -49,6 +56,8 @@ pub struct EngineConfig {
     pub lines: Option<crossbeam_channel::Sender<String>>,
     /// Receives progress events (sample started / ended), when set.
     pub progress: Option<crossbeam_channel::Sender<crate::engine::progress::ProgressEvent>>,
+    /// Graceful interruption (e.g. by SIGINT), when the caller offers one.
+    pub interrupt: Option<interrupt::Interrupt>,
 }
 
 /// A failure of the engine itself (not of a sample: those are recorded outcomes).
@@ -69,10 +78,12 @@ pub struct EngineOutput {
     pub run: RunRecord,
     /// Artifact files that could not be written (path: error).
     pub artifact_errors: Vec<String>,
+    /// The run was interrupted: only samples that had started are in `run`.
+    pub interrupted: bool,
 }
 
 /// Run `workload` as `cfg` says and return every sample's record. Blocks the caller.
-pub fn run(cfg: EngineConfig, workload: Arc<dyn Workload>) -> Result<EngineOutput, EngineError> {
+pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOutput, EngineError> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("rtload-control")
@@ -89,6 +100,8 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn Workload>) -> Result<EngineOutpu
         .clone()
         .map(|root| writer::Writer::start(root, 2));
     let total = cfg.n_warmup + cfg.offsets_s.len();
+    let interrupt = cfg.interrupt.clone();
+    let switch = interrupt.as_ref().map(|i| i.switch.clone());
     let (tx, rx) = tokio::sync::oneshot::channel();
     let args = CoordArgs {
         workload,
@@ -99,6 +112,8 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn Workload>) -> Result<EngineOutpu
         max_concurrency: cfg.max_concurrency.unwrap_or(total.max(1)).max(1),
         shards,
         connect_timeout: cfg.connect_timeout,
+        tls: cfg.tls.clone(),
+        max_frame_bytes: cfg.max_frame_bytes,
         request_id_prefix: cfg.request_id_prefix.clone(),
         writer: writer.as_ref().map(writer::Writer::handle),
         lines: cfg.lines.clone(),
@@ -112,15 +127,26 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn Workload>) -> Result<EngineOutpu
         coord
             .cast(CoordMsg::Begin)
             .map_err(|e| EngineError::Coordinator(e.to_string()))?;
+        let watcher = interrupt.map(|i| {
+            let coord = coord.clone();
+            tokio::spawn(async move {
+                i.switch.triggered().await;
+                let _ = coord.cast(CoordMsg::Interrupt { grace: i.grace });
+            })
+        });
         let run = rx.await.map_err(|_| {
             EngineError::Coordinator("the coordinator stopped without a result".into())
         })?;
         let _ = handle.await;
+        if let Some(w) = watcher {
+            w.abort();
+        }
         Ok::<_, EngineError>(run)
     })?;
     let artifact_errors = writer.map(writer::Writer::finish).unwrap_or_default();
     Ok(EngineOutput {
         run,
         artifact_errors,
+        interrupted: switch.is_some_and(|s| s.is_triggered()),
     })
 }

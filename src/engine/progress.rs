@@ -56,8 +56,8 @@ pub enum ProgressEvent {
         idx: usize,
         /// Whether it is a warm-up sample (not measured).
         warmup: bool,
-        /// `false` if the sample failed.
-        ok: bool,
+        /// Why the sample failed (`None`: it succeeded).
+        failure: Option<crate::workload::FailureKind>,
         /// Its headline metric in ms, if it produced one (the sender decides whether a
         /// failed sample's value counts; `None` values are never counted).
         headline_ms: Option<f64>,
@@ -72,6 +72,8 @@ pub struct Progress {
     started: usize,
     done: usize,
     failed: usize,
+    /// Measured failures per kind label.
+    failed_by_kind: std::collections::BTreeMap<&'static str, usize>,
     warm_started: usize,
     warm_done: usize,
     /// Finite headline values of measured samples, ascending.
@@ -88,6 +90,7 @@ impl Progress {
             started: 0,
             done: 0,
             failed: 0,
+            failed_by_kind: std::collections::BTreeMap::new(),
             warm_started: 0,
             warm_done: 0,
             values: Vec::new(),
@@ -107,13 +110,14 @@ impl Progress {
             ProgressEvent::SampleEnded { warmup: true, .. } => self.warm_done += 1,
             ProgressEvent::SampleEnded {
                 warmup: false,
-                ok,
+                failure,
                 headline_ms,
                 ..
             } => {
                 self.done += 1;
-                if !ok {
+                if let Some(kind) = failure {
                     self.failed += 1;
+                    *self.failed_by_kind.entry(kind.label()).or_insert(0) += 1;
                 }
                 if let Some(v) = headline_ms.filter(|v| v.is_finite()) {
                     let at = self.values.partition_point(|x| *x < v);
@@ -187,6 +191,12 @@ impl Progress {
             self.in_flight(),
             self.failed
         ));
+        if !self.failed_by_kind.is_empty() {
+            s.push_str(&format!(
+                " ({})",
+                crate::workload::outcome::render_counts(&self.failed_by_kind)
+            ));
+        }
         let warm_total = self.planned.map(|(_, w)| w);
         if warm_total.unwrap_or(0) > 0 || self.warm_started > 0 || self.warm_done > 0 {
             s.push_str(&format!("  warm-up {}", self.warm_done));

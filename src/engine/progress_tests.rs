@@ -8,11 +8,12 @@ fn started(idx: usize, warmup: bool) -> ProgressEvent {
     ProgressEvent::SampleStarted { idx, warmup }
 }
 
+/// A sample that ended; a failed one failed with a timeout.
 fn ended(idx: usize, warmup: bool, ok: bool, headline_ms: Option<f64>) -> ProgressEvent {
     ProgressEvent::SampleEnded {
         idx,
         warmup,
-        ok,
+        failure: (!ok).then_some(crate::workload::FailureKind::Timeout),
         headline_ms,
     }
 }
@@ -63,7 +64,7 @@ fn example_line_with_plan() {
     // values 100, 110, ..., 480 (39 values): p50 = 290, p99 at pos 37.62 → 476.2
     assert_eq!(
         p.line(12.34),
-        "[  12.3s] done 40/100  in flight 8  failed 1  warm-up 2/2  ttfc p50 290.0 ms p99 476.2 ms"
+        "[  12.3s] done 40/100  in flight 8  failed 1 (timeout 1)  warm-up 2/2  ttfc p50 290.0 ms p99 476.2 ms"
     );
     assert_eq!(p.warmups_done(), 2);
     assert_eq!(p.warmups_in_flight(), 0);
@@ -136,7 +137,7 @@ fn percentiles_update_with_each_value() {
     assert_eq!(p.p50_ms(), Some(300.0));
     assert_eq!(
         p.line(3.0),
-        "[   3.0s] done 7  in flight 0  failed 1  ttfc p50 300.0 ms p99 496.0 ms"
+        "[   3.0s] done 7  in flight 0  failed 1 (timeout 1)  ttfc p50 300.0 ms p99 496.0 ms"
     );
 }
 
@@ -206,7 +207,8 @@ fn run(mode: Mode) -> String {
     buf.text()
 }
 
-const FINAL: &str = "s] done 2/2  in flight 0  failed 1  ttfc p50 312.4 ms p99 312.4 ms";
+const FINAL: &str =
+    "s] done 2/2  in flight 0  failed 1 (timeout 1)  ttfc p50 312.4 ms p99 312.4 ms";
 
 #[test]
 fn plain_printer_writes_final_line_on_disconnect() {

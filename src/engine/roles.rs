@@ -31,7 +31,7 @@ pub enum SenderMsg {
 /// Sender start-up: the parked write half and the parent to report to.
 pub struct SenderArgs {
     /// Where the write half is parked.
-    pub sink: SlotKey,
+    pub sink: SlotKey<WsSink>,
     /// The sample supervisor.
     pub parent: ActorRef<SampleMsg>,
 }
@@ -85,7 +85,10 @@ impl ThreadLocalActor for SenderActor {
                 if let Err(e) = sink.send(to_message(out.msg)).await {
                     let _ = st
                         .parent
-                        .cast(SampleMsg::SenderFailed(format!("send failed: {e}")));
+                        .cast(SampleMsg::SenderFailed(crate::workload::Failure::new(
+                            crate::workload::FailureKind::Transport,
+                            format!("send failed: {e}"),
+                        )));
                     st.sink = None;
                     myself.stop(None);
                 }
@@ -119,7 +122,7 @@ impl ThreadLocalActor for SenderActor {
 /// Reader start-up.
 pub struct ReaderArgs {
     /// Where the read half is parked.
-    pub stream: SlotKey,
+    pub stream: SlotKey<WsStream>,
     /// The sample supervisor (receives every message).
     pub parent: ActorRef<SampleMsg>,
     /// The sender (answers pings).

@@ -20,7 +20,7 @@ use super::roles::{
 use super::writer::WriterHandle;
 use super::{slots, transport};
 use crate::workload::playback::PlaybackSummary;
-use crate::workload::{ConnectSpec, Effects, Inbound, SampleRecord, Session};
+use crate::workload::{ConnectSpec, DynSession, Effects, FailureKind, Inbound, SampleRecord};
 
 /// Messages to a sample supervisor.
 #[derive(Debug)]
@@ -39,17 +39,19 @@ pub enum SampleMsg {
     /// A wake-up the session asked for; stale generations are ignored.
     Wake(u64),
     /// The sender could not write.
-    SenderFailed(String),
+    SenderFailed(crate::workload::Failure),
     /// The sender's lateness samples (sent as it stops).
     SenderStats(Vec<f64>),
     /// The playback summary (sent as playback stops).
     PlaybackStats(PlaybackSummary),
+    /// The run was interrupted: end the session now with this outcome message.
+    Interrupt(String),
 }
 
 /// Everything a sample needs; `Send`, so it can travel to the shard thread.
 pub struct SampleArgs {
     /// The workload's state machine for this sample.
-    pub session: Box<dyn Session>,
+    pub session: Box<dyn DynSession>,
     /// Where and how it runs.
     pub meta: SampleMeta,
 }
@@ -64,6 +66,10 @@ pub struct SampleMeta {
     pub connect: ConnectSpec,
     /// Handshake bound.
     pub connect_timeout: Duration,
+    /// The run's client TLS (for `wss://`).
+    pub tls: Option<super::tls::ClientTls>,
+    /// Largest inbound frame or reassembled message.
+    pub max_frame_bytes: usize,
     /// Units the playback role buffers before it starts.
     pub playback_buffer: u32,
     /// The coordinator, which receives the [`SampleRecord`].
@@ -89,7 +95,7 @@ pub struct SampleActor;
 /// Supervisor state. Children are set once connected; `outcome` once decided.
 pub struct SampleState {
     args: SampleMeta,
-    session: Option<Box<dyn Session>>,
+    session: Option<Box<dyn DynSession>>,
     started: Instant,
     opened: Option<Instant>,
     sender: Option<ActorRef<SenderMsg>>,
@@ -100,7 +106,7 @@ pub struct SampleState {
     playback_stats: Option<PlaybackSummary>,
     wake: Option<(u64, tokio::task::JoinHandle<()>)>,
     wake_gen: u64,
-    outcome: Option<Result<(), String>>,
+    outcome: Option<Result<(), crate::workload::Failure>>,
     reported: bool,
 }
 
@@ -142,9 +148,16 @@ impl ThreadLocalActor for SampleActor {
             Some(s) => s.connect(&st.args.connect),
             None => st.args.connect.clone(),
         };
-        match transport::connect(&spec, st.args.connect_timeout).await {
+        match transport::connect(
+            &spec,
+            st.args.connect_timeout,
+            st.args.tls.as_ref(),
+            st.args.max_frame_bytes,
+        )
+        .await
+        {
             Err(e) => {
-                st.outcome = Some(Err(e.to_string()));
+                st.outcome = Some(Err(e.failure()));
                 st.sender_stats = Some(Vec::new());
                 st.playback_stats = Some(PlaybackSummary::default());
                 maybe_report(&myself, st);
@@ -178,10 +191,11 @@ impl ThreadLocalActor for SampleActor {
                 with_session(st, |s| s.on_wake(Instant::now(), &mut fx));
             }
             SampleMsg::ReadEnded { at, reason, error } if live => match error {
-                Some(e) => fx.fail(e),
+                Some(e) => fx.fail_as(crate::workload::FailureKind::Transport, e),
                 None => with_session(st, |s| s.on_closed(at, reason, &mut fx)),
             },
-            SampleMsg::SenderFailed(e) if live => fx.fail(e),
+            SampleMsg::SenderFailed(e) if live => fx.fail_as(e.kind, e.message),
+            SampleMsg::Interrupt(e) if live => fx.fail_as(FailureKind::Interrupted, e),
             SampleMsg::SenderStats(v) => st.sender_stats = Some(v),
             SampleMsg::PlaybackStats(p) => st.playback_stats = Some(p),
             _ => {}
@@ -212,7 +226,7 @@ impl ThreadLocalActor for SampleActor {
     }
 }
 
-fn with_session(st: &mut SampleState, f: impl FnOnce(&mut dyn Session)) {
+fn with_session(st: &mut SampleState, f: impl FnOnce(&mut dyn DynSession)) {
     if let Some(s) = st.session.as_deref_mut() {
         f(s);
     }
@@ -327,7 +341,10 @@ fn child_gone(st: &mut SampleState, cell: &ActorCell, failure: Option<String>) {
         st.playback_stats
             .get_or_insert_with(PlaybackSummary::default);
         if st.outcome.is_none() {
-            st.outcome = Some(Err(format!("sample actor {} failed: {err}", cell.get_id())));
+            st.outcome = Some(Err(crate::workload::Failure::new(
+                crate::workload::FailureKind::Crashed,
+                format!("sample actor {} failed: {err}", cell.get_id()),
+            )));
         }
     }
 }
@@ -346,10 +363,9 @@ fn maybe_report(myself: &ActorRef<SampleMsg>, st: &mut SampleState) {
     st.reported = true;
     let ended = Instant::now();
     let mut session = st.session.take();
-    if let (Some(w), Some(s), false) = (&st.args.writer, session.as_mut(), st.args.warmup) {
-        for a in s.artifacts() {
-            w.submit(a);
-        }
+    let mut artifacts = Vec::new();
+    if let (Some(_), Some(s), false) = (&st.args.writer, session.as_mut(), st.args.warmup) {
+        artifacts = s.artifacts();
     }
     let since = |t: Instant| t.saturating_duration_since(st.args.run_start).as_secs_f64();
     let record = SampleRecord {
@@ -363,8 +379,21 @@ fn maybe_report(myself: &ActorRef<SampleMsg>, st: &mut SampleState) {
         outcome: st.outcome.clone().unwrap_or(Ok(())),
         send_lateness_s: st.sender_stats.take().unwrap_or_default(),
         playback: st.playback_stats.take(),
-        output: session.map(|s| s.into_output()),
+        output: session.map(|s| s.finish()),
     };
-    let _ = st.args.coordinator.cast(CoordMsg::Ended(Box::new(record)));
-    myself.stop(None);
+    let (writer, coordinator, me) = (
+        st.args.writer.clone(),
+        st.args.coordinator.clone(),
+        myself.clone(),
+    );
+    // Backpressure: the slot stays taken until the writer queue has room for every file.
+    tokio::task::spawn_local(async move {
+        if let Some(w) = writer {
+            for a in artifacts {
+                w.submit(a).await;
+            }
+        }
+        let _ = coordinator.cast(CoordMsg::Ended(Box::new(record)));
+        me.stop(None);
+    });
 }

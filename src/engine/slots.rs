@@ -1,50 +1,114 @@
 //! Shard-local hand-over of values that are not `Send` (socket halves).
 //!
 //! `ThreadLocalActor` arguments must be `Send`, but awc's socket halves are not. The sample
-//! supervisor parks a half here under a fresh key and passes the key to the child it spawns
-//! on the same shard thread; the child takes it in `post_start`. A value never leaves the
-//! thread that parked it.
+//! supervisor parks a half here under a fresh typed key and passes the key to the child it
+//! spawns on the same shard thread; the child takes it in `post_start`. A value never
+//! leaves the thread that parked it. What can be parked is a closed set ([`Parked`]), so
+//! taking a value back is a match, never a downcast.
 
-use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::marker::PhantomData;
+
+use super::transport::{WsSink, WsStream};
+
+/// Everything that can be parked.
+pub enum Parked {
+    /// A socket's write half.
+    Sink(WsSink),
+    /// A socket's read half.
+    Stream(WsStream),
+    /// A test value.
+    #[cfg(test)]
+    Test(std::rc::Rc<i32>),
+}
+
+/// A type that can be parked: how it goes into [`Parked`] and comes back out.
+pub trait Parkable: Sized + 'static {
+    /// Wrap.
+    fn into_parked(self) -> Parked;
+    /// Unwrap (`None` for another variant).
+    fn from_parked(p: Parked) -> Option<Self>;
+}
+
+impl Parkable for WsSink {
+    fn into_parked(self) -> Parked {
+        Parked::Sink(self)
+    }
+    fn from_parked(p: Parked) -> Option<Self> {
+        match p {
+            Parked::Sink(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl Parkable for WsStream {
+    fn into_parked(self) -> Parked {
+        Parked::Stream(self)
+    }
+    fn from_parked(p: Parked) -> Option<Self> {
+        match p {
+            Parked::Stream(s) => Some(s),
+            _ => None,
+        }
+    }
+}
 
 thread_local! {
-    static SLOTS: RefCell<HashMap<u64, Box<dyn Any>>> = RefCell::new(HashMap::new());
+    static SLOTS: RefCell<HashMap<u64, Parked>> = RefCell::new(HashMap::new());
     static NEXT: Cell<u64> = const { Cell::new(1) };
 }
 
-/// A key for a parked value; `Send`, so it can travel in actor arguments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct SlotKey(u64);
+/// A key for a parked `T`; `Send`, so it can travel in actor arguments.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct SlotKey<T>(u64, PhantomData<fn() -> T>);
+
+impl<T> Clone for SlotKey<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SlotKey<T> {}
 
 /// Park `value` on this thread and return its key.
-pub fn park<T: 'static>(value: T) -> SlotKey {
+pub fn park<T: Parkable>(value: T) -> SlotKey<T> {
     let key = NEXT.with(|n| {
         let k = n.get();
         n.set(k + 1);
         k
     });
-    SLOTS.with(|s| s.borrow_mut().insert(key, Box::new(value)));
-    SlotKey(key)
+    SLOTS.with(|s| s.borrow_mut().insert(key, value.into_parked()));
+    SlotKey(key, PhantomData)
 }
 
-/// Take the value parked under `key` on this thread, if it is there and of type `T`.
-pub fn take<T: 'static>(key: SlotKey) -> Option<T> {
+/// Take the value parked under `key` on this thread, if it is still there.
+pub fn take<T: Parkable>(key: SlotKey<T>) -> Option<T> {
     SLOTS
         .with(|s| s.borrow_mut().remove(&key.0))
-        .and_then(|b| b.downcast::<T>().ok())
-        .map(|b| *b)
+        .and_then(T::from_parked)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    impl Parkable for std::rc::Rc<i32> {
+        fn into_parked(self) -> Parked {
+            Parked::Test(self)
+        }
+        fn from_parked(p: Parked) -> Option<Self> {
+            match p {
+                Parked::Test(v) => Some(v),
+                _ => None,
+            }
+        }
+    }
+
     #[test]
     fn park_and_take_once() {
         let k = park(std::rc::Rc::new(5));
-        assert_eq!(take::<std::rc::Rc<i32>>(k).as_deref(), Some(&5));
-        assert!(take::<std::rc::Rc<i32>>(k).is_none());
+        assert_eq!(take(k).as_deref(), Some(&5));
+        assert!(take(k).is_none());
     }
 }

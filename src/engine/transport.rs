@@ -1,27 +1,31 @@
-//! The WebSocket transport edge: awc connect on the shard thread, frame reassembly.
+//! The WebSocket transport edge: awc connect on the shard thread, a frame-size limit
+//! enforced from the frame header ([`LimitedCodec`]), frame reassembly.
 //!
 //! awc's client, connection and errors are not `Send`: everything here runs on the shard
 //! thread that owns the sample, and errors leave this module as owned strings. This
-//! module never interprets payloads.
+//! module never interprets payloads. `wss://` uses the run's [`ClientTls`] (built once
+//! per run by the caller); TLS failures read as their cause (see [`super::tls`]).
 
 use std::cell::RefCell;
 use std::time::Duration;
 
-use actix_http::ws::Item;
+use actix_codec::{Decoder, Encoder};
+use actix_http::ws::{CloseCode, CloseReason, Item, ProtocolError};
 use awc::BoxedSocket;
 use awc::ws::{Codec, Frame, Message};
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use futures_util::stream::{SplitSink, SplitStream};
 
+use super::tls::ClientTls;
 use crate::workload::{ConnectSpec, Inbound};
 
 /// The write half of a client WebSocket.
-pub type WsSink = SplitSink<actix_codec::Framed<BoxedSocket, Codec>, Message>;
+pub type WsSink = SplitSink<actix_codec::Framed<BoxedSocket, LimitedCodec>, Message>;
 /// The read half of a client WebSocket.
-pub type WsStream = SplitStream<actix_codec::Framed<BoxedSocket, Codec>>;
+pub type WsStream = SplitStream<actix_codec::Framed<BoxedSocket, LimitedCodec>>;
 
-/// Largest inbound message accepted (the reference allows 64 MiB).
+/// Default largest inbound frame or message (the reference allows 64 MiB).
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// A transport failure, owned and `Send` so it can cross actor boundaries.
@@ -34,6 +38,8 @@ pub enum TransportError {
         url: String,
         /// awc's error text.
         msg: String,
+        /// Why, for counting: connect, handshake (with the HTTP status) or timeout.
+        kind: crate::workload::FailureKind,
     },
     /// Writing a frame failed.
     #[error("send failed: {0}")]
@@ -43,50 +49,252 @@ pub enum TransportError {
     Recv(String),
 }
 
+/// A shard's client and the TLS configuration it was built with (`None`: plain only).
+type ShardClient = (Option<ClientTls>, awc::Client);
+impl TransportError {
+    /// This error as a sample failure (same message).
+    pub fn failure(&self) -> crate::workload::Failure {
+        use crate::workload::FailureKind;
+        let kind = match self {
+            TransportError::Connect { kind, .. } => *kind,
+            TransportError::Send(_) | TransportError::Recv(_) => FailureKind::Transport,
+        };
+        crate::workload::Failure::new(kind, self.to_string())
+    }
+}
+
 thread_local! {
     /// One client per shard thread. `limit(0)`: the default limit of 100 counts live
     /// WebSockets and silently delays the 101st session.
-    static CLIENT: RefCell<Option<awc::Client>> = const { RefCell::new(None) };
+    static CLIENT: RefCell<Option<ShardClient>> = const { RefCell::new(None) };
 }
 
-fn client() -> awc::Client {
+fn client(tls: Option<&ClientTls>) -> awc::Client {
+    let same = |have: &Option<ClientTls>| match (have, tls) {
+        (Some(a), Some(b)) => std::sync::Arc::ptr_eq(&a.0, &b.0),
+        (None, None) => true,
+        _ => false,
+    };
     CLIENT.with(|c| {
-        c.borrow_mut()
-            .get_or_insert_with(|| {
-                awc::Client::builder()
-                    .connector(awc::Connector::new().limit(0))
-                    .disable_timeout()
-                    .finish()
-            })
-            .clone()
+        let mut c = c.borrow_mut();
+        if !c.as_ref().is_some_and(|(have, _)| same(have)) {
+            *c = None;
+        }
+        c.get_or_insert_with(|| {
+            let mut connector = awc::Connector::new().limit(0);
+            if let Some(t) = tls {
+                connector = connector.rustls_0_23(t.0.clone());
+            }
+            let client = awc::Client::builder()
+                .connector(connector)
+                .disable_timeout()
+                .finish();
+            (tls.cloned(), client)
+        })
+        .1
+        .clone()
     })
 }
 
-/// Open the session's WebSocket on the current (shard) thread and split it.
+/// Open the session's WebSocket on the current (shard) thread and split it. `tls` is
+/// the run's client TLS configuration (required for `wss://`). Inbound frames and
+/// reassembled messages larger than `max_frame_bytes` fail the read.
 pub async fn connect(
     spec: &ConnectSpec,
     timeout: Duration,
+    tls: Option<&ClientTls>,
+    max_frame_bytes: usize,
 ) -> Result<(WsSink, WsStream), TransportError> {
-    let err = |msg: String| TransportError::Connect {
+    use crate::workload::FailureKind;
+    let err = |msg: String, kind: FailureKind| TransportError::Connect {
         url: spec.url.clone(),
         msg,
+        kind,
     };
-    let mut req = client()
+    let mut req = client(tls)
         .ws(spec.url.as_str())
-        .max_frame_size(MAX_MESSAGE_BYTES);
+        .max_frame_size(max_frame_bytes);
     for (k, v) in &spec.headers {
         req = req.set_header(k.as_str(), v.as_str());
     }
-    let (_resp, framed) = tokio::time::timeout(timeout, req.connect())
+    let connected = tokio::time::timeout(timeout, req.connect())
         .await
         .map_err(|_| {
-            err(format!(
-                "no handshake within {:.0} s",
-                timeout.as_secs_f64()
-            ))
-        })?
-        .map_err(|e| err(e.to_string()))?;
+            err(
+                format!("no handshake within {:.0} s", timeout.as_secs_f64()),
+                FailureKind::Timeout,
+            )
+        })?;
+    let (_resp, framed) = match connected {
+        Ok(ok) => ok,
+        Err(awc::error::WsClientError::InvalidResponseStatus(status)) => {
+            let body = error_body(spec, timeout, tls).await;
+            return Err(err(
+                format!(
+                    "the server answered the WebSocket upgrade with HTTP {status} (expected 101 Switching Protocols){body}"
+                ),
+                FailureKind::Handshake {
+                    status: Some(status.as_u16()),
+                },
+            ));
+        }
+        Err(e) => {
+            let kind = match &e {
+                awc::error::WsClientError::SendRequest(_) => FailureKind::Connect,
+                _ => FailureKind::Handshake { status: None },
+            };
+            return Err(match super::tls::rustls_error(&e) {
+                Some(t) => err(super::tls::explain(t), kind),
+                None => err(e.to_string(), kind),
+            });
+        }
+    };
+    let framed = framed.into_map_codec(|inner| LimitedCodec::new(inner, max_frame_bytes));
     Ok(framed.split())
+}
+
+/// awc drops the body of a refused upgrade; to say what the server said, repeat the
+/// request once as a plain GET (same headers) and quote the first bytes of its body.
+async fn error_body(spec: &ConnectSpec, timeout: Duration, tls: Option<&ClientTls>) -> String {
+    const QUOTE: usize = 200;
+    let url = spec
+        .url
+        .replacen("ws://", "http://", 1)
+        .replacen("wss://", "https://", 1);
+    let mut req = client(tls).get(url.as_str());
+    for (k, v) in &spec.headers {
+        req = req.insert_header((k.as_str(), v.as_str()));
+    }
+    let fetch = async {
+        let mut resp = req.send().await.ok()?;
+        resp.body().limit(64 * 1024).await.ok()
+    };
+    match tokio::time::timeout(timeout, fetch).await {
+        Ok(Some(body)) if !body.is_empty() => {
+            let text = String::from_utf8_lossy(&body[..body.len().min(QUOTE)]);
+            let more = if body.len() > QUOTE { "…" } else { "" };
+            format!("; body (from a plain GET): {:?}{more}", text.trim())
+        }
+        _ => String::new(),
+    }
+}
+
+/// Why reading a frame failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    /// A frame header announced more than the limit (nothing of the payload is buffered).
+    #[error("frame of {len} bytes exceeds max_frame_bytes ({max})")]
+    FrameTooLarge {
+        /// The announced payload length.
+        len: u64,
+        /// The limit.
+        max: usize,
+    },
+    /// Continuation frames added up to more than the limit.
+    #[error(
+        "message of at least {len} bytes (continuation frames) exceeds max_frame_bytes ({max})"
+    )]
+    MessageTooLarge {
+        /// Bytes of the message so far.
+        len: u64,
+        /// The limit.
+        max: usize,
+    },
+    /// Any other WebSocket protocol error.
+    #[error("{0}")]
+    Protocol(#[from] ProtocolError),
+}
+
+impl From<std::io::Error> for FrameError {
+    fn from(e: std::io::Error) -> Self {
+        FrameError::Protocol(ProtocolError::Io(e))
+    }
+}
+
+/// awc's client codec behind a size gate: the frame header is read before the payload
+/// is buffered, so an oversized frame fails at once with bounded memory (awc's own check
+/// runs only once the whole frame has arrived). Close frames are parsed leniently: any
+/// code, a reason that is not UTF-8 kept lossily (awc calls that "Bad opcode").
+pub struct LimitedCodec {
+    inner: Codec,
+    max: usize,
+    /// Payload bytes of the message being assembled from continuation frames.
+    partial: Option<u64>,
+}
+
+impl LimitedCodec {
+    /// Wrap `inner`, refusing frames and messages above `max` bytes.
+    pub fn new(inner: Codec, max: usize) -> Self {
+        Self {
+            inner,
+            max,
+            partial: None,
+        }
+    }
+}
+
+/// A frame header read from the front of a client-side buffer (server frames are never
+/// masked): (opcode, fin, header length, payload length). `None` until it is complete.
+pub fn peek_header(src: &[u8]) -> Option<(u8, bool, usize, u64)> {
+    let (&b0, &b1) = (src.first()?, src.get(1)?);
+    let masked = b1 & 0x80 != 0;
+    let (len, idx) = match b1 & 0x7f {
+        126 => (
+            u64::from(u16::from_be_bytes([*src.get(2)?, *src.get(3)?])),
+            4,
+        ),
+        127 => (u64::from_be_bytes(src.get(2..10)?.try_into().ok()?), 10),
+        n => (u64::from(n), 2),
+    };
+    let idx = if masked { idx + 4 } else { idx };
+    Some((b0 & 0x0f, b0 & 0x80 != 0, idx, len))
+}
+
+impl Decoder for LimitedCodec {
+    type Item = Frame;
+    type Error = FrameError;
+
+    fn decode(&mut self, src: &mut bytes::BytesMut) -> Result<Option<Frame>, FrameError> {
+        let Some((opcode, fin, idx, len)) = peek_header(src) else {
+            return Ok(None);
+        };
+        let max = self.max;
+        if len > max as u64 {
+            return Err(FrameError::FrameTooLarge { len, max });
+        }
+        if opcode == 0x8 && src.len() as u64 >= idx as u64 + len && (2..=125).contains(&len) {
+            let frame = src.split_to(idx + len as usize);
+            let payload = &frame[idx..];
+            let code = u16::from_be_bytes([payload[0], payload[1]]);
+            let reason =
+                (payload.len() > 2).then(|| String::from_utf8_lossy(&payload[2..]).into_owned());
+            return Ok(Some(Frame::Close(Some(CloseReason {
+                code: CloseCode::from(code),
+                description: reason,
+            }))));
+        }
+        // Continuation frames add up: checked from the header too, before buffering.
+        let so_far = match opcode {
+            0x0 => self.partial.unwrap_or(0).saturating_add(len),
+            _ => len,
+        };
+        if opcode == 0x0 && so_far > max as u64 {
+            return Err(FrameError::MessageTooLarge { len: so_far, max });
+        }
+        let frame = self.inner.decode(src)?;
+        if matches!(opcode, 0x0..=0x2) && frame.is_some() {
+            self.partial = (!fin).then_some(so_far);
+        }
+        Ok(frame)
+    }
+}
+
+impl Encoder<Message> for LimitedCodec {
+    type Error = ProtocolError;
+
+    fn encode(&mut self, item: Message, dst: &mut bytes::BytesMut) -> Result<(), ProtocolError> {
+        self.inner.encode(item, dst)
+    }
 }
 
 /// What one read produced once fragments are joined.

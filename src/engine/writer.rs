@@ -1,39 +1,38 @@
-//! The artifact writer: blocking `std::thread` workers fed by a bounded channel.
+//! The artifact writer: a fixed pool of blocking `std::thread` workers fed by a bounded
+//! channel.
 //!
 //! Sample actors hand finished files here after their session ended, so no file IO ever
-//! runs on a shard thread. Every file is published atomically: a unique temp file in the
-//! destination directory, then a rename over the target; the temp is always removed.
+//! runs on a shard thread. The queue really bounds memory: when it is full, `submit`
+//! waits asynchronously (the sample does not report, so its concurrency slot stays taken
+//! and no new session starts) — never a thread per artifact. Every file is published
+//! atomically: a unique temp file in the destination directory, then a rename over the
+//! target; the temp is always removed.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use tokio::sync::mpsc;
 
 use crate::util::write_atomic;
 use crate::workload::Artifact;
 
-/// Jobs waiting beyond this make `submit` fall back to a blocking hand-off off the shard.
+/// Artifacts queued beyond this make `submit` wait (backpressure to the samples).
 const QUEUE: usize = 256;
 
 /// A handle samples use to publish files; cheap to clone and `Send`.
 #[derive(Debug, Clone)]
 pub struct WriterHandle {
     root: PathBuf,
-    tx: Sender<Artifact>,
+    tx: mpsc::Sender<Artifact>,
 }
 
 impl WriterHandle {
-    /// Queue an artifact without blocking the caller's thread.
-    pub fn submit(&self, artifact: Artifact) {
-        match self.tx.try_send(artifact) {
-            Ok(()) | Err(TrySendError::Disconnected(_)) => {}
-            Err(TrySendError::Full(a)) => {
-                let tx = self.tx.clone();
-                // Queue full: hand the blocking send to a plain thread, never the shard.
-                std::thread::spawn(move || tx.send(a));
-            }
-        }
+    /// Queue an artifact. Never blocks the caller's thread; when the queue is full the
+    /// returned future waits for room (nothing is spawned to hold the artifact).
+    pub async fn submit(&self, artifact: Artifact) {
+        // A closed writer (run over) drops the artifact: nothing is waiting to publish it.
+        let _ = self.tx.send(artifact).await;
     }
 
     /// The directory artifacts are published under.
@@ -53,15 +52,18 @@ pub struct Writer {
 impl Writer {
     /// Start `n_threads` writers publishing under `root`.
     pub fn start(root: PathBuf, n_threads: usize) -> Self {
-        let (tx, rx) = crossbeam_channel::bounded::<Artifact>(QUEUE);
+        let (tx, rx) = mpsc::channel::<Artifact>(QUEUE);
+        let rx = Arc::new(Mutex::new(rx));
         let errors = Arc::new(Mutex::new(Vec::new()));
         let threads = (0..n_threads.max(1))
             .map(|_| {
-                let rx: Receiver<Artifact> = rx.clone();
+                let rx = Arc::clone(&rx);
                 let root = root.clone();
                 let errors = Arc::clone(&errors);
                 std::thread::spawn(move || {
-                    for a in rx {
+                    // One worker waits on the queue at a time; the others wait on the lock.
+                    let next = || rx.lock().unwrap_or_else(|p| p.into_inner()).blocking_recv();
+                    while let Some(a) = next() {
                         let path = root.join(&a.rel_path);
                         if let Err(e) = write_atomic(&path, &a.bytes) {
                             let msg = format!("{}: {e}", path.display());
@@ -103,12 +105,19 @@ mod tests {
     fn writes_atomically_and_drains() {
         let dir = tempfile::tempdir().unwrap();
         let w = Writer::start(dir.path().to_path_buf(), 2);
-        for i in 0..10 {
-            w.handle().submit(Artifact {
-                rel_path: format!("s/{i}.bin").into(),
-                bytes: bytes::Bytes::from(vec![i as u8; 3]),
-            });
-        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            for i in 0..10 {
+                w.handle()
+                    .submit(Artifact {
+                        rel_path: format!("s/{i}.bin").into(),
+                        bytes: bytes::Bytes::from(vec![i as u8; 3]),
+                    })
+                    .await;
+            }
+        });
         assert!(w.finish().is_empty());
         for i in 0..10 {
             assert_eq!(
@@ -122,5 +131,44 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty());
+    }
+
+    /// Many more artifacts than the queue holds: every one is written by the fixed pool,
+    /// and `submit` waits instead of spawning a thread per artifact (the process never
+    /// has more threads than before plus the pool).
+    #[test]
+    fn full_queue_applies_backpressure_without_extra_threads() {
+        let dir = tempfile::tempdir().unwrap();
+        let threads_before = thread_count();
+        let w = Writer::start(dir.path().to_path_buf(), 2);
+        let h = w.handle();
+        let n = QUEUE * 4;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let mut peak = 0usize;
+        rt.block_on(async {
+            for i in 0..n {
+                h.submit(Artifact {
+                    rel_path: format!("q/{i}.bin").into(),
+                    bytes: bytes::Bytes::from(vec![1u8; 64]),
+                })
+                .await;
+                peak = peak.max(thread_count().unwrap_or(0));
+            }
+        });
+        drop(h);
+        assert!(w.finish().is_empty());
+        assert_eq!(fs::read_dir(dir.path().join("q")).unwrap().count(), n);
+        if let Some(before) = threads_before {
+            // Other tests run in parallel threads; allow them generous slack, but a thread
+            // per artifact (hundreds) is far beyond it.
+            assert!(peak < before + 2 + 64, "threads: {before} -> peak {peak}");
+        }
+    }
+
+    /// Threads of this process (Linux `/proc`); `None` elsewhere.
+    fn thread_count() -> Option<usize> {
+        fs::read_dir("/proc/self/task").ok().map(|d| d.count())
     }
 }

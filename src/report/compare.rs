@@ -1,6 +1,8 @@
 //! `rtload compare BASE.json NEW.json [--max-regression 10%]`: load the flat metric maps
 //! (`rtload.metrics`) of two result files, diff them metric by metric, flag changes in
-//! the worse direction beyond a relative bound, and render an aligned table.
+//! the worse direction beyond a relative bound, and render an aligned table. Directions
+//! come from the files' own metric catalogue (`rtload.metrics_catalogue`), so any
+//! workload's metrics regress the right way; nothing here knows a metric by name.
 //!
 //! Reading the two files is the only IO here; everything else is values in, values out.
 //! The caller exits 1 when [`Comparison::regressions`] is non-empty.
@@ -9,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::config::thresholds::format_value;
+use crate::workload::catalogue::{Catalogue, Direction};
 
 /// Absolute change that counts as a worsening when the base value is 0.
 const ZERO_BASE_EPSILON: f64 = 1e-12;
@@ -121,6 +124,15 @@ impl Comparison {
 /// Read a result JSON and return its `rtload.metrics` map. `null` values (how JSON
 /// carries a NaN) are absent, like any other missing metric.
 pub fn load_metrics(path: &Path) -> Result<BTreeMap<String, f64>, CompareError> {
+    load_result(path).map(|(m, _)| m)
+}
+
+/// [`load_metrics`] plus the file's metric catalogue: its `rtload.metrics_catalogue`,
+/// or for an older file the registered kind whose families declare all its metrics
+/// (see [`crate::config::registry::result_catalogue`]); `None` when neither exists.
+pub fn load_result(
+    path: &Path,
+) -> Result<(BTreeMap<String, f64>, Option<Catalogue>), CompareError> {
     let text = std::fs::read_to_string(path).map_err(|source| CompareError::Read {
         path: path.to_path_buf(),
         source,
@@ -139,6 +151,8 @@ pub fn load_metrics(path: &Path) -> Result<BTreeMap<String, f64>, CompareError> 
             path: path.to_path_buf(),
         });
     };
+    let names: Vec<&str> = metrics.keys().map(String::as_str).collect();
+    let catalogue = crate::config::registry::result_catalogue(&doc, &names);
     let mut out = BTreeMap::new();
     for (name, value) in metrics {
         match value {
@@ -157,7 +171,7 @@ pub fn load_metrics(path: &Path) -> Result<BTreeMap<String, f64>, CompareError> 
             }
         }
     }
-    Ok(out)
+    Ok((out, catalogue))
 }
 
 /// Parse a percentage: `10%`, `10`, `0.5%` (spaces allowed). Negative, non-finite or
@@ -180,80 +194,14 @@ pub fn parse_percent(s: &str) -> Result<f64, CompareError> {
     }
 }
 
-/// Which way `metric` improves. Rules, first match wins (case-insensitive; a "token" is
-/// a piece between `.` and `_`):
-/// 1. contains `throughput` or `goodput` → Higher (even `total_token_throughput`);
-/// 2. Neither for counts and configuration echoes: last `.` segment `count`; `sessions`,
-///    `chunks_received`, `chunk_deadline_ms`, `chunk_slo_ms`, `target_fps`, `mux_fps`,
-///    `concurrency`, `max_concurrent_requests`; any segment starting `total_`, `warmup_`
-///    or `num_`; content lengths `audio_duration*` / `video_duration*`;
-/// 3. Higher: token `rtfx`, `slo_attainment`, `completed`, `frames_per_second`,
-///    `steady_state_reached`;
-/// 4. Lower: token `ms` (`*_ms*`), a segment ending `_s` (durations), tokens `ttft`,
-///    `tpot`, `itl`, `e2el`, `ttfp`, `ttfc`, `rtf`, `failed`, `errors`, `timeouts`,
-///    `lateness`, tokens starting `underrun` or `stall`, `slo_violations`, `queue_wait`;
-/// 5. anything else → Neither (unknown names never regress).
-pub fn direction(metric: &str) -> Better {
-    let name = metric.to_lowercase();
-    let segs: Vec<&str> = name.split('.').collect();
-    let tokens: Vec<&str> = name.split(['.', '_']).collect();
-    let has_token = |t: &str| tokens.contains(&t);
-    let has_seg = |s: &str| segs.contains(&s);
-    if name.contains("throughput") || name.contains("goodput") {
-        return Better::Higher;
+/// Which way `metric` improves, as the result files' metric catalogue declares it
+/// (undeclared metrics are never a score, so they never regress).
+pub fn direction(catalogue: &Catalogue, metric: &str) -> Better {
+    match catalogue.direction(metric) {
+        Direction::Lower => Better::Lower,
+        Direction::Higher => Better::Higher,
+        Direction::NotAScore => Better::Neither,
     }
-    const CONFIG: [&str; 8] = [
-        "sessions",
-        "chunks_received",
-        "chunk_deadline_ms",
-        "chunk_slo_ms",
-        "target_fps",
-        "mux_fps",
-        "concurrency",
-        "max_concurrent_requests",
-    ];
-    let config_prefix = [
-        "total_",
-        "warmup_",
-        "num_",
-        "audio_duration",
-        "video_duration",
-    ];
-    if segs.last() == Some(&"count")
-        || CONFIG.iter().any(|c| has_seg(c))
-        || segs
-            .iter()
-            .any(|s| config_prefix.iter().any(|p| s.starts_with(p)))
-    {
-        return Better::Neither;
-    }
-    if has_token("rtfx")
-        || [
-            "slo_attainment",
-            "completed",
-            "frames_per_second",
-            "steady_state_reached",
-        ]
-        .iter()
-        .any(|n| name.contains(n))
-    {
-        return Better::Higher;
-    }
-    const LOWER: [&str; 13] = [
-        "ms", "ttft", "tpot", "itl", "e2el", "ttfp", "ttfc", "rtf", "failed", "errors", "timeouts",
-        "lateness", "late",
-    ];
-    if LOWER.iter().any(|t| has_token(t))
-        || segs.iter().any(|s| s.ends_with("_s") || *s == "s")
-        || tokens
-            .iter()
-            .any(|t| t.starts_with("underrun") || t.starts_with("stall"))
-        || name.contains("slo_violations")
-        || name.contains("queue_wait")
-    {
-        return Better::Lower;
-    }
-    Better::Neither
 }
 
 /// Diff `base` against `new` over the union of names. With a bound (percent), a row
@@ -265,12 +213,14 @@ pub fn compare(
     base: &BTreeMap<String, f64>,
     new: &BTreeMap<String, f64>,
     max_regression_pct: Option<f64>,
+    catalogue: &Catalogue,
 ) -> Comparison {
     let names: BTreeSet<&String> = base.keys().chain(new.keys()).collect();
     let rows = names
         .into_iter()
         .map(|name| {
             row(
+                direction(catalogue, name),
                 name,
                 base.get(name).copied(),
                 new.get(name).copied(),
@@ -284,8 +234,13 @@ pub fn compare(
     }
 }
 
-fn row(metric: &str, base: Option<f64>, new: Option<f64>, bound: Option<f64>) -> Row {
-    let better = direction(metric);
+fn row(
+    better: Better,
+    metric: &str,
+    base: Option<f64>,
+    new: Option<f64>,
+    bound: Option<f64>,
+) -> Row {
     let presence = match (base, new) {
         (Some(_), None) => Presence::Removed,
         (None, Some(_)) => Presence::Added,

@@ -1,16 +1,41 @@
 use super::*;
+use crate::workload::catalogue::Family;
 
 fn map(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
     pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
+/// Families of this test's made-up metrics (`a_ms`, …), declared like a workload would.
+const TEST_FAMILIES: [Family; 4] = [
+    Family::new("a_ms", "ms", Direction::Lower, "test latency"),
+    Family::new("gone_ms", "ms", Direction::Lower, "test latency"),
+    Family::new("new_ms", "ms", Direction::Lower, "test latency"),
+    Family::new("lateness_ms", "ms", Direction::Lower, "test lateness"),
+];
+
+/// The catalogue of the shipped workloads (and the test's own metrics) over `names`.
+fn cat_of(names: &[&str]) -> Catalogue {
+    let mut families: Vec<Family> = crate::workload::video::names::FAMILIES.to_vec();
+    families.extend_from_slice(crate::workload::omni::report::FAMILIES);
+    families.extend_from_slice(&TEST_FAMILIES);
+    Catalogue::build(names.iter().copied(), &families, &[])
+}
+
+/// The catalogue over every name either map holds.
+fn cat(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> Catalogue {
+    let names: Vec<&str> = a.keys().chain(b.keys()).map(String::as_str).collect();
+    cat_of(&names)
+}
+
 #[track_caller]
 fn check_direction(names: &[&str], want: Better) {
+    let c = cat_of(names);
     for name in names {
-        assert_eq!(direction(name), want, "{name}");
+        assert_eq!(direction(&c, name), want, "{name}");
     }
 }
 
+/// The shipped workloads' catalogues give every metric they report its direction.
 #[test]
 fn direction_table() {
     check_direction(
@@ -31,16 +56,13 @@ fn direction_table() {
             "video_rtf_worst",
             "steady_video_rtf",
             "failed",
-            "failed_sessions",
             "playback.underrun_count",
-            "underrun_s",
-            "stall_count",
+            "underrun_count",
+            "stall_ms.total",
             "slo_violations",
-            "send_lateness_s.max",
-            "queue_wait_ms.p99",
+            "pacing_max_lag_ms.max",
             "duration_s",
             "audio_underrun_s.mean",
-            "TTFT_MS.P99",
         ],
         Better::Lower,
     );
@@ -48,12 +70,10 @@ fn direction_table() {
         &[
             "request_throughput",
             "output_throughput",
-            "total_token_throughput",
-            "goodput",
+            "audio_throughput",
             "request_goodput",
-            "rtfx",
             "video_rtfx",
-            "steady_video_rtfx.mean",
+            "steady_video_rtfx",
             "slo_attainment",
             "completed",
             "frames_per_second",
@@ -66,18 +86,17 @@ fn direction_table() {
             "sessions",
             "chunks_received",
             "total_frames",
-            "total_input_tokens",
-            "warmup_sessions",
             "warmup_chunks",
             "chunk_deadline_ms",
-            "count",
             "ttft_ms.count",
             "audio_rtf.count",
-            "num_audio_rtf_samples",
+            "interval_all.count",
             "audio_duration_s.mean",
-            "video_duration_s",
             "max_concurrent_requests",
+            "playback.buffer_chunks",
+            // Undeclared names are never a score: nothing guesses from the name.
             "something_else",
+            "made_up_latency_ms",
         ],
         Better::Neither,
     );
@@ -121,7 +140,8 @@ fn bad_percentages_are_errors() {
 /// One metric from `base` to `new` under `bound`: did it regress?
 #[track_caller]
 fn check_regressed(metric: &str, base: f64, new: f64, bound: Option<f64>, want: bool) {
-    let cmp = compare(&map(&[(metric, base)]), &map(&[(metric, new)]), bound);
+    let (b, n) = (map(&[(metric, base)]), map(&[(metric, new)]));
+    let cmp = compare(&b, &n, bound, &cat(&b, &n));
     assert_eq!(
         cmp.rows[0].regressed, want,
         "{metric}: {base} -> {new} @ {bound:?}"
@@ -168,7 +188,7 @@ fn zero_base_regresses_on_any_real_worsening() {
 fn rows_cover_the_union_and_one_sided_rows_never_regress() {
     let base = map(&[("a_ms", 1.0), ("failed", 0.0), ("gone_ms", 5.0)]);
     let new = map(&[("a_ms", 2.0), ("failed", 0.0), ("new_ms", 7.0)]);
-    let cmp = compare(&base, &new, Some(10.0));
+    let cmp = compare(&base, &new, Some(10.0), &cat(&base, &new));
     let rows: Vec<(&str, Presence, bool)> = cmp
         .rows
         .iter()
@@ -206,7 +226,7 @@ fn render_snapshot() {
         ("sessions", 8.0),
         ("video_rtf.steady", 0.8),
     ]);
-    let text = render(&compare(&base, &new, Some(10.0)));
+    let text = render(&compare(&base, &new, Some(10.0), &cat(&base, &new)));
     let want = "\
 metric                 base      new     delta   delta%  better
 failed                0.000    2.000    +2.000        -  lower   REGRESSED
@@ -218,13 +238,10 @@ video_rtf.steady          -    0.800         -        -  lower   added
 2 metrics regressed past 10%
 ";
     assert_eq!(text, want, "\n{text}");
-    let one = render(&compare(&base, &new, Some(2.5)));
+    let one = render(&compare(&base, &new, Some(2.5), &cat(&base, &new)));
     assert!(one.ends_with("3 metrics regressed past 2.5%\n"), "{one}");
-    let none = render(&compare(
-        &map(&[("a_ms", 1.0)]),
-        &map(&[("a_ms", 9.0)]),
-        None,
-    ));
+    let (b, n) = (map(&[("a_ms", 1.0)]), map(&[("a_ms", 9.0)]));
+    let none = render(&compare(&b, &n, None, &cat(&b, &n)));
     assert_eq!(
         none,
         "metric   base    new   delta    delta%  better\n\
@@ -279,4 +296,40 @@ fn load_metrics_reads_rtload_metrics() {
     let err = load_metrics(&absent).unwrap_err();
     assert!(matches!(err, CompareError::Read { .. }), "{err}");
     assert!(err.to_string().starts_with("cannot read "), "{err}");
+}
+
+#[test]
+fn the_files_own_catalogue_decides_and_old_files_fall_back_to_the_kind_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("own.json");
+    std::fs::write(
+        &own,
+        r#"{"rtload":{"metrics":{"echo_rtt_ms.p99":3.0,"ttft_ms.p99":1.0},
+            "metrics_catalogue":[{"name":"echo_rtt_ms.p99","unit":"ms","direction":"lower","headline":true,"description":"x"},
+                                 {"name":"ttft_ms.p99","unit":"ms","direction":"higher","headline":false,"description":"odd on purpose"}]}}"#,
+    )
+    .unwrap();
+    let (_, c) = load_result(&own).unwrap();
+    let c = c.expect("catalogue");
+    assert_eq!(direction(&c, "echo_rtt_ms.p99"), Better::Lower);
+    assert_eq!(
+        direction(&c, "ttft_ms.p99"),
+        Better::Higher,
+        "the file wins"
+    );
+    assert_eq!(c.headline(), ["echo_rtt_ms.p99".to_string()]);
+
+    // No catalogue: the shipped kind whose families declare every metric supplies it.
+    let old = dir.path().join("old.json");
+    std::fs::write(
+        &old,
+        r#"{"rtload":{"metrics":{"ttfc_ms.mean":3.0,"slo_attainment":1}}}"#,
+    )
+    .unwrap();
+    let c = load_result(&old).unwrap().1.expect("fallback");
+    assert_eq!(direction(&c, "slo_attainment"), Better::Higher);
+    // Unknown metrics and no catalogue: no catalogue at all (nothing guessed).
+    let odd = dir.path().join("odd.json");
+    std::fs::write(&odd, r#"{"rtload":{"metrics":{"zz_ms":3.0}}}"#).unwrap();
+    assert_eq!(load_result(&odd).unwrap().1, None);
 }

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::util::textpos::{line_col, suggest_unknown_field, value_span};
+
 mod duplex;
 mod scripted;
 
@@ -36,8 +38,13 @@ pub enum ServerError {
         message: String,
     },
     /// A value is out of its allowed range.
-    #[error("invalid server config: {0}")]
-    Invalid(String),
+    #[error("invalid server config: {msg}")]
+    Invalid {
+        /// Dotted key path from the config's top, e.g. `video.chunk_bytes`.
+        key: String,
+        /// What is wrong: the key, the bad value and the allowed range.
+        msg: String,
+    },
 }
 
 /// Whole embedded-server configuration (`[server]`-style TOML table).
@@ -56,13 +63,14 @@ pub struct ServerConfig {
     /// A connection with no client message for this long while the server is not
     /// streaming to it (before `session.start`, or after a stall fault) is closed.
     /// Duplex sessions use the `session.idle_timeout_s` of their `session.update`
-    /// instead when it gives one, and expire with `session.expired`.
+    /// instead when it gives one, and expire with `session.expired`. Range (0, 1e9].
     #[serde(default = "default_idle_timeout_s")]
     pub idle_timeout_s: f64,
-    /// Number of actix worker threads (each with its own event loop). At least 1.
+    /// Number of actix worker threads (each with its own event loop). Range [1, 512].
     #[serde(default = "default_workers")]
     pub workers: usize,
     /// On stop, open connections get this many seconds to finish before they are dropped.
+    /// Range [0, 86400].
     #[serde(default = "default_shutdown_timeout_s")]
     pub shutdown_timeout_s: u64,
 }
@@ -71,33 +79,34 @@ pub struct ServerConfig {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VideoServerConfig {
-    /// Time from receipt of `session.start` to the first media chunk, in ms.
+    /// Time from receipt of `session.start` to the first media chunk, in ms. Range [0, 1e9].
     #[serde(default = "default_first_chunk_ms")]
     pub first_chunk_ms: f64,
-    /// Steady-state gap between consecutive media chunks, in ms.
+    /// Steady-state gap between consecutive media chunks, in ms. Range [0, 1e9].
     #[serde(default = "default_chunk_interval_ms")]
     pub chunk_interval_ms: f64,
     /// Each chunk's send time is moved by a uniform offset in `[-jitter_ms, +jitter_ms]`
-    /// around its nominal (absolute) time, never before the previous chunk.
+    /// around its nominal (absolute) time, never before the previous chunk. Range [0, 1e9].
     #[serde(default)]
     pub jitter_ms: f64,
     /// Chunks `1..ramp_chunks` follow a gap of `chunk_interval_ms * ramp_factor`
     /// (attention-window warm-up); later chunks the plain interval.
     #[serde(default = "default_ramp_chunks")]
     pub ramp_chunks: u32,
-    /// Gap multiplier during the ramp.
+    /// Gap multiplier during the ramp. Range [0, 1e9].
     #[serde(default = "default_ramp_factor")]
     pub ramp_factor: f64,
     /// Seed of the jitter stream (mixed with the session's ordinal on this server).
     #[serde(default)]
     pub seed: u64,
-    /// Payload size of each media chunk's binary frame, in bytes.
+    /// Payload size of each media chunk's binary frame, in bytes. Range [1, 67108864]
+    /// (64 MiB, the client's frame limit).
     #[serde(default = "default_chunk_bytes")]
     pub chunk_bytes: usize,
     /// Send a `kind:"trailer"` metadata + binary pair after the last media chunk.
     #[serde(default = "default_true")]
     pub trailer: bool,
-    /// Largest accepted `num_frames` (default `12*64-3` = 64 chunks).
+    /// Largest accepted `num_frames` (default `12*64-3` = 64 chunks). Range [9, 11999997].
     #[serde(default = "default_max_frames")]
     pub max_frames: u64,
     /// Answer every `session.interaction` with
@@ -107,7 +116,7 @@ pub struct VideoServerConfig {
     /// Saturation model: while more than this many sessions stream at once, every
     /// session's next chunk interval (and a new session's time to first chunk) stretches
     /// by `active / N`, like a GPU shared by more rollouts than it serves in real time.
-    /// Unset: no saturation.
+    /// Unset: no saturation. Range [1, 4294967295].
     #[serde(default)]
     pub saturate_above_sessions: Option<u32>,
     /// Fault switches; all off by default.
@@ -172,6 +181,10 @@ const MAX_SECONDS: f64 = 1e9;
 const MAX_MILLIS: f64 = 1e9;
 /// Upper bound of `video.max_frames` (one million chunks).
 const MAX_FRAMES: u64 = 12 * 1_000_000 - 3;
+/// Upper bound of `video.chunk_bytes`: the client's 64 MiB frame limit.
+const MAX_CHUNK_BYTES: usize = 64 << 20;
+/// Upper bound of `shutdown_timeout_s` (one day).
+const MAX_SHUTDOWN_S: u64 = 86_400;
 
 fn default_idle_timeout_s() -> f64 {
     300.0
@@ -236,15 +249,15 @@ impl Default for VideoServerConfig {
 }
 
 impl ServerConfig {
-    /// Reads and validates a TOML server config. Errors name the path, and for parse
-    /// errors the 1-based `line:col` of the offending span.
+    /// Reads and validates a TOML server config. Errors name the path and the 1-based
+    /// `line:col` of the offending key or value.
     pub fn from_toml_file(path: impl AsRef<Path>) -> Result<ServerConfig, ServerError> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|source| ServerError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        let cfg = Self::from_toml_str(&text).map_err(|err| match err {
+        Self::from_toml_str(&text).map_err(|err| match err {
             ServerError::Parse {
                 line, col, message, ..
             } => ServerError::Parse {
@@ -254,70 +267,107 @@ impl ServerConfig {
                 message,
             },
             other => other,
-        })?;
-        Ok(cfg)
+        })
     }
 
-    /// Parses and validates TOML text; parse errors carry an empty path.
+    /// Parses and validates TOML text; errors carry an empty path, and range errors are
+    /// positioned at the bad value.
     pub fn from_toml_str(text: &str) -> Result<ServerConfig, ServerError> {
-        let cfg: ServerConfig = toml::from_str(text).map_err(|err| {
-            let (line, col) = err.span().map_or((1, 1), |span| line_col(text, span.start));
+        let at = |span: Option<std::ops::Range<usize>>, message: String| {
+            let (line, col) = span.map_or((1, 1), |s| line_col(text, s.start));
             ServerError::Parse {
                 path: PathBuf::new(),
                 line,
                 col,
-                message: err.message().trim_end().to_string(),
+                message,
             }
-        })?;
-        cfg.validate()?;
+        };
+        let cfg: ServerConfig = toml::from_str(text)
+            .map_err(|err| at(err.span(), suggest_unknown_field(err.message().trim_end())))?;
+        if let Some(ServerError::Invalid { key, msg }) = cfg.problems().into_iter().next() {
+            let path: Vec<&str> = key.split('.').collect();
+            return Err(at(value_span(text, &path), msg));
+        }
         Ok(cfg)
     }
 
-    /// Checks value ranges that serde cannot express.
+    /// Checks value ranges that serde cannot express; the first problem.
     pub fn validate(&self) -> Result<(), ServerError> {
-        let invalid = |msg: String| Err(ServerError::Invalid(msg));
-        if !(self.idle_timeout_s > 0.0 && self.idle_timeout_s <= MAX_SECONDS) {
-            return invalid(format!(
+        self.problems().into_iter().next().map_or(Ok(()), Err)
+    }
+
+    /// Every value out of its documented range, as [`ServerError::Invalid`] naming the
+    /// dotted key, the value and the range.
+    pub fn problems(&self) -> Vec<ServerError> {
+        let mut out = Vec::new();
+        let v = &self.video;
+        let mut check = |ok: bool, key: &str, msg: String| {
+            if !ok {
+                out.push(ServerError::Invalid {
+                    key: key.to_string(),
+                    msg,
+                });
+            }
+        };
+        check(
+            self.idle_timeout_s > 0.0 && self.idle_timeout_s <= MAX_SECONDS,
+            "idle_timeout_s",
+            format!(
                 "idle_timeout_s must be a number of seconds in (0, 1e9], got {}",
                 self.idle_timeout_s
-            ));
-        }
-        if self.workers == 0 || self.workers > 512 {
-            return invalid(format!(
-                "workers must be between 1 and 512, got {}",
-                self.workers
-            ));
-        }
-        let v = &self.video;
+            ),
+        );
+        check(
+            (1..=512).contains(&self.workers),
+            "workers",
+            format!("workers must be between 1 and 512, got {}", self.workers),
+        );
+        check(
+            self.shutdown_timeout_s <= MAX_SHUTDOWN_S,
+            "shutdown_timeout_s",
+            format!(
+                "shutdown_timeout_s must be between 0 and {MAX_SHUTDOWN_S} seconds, got {}",
+                self.shutdown_timeout_s
+            ),
+        );
         for (name, value) in [
             ("video.first_chunk_ms", v.first_chunk_ms),
             ("video.chunk_interval_ms", v.chunk_interval_ms),
             ("video.jitter_ms", v.jitter_ms),
             ("video.ramp_factor", v.ramp_factor),
         ] {
-            if !(0.0..=MAX_MILLIS).contains(&value) {
-                return invalid(format!("{name} must be a number in [0, 1e9], got {value}"));
-            }
+            check(
+                (0.0..=MAX_MILLIS).contains(&value),
+                name,
+                format!("{name} must be a number in [0, 1e9], got {value}"),
+            );
         }
-        if !(9..=MAX_FRAMES).contains(&v.max_frames) {
-            return invalid(format!(
+        check(
+            (1..=MAX_CHUNK_BYTES).contains(&v.chunk_bytes),
+            "video.chunk_bytes",
+            format!(
+                "video.chunk_bytes must be between 1 and {MAX_CHUNK_BYTES} (64 MiB, the client's frame limit), got {}",
+                v.chunk_bytes
+            ),
+        );
+        check(
+            (9..=MAX_FRAMES).contains(&v.max_frames),
+            "video.max_frames",
+            format!(
                 "video.max_frames must be between 9 (one chunk) and {MAX_FRAMES}, got {}",
                 v.max_frames
-            ));
-        }
-        self.duplex.validate()?;
-        self.scripted.validate()
+            ),
+        );
+        check(
+            v.saturate_above_sessions != Some(0),
+            "video.saturate_above_sessions",
+            "video.saturate_above_sessions must be at least 1 (omit it for no saturation), got 0"
+                .into(),
+        );
+        out.extend(self.duplex.problems());
+        out.extend(self.scripted.problems());
+        out
     }
-}
-
-/// 1-based line and character column of byte offset `pos` in `text`.
-fn line_col(text: &str, pos: usize) -> (usize, usize) {
-    let pos = pos.min(text.len());
-    let before = text.get(..pos).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let col = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
-    (line, col)
 }
 
 #[cfg(test)]
@@ -405,7 +455,7 @@ mod tests {
             "[video]\njitter_ms = inf",
         ] {
             let err = ServerConfig::from_toml_str(text).unwrap_err();
-            assert!(matches!(err, ServerError::Invalid(_)), "{text}: {err}");
+            assert!(matches!(err, ServerError::Parse { .. }), "{text}: {err}");
         }
     }
 
@@ -452,18 +502,10 @@ mod tests {
             "[duplex.faults]\nexpire_after_s = -1.0",
         ] {
             let err = ServerConfig::from_toml_str(text).unwrap_err();
-            assert!(matches!(err, ServerError::Invalid(_)), "{text}: {err}");
+            assert!(matches!(err, ServerError::Parse { .. }), "{text}: {err}");
             assert!(err.to_string().contains("duplex."), "{err}");
         }
         let err = ServerConfig::from_toml_str("[duplex]\nfinal_decision = \"maybe\"").unwrap_err();
         assert!(matches!(err, ServerError::Parse { line: 2, .. }), "{err}");
-    }
-
-    #[test]
-    fn line_col_counts_characters() {
-        assert_eq!(line_col("ab\ncd", 0), (1, 1));
-        assert_eq!(line_col("ab\ncd", 4), (2, 2));
-        assert_eq!(line_col("é\nx", 3), (2, 1));
-        assert_eq!(line_col("éx", 2), (1, 2));
     }
 }

@@ -66,6 +66,7 @@ async fn duplex_endpoint(
         .ok()
         .and_then(|q| q.into_inner().remove("session_id"))
         .filter(|id| !id.is_empty());
+    let body = super::frame_guard::guard(&req, body, MAX_INBOUND_BYTES).await?;
     let (response, session, stream) = actix_ws::handle(&req, body)?;
     let stream = stream
         .max_frame_size(MAX_INBOUND_BYTES)

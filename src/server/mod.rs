@@ -14,8 +14,10 @@
 pub mod config;
 mod duplex;
 mod duplex_plan;
+mod frame_guard;
 mod scripted;
 mod scripted_plan;
+mod tls;
 mod video;
 mod video_plan;
 
@@ -38,6 +40,7 @@ pub use config::{
     ServerError, VideoFaults, VideoServerConfig,
 };
 pub use duplex::DUPLEX_PATH;
+pub use tls::{ServerTls, ServerTlsError, load_tls};
 pub use video::VIDEO_PATH;
 
 /// What an endpoint's socket loop does after handling one event (shared by both
@@ -84,7 +87,7 @@ impl EmbeddedServer {
             .name("rtload-server".to_string())
             .spawn(move || {
                 actix_rt::System::new().block_on(async move {
-                    match build_server(bind, &cfg, thread_conns, false) {
+                    match build_server(bind, &cfg, None, thread_conns, false) {
                         Ok((server, addr)) => {
                             let _ = tx.send(Ok((addr, server.handle())));
                             server.await
@@ -169,16 +172,18 @@ impl Drop for EmbeddedServer {
 /// Prints nothing; errors binding or serving are returned.
 ///
 /// `on_bound` is called with the real address once the listener is bound (before any
-/// connection is accepted), so a caller can announce it.
+/// connection is accepted), so a caller can announce it. With `tls` the same routes are
+/// served as `wss://` (see [`load_tls`]).
 pub fn serve_blocking(
     bind: SocketAddr,
     cfg: ServerConfig,
+    tls: Option<ServerTls>,
     on_bound: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
     validate(&cfg)?;
     actix_rt::System::new().block_on(async move {
         let conns = Arc::new(ConnTracker::default());
-        let (server, addr) = build_server(bind, &cfg, conns, true)?;
+        let (server, addr) = build_server(bind, &cfg, tls, conns, true)?;
         on_bound(addr);
         server.await
     })
@@ -189,12 +194,13 @@ fn validate(cfg: &ServerConfig) -> std::io::Result<()> {
         .map_err(|err| std::io::Error::new(std::io::ErrorKind::InvalidInput, err.to_string()))
 }
 
-/// Binds `bind` (actix's listener: backlog 1024) and builds the server with every
-/// endpoint registered. Must be called inside an actix `System`. Returns the server
-/// future (not yet polled) and the bound address.
+/// Binds `bind` (actix's listener: backlog 1024; rustls when `tls` is set) and builds
+/// the server with every endpoint registered. Must be called inside an actix `System`.
+/// Returns the server future (not yet polled) and the bound address.
 fn build_server(
     bind: SocketAddr,
     cfg: &ServerConfig,
+    tls: Option<ServerTls>,
     conns: Arc<ConnTracker>,
     os_signals: bool,
 ) -> std::io::Result<(actix_web::dev::Server, SocketAddr)> {
@@ -237,7 +243,10 @@ fn build_server(
     } else {
         server.disable_signals()
     };
-    let server = server.bind(bind)?;
+    let server = match tls {
+        Some(t) => server.bind_rustls_0_23(bind, t.0)?,
+        None => server.bind(bind)?,
+    };
     let addr = server
         .addrs()
         .first()

@@ -75,6 +75,7 @@ async fn video_endpoint(
     body: web::Payload,
     state: web::Data<VideoState>,
 ) -> Result<HttpResponse, actix_web::Error> {
+    let body = super::frame_guard::guard(&req, body, MAX_INBOUND_BYTES).await?;
     let (response, session, stream) = actix_ws::handle(&req, body)?;
     let stream = stream
         .max_frame_size(MAX_INBOUND_BYTES)

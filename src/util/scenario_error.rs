@@ -70,7 +70,7 @@ impl ScenarioError {
 
     /// Turn a `toml` deserialization error into a positioned error.
     pub fn from_toml(path: &Path, src: &str, err: &toml::de::Error) -> Self {
-        let msg = err.message().trim_end().to_string();
+        let msg = crate::util::textpos::suggest_unknown_field(err.message().trim_end());
         match err.span() {
             Some(span) => Self::at(path, src, span, msg),
             None => Self::file(path, msg),
@@ -78,37 +78,50 @@ impl ScenarioError {
     }
 }
 
-/// 1-based line and column (in characters) of byte offset `pos` in `src`.
-pub fn line_col(src: &str, pos: usize) -> (usize, usize) {
-    let pos = pos.min(src.len());
-    let before = &src[..pos];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[line_start..].chars().count() + 1)
+pub use crate::util::textpos::line_col;
+
+/// Byte span of the value of `key` inside top-level table `[section]` of `src` (`""` =
+/// the top level), from the TOML parser's spans.
+pub fn key_span(src: &str, section: &str, key: &str) -> Option<Range<usize>> {
+    if section.is_empty() {
+        crate::util::textpos::value_span(src, &[key])
+    } else {
+        crate::util::textpos::value_span(src, &[section, key])
+    }
 }
 
-/// Byte span of the value of `key` inside top-level table `[section]` of `src`, found by a
-/// line scan (for errors about values that passed parsing but failed a semantic check).
-pub fn key_span(src: &str, section: &str, key: &str) -> Option<Range<usize>> {
-    let mut current = String::new();
-    let mut offset = 0;
-    for line in src.split_inclusive('\n') {
-        let t = line.trim();
-        if t.starts_with('[') {
-            current = t.trim_matches(|c| c == '[' || c == ']').trim().to_string();
-        } else if current == section
-            && let Some(rest) = t.strip_prefix(key)
-            && let Some(eq) = rest.trim_start().strip_prefix('=')
-        {
-            let lead = line.len() - line.trim_start().len();
-            let value_start = offset + lead + key.len() + (rest.len() - eq.len());
-            let value = eq.trim_start();
-            let start = value_start + (eq.len() - value.len());
-            return Some(start..start + value.trim_end().len());
+/// An error about the value at `path` (e.g. `["server", "video", "chunk_bytes"]`):
+/// positioned at the value when the file has it, else about the file, naming the table.
+pub fn key_error(file: &Path, src: &str, path: &[&str], msg: String) -> ScenarioError {
+    match crate::util::textpos::value_span(src, path) {
+        Some(span) => ScenarioError::at(file, src, span, msg),
+        None => {
+            let table = path
+                .split_last()
+                .map_or(String::new(), |(_, t)| t.join("."));
+            ScenarioError::file(file, format!("[{table}]: {msg}"))
         }
-        offset += line.len();
     }
-    None
+}
+
+/// An error about `[section] key` of a table that command-line flags also set
+/// (`overrides`, keys as in the file): a flag error when the flag set it, else
+/// positioned at the key in the file.
+pub fn override_key_error(
+    file: &Path,
+    src: &str,
+    section: &str,
+    overrides: &toml::Table,
+    key: &str,
+    msg: String,
+) -> ScenarioError {
+    if overrides.contains_key(key) {
+        return ScenarioError::Flag {
+            flag: format!("--{}", key.replace('_', "-")),
+            msg,
+        };
+    }
+    key_error(file, src, &[section, key], msg)
 }
 
 /// Deserialize the top-level table `key` of a scenario into `P` (which should use
@@ -204,7 +217,7 @@ where
         table.insert(k.clone(), v.clone());
     }
     P::deserialize(toml::Value::Table(table)).map_err(|e| {
-        let msg = e.message().to_string();
+        let msg = crate::util::textpos::suggest_unknown_field(e.message());
         let flag = overrides
             .keys()
             .find(|k| msg.contains(k.as_str()))
@@ -232,12 +245,6 @@ mod tests {
         assert_eq!(&src[span.clone()], "-3");
         assert_eq!(line_col(src, span.start), (5, 7));
         assert!(key_span(src, "workload", "y").is_none());
-    }
-
-    #[test]
-    fn line_col_counts_from_one() {
-        assert_eq!(line_col("ab\ncd", 0), (1, 1));
-        assert_eq!(line_col("ab\ncd", 4), (2, 2));
     }
 
     #[test]

@@ -51,6 +51,32 @@ pub fn resolve_url(base: &str, default_path: &str) -> Result<String, TargetError
     Ok(format!("{scheme}://{authority}{path}{query}"))
 }
 
+/// Why an upgrade header cannot be sent, or `None` when it can: the name must be an
+/// HTTP token (letters, digits, ``!#$%&'*+-.^_`|~``), the value visible ASCII, spaces and
+/// tabs (no CR, LF or other control bytes). The message never quotes the value (it may be
+/// a secret); it names the offending byte's position.
+pub fn header_problem(name: &str, value: &str) -> Option<String> {
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if name.is_empty() {
+        return Some("header name is empty; write KEY=VALUE, e.g. Authorization=Bearer …".into());
+    }
+    if let Some((i, c)) = name.char_indices().find(|(_, c)| !token(*c)) {
+        return Some(format!(
+            "header name \"{}\" has {c:?} at byte {i}; names are letters, digits and !#$%&'*+-.^_`|~",
+            name.escape_debug()
+        ));
+    }
+    let bad = value
+        .bytes()
+        .position(|b| !(b == b'\t' || (32..127).contains(&b)));
+    bad.map(|i| {
+        format!(
+            "the value of header \"{name}\" has a control or non-ASCII byte at byte {i} (value not shown); \
+             header values are visible ASCII, spaces and tabs"
+        )
+    })
+}
+
 /// The URL as it may appear in logs and results: without user info (credentials).
 pub fn redact_url(url: &str) -> String {
     match url.split_once("://") {

@@ -10,6 +10,16 @@ use toml::Spanned;
 use crate::util::scenario_error::{ScenarioError, key_span};
 use crate::workload::plan::{ArrivalSpec, PlanError, RampStrategy, RampUp};
 
+/// Largest `samples`, `warmup_samples` and `max_concurrency` (one million: the plan and
+/// the per-sample records of a run are held in memory).
+pub const MAX_SAMPLES: i64 = 1_000_000;
+/// Largest `shards`.
+pub const MAX_SHARDS: i64 = 1024;
+/// Largest finite `request_rate` / ramp bound, requests per second.
+pub const MAX_RATE: f64 = 1e9;
+/// Smallest positive `request_rate` (one request per ~11.6 days).
+pub const MIN_RATE: f64 = 1e-6;
+
 /// Validated load parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Load {
@@ -67,33 +77,36 @@ enum NumOrStr {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawLoad {
     /// Measured samples (`--num-prompts`); OmniInteract: a total of cases, 0 = all.
+    /// Range [0, 1000000].
     #[schemars(with = "Option<u64>")]
     samples: Option<Spanned<i64>>,
     /// Warm-up samples, run first and excluded from metrics (`--num-warmups`).
+    /// Range [0, 1000000].
     #[schemars(with = "Option<u64>")]
     warmup_samples: Option<Spanned<i64>>,
-    /// Requests per second, or "inf" (default) to release everything at once.
+    /// Requests per second in [1e-6, 1e9], or "inf" (default) to release everything at
+    /// once.
     #[schemars(with = "Option<NumOrStr>")]
     request_rate: Option<Spanned<NumOrStr>>,
-    /// Gamma shape of the gaps: 1 = Poisson (default), "inf" = constant.
+    /// Gamma shape of the gaps, > 0: 1 = Poisson (default), "inf" = constant.
     #[schemars(with = "Option<NumOrStr>")]
     burstiness: Option<Spanned<NumOrStr>>,
-    /// Cap on concurrently running samples (default 1).
+    /// Cap on concurrently running samples (default 1). Range [1, 1000000].
     #[schemars(with = "Option<u64>")]
     max_concurrency: Option<Spanned<i64>>,
-    /// Arrival (and dataset shuffle) seed (default 0).
+    /// Arrival (and dataset shuffle) seed (default 0). Range [0, 2^63-1].
     #[schemars(with = "Option<u64>")]
     seed: Option<Spanned<i64>>,
     /// "linear" or "exponential"; needs ramp_up_start_rps and ramp_up_end_rps.
     #[schemars(with = "Option<String>")]
     ramp_up_strategy: Option<Spanned<String>>,
-    /// Ramp-up start rate.
+    /// Ramp-up start rate, requests per second in [0, 1e9].
     #[schemars(with = "Option<f64>")]
     ramp_up_start_rps: Option<Spanned<NumOrStr>>,
-    /// Ramp-up end rate.
+    /// Ramp-up end rate, requests per second in (0, 1e9].
     #[schemars(with = "Option<f64>")]
     ramp_up_end_rps: Option<Spanned<NumOrStr>>,
-    /// Session shard threads (default: one per core).
+    /// Session shard threads (default: one per core). Range [1, 1024].
     #[schemars(with = "Option<u64>")]
     shards: Option<Spanned<i64>>,
 }
@@ -128,6 +141,8 @@ impl Ctx<'_> {
         });
     }
 
+    /// A count in `[min, max]` from the flag (wins) or the file, else `default`.
+    #[allow(clippy::too_many_arguments)]
     fn count(
         &mut self,
         v: Option<&Spanned<i64>>,
@@ -135,28 +150,46 @@ impl Ctx<'_> {
         key: &str,
         flag: &str,
         default: usize,
-        min: i64,
+        (min, max): (i64, i64),
     ) -> usize {
+        let range = format!("[{min}, {max}]");
         if let Some(n) = ov {
-            if (n as i64) < min {
-                self.err(Origin::Flag(flag), format!("must be ≥ {min} (got {n})"));
+            if !(min..=max).contains(&i64::try_from(n).unwrap_or(i64::MAX)) {
+                self.err(Origin::Flag(flag), format!("must be in {range} (got {n})"));
+                return default;
             }
             return n;
         }
         match v {
             None => default,
-            Some(s) if *s.get_ref() < min => {
+            Some(s) if !(min..=max).contains(s.get_ref()) => {
                 let got = *s.get_ref();
-                self.err(
-                    Origin::File(s.span()),
+                let msg = if got < min {
                     format!(
                         "`{key}` must be ≥ {min} (got {got}); e.g. `{key} = {default}`",
                         default = default.max(min as usize)
-                    ),
-                );
+                    )
+                } else {
+                    format!(
+                        "`{key}` must be in {range} (got {got}); e.g. `{key} = {default}`",
+                        default = default.max(min as usize)
+                    )
+                };
+                self.err(Origin::File(s.span()), msg);
                 default
             }
             Some(s) => *s.get_ref() as usize,
+        }
+    }
+
+    /// An error about `[load] key`: at the flag when it came from one, else at the key.
+    fn at_key(&mut self, key: &str, flag: &str, from_flag: bool, msg: String) {
+        match key_span(self.src, "load", key) {
+            _ if from_flag => self.err(Origin::Flag(flag), msg),
+            Some(span) => self.err(Origin::File(span), msg),
+            None => self
+                .errors
+                .push(ScenarioError::file(self.path, format!("[load]: {msg}"))),
         }
     }
 
@@ -203,7 +236,7 @@ pub(crate) fn parse(
             "samples",
             "--num-prompts",
             1,
-            0,
+            (0, MAX_SAMPLES),
         )
     });
     let warmup_samples = cx.count(
@@ -212,7 +245,7 @@ pub(crate) fn parse(
         "warmup_samples",
         "--num-warmups",
         0,
-        0,
+        (0, MAX_SAMPLES),
     );
     let max_concurrency = cx.count(
         raw.max_concurrency.as_ref(),
@@ -220,12 +253,12 @@ pub(crate) fn parse(
         "max_concurrency",
         "--max-concurrency",
         1,
-        1,
+        (1, MAX_SAMPLES),
     );
     let shards = raw
         .shards
         .as_ref()
-        .map(|_| cx.count(raw.shards.as_ref(), None, "shards", "", 1, 1));
+        .map(|_| cx.count(raw.shards.as_ref(), None, "shards", "", 1, (1, MAX_SHARDS)));
     let seed = match (ov.seed, raw.seed.as_ref()) {
         (Some(s), _) => s,
         (None, Some(s)) if *s.get_ref() < 0 => {
@@ -303,7 +336,8 @@ pub(crate) fn parse(
         }
     };
     let arrival = ArrivalSpec {
-        request_rate: rate.filter(|r| r.is_finite()),
+        // `inf` releases everything at once; NaN, −inf and negatives reach the plan's check.
+        request_rate: rate.filter(|r| *r != f64::INFINITY),
         burstiness,
         ramp_up,
         seed,
@@ -333,7 +367,8 @@ pub(crate) fn parse(
         .iter()
         .filter_map(|p| crate::workload::plan::validate(p).err())
     {
-        if !plan_errors.contains(&e) {
+        // By text: NaN values never compare equal.
+        if !plan_errors.iter().any(|p| p.to_string() == e.to_string()) {
             plan_errors.push(e);
         }
     }
@@ -360,12 +395,47 @@ pub(crate) fn parse(
                 ov.ramp_up_end_rps.is_some(),
             ),
         };
-        match key_span(src, "load", key) {
-            _ if from_flag => cx.err(Origin::Flag(flag), e.to_string()),
-            Some(span) => cx.err(Origin::File(span), e.to_string()),
-            None => cx
-                .errors
-                .push(ScenarioError::file(path, format!("[load]: {e}"))),
+        cx.at_key(key, flag, from_flag, e.to_string());
+    }
+    let rates = [
+        (
+            "request_rate",
+            "--request-rate",
+            ov.request_rate.is_some(),
+            arrival.request_rate,
+            MIN_RATE,
+        ),
+        (
+            "ramp_up_start_rps",
+            "--ramp-up-start-rps",
+            ov.ramp_up_start_rps.is_some(),
+            start,
+            0.0,
+        ),
+        (
+            "ramp_up_end_rps",
+            "--ramp-up-end-rps",
+            ov.ramp_up_end_rps.is_some(),
+            end,
+            0.0,
+        ),
+    ];
+    for (key, flag, from_flag, v, lo) in rates {
+        if let Some(v) = v.filter(|v| v.is_finite() && (*v > MAX_RATE || (*v > 0.0 && *v < lo))) {
+            let range = if lo > 0.0 {
+                format!("[{lo:e}, {MAX_RATE:e}] or \"inf\"")
+            } else {
+                format!("[0, {MAX_RATE:e}]")
+            };
+            cx.at_key(
+                key,
+                flag,
+                from_flag,
+                format!(
+                    "{key} must be in {range} requests per second (got {})",
+                    crate::util::textpos::num(v)
+                ),
+            );
         }
     }
     if cx.errors.is_empty() {

@@ -9,7 +9,6 @@
 //! # Adding a workload
 //!
 //! ```
-//! use std::any::Any;
 //! use tokio::time::Instant;
 //! use rtload::workload::{Effects, Inbound, Outbound, Session};
 //!
@@ -17,6 +16,7 @@
 //! struct Echo { sent_at: Option<Instant> }
 //!
 //! impl Session for Echo {
+//!     type Output = Option<Instant>;
 //!     fn on_open(&mut self, now: Instant, fx: &mut Effects) {
 //!         self.sent_at = Some(now);
 //!         fx.send(Outbound::Text("hello".into()), Some(now));
@@ -25,7 +25,7 @@
 //!         if let Inbound::Text(_) = msg { fx.succeed(); }
 //!     }
 //!     fn on_wake(&mut self, _now: Instant, _fx: &mut Effects) {}
-//!     fn into_output(self: Box<Self>) -> Box<dyn Any + Send> { Box::new(()) }
+//!     fn into_output(self) -> Option<Instant> { self.sent_at }
 //! }
 //!
 //! let mut s = Echo { sent_at: None };
@@ -37,19 +37,25 @@
 //! assert!(matches!(fx.finish, Some(Ok(()))));
 //! ```
 //!
-//! A real workload also implements [`Workload`] (session factory + report) and adds a
-//! [`WorkloadKind`] entry to `config::registry`; nothing in the engine changes.
+//! A real workload also implements [`Workload`] (session factory + report over its
+//! sessions' typed outputs) and adds a [`WorkloadKind`] entry to `config::registry`;
+//! nothing in the engine changes. The engine and the runner hold it as
+//! `Arc<dyn DynWorkload>` (a blanket impl; see [`erased`]), so a workload defined outside
+//! this crate can also be plugged into a scenario directly.
 
+pub mod catalogue;
 pub mod env_info;
+pub mod erased;
+pub mod kit;
 pub mod load;
 pub mod omni;
+pub mod outcome;
 pub mod pacing;
 pub mod plan;
 pub mod playback;
 pub mod scripted;
 pub mod video;
 
-use std::any::Any;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -57,6 +63,8 @@ use bytes::Bytes;
 use tokio::time::Instant;
 
 use crate::util::scenario_error::ScenarioError;
+pub use erased::{DynSession, DynWorkload, WorkloadRun};
+pub use outcome::{Failure, FailureKind};
 
 /// A WebSocket message as the session sees it (control frames are the transport's business).
 #[derive(Debug, Clone, PartialEq)]
@@ -118,7 +126,7 @@ pub struct Effects {
     /// The next time the session wants [`Session::on_wake`]; replaces any earlier request.
     pub wake_at: Option<Instant>,
     /// Set once the session has decided its outcome; the sample then closes the socket.
-    pub finish: Option<Result<(), String>>,
+    pub finish: Option<Result<(), Failure>>,
 }
 
 impl Effects {
@@ -134,9 +142,13 @@ impl Effects {
     pub fn succeed(&mut self) {
         self.finish.get_or_insert(Ok(()));
     }
-    /// End the session with a failure message (the first decision wins).
+    /// End the session with a protocol failure (the first decision wins).
     pub fn fail(&mut self, msg: impl Into<String>) {
-        self.finish.get_or_insert(Err(msg.into()));
+        self.fail_as(FailureKind::Protocol, msg);
+    }
+    /// End the session with a failure of `kind` (the first decision wins).
+    pub fn fail_as(&mut self, kind: FailureKind, msg: impl Into<String>) {
+        self.finish.get_or_insert(Err(Failure::new(kind, msg)));
     }
 }
 
@@ -185,6 +197,9 @@ impl std::fmt::Debug for ConnectSpec {
 /// The sample supervisor calls these methods on the shard thread with receipt times taken
 /// where the events happened, and carries out the returned [`Effects`].
 pub trait Session: Send + 'static {
+    /// The session's own record, handed back to [`Workload::report`] in its
+    /// [`SampleRecord::output`].
+    type Output: Send + 'static;
     /// How to open this session's socket, given the run's target (resolved URL and
     /// scenario headers). The default uses it unchanged; a protocol may add query
     /// parameters or headers (e.g. a session id, a request id).
@@ -201,38 +216,76 @@ pub trait Session: Send + 'static {
     /// The default fails with the reference's message.
     fn on_closed(&mut self, _at: Instant, reason: Option<String>, fx: &mut Effects) {
         let why = reason.map(|r| format!(": {r}")).unwrap_or_default();
-        fx.fail(format!(
-            "the server closed the WebSocket before the session finished{why}"
-        ));
+        fx.fail_as(
+            FailureKind::ClosedEarly,
+            format!("the server closed the WebSocket before the session finished{why}"),
+        );
     }
     /// Files to publish once the sample has finished (off the timing path).
     fn artifacts(&mut self) -> Vec<Artifact> {
         Vec::new()
     }
     /// The workload-specific record of this session, handed back to [`Workload::report`].
-    fn into_output(self: Box<Self>) -> Box<dyn Any + Send>;
+    fn into_output(self) -> Self::Output;
 }
 
-/// A session that fails as soon as its socket opens, with a fixed message: what a
-/// workload hands out when it cannot build a real session for a sample (the sample is
-/// then a recorded failure, never a crash).
+/// A workload's session, or a fixed failure when the workload cannot build a real one
+/// for a sample (it fails as soon as its socket opens, as a [`FailureKind::Report`]: the
+/// sample is then a recorded failure, never a crash). Its output is `None` then.
 #[derive(Debug)]
-pub struct FailedSession(pub String);
+pub enum MaybeFailed<S> {
+    /// A real session.
+    Ready(S),
+    /// The message the sample fails with.
+    Failed(String),
+}
 
-impl Session for FailedSession {
-    fn on_open(&mut self, _now: Instant, fx: &mut Effects) {
-        fx.fail(self.0.clone());
+impl<S: Session> Session for MaybeFailed<S> {
+    type Output = Option<S::Output>;
+    fn connect(&self, target: &ConnectSpec) -> ConnectSpec {
+        match self {
+            MaybeFailed::Ready(s) => s.connect(target),
+            MaybeFailed::Failed(_) => target.clone(),
+        }
     }
-    fn on_inbound(&mut self, _msg: Inbound, _at: Instant, _fx: &mut Effects) {}
-    fn on_wake(&mut self, _now: Instant, _fx: &mut Effects) {}
-    fn into_output(self: Box<Self>) -> Box<dyn Any + Send> {
-        Box::new(())
+    fn on_open(&mut self, now: Instant, fx: &mut Effects) {
+        match self {
+            MaybeFailed::Ready(s) => s.on_open(now, fx),
+            MaybeFailed::Failed(m) => fx.fail_as(FailureKind::Report, m.clone()),
+        }
+    }
+    fn on_inbound(&mut self, msg: Inbound, at: Instant, fx: &mut Effects) {
+        if let MaybeFailed::Ready(s) = self {
+            s.on_inbound(msg, at, fx);
+        }
+    }
+    fn on_wake(&mut self, now: Instant, fx: &mut Effects) {
+        if let MaybeFailed::Ready(s) = self {
+            s.on_wake(now, fx);
+        }
+    }
+    fn on_closed(&mut self, at: Instant, reason: Option<String>, fx: &mut Effects) {
+        if let MaybeFailed::Ready(s) = self {
+            s.on_closed(at, reason, fx);
+        }
+    }
+    fn artifacts(&mut self) -> Vec<Artifact> {
+        match self {
+            MaybeFailed::Ready(s) => s.artifacts(),
+            MaybeFailed::Failed(_) => Vec::new(),
+        }
+    }
+    fn into_output(self) -> Self::Output {
+        match self {
+            MaybeFailed::Ready(s) => Some(s.into_output()),
+            MaybeFailed::Failed(_) => None,
+        }
     }
 }
 
 /// Everything the engine knows about one sample after it ended.
-#[derive(Debug)]
-pub struct SampleRecord {
+#[derive(Debug, Clone)]
+pub struct SampleRecord<O = ()> {
     /// Position in the run's sample order (warm-ups first).
     pub idx: usize,
     /// Warm-up samples are excluded from every metric.
@@ -247,21 +300,41 @@ pub struct SampleRecord {
     pub opened_s: Option<f64>,
     /// Seconds from run start to the sample's end.
     pub ended_s: f64,
-    /// `Ok` or the failure message.
-    pub outcome: Result<(), String>,
+    /// `Ok`, or the failure's kind and message.
+    pub outcome: Result<(), Failure>,
     /// Sender lateness (actual − intended) for scheduled messages, seconds.
     pub send_lateness_s: Vec<f64>,
     /// What the playback role observed (absent when the socket never opened).
     pub playback: Option<crate::workload::playback::PlaybackSummary>,
-    /// The session's own record, when the session got far enough to have one.
-    pub output: Option<Box<dyn Any + Send>>,
+    /// The session's own record, when the session got far enough to have one (the
+    /// engine's own records carry `()` here; the workload sees its typed output).
+    pub output: Option<O>,
+}
+
+impl SampleRecord {
+    /// This record with the session's typed output attached.
+    pub fn with_output<O>(self, output: Option<O>) -> SampleRecord<O> {
+        SampleRecord {
+            idx: self.idx,
+            warmup: self.warmup,
+            scheduled_s: self.scheduled_s,
+            queue_wait_s: self.queue_wait_s,
+            started_s: self.started_s,
+            opened_s: self.opened_s,
+            ended_s: self.ended_s,
+            outcome: self.outcome,
+            send_lateness_s: self.send_lateness_s,
+            playback: self.playback,
+            output,
+        }
+    }
 }
 
 /// A finished run as the workload sees it.
-#[derive(Debug)]
-pub struct RunRecord {
+#[derive(Debug, Clone)]
+pub struct RunRecord<O = ()> {
     /// Every sample, warm-ups included (flagged), in sample order.
-    pub samples: Vec<SampleRecord>,
+    pub samples: Vec<SampleRecord<O>>,
     /// Seconds from the first measured release to the last measured completion.
     pub duration_s: f64,
     /// The target URL the run aimed at (secrets stripped).
@@ -277,23 +350,36 @@ pub trait Report: Send {
     fn render_text(&self) -> String;
     /// The workload's JSON result document.
     fn to_json(&self) -> serde_json::Value;
-    /// The result file's text (default: `to_json` pretty-printed with 2 spaces and a
-    /// trailing newline; a workload may need a dialect, e.g. Python's bare `NaN`).
-    fn to_json_text(&self) -> String {
-        let mut t = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
+    /// The result file's text for `doc` (the runner's completed [`Report::to_json`];
+    /// default: pretty-printed with 2 spaces and a trailing newline; a workload may need a
+    /// dialect, e.g. Python's bare `NaN`).
+    fn json_text(&self, doc: &serde_json::Value) -> String {
+        let mut t = serde_json::to_string_pretty(doc).unwrap_or_default();
         t.push('\n');
         t
     }
     /// Flat metric name → value (e.g. `video_rtf.mean`); missing values are absent.
     fn metrics(&self) -> BTreeMap<String, f64>;
+    /// Measured samples the engine saw succeed but the report failed (e.g. too few
+    /// chunks for the metrics): `(sample position among measured samples, message)`.
+    /// The runner counts them like any other failure (exit code 1).
+    fn report_failures(&self) -> Vec<(usize, String)> {
+        Vec::new()
+    }
     /// Latency series for the HdrHistogram interval log: (seconds since run start, ms).
     fn series(&self) -> Vec<crate::util::histlog::Series> {
         Vec::new()
     }
 }
 
-/// A configured workload: a session factory plus a report builder.
+/// The typed output of workload `W`'s sessions.
+pub type Output<W> = <<W as Workload>::Session as Session>::Output;
+
+/// A configured workload: a session factory plus a report builder over its sessions'
+/// typed outputs. The engine holds it erased, as `Arc<dyn DynWorkload>`.
 pub trait Workload: Send + Sync + 'static {
+    /// The session state machine it hands out per sample.
+    type Session: Session;
     /// The registered kind name.
     fn kind(&self) -> &'static str;
     /// Path appended to a target URL that has none (e.g. `/v1/realtime/video`).
@@ -303,15 +389,16 @@ pub trait Workload: Send + Sync + 'static {
     /// Measured samples to run (the workload knows what a "sample" is: one rollout, one
     /// dataset case).
     fn samples(&self) -> usize;
-    /// Every name [`Report::metrics`] can produce for this configuration (thresholds and
-    /// comparisons are checked against it before the run).
-    fn metric_names(&self) -> Vec<String>;
+    /// Every metric [`Report::metrics`] can produce for this configuration, with unit,
+    /// direction, headline flag and description (thresholds, sweeps, suite rows, `check`,
+    /// and, through the result file, `compare` and the HTML report read it).
+    fn catalogue(&self) -> catalogue::Catalogue;
     /// The metric live progress shows (e.g. `ttfc`).
     fn headline_name(&self) -> &'static str {
         "latency"
     }
     /// That metric for one finished sample, in milliseconds, when it has one.
-    fn headline_ms(&self, _rec: &SampleRecord) -> Option<f64> {
+    fn headline_ms(&self, _rec: &SampleRecord<Output<Self>>) -> Option<f64> {
         None
     }
     /// Media units the playback role buffers before it starts playing.
@@ -337,9 +424,9 @@ pub trait Workload: Send + Sync + 'static {
         Vec::new()
     }
     /// The session for sample `ctx.idx`.
-    fn session(&self, ctx: &SessionContext) -> Box<dyn Session>;
+    fn session(&self, ctx: &SessionContext) -> Self::Session;
     /// Summarize a finished run.
-    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String>;
+    fn report(&self, run: RunRecord<Output<Self>>) -> Result<Box<dyn Report>, String>;
 }
 
 /// What the engine tells a workload about the sample it wants a session for.
@@ -379,10 +466,28 @@ pub struct WorkloadInput<'a> {
     pub samples_requested: Option<usize>,
     /// `[load] seed` / `--seed` (also the dataset shuffle seed).
     pub seed: u64,
+    /// `rtload check`: validate without writing anything (no archive extraction, no
+    /// output directories); inputs known only after such writes may stay unresolved.
+    pub check_only: bool,
+}
+
+impl WorkloadInput<'_> {
+    /// An error about `[workload] key`: at the flag when the CLI set it, else at the key
+    /// in the file (the one helper every workload uses).
+    pub fn key_error(&self, key: &str, msg: String) -> ScenarioError {
+        crate::config::scenario::override_key_error(
+            self.path,
+            self.src,
+            "workload",
+            self.overrides,
+            key,
+            msg,
+        )
+    }
 }
 
 /// Builds a workload from a scenario, or lists every problem found.
-pub type BuildFn = fn(&WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>>;
+pub type BuildFn = fn(&WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<ScenarioError>>;
 
 /// One registered workload kind.
 pub struct WorkloadKind {
@@ -394,4 +499,9 @@ pub struct WorkloadKind {
     pub build: BuildFn,
     /// The JSON Schema of its `[workload]` table (from the type `build` parses).
     pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
+    /// Its metric families (see [`catalogue::Family`]): how result files written before
+    /// the catalogue existed are read.
+    pub families: &'static [catalogue::Family],
+    /// Its headline metrics, in display order.
+    pub headline: &'static [&'static str],
 }

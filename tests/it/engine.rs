@@ -87,12 +87,15 @@ fn warmups_run_first_and_appear_in_no_metric() {
             max_concurrency: Some(1),
             shards: Some(2),
             connect_timeout: std::time::Duration::from_secs(5),
+            tls: None,
+            max_frame_bytes: rtload::engine::transport::MAX_MESSAGE_BYTES,
             request_id_prefix: "t-".into(),
             artifact_root: None,
             lines: None,
             progress: None,
+            interrupt: None,
         },
-        sc.workload.clone(),
+        sc.workload.clone().begin_run(),
     );
     // No server: every sample fails to connect, which is fine for ordering.
     let run = out.unwrap().run;

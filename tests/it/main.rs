@@ -6,7 +6,9 @@ mod scripted_server;
 mod support;
 
 mod cli;
+mod config_checks;
 mod duplex;
+mod echo_workload;
 mod engine;
 mod layering;
 mod outputs;
@@ -14,4 +16,6 @@ mod schema;
 mod scripted;
 mod surface;
 mod sweep;
+mod tls;
+mod trust_io;
 mod video_faults;

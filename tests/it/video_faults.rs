@@ -35,6 +35,13 @@ fn error_instead_of_starting() {
         m,
         "Server rejected the session after 0 chunk(s): model is loading (requested 3 chunks = num_frames 33)"
     );
+    let fx = video(
+        3,
+        1,
+        "[server.video.faults]\nerror_on_start = \"model is loading\"",
+    );
+    let s = fx.run();
+    assert_eq!(kinds(&s), [("server_error".to_string(), 1)]);
 }
 
 #[test]
@@ -128,6 +135,12 @@ fn stall_hits_the_chunk_timeout() {
         ]
     );
     assert_eq!(s.report.to_json()["sessions"].as_array().unwrap().len(), 1);
+    assert_eq!(kinds(&s), [("timeout".to_string(), 1)]);
+}
+
+/// The run's failures counted per kind.
+fn kinds(s: &rtload::runner::RunSummary) -> Vec<(String, usize)> {
+    s.failures_by_kind.clone().into_iter().collect()
 }
 
 #[test]
@@ -177,5 +190,51 @@ fn connection_refused_is_a_recorded_failure() {
             "connect to ws://127.0.0.1:{port}/v1/realtime/video failed"
         )),
         "{msgs:?}"
+    );
+    assert_eq!(kinds(&s), [("connect".to_string(), 2)]);
+}
+
+/// A session the engine saw complete but whose metrics the report cannot compute
+/// (issue 11 item 8: a playback buffer deeper than the rollout) is a failure like any
+/// other: counted in the summary, in `failed_sessions` and `failed`, and exit code 1.
+#[test]
+fn a_failure_found_only_at_report_time_counts() {
+    let fx = crate::support::Fixture::new(
+        r#"
+name = "t"
+[workload]
+kind = "video-cadence"
+num_chunks = 3
+playback_buffer_chunks = 5
+warmup_chunks = 1
+first_chunk_timeout = 30.0
+chunk_timeout = 30.0
+[load]
+samples = 1
+max_concurrency = 1
+[server.video]
+first_chunk_ms = 20
+chunk_interval_ms = 5
+ramp_chunks = 0
+"#,
+    );
+    let s = fx.run();
+    assert!(!s.passed());
+    assert_eq!(failure_messages(&s).len(), 1, "{:?}", s.failures);
+    let json = s.report.to_json();
+    assert_eq!(json["rtload"]["failed_sessions"], 1);
+    assert_eq!(s.report.metrics()["failed"], 1.0);
+    assert_eq!(kinds(&s), [("report".to_string(), 1)]);
+    let out = crate::support::rtload()
+        .args(["run", fx.path.to_str().unwrap(), "--quiet"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("FAILED"), "{text}");
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("1 of 1 measured samples failed (report 1)"),
+        "{err}"
     );
 }

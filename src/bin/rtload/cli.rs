@@ -119,6 +119,17 @@ pub struct RunArgs {
     /// log next to it (same name, `.hlog`).
     #[arg(long, value_name = "PATH")]
     pub output_json: Option<PathBuf>,
+    /// On Ctrl-C / SIGTERM: seconds in-flight sessions may still finish before they are
+    /// cancelled as `interrupted`. No new session starts after the signal; the results of
+    /// the sessions that ran are written, marked `"interrupted": true`, and rtload exits
+    /// 130. A second signal stops at once (files on disk stay consistent).
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0, value_parser = parse_grace)]
+    pub grace_period: f64,
+    /// When another run holds the output directory's lock: give up (exit 2) after this
+    /// many seconds instead of waiting until it is released. The holder's pid is printed
+    /// either way.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_grace)]
+    pub lock_timeout: Option<f64>,
 
     /// Measured samples (`[load] samples`).
     #[arg(
@@ -162,6 +173,14 @@ pub struct RunArgs {
     /// Values are never printed or saved.
     #[arg(long = "header", value_name = "KEY=VALUE")]
     pub headers: Vec<String>,
+    /// Trust the CA certificates in this PEM file for wss:// (on top of the system
+    /// roots); overrides `[target] ca_cert`.
+    #[arg(long, value_name = "PEM")]
+    pub ca_cert: Option<PathBuf>,
+    /// Do not verify the server's TLS certificate (testing only; warned about on stderr
+    /// and recorded in the JSON result). Same as `[target] insecure_skip_verify = true`.
+    #[arg(long)]
+    pub insecure: bool,
     /// Suppress live progress.
     #[arg(long, short)]
     pub quiet: bool,
@@ -175,127 +194,114 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR", help_heading = "Load")]
     pub sweep_dir: Option<PathBuf>,
 
-    /// Video workload options (`[workload]` keys of `kind = "video-cadence"`).
+    /// Video workload options (the `[workload]` keys of the video cadence kind).
     #[command(flatten)]
     pub video: VideoArgs,
 
-    /// OmniInteract workload options (`[workload]` keys of `kind = "omniinteract"`).
+    /// OmniInteract workload options (the `[workload]` keys of the OmniInteract kind).
     #[command(flatten)]
     pub omni: OmniArgs,
 }
 
 /// Options of the OmniInteract workload, named as in `vllm bench serve --omni`; each sets
-/// the `[workload]` key shown in brackets.
-#[derive(Debug, Args, Default)]
+/// the `[workload]` key shown in brackets, which is the field's name: the override table
+/// is this struct serialized (unset options are left out), so a key is written once here.
+#[derive(Debug, Args, Default, serde::Serialize)]
 #[command(next_help_heading = "OmniInteract workload")]
 pub struct OmniArgs {
     /// Local OmniInteract directory or archive [dataset_path].
     #[arg(long, value_name = "PATH")]
+    #[serde(
+        serialize_with = "absolute_path",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub dataset_path: Option<PathBuf>,
     /// Subsets in concatenation order: 1q1a 1q1a_math 1qna [subsets].
     #[arg(long = "omniinteract-subsets", num_args = 1.., value_name = "SUBSET")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub subsets: Vec<String>,
     /// Reference voice WAV [ref_audio].
     #[arg(long = "omniinteract-ref-audio", value_name = "WAV")]
+    #[serde(
+        serialize_with = "absolute_path",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub ref_audio: Option<PathBuf>,
     /// Session idle timeout / completion wait, seconds [timeout_s].
     #[arg(long = "omniinteract-timeout-s", value_name = "S")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_s: Option<f64>,
     /// Per ffprobe/ffmpeg command, seconds [media_timeout_s].
     #[arg(long = "omniinteract-media-timeout-s", value_name = "S")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub media_timeout_s: Option<f64>,
     /// Longest accepted video, seconds [max_video_duration_s].
     #[arg(long = "omniinteract-max-video-duration-s", value_name = "S")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_video_duration_s: Option<f64>,
     /// Fail LISTEN-only cases [require_response].
     #[arg(long = "omniinteract-require-response")]
+    #[serde(skip_serializing_if = "is_false")]
     pub require_response: bool,
     /// Artifact root [output_dir].
     #[arg(long = "omniinteract-output-dir", value_name = "DIR")]
+    #[serde(
+        serialize_with = "absolute_path",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub output_dir: Option<PathBuf>,
     /// Keep dataset order [disable_shuffle].
     #[arg(long)]
+    #[serde(skip_serializing_if = "is_false")]
     pub disable_shuffle: bool,
     /// JSON object forwarded in session.update extra_body [extra_body].
     #[arg(long, value_name = "JSON")]
+    #[serde(skip)]
     pub extra_body: Option<String>,
     /// realtime, saturate, or a speed factor like 2x [pacing].
     #[arg(long, value_name = "MODE")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pacing: Option<String>,
     /// Save the vllm-style result JSON [save_result].
     #[arg(long)]
+    #[serde(skip_serializing_if = "is_false")]
     pub save_result: bool,
     /// Directory of the saved result [result_dir].
     #[arg(long, value_name = "DIR")]
+    #[serde(
+        serialize_with = "absolute_path",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result_dir: Option<PathBuf>,
     /// File name of the saved result [result_filename].
     #[arg(long, value_name = "NAME")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub result_filename: Option<String>,
     /// Label of the result [label].
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// KEY=VALUE added to the saved result (repeatable) [metadata].
     #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub metadata: Vec<String>,
     /// Goodput SLOs KEY:MS, keys ttft tpot e2el itl audio_ttfp audio_rtf [goodput].
     #[arg(long, num_args = 1.., value_name = "KEY:MS")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub goodput: Vec<String>,
     /// Comma-separated metrics with percentiles [percentile_metrics].
     #[arg(long, value_name = "LIST")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub percentile_metrics: Option<String>,
     /// Comma-separated percentiles, e.g. 50,90,99 [metric_percentiles].
     #[arg(long, value_name = "LIST")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub metric_percentiles: Option<String>,
 }
 
 impl OmniArgs {
     fn extend(&self, t: &mut toml::Table) -> Result<(), String> {
-        use toml::Value as V;
-        let mut put = |k: &str, v: Option<V>| {
-            if let Some(v) = v {
-                t.insert(k.into(), v);
-            }
-        };
-        let p = |v: &Option<PathBuf>| v.as_ref().map(|p| V::String(absolute(p)));
-        let list = |v: &[String]| {
-            (!v.is_empty()).then(|| V::Array(v.iter().cloned().map(V::String).collect()))
-        };
-        put("dataset_path", p(&self.dataset_path));
-        put("subsets", list(&self.subsets));
-        put("ref_audio", p(&self.ref_audio));
-        put("timeout_s", self.timeout_s.map(V::Float));
-        put("media_timeout_s", self.media_timeout_s.map(V::Float));
-        put(
-            "max_video_duration_s",
-            self.max_video_duration_s.map(V::Float),
-        );
-        put(
-            "require_response",
-            self.require_response.then_some(V::Boolean(true)),
-        );
-        put("output_dir", p(&self.output_dir));
-        put(
-            "disable_shuffle",
-            self.disable_shuffle.then_some(V::Boolean(true)),
-        );
-        put("pacing", self.pacing.clone().map(V::String));
-        put("save_result", self.save_result.then_some(V::Boolean(true)));
-        put("result_dir", p(&self.result_dir));
-        put(
-            "result_filename",
-            self.result_filename.clone().map(V::String),
-        );
-        put("label", self.label.clone().map(V::String));
-        put("metadata", list(&self.metadata));
-        put("goodput", list(&self.goodput));
-        put(
-            "percentile_metrics",
-            self.percentile_metrics.clone().map(V::String),
-        );
-        put(
-            "metric_percentiles",
-            self.metric_percentiles.clone().map(V::String),
-        );
+        t.extend(toml::Table::try_from(self).map_err(|e| format!("OmniInteract options: {e}"))?);
         if let Some(json) = &self.extra_body {
             let v: serde_json::Value = serde_json::from_str(json)
                 .map_err(|e| format!("--extra-body: not valid JSON ({e}): {json}"))?;
@@ -309,73 +315,103 @@ impl OmniArgs {
     }
 }
 
-/// Options of the video-cadence workload; each sets the `[workload]` key of the same name.
-#[derive(Debug, Args, Default)]
+/// Options of the video-cadence workload; each sets the `[workload]` key of the same name
+/// (the override table is this struct serialized; unset options are left out).
+#[derive(Debug, Args, Default, serde::Serialize)]
 #[command(next_help_heading = "Video cadence workload")]
 pub struct VideoArgs {
     /// Model id sent in session.start.
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// JSON rollout file (the reference's --workload format).
+    /// JSON rollout file (the reference's --workload format). The file wins: the built-in
+    /// rollout's --num-chunks and --camera-pattern (and those `[workload]` keys) are
+    /// ignored, as the reference does.
     #[arg(long = "workload", value_name = "FILE")]
+    #[serde(
+        serialize_with = "absolute_path",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub workload_file: Option<PathBuf>,
     /// First frame: URL, data URL or image file (default: generated).
     #[arg(long)]
+    #[serde(serialize_with = "image_arg", skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,
     /// Prompt text.
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
     /// Negative prompt (an empty string is a real value).
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub negative_prompt: Option<String>,
     /// Chunks of the built-in rollout.
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub num_chunks: Option<u32>,
     /// Camera pattern of the built-in rollout: forward, orbit, hold.
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub camera_pattern: Option<String>,
     /// Frame width (multiple of 16).
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub width: Option<u32>,
     /// Frame height (multiple of 16).
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub height: Option<u32>,
     /// Integer fps label sent to the server (mux label).
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fps: Option<u32>,
     /// Generation seed sent to the server (the reference's --seed; rtload's --seed is
     /// the arrival seed).
     #[arg(long)]
+    #[serde(rename = "seed", skip_serializing_if = "Option::is_none")]
     pub video_seed: Option<i64>,
     /// flow_shift extra parameter.
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_shift: Option<f64>,
     /// Real-time basis for RTF, deadline and playback (default: --fps).
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub target_fps: Option<f64>,
     /// Chunks excluded from steady-state metrics.
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub warmup_chunks: Option<u32>,
     /// Steady chunk deadline in ms (default 12 / target fps).
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub chunk_slo_ms: Option<f64>,
     /// Chunks the simulated viewer buffers before playing.
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub playback_buffer_chunks: Option<u32>,
     /// Seconds to wait for the first media chunk.
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub first_chunk_timeout: Option<f64>,
     /// Seconds to wait between media chunks.
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub chunk_timeout: Option<f64>,
     /// session.ping period in seconds (0 disables).
     #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ping_interval: Option<f64>,
     /// Print one line per chunk as it arrives.
     #[arg(long)]
+    #[serde(skip_serializing_if = "is_false")]
     pub print_chunks: bool,
     /// Save each measured session's received media (fragmented MP4) in this directory.
     #[arg(long, value_name = "DIR")]
+    #[serde(
+        serialize_with = "absolute_path",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub save_video: Option<PathBuf>,
 }
 
@@ -411,51 +447,15 @@ impl RunArgs {
                         .ok_or_else(|| format!("--header: expected KEY=VALUE (got \"{h}\")"))
                 })
                 .collect::<Result<_, _>>()?,
+            ca_cert: self.ca_cert.clone(),
+            insecure: self.insecure,
         })
     }
 }
 
 impl VideoArgs {
     fn table(&self) -> Result<toml::Table, String> {
-        use toml::Value as V;
-        let mut t = toml::Table::new();
-        let mut put = |k: &str, v: Option<V>| {
-            if let Some(v) = v {
-                t.insert(k.into(), v);
-            }
-        };
-        let s = |v: &Option<String>| v.clone().map(V::String);
-        let p = |v: &Option<PathBuf>| v.as_ref().map(|p| V::String(absolute(p)));
-        let i = |v: Option<u32>| v.map(|x| V::Integer(i64::from(x)));
-        let f = |v: Option<f64>| v.map(V::Float);
-        put("model", s(&self.model));
-        put("workload_file", p(&self.workload_file));
-        put(
-            "image",
-            self.image.as_ref().map(|v| V::String(image_arg(v))),
-        );
-        put("prompt", s(&self.prompt));
-        put("negative_prompt", s(&self.negative_prompt));
-        put("num_chunks", i(self.num_chunks));
-        put("camera_pattern", s(&self.camera_pattern));
-        put("width", i(self.width));
-        put("height", i(self.height));
-        put("fps", i(self.fps));
-        put("seed", self.video_seed.map(V::Integer));
-        put("flow_shift", f(self.flow_shift));
-        put("target_fps", f(self.target_fps));
-        put("warmup_chunks", i(self.warmup_chunks));
-        put("chunk_slo_ms", f(self.chunk_slo_ms));
-        put("playback_buffer_chunks", i(self.playback_buffer_chunks));
-        put("first_chunk_timeout", f(self.first_chunk_timeout));
-        put("chunk_timeout", f(self.chunk_timeout));
-        put("ping_interval", f(self.ping_interval));
-        put(
-            "print_chunks",
-            self.print_chunks.then_some(V::Boolean(true)),
-        );
-        put("save_video", p(&self.save_video));
-        Ok(t)
+        toml::Table::try_from(self).map_err(|e| format!("video options: {e}"))
     }
 }
 
@@ -467,15 +467,30 @@ fn absolute(p: &std::path::Path) -> String {
         .to_string()
 }
 
-fn image_arg(v: &str) -> String {
+fn absolute_path<S: serde::Serializer>(p: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
+    match p {
+        Some(p) => s.serialize_str(&absolute(p)),
+        None => s.serialize_none(),
+    }
+}
+
+/// `--image`: URLs as given, a local file made absolute.
+fn image_arg<S: serde::Serializer>(v: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    let Some(v) = v else {
+        return s.serialize_none();
+    };
     let is_url = ["http://", "https://", "data:"]
         .iter()
-        .any(|s| v.starts_with(s));
+        .any(|p| v.starts_with(p));
     if is_url {
-        v.to_string()
+        s.serialize_str(v)
     } else {
-        absolute(std::path::Path::new(v))
+        s.serialize_str(&absolute(std::path::Path::new(v)))
     }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// `rtload check`.
@@ -498,4 +513,158 @@ pub struct ServeArgs {
     /// Server configuration (TOML: cadence model, fault switches).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Serve wss:// with this certificate chain (PEM; needs --tls-key).
+    #[arg(long, value_name = "CERT.pem", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "KEY.pem", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+}
+
+/// `--grace-period`, `--lock-timeout`: finite seconds in 0..=3600.
+fn parse_grace(v: &str) -> Result<f64, String> {
+    match v.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "{v:?} is not a number of seconds in 0..=3600; use e.g. 5"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+
+    fn run_args(args: &[&str]) -> RunArgs {
+        let mut argv = vec!["rtload", "run", "s.toml"];
+        argv.extend(args);
+        match Cli::parse_from(argv).command {
+            Command::Run(r) => *r,
+            _ => unreachable!(),
+        }
+    }
+
+    fn params_keys<T: schemars::JsonSchema>() -> Vec<String> {
+        let schema = schemars::schema_for!(T);
+        schema.as_value()["properties"]
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn every_video_flag_sets_a_declared_workload_key() {
+        let r = run_args(&[
+            "--model",
+            "m",
+            "--workload",
+            "w.json",
+            "--image",
+            "data:x",
+            "--prompt",
+            "p",
+            "--negative-prompt",
+            "",
+            "--num-chunks",
+            "3",
+            "--camera-pattern",
+            "hold",
+            "--width",
+            "16",
+            "--height",
+            "32",
+            "--fps",
+            "8",
+            "--video-seed",
+            "7",
+            "--flow-shift",
+            "1.5",
+            "--target-fps",
+            "8",
+            "--warmup-chunks",
+            "1",
+            "--chunk-slo-ms",
+            "500",
+            "--playback-buffer-chunks",
+            "2",
+            "--first-chunk-timeout",
+            "9",
+            "--chunk-timeout",
+            "9",
+            "--ping-interval",
+            "0",
+            "--print-chunks",
+            "--save-video",
+            "out",
+        ]);
+        let t = r.video.table().unwrap();
+        let known = params_keys::<rtload::workload::video::VideoParams>();
+        for k in t.keys() {
+            assert!(known.contains(k), "--{k} has no [workload] key");
+        }
+        assert_eq!(t.len(), known.len() - 1, "{t:?}"); // all but `kind`
+        assert_eq!(t["seed"].as_integer(), Some(7));
+        assert_eq!(t["num_chunks"].as_integer(), Some(3));
+        assert_eq!(t["target_fps"].as_float(), Some(8.0));
+        assert_eq!(t["print_chunks"].as_bool(), Some(true));
+        assert_eq!(t["negative_prompt"].as_str(), Some(""));
+        assert!(std::path::Path::new(t["save_video"].as_str().unwrap()).is_absolute());
+        assert!(run_args(&[]).video.table().unwrap().is_empty());
+    }
+
+    #[test]
+    fn every_omni_flag_sets_a_declared_workload_key() {
+        let r = run_args(&[
+            "--dataset-path",
+            "d",
+            "--omniinteract-subsets",
+            "1q1a",
+            "1qna",
+            "--omniinteract-ref-audio",
+            "r.wav",
+            "--omniinteract-timeout-s",
+            "5",
+            "--omniinteract-media-timeout-s",
+            "5",
+            "--omniinteract-max-video-duration-s",
+            "5",
+            "--omniinteract-require-response",
+            "--omniinteract-output-dir",
+            "o",
+            "--disable-shuffle",
+            "--extra-body",
+            "{\"a\": 1}",
+            "--pacing",
+            "2x",
+            "--save-result",
+            "--result-dir",
+            "rd",
+            "--result-filename",
+            "f.json",
+            "--label",
+            "l",
+            "--metadata",
+            "k=v",
+            "--goodput",
+            "ttft:100",
+            "--percentile-metrics",
+            "ttft",
+            "--metric-percentiles",
+            "50,99",
+        ]);
+        let mut t = toml::Table::new();
+        r.omni.extend(&mut t).unwrap();
+        let known = params_keys::<rtload::workload::omni::workload::OmniParams>();
+        for k in t.keys() {
+            assert!(known.contains(k), "--{k} has no [workload] key");
+        }
+        assert_eq!(t["subsets"].as_array().map(Vec::len), Some(2));
+        assert_eq!(t["extra_body"]["a"].as_integer(), Some(1));
+        assert_eq!(t["disable_shuffle"].as_bool(), Some(true));
+        let mut empty = toml::Table::new();
+        run_args(&[]).omni.extend(&mut empty).unwrap();
+        assert!(empty.is_empty(), "{empty:?}");
+    }
 }

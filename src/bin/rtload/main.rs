@@ -10,6 +10,7 @@ use clap::Parser as _;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    init_logging();
     match args.command {
         cli::Command::Run(run) => run_cmd(&run),
         cli::Command::Check(c) => check_cmd(&c),
@@ -37,6 +38,24 @@ fn main() -> ExitCode {
     }
 }
 
+/// Install the `tracing` subscriber: `RUST_LOG` filters (default `warn`), output on stderr
+/// so stdout stays the report. A bad `RUST_LOG` falls back to `warn` with a note.
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(spec) if !spec.trim().is_empty() => EnvFilter::try_new(&spec).unwrap_or_else(|e| {
+            eprintln!("warning: RUST_LOG={spec:?} is not a valid filter ({e}); using \"warn\"");
+            EnvFilter::new("warn")
+        }),
+        _ => EnvFilter::new("warn"),
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(true)
+        .try_init();
+}
+
 fn load(
     path: &std::path::Path,
     ov: &rtload::config::scenario::Overrides,
@@ -50,6 +69,11 @@ fn load(
 }
 
 fn run_cmd(run: &cli::RunArgs) -> ExitCode {
+    if let Some(t) = run.lock_timeout {
+        rtload::workload::omni::artifacts::lock::set_wait_limit(
+            std::time::Duration::from_secs_f64(t),
+        );
+    }
     let ov = match run.overrides() {
         Ok(ov) => ov,
         Err(e) => {
@@ -63,6 +87,9 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
     };
     for w in scenario.workload.warnings() {
         eprintln!("{w}");
+    }
+    if scenario.tls.insecure_skip_verify {
+        eprintln!("{}", rtload::engine::tls::INSECURE_WARNING);
     }
     let sweep = match run
         .sweep
@@ -85,7 +112,21 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         rtload::engine::progress::Mode,
         Box<dyn std::io::Write + Send>,
     )> = Some((mode, Box::new(std::io::stderr())));
-    match rtload::runner::run_with(&scenario, Box::new(std::io::stdout()), progress) {
+    let grace = std::time::Duration::from_secs_f64(run.grace_period);
+    let interrupt = match rtload::engine::interrupt::listen_for_signals(grace) {
+        Ok(i) => Some(i),
+        Err(e) => {
+            eprintln!("warning: cannot listen for Ctrl-C ({e}); an interrupt will lose the run");
+            None
+        }
+    };
+    let run_result = rtload::runner::run_interruptible(
+        &scenario,
+        Box::new(std::io::stdout()),
+        progress,
+        interrupt,
+    );
+    match run_result {
         Ok(summary) => {
             print!("{}", summary.report.render_text());
             if !summary.verdicts.is_empty() {
@@ -106,13 +147,26 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
                 eprintln!("{breached} threshold(s) breached");
             }
             if !summary.failures.is_empty() {
+                let kinds: Vec<String> = summary
+                    .failures_by_kind
+                    .iter()
+                    .map(|(k, n)| format!("{k} {n}"))
+                    .collect();
                 eprintln!(
-                    "{} of {} measured samples failed",
+                    "{} of {} measured samples failed ({})",
                     summary.failures.len(),
-                    summary.measured
+                    summary.measured,
+                    kinds.join(", ")
                 );
             }
-            if summary.passed() {
+            if summary.interrupted {
+                eprintln!(
+                    "interrupted: {} measured sample(s) ran to an outcome, {} cancelled as interrupted; results cover only those",
+                    summary.measured - summary.cancelled,
+                    summary.cancelled
+                );
+                ExitCode::from(rtload::engine::interrupt::EXIT_INTERRUPTED)
+            } else if summary.passed() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
@@ -134,9 +188,21 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
 fn check_cmd(c: &cli::CheckArgs) -> ExitCode {
     let mut code = ExitCode::SUCCESS;
     for path in &c.scenarios {
-        match load(path, &rtload::config::scenario::Overrides::default()) {
-            Ok(s) => print!("{}", rtload::runner::describe(&s)),
-            Err(e) => code = e,
+        // Validates exactly as `run` does, without writing anything.
+        match rtload::config::scenario::check(path, &rtload::config::scenario::Overrides::default())
+        {
+            Ok(s) => {
+                for w in s.workload.warnings() {
+                    eprintln!("{w}");
+                }
+                print!("{}", rtload::runner::describe(&s));
+            }
+            Err(errors) => {
+                for e in &errors {
+                    eprintln!("error: {e}");
+                }
+                code = ExitCode::from(2);
+            }
         }
     }
     code
@@ -154,8 +220,13 @@ fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
                 s.host, s.port
             )
         })?;
-    rtload::server::serve_blocking(addr, cfg, |bound| {
-        eprintln!("rtload reference server listening on ws://{bound} (/v1/realtime/video, /v1/realtime); Ctrl-C stops it");
+    let tls = match (&s.tls_cert, &s.tls_key) {
+        (Some(cert), Some(key)) => Some(rtload::server::load_tls(cert, key)?),
+        _ => None,
+    };
+    let scheme = if tls.is_some() { "wss" } else { "ws" };
+    rtload::server::serve_blocking(addr, cfg, tls, |bound| {
+        eprintln!("rtload reference server listening on {scheme}://{bound} (/v1/realtime/video, /v1/realtime); Ctrl-C stops it");
     })
     .with_context(|| format!("serving on {addr}"))
 }
@@ -193,9 +264,10 @@ fn sweep_cmd(
         .unwrap_or_else(|| std::path::PathBuf::from(format!("sweep-{}", sc.name)));
     match rtload::batch::run_sweep(sc, sweep, &dir, run.quiet) {
         Ok(r) => {
+            let catalogue = sc.workload.catalogue();
             let mut cols: Vec<&str> = sweep.headline.iter().map(String::as_str).collect();
-            for c in rtload::batch::headline_names(sc.workload.kind()) {
-                if !cols.contains(c) {
+            for c in catalogue.headline() {
+                if !cols.contains(&c.as_str()) {
                     cols.push(c);
                 }
             }
@@ -203,6 +275,10 @@ fn sweep_cmd(
             print!(
                 "{}",
                 rtload::config::sweep::render_table(sweep, &r.points, &cols)
+            );
+            print!(
+                "{}",
+                rtload::config::sweep::direction_legend(&cols, &catalogue)
             );
             for f in &r.files {
                 eprintln!("wrote {}", f.display());
@@ -299,9 +375,9 @@ fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let (base, new) = match (
-        rtload::report::compare::load_metrics(&a.base),
-        rtload::report::compare::load_metrics(&a.new),
+    let ((base, base_cat), (new, new_cat)) = match (
+        rtload::report::compare::load_result(&a.base),
+        rtload::report::compare::load_result(&a.new),
     ) {
         (Ok(b), Ok(n)) => (b, n),
         (Err(e), _) | (_, Err(e)) => {
@@ -309,7 +385,20 @@ fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cmp = rtload::report::compare::compare(&base, &new, bound);
+    // NEW's catalogue first (the current meaning), BASE's for metrics NEW lacks.
+    let mut catalogue = new_cat.clone().or(base_cat.clone()).unwrap_or_default();
+    if let Some(b) = &base_cat {
+        catalogue.merge(b);
+    }
+    for (p, c) in [(&a.base, &base_cat), (&a.new, &new_cat)] {
+        if c.is_none() {
+            eprintln!(
+                "note: {} has no rtload.metrics_catalogue and no known workload declares all its metrics; its metrics without a direction in the other file never count as regressions",
+                p.display()
+            );
+        }
+    }
+    let cmp = rtload::report::compare::compare(&base, &new, bound, &catalogue);
     print!("{}", rtload::report::compare::render(&cmp));
     if cmp.regressions().is_empty() {
         ExitCode::SUCCESS

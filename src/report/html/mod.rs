@@ -20,6 +20,8 @@ use serde_json::Value;
 
 use svg::{esc, fmt_num};
 
+use crate::workload::catalogue::Direction;
+
 /// Why no report could be rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum HtmlError {
@@ -36,13 +38,12 @@ pub enum HtmlError {
 pub enum DocKind {
     /// Video cadence result: `"benchmark": "lingbot_world_realtime"`.
     Video,
-    /// Duplex result: `"backend": "openai-realtime-duplex"` or
-    /// `rtload.workload == "omniinteract"`.
+    /// Duplex result: `"backend": "openai-realtime-duplex"`.
     Duplex,
     /// Sweep result: a top-level `"sweep"` object.
     Sweep,
-    /// Any other rtload result with an `rtload.metrics` object (e.g. `scripted`): its
-    /// metrics table, no kind-specific charts.
+    /// Any other rtload result (an `rtload.metrics` object): the metrics table with the
+    /// units and directions of its `rtload.metrics_catalogue`.
     Generic,
 }
 
@@ -52,7 +53,7 @@ impl DocKind {
             DocKind::Video => "video",
             DocKind::Duplex => "duplex",
             DocKind::Sweep => "sweep",
-            DocKind::Generic => "metrics",
+            DocKind::Generic => "rtload result",
         }
     }
 }
@@ -69,10 +70,7 @@ pub fn classify(doc: &Value) -> Result<DocKind, String> {
     if s(obj.get("benchmark")).as_deref() == Some("lingbot_world_realtime") {
         return Ok(DocKind::Video);
     }
-    let workload = s(doc.pointer("/rtload/workload"));
-    if s(obj.get("backend")).as_deref() == Some("openai-realtime-duplex")
-        || workload.as_deref() == Some("omniinteract")
-    {
+    if s(obj.get("backend")).as_deref() == Some("openai-realtime-duplex") {
         return Ok(DocKind::Duplex);
     }
     if doc.pointer("/rtload/metrics").is_some_and(Value::is_object) {
@@ -80,7 +78,7 @@ pub fn classify(doc: &Value) -> Result<DocKind, String> {
     }
     let keys: Vec<&str> = obj.keys().map(String::as_str).take(12).collect();
     Err(format!(
-        "no `sweep` object, `benchmark = \"lingbot_world_realtime\"`, `backend = \"openai-realtime-duplex\"`, `rtload.workload = \"omniinteract\"` or `rtload.metrics`; top-level keys: {}",
+        "no `sweep` object, `benchmark = \"lingbot_world_realtime\"`, `backend = \"openai-realtime-duplex\"` or `rtload.metrics` object; top-level keys: {}",
         if keys.is_empty() {
             "(none)".to_string()
         } else {
@@ -209,15 +207,28 @@ fn metrics_table(doc: &Value) -> String {
     if rows.is_empty() {
         return "<p class=\"nodata\">no metrics in this file</p>\n".into();
     }
+    let names: Vec<&str> = rows.keys().map(String::as_str).collect();
+    let cat = crate::config::registry::result_catalogue(doc, &names).unwrap_or_default();
     let mut s = format!(
-        "<table class=\"metrics\"><caption>Metrics ({})</caption><tr><th>metric</th><th>value</th></tr>",
+        "<table class=\"metrics\"><caption>Metrics ({})</caption><tr><th>metric</th><th>unit</th><th>better</th><th>value</th></tr>",
         esc(source)
     );
     for (k, v) in &rows {
+        let info = cat.get(k);
+        let better = match info.map(|m| m.direction) {
+            Some(Direction::Lower) => "lower",
+            Some(Direction::Higher) => "higher",
+            _ => "–",
+        };
         let _ = write!(
             s,
-            "<tr><td>{}</td><td>{}</td></tr>",
+            "<tr{}><td>{}</td><td>{}</td><td>{better}</td><td>{}</td></tr>",
+            info.map_or_else(String::new, |m| format!(
+                " title=\"{}\"",
+                esc(&m.description)
+            )),
             esc(k),
+            esc(info.map_or("", |m| m.unit.as_str())),
             v.map_or_else(|| "–".to_string(), metric_value)
         );
     }

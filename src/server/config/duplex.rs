@@ -185,39 +185,54 @@ impl Default for DuplexServerConfig {
 }
 
 impl DuplexServerConfig {
-    /// Checks value ranges that serde cannot express (names are `duplex.`-prefixed).
-    pub fn validate(&self) -> Result<(), ServerError> {
-        let invalid = |msg: String| Err(ServerError::Invalid(msg));
-        if !(1..=3_600_000).contains(&self.chunk_period_ms) {
-            return invalid(format!(
+    /// Every value out of its documented range (names are `duplex.`-prefixed).
+    pub fn problems(&self) -> Vec<ServerError> {
+        let mut out = Vec::new();
+        let mut check = |ok: bool, key: &str, msg: String| {
+            if !ok {
+                out.push(ServerError::Invalid {
+                    key: key.to_string(),
+                    msg,
+                });
+            }
+        };
+        check(
+            (1..=3_600_000).contains(&self.chunk_period_ms),
+            "duplex.chunk_period_ms",
+            format!(
                 "duplex.chunk_period_ms must be between 1 and 3600000, got {}",
                 self.chunk_period_ms
-            ));
-        }
-        if !(self.respond_every_s > 0.0 && self.respond_every_s <= MAX_SECONDS) {
-            return invalid(format!(
+            ),
+        );
+        check(
+            self.respond_every_s > 0.0 && self.respond_every_s <= MAX_SECONDS,
+            "duplex.respond_every_s",
+            format!(
                 "duplex.respond_every_s must be a number of seconds in (0, 1e9], got {}",
                 self.respond_every_s
-            ));
-        }
-        if !(1..=1_000_000).contains(&self.audio_deltas) {
-            return invalid(format!(
+            ),
+        );
+        check(
+            (1..=1_000_000).contains(&self.audio_deltas),
+            "duplex.audio_deltas",
+            format!(
                 "duplex.audio_deltas must be between 1 and 1000000, got {}",
                 self.audio_deltas
-            ));
-        }
-        if !(1..=60_000).contains(&self.delta_ms) {
-            return invalid(format!(
+            ),
+        );
+        check(
+            (1..=60_000).contains(&self.delta_ms),
+            "duplex.delta_ms",
+            format!(
                 "duplex.delta_ms must be between 1 and 60000, got {}",
                 self.delta_ms
-            ));
-        }
-        if !(self.tone_hz > 0.0 && self.tone_hz <= 12_000.0) {
-            return invalid(format!(
-                "duplex.tone_hz must be in (0, 12000], got {}",
-                self.tone_hz
-            ));
-        }
+            ),
+        );
+        check(
+            self.tone_hz > 0.0 && self.tone_hz <= 12_000.0,
+            "duplex.tone_hz",
+            format!("duplex.tone_hz must be in (0, 12000], got {}", self.tone_hz),
+        );
         let f = &self.faults;
         for (name, value, max) in [
             ("duplex.rtf", Some(self.rtf), MAX_MILLIS),
@@ -247,15 +262,15 @@ impl DuplexServerConfig {
                 MAX_SECONDS,
             ),
         ] {
-            if let Some(value) = value
-                && !(0.0..=max).contains(&value)
-            {
-                return invalid(format!(
-                    "{name} must be a number in [0, {max:e}], got {value}"
-                ));
+            if let Some(value) = value {
+                check(
+                    (0.0..=max).contains(&value),
+                    name,
+                    format!("{name} must be a number in [0, {max:e}], got {value}"),
+                );
             }
         }
-        Ok(())
+        out
     }
 }
 

@@ -102,17 +102,27 @@ impl ScriptedServerConfig {
         !self.rules.is_empty() || !self.on_connect.is_empty()
     }
 
-    /// Checks paths, counts, delays, patterns and templates; errors name the rule and
-    /// action (`scripted.rules[2].do[1]`).
-    pub fn validate(&self) -> Result<(), ServerError> {
+    /// Problems with the path, counts, delays, patterns and templates; each names the
+    /// rule and action (`scripted.rules[2].do[1]: ...`).
+    pub fn problems(&self) -> Vec<ServerError> {
+        let mut out = Vec::new();
         if !self.path.starts_with('/') {
-            return Err(ServerError::Invalid(format!(
-                "scripted.path must start with `/` (got {:?})",
-                self.path
-            )));
+            out.push(ServerError::Invalid {
+                key: "scripted.path".into(),
+                msg: format!("scripted.path must start with `/` (got {:?})", self.path),
+            });
         }
-        crate::server::scripted_plan::Compiled::new(self)
-            .map(|_| ())
-            .map_err(ServerError::Invalid)
+        if let Err(msg) = crate::server::scripted_plan::Compiled::new(self) {
+            let key = if msg.starts_with("scripted.on_connect") {
+                "scripted.on_connect"
+            } else {
+                "scripted.rules"
+            };
+            out.push(ServerError::Invalid {
+                key: key.into(),
+                msg,
+            });
+        }
+        out
     }
 }

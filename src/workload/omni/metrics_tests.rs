@@ -277,3 +277,15 @@ fn response_id_rule() {
     );
     assert_eq!(response_id(&json!({"response": {"id": 1}})), None);
 }
+
+#[test]
+fn the_catalogue_declares_every_reported_name() {
+    use crate::workload::catalogue::Direction;
+    let cat = crate::workload::omni::report::catalogue(&[50.0, 99.0]);
+    cat.check(crate::workload::omni::report::FAMILIES)
+        .expect("every duplex metric declared");
+    assert_eq!(cat.direction("audio_ttfp_ms.p99"), Direction::Lower);
+    assert_eq!(cat.direction("request_throughput"), Direction::Higher);
+    assert_eq!(cat.direction("ttft_ms.count"), Direction::NotAScore);
+    assert_eq!(cat.headline()[0], "ttft_ms.p99");
+}

@@ -13,11 +13,16 @@ use serde_json::Value;
 use super::metrics::{CaseOutcome, DuplexMetrics, TimedEvent, duplex_metrics, request_outcome};
 use super::session::DuplexOutput;
 use super::workload::OmniWorkload;
+use crate::workload::Report;
 use crate::workload::omni::artifacts::capture::{self, CaptureInput};
 use crate::workload::omni::artifacts::layout::CaseLayout;
 use crate::workload::omni::artifacts::{CaseResult, FinalizeCase, FinalizeSummary, finalize};
 use crate::workload::omni::bench_metrics::{self, RequestOutcome, SummaryHeader};
-use crate::workload::{Report, RunRecord, SampleRecord};
+
+/// The engine's run record with each case's typed output.
+pub(super) type RunRecord = crate::workload::RunRecord<Option<DuplexOutput>>;
+/// One sample's record with its typed output.
+pub(super) type SampleRecord = crate::workload::SampleRecord<Option<DuplexOutput>>;
 
 /// The built report.
 #[derive(Debug)]
@@ -35,8 +40,9 @@ impl Report for DuplexReport {
     fn to_json(&self) -> Value {
         Value::Object(self.json.clone())
     }
-    fn to_json_text(&self) -> String {
-        let mut t = bench_metrics::to_vllm_json_string(&self.json);
+    fn json_text(&self, doc: &Value) -> String {
+        let empty = serde_json::Map::new();
+        let mut t = bench_metrics::to_vllm_json_string(doc.as_object().unwrap_or(&empty));
         t.push('\n');
         t
     }
@@ -88,10 +94,7 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     let mut runs = Vec::with_capacity(measured.len());
     for (i, sample) in measured.iter().enumerate() {
         let case = &w.cases[i % w.cases.len().max(1)];
-        let out = sample
-            .output
-            .as_ref()
-            .and_then(|o| o.downcast_ref::<DuplexOutput>());
+        let out = sample.output.as_ref().and_then(Option::as_ref);
         let duration_s = w
             .prepared
             .get()
@@ -151,7 +154,7 @@ fn case_result<'a>(
         .outcome
         .as_ref()
         .err()
-        .cloned()
+        .map(|f| f.message.clone())
         .or_else(|| out.and_then(|o| o.error.clone()));
     let events: Vec<TimedEvent> = out
         .map(|o| {
@@ -248,6 +251,92 @@ fn case_result<'a>(
             outcome,
         },
     )
+}
+
+use crate::workload::catalogue::{Catalogue, Direction::*, Family};
+
+/// What every duplex metric means (`vllm bench serve` names plus rtload's own).
+pub const FAMILIES: &[Family] = &[
+    Family::new("completed", "requests", Higher, "requests that completed"),
+    Family::new("failed", "requests", Lower, "requests that failed"),
+    Family::new("duration_s", "s", Lower, "benchmark duration"),
+    Family::new(
+        "request_throughput",
+        "req/s",
+        Higher,
+        "completed requests per second",
+    ),
+    Family::new(
+        "request_goodput",
+        "req/s",
+        Higher,
+        "requests per second meeting the goodput SLOs",
+    ),
+    Family::new(
+        "output_throughput",
+        "tok/s",
+        Higher,
+        "output tokens per second",
+    ),
+    Family::new(
+        "audio_throughput",
+        "audio s/s",
+        Higher,
+        "output audio seconds per second",
+    ),
+    Family::new(
+        "max_concurrent_requests",
+        "requests",
+        NotAScore,
+        "peak requests in flight",
+    ),
+    Family::new(
+        "pacing_max_lag_ms",
+        "ms",
+        Lower,
+        "largest lag of paced input behind its schedule",
+    ),
+    Family::new("ttft_ms", "ms", Lower, "time to first text token"),
+    Family::new(
+        "tpot_ms",
+        "ms",
+        Lower,
+        "time per output token after the first",
+    ),
+    Family::new("itl_ms", "ms", Lower, "inter-token latency"),
+    Family::new("e2el_ms", "ms", Lower, "end-to-end request latency"),
+    Family::new("audio_ttfp_ms", "ms", Lower, "time to first audio packet"),
+    Family::new(
+        "audio_rtf",
+        "ratio",
+        Lower,
+        "audio generation time / audio duration",
+    ),
+    Family::new(
+        "audio_duration_s",
+        "s",
+        NotAScore,
+        "output audio duration (content length)",
+    ),
+    Family::new(
+        "audio_underrun_s",
+        "s",
+        Lower,
+        "time a listener's audio ran dry",
+    ),
+];
+
+/// The summary-row metrics, in display order.
+pub const HEADLINE: &[&str] = &[
+    "ttft_ms.p99",
+    "audio_ttfp_ms.p99",
+    "audio_rtf.mean",
+    "request_throughput",
+];
+
+/// The catalogue of a duplex run reporting `percentiles`.
+pub fn catalogue(percentiles: &[f64]) -> Catalogue {
+    Catalogue::build(metric_names(percentiles), FAMILIES, HEADLINE)
 }
 
 /// Every flat metric name a duplex report can produce with these percentiles.

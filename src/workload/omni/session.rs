@@ -7,7 +7,6 @@
 //! The reference's 20 ms / 50 ms polling loops become checks on every inbound event plus
 //! wake-ups at the next moment something can change (append, ack, settle, timeout).
 
-use std::any::Any;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +17,9 @@ use tokio::time::Instant;
 use super::ledger::{self, ErrorVerdict};
 use super::pacing::{self, BYTES_PER_SECOND, Uploader};
 use super::playback::Ack;
-use crate::workload::{ConnectSpec, Effects, Inbound, MediaUnit, Outbound, Secret, Session};
+use crate::workload::{
+    ConnectSpec, Effects, FailureKind, Inbound, MediaUnit, Outbound, Secret, Session,
+};
 
 mod output;
 mod responses;
@@ -113,7 +114,12 @@ impl DuplexSession {
         Duration::from_secs_f64(self.cfg.timeout_s.clamp(0.0, 20.0))
     }
 
-    fn finish(&mut self, now: Instant, result: Result<(), String>, fx: &mut Effects) {
+    fn finish(
+        &mut self,
+        now: Instant,
+        result: Result<(), (FailureKind, String)>,
+        fx: &mut Effects,
+    ) {
         if self.phase == Phase::Done {
             return;
         }
@@ -132,16 +138,25 @@ impl DuplexSession {
                 self.out.success = true;
                 fx.succeed();
             }
-            Err(e) => {
+            Err((kind, e)) => {
                 self.out.error = Some(e.clone());
-                fx.fail(e);
+                fx.fail_as(kind, e);
             }
         }
     }
 
     fn on_text(&mut self, text: &str, at: Instant, fx: &mut Effects) {
-        let Ok(ev) = serde_json::from_str::<Value>(text) else {
-            return self.finish(at, Err("Realtime WebSocket reader failed".into()), fx);
+        let ev = match serde_json::from_str::<Value>(text) {
+            Ok(ev) => ev,
+            Err(e) => {
+                // The reference's words, then what failed to parse and where.
+                let head: String = text.chars().take(80).collect();
+                let more = if head.len() < text.len() { "…" } else { "" };
+                let msg = format!(
+                    "Realtime WebSocket reader failed: server sent malformed JSON ({e}): {head:?}{more}"
+                );
+                return self.finish(at, Err((FailureKind::Protocol, msg)), fx);
+            }
         };
         if !ev.is_object() {
             return;
@@ -164,12 +179,12 @@ impl DuplexSession {
                 Some(i.bytes)
             }
             Ok(None) => None,
-            Err(e) => return self.finish(at, Err(e), fx),
+            Err(e) => return self.finish(at, Err((FailureKind::Protocol, e)), fx),
         };
         let mut verdict = None;
         match kind.as_str() {
             "error" => match ledger::error_verdict(&ev) {
-                ErrorVerdict::Fatal(msg) => verdict = Some(Err(msg)),
+                ErrorVerdict::Fatal(msg) => verdict = Some(Err((FailureKind::ServerError, msg))),
                 ErrorVerdict::Tolerated(w) => ledger::warn_once(&mut self.out.artifact_warnings, w),
             },
             "session.expired" | "session.closed" => {
@@ -180,12 +195,15 @@ impl DuplexSession {
                         closing,
                         closing && index >= self.close_from,
                     ) {
-                        Some(msg) => Err(msg),
-                        None => self.resp.final_checks(
-                            self.cfg.require_response,
-                            self.out.stream_start_s.unwrap_or(0.0),
-                            self.media.duration_s,
-                        ),
+                        Some(msg) => Err((FailureKind::ServerError, msg)),
+                        None => self
+                            .resp
+                            .final_checks(
+                                self.cfg.require_response,
+                                self.out.stream_start_s.unwrap_or(0.0),
+                                self.media.duration_s,
+                            )
+                            .map_err(|e| (FailureKind::Protocol, e)),
                     },
                 );
             }
@@ -285,15 +303,16 @@ impl DuplexSession {
         let timed_out = self.deadline.is_some_and(|d| now >= d);
         match self.phase {
             Phase::Configuring if timed_out => {
-                self.finish(now, Err("Timed out waiting for session.created".into()), fx);
+                let msg = "Timed out waiting for session.created";
+                self.finish(now, Err((FailureKind::Timeout, msg.into())), fx);
             }
             Phase::Streaming if timed_out => {
                 let t = self.cfg.timeout_s + self.streamed_len as f64 / BYTES_PER_SECOND as f64;
                 self.finish(
                     now,
-                    Err(format!(
-                        "Realtime upload timed out after {}s",
-                        ledger::py_g(t)
+                    Err((
+                        FailureKind::Timeout,
+                        format!("Realtime upload timed out after {}s", ledger::py_g(t)),
                     )),
                     fx,
                 );
@@ -305,7 +324,8 @@ impl DuplexSession {
             }
             Phase::Completing => self.complete(now, timed_out, fx),
             Phase::Closing if timed_out => {
-                self.finish(now, Err("Timed out waiting for session.closed".into()), fx)
+                let msg = "Timed out waiting for session.closed";
+                self.finish(now, Err((FailureKind::Timeout, msg.into())), fx)
             }
             _ => {}
         }
@@ -319,14 +339,14 @@ impl DuplexSession {
             if self.resp.ledger.error().is_none() && !open.is_empty() {
                 let _ = write!(msg, "; unfinished response_ids={}", ledger::py_list(&open));
             }
-            return self.finish(now, Err(msg), fx);
+            return self.finish(now, Err((FailureKind::Timeout, msg)), fx);
         }
         let acks = self.resp.clock.acks(self.secs(now));
         self.send_acks(acks, true, fx);
         if self.committed
             && let Some(e) = self.resp.ledger.error()
         {
-            return self.finish(now, Err(e.to_string()), fx);
+            return self.finish(now, Err((FailureKind::Protocol, e.to_string())), fx);
         }
         if self.ready() && self.settle_at().is_some_and(|s| now >= s) {
             self.phase = Phase::Draining;
@@ -369,6 +389,7 @@ impl DuplexSession {
 }
 
 impl Session for DuplexSession {
+    type Output = DuplexOutput;
     fn connect(&self, target: &ConnectSpec) -> ConnectSpec {
         let url = super::url::realtime_url(&target.url, &self.cfg.model, &self.out.session_id)
             .unwrap_or_else(|_| target.url.clone());
@@ -407,14 +428,14 @@ impl Session for DuplexSession {
 
     fn on_closed(&mut self, at: Instant, _reason: Option<String>, fx: &mut Effects) {
         let msg = "Realtime WebSocket closed before the requested event arrived";
-        self.finish(at, Err(msg.into()), fx);
+        self.finish(at, Err((FailureKind::ClosedEarly, msg.into())), fx);
     }
 
-    fn into_output(self: Box<Self>) -> Box<dyn Any + Send> {
-        let mut s = *self;
+    fn into_output(self) -> DuplexOutput {
+        let mut s = self;
         s.out.responses = s.resp.records();
         s.out.segments = s.resp.clock.into_segments();
-        Box::new(s.out)
+        s.out
     }
 }
 

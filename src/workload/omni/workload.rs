@@ -9,16 +9,20 @@ use serde::{Deserialize, Serialize};
 
 use super::media::{self, MediaOptions, PreparedMedia};
 use super::pacing::PacingMode;
+use super::session::DuplexOutput;
 use super::session::{DuplexSession, DuplexSettings};
-use crate::util::scenario_error::{ScenarioError, key_span, parse_section};
+use crate::util::scenario_error::{ScenarioError, parse_section};
 use crate::workload::omni::artifacts::layout::CaseLayout;
 use crate::workload::omni::artifacts::lock::OutputLock;
 use crate::workload::omni::artifacts::publish::clear_outputs;
 use crate::workload::omni::dataset::{self, Case, Subset};
-use crate::workload::{Report, RunRecord, Session, SessionContext, Workload, WorkloadInput};
+use crate::workload::{MaybeFailed, Report, RunRecord, SessionContext, Workload, WorkloadInput};
 
 /// The registered kind name.
 pub const KIND: &str = "omniinteract";
+/// `check`'s note when the dataset is an archive not yet extracted (cases unknown).
+const NOT_EXTRACTED: &str = "note: the dataset archive is valid but not extracted yet; `rtload run` extracts it and selects the cases";
+
 /// The model of the PR's reference command.
 pub const DEFAULT_MODEL: &str = "openbmb/MiniCPM-o-4_5";
 
@@ -40,10 +44,12 @@ pub struct OmniParams {
     /// Reference voice WAV sent in `session.update` (`--omniinteract-ref-audio`); required.
     pub ref_audio: Option<PathBuf>,
     /// Session idle timeout, completion wait and upload slack, seconds (default 900).
+    /// Range (0, 1e9].
     pub timeout_s: Option<f64>,
-    /// Per ffprobe/ffmpeg command, seconds (default 600).
+    /// Per ffprobe/ffmpeg command, seconds (default 600). Range (0, 1e9].
     pub media_timeout_s: Option<f64>,
-    /// Longest accepted video, seconds (default 3600), checked before any decode.
+    /// Longest accepted video, seconds (default 3600), checked before any decode. Range
+    /// (0, 1e9].
     pub max_video_duration_s: Option<f64>,
     /// LISTEN-only cases fail.
     pub require_response: Option<bool>,
@@ -108,21 +114,26 @@ impl std::fmt::Debug for OmniWorkload {
 }
 
 /// Build from a scenario (registered in `config::registry`).
-pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
+pub fn build(
+    input: &WorkloadInput<'_>,
+) -> Result<Box<dyn crate::workload::DynWorkload>, Vec<ScenarioError>> {
     let mut p: OmniParams =
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
     let base = input.path.parent().unwrap_or(Path::new("."));
     let mut errors = Vec::new();
-    let err = |key: &str, msg: String| key_error(input, key, msg);
+    let err = |key: &str, msg: String| input.key_error(key, msg);
     for (key, v) in [
         ("timeout_s", p.timeout_s),
         ("media_timeout_s", p.media_timeout_s),
         ("max_video_duration_s", p.max_video_duration_s),
     ] {
-        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= 1e9)) {
             errors.push(err(
                 key,
-                format!("`{key}` must be a finite number > 0 (got {v})"),
+                format!(
+                    "`{key}` must be in (0, 1e9] seconds (got {})",
+                    crate::util::textpos::num(v)
+                ),
             ));
         }
     }
@@ -185,21 +196,26 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
         }
         Some(d) if errors.is_empty() => {
             let n = input.samples_requested.unwrap_or(3);
-            dataset::resolve_data_root(&base.join(d))
-                .and_then(|root| {
-                    dataset::discover(
-                        &root,
-                        &subsets,
-                        n,
-                        input.seed,
-                        p.disable_shuffle.unwrap_or(false),
-                    )
-                })
-                .map(|s| (s.cases, s.warnings))
-                .unwrap_or_else(|e| {
-                    errors.push(err("dataset_path", e.to_string()));
-                    (Vec::new(), Vec::new())
-                })
+            let root = if input.check_only {
+                dataset::layout::resolve_data_root_dry(&base.join(d))
+            } else {
+                dataset::resolve_data_root(&base.join(d)).map(Some)
+            };
+            root.and_then(|root| match root {
+                Some(root) => dataset::discover(
+                    &root,
+                    &subsets,
+                    n,
+                    input.seed,
+                    p.disable_shuffle.unwrap_or(false),
+                )
+                .map(|s| (s.cases, s.warnings)),
+                None => Ok((Vec::new(), vec![NOT_EXTRACTED.to_string()])),
+            })
+            .unwrap_or_else(|e| {
+                errors.push(err("dataset_path", e.to_string()));
+                (Vec::new(), Vec::new())
+            })
         }
         Some(d) => {
             // Other errors already stop the run; still say whether the dataset exists.
@@ -264,20 +280,9 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
 
 pub use crate::workload::pacing::parse_pacing;
 
-fn key_error(input: &WorkloadInput<'_>, key: &str, msg: String) -> ScenarioError {
-    if input.overrides.contains_key(key) {
-        return ScenarioError::Flag {
-            flag: format!("--{}", key.replace('_', "-")),
-            msg,
-        };
-    }
-    match key_span(input.src, "workload", key) {
-        Some(span) => ScenarioError::at(input.path, input.src, span, msg),
-        None => ScenarioError::file(input.path, format!("[workload]: {msg}")),
-    }
-}
-
 impl Workload for OmniWorkload {
+    type Session = MaybeFailed<DuplexSession>;
+
     fn kind(&self) -> &'static str {
         KIND
     }
@@ -290,8 +295,8 @@ impl Workload for OmniWorkload {
         self.cases.len()
     }
 
-    fn metric_names(&self) -> Vec<String> {
-        super::report::metric_names(&self.percentiles)
+    fn catalogue(&self) -> crate::workload::catalogue::Catalogue {
+        super::report::catalogue(&self.percentiles)
     }
 
     fn describe(&self) -> Vec<(String, String)> {
@@ -316,11 +321,11 @@ impl Workload for OmniWorkload {
         "audio ttfp"
     }
 
-    fn headline_ms(&self, rec: &crate::workload::SampleRecord) -> Option<f64> {
-        let out = rec
-            .output
-            .as_ref()
-            .and_then(|o| o.downcast_ref::<super::session::DuplexOutput>());
+    fn headline_ms(
+        &self,
+        rec: &crate::workload::SampleRecord<Option<DuplexOutput>>,
+    ) -> Option<f64> {
+        let out = rec.output.as_ref().and_then(Option::as_ref);
         out.and_then(|o| {
             let events: Vec<super::metrics::TimedEvent> = o
                 .events
@@ -377,14 +382,12 @@ impl Workload for OmniWorkload {
         Ok(())
     }
 
-    fn session(&self, ctx: &SessionContext) -> Box<dyn Session> {
-        if let Err(e) = self.prepare() {
-            return Box::new(crate::workload::FailedSession(e));
+    fn session(&self, ctx: &SessionContext) -> MaybeFailed<DuplexSession> {
+        if let Err(e) = Workload::prepare(self) {
+            return MaybeFailed::Failed(e);
         }
         let Some(prepared) = self.prepared.get() else {
-            return Box::new(crate::workload::FailedSession(
-                "media was not prepared".into(),
-            ));
+            return MaybeFailed::Failed("media was not prepared".into());
         };
         let n = self.cases.len().max(1);
         let case_idx = ctx.case_index(n);
@@ -402,10 +405,10 @@ impl Workload for OmniWorkload {
             session_id,
             !ctx.warmup,
         );
-        Box::new(session.with_request(ctx.request_id.clone(), self.api_key.clone()))
+        MaybeFailed::Ready(session.with_request(ctx.request_id.clone(), self.api_key.clone()))
     }
 
-    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String> {
+    fn report(&self, run: RunRecord<Option<DuplexOutput>>) -> Result<Box<dyn Report>, String> {
         let lock = self.lock.lock().unwrap_or_else(|p| p.into_inner()).take();
         let report = super::report::build(self, run);
         drop(lock);

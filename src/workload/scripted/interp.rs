@@ -19,6 +19,7 @@ use tokio::time::Instant;
 use super::metric::Record;
 use super::script::{Action, ChunkFrame, Payload, Script};
 use crate::util::template::Template;
+use crate::workload::outcome::FailureKind;
 use crate::workload::pacing::PacingMode;
 use crate::workload::{Effects, Outbound};
 
@@ -118,7 +119,7 @@ impl Interp {
             return;
         };
         if self.script.fail_on.iter().any(|m| m.matches(&msg)) {
-            fx.fail(failure_text(&msg, text));
+            fx.fail_as(FailureKind::ServerError, failure_text(&msg, text));
             self.phase = Phase::Done;
             return;
         }
@@ -213,11 +214,14 @@ impl Interp {
 
     fn advance(&mut self, now: Instant, fx: &mut Effects) {
         if self.deadline.is_some_and(|d| now >= d) && !matches!(self.phase, Phase::Done) {
-            fx.fail(format!(
-                "session timed out after {:.1} s at step {}",
-                self.script.timeout.as_secs_f64(),
-                self.pc + 1
-            ));
+            fx.fail_as(
+                FailureKind::Timeout,
+                format!(
+                    "session timed out after {:.1} s at step {}",
+                    self.script.timeout.as_secs_f64(),
+                    self.pc + 1
+                ),
+            );
             self.phase = Phase::Done;
             return;
         }
@@ -236,7 +240,7 @@ impl Interp {
                     }
                     let matched = *matched;
                     if let Err(msg) = self.await_timeout(matched) {
-                        fx.fail(msg);
+                        fx.fail_as(FailureKind::Timeout, msg);
                         self.phase = Phase::Done;
                         return;
                     }

@@ -1,6 +1,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::workload::outcome::FailureKind;
 use crate::workload::scripted::parse::{Defaults, parse};
 
 fn script(steps: &str) -> Arc<Script> {
@@ -153,9 +154,11 @@ fn await_sees_early_replies_times_out_and_fail_on_wins() {
     let mut fx = Effects::default();
     it.start(t0, &mut fx);
     it.wake(t0 + Duration::from_secs(1), &mut fx);
-    let Some(Err(msg)) = &fx.finish else {
+    let Some(Err(f)) = &fx.finish else {
         panic!("{:?}", fx.finish)
     };
+    assert_eq!(f.kind, FailureKind::Timeout);
+    let msg = &f.message;
     assert!(
         msg.contains("step 2: no message matching {type = \"done\"} within 1.0 s"),
         "{msg}"
@@ -168,9 +171,15 @@ fn await_sees_early_replies_times_out_and_fail_on_wins() {
         t0,
         &mut fx,
     );
+    let Some(Err(f)) = &fx.finish else {
+        panic!("{:?}", fx.finish)
+    };
     assert_eq!(
-        fx.finish,
-        Some(Err("server sent error: model not loaded".into()))
+        (f.kind, f.message.as_str()),
+        (
+            FailureKind::ServerError,
+            "server sent error: model not loaded"
+        )
     );
 }
 

@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 
 use super::script::{MetricDef, Script};
 use crate::util::stats;
-use crate::workload::{Report, RunRecord};
+use crate::workload::catalogue::{Catalogue, Direction, Family};
+use crate::workload::{Report, RunRecord, kit};
 
 /// Statistics published for every declared metric.
 pub const STATS: [(&str, Option<f64>); 8] = [
@@ -38,6 +39,52 @@ pub fn metric_names(defs: &[MetricDef]) -> Vec<String> {
     out
 }
 
+/// Families every scripted result has, whatever it declares (how a result file without a
+/// catalogue is read; scripted results always carry theirs).
+pub const FAMILIES: &[Family] = &[
+    Family::new(
+        "completed",
+        "sessions",
+        Direction::Higher,
+        "measured sessions that completed",
+    ),
+    Family::new(
+        "failed",
+        "sessions",
+        Direction::Lower,
+        "measured sessions that failed",
+    ),
+];
+/// Headline metrics every scripted result has.
+pub const HEADLINE: &[&str] = &["failed"];
+
+/// The catalogue of a script: one family per declared metric (its unit, direction and
+/// description), headed by `headline`'s mean and p99.
+pub fn catalogue(defs: &[MetricDef], headline: &str) -> Catalogue {
+    // Families hold `&'static str`: a script's declared names live as long as the process
+    // (one small allocation per declared metric and scenario load).
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let mut families = FAMILIES.to_vec();
+    for d in defs {
+        let direction = match d.lower_is_better {
+            Some(true) => Direction::Lower,
+            Some(false) => Direction::Higher,
+            None => Direction::NotAScore,
+        };
+        let desc = d.description.clone().unwrap_or_else(|| d.text.clone());
+        families.push(Family::new(
+            leak(d.name.clone()),
+            leak(d.unit.clone()),
+            direction,
+            leak(desc),
+        ));
+    }
+    let heads = [format!("{headline}.mean"), format!("{headline}.p99")];
+    let mut head: Vec<&str> = heads.iter().map(String::as_str).collect();
+    head.extend(HEADLINE);
+    Catalogue::build(metric_names(defs), &families, &head)
+}
+
 /// A finished scripted run.
 #[derive(Debug)]
 pub struct ScriptedReport {
@@ -52,14 +99,11 @@ pub struct ScriptedReport {
 }
 
 /// Pool the measured sessions of `run`.
-pub fn build(script: &Script, run: RunRecord) -> ScriptedReport {
+pub fn build(script: &Script, run: RunRecord<SessionValues>) -> ScriptedReport {
     let mut pooled: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let (mut sessions, mut failures, mut completed) = (Vec::new(), Vec::new(), 0);
     for s in run.samples.iter().filter(|s| !s.warmup) {
-        let vals = s
-            .output
-            .as_ref()
-            .and_then(|o| o.downcast_ref::<SessionValues>());
+        let vals = s.output.as_ref();
         match &s.outcome {
             Ok(()) => {
                 completed += 1;
@@ -67,32 +111,17 @@ pub fn build(script: &Script, run: RunRecord) -> ScriptedReport {
                     pooled.entry(k.clone()).or_default().extend(v);
                 }
             }
-            Err(e) => failures.push((s.idx, e.clone())),
+            Err(e) => failures.push((s.idx, e.message.clone())),
         }
-        sessions.push(json!({
-            "idx": s.idx,
-            "ok": s.outcome.is_ok(),
-            "error": s.outcome.as_ref().err(),
-            "scheduled_s": s.scheduled_s,
-            "started_s": s.started_s,
-            "ended_s": s.ended_s,
-            "queue_wait_s": s.queue_wait_s,
-            "max_send_lateness_ms": s.send_lateness_s.iter().copied().reduce(f64::max).map(|x| x * 1000.0),
-            "values": vals.map(|v| &v.values),
-        }));
+        let mut row = kit::sample_row(s);
+        row.insert("values".into(), json!(vals.map(|v| &v.values)));
+        sessions.push(Value::Object(row));
     }
-    let measured = run.samples.iter().filter(|s| !s.warmup);
-    let waits: Vec<f64> = measured.clone().map(|s| s.queue_wait_s * 1000.0).collect();
-    let late: Vec<f64> = measured
-        .flat_map(|s| s.send_lateness_s.iter().map(|v| v * 1000.0))
-        .collect();
     let generator = json!({
         "version": env!("CARGO_PKG_VERSION"),
         "workload": super::KIND,
         "duration_s": run.duration_s,
         "failed_sessions": failures.len(),
-        "queue_wait": stats::summary_ms_json(&waits),
-        "send_lateness": stats::summary_ms_json(&late),
     });
     ScriptedReport {
         generator,

@@ -15,12 +15,13 @@ use super::interp::{Interp, Item, Vars};
 use super::parse::{self, Defaults};
 use super::report::{self, SessionValues};
 use super::script::Script;
-use crate::util::scenario_error::{ScenarioError, key_span, parse_section};
+use crate::util::scenario_error::{ScenarioError, parse_section};
+use crate::workload::catalogue::Catalogue;
 use crate::workload::pacing::PacingMode;
 use crate::workload::pacing::parse_pacing;
 use crate::workload::{
-    Effects, Inbound, Report, RunRecord, SampleRecord, Session, SessionContext, Workload,
-    WorkloadInput,
+    DynWorkload, Effects, Inbound, Report, RunRecord, SampleRecord, Session, SessionContext,
+    Workload, WorkloadInput,
 };
 
 /// `[workload]` keys of a `scripted` scenario.
@@ -78,11 +79,11 @@ pub struct ScriptedWorkload {
 }
 
 /// Build from a scenario (registered in [`crate::workload::registry`]).
-pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
+pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<ScenarioError>> {
     let p: ScriptedParams =
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
     let mut errors = Vec::new();
-    let err = |key: &str, msg: String| key_error(input, key, msg);
+    let err = |key: &str, msg: String| input.key_error(key, msg);
     let pacing = parse_pacing(p.pacing.as_deref()).unwrap_or_else(|m| {
         errors.push(err("pacing", m));
         PacingMode::Realtime
@@ -167,19 +168,6 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
     }))
 }
 
-fn key_error(input: &WorkloadInput<'_>, key: &str, msg: String) -> ScenarioError {
-    if input.overrides.contains_key(key) {
-        return ScenarioError::Flag {
-            flag: format!("--{}", key.replace('_', "-")),
-            msg,
-        };
-    }
-    match key_span(input.src, "workload", key) {
-        Some(span) => ScenarioError::at(input.path, input.src, span, msg),
-        None => ScenarioError::file(input.path, format!("[workload]: {msg}")),
-    }
-}
-
 impl ScriptedWorkload {
     fn item(&self, ctx: &SessionContext) -> Arc<Item> {
         match self.prepared.get() {
@@ -190,6 +178,7 @@ impl ScriptedWorkload {
 }
 
 impl Workload for ScriptedWorkload {
+    type Session = ScriptedSession;
     fn kind(&self) -> &'static str {
         super::KIND
     }
@@ -220,13 +209,13 @@ impl Workload for ScriptedWorkload {
     fn samples(&self) -> usize {
         self.samples
     }
-    fn metric_names(&self) -> Vec<String> {
-        report::metric_names(&self.script.metrics)
+    fn catalogue(&self) -> Catalogue {
+        report::catalogue(&self.script.metrics, self.headline)
     }
     fn headline_name(&self) -> &'static str {
         self.headline
     }
-    fn headline_ms(&self, rec: &SampleRecord) -> Option<f64> {
+    fn headline_ms(&self, rec: &SampleRecord<SessionValues>) -> Option<f64> {
         let def = self
             .script
             .metrics
@@ -235,7 +224,7 @@ impl Workload for ScriptedWorkload {
         if def.unit != "ms" {
             return None;
         }
-        let out = rec.output.as_ref()?.downcast_ref::<SessionValues>()?;
+        let out = rec.output.as_ref()?;
         out.values.get(self.headline)?.first().copied()
     }
     fn prepare(&self) -> Result<(), String> {
@@ -257,7 +246,7 @@ impl Workload for ScriptedWorkload {
         let _ = self.prepared.set(items);
         Ok(())
     }
-    fn session(&self, ctx: &SessionContext) -> Box<dyn Session> {
+    fn session(&self, ctx: &SessionContext) -> ScriptedSession {
         let vars = Vars {
             model: self
                 .params
@@ -277,12 +266,12 @@ impl Workload for ScriptedWorkload {
             vars,
             Arc::clone(&self.wanted),
         );
-        Box::new(ScriptedSession {
+        ScriptedSession {
             interp,
             script: Arc::clone(&self.script),
-        })
+        }
     }
-    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String> {
+    fn report(&self, run: RunRecord<SessionValues>) -> Result<Box<dyn Report>, String> {
         Ok(Box::new(report::build(&self.script, run)))
     }
 }
@@ -294,6 +283,7 @@ pub struct ScriptedSession {
 }
 
 impl Session for ScriptedSession {
+    type Output = SessionValues;
     fn on_open(&mut self, now: Instant, fx: &mut Effects) {
         self.interp.start(now, fx);
     }
@@ -305,7 +295,7 @@ impl Session for ScriptedSession {
     fn on_wake(&mut self, now: Instant, fx: &mut Effects) {
         self.interp.wake(now, fx);
     }
-    fn into_output(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+    fn into_output(self) -> SessionValues {
         let rec = self.interp.record();
         let values: BTreeMap<String, Vec<f64>> = self
             .script
@@ -313,6 +303,6 @@ impl Session for ScriptedSession {
             .iter()
             .map(|m| (m.name.clone(), m.eval(rec)))
             .collect();
-        Box::new(SessionValues { values })
+        SessionValues { values }
     }
 }

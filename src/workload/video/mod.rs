@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::util::scenario_error::{ScenarioError, parse_section};
-use crate::workload::{Report, RunRecord, Session, SessionContext, Workload, WorkloadInput};
+use crate::workload::{Report, RunRecord, SessionContext, Workload, WorkloadInput};
 use metrics::MetricsConfig;
 use rollout::{Rollout, RolloutOptions};
 use session::{SessionSettings, VideoSession};
@@ -38,7 +38,8 @@ pub struct VideoParams {
     pub kind: String,
     /// Model id (`--model`).
     pub model: Option<String>,
-    /// JSON rollout file (`--workload`), relative to the scenario's directory.
+    /// JSON rollout file (`--workload`), relative to the scenario's directory. It wins:
+    /// `num_chunks` and `camera_pattern` (built-in rollout only) are then ignored.
     pub workload_file: Option<PathBuf>,
     /// First frame: URL, data URL or local file (`--image`); default: generated.
     pub image: Option<String>,
@@ -46,33 +47,39 @@ pub struct VideoParams {
     pub prompt: Option<String>,
     /// Negative prompt (`--negative-prompt`).
     pub negative_prompt: Option<String>,
-    /// Chunks of the built-in workload (`--num-chunks`, default 16).
+    /// Chunks of the built-in workload (`--num-chunks`, default 16). Range [1, 1000000].
     pub num_chunks: Option<u32>,
     /// `forward`, `orbit` or `hold` (`--camera-pattern`).
     pub camera_pattern: Option<String>,
-    /// Width, multiple of 16 (default 832).
+    /// Width, multiple of 16 in [16, 4096] (default 832).
     pub width: Option<u32>,
-    /// Height, multiple of 16 (default 480).
+    /// Height, multiple of 16 in [16, 4096] (default 480).
     pub height: Option<u32>,
-    /// Integer mux label sent to the server (`--fps`, default 16).
+    /// Integer mux label sent to the server (`--fps`, default 16). Range [1, 1000].
     pub fps: Option<u32>,
     /// Generation seed sent to the server (CLI `--video-seed`, default 42).
     pub seed: Option<i64>,
-    /// `flow_shift` (default 5.0).
+    /// `flow_shift` (default 5.0), any finite number.
     pub flow_shift: Option<f64>,
     /// Real-time basis for RTF, deadline and playback (`--target-fps`, default `fps`).
+    /// Range (0, 1000].
     pub target_fps: Option<f64>,
-    /// Chunks excluded from steady state (`--warmup-chunks`, default 6).
+    /// Chunks excluded from steady state (`--warmup-chunks`, default 6). Range
+    /// [0, 1000000].
     pub warmup_chunks: Option<u32>,
-    /// Steady chunk deadline (`--chunk-slo-ms`, default 12/target_fps·1000).
+    /// Steady chunk deadline (`--chunk-slo-ms`, default 12/target_fps·1000). Range
+    /// (0, 1e9] ms.
     pub chunk_slo_ms: Option<f64>,
-    /// Chunks the simulated viewer buffers (`--playback-buffer-chunks`, default 1).
+    /// Chunks the simulated viewer buffers (`--playback-buffer-chunks`, default 1). Range
+    /// [1, the rollout's chunk count].
     pub playback_buffer_chunks: Option<u32>,
-    /// Seconds to wait for the first chunk (`--first-chunk-timeout`, default 900).
+    /// Seconds to wait for the first chunk (`--first-chunk-timeout`, default 900). Range
+    /// (0, 1e9].
     pub first_chunk_timeout: Option<f64>,
-    /// Seconds to wait between chunks (`--chunk-timeout`, default 300).
+    /// Seconds to wait between chunks (`--chunk-timeout`, default 300). Range (0, 1e9].
     pub chunk_timeout: Option<f64>,
-    /// `session.ping` period in seconds, 0 disables (`--ping-interval`, default 20).
+    /// `session.ping` period in seconds, 0 disables (`--ping-interval`, default 20). Range
+    /// [0, 1e9].
     pub ping_interval: Option<f64>,
     /// One line per chunk as it arrives (`--print-chunks`).
     pub print_chunks: Option<bool>,
@@ -88,39 +95,118 @@ pub struct VideoWorkload {
     metrics: MetricsConfig,
     save_video: Option<PathBuf>,
     samples: usize,
+    /// Built-in rollout keys set next to a workload file (ignored; said in a warning).
+    ignored: Vec<&'static str>,
 }
 
 /// Build from a scenario (registered in `config::registry`).
-pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<ScenarioError>> {
+pub fn build(
+    input: &WorkloadInput<'_>,
+) -> Result<Box<dyn crate::workload::DynWorkload>, Vec<ScenarioError>> {
     let p: VideoParams =
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
     let base = input.path.parent().unwrap_or(std::path::Path::new("."));
     let mut errors = Vec::new();
-    let mut check = |ok: bool, key: &str, msg: String| {
+    check_settings(&p, &mut |ok, key, msg| {
         if !ok {
-            errors.push(key_error(input, key, msg));
+            errors.push(input.key_error(key, msg));
         }
+    });
+    // The built-in rollout's own checks stop at the first problem and have no position;
+    // check the keys the scenario sets first, so each bad one is listed at its key.
+    check_rollout_keys(&p, &mut |ok, key, msg| {
+        if !ok {
+            errors.push(input.key_error(key, msg));
+        }
+    });
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let rollout = rollout::resolve(&rollout_options(&p), base)
+        .map_err(|e| vec![ScenarioError::file(input.path, format!("[workload]: {e}"))])?;
+    if let Some(depth) = p.playback_buffer_chunks
+        && depth > rollout.num_chunks()
+    {
+        let n = rollout.num_chunks();
+        return Err(vec![input.key_error(
+            "playback_buffer_chunks",
+            format!(
+                "`playback_buffer_chunks` = {depth} is deeper than the rollout ({n} chunks): playback \
+                 could never start; use a value in [1, {n}] or more chunks"
+            ),
+        )]);
+    }
+    let mut w = VideoWorkload::new(rollout, &p, base);
+    w.samples = input.samples_requested.unwrap_or(1);
+    w.ignored = ignored_builtin_keys(&p);
+    Ok(Box::new(w))
+}
+
+/// Largest `num_chunks` and `warmup_chunks` (the embedded server's own limit).
+const MAX_CHUNKS: u32 = 1_000_000;
+/// Largest `width` / `height`.
+const MAX_SIDE: u32 = 4096;
+/// Largest `fps` / `target_fps`.
+const MAX_FPS: u32 = 1000;
+/// Largest timeout, interval or SLO in seconds (or, for `chunk_slo_ms`, milliseconds).
+const MAX_SECONDS: f64 = 1e9;
+
+/// `[workload]` keys of the built-in rollout that a workload file overrides.
+const BUILTIN_ONLY: [&str; 2] = ["num_chunks", "camera_pattern"];
+
+/// The built-in-only keys set alongside a workload file (ignored: the file wins).
+fn ignored_builtin_keys(p: &VideoParams) -> Vec<&'static str> {
+    let set = [p.num_chunks.is_some(), p.camera_pattern.is_some()];
+    if p.workload_file.is_none() {
+        return Vec::new();
+    }
+    BUILTIN_ONLY
+        .into_iter()
+        .zip(set)
+        .filter_map(|(k, s)| s.then_some(k))
+        .collect()
+}
+
+/// The timing and metric settings, each checked against its documented range:
+/// `check(ok, key, message)`.
+fn check_settings(p: &VideoParams, check: &mut dyn FnMut(bool, &str, String)) {
+    let num = crate::util::textpos::num;
+    let in_range = |v: f64, lo_open: bool, hi: f64| {
+        v.is_finite() && (if lo_open { v > 0.0 } else { v >= 0.0 }) && v <= hi
     };
-    let target_fps = p.target_fps;
-    if let Some(v) = target_fps {
+    if let Some(v) = p.target_fps {
         check(
-            v.is_finite() && v > 0.0,
+            in_range(v, true, f64::from(MAX_FPS)),
             "target_fps",
-            format!("`target_fps` must be > 0 (got {v}); e.g. `target_fps = 16`"),
+            format!(
+                "`target_fps` must be {} (got {}); range (0, {MAX_FPS}], e.g. `target_fps = 16`",
+                if v > 0.0 { "≤ 1000" } else { "> 0" },
+                num(v)
+            ),
         );
     }
     if let Some(v) = p.chunk_slo_ms {
         check(
-            v.is_finite() && v > 0.0,
+            in_range(v, true, MAX_SECONDS),
             "chunk_slo_ms",
-            format!("`chunk_slo_ms` must be > 0 (got {v}); e.g. `chunk_slo_ms = 750`"),
+            format!(
+                "`chunk_slo_ms` must be in (0, 1e9] ms (got {}); e.g. `chunk_slo_ms = 750`",
+                num(v)
+            ),
         );
     }
     if let Some(v) = p.playback_buffer_chunks {
         check(
-            v >= 1,
+            (1..=MAX_CHUNKS).contains(&v),
             "playback_buffer_chunks",
-            format!("`playback_buffer_chunks` must be ≥ 1 (got {v})"),
+            format!("`playback_buffer_chunks` must be in [1, {MAX_CHUNKS}] (got {v})"),
+        );
+    }
+    if let Some(v) = p.warmup_chunks {
+        check(
+            v <= MAX_CHUNKS,
+            "warmup_chunks",
+            format!("`warmup_chunks` must be in [0, {MAX_CHUNKS}] (got {v})"),
         );
     }
     for (key, v) in [
@@ -129,57 +215,38 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn Workload>, Vec<Scenari
     ] {
         if let Some(v) = v {
             check(
-                v.is_finite() && v > 0.0,
+                in_range(v, true, MAX_SECONDS),
                 key,
-                format!("`{key}` must be > 0 seconds (got {v})"),
+                format!("`{key}` must be in (0, 1e9] seconds (got {})", num(v)),
             );
         }
     }
     if let Some(v) = p.ping_interval {
         check(
-            v.is_finite() && v >= 0.0,
+            in_range(v, false, MAX_SECONDS),
             "ping_interval",
-            format!("`ping_interval` must be ≥ 0 seconds (got {v}); 0 disables pings"),
+            format!(
+                "`ping_interval` must be in [0, 1e9] seconds (got {}); 0 disables pings",
+                num(v)
+            ),
         );
     }
-    // The built-in rollout's own checks stop at the first problem and have no position;
-    // check the keys the scenario sets first, so each bad one is listed at its key.
-    let before = errors.len();
-    check_rollout_keys(&p, &mut |ok, key, msg| {
-        if !ok {
-            errors.push(key_error(input, key, msg));
-        }
-    });
-    if errors.len() > before {
-        return Err(errors);
-    }
-    let rollout = rollout::resolve(&rollout_options(&p), base)
-        .map_err(|e| ScenarioError::file(input.path, format!("[workload]: {e}")));
-    let rollout = match rollout {
-        Ok(r) => r,
-        Err(e) => {
-            errors.push(e);
-            return Err(errors);
-        }
-    };
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let mut w = VideoWorkload::new(rollout, &p, base);
-    w.samples = input.samples_requested.unwrap_or(1);
-    Ok(Box::new(w))
 }
 
 /// The rollout values a scenario sets, each checked on its own: `check(ok, key, message)`.
 fn check_rollout_keys(p: &VideoParams, check: &mut dyn FnMut(bool, &str, String)) {
-    if let Some(n) = p.num_chunks {
+    if let Some(n) = p.num_chunks.filter(|_| p.workload_file.is_none()) {
         check(
-            n >= 1,
+            (1..=MAX_CHUNKS).contains(&n),
             "num_chunks",
-            format!("`num_chunks` must be ≥ 1 (got {n}); e.g. `num_chunks = 16`"),
+            format!("`num_chunks` must be in [1, {MAX_CHUNKS}] (got {n}); e.g. `num_chunks = 16`"),
         );
     }
-    if let Some(pattern) = &p.camera_pattern {
+    if let Some(pattern) = p
+        .camera_pattern
+        .as_ref()
+        .filter(|_| p.workload_file.is_none())
+    {
         let known = rollout::CAMERA_PATTERNS
             .map(|c| format!("\"{c}\""))
             .join(", ");
@@ -191,24 +258,28 @@ fn check_rollout_keys(p: &VideoParams, check: &mut dyn FnMut(bool, &str, String)
     }
     for (key, v) in [("width", p.width), ("height", p.height)] {
         if let Some(v) = v {
-            let below = v / 16 * 16;
+            let below = v.min(MAX_SIDE) / 16 * 16;
             let eg = if below == 0 {
                 format!("`{key} = 16`")
+            } else if v > MAX_SIDE {
+                format!("`{key} = {MAX_SIDE}`")
             } else {
                 format!("`{key} = {below}` or `{key} = {}`", below + 16)
             };
             check(
-                v > 0 && v % 16 == 0,
+                v > 0 && v % 16 == 0 && v <= MAX_SIDE,
                 key,
-                format!("`{key}` must be a positive multiple of 16 (got {v}); e.g. {eg}"),
+                format!(
+                    "`{key}` must be a multiple of 16 in [16, {MAX_SIDE}] (got {v}); e.g. {eg}"
+                ),
             );
         }
     }
     if let Some(v) = p.fps {
         check(
-            v > 0,
+            (1..=MAX_FPS).contains(&v),
             "fps",
-            format!("`fps` must be > 0 (got {v}); e.g. `fps = 16`"),
+            format!("`fps` must be in [1, {MAX_FPS}] (got {v}); e.g. `fps = 16`"),
         );
     }
     if let Some(v) = p.flow_shift {
@@ -227,28 +298,17 @@ fn rollout_options(p: &VideoParams) -> RolloutOptions {
         image: p.image.clone(),
         prompt: p.prompt.clone(),
         negative_prompt: p.negative_prompt.clone(),
-        num_chunks: p.num_chunks,
-        camera_pattern: p.camera_pattern.clone(),
+        // A workload file wins: the built-in rollout's keys are ignored (as the reference).
+        num_chunks: p.num_chunks.filter(|_| p.workload_file.is_none()),
+        camera_pattern: p
+            .camera_pattern
+            .clone()
+            .filter(|_| p.workload_file.is_none()),
         width: p.width,
         height: p.height,
         fps: p.fps,
         seed: p.seed,
         flow_shift: p.flow_shift,
-    }
-}
-
-/// An error about `[workload] key`: a flag error when the CLI set it, else positioned at
-/// the key in the file.
-fn key_error(input: &WorkloadInput<'_>, key: &str, msg: String) -> ScenarioError {
-    if input.overrides.contains_key(key) {
-        return ScenarioError::Flag {
-            flag: format!("--{}", key.replace('_', "-")),
-            msg,
-        };
-    }
-    match crate::util::scenario_error::key_span(input.src, "workload", key) {
-        Some(span) => ScenarioError::at(input.path, input.src, span, msg),
-        None => ScenarioError::file(input.path, format!("[workload]: {msg}")),
     }
 }
 
@@ -285,11 +345,14 @@ impl VideoWorkload {
             metrics,
             save_video: p.save_video.as_ref().map(|d| base.join(d)),
             samples: 1,
+            ignored: Vec::new(),
         }
     }
 }
 
 impl Workload for VideoWorkload {
+    type Session = VideoSession;
+
     fn kind(&self) -> &'static str {
         KIND
     }
@@ -333,8 +396,8 @@ impl Workload for VideoWorkload {
         self.samples
     }
 
-    fn metric_names(&self) -> Vec<String> {
-        names::all_names(&self.metrics)
+    fn catalogue(&self) -> crate::workload::catalogue::Catalogue {
+        names::catalogue(&self.metrics)
     }
 
     fn expected_session_s(&self) -> Option<f64> {
@@ -346,12 +409,14 @@ impl Workload for VideoWorkload {
         "ttfc"
     }
 
-    fn headline_ms(&self, rec: &crate::workload::SampleRecord) -> Option<f64> {
-        let out = rec
-            .output
+    fn headline_ms(
+        &self,
+        rec: &crate::workload::SampleRecord<session::VideoOutput>,
+    ) -> Option<f64> {
+        rec.output
             .as_ref()
-            .and_then(|o| o.downcast_ref::<session::VideoOutput>());
-        out.and_then(|o| o.ttfc_s).map(|s| s * 1000.0)
+            .and_then(|o| o.ttfc_s)
+            .map(|s| s * 1000.0)
     }
 
     fn playback_buffer(&self) -> u32 {
@@ -364,24 +429,30 @@ impl Workload for VideoWorkload {
 
     fn warnings(&self) -> Vec<String> {
         let n = self.rollout.num_chunks();
+        let mut out = Vec::new();
+        if !self.ignored.is_empty() {
+            out.push(format!(
+                "note: the workload file sets the rollout; ignoring {} (built-in rollout only)",
+                self.ignored.join(", ")
+            ));
+        }
         if self.metrics.warmup_chunks.max(1) + 1 >= n {
-            vec![format!(
+            out.push(format!(
                 "warning: warmup_chunks={} leaves no non-terminal steady chunk in a {n}-chunk rollout; steady-state metrics will be missing (use num_chunks > {})",
                 self.metrics.warmup_chunks,
                 self.metrics.warmup_chunks.max(1) + 1
-            )]
-        } else {
-            Vec::new()
+            ));
         }
+        out
     }
 
-    fn session(&self, ctx: &SessionContext) -> Box<dyn Session> {
+    fn session(&self, ctx: &SessionContext) -> VideoSession {
         let save_as = (!ctx.warmup && self.save_video.is_some())
             .then(|| PathBuf::from(format!("session-{:03}.mp4", ctx.idx)));
-        Box::new(VideoSession::new(self.settings.clone(), ctx.idx, save_as))
+        VideoSession::new(self.settings.clone(), ctx.idx, save_as)
     }
 
-    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String> {
+    fn report(&self, run: RunRecord<session::VideoOutput>) -> Result<Box<dyn Report>, String> {
         output::build_report(&self.rollout, &self.metrics, run)
             .map(|r| Box::new(r) as Box<dyn Report>)
     }

@@ -124,3 +124,207 @@ pub fn all_names(cfg: &MetricsConfig) -> Vec<String> {
     names.dedup();
     names
 }
+
+use crate::workload::catalogue::{Catalogue, Direction::*, Family};
+
+/// What every video metric means: the normalized names, then the reference-shaped keys
+/// of one session (§5.3.3) and of several (§5.3.6). The longest covering prefix wins.
+pub const FAMILIES: &[Family] = &[
+    Family::new("failed", "sessions", Lower, "measured sessions that failed"),
+    Family::new(
+        "completed",
+        "sessions",
+        Higher,
+        "measured sessions that completed",
+    ),
+    Family::new(
+        "ttfc_ms",
+        "ms",
+        Lower,
+        "time to first chunk after the opening message",
+    ),
+    Family::new(
+        "ttfc_ms_mean",
+        "ms",
+        Lower,
+        "mean time to first chunk over sessions",
+    ),
+    Family::new("ttfc_ms_max", "ms", Lower, "largest time to first chunk"),
+    Family::new(
+        "video_rtf",
+        "ratio",
+        Lower,
+        "wall time / video time (below 1 keeps real time)",
+    ),
+    Family::new(
+        "video_rtf_mean",
+        "ratio",
+        Lower,
+        "mean per-session video RTF",
+    ),
+    Family::new(
+        "video_rtf_best",
+        "ratio",
+        Lower,
+        "lowest per-session video RTF",
+    ),
+    Family::new(
+        "video_rtf_worst",
+        "ratio",
+        Lower,
+        "highest per-session video RTF",
+    ),
+    Family::new(
+        "steady_video_rtf",
+        "ratio",
+        Lower,
+        "video RTF over steady chunks",
+    ),
+    Family::new("video_rtfx", "ratio", Higher, "video time / wall time"),
+    Family::new(
+        "steady_video_rtfx",
+        "ratio",
+        Higher,
+        "video RTFx over steady chunks",
+    ),
+    Family::new(
+        "chunk_interval_ms",
+        "ms",
+        Lower,
+        "steady chunk inter-arrival, pooled over sessions",
+    ),
+    Family::new(
+        "chunk_interval_all_ms",
+        "ms",
+        Lower,
+        "every chunk inter-arrival, pooled over sessions",
+    ),
+    Family::new(
+        "interval_all",
+        "ms",
+        Lower,
+        "one session's chunk inter-arrival summary",
+    ),
+    Family::new(
+        "interval_steady",
+        "ms",
+        Lower,
+        "one session's steady chunk inter-arrival summary",
+    ),
+    Family::new(
+        "steady_interval_ms_mean",
+        "ms",
+        Lower,
+        "pooled steady inter-arrival mean",
+    ),
+    Family::new(
+        "steady_interval_ms_spread",
+        "ms",
+        Lower,
+        "max − min of per-session steady means",
+    ),
+    Family::new(
+        "slo_attainment",
+        "ratio",
+        Higher,
+        "share of steady intervals within the chunk deadline",
+    ),
+    Family::new(
+        "slo_violations",
+        "intervals",
+        Lower,
+        "steady intervals past the chunk deadline",
+    ),
+    Family::new(
+        "underrun_count",
+        "underruns",
+        Lower,
+        "times a viewer's playback ran dry",
+    ),
+    Family::new("stall_ms", "ms", Lower, "time a viewer's playback stalled"),
+    Family::new(
+        "playback.underrun_count",
+        "underruns",
+        Lower,
+        "times the viewer ran dry",
+    ),
+    Family::new(
+        "playback.total_stall_ms",
+        "ms",
+        Lower,
+        "time the viewer stalled",
+    ),
+    Family::new(
+        "playback.stall_ratio",
+        "ratio",
+        Lower,
+        "stall time / playback span",
+    ),
+    Family::new(
+        "playback.playback_span_s",
+        "s",
+        NotAScore,
+        "playback start to end of the last chunk",
+    ),
+    Family::new(
+        "playback.first_underrun_chunk",
+        "index",
+        NotAScore,
+        "first chunk that arrived late",
+    ),
+    Family::new(
+        "playback.buffer_chunks",
+        "chunks",
+        NotAScore,
+        "playback start buffer (configuration)",
+    ),
+    Family::new(
+        "frames_per_second",
+        "fps",
+        Higher,
+        "frames received per wall second",
+    ),
+    Family::new(
+        "steady_state_reached",
+        "bool",
+        Higher,
+        "1 when steady chunks exist",
+    ),
+    Family::new("sessions", "sessions", NotAScore, "sessions aggregated"),
+    Family::new("chunks_received", "chunks", NotAScore, "chunks received"),
+    Family::new(
+        "warmup_chunks",
+        "chunks",
+        NotAScore,
+        "warm-up chunks excluded (configuration)",
+    ),
+    Family::new(
+        "steady_chunks",
+        "chunks",
+        NotAScore,
+        "chunks counted as steady",
+    ),
+    Family::new("total_frames", "frames", NotAScore, "frames received"),
+    Family::new("total_bytes", "bytes", NotAScore, "bytes received"),
+    Family::new("video_seconds", "s", NotAScore, "video time received"),
+    Family::new("wall_seconds", "s", Lower, "wall time of the session"),
+    Family::new(
+        "chunk_deadline_ms",
+        "ms",
+        NotAScore,
+        "real-time chunk deadline (configuration)",
+    ),
+];
+
+/// The summary-row metrics, in display order (the first is the sweep's featured curve).
+pub const HEADLINE: &[&str] = &[
+    "ttfc_ms.mean",
+    "chunk_interval_ms.p99",
+    "video_rtf.mean",
+    "slo_attainment",
+];
+
+/// The catalogue of a video run configured with `cfg`.
+pub fn catalogue(cfg: &MetricsConfig) -> Catalogue {
+    Catalogue::build(all_names(cfg), FAMILIES, HEADLINE)
+}

@@ -12,7 +12,10 @@ use super::metrics::{self, ChunkOutput, MetricsConfig, SessionMetrics};
 use super::report::{ReportInput, SessionFailure, SessionReport, render_report};
 use super::rollout::Rollout;
 use super::session::VideoOutput;
-use crate::workload::{Report, RunRecord, SampleRecord};
+use crate::workload::Report;
+
+type RunRecord = crate::workload::RunRecord<VideoOutput>;
+type SampleRecord = crate::workload::SampleRecord<VideoOutput>;
 
 /// The built report.
 #[derive(Debug)]
@@ -21,6 +24,8 @@ pub struct VideoReport {
     json: Value,
     metrics: BTreeMap<String, f64>,
     series: Vec<crate::util::histlog::Series>,
+    /// Sessions whose socket run succeeded but whose metrics could not be computed.
+    late_failures: Vec<(usize, String)>,
 }
 
 impl Report for VideoReport {
@@ -36,6 +41,9 @@ impl Report for VideoReport {
     fn series(&self) -> Vec<crate::util::histlog::Series> {
         self.series.clone()
     }
+    fn report_failures(&self) -> Vec<(usize, String)> {
+        self.late_failures.clone()
+    }
 }
 
 /// TTFC per session and every chunk interval, at the time each was observed.
@@ -46,12 +54,7 @@ fn series_of(run: &RunRecord) -> Vec<crate::util::histlog::Series> {
         .iter()
         .filter(|s| !s.warmup && s.outcome.is_ok())
     {
-        let (Some(o), Some(origin)) = (
-            s.output
-                .as_ref()
-                .and_then(|o| o.downcast_ref::<VideoOutput>()),
-            s.opened_s,
-        ) else {
+        let (Some(o), Some(origin)) = (s.output.as_ref(), s.opened_s) else {
             continue;
         };
         if let Some(t) = o.ttfc_s {
@@ -77,14 +80,12 @@ pub fn build_report(
     let warmup_sessions = run.samples.iter().filter(|s| s.warmup).count();
     let mut sessions = Vec::new();
     let mut failures = Vec::new();
+    let mut late_failures = Vec::new();
     let mut json_sessions = Vec::new();
     let mut ok_records: Vec<&VideoOutput> = Vec::new();
     let mut engine_rows = Vec::new();
     for (session_index, s) in run.samples.iter().filter(|s| !s.warmup).enumerate() {
-        let out = s
-            .output
-            .as_ref()
-            .and_then(|o| o.downcast_ref::<VideoOutput>());
+        let out = s.output.as_ref();
         engine_rows.push(engine_row(session_index, s, out));
         let metrics = match (&s.outcome, out) {
             (Ok(()), Some(o)) => metrics::compute_metrics(&o.records, cfg, o.ttfc_s, o.wall_s),
@@ -92,7 +93,7 @@ pub fn build_report(
             (Err(e), _) => {
                 failures.push(SessionFailure {
                     session_index,
-                    message: e.clone(),
+                    message: e.message.clone(),
                 });
                 continue;
             }
@@ -100,6 +101,7 @@ pub fn build_report(
         let (o, m) = match (out, metrics) {
             (Some(o), Ok(m)) => (o, m),
             (_, Err(e)) => {
+                late_failures.push((session_index, e.to_string()));
                 failures.push(SessionFailure {
                     session_index,
                     message: e.to_string(),
@@ -146,7 +148,7 @@ pub fn build_report(
         failures,
         aggregate: aggregate.clone(),
     };
-    let rt = rtload_block(&run, &engine_rows);
+    let rt = rtload_block(&run, &engine_rows, input.failures.len());
     let mut text = render_report(&input);
     text.push_str(&engine_text(&rt));
     let mut flat = aggregate
@@ -159,7 +161,6 @@ pub fn build_report(
         .map(|(m, o)| (m, o.records.as_slice()))
         .collect();
     flat.extend(super::names::normalized(&pairs, cfg, input.failures.len()));
-    let deadline = metrics::chunk_deadline_ms(cfg.fps, cfg.slo_ms);
     let mut rt = rt;
     rt["metrics"] = serde_json::to_value(&flat).unwrap_or(Value::Null);
     rt["workload"] = json!(super::KIND);
@@ -176,7 +177,8 @@ pub fn build_report(
             "warmup_sessions": warmup_sessions,
             "warmup_chunks": cfg.warmup_chunks,
             "camera_pattern": r.camera_pattern,
-            "chunk_slo_ms": cfg.slo_ms.unwrap_or(deadline),
+            // As the reference: null when --chunk-slo-ms was not given.
+            "chunk_slo_ms": cfg.slo_ms,
             "target_fps": cfg.fps,
             "mux_fps": r.fps,
             "playback_buffer_chunks": cfg.buffer_chunks,
@@ -191,24 +193,22 @@ pub fn build_report(
         json: doc,
         metrics: flat,
         series: series_of(&run),
+        late_failures,
     })
 }
 
 fn engine_row(session_index: usize, s: &SampleRecord, out: Option<&VideoOutput>) -> Value {
-    let late = &s.send_lateness_s;
-    let max_late = late.iter().copied().fold(0.0, f64::max);
-    json!({
+    let mut row = crate::workload::kit::sample_row(s);
+    let own = json!({
         "session_index": session_index,
-        "error": s.outcome.as_ref().err(),
-        "scheduled_s": s.scheduled_s,
-        "queue_wait_ms": s.queue_wait_s * 1000.0,
-        "started_s": s.started_s,
-        "ended_s": s.ended_s,
-        "send_lateness_max_ms": max_late * 1000.0,
         "playback_role": s.playback,
         "server_sent_at_s": out.map(|o| o.server_sent_at_s.clone()),
         "client_arrival_s": out.map(|o| o.records.iter().map(|r| r.arrival_s).collect::<Vec<_>>()),
-    })
+    });
+    if let Value::Object(own) = own {
+        row.extend(own);
+    }
+    Value::Object(row)
 }
 
 /// Mean client inter-arrival vs mean server inter-send over the same chunk pairs, ms.
@@ -219,11 +219,7 @@ fn cadence_check(run: &RunRecord) -> Option<(f64, f64, usize)> {
         .iter()
         .filter(|s| !s.warmup && s.outcome.is_ok())
     {
-        let Some(o) = s
-            .output
-            .as_ref()
-            .and_then(|o| o.downcast_ref::<VideoOutput>())
-        else {
+        let Some(o) = s.output.as_ref() else {
             continue;
         };
         for i in 1..o.records.len() {
@@ -239,13 +235,9 @@ fn cadence_check(run: &RunRecord) -> Option<(f64, f64, usize)> {
     (n > 0).then(|| (client / n as f64 * 1000.0, server / n as f64 * 1000.0, n))
 }
 
-fn rtload_block(run: &RunRecord, rows: &[Value]) -> Value {
-    let measured: Vec<&SampleRecord> = run.samples.iter().filter(|s| !s.warmup).collect();
-    let waits: Vec<f64> = measured.iter().map(|s| s.queue_wait_s * 1000.0).collect();
-    let late: Vec<f64> = measured
-        .iter()
-        .flat_map(|s| s.send_lateness_s.iter().map(|v| v * 1000.0))
-        .collect();
+fn rtload_block(run: &RunRecord, rows: &[Value], failed: usize) -> Value {
+    // The same summaries the runner's generator block writes (one formula, in the kit).
+    let (queue_wait, send_lateness) = crate::workload::kit::wait_and_lateness(run);
     let cadence = cadence_check(run).map(|(c, s, n)| {
         json!({"pairs": n, "client_mean_interval_ms": c, "server_mean_interval_ms": s, "difference_ms": c - s})
     });
@@ -253,9 +245,9 @@ fn rtload_block(run: &RunRecord, rows: &[Value]) -> Value {
         "version": env!("CARGO_PKG_VERSION"),
         "pacing_mode": "realtime",
         "duration_s": run.duration_s,
-        "failed_sessions": measured.iter().filter(|s| s.outcome.is_err()).count(),
-        "queue_wait": crate::util::stats::summary_ms_json(&waits),
-        "send_lateness": crate::util::stats::summary_ms_json(&late),
+        "failed_sessions": failed,
+        "queue_wait": queue_wait,
+        "send_lateness": send_lateness,
         "cadence_vs_server": cadence,
         "samples": rows,
     })

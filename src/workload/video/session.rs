@@ -3,7 +3,6 @@
 //! first-chunk and chunk timeouts (non-media messages never extend them) and the
 //! post-session checks, in the reference's order and words.
 
-use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,7 +13,7 @@ use tokio::time::Instant;
 use super::metrics::ChunkRecord;
 use super::report::render_chunk_line;
 use super::rollout::{PromptUpdate, interaction};
-use crate::workload::{Artifact, Effects, Inbound, MediaUnit, Outbound, Session};
+use crate::workload::{Artifact, Effects, FailureKind, Inbound, MediaUnit, Outbound, Session};
 
 /// Per-run settings every video session shares.
 #[derive(Debug, Clone)]
@@ -139,7 +138,7 @@ impl VideoSession {
                     .get("message")
                     .and_then(Value::as_str)
                     .map_or_else(|| ev.to_string(), str::to_owned);
-                fx.fail(format!(
+                fx.fail_as(FailureKind::ServerError, format!(
                     "Server rejected the session after {} chunk(s): {msg} (requested {} chunks = num_frames {})",
                     self.out.records.len(),
                     self.cfg.num_chunks,
@@ -245,6 +244,7 @@ impl VideoSession {
 }
 
 impl Session for VideoSession {
+    type Output = VideoOutput;
     fn on_open(&mut self, now: Instant, fx: &mut Effects) {
         fx.send(
             Outbound::Text(self.cfg.start_payload.to_string()),
@@ -272,7 +272,7 @@ impl Session for VideoSession {
             } else {
                 self.cfg.chunk_timeout
             };
-            fx.fail(format!(
+            fx.fail_as(FailureKind::Timeout, format!(
                 "No media chunk for {} s after {} chunk(s); the server may still be loading, compiling, or capturing graphs.",
                 t.as_secs_f64(),
                 self.out.records.len()
@@ -292,10 +292,13 @@ impl Session for VideoSession {
         let why = reason
             .map(|r| format!(" (close reason: {r})"))
             .unwrap_or_default();
-        fx.fail(format!(
-            "The server closed the session without session.done after {} chunk(s){why}.",
-            self.out.records.len()
-        ));
+        fx.fail_as(
+            FailureKind::ClosedEarly,
+            format!(
+                "The server closed the session without session.done after {} chunk(s){why}.",
+                self.out.records.len()
+            ),
+        );
     }
 
     fn artifacts(&mut self) -> Vec<Artifact> {
@@ -310,8 +313,8 @@ impl Session for VideoSession {
         }
     }
 
-    fn into_output(self: Box<Self>) -> Box<dyn Any + Send> {
-        Box::new(self.out)
+    fn into_output(self) -> VideoOutput {
+        self.out
     }
 }
 

@@ -77,17 +77,14 @@ impl Harness {
         )
     }
     fn output(self) -> VideoOutput {
-        *Box::new(self.s)
-            .into_output()
-            .downcast::<VideoOutput>()
-            .unwrap()
+        self.s.into_output()
     }
 }
 
 #[track_caller]
 fn assert_failed(fx: &Effects, expected: &str) {
     match &fx.finish {
-        Some(Err(msg)) => assert_eq!(msg, expected),
+        Some(Err(f)) => assert_eq!(f.message, expected),
         other => panic!("expected failure {expected:?}, got {other:?}"),
     }
 }

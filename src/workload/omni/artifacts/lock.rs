@@ -2,18 +2,34 @@
 //! `<root>/.omniinteract.lock`, held for the whole run by one [`OutputLock`]
 //! value, so two runs sharing an output root never interleave case bundles
 //! and manifests. A second holder (another process, or another open of the
-//! file in this process) blocks until the first is dropped.
+//! file in this process) waits until the first is dropped, saying on stderr who holds
+//! the lock (the holder writes its pid and start time into the lock file); with a wait
+//! limit ([`set_wait_limit`], `--lock-timeout`) it fails instead once the limit passes.
 //!
 //! Filesystems without lock support (NFS, Lustre, FSx: `ENOLCK`,
 //! `EOPNOTSUPP`, `EACCES`, `EINVAL`) do not stop the run: the lock proceeds
 //! unlocked and reports a warning as data. Unix only (`flock(2)`).
 
-use std::fs::{self, File, OpenOptions};
-use std::io;
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use super::ArtifactError;
 use super::layout::LOCK_FILE;
+
+/// How long [`OutputLock::acquire`] waits for another holder; unset = as long as it takes.
+static WAIT_LIMIT: OnceLock<Duration> = OnceLock::new();
+
+/// Poll period while waiting with a limit.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Make every later [`OutputLock::acquire`] in this process give up after `limit` (the
+/// CLI's `--lock-timeout`; set once at start, later calls are ignored).
+pub fn set_wait_limit(limit: Duration) {
+    let _ = WAIT_LIMIT.set(limit);
+}
 
 /// The held output-root lock; released when dropped (or when the process exits).
 #[derive(Debug)]
@@ -46,8 +62,11 @@ impl OutputLock {
             .create(true)
             .open(&path)
             .map_err(lock_err)?;
-        let warning = match lock_retrying(&file) {
-            Ok(()) => None,
+        let warning = match wait_for(&file, &path, WAIT_LIMIT.get().copied())? {
+            Ok(()) => {
+                note_holder(&file);
+                None
+            }
             Err(e) if lock_unsupported(&e) => Some(format!(
                 "output root lock unavailable on this filesystem ({e}); proceeding without the lock: {}",
                 path.display()
@@ -84,6 +103,80 @@ impl Drop for OutputLock {
             let _ = self.file.unlock();
         }
     }
+}
+
+/// Take the lock; when someone else holds it, say who on stderr and wait (at most
+/// `limit`, polling). The outer `Err` is the timeout; the inner one an OS error.
+fn wait_for(
+    file: &File,
+    path: &Path,
+    limit: Option<Duration>,
+) -> Result<io::Result<()>, ArtifactError> {
+    match file.try_lock() {
+        Ok(()) => return Ok(Ok(())),
+        Err(TryLockError::Error(e)) if e.kind() != io::ErrorKind::Interrupted => {
+            return Ok(Err(e));
+        }
+        Err(_) => {}
+    }
+    let holder = holder_of(path);
+    let until = match limit {
+        Some(l) => format!("up to {:.1} s", l.as_secs_f64()),
+        None => "until it is released (--lock-timeout SECONDS gives up instead)".into(),
+    };
+    eprintln!(
+        "waiting for the output lock {}: held by {holder}; waiting {until}",
+        path.display()
+    );
+    let started = Instant::now();
+    let Some(limit) = limit else {
+        let res = lock_retrying(file);
+        if res.is_ok() {
+            eprintln!(
+                "got the output lock after {:.1} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        return Ok(res);
+    };
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Ok(())),
+            Err(TryLockError::Error(e)) if e.kind() != io::ErrorKind::Interrupted => {
+                return Ok(Err(e));
+            }
+            Err(_) if started.elapsed() >= limit => {
+                return Err(ArtifactError::LockTimeout {
+                    path: path.to_owned(),
+                    holder,
+                    waited_s: limit.as_secs_f64(),
+                });
+            }
+            Err(_) => std::thread::sleep(POLL.min(limit)),
+        }
+    }
+}
+
+/// Who holds the lock, as the holder wrote it into the lock file.
+fn holder_of(path: &Path) -> String {
+    fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "another rtload run (it did not say which)".into())
+}
+
+/// Record this process as the holder (best effort: the lock works without it).
+fn note_holder(mut file: &File) {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let _ = file.set_len(0);
+    let _ = writeln!(
+        file,
+        "pid {} (rtload, holding since unix time {since})",
+        std::process::id()
+    );
 }
 
 /// Errors that mean "this filesystem does not do locks" (§3.2 fallback list).
@@ -146,6 +239,31 @@ mod tests {
         handle.join().unwrap();
         // Re-acquirable afterwards.
         assert!(OutputLock::acquire(&root).unwrap().is_held());
+    }
+
+    #[test]
+    fn a_held_lock_names_its_holder_and_a_wait_limit_fails_fast() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        let first = OutputLock::acquire(&root).unwrap();
+        assert!(first.is_held());
+        let second = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(first.path())
+            .unwrap();
+        let err = wait_for(&second, first.path(), Some(Duration::ZERO)).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&format!("pid {}", std::process::id())),
+            "{msg}"
+        );
+        assert!(msg.contains("--lock-timeout"), "{msg}");
+        drop(first);
+        assert!(matches!(
+            wait_for(&second, &root.join(LOCK_FILE), Some(Duration::ZERO)),
+            Ok(Ok(()))
+        ));
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod capture;
 pub mod layout;
 pub mod lock;
 pub mod publish;
+pub mod stale;
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -192,6 +193,19 @@ pub enum ArtifactError {
         path: PathBuf,
         /// The OS error.
         source: std::io::Error,
+    },
+    /// Another run held the output lock longer than `--lock-timeout`.
+    #[error(
+        "output lock {} is held by {holder}; gave up after {waited_s:.1} s (--lock-timeout); wait for that run to finish, or use another output directory",
+        path.display()
+    )]
+    LockTimeout {
+        /// The lock file.
+        path: PathBuf,
+        /// Who holds it, as the holder recorded it.
+        holder: String,
+        /// How long this run waited.
+        waited_s: f64,
     },
     /// A successful case reached the finalizer without a captured context.
     #[error("artifact context was not captured for {0}")]

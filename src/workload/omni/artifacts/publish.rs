@@ -5,6 +5,13 @@
 //! removed, and an existing destination survives a failed replacement. The
 //! WAV is materialized from sparse spans in 1 MiB blocks (bounded memory).
 //! Batch orchestration lives in [`super::finalize`].
+//!
+//! Kill safety: a case bundle is built complete in a staging dir beside the case
+//! dir (`.<case>.<pid>-<unique>.stage`) and swapped in with one atomic exchange,
+//! so an earlier complete bundle disappears only when its replacement is there.
+//! The batch files are removed first when a run starts, so they never list a
+//! bundle that is not complete. Temp and staging names carry the writer's pid:
+//! the next run removes those of dead owners ([`super::stale`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -14,8 +21,8 @@ use serde::Serialize;
 
 use super::capture::{ArtifactContext, OUTPUT_SAMPLE_RATE, PcmSpan};
 use super::layout::{
-    BATCH_FILES, CASE_FILES, CaseLayout, DONE, EVENTS_JSON, FAILED_JSON, OUTPUT_WAV, RESULT_JSON,
-    SUCCESS_FILES, WAV_TRANSCRIPT_JSON,
+    BATCH_SUMMARY_JSON, CASE_FILES, CaseLayout, DONE, EVENTS_JSON, FAILED_JSON,
+    OFFICIAL_EVAL_MANIFEST, OUTPUT_WAV, RESULT_JSON, WAV_TRANSCRIPT_JSON,
 };
 use super::{ArtifactError, CaseResult, REASON_ARTIFACT_WRITE_FAILED};
 
@@ -60,16 +67,18 @@ pub fn publish_case(
     let dir = absolute(&layout.dir(root));
     result.output_dir = path_string(&dir);
     ctx.apply_to(result);
-    let res = write_success_bundle(&dir, layout, ctx, result, annotation, scene_type);
+    let stage = staging_dir(&dir)?;
+    let res = write_success_bundle(&stage, layout, ctx, result, annotation, scene_type)
+        .and_then(|()| swap_in(&stage, &dir));
     if res.is_err() {
-        let _ = remove_files(&dir, &SUCCESS_FILES);
+        let _ = fs::remove_dir_all(&stage);
         result.mark_failed(REASON_ARTIFACT_WRITE_FAILED);
     }
     res
 }
 
-/// Publishes the failure bundle of one case: deletes the success files and
-/// writes `.failed.json` (result + `annotation` + `scene_type`) with
+/// Publishes the failure bundle of one case: replaces the case dir with one
+/// holding only `.failed.json` (result + `annotation` + `scene_type`) with
 /// `success=false` and `eligible_for_official_eval=false`.
 pub fn publish_failure(
     root: &Path,
@@ -82,19 +91,75 @@ pub fn publish_failure(
     result.output_dir = path_string(&dir);
     result.success = false;
     result.eligible_for_official_eval = false;
-    create_dir(&dir)?;
-    remove_files(&dir, &SUCCESS_FILES)?;
+    let stage = staging_dir(&dir)?;
     let bundle = Bundle::new(result, annotation, layout, scene_type);
-    write_json(&dir, FAILED_JSON, &bundle)
+    let res = write_json(&stage, FAILED_JSON, &bundle).and_then(|()| swap_in(&stage, &dir));
+    if res.is_err() {
+        let _ = fs::remove_dir_all(&stage);
+    }
+    res
 }
 
-/// Before the measured phase (§4.3): removes every selected case's success
-/// files and `.failed.json`, and the batch files. Missing files are fine.
+/// When a run starts (§4.3): the batch files go first (manifest, then summary),
+/// so they never list a bundle being replaced; leftovers of dead runs are swept.
+/// Case bundles stay until their replacement is swapped in.
 pub fn clear_outputs(root: &Path, layouts: &[CaseLayout]) -> Result<(), ArtifactError> {
+    remove_files(root, &[OFFICIAL_EVAL_MANIFEST, BATCH_SUMMARY_JSON])?;
+    super::stale::sweep(root);
     for layout in layouts {
-        remove_files(&layout.dir(root), &CASE_FILES)?;
+        let dir = layout.dir(root);
+        if let Some(parent) = dir.parent() {
+            super::stale::sweep(parent);
+        }
+        super::stale::sweep(&dir);
     }
-    remove_files(root, &BATCH_FILES)
+    Ok(())
+}
+
+/// A fresh, empty staging dir beside `dest` (same filesystem, so it can be swapped in).
+fn staging_dir(dest: &Path) -> Result<PathBuf, ArtifactError> {
+    let parent = dest.parent().unwrap_or(Path::new("."));
+    create_dir(parent)?;
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let path = parent.join(format!(
+        ".{name}.{}-{:016x}.stage",
+        std::process::id(),
+        rand::random::<u64>()
+    ));
+    fs::create_dir(&path).map_err(|source| ArtifactError::CreateDir {
+        path: path.clone(),
+        source,
+    })?;
+    Ok(path)
+}
+
+/// Put the complete bundle `stage` at `dest` in one step: a plain rename when `dest` is
+/// absent, else an atomic exchange (the old bundle then sits at `stage` and is removed).
+/// Without exchange support the old bundle is moved aside just before the new one lands.
+fn swap_in(stage: &Path, dest: &Path) -> Result<(), ArtifactError> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    let err = |source: io::Error| ArtifactError::Write {
+        path: dest.to_owned(),
+        source,
+    };
+    if !dest.exists() {
+        return fs::rename(stage, dest).map_err(err);
+    }
+    if renameat_with(CWD, stage, CWD, dest, RenameFlags::EXCHANGE).is_ok() {
+        let _ = fs::remove_dir_all(stage);
+        return Ok(());
+    }
+    let aside = stage.with_extension("old.stage");
+    fs::rename(dest, &aside).map_err(err)?;
+    if let Err(e) = fs::rename(stage, dest) {
+        let _ = fs::rename(&aside, dest);
+        return Err(err(e));
+    }
+    let _ = fs::remove_dir_all(&aside);
+    Ok(())
 }
 
 /// `.done` / `.failed.json` body: the result plus annotation and scene type.
@@ -222,7 +287,11 @@ pub(super) fn write_json<T: Serialize + ?Sized>(
 
 fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, File)> {
     for _ in 0..16 {
-        let path = dir.join(format!(".{name}.{:016x}.tmp", rand::random::<u64>()));
+        let path = dir.join(format!(
+            ".{name}.{}-{:016x}.tmp",
+            std::process::id(),
+            rand::random::<u64>()
+        ));
         match OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(file) => return Ok((path, file)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -284,12 +353,17 @@ pub(super) mod tests {
     use serde_json::{Value, json};
 
     fn tmp_names(dir: &Path) -> Vec<String> {
+        let mut names = all_names(dir);
+        names.retain(|n| n.ends_with(".tmp"));
+        names
+    }
+
+    fn all_names(dir: &Path) -> Vec<String> {
         let mut names: Vec<String> = fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         names.sort();
-        names.retain(|n| n.ends_with(".tmp"));
         names
     }
 
@@ -345,8 +419,9 @@ pub(super) mod tests {
         })
         .unwrap();
         assert_eq!(seen.len(), 1);
+        // `.<name>.<pid>-<16 hex>.tmp`: the pid lets a later run sweep a dead run's temps.
         let rest = seen[0]
-            .strip_prefix(".a.json.")
+            .strip_prefix(&format!(".a.json.{}-", std::process::id()))
             .and_then(|r| r.strip_suffix(".tmp"))
             .unwrap();
         assert_eq!(rest.len(), 16, "{}", seen[0]);
@@ -441,7 +516,7 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn failed_publication_removes_bundle_and_marks_result() {
+    fn failed_publication_keeps_the_earlier_bundle_and_marks_result() {
         let root = tempfile::tempdir().unwrap();
         let layout = CaseLayout::new("1q1a", "video.mp4");
         let dir = layout.dir(root.path());
@@ -461,7 +536,10 @@ pub(super) mod tests {
             "multi_turn",
         );
         assert!(matches!(err, Err(ArtifactError::Write { .. })));
-        assert_eq!(fs::read_dir(&dir).unwrap().count(), 0);
+        // Issue 11 item 2: the earlier bundle stays until a replacement is complete (the
+        // finalizer then swaps in the failure bundle); no staging dir is left behind.
+        assert_eq!(all_names(&dir), [DONE, RESULT_JSON]);
+        assert_eq!(all_names(dir.parent().unwrap()).len(), 1);
         assert!(!result.success && !result.eligible_for_official_eval);
         assert_eq!(
             result.official_eval_ineligible_reasons,
@@ -504,26 +582,58 @@ pub(super) mod tests {
         assert_eq!(v["scene_type"], "multi_turn");
     }
 
+    /// Issue 11 item 2: starting a run removes the batch files (so they never list a
+    /// bundle being replaced) and dead runs' leftovers, but keeps every complete bundle
+    /// until its replacement is swapped in.
     #[test]
-    fn clear_outputs_removes_case_and_batch_files() {
+    fn clear_outputs_removes_batch_files_and_dead_leftovers_but_keeps_bundles() {
         let root = tempfile::tempdir().unwrap();
         let a = CaseLayout::new("1q1a", "video.mp4");
         let missing = CaseLayout::new("1qna", "videos_bench/x.mp4");
-        fs::create_dir_all(a.dir(root.path())).unwrap();
+        let dir = a.dir(root.path());
+        fs::create_dir_all(&dir).unwrap();
         for name in CASE_FILES {
-            fs::write(a.dir(root.path()).join(name), b"x").unwrap();
+            fs::write(dir.join(name), b"x").unwrap();
         }
-        fs::write(a.dir(root.path()).join("keep.txt"), b"x").unwrap();
-        for name in BATCH_FILES {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let dead_tmp = format!(".output.wav.{dead}-00ab.tmp");
+        fs::write(dir.join(&dead_tmp), b"x").unwrap();
+        let dead_stage = dir.parent().unwrap().join(format!(".x.{dead}-1.stage"));
+        fs::create_dir(&dead_stage).unwrap();
+        for name in [OFFICIAL_EVAL_MANIFEST, BATCH_SUMMARY_JSON] {
             fs::write(root.path().join(name), b"x").unwrap();
         }
         clear_outputs(root.path(), &[a.clone(), missing]).unwrap();
-        let left: Vec<_> = fs::read_dir(a.dir(root.path()))
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(left, ["keep.txt"]);
-        assert!(BATCH_FILES.iter().all(|n| !root.path().join(n).exists()));
+        let mut left = all_names(&dir);
+        left.sort();
+        let mut want: Vec<String> = CASE_FILES.iter().map(|s| s.to_string()).collect();
+        want.sort();
+        assert_eq!(left, want);
+        assert!(!dead_stage.exists());
+        assert!(
+            [OFFICIAL_EVAL_MANIFEST, BATCH_SUMMARY_JSON]
+                .iter()
+                .all(|n| !root.path().join(n).exists())
+        );
+    }
+
+    #[test]
+    fn republishing_swaps_the_whole_bundle_in_one_step() {
+        let root = tempfile::tempdir().unwrap();
+        let a = CaseLayout::new("1q1a", "video.mp4");
+        let dir = a.dir(root.path());
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(DONE), b"old").unwrap();
+        fs::write(dir.join(RESULT_JSON), b"old").unwrap();
+        let stage = staging_dir(&dir).unwrap();
+        fs::write(stage.join(FAILED_JSON), b"new").unwrap();
+        swap_in(&stage, &dir).unwrap();
+        assert_eq!(all_names(&dir), [FAILED_JSON]);
+        assert!(!stage.exists());
+        // Nothing but the case dir is left beside it.
+        assert_eq!(all_names(dir.parent().unwrap()).len(), 1);
     }
 
     #[test]

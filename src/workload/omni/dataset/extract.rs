@@ -7,7 +7,8 @@
 //! FIFOs, sparse files) fail with `Unsafe path in OmniInteract archive: '<name>'`. The
 //! tree is then written into a private staging directory `<target>/.tmp-<unique>` and
 //! published with one `rename`. Concurrent extractors of the same archive converge: the
-//! loser of the rename race uses the winner's tree. Staging is always removed.
+//! loser of the rename race uses the winner's tree. Staging is always removed; staging
+//! named `.tmp-<pid>-<n>` left by a process that died is removed by the next extraction.
 
 use std::ffi::OsString;
 use std::fs::{self, File};
@@ -42,6 +43,8 @@ pub fn extract_archive(archive: &Path, target: &Path) -> Result<PathBuf, Dataset
     }
     validate_archive(archive)?;
     fs::create_dir_all(target).map_err(DatasetError::io(target))?;
+    // Staging dirs of extractors that died (their pid is gone) can hold gigabytes.
+    crate::workload::omni::artifacts::stale::sweep(target);
     let staging = Staging::create(target)?;
     unpack(archive, &staging.0)?;
     if data_dir(&staging.0).is_err() {
@@ -56,6 +59,26 @@ pub fn extract_archive(archive: &Path, target: &Path) -> Result<PathBuf, Dataset
             source: e,
         }),
     }
+}
+
+/// Without writing: the data directory of `archive`'s already published tree under
+/// `target`, or `None` after validating every member (what `rtload check` does).
+pub fn published_or_validate(
+    archive: &Path,
+    target: &Path,
+) -> Result<Option<PathBuf>, DatasetError> {
+    if is_symlink(target) {
+        return Err(DatasetError::SymlinkTarget(target.to_path_buf()));
+    }
+    let published = target.join(fingerprint(archive)?);
+    if published.is_dir()
+        && !is_symlink(&published)
+        && let Ok(data) = data_dir(&published)
+    {
+        return Ok(Some(data));
+    }
+    validate_archive(archive)?;
+    Ok(None)
 }
 
 /// The archive fingerprint `<size>-<mtime in ns>` naming its published tree.

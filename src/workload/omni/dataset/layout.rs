@@ -38,6 +38,21 @@ pub fn is_frames_case(path: &Path) -> bool {
 /// * Anything else fails: rtload never downloads a dataset, and the error says how to
 ///   make one (`rtload dataset synth DIR`).
 pub fn resolve_data_root(dataset_path: &Path) -> Result<PathBuf, DatasetError> {
+    resolve_with(dataset_path, |a, t| extract_archive(a, t).map(Some))
+        .map(|root| root.unwrap_or_default())
+}
+
+/// [`resolve_data_root`] without writing anything (for `rtload check`): an archive
+/// whose tree is already published resolves to it; otherwise its members are validated
+/// and `None` says the cases are known only after extraction.
+pub fn resolve_data_root_dry(dataset_path: &Path) -> Result<Option<PathBuf>, DatasetError> {
+    resolve_with(dataset_path, super::extract::published_or_validate)
+}
+
+fn resolve_with(
+    dataset_path: &Path,
+    extract: impl Fn(&Path, &Path) -> Result<Option<PathBuf>, DatasetError>,
+) -> Result<Option<PathBuf>, DatasetError> {
     let expanded = expand_home(dataset_path);
     let local = match fs::canonicalize(&expanded) {
         Ok(path) => path,
@@ -54,18 +69,18 @@ pub fn resolve_data_root(dataset_path: &Path) -> Result<PathBuf, DatasetError> {
     if local.is_file() {
         let stem = local.file_stem().unwrap_or_default().to_string_lossy();
         let target = local.with_file_name(format!(".{stem}.vllm_omni_extracted"));
-        return extract_archive(&local, &target);
+        return extract(&local, &target);
     }
     if !local.is_dir() {
         return Err(DatasetError::DataNotFound(local));
     }
     match data_dir(&local) {
-        Ok(data) => Ok(data),
+        Ok(data) => Ok(Some(data)),
         Err(not_found) => {
             for name in ["data.tar.gz", "data.tar"] {
                 let archive = local.join(name);
                 if archive.is_file() {
-                    return extract_archive(&archive, &local.join(".vllm_omni_extracted"));
+                    return extract(&archive, &local.join(".vllm_omni_extracted"));
                 }
             }
             Err(not_found)

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value, json};
 
 use super::CaseRun;
-use crate::workload::RunRecord;
+use super::RunRecord;
 use crate::workload::omni::artifacts::{FinalizeCase, FinalizeSummary};
 use crate::workload::omni::bench_metrics::{self, BenchMetrics, SummaryHeader, json_f64};
 use crate::workload::omni::workload::OmniWorkload;
@@ -145,20 +145,16 @@ fn rtload_block(
         .iter()
         .zip(finals)
         .map(|(r, f)| {
-            let s = r.sample;
-            let late = &s.send_lateness_s;
-            json!({
+            let mut row = crate::workload::kit::sample_row(r.sample);
+            if let Value::Object(own) = json!({
                 "case": f.layout.label(),
                 "error": f.result.error,
-                "scheduled_s": s.scheduled_s,
-                "queue_wait_ms": s.queue_wait_s * 1000.0,
-                "started_s": s.started_s,
-                "opened_s": s.opened_s,
-                "ended_s": s.ended_s,
-                "send_lateness_max_ms": late.iter().copied().fold(0.0, f64::max) * 1000.0,
                 "pacing_mean_lag_ms": r.out.map(|o| o.pacing_mean_lag_s * 1000.0),
                 "pacing_max_lag_ms": r.out.map(|o| o.pacing_max_lag_s * 1000.0),
-            })
+            }) {
+                row.extend(own);
+            }
+            Value::Object(row)
         })
         .collect();
     let mut dist: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
@@ -177,22 +173,17 @@ fn rtload_block(
             }
         }
     }
-    let waits: Vec<f64> = runs
-        .iter()
-        .map(|r| r.sample.queue_wait_s * 1000.0)
-        .collect();
-    let late: Vec<f64> = runs
-        .iter()
-        .flat_map(|r| r.sample.send_lateness_s.iter().map(|v| v * 1000.0))
-        .collect();
+    // The same summaries the runner's generator block writes (one formula, in the kit);
+    // kept here because the saved result is written before the runner sees the report.
+    let (queue_wait, send_lateness) = crate::workload::kit::wait_and_lateness(run);
     json!({
         "version": env!("CARGO_PKG_VERSION"),
         "workload": super::super::KIND,
         "endpoint": crate::util::target::redact_url(&run.endpoint),
         "pacing_mode": w.settings_base.pacing.to_string(),
+        "queue_wait": queue_wait,
+        "send_lateness": send_lateness,
         "metrics": flat,
-        "queue_wait": crate::util::stats::summary_ms_json(&waits),
-        "send_lateness": crate::util::stats::summary_ms_json(&late),
         "samples": samples,
         "timeline": super::timeline::rows(runs, finals),
         "distributions": dist,

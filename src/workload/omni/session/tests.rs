@@ -95,10 +95,7 @@ impl H {
         );
     }
     fn output(self) -> DuplexOutput {
-        *Box::new(self.s)
-            .into_output()
-            .downcast::<DuplexOutput>()
-            .unwrap()
+        self.s.into_output()
     }
 }
 
@@ -123,7 +120,7 @@ fn types(msgs: &[Value]) -> Vec<&str> {
 #[track_caller]
 fn assert_failed(fx: &Effects, expected: &str) {
     match &fx.finish {
-        Some(Err(msg)) => assert_eq!(msg, expected),
+        Some(Err(f)) => assert_eq!(f.message, expected),
         other => panic!("expected failure {expected:?}, got {other:?}"),
     }
 }

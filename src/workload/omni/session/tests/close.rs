@@ -179,7 +179,10 @@ fn transport_close_and_bad_frames() {
     let mut h = H::new(settings());
     let mut fx = Effects::default();
     h.s.on_inbound(Inbound::Text("{oops".into()), h.at(0.01), &mut fx);
-    assert_failed(&fx, "Realtime WebSocket reader failed");
+    assert_failed(
+        &fx,
+        "Realtime WebSocket reader failed: server sent malformed JSON (key must be a string at line 1 column 2): \"{oops\"",
+    );
 }
 
 #[test]

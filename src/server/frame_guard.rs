@@ -1,0 +1,154 @@
+//! Inbound frame-size guard for the server's WebSocket endpoints: it reads each frame
+//! header from the raw upgrade body as it streams in and fails the connection as soon as
+//! a header announces more than the limit (or continuation frames add up to more), before
+//! the payload is buffered. actix's own check only fires once the whole frame arrived.
+
+use actix_web::{FromRequest as _, HttpRequest, web};
+use bytes::Bytes;
+use futures_util::StreamExt as _;
+
+/// Tracks frame boundaries across body chunks. Pure.
+#[derive(Debug)]
+pub struct FrameScanner {
+    max: u64,
+    head: Vec<u8>,
+    skip: u64,
+    partial: u64,
+}
+
+impl FrameScanner {
+    /// A scanner refusing frames and messages above `max` bytes.
+    pub fn new(max: usize) -> Self {
+        Self {
+            max: max as u64,
+            head: Vec::with_capacity(14),
+            skip: 0,
+            partial: 0,
+        }
+    }
+
+    /// Feed the next body bytes; `Err` says which frame is too large.
+    pub fn feed(&mut self, mut data: &[u8]) -> Result<(), String> {
+        while !data.is_empty() {
+            if self.skip > 0 {
+                let n = self.skip.min(data.len() as u64);
+                self.skip -= n;
+                data = &data[n as usize..];
+                continue;
+            }
+            self.head.push(data[0]);
+            data = &data[1..];
+            if let Some((opcode, fin, len)) = parse(&self.head) {
+                self.head.clear();
+                self.check(opcode, fin, len)?;
+                self.skip = len;
+            }
+        }
+        Ok(())
+    }
+
+    fn check(&mut self, opcode: u8, fin: bool, len: u64) -> Result<(), String> {
+        if len > self.max {
+            return Err(format!(
+                "frame of {len} bytes exceeds max_frame_bytes ({})",
+                self.max
+            ));
+        }
+        if matches!(opcode, 0x0..=0x2) {
+            let total = if opcode == 0x0 { self.partial } else { 0 }.saturating_add(len);
+            if total > self.max {
+                return Err(format!(
+                    "message of at least {total} bytes (continuation frames) exceeds max_frame_bytes ({})",
+                    self.max
+                ));
+            }
+            self.partial = if fin { 0 } else { total };
+        }
+        Ok(())
+    }
+}
+
+/// (opcode, fin, payload length) once `head` holds a whole header (mask included).
+fn parse(head: &[u8]) -> Option<(u8, bool, u64)> {
+    let (b0, b1) = (*head.first()?, *head.get(1)?);
+    let masked = b1 & 0x80 != 0;
+    let (ext, len) = match b1 & 0x7f {
+        126 => (
+            2,
+            u64::from(u16::from_be_bytes(head.get(2..4)?.try_into().ok()?)),
+        ),
+        127 => (8, u64::from_be_bytes(head.get(2..10)?.try_into().ok()?)),
+        n => (0, u64::from(n)),
+    };
+    let need = 2 + ext + if masked { 4 } else { 0 };
+    (head.len() >= need).then_some((b0 & 0x0f, b0 & 0x80 != 0, len))
+}
+
+/// Wrap an upgrade body so oversized frames fail it from their header.
+pub async fn guard(
+    req: &HttpRequest,
+    body: web::Payload,
+    max: usize,
+) -> Result<web::Payload, actix_web::Error> {
+    let mut scanner = FrameScanner::new(max);
+    let mut failed = false;
+    let stream = body.map(move |chunk| {
+        if failed {
+            return Err(actix_web::error::PayloadError::Overflow);
+        }
+        let chunk: Bytes = chunk?;
+        scanner.feed(&chunk).map_err(|msg| {
+            failed = true;
+            tracing::warn!("closing a WebSocket: {msg}");
+            actix_web::error::PayloadError::Io(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                msg,
+            ))
+        })?;
+        Ok(chunk)
+    });
+    let boxed: actix_http::BoxedPayloadStream = Box::pin(stream);
+    let mut payload = actix_web::dev::Payload::Stream { payload: boxed };
+    web::Payload::from_request(req, &mut payload).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn masked_header(b0: u8, len: u64) -> Vec<u8> {
+        let mut h = vec![b0, 0x80 | 127];
+        h.extend_from_slice(&len.to_be_bytes());
+        h.extend_from_slice(&[1, 2, 3, 4]);
+        h
+    }
+
+    #[test]
+    fn a_huge_header_fails_before_its_payload_arrives() {
+        let mut s = FrameScanner::new(1000);
+        let h = masked_header(0x82, 1 << 30);
+        // Split mid-header: nothing is decided until the length is known.
+        assert!(s.feed(&h[..5]).is_ok());
+        let e = s.feed(&h[5..]).unwrap_err();
+        assert_eq!(
+            e,
+            "frame of 1073741824 bytes exceeds max_frame_bytes (1000)"
+        );
+    }
+
+    #[test]
+    fn frames_within_the_limit_pass_and_continuations_add_up() {
+        let mut s = FrameScanner::new(1000);
+        let mut first = masked_header(0x02, 600); // binary, not final
+        first.extend_from_slice(&[0u8; 600]);
+        assert!(s.feed(&first).is_ok());
+        let e = s.feed(&masked_header(0x80, 600)).unwrap_err();
+        assert!(e.starts_with("message of at least 1200 bytes"), "{e}");
+        let mut ok = FrameScanner::new(1000);
+        for _ in 0..3 {
+            let mut f = masked_header(0x82, 900);
+            f.extend_from_slice(&[0u8; 900]);
+            assert!(ok.feed(&f).is_ok());
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Positions and names in TOML text, shared by every parser of user files (scenarios,
+//! `rtload serve --config`): byte offset → line:column, the span of a value at a key path
+//! (from `toml`'s own spans, the one position mechanism), and close-match suggestions for
+//! unknown names. Pure; no file IO.
+
+use std::ops::Range;
+
+use toml::de::{DeTable, DeValue};
+
+/// How many close matches an unknown-name error suggests.
+const MAX_SUGGESTIONS: usize = 3;
+
+/// 1-based line and column (in characters) of byte offset `pos` in `src`.
+pub fn line_col(src: &str, pos: usize) -> (usize, usize) {
+    let pos = pos.min(src.len());
+    let before = src.get(..pos).unwrap_or(src);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let col = before.get(line_start..).map_or(0, |s| s.chars().count()) + 1;
+    (line, col)
+}
+
+/// Byte span of the value at `path` (table keys from the top, e.g.
+/// `["server", "video", "chunk_bytes"]`) in TOML text `src`, from the parser's spans.
+/// `None` when the text does not parse or the key is absent.
+pub fn value_span(src: &str, path: &[&str]) -> Option<Range<usize>> {
+    let doc = DeTable::parse(src).ok()?;
+    let (last, parents) = path.split_last()?;
+    let mut table: &DeTable<'_> = doc.get_ref();
+    for key in parents {
+        match &get(table, key)?.get_ref() {
+            DeValue::Table(t) => table = t,
+            _ => return None,
+        }
+    }
+    get(table, last).map(toml::Spanned::span)
+}
+
+fn get<'a, 'i>(table: &'a DeTable<'i>, key: &str) -> Option<&'a toml::Spanned<DeValue<'i>>> {
+    table
+        .iter()
+        .find(|(k, _)| k.get_ref().as_ref() == key)
+        .map(|(_, v)| v)
+}
+
+/// A number as an error message shows it: plain when short, exponent form when huge or
+/// tiny (`1e300`, not 301 digits).
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 || !a.is_finite() || (1e-4..1e15).contains(&a) {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// Up to three known names close to `name`, closest first: small edit distance
+/// (optimal-string-alignment Damerau–Levenshtein, case-insensitive), one a prefix of the
+/// other, or every `.`/`_` segment of one found among the other's segments.
+pub fn close_matches<'k>(name: &str, known: &[&'k str]) -> Vec<&'k str> {
+    let query = name.to_lowercase();
+    let q_segs = segments(&query);
+    let allowance = query.chars().count().div_ceil(3).max(1);
+    let mut scored: Vec<(usize, &'k str)> = known
+        .iter()
+        .filter_map(|&name| {
+            let cand = name.to_lowercase();
+            let dist = osa_distance(&query, &cand);
+            let c_segs = segments(&cand);
+            let prefix = query.len() >= 3 && (cand.starts_with(&query) || query.starts_with(&cand));
+            let subset = |a: &[&str], b: &[&str]| !a.is_empty() && a.iter().all(|s| b.contains(s));
+            let segs = subset(&q_segs, &c_segs) || subset(&c_segs, &q_segs);
+            (dist <= allowance || prefix || segs).then_some((dist, name))
+        })
+        .collect();
+    scored.sort_unstable();
+    scored.dedup_by(|a, b| a.1 == b.1);
+    scored
+        .into_iter()
+        .take(MAX_SUGGESTIONS)
+        .map(|(_, n)| n)
+        .collect()
+}
+
+/// "did you mean `a`?" / "did you mean one of `a`, `b`?", or `None` when nothing is close.
+pub fn did_you_mean(name: &str, known: &[&str]) -> Option<String> {
+    let close = close_matches(name, known);
+    let list = close
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match close.len() {
+        0 => None,
+        1 => Some(format!("did you mean {list}?")),
+        _ => Some(format!("did you mean one of {list}?")),
+    }
+}
+
+/// serde's "unknown field `x`, expected one of `a`, `b`" with "; did you mean `a`?"
+/// appended when a known field is close; any other message unchanged.
+pub fn suggest_unknown_field(msg: &str) -> String {
+    let Some(rest) = msg.strip_prefix("unknown field `") else {
+        return msg.to_string();
+    };
+    let Some((name, tail)) = rest.split_once('`') else {
+        return msg.to_string();
+    };
+    let known: Vec<&str> = tail.split('`').skip(1).step_by(2).collect();
+    match did_you_mean(name, &known) {
+        Some(hint) => format!("{msg}; {hint}"),
+        None => msg.to_string(),
+    }
+}
+
+fn segments(name: &str) -> Vec<&str> {
+    name.split(['.', '_']).filter(|s| !s.is_empty()).collect()
+}
+
+/// Optimal string alignment distance (Levenshtein plus adjacent transpositions).
+fn osa_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let w = b.len() + 1;
+    let mut d: Vec<usize> = vec![0; (a.len() + 1) * w];
+    for i in 0..=a.len() {
+        for j in 0..=b.len() {
+            d[i * w + j] = if i == 0 || j == 0 {
+                i + j
+            } else {
+                let cost = usize::from(a[i - 1] != b[j - 1]);
+                let mut best = (d[(i - 1) * w + j] + 1)
+                    .min(d[i * w + j - 1] + 1)
+                    .min(d[(i - 1) * w + j - 1] + cost);
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    best = best.min(d[(i - 2) * w + j - 2] + 1);
+                }
+                best
+            };
+        }
+    }
+    d[a.len() * w + b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_characters_from_one() {
+        assert_eq!(line_col("ab\ncd", 0), (1, 1));
+        assert_eq!(line_col("ab\ncd", 4), (2, 2));
+        assert_eq!(line_col("é\nx", 3), (2, 1));
+        assert_eq!(line_col("éx", 2), (1, 2));
+    }
+
+    #[test]
+    fn num_is_short() {
+        assert_eq!(num(1e300), "1e300");
+        assert_eq!(num(2.5), "2.5");
+        assert_eq!(num(f64::NAN), "NaN");
+        assert_eq!(num(-1e-9), "-1e-9");
+    }
+
+    #[test]
+    fn value_span_follows_nested_tables() {
+        let src = "[load]\nx = 1\n[server.video]\n  chunk_bytes = -3\n";
+        let span = value_span(src, &["server", "video", "chunk_bytes"]).unwrap();
+        assert_eq!(&src[span.clone()], "-3");
+        assert_eq!(line_col(src, span.start), (4, 17));
+        assert!(value_span(src, &["server", "video", "y"]).is_none());
+        assert!(value_span(src, &["load", "x", "y"]).is_none());
+    }
+
+    #[test]
+    fn unknown_field_gets_a_suggestion() {
+        let msg = "unknown field `chunk_intervall_ms`, expected one of `first_chunk_ms`, `chunk_interval_ms`";
+        assert_eq!(
+            suggest_unknown_field(msg),
+            format!("{msg}; did you mean `chunk_interval_ms`?")
+        );
+        assert_eq!(suggest_unknown_field("invalid type"), "invalid type");
+        assert_eq!(
+            suggest_unknown_field("unknown field `zzzzzz`, expected `a`"),
+            "unknown field `zzzzzz`, expected `a`"
+        );
+    }
+
+    #[test]
+    fn osa_distance_counts_transpositions_once() {
+        assert_eq!(osa_distance("", "abc"), 3);
+        assert_eq!(osa_distance("abc", "abc"), 0);
+        assert_eq!(osa_distance("ab", "ba"), 1);
+        assert_eq!(osa_distance("kitten", "sitting"), 3);
+    }
+}

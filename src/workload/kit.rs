@@ -1,0 +1,178 @@
+//! The report kit: the generator block every result carries, built once by the runner
+//! for every workload (workloads add their own sections next to it). It reports what the
+//! generator itself did: queue waits for a concurrency slot, send lateness of scheduled
+//! messages, failures per kind, and the generator's own resource use during the live
+//! phase (process CPU seconds between the phase boundaries, peak RSS, CPU µs per live
+//! session-second), so a saturated load generator is visible in its own results.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::{RunRecord, SampleRecord};
+
+/// Linux's `USER_HZ` (`/proc/<pid>/stat` CPU times are in these ticks; fixed by the ABI).
+const USER_HZ: f64 = 100.0;
+
+/// The process's CPU use and peak memory at one instant (from `/proc/self`; `getrusage`
+/// would need `unsafe`, which this crate forbids). Fields are `None` where `/proc` is
+/// unavailable: missing, never zero.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct UsageSnapshot {
+    /// User + system CPU seconds so far.
+    pub cpu_s: Option<f64>,
+    /// Peak resident set size so far, bytes (`VmHWM`).
+    pub peak_rss_bytes: Option<u64>,
+}
+
+impl UsageSnapshot {
+    /// Take a snapshot now.
+    pub fn now() -> Self {
+        Self {
+            cpu_s: std::fs::read_to_string("/proc/self/stat")
+                .ok()
+                .and_then(|s| cpu_s_from_stat(&s)),
+            peak_rss_bytes: std::fs::read_to_string("/proc/self/status")
+                .ok()
+                .and_then(|s| peak_rss_from_status(&s)),
+        }
+    }
+}
+
+/// User + system CPU seconds from `/proc/<pid>/stat` text (fields 14 and 15, counted
+/// after the parenthesised command name, which may itself contain spaces).
+pub fn cpu_s_from_stat(stat: &str) -> Option<f64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // `rest` starts at field 3 (state); utime is field 14, stime field 15.
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / USER_HZ)
+}
+
+/// `VmHWM` in bytes from `/proc/<pid>/status` text.
+pub fn peak_rss_from_status(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The generator block: `queue_wait` and `send_lateness` summaries (ms) over measured
+/// samples, `failures_by_kind`, and `resources` for the live phase between `start` and
+/// `end` (CPU seconds, peak RSS in MiB, CPU µs per second of live session, where live
+/// session time is the sum of every sample's connect-to-end span, warm-ups included
+/// since their CPU is too).
+pub fn generator_block<O>(
+    run: &RunRecord<O>,
+    failures_by_kind: &BTreeMap<String, usize>,
+    start: UsageSnapshot,
+    end: UsageSnapshot,
+) -> Value {
+    let (queue_wait, send_lateness) = wait_and_lateness(run);
+    let live_session_s: f64 = run
+        .samples
+        .iter()
+        .map(|s| (s.ended_s - s.started_s).max(0.0))
+        .sum();
+    let cpu_s = end.cpu_s.zip(start.cpu_s).map(|(e, s)| (e - s).max(0.0));
+    json!({
+        "queue_wait": queue_wait,
+        "send_lateness": send_lateness,
+        "failures_by_kind": failures_by_kind,
+        "resources": {
+            "cpu_s": cpu_s,
+            "peak_rss_mib": end.peak_rss_bytes.map(|b| b as f64 / (1024.0 * 1024.0)),
+            "live_session_s": live_session_s,
+            "cpu_us_per_session_s": cpu_s
+                .filter(|_| live_session_s > 0.0)
+                .map(|c| c * 1e6 / live_session_s),
+        },
+    })
+}
+
+/// The `queue_wait` and `send_lateness` summaries (ms) over the measured samples, as the
+/// generator block carries them (a workload may show them in its text too).
+pub fn wait_and_lateness<O>(run: &RunRecord<O>) -> (Value, Value) {
+    let measured = run.samples.iter().filter(|s| !s.warmup);
+    let waits: Vec<f64> = measured.clone().map(|s| s.queue_wait_s * 1000.0).collect();
+    let late: Vec<f64> = measured
+        .flat_map(|s| s.send_lateness_s.iter().map(|v| v * 1000.0))
+        .collect();
+    (
+        crate::util::stats::summary_ms_json(&waits),
+        crate::util::stats::summary_ms_json(&late),
+    )
+}
+
+/// The generator's columns of one per-sample row of `rtload.samples` (a workload adds its
+/// own keys to it): `idx`, `error` (message) and `failure_kind`, `scheduled_s`,
+/// `queue_wait_ms`, `started_s`, `opened_s`, `ended_s`, `send_lateness_max_ms` (absent
+/// values are `null`, never 0).
+pub fn sample_row<O>(s: &SampleRecord<O>) -> serde_json::Map<String, Value> {
+    let max_late = s.send_lateness_s.iter().copied().reduce(f64::max);
+    let err = s.outcome.as_ref().err();
+    [
+        ("idx", json!(s.idx)),
+        ("error", json!(err.map(|f| f.message.as_str()))),
+        ("failure_kind", json!(err.map(|f| f.kind.label()))),
+        ("scheduled_s", json!(s.scheduled_s)),
+        ("queue_wait_ms", json!(s.queue_wait_s * 1000.0)),
+        ("started_s", json!(s.started_s)),
+        ("opened_s", json!(s.opened_s)),
+        ("ended_s", json!(s.ended_s)),
+        ("send_lateness_max_ms", json!(max_late.map(|l| l * 1000.0))),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// Merge `block`'s keys into the document's `rtload` object (creating it).
+pub fn merge_into(doc: &mut Value, block: Value) {
+    let (Some(obj), Value::Object(block)) = (doc.as_object_mut(), block) else {
+        return;
+    };
+    let rt = obj
+        .entry("rtload")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if let Some(rt) = rt.as_object_mut() {
+        rt.extend(block);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_parsers() {
+        let stat = "42 (rt load (x)) S 1 2 3 4 5 6 7 8 9 10 250 50 0 0";
+        assert_eq!(cpu_s_from_stat(stat), Some(3.0));
+        assert_eq!(cpu_s_from_stat("garbage"), None);
+        let status = "Name:\trtload\nVmHWM:\t  2048 kB\nVmRSS:\t 1000 kB\n";
+        assert_eq!(peak_rss_from_status(status), Some(2048 * 1024));
+        let now = UsageSnapshot::now();
+        assert!(now.cpu_s.is_some() && now.peak_rss_bytes.is_some());
+    }
+
+    #[test]
+    fn block_counts_generator_work_and_leaves_missing_values_absent() {
+        let run: RunRecord = RunRecord {
+            samples: Vec::new(),
+            duration_s: 0.0,
+            endpoint: String::new(),
+            load: None,
+        };
+        let b = generator_block(
+            &run,
+            &BTreeMap::new(),
+            UsageSnapshot::default(),
+            UsageSnapshot::default(),
+        );
+        assert!(b["resources"]["cpu_s"].is_null());
+        assert!(b["resources"]["cpu_us_per_session_s"].is_null());
+        let mut doc = json!({"rtload": {"metrics": {}}});
+        merge_into(&mut doc, b);
+        assert!(doc["rtload"]["metrics"].is_object() && doc["rtload"]["resources"].is_object());
+    }
+}

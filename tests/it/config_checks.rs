@@ -1,0 +1,217 @@
+//! Everything validated at load: `rtload check` and `rtload run` reject the same bad
+//! scenarios with exit 2 and a positioned range message, never a panic or an abort; `check`
+//! writes nothing; a workload file wins over the built-in rollout keys.
+
+use std::path::Path;
+
+use crate::support::{Fixture, rtload};
+
+/// A small video scenario with `extra` appended.
+fn scenario(extra: &str) -> Fixture {
+    Fixture::new(&format!(
+        "[workload]\nkind = \"video-cadence\"\nnum_chunks = 3\n{extra}\n"
+    ))
+}
+
+fn assert_exit_2(args: &[&str], path: &Path, needles: &[&str]) {
+    let out = rtload().args(args).arg(path).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: want {n:?} in:\n{err}");
+    }
+}
+
+#[test]
+fn numeric_abuse_exits_2_from_check_and_run() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "[load]\nsamples = 1000000000000",
+            &[":5:11:", "[0, 1000000]", "1000000000000"],
+        ),
+        (
+            "[load]\nwarmup_samples = 9223372036854775807",
+            &[":5:18:", "[0, 1000000]", "9223372036854775807"],
+        ),
+        (
+            "[server.video]\nchunk_bytes = 100000000000",
+            &[":5:15:", "chunk_bytes", "100000000000", "67108864"],
+        ),
+        (
+            "[load]\nrequest_rate = nan",
+            &[":5:16:", "request_rate", "NaN"],
+        ),
+        (
+            "[load]\nrequest_rate = -inf",
+            &[":5:16:", "request_rate", "-inf"],
+        ),
+        (
+            "[server.video]\nchunk_intervall_ms = 3",
+            &[":5:1:", "did you mean `chunk_interval_ms`?"],
+        ),
+        ("[output]\njson = \".\"", &[":5:8:", "is a directory"]),
+        (
+            "[output]\njson = \"scenario.toml/r.json\"",
+            &[":5:8:", "is a file, not a directory"],
+        ),
+        (
+            "playback_buffer_chunks = 5",
+            &[":4:26:", "deeper than the rollout (3 chunks)"],
+        ),
+        (
+            "[target]\nurl = \"ws://127.0.0.1:9\"\nheaders = { \"Bad Name\" = \"x\" }",
+            &[":6:", "header name \"Bad Name\""],
+        ),
+    ];
+    for (extra, needles) in cases {
+        let f = scenario(extra);
+        assert_exit_2(&["check"], &f.path, needles);
+        assert_exit_2(&["run", "--quiet"], &f.path, needles);
+    }
+}
+
+#[test]
+fn bad_flags_exit_2_before_running() {
+    let f = scenario("");
+    for (flags, needle) in [
+        (
+            &["--request-rate", "nan"][..],
+            "--request-rate: request_rate must be > 0",
+        ),
+        (
+            &["--request-rate=-inf"][..],
+            "--request-rate: request_rate must be > 0",
+        ),
+        (
+            &["--num-prompts", "2000000"][..],
+            "--num-prompts: must be in [0, 1000000]",
+        ),
+        (
+            &["--header", "X-Key=a\u{7f}b"][..],
+            "--header: the value of header \"X-Key\"",
+        ),
+        (
+            &["--output-json", "."][..],
+            "--output-json: the JSON result path",
+        ),
+    ] {
+        let out = rtload()
+            .arg("run")
+            .arg("--quiet")
+            .arg(&f.path)
+            .args(flags)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {err}");
+        assert!(
+            err.contains(needle),
+            "{flags:?}: want {needle:?} in:\n{err}"
+        );
+        assert!(out.stdout.is_empty(), "{flags:?} ran");
+    }
+}
+
+#[test]
+fn serve_rejects_out_of_range_config_with_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("server.toml");
+    std::fs::write(&cfg, "[video]\nchunk_bytes = 100000000000\n").unwrap();
+    let out = rtload()
+        .args(["serve", "--port", "0", "--config"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(":2:15: video.chunk_bytes must be between 1 and 67108864"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn check_validates_a_dataset_archive_without_extracting_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = dir.path().join("ds");
+    let out = rtload()
+        .args(["dataset", "synth", "--tar"])
+        .arg(&ds)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_dir_all(ds.join("data")).unwrap();
+    let sc = dir.path().join("omni.toml");
+    std::fs::write(
+        &sc,
+        "[workload]\nkind = \"omniinteract\"\ndataset_path = \"ds/data.tar.gz\"\nref_audio = \"ds/ref_audio.wav\"\noutput_dir = \"out\"\n",
+    )
+    .unwrap();
+    let before = listing(dir.path());
+    let out = rtload().arg("check").arg(&sc).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("not extracted yet"), "{err}");
+    assert_eq!(listing(dir.path()), before, "check wrote files");
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            out.push(p.display().to_string());
+            if p.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn workload_file_wins_over_the_shipped_scenarios_rollout_keys() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let wl = dir.path().join("wl.json");
+    std::fs::write(
+        &wl,
+        r#"{"prompt": "p", "image": "data:image/png;base64,cG5nIQ==", "num_chunks": 2, "camera_pattern": "hold"}"#,
+    )
+    .unwrap();
+    let cfg = dir.path().join("fast.toml");
+    // The shipped scenario against a fast embedded server: a copy with [server.video].
+    let text = std::fs::read_to_string(root.join("scenarios/video-cadence.toml")).unwrap();
+    std::fs::write(
+        &cfg,
+        format!(
+            "{text}\n[server.video]\nfirst_chunk_ms = 5\nchunk_interval_ms = 2\nramp_chunks = 0\n"
+        ),
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let out = rtload()
+        .args(["run", "--quiet", "--warmup-chunks", "0", "--workload"])
+        .arg(&wl)
+        .arg("--output-json")
+        .arg(&json)
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("ignoring num_chunks, camera_pattern"), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["config"]["camera_pattern"], "hold", "{}", v["config"]);
+    assert!(v["config"]["chunk_slo_ms"].is_null(), "{}", v["config"]);
+    assert_eq!(v["workload"]["num_chunks"], 2, "{}", v["workload"]);
+}

@@ -1,0 +1,363 @@
+//! Proof that the workload seam is a framework: a small echo workload defined only here
+//! (its own 127.0.0.1 WebSocket echo server, its own session, report and metric
+//! catalogue) runs end to end through the public API, and `compare`, a sweep table and
+//! the HTML report show its metrics with the directions it declared, with no edit to the
+//! engine, report or CLI code for it.
+
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use futures_util::StreamExt;
+use rtload::workload::catalogue::{Catalogue, Direction, Family};
+use rtload::workload::{
+    Effects, Inbound, Outbound, Report, RunRecord, Session, SessionContext, Workload,
+};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use crate::support::{Fixture, rtload};
+
+/// Messages each echo session sends.
+const MESSAGES: usize = 5;
+
+const FAMILIES: &[Family] = &[
+    Family::new("rtt_ms", "ms", Direction::Lower, "send → echo round trip"),
+    Family::new(
+        "echoed_per_s",
+        "msg/s",
+        Direction::Higher,
+        "echoes per second of run",
+    ),
+    Family::new(
+        "completed",
+        "sessions",
+        Direction::Higher,
+        "sessions that completed",
+    ),
+    Family::new(
+        "failed",
+        "sessions",
+        Direction::Lower,
+        "sessions that failed",
+    ),
+    Family::new(
+        "payload_bytes",
+        "bytes",
+        Direction::NotAScore,
+        "message size (configuration)",
+    ),
+];
+
+const HEADLINE: &[&str] = &["rtt_ms.p99", "echoed_per_s"];
+
+struct EchoWorkload {
+    samples: usize,
+}
+
+struct EchoSession {
+    sent: Vec<Instant>,
+    rtts_ms: Vec<f64>,
+}
+
+impl Session for EchoSession {
+    type Output = Vec<f64>;
+    fn on_open(&mut self, now: Instant, fx: &mut Effects) {
+        for i in 0..MESSAGES {
+            self.sent.push(now);
+            fx.send(Outbound::Text(format!("echo {i}")), Some(now));
+        }
+    }
+    fn on_inbound(&mut self, msg: Inbound, at: Instant, fx: &mut Effects) {
+        let Inbound::Text(t) = msg else {
+            return fx.fail("binary frame from an echo server");
+        };
+        let i: usize = match t.strip_prefix("echo ").and_then(|n| n.parse().ok()) {
+            Some(i) if i < self.sent.len() => i,
+            _ => return fx.fail(format!("unexpected echo {t:?}")),
+        };
+        self.rtts_ms
+            .push(at.duration_since(self.sent[i]).as_secs_f64() * 1000.0);
+        if self.rtts_ms.len() == MESSAGES {
+            fx.succeed();
+        }
+    }
+    fn on_wake(&mut self, _now: Instant, _fx: &mut Effects) {}
+    fn into_output(self) -> Vec<f64> {
+        self.rtts_ms
+    }
+}
+
+struct EchoReport {
+    metrics: BTreeMap<String, f64>,
+}
+
+impl Report for EchoReport {
+    fn render_text(&self) -> String {
+        format!("echo: {:?}\n", self.metrics)
+    }
+    fn to_json(&self) -> Value {
+        json!({"echo": {"messages": MESSAGES}, "rtload": {"metrics": self.metrics}})
+    }
+    fn metrics(&self) -> BTreeMap<String, f64> {
+        self.metrics.clone()
+    }
+}
+
+fn names() -> Vec<&'static str> {
+    vec![
+        "rtt_ms.mean",
+        "rtt_ms.p99",
+        "rtt_ms.count",
+        "echoed_per_s",
+        "completed",
+        "failed",
+        "payload_bytes",
+    ]
+}
+
+impl Workload for EchoWorkload {
+    type Session = EchoSession;
+
+    fn kind(&self) -> &'static str {
+        "echo-test"
+    }
+    fn default_path(&self) -> &'static str {
+        "/echo"
+    }
+    fn describe(&self) -> Vec<(String, String)> {
+        vec![("messages".into(), MESSAGES.to_string())]
+    }
+    fn samples(&self) -> usize {
+        self.samples
+    }
+    fn catalogue(&self) -> Catalogue {
+        Catalogue::build(names(), FAMILIES, HEADLINE)
+    }
+    fn session(&self, _ctx: &SessionContext) -> EchoSession {
+        EchoSession {
+            sent: Vec::new(),
+            rtts_ms: Vec::new(),
+        }
+    }
+    fn report(&self, run: RunRecord<Vec<f64>>) -> Result<Box<dyn Report>, String> {
+        let measured = run.samples.iter().filter(|s| !s.warmup);
+        let mut rtts: Vec<f64> = Vec::new();
+        let (mut ok, mut failed) = (0.0, 0.0);
+        for s in measured {
+            match (&s.outcome, &s.output) {
+                (Ok(()), Some(r)) => {
+                    ok += 1.0;
+                    rtts.extend(r);
+                }
+                _ => failed += 1.0,
+            }
+        }
+        rtts.sort_by(f64::total_cmp);
+        let mut m = BTreeMap::new();
+        if !rtts.is_empty() {
+            let n = rtts.len();
+            m.insert("rtt_ms.mean".into(), rtts.iter().sum::<f64>() / n as f64);
+            m.insert("rtt_ms.p99".into(), rtts[(n * 99).div_ceil(100) - 1]);
+            m.insert("rtt_ms.count".into(), n as f64);
+            m.insert("echoed_per_s".into(), n as f64 / run.duration_s.max(1e-9));
+        }
+        m.insert("completed".into(), ok);
+        m.insert("failed".into(), failed);
+        m.insert("payload_bytes".into(), 6.0);
+        Ok(Box::new(EchoReport { metrics: m }))
+    }
+}
+
+/// A WebSocket echo server on 127.0.0.1 (port 0), on its own actix system thread.
+struct EchoServer {
+    port: u16,
+    handle: actix_web::dev::ServerHandle,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+async fn echo(req: HttpRequest, body: web::Payload) -> Result<HttpResponse, actix_web::Error> {
+    let (response, mut session, mut stream) = actix_ws::handle(&req, body)?;
+    actix_web::rt::spawn(async move {
+        while let Some(Ok(msg)) = stream.next().await {
+            match msg {
+                actix_ws::Message::Text(t) if session.text(t.clone()).await.is_err() => return,
+                actix_ws::Message::Text(_) => {}
+                actix_ws::Message::Ping(p) => {
+                    let _ = session.pong(&p).await;
+                }
+                actix_ws::Message::Close(_) => break,
+                _ => {}
+            }
+        }
+        let _ = session.close(None).await;
+    });
+    Ok(response)
+}
+
+impl EchoServer {
+    fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            actix_rt::System::new().block_on(async move {
+                let server = HttpServer::new(|| App::new().route("/echo", web::get().to(echo)))
+                    .workers(1)
+                    .listen(listener)
+                    .unwrap()
+                    .run();
+                let _ = tx.send(server.handle());
+                let _ = server.await;
+            });
+        });
+        Self {
+            port,
+            handle: rx.recv().unwrap(),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for EchoServer {
+    fn drop(&mut self) {
+        actix_rt::System::new().block_on(self.handle.stop(true));
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A scenario aimed at the echo server, with the echo workload plugged in.
+fn scenario(fx: &Fixture, samples: usize) -> rtload::config::scenario::Scenario {
+    let mut sc = fx.scenario();
+    sc.workload = Arc::new(EchoWorkload { samples });
+    sc.load.samples = samples;
+    sc
+}
+
+fn fixture(port: u16) -> Fixture {
+    Fixture::new(&format!(
+        r#"
+name = "echo"
+[target]
+url = "ws://127.0.0.1:{port}"
+[workload]
+kind = "video-cadence"
+num_chunks = 3
+[load]
+samples = 2
+max_concurrency = 2
+"#
+    ))
+}
+
+#[test]
+fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
+    let server = EchoServer::start();
+    let fx = fixture(server.port);
+    let base = fx.dir.path().join("base.json");
+    let mut sc = scenario(&fx, 2);
+    sc.output_json = Some(base.clone());
+    let s = rtload::runner::run(&sc, Box::new(std::io::sink())).expect("run");
+    assert!(s.passed(), "{:?}", s.failures);
+    assert_eq!(s.report.metrics()["completed"], 2.0);
+
+    // The result file carries the workload's own catalogue.
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    let cat = &doc["rtload"]["metrics_catalogue"];
+    let row = |name: &str| {
+        cat.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in {cat}"))
+    };
+    assert_eq!(row("rtt_ms.p99")["direction"], "lower");
+    assert_eq!(row("rtt_ms.p99")["unit"], "ms");
+    assert_eq!(row("echoed_per_s")["direction"], "higher");
+    assert_eq!(row("payload_bytes")["direction"], "not_a_score");
+    assert_eq!(doc["rtload"]["headline_metrics"], json!(HEADLINE));
+
+    // The generator block is the runner's, the same for every workload.
+    let rt = &doc["rtload"];
+    assert_eq!(rt["queue_wait"]["count"], 2, "{rt}");
+    assert_eq!(rt["send_lateness"]["count"], 2 * MESSAGES, "{rt}");
+    assert_eq!(rt["failures_by_kind"], json!({}));
+    let res = &rt["resources"];
+    assert!(res["cpu_s"].as_f64().is_some_and(|c| c >= 0.0), "{res}");
+    assert!(
+        res["peak_rss_mib"].as_f64().is_some_and(|m| m > 0.0),
+        "{res}"
+    );
+    assert!(
+        res["live_session_s"].as_f64().is_some_and(|s| s > 0.0),
+        "{res}"
+    );
+    assert!(res["cpu_us_per_session_s"].as_f64().is_some(), "{res}");
+
+    // compare (the CLI): a slower, lower-throughput NEW regresses both ways.
+    let mut worse = doc.clone();
+    let m = &mut worse["rtload"]["metrics"];
+    m["rtt_ms.p99"] = json!(m["rtt_ms.p99"].as_f64().unwrap() * 3.0 + 10.0);
+    m["echoed_per_s"] = json!(m["echoed_per_s"].as_f64().unwrap() / 3.0);
+    m["payload_bytes"] = json!(600.0);
+    let new = fx.dir.path().join("new.json");
+    std::fs::write(&new, worse.to_string()).unwrap();
+    let o = rtload()
+        .args(["compare", base.to_str().unwrap(), new.to_str().unwrap()])
+        .args(["--max-regression", "10%"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{text}");
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} in\n{text}"))
+            .to_string()
+    };
+    assert!(line("rtt_ms.p99").contains("lower") && line("rtt_ms.p99").contains("REGRESSED"));
+    assert!(line("echoed_per_s").contains("higher") && line("echoed_per_s").contains("REGRESSED"));
+    assert!(!line("payload_bytes").contains("REGRESSED"), "{text}");
+    assert!(text.contains("2 metrics regressed past 10%"), "{text}");
+
+    // A sweep over concurrency: the table's columns are the workload's headline.
+    let sweep = rtload::config::sweep::Sweep {
+        param: rtload::config::sweep::SweepParam::MaxConcurrency,
+        values: vec![1.0, 2.0],
+        headline: None,
+    };
+    let dir = fx.dir.path().join("sweep");
+    let r = rtload::batch::run_sweep(&sc, &sweep, &dir, true).expect("sweep");
+    assert!(r.points.iter().all(|p| p.passed));
+    let catalogue = sc.workload.catalogue();
+    let cols: Vec<&str> = catalogue.headline().iter().map(String::as_str).collect();
+    let table = rtload::config::sweep::render_table(&sweep, &r.points, &cols);
+    assert!(
+        table.lines().next().unwrap().contains("rtt_ms.p99"),
+        "{table}"
+    );
+    let legend = rtload::config::sweep::direction_legend(&cols, &catalogue);
+    assert!(
+        legend.contains("rtt_ms.p99 lower is better (ms)"),
+        "{legend}"
+    );
+    assert!(
+        legend.contains("echoed_per_s higher is better (msg/s)"),
+        "{legend}"
+    );
+    let sweep_doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(sweep_doc["sweep"]["headline"], "rtt_ms.p99");
+
+    // The HTML report: recognised by its metrics, units and directions from the file.
+    let html = rtload::report::html::render_html(&[("base.json".into(), doc)]).expect("html");
+    assert!(html.contains("(rtload result)"), "kind shown");
+    assert!(html.contains("<td>rtt_ms.p99</td><td>ms</td><td>lower</td>"));
+    assert!(html.contains("<td>echoed_per_s</td><td>msg/s</td><td>higher</td>"));
+    assert!(html.contains("<td>payload_bytes</td><td>bytes</td><td>–</td>"));
+    drop(server);
+}
