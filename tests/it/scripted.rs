@@ -87,6 +87,21 @@ fn openai_realtime_runs_as_shipped_with_two_turns_per_session() {
         "one value per turn: {s}"
     );
     assert_eq!(s["audio_deltas"], serde_json::json!([10.0]));
+    // Declared metrics are catalogue metrics with their unit and direction.
+    let cat = v["rtload"]["metrics_catalogue"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let entry = |name: &str| {
+        cat.iter()
+            .find(|m| m["name"] == name)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(entry("first_audio_ms.p99")["unit"], "ms");
+    assert_eq!(entry("first_audio_ms.p99")["direction"], "lower");
+    assert_eq!(entry("first_audio_ms.p99")["headline"], true);
+    assert_eq!(entry("audio_deltas.mean")["direction"], "not_a_score");
     // Inter-arrival within each turn only: 2 turns x 4 gaps.
     assert_eq!(s["audio_gap_ms"].as_array().map(Vec::len), Some(8), "{s}");
 }
