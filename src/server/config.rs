@@ -1,6 +1,6 @@
 //! Configuration of the embedded reference server: the TOML-facing types, their
 //! defaults, loading from a file (errors name path, line and column) and validation.
-//! `[video]` configures `/v1/realtime/video`, `[duplex]` configures `/v1/realtime`.
+//! `[video]` configures `/v1/realtime/video`, `[duplex]` configures `/v1/realtime`, `[transcription]` the vLLM speech-to-text endpoint.
 
 use std::path::{Path, PathBuf};
 
@@ -10,9 +10,11 @@ use crate::util::textpos::{line_col, suggest_unknown_field, value_span};
 
 mod duplex;
 mod scripted;
+mod transcription;
 
 pub use duplex::{DuplexFaults, DuplexServerConfig, FinalDecision};
 pub use scripted::{ScriptedServerConfig, ServerAction, ServerRule};
+pub use transcription::{TranscriptionFaults, TranscriptionServerConfig};
 
 /// Errors of the server seam: loading or validating a [`ServerConfig`].
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +59,10 @@ pub struct ServerConfig {
     /// Behaviour of the duplex speech endpoint `/v1/realtime`.
     #[serde(default)]
     pub duplex: DuplexServerConfig,
+    /// Behaviour of the vLLM realtime transcription endpoint (`/v1/realtime` without
+    /// `duplex=1`, or its own `path`).
+    #[serde(default)]
+    pub transcription: TranscriptionServerConfig,
     /// Rules of the scripted endpoint (the mirror image of `kind = "scripted"`).
     #[serde(default)]
     pub scripted: ScriptedServerConfig,
@@ -221,6 +227,7 @@ impl Default for ServerConfig {
         ServerConfig {
             video: VideoServerConfig::default(),
             duplex: DuplexServerConfig::default(),
+            transcription: TranscriptionServerConfig::default(),
             scripted: ScriptedServerConfig::default(),
             idle_timeout_s: default_idle_timeout_s(),
             workers: default_workers(),
@@ -365,6 +372,7 @@ impl ServerConfig {
                 .into(),
         );
         out.extend(self.duplex.problems());
+        out.extend(self.transcription.problems());
         out.extend(self.scripted.problems());
         out
     }

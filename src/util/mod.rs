@@ -2,18 +2,27 @@
 //! scenario layout: Python-compatible number formatting (`pyfmt`), percentiles and summaries
 //! (`stats`), atomic file writes (`fs`), positioned scenario errors and section parsing
 //! (`scenario_error`), the HdrHistogram interval log (`histlog`) and target URL rules
-//! (`target`), text positions with close-match suggestions (`textpos`); and, shared by the
-//! client side and the embedded server (which may not import each other), JSON field
+//! (`target`), text positions with close-match suggestions (`textpos`), media pacing modes
+//! (`pacing`), the bounded external-command runner (`command`) and the tone-coded words
+//! shared by the synthetic transcription set and the embedded server (`tonecode`), the
+//! Prometheus text format (`prom`), the tiny HTTP for live metrics (`http`) and the target
+//! scraper (`scrape`); and, shared by the client side and the embedded server, JSON field
 //! matching (`jsonmatch`) and `${var}` message templates (`template`).
 
+pub mod command;
 pub mod fs;
 pub mod histlog;
+pub mod http;
 pub mod jsonmatch;
+pub mod pacing;
+pub mod prom;
 pub mod pyfmt;
 pub mod scenario_error;
+pub mod scrape;
 pub mod stats;
 pub mod target;
 pub mod template;
 pub mod textpos;
+pub mod tonecode;
 
 pub use fs::write_atomic;

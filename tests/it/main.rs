@@ -4,18 +4,25 @@
 mod duplex_support;
 mod scripted_server;
 mod support;
+mod transcription_server;
 
 mod cli;
 mod config_checks;
 mod duplex;
 mod echo_workload;
 mod engine;
+mod fresh_machine;
+mod fuzz;
 mod layering;
+mod live;
 mod outputs;
+mod redaction;
 mod schema;
 mod scripted;
+mod shard;
 mod surface;
 mod sweep;
 mod tls;
+mod transcription;
 mod trust_io;
 mod video_faults;

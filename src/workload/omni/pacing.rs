@@ -20,7 +20,8 @@ pub const CHUNK_BYTES: usize = 6_400;
 /// Model-unit length when the server does not announce one.
 pub const DEFAULT_CHUNK_PERIOD_MS: u64 = 1_000;
 
-pub use crate::workload::pacing::PacingMode;
+/// The pacing modes, shared with the transcription workload.
+pub use crate::util::pacing::PacingMode;
 
 /// The negotiated model-unit length: `session.capabilities.chunk_period_ms` of the most
 /// recent event that carries a positive integer there, else 1000.

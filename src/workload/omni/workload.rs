@@ -278,7 +278,8 @@ pub fn build(
     }))
 }
 
-pub use crate::workload::pacing::parse_pacing;
+/// `"realtime"`, `"saturate"` or `"<factor>x"` (shared with every paced workload).
+pub use crate::util::pacing::parse_pacing;
 
 impl Workload for OmniWorkload {
     type Session = MaybeFailed<DuplexSession>;

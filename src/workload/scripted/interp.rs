@@ -18,9 +18,9 @@ use tokio::time::Instant;
 
 use super::metric::Record;
 use super::script::{Action, ChunkFrame, Payload, Script};
+use crate::util::pacing::PacingMode;
 use crate::util::template::Template;
 use crate::workload::outcome::FailureKind;
-use crate::workload::pacing::PacingMode;
 use crate::workload::{Effects, Outbound};
 
 /// Unconsumed inbound messages kept for a later `await`.
@@ -337,7 +337,7 @@ impl Interp {
     fn due(&self, s: &StreamState, offset: usize) -> Option<Instant> {
         let bytes_per_s = f64::from(self.vars.sample_rate) * 2.0;
         let media = Duration::from_secs_f64(offset as f64 / bytes_per_s);
-        Some(s.t0 + s.mode.scale(media)?)
+        Some(s.t0 + s.mode.due_after_media(media)?)
     }
 
     /// Send the chunks due at `now`; true when the stream step is over.

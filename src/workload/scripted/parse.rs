@@ -14,10 +14,10 @@ use super::script::{
     Action, CHUNK_VARS, ChunkFrame, ITEM_PREFIX, Payload, SESSION_VARS, Script, Step,
 };
 use crate::util::jsonmatch::Matcher;
+use crate::util::pacing::PacingMode;
+use crate::util::pacing::parse_pacing;
 use crate::util::scenario_error::ScenarioError;
 use crate::util::template::{Template, closest};
-use crate::workload::pacing::PacingMode;
-use crate::workload::pacing::parse_pacing;
 
 /// Upper bound on unrolled steps (a `repeat` typo must not exhaust memory).
 const MAX_STEPS: usize = 100_000;

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use crate::util::jsonmatch::Matcher;
+use crate::util::pacing::PacingMode;
 use crate::util::template::Template;
-use crate::workload::pacing::PacingMode;
 
 use super::metric::{Expr, Kind};
 

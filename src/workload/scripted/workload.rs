@@ -15,10 +15,10 @@ use super::interp::{Interp, Item, Vars};
 use super::parse::{self, Defaults};
 use super::report::{self, SessionValues};
 use super::script::Script;
+use crate::util::pacing::PacingMode;
+use crate::util::pacing::parse_pacing;
 use crate::util::scenario_error::{ScenarioError, parse_section};
 use crate::workload::catalogue::Catalogue;
-use crate::workload::pacing::PacingMode;
-use crate::workload::pacing::parse_pacing;
 use crate::workload::{
     DynWorkload, Effects, Inbound, Report, RunRecord, SampleRecord, Session, SessionContext,
     Workload, WorkloadInput,

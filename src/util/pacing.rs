@@ -1,6 +1,7 @@
-//! How a workload places streamed media in time: real time on an absolute schedule, a
-//! speed factor, or as fast as the socket takes it. Shared by every kind that streams
-//! (OmniInteract appends, scripted `stream` steps).
+//! How paced media is placed in time, shared by every workload that streams media
+//! (OmniInteract's appends, realtime transcription's appends): `realtime` (absolute
+//! schedule), `saturate` (as fast as the socket takes it) or a speed factor `<f>x`, and
+//! the scenario spelling of each. Pure code.
 
 use std::time::Duration;
 
@@ -33,12 +34,13 @@ impl PacingMode {
     /// for [`PacingMode::Saturate`] (no schedule).
     pub fn due_after(self, offset: usize) -> Option<Duration> {
         // 1 byte of 16 kHz PCM16 lasts exactly 31 250 ns.
-        self.scale(Duration::from_nanos(offset as u64 * 31_250))
+        self.due_after_media(Duration::from_nanos(offset as u64 * 31_250))
     }
 
-    /// Wall time from the stream start at which `media` worth of audio is due; `None` for
-    /// [`PacingMode::Saturate`] (no schedule). Any sample rate: the caller converts.
-    pub fn scale(self, media: Duration) -> Option<Duration> {
+    /// Offset from the upload start of the moment `media` worth of input is due, for
+    /// any sample rate (the transcription workload paces with this too); `None` for
+    /// [`PacingMode::Saturate`].
+    pub fn due_after_media(self, media: Duration) -> Option<Duration> {
         match self {
             Self::Realtime => Some(media),
             Self::Speed(x) if x.is_finite() && x > 0.0 => Some(media.div_f64(x)),
@@ -48,7 +50,7 @@ impl PacingMode {
     }
 }
 
-/// `"realtime"`, `"saturate"` or `"<factor>x"`.
+/// `"realtime"`, `"saturate"` or `"<factor>x"` (absent = realtime).
 pub fn parse_pacing(s: Option<&str>) -> Result<PacingMode, String> {
     match s.map(str::trim) {
         None | Some("realtime") => Ok(PacingMode::Realtime),
@@ -59,5 +61,36 @@ pub fn parse_pacing(s: Option<&str>) -> Result<PacingMode, String> {
                 "`pacing` must be \"realtime\", \"saturate\" or a speed factor like \"2x\" (got \"{other}\")"
             )),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_time_is_scaled_by_the_mode() {
+        let s = Duration::from_secs(2);
+        assert_eq!(PacingMode::Realtime.due_after_media(s), Some(s));
+        assert_eq!(
+            PacingMode::Speed(4.0).due_after_media(s),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(PacingMode::Saturate.due_after_media(s), None);
+        // 32000 bytes of 16 kHz PCM16 are one second.
+        assert_eq!(
+            PacingMode::Realtime.due_after(32_000),
+            Some(Duration::from_secs(1))
+        );
+    }
+
+    #[test]
+    fn spellings_round_trip() {
+        for s in ["realtime", "saturate", "2x", "0.5x"] {
+            assert_eq!(parse_pacing(Some(s)).unwrap().to_string(), s);
+        }
+        assert_eq!(parse_pacing(None), Ok(PacingMode::Realtime));
+        assert!(parse_pacing(Some("0x")).is_err());
+        assert!(parse_pacing(Some("fast")).unwrap_err().contains("\"fast\""));
     }
 }
