@@ -2,7 +2,7 @@
 //! `src/workload/` that names kinds; adding a workload is one entry here.
 
 use crate::workload::catalogue::Catalogue;
-use crate::workload::{WorkloadKind, omni, transcription, video};
+use crate::workload::{WorkloadKind, omni, scripted, transcription, video};
 
 /// Every workload kind rtload knows, by name.
 pub fn registry() -> &'static [WorkloadKind] {
@@ -37,6 +37,19 @@ pub fn registry() -> &'static [WorkloadKind] {
             },
             families: transcription::metrics::FAMILIES,
             headline: transcription::metrics::HEADLINE,
+        },
+        WorkloadKind {
+            name: scripted::KIND,
+            summary: "any JSON-over-WebSocket protocol described as steps in the scenario",
+            build: scripted::build,
+            schema: |g| {
+                crate::config::schema::kind_schema::<scripted::workload::ScriptedParams>(
+                    g,
+                    scripted::KIND,
+                )
+            },
+            families: scripted::report::FAMILIES,
+            headline: scripted::report::HEADLINE,
         },
     ]
 }

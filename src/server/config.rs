@@ -9,9 +9,11 @@ use serde::{Deserialize, Serialize};
 use crate::util::textpos::{line_col, suggest_unknown_field, value_span};
 
 mod duplex;
+mod scripted;
 mod transcription;
 
 pub use duplex::{DuplexFaults, DuplexServerConfig, FinalDecision};
+pub use scripted::{ScriptedServerConfig, ServerAction, ServerRule};
 pub use transcription::{TranscriptionFaults, TranscriptionServerConfig};
 
 /// Errors of the server seam: loading or validating a [`ServerConfig`].
@@ -61,6 +63,9 @@ pub struct ServerConfig {
     /// `duplex=1`, or its own `path`).
     #[serde(default)]
     pub transcription: TranscriptionServerConfig,
+    /// Rules of the scripted endpoint (the mirror image of `kind = "scripted"`).
+    #[serde(default)]
+    pub scripted: ScriptedServerConfig,
     /// A connection with no client message for this long while the server is not
     /// streaming to it (before `session.start`, or after a stall fault) is closed.
     /// Duplex sessions use the `session.idle_timeout_s` of their `session.update`
@@ -232,6 +237,7 @@ impl Default for ServerConfig {
             video: VideoServerConfig::default(),
             duplex: DuplexServerConfig::default(),
             transcription: TranscriptionServerConfig::default(),
+            scripted: ScriptedServerConfig::default(),
             idle_timeout_s: default_idle_timeout_s(),
             workers: default_workers(),
             shutdown_timeout_s: default_shutdown_timeout_s(),
@@ -390,6 +396,7 @@ impl ServerConfig {
         );
         out.extend(self.duplex.problems());
         out.extend(self.transcription.problems());
+        out.extend(self.scripted.problems());
         out
     }
 }

@@ -3,7 +3,8 @@
 //! This module owns the app, its routes and startup/shutdown; `config` owns the
 //! config types, `video` the `/v1/realtime/video` endpoint and `video_plan` its pure
 //! core, `duplex` the `/v1/realtime` duplex speech endpoint and `duplex_plan` its pure
-//! core, `transcription` the vLLM speech-to-text protocol (on `/v1/realtime` for clients
+//! core, `scripted` the `[server.scripted]` rule endpoint and `scripted_plan` its pure
+//! core, //! core, `transcription` the vLLM speech-to-text protocol (on `/v1/realtime` for clients
 //! without `duplex=1`, or its own path) and `transcription_plan` its pure core, `metrics`
 //! the server's own Prometheus `/metrics`. Each endpoint exposes a shared state type and a `register` fn; adding another
 //! endpoint is one more `.configure(..)` in `build_server`. It never imports client modules, and the client side never
@@ -17,6 +18,8 @@ mod duplex;
 mod duplex_plan;
 mod frame_guard;
 mod metrics;
+mod scripted;
+mod scripted_plan;
 mod tls;
 mod transcription;
 mod transcription_plan;
@@ -40,8 +43,8 @@ use std::time::Duration;
 use actix_web::{App, HttpServer, dev::ServerHandle, web};
 
 pub use config::{
-    DuplexFaults, DuplexServerConfig, FinalDecision, ServerConfig, ServerError,
-    TranscriptionFaults, TranscriptionServerConfig, VideoFaults, VideoServerConfig,
+    DuplexFaults, DuplexServerConfig, FinalDecision, ScriptedServerConfig, ServerConfig,
+    ServerError, TranscriptionFaults, TranscriptionServerConfig, VideoFaults, VideoServerConfig,
 };
 pub use duplex::DUPLEX_PATH;
 pub use metrics::METRICS_PATH;
@@ -213,13 +216,27 @@ fn build_server(
     let duplex_state = web::Data::new(duplex::DuplexState::new(cfg));
     let stt_state = web::Data::new(transcription::TranscriptionState::new(cfg));
     let metrics = web::Data::new(Arc::new(metrics::ServerMetrics::default()));
+    // Mounted first so that, when configured, its path wins over a built-in endpoint.
+    let scripted_state = cfg
+        .scripted
+        .enabled()
+        .then(|| scripted::ScriptedState::new(cfg).map(web::Data::new))
+        .flatten();
+    let scripted_path = cfg.scripted.path.clone();
     let server = HttpServer::new(move || {
         let video_state = video_state.clone();
         let duplex_state = duplex_state.clone();
         let stt_state = stt_state.clone();
         let metrics = metrics.clone();
+        let scripted_state = scripted_state.clone();
+        let scripted_path = scripted_path.clone();
         // Transcription first: on a shared path its guard passes `duplex=1` clients on.
         App::new()
+            .configure(move |svc| {
+                if let Some(state) = scripted_state {
+                    scripted::register(svc, &scripted_path, state);
+                }
+            })
             .configure(move |svc| video::register(svc, video_state))
             .configure(move |svc| transcription::register(svc, stt_state))
             .configure(move |svc| duplex::register(svc, duplex_state))

@@ -6,12 +6,14 @@
 //! (`pacing`), the bounded external-command runner (`command`) and the tone-coded words
 //! shared by the synthetic transcription set and the embedded server (`tonecode`), the
 //! Prometheus text format (`prom`), the tiny HTTP for live metrics (`http`) and the target
-//! scraper (`scrape`).
+//! scraper (`scrape`); and, shared by the client side and the embedded server, JSON field
+//! matching (`jsonmatch`) and `${var}` message templates (`template`).
 
 pub mod command;
 pub mod fs;
 pub mod histlog;
 pub mod http;
+pub mod jsonmatch;
 pub mod pacing;
 pub mod prom;
 pub mod pyfmt;
@@ -19,6 +21,7 @@ pub mod scenario_error;
 pub mod scrape;
 pub mod stats;
 pub mod target;
+pub mod template;
 pub mod textpos;
 pub mod tonecode;
 

@@ -54,6 +54,7 @@ pub mod omni;
 pub mod outcome;
 pub mod plan;
 pub mod playback;
+pub mod scripted;
 pub mod shard;
 pub mod transcription;
 pub mod video;

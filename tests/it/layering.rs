@@ -43,6 +43,7 @@ fn layer_of(segs: &[&str]) -> Option<Layer> {
         "workload" => match segs.get(1).copied() {
             Some("video") => Layer::Kind("video"),
             Some("omni") => Layer::Kind("omni"),
+            Some("scripted") => Layer::Kind("scripted"),
             Some("transcription") => Layer::Kind("transcription"),
             _ => Layer::Seam,
         },

@@ -2,6 +2,7 @@
 //! bind port 0) and is bounded by the workload's own timeouts.
 
 mod duplex_support;
+mod scripted_server;
 mod support;
 mod transcription_server;
 
@@ -19,6 +20,7 @@ mod live;
 mod outputs;
 mod redaction;
 mod schema;
+mod scripted;
 mod shard;
 mod surface;
 mod sweep;

@@ -1,0 +1,132 @@
+//! Socket side of the scripted endpoint (`[server.scripted]`, mounted at its `path`
+//! only when it has rules): one task per connection that `select!`s over inbound frames
+//! and the next due message of its [`ConnPlan`], so scheduled sends keep their absolute
+//! times. Pings are answered; binary frames are accepted and ignored; a connection with
+//! neither client messages nor scheduled sends for `idle_timeout_s` is closed.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use actix_ws::{AggregatedMessage, AggregatedMessageStream, CloseCode, CloseReason, Session};
+use tokio::time::{Instant, sleep_until};
+
+use super::Flow;
+use super::config::ServerConfig;
+use super::scripted_plan::{Compiled, ConnPlan, Out};
+
+/// Largest inbound message accepted (appends of long audio chunks).
+const MAX_INBOUND_BYTES: usize = 64 * 1024 * 1024;
+
+/// Shared state of the scripted endpoint.
+pub(crate) struct ScriptedState {
+    compiled: Arc<Compiled>,
+    idle: Duration,
+    sessions: AtomicU64,
+}
+
+impl ScriptedState {
+    /// Compiles the rules (already validated by `ServerConfig::validate`).
+    pub(crate) fn new(cfg: &ServerConfig) -> Option<ScriptedState> {
+        let compiled = Compiled::new(&cfg.scripted).ok()?;
+        Some(ScriptedState {
+            compiled: Arc::new(compiled),
+            idle: Duration::from_secs_f64(cfg.idle_timeout_s),
+            sessions: AtomicU64::new(0),
+        })
+    }
+}
+
+/// Registers the scripted route at `path`.
+pub(crate) fn register(svc: &mut web::ServiceConfig, path: &str, state: web::Data<ScriptedState>) {
+    svc.app_data(state)
+        .route(path, web::get().to(scripted_endpoint));
+}
+
+async fn scripted_endpoint(
+    req: HttpRequest,
+    body: web::Payload,
+    state: web::Data<ScriptedState>,
+) -> Result<HttpResponse, actix_web::Error> {
+    let (response, session, stream) = actix_ws::handle(&req, body)?;
+    let stream = stream
+        .max_frame_size(MAX_INBOUND_BYTES)
+        .aggregate_continuations()
+        .max_continuation_size(MAX_INBOUND_BYTES);
+    let ordinal = state.sessions.fetch_add(1, Ordering::Relaxed);
+    let plan = ConnPlan::new(Arc::clone(&state.compiled), ordinal);
+    actix_web::rt::spawn(run(session, stream, plan, state.idle));
+    Ok(response)
+}
+
+/// Runs one connection to completion.
+async fn run(
+    mut session: Session,
+    mut stream: AggregatedMessageStream,
+    mut plan: ConnPlan,
+    idle: Duration,
+) {
+    let mut last = Instant::now();
+    plan.on_open(last);
+    let flow = loop {
+        let wake = plan.next_due().unwrap_or(last + idle);
+        let flow = tokio::select! {
+            biased;
+            msg = stream.recv() => {
+                let at = Instant::now();
+                last = at;
+                match msg {
+                    Some(Ok(AggregatedMessage::Text(text))) => {
+                        plan.on_text(&text, at);
+                        Flow::Continue
+                    }
+                    Some(Ok(AggregatedMessage::Ping(p))) => match session.pong(&p).await {
+                        Ok(()) => Flow::Continue,
+                        Err(closed) => closed.into(),
+                    },
+                    Some(Ok(AggregatedMessage::Close(reason))) => Flow::Close(reason),
+                    Some(Ok(_)) => Flow::Continue,
+                    Some(Err(_)) | None => Flow::Gone,
+                }
+            }
+            () = sleep_until(wake) => {
+                let now = Instant::now();
+                let due = plan.pop_due(now);
+                if due.is_empty() && now >= last + idle && plan.next_due().is_none() {
+                    Flow::Close(Some(CloseReason { code: CloseCode::Normal, description: Some("idle timeout".into()) }))
+                } else {
+                    if !due.is_empty() {
+                        last = now;
+                    }
+                    send_all(&mut session, due).await
+                }
+            }
+        };
+        if !matches!(flow, Flow::Continue) {
+            break flow;
+        }
+    };
+    if let Flow::Close(reason) = flow {
+        let _ = session.close(reason).await;
+    }
+}
+
+async fn send_all(session: &mut Session, due: Vec<Out>) -> Flow {
+    for out in due {
+        match out {
+            Out::Text(t) => {
+                if let Err(closed) = session.text(t).await {
+                    return closed.into();
+                }
+            }
+            Out::Close => {
+                return Flow::Close(Some(CloseReason {
+                    code: CloseCode::Normal,
+                    description: None,
+                }));
+            }
+        }
+    }
+    Flow::Continue
+}

@@ -1,0 +1,99 @@
+use std::sync::Arc;
+
+use super::*;
+use crate::server::config::ServerConfig;
+
+const CFG: &str = r#"
+[scripted]
+on_connect = [{ send = { type = "session.created", id = "sess_${session}" } }]
+[[scripted.rules]]
+on = { type = "input_audio_buffer.commit", final = true }
+do = [
+  { after_ms = 100, stream = { type = "transcription.delta", delta = "w${n} " }, count = 3, every_ms = 50 },
+  { after_ms = 20, send = { type = "transcription.done", text = "w1 w2 w3", id = "${event.id}" } },
+  { close = true },
+]
+"#;
+
+fn plan() -> ConnPlan {
+    let cfg = ServerConfig::from_toml_str(CFG).unwrap();
+    ConnPlan::new(Arc::new(Compiled::new(&cfg.scripted).unwrap()), 7)
+}
+
+#[test]
+fn rules_schedule_streams_and_sends_relative_to_receipt() {
+    let mut p = plan();
+    let t0 = Instant::now();
+    p.on_open(t0);
+    assert_eq!(
+        p.pop_due(t0),
+        vec![Out::Text(
+            r#"{"id":"sess_7","type":"session.created"}"#.into()
+        )]
+    );
+    p.on_text(r#"{"type":"input_audio_buffer.commit","final":false}"#, t0);
+    assert_eq!(p.next_due(), None);
+    p.on_text("not json", t0);
+    p.on_text(
+        r#"{"type":"input_audio_buffer.commit","final":true,"id":"c1"}"#,
+        t0,
+    );
+    let ms = |x: u64| t0 + Duration::from_millis(x);
+    assert_eq!(p.next_due(), Some(ms(100)));
+    assert_eq!(p.pop_due(ms(99)), vec![]);
+    assert_eq!(p.pop_due(ms(150)).len(), 2);
+    let rest = p.pop_due(ms(1000));
+    assert_eq!(
+        rest,
+        vec![
+            Out::Text(r#"{"delta":"w3 ","type":"transcription.delta"}"#.into()),
+            Out::Text(r#"{"id":"c1","text":"w1 w2 w3","type":"transcription.done"}"#.into()),
+            Out::Close,
+        ]
+    );
+}
+
+#[test]
+fn bad_rules_are_named() {
+    for (text, want) in [
+        (
+            "[[scripted.rules]]\non = {}\ndo = []\n",
+            "scripted.rules[0].on",
+        ),
+        (
+            "[[scripted.rules]]\non = {type=\"a\"}\ndo = [{ send = { t = \"${sesion}\" } }]\n",
+            "did you mean `${session}`",
+        ),
+        (
+            "[[scripted.rules]]\non = {type=\"a\"}\ndo = [{ send = { t = \"${i}\" } }]\n",
+            "in `stream` also",
+        ),
+        (
+            "[[scripted.rules]]\non = {type=\"a\"}\ndo = [{ after_ms = 1 }]\n",
+            "scripted.rules[0].do[0]: an action has exactly one",
+        ),
+        (
+            "[[scripted.rules]]\non = {type=\"a\"}\ndo = [{ stream = {t=1}, count = 0 }]\n",
+            "`count`",
+        ),
+        ("[scripted]\npath = \"v1\"\n", "start with `/`"),
+    ] {
+        let err = ServerConfig::from_toml_str(text).unwrap_err().to_string();
+        assert!(err.contains(want), "{text}: {err}");
+    }
+    let err = ServerConfig::from_toml_str("[[scripted.rules]]\non = {type=\"a\"}\ndoo = []\n")
+        .unwrap_err();
+    assert!(
+        matches!(err, crate::server::ServerError::Parse { line: 3, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn audio_payload_has_the_configured_length() {
+    let b64 = tone_b64(100, 24_000);
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .unwrap();
+    assert_eq!(bytes.len(), 4_800);
+}

@@ -1,0 +1,234 @@
+//! The audio items `stream` steps send: a directory of WAV files (sorted by name, each
+//! with an optional `<name>.txt` reference text beside it) or a JSONL manifest of
+//! `{"audio": "path.wav", ...}` lines whose other fields become `${item.<field>}`.
+//! Listing reads only WAV headers (at load); [`load_pcm`] decodes, downmixes and resamples
+//! to the script's rate before timing.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use serde_json::Value;
+
+/// One dataset item before decoding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemSpec {
+    /// The WAV file.
+    pub audio: PathBuf,
+    /// Template fields: `name`, `file`, `duration_ms`, `text` when known, manifest fields.
+    pub fields: BTreeMap<String, Value>,
+}
+
+/// List the items at `path` (a directory of `.wav` files or a `.jsonl` manifest).
+pub fn discover(path: &Path) -> Result<Vec<ItemSpec>, String> {
+    let items = if path.is_dir() {
+        from_dir(path)?
+    } else if path.is_file() {
+        from_manifest(path)?
+    } else {
+        return Err(format!(
+            "dataset {} does not exist; point `dataset` at a directory of WAV files or a JSONL manifest (relative to the scenario file)",
+            path.display()
+        ));
+    };
+    if items.is_empty() {
+        return Err(format!(
+            "dataset {} has no items (.wav files or manifest lines)",
+            path.display()
+        ));
+    }
+    Ok(items)
+}
+
+fn from_dir(dir: &Path) -> Result<Vec<ItemSpec>, String> {
+    let read = std::fs::read_dir(dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
+    let mut wavs: Vec<PathBuf> = read
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x.eq_ignore_ascii_case("wav")))
+        .collect();
+    wavs.sort();
+    wavs.into_iter()
+        .map(|audio| {
+            let mut fields = BTreeMap::new();
+            let txt = audio.with_extension("txt");
+            if txt.is_file() {
+                let text = std::fs::read_to_string(&txt)
+                    .map_err(|e| format!("cannot read {}: {e}", txt.display()))?;
+                fields.insert("text".to_string(), Value::String(text.trim().to_string()));
+            }
+            item(audio, fields)
+        })
+        .collect()
+}
+
+fn from_manifest(path: &Path) -> Result<Vec<ItemSpec>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut out = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let at = format!("{}:{}", path.display(), i + 1);
+        let v: Value =
+            serde_json::from_str(line).map_err(|e| format!("{at}: not a JSON object: {e}"))?;
+        let Value::Object(map) = v else {
+            return Err(format!(
+                "{at}: each line must be a JSON object like {{\"audio\": \"a.wav\", \"text\": \"...\"}}"
+            ));
+        };
+        let Some(audio) = map.get("audio").and_then(Value::as_str) else {
+            return Err(format!(
+                "{at}: missing \"audio\" (the WAV path, relative to the manifest)"
+            ));
+        };
+        let audio = base.join(audio);
+        let fields = map.into_iter().filter(|(k, _)| k != "audio").collect();
+        out.push(item(audio, fields).map_err(|e| format!("{at}: {e}"))?);
+    }
+    Ok(out)
+}
+
+fn item(audio: PathBuf, mut fields: BTreeMap<String, Value>) -> Result<ItemSpec, String> {
+    let reader = hound::WavReader::open(&audio)
+        .map_err(|e| format!("{}: not a readable WAV file ({e})", audio.display()))?;
+    let spec = reader.spec();
+    let ms = u64::from(reader.duration()) * 1000 / u64::from(spec.sample_rate.max(1));
+    let stem = audio
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let file = audio
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    fields.entry("name".into()).or_insert(Value::String(stem));
+    fields.entry("file".into()).or_insert(Value::String(file));
+    fields
+        .entry("duration_ms".into())
+        .or_insert(Value::from(ms));
+    Ok(ItemSpec { audio, fields })
+}
+
+/// Fields every item has (what `${item.<field>}` may name).
+pub fn common_fields(items: &[ItemSpec]) -> Vec<String> {
+    let Some(first) = items.first() else {
+        return Vec::new();
+    };
+    first
+        .fields
+        .keys()
+        .filter(|k| items.iter().all(|i| i.fields.contains_key(*k)))
+        .cloned()
+        .collect()
+}
+
+/// Decode `path` to PCM16 mono little-endian at `rate` Hz (channels averaged, linear
+/// resampling).
+pub fn load_pcm(path: &Path, rate: u32) -> Result<Bytes, String> {
+    let mut reader =
+        hound::WavReader::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let spec = reader.spec();
+    let channels = usize::from(spec.channels.max(1));
+    let samples: Vec<f32> = match spec.sample_format {
+        hound::SampleFormat::Float => reader.samples::<f32>().collect::<Result<_, _>>(),
+        hound::SampleFormat::Int => {
+            let scale = 1.0 / (1_i64 << (spec.bits_per_sample.clamp(1, 32) - 1)) as f32;
+            reader
+                .samples::<i32>()
+                .map(|s| s.map(|v| v as f32 * scale))
+                .collect()
+        }
+    }
+    .map_err(|e| format!("{}: cannot decode: {e}", path.display()))?;
+    let mono: Vec<f32> = samples
+        .chunks(channels)
+        .map(|c| c.iter().sum::<f32>() / c.len() as f32)
+        .collect();
+    let out = resample(&mono, spec.sample_rate, rate);
+    let mut bytes = Vec::with_capacity(out.len() * 2);
+    for s in out {
+        let v = (s.clamp(-1.0, 1.0) * 32767.0).round() as i16;
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    Ok(Bytes::from(bytes))
+}
+
+fn resample(x: &[f32], from: u32, to: u32) -> Vec<f32> {
+    if from == to || x.is_empty() || from == 0 {
+        return x.to_vec();
+    }
+    let n = (x.len() as u64 * u64::from(to) / u64::from(from)) as usize;
+    let step = f64::from(from) / f64::from(to);
+    (0..n)
+        .map(|i| {
+            let pos = i as f64 * step;
+            let j = pos.floor() as usize;
+            let frac = (pos - j as f64) as f32;
+            let a = x[j.min(x.len() - 1)];
+            let b = x[(j + 1).min(x.len() - 1)];
+            a + (b - a) * frac
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wav(path: &Path, rate: u32, channels: u16, n: usize) {
+        let spec = hound::WavSpec {
+            channels,
+            sample_rate: rate,
+            bits_per_sample: 16,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let mut w = hound::WavWriter::create(path, spec).unwrap();
+        for i in 0..n * usize::from(channels) {
+            w.write_sample(((i % 100) as i16) * 100).unwrap();
+        }
+        w.finalize().unwrap();
+    }
+
+    #[test]
+    fn directory_items_with_sidecar_text_and_common_fields() {
+        let d = tempfile::tempdir().unwrap();
+        wav(&d.path().join("b.wav"), 16_000, 1, 8_000);
+        wav(&d.path().join("a.wav"), 16_000, 1, 16_000);
+        std::fs::write(d.path().join("a.txt"), "hello world\n").unwrap();
+        let items = discover(d.path()).unwrap();
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0].fields["text"], Value::String("hello world".into()));
+        assert_eq!(items[0].fields["duration_ms"], Value::from(1000));
+        assert_eq!(common_fields(&items), vec!["duration_ms", "file", "name"]);
+    }
+
+    #[test]
+    fn manifest_fields_and_resampled_stereo() {
+        let d = tempfile::tempdir().unwrap();
+        wav(&d.path().join("s.wav"), 48_000, 2, 4_800);
+        std::fs::write(
+            d.path().join("m.jsonl"),
+            "{\"audio\": \"s.wav\", \"text\": \"x\", \"lang\": \"en\"}\n",
+        )
+        .unwrap();
+        let items = discover(&d.path().join("m.jsonl")).unwrap();
+        assert_eq!(items[0].fields["lang"], Value::String("en".into()));
+        let pcm = load_pcm(&items[0].audio, 16_000).unwrap();
+        assert_eq!(pcm.len(), 1_600 * 2);
+        std::fs::write(d.path().join("bad.jsonl"), "{\"text\": 1}\n").unwrap();
+        assert!(
+            discover(&d.path().join("bad.jsonl"))
+                .unwrap_err()
+                .contains(":1: missing \"audio\"")
+        );
+        assert!(
+            discover(&d.path().join("none"))
+                .unwrap_err()
+                .contains("does not exist")
+        );
+    }
+}

@@ -1,0 +1,487 @@
+//! The step interpreter: one session's walk through a [`Script`], as a sans-IO state
+//! machine. Inbound messages (with receipt times) and wake-ups go in; frames to send
+//! (with intended times), wake requests and the outcome come out through [`Effects`].
+//! It records marks and matched events for the declared metrics.
+//!
+//! An `await` also sees messages that arrived since the previous `await` ended (so a
+//! reply that beats the script to its `await` is not lost); every inbound message is
+//! checked against `fail_on` first.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use bytes::Bytes;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::metric::Record;
+use super::script::{Action, ChunkFrame, Payload, Script};
+use crate::util::pacing::PacingMode;
+use crate::util::template::Template;
+use crate::workload::outcome::FailureKind;
+use crate::workload::{Effects, Outbound};
+
+/// Unconsumed inbound messages kept for a later `await`.
+const MAX_PENDING: usize = 1024;
+/// Longest inbound text quoted in a failure message.
+const QUOTE_CHARS: usize = 300;
+
+/// What one session streams and may read in templates.
+#[derive(Debug, Clone, Default)]
+pub struct Item {
+    /// PCM16 mono little-endian at the script's sample rate.
+    pub pcm: Bytes,
+    /// `${item.<field>}` values.
+    pub fields: BTreeMap<String, Value>,
+}
+
+/// Values of the session variables.
+#[derive(Debug, Clone)]
+pub struct Vars {
+    /// `${model}`.
+    pub model: String,
+    /// `${sample_index}`.
+    pub sample_index: usize,
+    /// `${session_id}`.
+    pub session_id: String,
+    /// `${sample_rate}` (Hz of the streamed PCM).
+    pub sample_rate: u32,
+}
+
+#[derive(Debug)]
+struct StreamState {
+    t0: Instant,
+    mode: PacingMode,
+    chunk_bytes: usize,
+    offset: usize,
+    index: usize,
+}
+
+#[derive(Debug)]
+enum Phase {
+    Ready,
+    Streaming(StreamState),
+    Awaiting { deadline: Instant, matched: usize },
+    Done,
+}
+
+/// One session's interpreter.
+#[derive(Debug)]
+pub struct Interp {
+    script: Arc<Script>,
+    item: Arc<Item>,
+    vars: Vars,
+    wanted: Arc<[String]>,
+    pc: usize,
+    phase: Phase,
+    start: Option<Instant>,
+    deadline: Option<Instant>,
+    pending: VecDeque<(Value, Instant)>,
+    record: Record,
+    /// The schedule a paced stream left behind: sends that follow it (before any
+    /// `await`) were due at this time, so their lateness is recorded.
+    sched: Option<Instant>,
+}
+
+impl Interp {
+    /// A session over `item`; `wanted` are the message `type`s the metrics count.
+    pub fn new(script: Arc<Script>, item: Arc<Item>, vars: Vars, wanted: Arc<[String]>) -> Self {
+        Self {
+            script,
+            item,
+            vars,
+            wanted,
+            pc: 0,
+            phase: Phase::Ready,
+            start: None,
+            deadline: None,
+            pending: VecDeque::new(),
+            record: Record::default(),
+            sched: None,
+        }
+    }
+
+    /// The socket is open: run the script from its first step.
+    pub fn start(&mut self, now: Instant, fx: &mut Effects) {
+        self.start = Some(now);
+        self.deadline = Some(now + self.script.timeout);
+        self.advance(now, fx);
+    }
+
+    /// One inbound text frame read at `at`.
+    pub fn inbound(&mut self, text: &str, at: Instant, fx: &mut Effects) {
+        if matches!(self.phase, Phase::Done) {
+            return;
+        }
+        let Ok(msg) = serde_json::from_str::<Value>(text) else {
+            return;
+        };
+        if self.script.fail_on.iter().any(|m| m.matches(&msg)) {
+            fx.fail_as(FailureKind::ServerError, failure_text(&msg, text));
+            self.phase = Phase::Done;
+            return;
+        }
+        self.record_event(&msg, at);
+        if let Phase::Awaiting { .. } = self.phase {
+            self.offer(msg, at);
+        } else {
+            if self.pending.len() == MAX_PENDING {
+                self.pending.pop_front();
+            }
+            self.pending.push_back((msg, at));
+        }
+        self.advance(at, fx);
+    }
+
+    /// A wake-up the session asked for.
+    pub fn wake(&mut self, now: Instant, fx: &mut Effects) {
+        self.advance(now, fx);
+    }
+
+    /// Marks and events recorded so far, in ms since the socket opened.
+    pub fn record(&self) -> &Record {
+        &self.record
+    }
+
+    fn ms(&self, t: Instant) -> f64 {
+        self.start.map_or(0.0, |s| {
+            t.saturating_duration_since(s).as_secs_f64() * 1000.0
+        })
+    }
+
+    fn push_event(&mut self, name: &str, at: Instant) {
+        let ms = self.ms(at);
+        self.record
+            .events
+            .entry(name.to_string())
+            .or_default()
+            .push(ms);
+    }
+
+    fn record_event(&mut self, msg: &Value, at: Instant) {
+        let script = Arc::clone(&self.script);
+        for (name, m) in &script.events {
+            if m.matches(msg) {
+                self.push_event(name, at);
+            }
+        }
+        if let Some(t) = msg.get("type").and_then(Value::as_str)
+            && self.wanted.iter().any(|w| w == t)
+        {
+            self.push_event(t, at);
+        }
+    }
+
+    /// Offer one message to the current await; returns whether the await is over.
+    fn offer(&mut self, msg: Value, at: Instant) -> bool {
+        let script = Arc::clone(&self.script);
+        let Some(Action::Await {
+            matcher,
+            name,
+            collect,
+            until,
+            ..
+        }) = script.steps.get(self.pc).map(|s| &s.action)
+        else {
+            return false;
+        };
+        let Phase::Awaiting { matched, .. } = &mut self.phase else {
+            return false;
+        };
+        if matcher.matches(&msg) {
+            *matched += 1;
+            if let Some(n) = name {
+                self.push_event(n, at);
+            }
+            if !collect {
+                self.finish_step();
+                return true;
+            }
+        }
+        if until.as_ref().is_some_and(|u| u.matches(&msg)) {
+            self.finish_step();
+            return true;
+        }
+        false
+    }
+
+    fn finish_step(&mut self) {
+        self.pc += 1;
+        self.phase = Phase::Ready;
+    }
+
+    fn advance(&mut self, now: Instant, fx: &mut Effects) {
+        if self.deadline.is_some_and(|d| now >= d) && !matches!(self.phase, Phase::Done) {
+            fx.fail_as(
+                FailureKind::Timeout,
+                format!(
+                    "session timed out after {:.1} s at step {}",
+                    self.script.timeout.as_secs_f64(),
+                    self.pc + 1
+                ),
+            );
+            self.phase = Phase::Done;
+            return;
+        }
+        loop {
+            match &mut self.phase {
+                Phase::Done => return,
+                Phase::Streaming(_) => {
+                    if !self.stream_due(now, fx) {
+                        break;
+                    }
+                }
+                Phase::Awaiting { deadline, matched } => {
+                    if now < *deadline {
+                        fx.wake(*deadline);
+                        break;
+                    }
+                    let matched = *matched;
+                    if let Err(msg) = self.await_timeout(matched) {
+                        fx.fail_as(FailureKind::Timeout, msg);
+                        self.phase = Phase::Done;
+                        return;
+                    }
+                }
+                Phase::Ready => {
+                    if let Err(msg) = self.run_step(now, fx) {
+                        fx.fail(msg);
+                        self.phase = Phase::Done;
+                        return;
+                    }
+                }
+            }
+        }
+        if let Some(d) = self.deadline {
+            fx.wake(d);
+        }
+    }
+
+    fn await_timeout(&mut self, matched: usize) -> Result<(), String> {
+        let Some(Action::Await {
+            matcher,
+            timeout,
+            collect,
+            until,
+            ..
+        }) = self.script.steps.get(self.pc).map(|s| &s.action)
+        else {
+            return Ok(());
+        };
+        if *collect && until.is_none() {
+            self.finish_step();
+            return Ok(());
+        }
+        let what = until.as_ref().unwrap_or(matcher);
+        Err(format!(
+            "step {}: no message matching {{{what}}} within {:.1} s ({matched} matched before)",
+            self.pc + 1,
+            timeout.as_secs_f64()
+        ))
+    }
+
+    /// Run the step at `pc` (phase is `Ready`).
+    fn run_step(&mut self, now: Instant, fx: &mut Effects) -> Result<(), String> {
+        let script = Arc::clone(&self.script);
+        let Some(step) = script.steps.get(self.pc) else {
+            fx.succeed();
+            self.phase = Phase::Done;
+            return Ok(());
+        };
+        match &step.action {
+            Action::Send(p) => {
+                let msg = self.render_payload(p, step.turn)?;
+                fx.send(msg, self.sched);
+                self.finish_step();
+            }
+            Action::Mark(name) => {
+                let ms = self.ms(now);
+                self.record.marks.push((name.clone(), ms));
+                self.finish_step();
+            }
+            Action::Stream {
+                chunk_ms, pacing, ..
+            } => {
+                let chunk_bytes =
+                    (self.vars.sample_rate as usize * 2 * *chunk_ms as usize / 1000).max(2) & !1;
+                self.phase = Phase::Streaming(StreamState {
+                    t0: now,
+                    mode: *pacing,
+                    chunk_bytes,
+                    offset: 0,
+                    index: 0,
+                });
+            }
+            Action::Await { timeout, .. } => {
+                self.sched = None;
+                self.phase = Phase::Awaiting {
+                    deadline: now + *timeout,
+                    matched: 0,
+                };
+                while let Some((msg, at)) = self.pending.pop_front() {
+                    if self.offer(msg, at) {
+                        break;
+                    }
+                }
+                if matches!(self.phase, Phase::Awaiting { .. }) {
+                    self.pending.clear();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// When the stream's byte `offset` is due (`None` = now, saturate).
+    fn due(&self, s: &StreamState, offset: usize) -> Option<Instant> {
+        let bytes_per_s = f64::from(self.vars.sample_rate) * 2.0;
+        let media = Duration::from_secs_f64(offset as f64 / bytes_per_s);
+        Some(s.t0 + s.mode.due_after_media(media)?)
+    }
+
+    /// Send the chunks due at `now`; true when the stream step is over.
+    fn stream_due(&mut self, now: Instant, fx: &mut Effects) -> bool {
+        let Phase::Streaming(mut s) = std::mem::replace(&mut self.phase, Phase::Ready) else {
+            return true;
+        };
+        let total = self.item.pcm.len() & !1;
+        loop {
+            if s.offset >= total {
+                // The step after a paced stream is due when the audio's end would be.
+                match self.due(&s, total) {
+                    Some(t) if t > now => {
+                        fx.wake(t);
+                        self.phase = Phase::Streaming(s);
+                        return false;
+                    }
+                    end => {
+                        self.sched = end;
+                        self.finish_step();
+                        return true;
+                    }
+                }
+            }
+            let intended = self.due(&s, s.offset);
+            if intended.is_some_and(|t| t > now) {
+                fx.wake(intended.unwrap_or(now));
+                self.phase = Phase::Streaming(s);
+                return false;
+            }
+            let end = (s.offset + s.chunk_bytes).min(total);
+            match self.render_chunk(&s, end) {
+                Ok(msg) => fx.send(msg, intended),
+                Err(e) => {
+                    fx.fail(e);
+                    self.phase = Phase::Done;
+                    return false;
+                }
+            }
+            s.offset = end;
+            s.index += 1;
+            if intended.is_none() && s.offset < total {
+                // Saturate: one chunk per round so inbound messages interleave.
+                fx.wake(now);
+                self.phase = Phase::Streaming(s);
+                return false;
+            }
+        }
+    }
+
+    fn render_chunk(&self, s: &StreamState, end: usize) -> Result<Outbound, String> {
+        let step = &self.script.steps[self.pc];
+        let Action::Stream { frame, .. } = &step.action else {
+            return Err("internal: stream state without a stream step".into());
+        };
+        let pcm = self.item.pcm.slice(s.offset..end);
+        match frame {
+            ChunkFrame::Binary => Ok(Outbound::Binary(pcm)),
+            ChunkFrame::Json(t) => {
+                let per_ms = f64::from(self.vars.sample_rate) * 2.0 / 1000.0;
+                let lookup = |name: &str| -> Option<Value> {
+                    match name {
+                        "chunk_b64" => Some(Value::String(
+                            base64::engine::general_purpose::STANDARD.encode(&pcm),
+                        )),
+                        "chunk_index" => Some(Value::from(s.index)),
+                        "chunk_ms" => Some(Value::from(
+                            (((end - s.offset) as f64) / per_ms).round() as u64,
+                        )),
+                        "audio_end_ms" => Some(Value::from(((end as f64) / per_ms).round() as u64)),
+                        _ => self.var(name, step.turn),
+                    }
+                };
+                Ok(Outbound::Text(t.render_text(&lookup)?))
+            }
+        }
+    }
+
+    fn render_payload(&self, p: &Payload, turn: u32) -> Result<Outbound, String> {
+        let lookup = |name: &str| self.var(name, turn);
+        let text = |t: &Template| t.render_text(&lookup);
+        Ok(match p {
+            Payload::Json(t) | Payload::Text(t) => Outbound::Text(text(t)?),
+            Payload::Binary(t) => {
+                let b64 = text(t)?;
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(b64.trim())
+                    .map_err(|e| format!("`send_binary` must render base64 ({e})"))?;
+                Outbound::Binary(Bytes::from(bytes))
+            }
+        })
+    }
+
+    fn var(&self, name: &str, turn: u32) -> Option<Value> {
+        Some(match name {
+            "model" => Value::String(self.vars.model.clone()),
+            "sample_index" => Value::from(self.vars.sample_index),
+            "session_id" => Value::String(self.vars.session_id.clone()),
+            "sample_rate" => Value::from(self.vars.sample_rate),
+            "turn" => Value::from(turn),
+            "uuid" => Value::String(uuid_v4()),
+            other => self
+                .item
+                .fields
+                .get(other.strip_prefix(super::script::ITEM_PREFIX)?)?
+                .clone(),
+        })
+    }
+}
+
+/// The failure message for a `fail_on` match: the message's own error text when it has
+/// one (`error` as a string, or `error.message`), else the message itself, shortened.
+fn failure_text(msg: &Value, raw: &str) -> String {
+    let err = msg.get("error");
+    let text = err
+        .and_then(Value::as_str)
+        .or_else(|| err.and_then(|e| e.get("message")).and_then(Value::as_str))
+        .or_else(|| msg.get("message").and_then(Value::as_str));
+    let kind = msg.get("type").and_then(Value::as_str).unwrap_or("message");
+    match text {
+        Some(t) => format!("server sent {kind}: {t}"),
+        None => {
+            let short: String = raw.chars().take(QUOTE_CHARS).collect();
+            format!("server sent {kind}: {short}")
+        }
+    }
+}
+
+/// A random RFC 4122 version-4 UUID.
+fn uuid_v4() -> String {
+    let mut b: [u8; 16] = rand::random();
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+#[cfg(test)]
+#[path = "interp_tests.rs"]
+mod tests;

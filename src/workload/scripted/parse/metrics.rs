@@ -1,0 +1,147 @@
+//! `[workload.metrics]` entries: an expression string or `{ expr, unit, better,
+//! description, per }`, parsed with positions; and the check that every mark a metric
+//! reads is set by some step.
+
+use std::borrow::Cow;
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use super::{Cx, Val};
+use crate::util::template::closest;
+use crate::workload::scripted::metric::{self, Kind};
+use crate::workload::scripted::script::{Action, MetricDef, Script};
+
+pub(super) fn metric_def(
+    cx: &mut Cx<'_>,
+    k: &Spanned<Cow<'_, str>>,
+    v: &Val<'_>,
+) -> Option<MetricDef> {
+    let name = k.get_ref().to_string();
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        cx.err(
+            k.span(),
+            format!("metric name `{name}` must be letters, digits and `_` (e.g. ttft_ms)"),
+        );
+        return None;
+    }
+    let (expr_v, t) = match v.get_ref() {
+        DeValue::String(_) => (v, None),
+        DeValue::Table(t) => {
+            for key in t.keys() {
+                let kk = key.get_ref().as_ref();
+                if !["expr", "unit", "better", "description", "per"].contains(&kk) {
+                    let hint = closest(kk, ["expr", "unit", "better", "description", "per"])
+                        .map(|c| format!("did you mean `{c}`? "))
+                        .unwrap_or_default();
+                    cx.err(key.span(), format!("unknown key `{kk}` in metric `{name}`; {hint}its keys are: expr, unit, better, description, per"));
+                }
+            }
+            match t.get("expr") {
+                Some(e) => (e, Some(t)),
+                None => {
+                    cx.err(v.span(), format!("metric `{name}` needs `expr`, e.g. {{ expr = \"first(E) - mark(M)\", unit = \"ms\", better = \"lower\" }}"));
+                    return None;
+                }
+            }
+        }
+        _ => {
+            cx.err(
+                v.span(),
+                format!(
+                    "metric `{name}` must be an expression string or a table with `expr`; {}",
+                    metric::FORM
+                ),
+            );
+            return None;
+        }
+    };
+    let Some(text) = expr_v.get_ref().as_str() else {
+        cx.err(expr_v.span(), "`expr` must be a string");
+        return None;
+    };
+    let (expr, kind) = match metric::parse(text) {
+        Ok(x) => x,
+        Err(e) => {
+            let span = expr_v.span();
+            let start = if span.len() == text.len() + 2 {
+                span.start + 1 + e.offset
+            } else {
+                span.start
+            };
+            cx.err(
+                start..start + 1,
+                format!("metric `{name}` = {text:?}: {}", e.msg),
+            );
+            return None;
+        }
+    };
+    let str_key = |cx: &mut Cx<'_>, key: &str| -> Option<String> {
+        let v = t?.get(key)?;
+        match v.get_ref().as_str() {
+            Some(s) => Some(s.to_string()),
+            None => {
+                cx.err(v.span(), format!("`{key}` must be a string"));
+                None
+            }
+        }
+    };
+    let unit = str_key(cx, "unit").unwrap_or_else(|| match kind {
+        Kind::Duration | Kind::Series => "ms".into(),
+        _ => String::new(),
+    });
+    let lower_is_better = match str_key(cx, "better").as_deref() {
+        None => matches!(kind, Kind::Duration | Kind::Series).then_some(true),
+        Some("lower") => Some(true),
+        Some("higher") => Some(false),
+        Some("none") => None,
+        Some(other) => {
+            let span = t
+                .and_then(|t| t.get("better"))
+                .map_or(v.span(), |b| b.span());
+            cx.err(
+                span,
+                format!("`better` must be \"lower\", \"higher\" or \"none\" (got {other:?})"),
+            );
+            None
+        }
+    };
+    let description = str_key(cx, "description");
+    let per = str_key(cx, "per");
+    Some(MetricDef {
+        name,
+        text: text.to_string(),
+        expr,
+        kind,
+        unit,
+        lower_is_better,
+        description,
+        per,
+    })
+}
+
+/// Marks a metric reads must be set by some step.
+pub(super) fn check_names(cx: &mut Cx<'_>, script: &Script, w: &DeTable<'_>) {
+    let marks: Vec<&str> = script
+        .steps
+        .iter()
+        .filter_map(|s| match &s.action {
+            Action::Mark(m) => Some(m.as_str()),
+            _ => None,
+        })
+        .collect();
+    let Some(metrics) = w.get("metrics").and_then(|m| m.get_ref().as_table()) else {
+        return;
+    };
+    for def in &script.metrics {
+        for m in def.expr.marks().into_iter().chain(def.per.as_deref()) {
+            if !marks.contains(&m) {
+                let span = metrics.get(def.name.as_str()).map_or(0..0, |v| v.span());
+                let hint = closest(m, marks.iter().copied())
+                    .map(|c| format!("did you mean `{c}`? "))
+                    .unwrap_or_default();
+                cx.err(span, format!("metric `{}` reads mark `{m}`, which no step sets; {hint}add a step `mark = \"{m}\"`", def.name));
+            }
+        }
+    }
+}

@@ -1,0 +1,308 @@
+//! The `scripted` workload: `[workload]` keys, the script and dataset read at build
+//! (positioned errors), audio decoded in `prepare` (before timing), one interpreter
+//! session per sample, declared metrics evaluated per session.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::time::Instant;
+
+use super::dataset::{self, ItemSpec};
+use super::interp::{Interp, Item, Vars};
+use super::parse::{self, Defaults};
+use super::report::{self, SessionValues};
+use super::script::Script;
+use crate::util::pacing::PacingMode;
+use crate::util::pacing::parse_pacing;
+use crate::util::scenario_error::{ScenarioError, parse_section};
+use crate::workload::catalogue::Catalogue;
+use crate::workload::{
+    DynWorkload, Effects, Inbound, Report, RunRecord, SampleRecord, Session, SessionContext,
+    Workload, WorkloadInput,
+};
+
+/// `[workload]` keys of a `scripted` scenario.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedParams {
+    /// Always `"scripted"`.
+    pub kind: String,
+    /// Path appended to a target URL that has none (default `/v1/realtime`).
+    pub path: Option<String>,
+    /// `${model}` in templates (default `"default"`).
+    pub model: Option<String>,
+    /// Audio for `stream` steps: a directory of WAV files (with optional `<name>.txt`
+    /// reference text) or a JSONL manifest `{"audio": ..., <fields>}`; relative to the
+    /// scenario file.
+    pub dataset: Option<PathBuf>,
+    /// Sample rate of the streamed PCM16 mono audio, Hz (default 16000).
+    pub sample_rate: Option<u32>,
+    /// Default pacing of `stream` steps: `"realtime"`, `"saturate"` or `"<f>x"`.
+    pub pacing: Option<String>,
+    /// Whole-session limit, seconds (default 600).
+    pub timeout_s: Option<f64>,
+    /// Default `await` timeout, seconds (default 30).
+    pub await_timeout_s: Option<f64>,
+    /// The declared metric live progress shows, in ms (default: the first duration).
+    pub headline: Option<String>,
+    /// The steps, in order: tables with one of `send`, `send_text`, `send_binary`,
+    /// `stream`, `await`, `mark`, `repeat` (see README "Your own protocol").
+    #[schemars(with = "Option<Vec<serde_json::Map<String, serde_json::Value>>>")]
+    pub steps: Option<Vec<toml::Value>>,
+    /// Patterns that fail the session, e.g. `[{ type = "error" }]`.
+    #[schemars(with = "Option<Vec<serde_json::Map<String, serde_json::Value>>>")]
+    pub fail_on: Option<Vec<toml::Value>>,
+    /// Named event patterns recorded for metrics.
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub events: Option<toml::Table>,
+    /// Declared metrics: `name = "expr"` or `name = { expr, unit, better, description }`.
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+    pub metrics: Option<toml::Table>,
+}
+
+/// A configured scripted workload.
+#[derive(Debug)]
+pub struct ScriptedWorkload {
+    pub(super) params: ScriptedParams,
+    pub(super) script: Arc<Script>,
+    wanted: Arc<[String]>,
+    path: &'static str,
+    items: Vec<ItemSpec>,
+    samples: usize,
+    sample_rate: u32,
+    pacing: PacingMode,
+    headline: &'static str,
+    prepared: OnceLock<Vec<Arc<Item>>>,
+}
+
+/// Build from a scenario (registered in [`crate::workload::registry`]).
+pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<ScenarioError>> {
+    let p: ScriptedParams =
+        parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
+    let mut errors = Vec::new();
+    let err = |key: &str, msg: String| input.key_error(key, msg);
+    let pacing = parse_pacing(p.pacing.as_deref()).unwrap_or_else(|m| {
+        errors.push(err("pacing", m));
+        PacingMode::Realtime
+    });
+    let secs = |errors: &mut Vec<ScenarioError>, key: &str, v: Option<f64>, default: f64| match v {
+        Some(x) if !(x.is_finite() && x > 0.0 && x <= 1e6) => {
+            errors.push(err(
+                key,
+                format!("`{key}` must be a number of seconds > 0 (got {x})"),
+            ));
+            Duration::from_secs_f64(default)
+        }
+        x => Duration::from_secs_f64(x.unwrap_or(default)),
+    };
+    let timeout = secs(&mut errors, "timeout_s", p.timeout_s, 600.0);
+    let await_timeout = secs(&mut errors, "await_timeout_s", p.await_timeout_s, 30.0);
+    let sample_rate = p.sample_rate.unwrap_or(16_000);
+    if !(8_000..=192_000).contains(&sample_rate) {
+        errors.push(err(
+            "sample_rate",
+            format!("`sample_rate` must be 8000..=192000 Hz (got {sample_rate})"),
+        ));
+    }
+    let path = p.path.clone().unwrap_or_else(|| "/v1/realtime".into());
+    if !path.starts_with('/') {
+        errors.push(err(
+            "path",
+            format!("`path` must start with `/` (got {path:?})"),
+        ));
+    }
+    let base = input.path.parent().unwrap_or(Path::new("."));
+    let items = match &p.dataset {
+        None => Vec::new(),
+        Some(d) => dataset::discover(&base.join(d)).unwrap_or_else(|m| {
+            errors.push(err("dataset", m));
+            Vec::new()
+        }),
+    };
+    let defaults = Defaults {
+        pacing,
+        await_timeout,
+        timeout,
+        item_fields: p.dataset.as_ref().map(|_| dataset::common_fields(&items)),
+    };
+    let script = match parse::parse(input.path, input.src, &defaults) {
+        Ok(s) => s,
+        Err(mut e) => {
+            errors.append(&mut e);
+            Script::default()
+        }
+    };
+    let headline = match &p.headline {
+        Some(h) if !script.metrics.iter().any(|m| &m.name == h) && errors.is_empty() => {
+            errors.push(err("headline", format!("`headline` names no declared metric (got {h:?}); declare it under [workload.metrics]")));
+            String::new()
+        }
+        Some(h) => h.clone(),
+        // The first duration metric (progress shows milliseconds).
+        None => script
+            .metrics
+            .iter()
+            .find(|m| m.unit == "ms")
+            .map_or_else(|| "latency".into(), |m| m.name.clone()),
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let samples = input.samples_requested.unwrap_or(items.len().max(1));
+    let wanted = script.wanted_types().into();
+    Ok(Box::new(ScriptedWorkload {
+        params: p,
+        script: Arc::new(script),
+        wanted,
+        // Built once per scenario load; the seam asks for a `&'static str`.
+        path: Box::leak(path.into_boxed_str()),
+        items,
+        samples,
+        sample_rate,
+        pacing,
+        headline: Box::leak(headline.into_boxed_str()),
+        prepared: OnceLock::new(),
+    }))
+}
+
+impl ScriptedWorkload {
+    fn item(&self, ctx: &SessionContext) -> Arc<Item> {
+        match self.prepared.get() {
+            Some(items) if !items.is_empty() => Arc::clone(&items[ctx.case_index(items.len())]),
+            _ => Arc::new(Item::default()),
+        }
+    }
+}
+
+impl Workload for ScriptedWorkload {
+    type Session = ScriptedSession;
+    fn kind(&self) -> &'static str {
+        super::KIND
+    }
+    fn default_path(&self) -> &'static str {
+        self.path
+    }
+    fn describe(&self) -> Vec<(String, String)> {
+        let mut d = vec![
+            ("steps".into(), self.script.steps.len().to_string()),
+            ("pacing".into(), self.pacing.to_string()),
+            ("sample rate".into(), format!("{} Hz", self.sample_rate)),
+        ];
+        if let Some(ds) = &self.params.dataset {
+            d.push((
+                "dataset".into(),
+                format!("{} ({} items)", ds.display(), self.items.len()),
+            ));
+        }
+        let names: Vec<&str> = self
+            .script
+            .metrics
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        d.push(("metrics".into(), names.join(", ")));
+        d
+    }
+    fn samples(&self) -> usize {
+        self.samples
+    }
+    fn catalogue(&self) -> Catalogue {
+        report::catalogue(&self.script.metrics, self.headline)
+    }
+    fn headline_name(&self) -> &'static str {
+        self.headline
+    }
+    fn headline_ms(&self, rec: &SampleRecord<SessionValues>) -> Option<f64> {
+        let def = self
+            .script
+            .metrics
+            .iter()
+            .find(|m| m.name == self.headline)?;
+        if def.unit != "ms" {
+            return None;
+        }
+        let out = rec.output.as_ref()?;
+        out.values.get(self.headline)?.first().copied()
+    }
+    fn prepare(&self) -> Result<(), String> {
+        if self.prepared.get().is_some() {
+            return Ok(());
+        }
+        let mut items = Vec::with_capacity(self.items.len());
+        for spec in &self.items {
+            let pcm = if self.script.streams() {
+                dataset::load_pcm(&spec.audio, self.sample_rate)?
+            } else {
+                bytes::Bytes::new()
+            };
+            items.push(Arc::new(Item {
+                pcm,
+                fields: spec.fields.clone(),
+            }));
+        }
+        let _ = self.prepared.set(items);
+        Ok(())
+    }
+    fn session(&self, ctx: &SessionContext) -> ScriptedSession {
+        let vars = Vars {
+            model: self
+                .params
+                .model
+                .clone()
+                .unwrap_or_else(|| "default".into()),
+            sample_index: ctx.measured_index.unwrap_or(ctx.idx),
+            session_id: ctx
+                .request_id
+                .clone()
+                .unwrap_or_else(|| format!("warmup-{}", ctx.idx)),
+            sample_rate: self.sample_rate,
+        };
+        let interp = Interp::new(
+            Arc::clone(&self.script),
+            self.item(ctx),
+            vars,
+            Arc::clone(&self.wanted),
+        );
+        ScriptedSession {
+            interp,
+            script: Arc::clone(&self.script),
+        }
+    }
+    fn report(&self, run: RunRecord<SessionValues>) -> Result<Box<dyn Report>, String> {
+        Ok(Box::new(report::build(&self.script, run)))
+    }
+}
+
+/// One sample: the interpreter behind the seam.
+pub struct ScriptedSession {
+    interp: Interp,
+    script: Arc<Script>,
+}
+
+impl Session for ScriptedSession {
+    type Output = SessionValues;
+    fn on_open(&mut self, now: Instant, fx: &mut Effects) {
+        self.interp.start(now, fx);
+    }
+    fn on_inbound(&mut self, msg: Inbound, at: Instant, fx: &mut Effects) {
+        if let Inbound::Text(t) = msg {
+            self.interp.inbound(&t, at, fx);
+        }
+    }
+    fn on_wake(&mut self, now: Instant, fx: &mut Effects) {
+        self.interp.wake(now, fx);
+    }
+    fn into_output(self) -> SessionValues {
+        let rec = self.interp.record();
+        let values: BTreeMap<String, Vec<f64>> = self
+            .script
+            .metrics
+            .iter()
+            .map(|m| (m.name.clone(), m.eval(rec)))
+            .collect();
+        SessionValues { values }
+    }
+}
