@@ -115,7 +115,8 @@ pub struct SweepRun {
     pub files: Vec<PathBuf>,
 }
 
-/// Run `sc` at each point of `sweep`, writing results under `dir`.
+/// Run `sc` at each point of `sweep` (with [`Sweep::point_samples`] measured samples),
+/// writing results under `dir`. Each point records the load it actually reached.
 pub fn run_sweep(
     sc: &Scenario,
     sweep: &Sweep,
@@ -126,6 +127,7 @@ pub fn run_sweep(
     let mut files = Vec::new();
     for &value in &sweep.values {
         let mut point = sc.clone();
+        point.load.samples = sweep.point_samples(sc.load.samples, value);
         match sweep.param {
             SweepParam::MaxConcurrency => point.load.max_concurrency = value as usize,
             SweepParam::RequestRate => {
@@ -139,10 +141,22 @@ pub fn run_sweep(
         point.output_json = Some(file.clone());
         let s = run_quiet(&point, quiet)?;
         files.push(file);
+        let a = s.achieved;
         points.push(PointResult {
             value,
             metrics: s.report.metrics(),
             passed: s.passed(),
+            achieved_concurrency: Some(a.concurrency),
+            achieved_request_rate: a.request_rate,
+            sessions_per_s: a.sessions_per_s,
+            lateness_p99_ms: a.lateness_p99_ms,
+            reached: crate::config::sweep::reached(
+                sweep.param,
+                value,
+                a.concurrency,
+                a.request_rate,
+                a.planned_rate,
+            ),
         });
     }
     let capacity = crate::config::sweep::capacity(&points);

@@ -17,6 +17,11 @@ fn point(value: f64, passed: bool, metrics: &[(&str, f64)]) -> PointResult {
         value,
         metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         passed,
+        achieved_concurrency: None,
+        achieved_request_rate: None,
+        sessions_per_s: None,
+        lateness_p99_ms: None,
+        reached: true,
     }
 }
 
@@ -25,6 +30,7 @@ fn mc(values: &[f64]) -> Sweep {
         param: SweepParam::MaxConcurrency,
         values: values.to_vec(),
         headline: Some("ttft_ms.p99".into()),
+        samples_per_point: None,
     }
 }
 
@@ -126,6 +132,7 @@ fn table_absent_is_none_and_present_parses() {
             param: SweepParam::MaxConcurrency,
             values: vec![1.0, 2.0, 4.0],
             headline: Some("ttft_ms.p99".into()),
+            samples_per_point: None,
         })
     );
     let src = "sweep = { param = \"request_rate\", values = [0.5, 2, inf, ] }\n";
@@ -237,6 +244,7 @@ fn labels_and_file_stems() {
         param: SweepParam::RequestRate,
         values: vec![2.5],
         headline: None,
+        samples_per_point: None,
     };
     assert_eq!(point_label(&r, 2.5), "request_rate=2.5");
     assert_eq!(point_file_stem(&r, 2.5), "request_rate_2p5");
@@ -326,6 +334,7 @@ fn json_without_capacity_or_headline() {
         param: SweepParam::RequestRate,
         values: vec![2.5, f64::INFINITY],
         headline: None,
+        samples_per_point: None,
     };
     let pts = [
         point(2.5, false, &[("x", f64::NAN)]),
