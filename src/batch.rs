@@ -128,6 +128,10 @@ pub fn run_sweep(
     for &value in &sweep.values {
         let mut point = sc.clone();
         point.load.samples = sweep.point_samples(sc.load.samples, value);
+        if sweep.closed_loop() {
+            point.load.arrival.request_rate = None;
+            point.load.arrival.ramp_up = None;
+        }
         match sweep.param {
             SweepParam::MaxConcurrency => point.load.max_concurrency = value as usize,
             SweepParam::RequestRate => {

@@ -111,6 +111,14 @@ impl Sweep {
         }
     }
 
+    /// True when each point releases its sessions all at once and lets the concurrency cap
+    /// pace them (closed loop), so a `max_concurrency` point can hold its concurrency
+    /// whatever the scenario's `request_rate`: every `max_concurrency` sweep unless
+    /// scaling is off (`samples_per_point = 0` runs the scenario as written).
+    pub fn closed_loop(&self) -> bool {
+        self.param == SweepParam::MaxConcurrency && self.samples_per_point != Some(0)
+    }
+
     /// What each point will run, one line per point, as `rtload check` prints it, e.g.
     /// `max_concurrency=4: 16 measured samples (scaled from 3: 4 per concurrency slot)`.
     pub fn describe_points(&self, samples: usize) -> Vec<String> {
@@ -121,15 +129,23 @@ impl Sweep {
                 let why = match self.samples_per_point {
                     Some(0) => "scenario `samples`; scaling off (`samples_per_point = 0`)".into(),
                     Some(_) => "`[sweep] samples_per_point`".to_string(),
-                    None if n != samples => format!(
-                        "scaled from {samples}: {SAMPLES_PER_SLOT} per concurrency slot"
-                    ),
+                    None if n != samples => {
+                        format!("scaled from {samples}: {SAMPLES_PER_SLOT} per concurrency slot")
+                    }
                     None => "scenario `samples`".into(),
                 };
                 let short = (self.param == SweepParam::MaxConcurrency && (n as f64) < v)
                     .then_some("; fewer samples than the concurrency: cannot reach it")
                     .unwrap_or("");
-                format!("{}: {n} measured samples ({why}){short}", point_label(self, v))
+                let arrivals = if self.closed_loop() {
+                    ", released at once (closed loop: the cap paces them)"
+                } else {
+                    ""
+                };
+                format!(
+                    "{}: {n} measured samples ({why}){arrivals}{short}",
+                    point_label(self, v)
+                )
             })
             .collect()
     }
@@ -349,7 +365,10 @@ pub fn parse_table(path: &Path, src: &str) -> Result<Option<Sweep>, Vec<Scenario
         Some(h.into_inner())
     });
     let samples_per_point = raw.samples_per_point.and_then(|v| {
-        let n = v.get_ref().as_integer().filter(|n| (0..=MAX_SAMPLES).contains(n));
+        let n = v
+            .get_ref()
+            .as_integer()
+            .filter(|n| (0..=MAX_SAMPLES).contains(n));
         if n.is_none() {
             let text = src.get(v.span()).unwrap_or("?");
             errors.push(at(
@@ -654,8 +673,12 @@ pub fn capacity_lines(sweep: &Sweep, points: &[PointResult]) -> String {
     let mut sorted: Vec<&PointResult> = points.iter().collect();
     sorted.sort_by(|a, b| a.value.total_cmp(&b.value));
     let first_fail = sorted.iter().find(|p| !p.passed || !p.reached);
-    let passed_above = first_fail
-        .and_then(|f| sorted.iter().rev().find(|p| p.passed && p.reached && p.value > f.value));
+    let passed_above = first_fail.and_then(|f| {
+        sorted
+            .iter()
+            .rev()
+            .find(|p| p.passed && p.reached && p.value > f.value)
+    });
     let name = sweep.param.name();
     match (cap, first_fail) {
         (Some(v), _) => out.push_str(&format!(
@@ -775,7 +798,10 @@ pub fn from_json(doc: &Value) -> Option<(Sweep, Vec<PointResult>)> {
     let sweep = Sweep {
         param,
         values: points.iter().map(|p| p.value).collect(),
-        headline: sw.get("headline").and_then(Value::as_str).map(str::to_string),
+        headline: sw
+            .get("headline")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         samples_per_point: None,
     };
     Some((sweep, points))

@@ -33,7 +33,9 @@ pub fn summary(doc: &Value) -> String {
 }
 
 fn num(v: &Value, ptr: &str) -> Option<f64> {
-    v.pointer(ptr).and_then(Value::as_f64).filter(|x| x.is_finite())
+    v.pointer(ptr)
+        .and_then(Value::as_f64)
+        .filter(|x| x.is_finite())
 }
 
 /// A number for a table cell: 3 significant decimals at most, `–` when missing.
@@ -132,11 +134,19 @@ fn headline_table(rt: &Value) -> String {
         return String::new();
     };
     let metrics = rt.get("metrics").cloned().unwrap_or(Value::Null);
-    let get = |k: &str| metrics.get(k).and_then(Value::as_f64).filter(|x| x.is_finite());
+    let get = |k: &str| {
+        metrics
+            .get(k)
+            .and_then(Value::as_f64)
+            .filter(|x| x.is_finite())
+    };
     let unit = |k: &str| {
         rt.pointer("/metrics_catalogue")
             .and_then(Value::as_array)
-            .and_then(|c| c.iter().find(|m| m.get("name").and_then(Value::as_str) == Some(k)))
+            .and_then(|c| {
+                c.iter()
+                    .find(|m| m.get("name").and_then(Value::as_str) == Some(k))
+            })
             .and_then(|m| m.get("unit").and_then(Value::as_str))
             .unwrap_or("")
             .to_string()
@@ -156,12 +166,7 @@ fn headline_table(rt: &Value) -> String {
         let has_pct = pct[..3].iter().any(Option::is_some);
         let value = if has_pct { None } else { get(n) };
         let name = if has_pct { family } else { n };
-        let _ = write!(
-            s,
-            "<tr><td>{}</td><td>{}</td>",
-            esc(name),
-            esc(&unit(n))
-        );
+        let _ = write!(s, "<tr><td>{}</td><td>{}</td>", esc(name), esc(&unit(n)));
         for v in pct {
             let _ = write!(s, "<td>{}</td>", if has_pct { cell(v) } else { "–".into() });
         }
@@ -204,20 +209,28 @@ fn generator(rt: &Value) -> String {
         ("send lateness p99", num(rt, "/send_lateness/p99_ms"), "ms"),
         ("queue wait p99", num(rt, "/queue_wait/p99_ms"), "ms"),
         ("generator CPU", num(rt, "/resources/cpu_s"), "s"),
-        ("generator peak RSS", num(rt, "/resources/peak_rss_mib"), "MiB"),
-        ("peak sessions in flight", num(rt, "/achieved/concurrency"), ""),
-        ("sessions started/s", num(rt, "/achieved/request_rate"), "1/s"),
+        (
+            "generator peak RSS",
+            num(rt, "/resources/peak_rss_mib"),
+            "MiB",
+        ),
+        (
+            "peak sessions in flight",
+            num(rt, "/achieved/concurrency"),
+            "",
+        ),
+        (
+            "sessions started/s",
+            num(rt, "/achieved/request_rate"),
+            "1/s",
+        ),
     ];
     if rows.iter().all(|(_, v, _)| v.is_none()) {
         return s;
     }
     s.push_str("<table class=\"generator\"><caption>Generator health</caption><tr><th>measure</th><th>unit</th><th>value</th></tr>");
     for (k, v, u) in rows {
-        let _ = write!(
-            s,
-            "<tr><td>{k}</td><td>{u}</td><td>{}</td></tr>",
-            cell(v)
-        );
+        let _ = write!(s, "<tr><td>{k}</td><td>{u}</td><td>{}</td></tr>", cell(v));
     }
     s.push_str("</table>\n");
     s

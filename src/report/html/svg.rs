@@ -124,7 +124,8 @@ impl Plot {
 
     fn sx(&self, v: f64) -> f64 {
         let span = self.x.hi - self.x.lo;
-        self.left + (v - self.x.lo) / if span > 0.0 { span } else { 1.0 } * (WIDTH - self.left - RIGHT)
+        self.left
+            + (v - self.x.lo) / if span > 0.0 { span } else { 1.0 } * (WIDTH - self.left - RIGHT)
     }
 
     fn sy(&self, v: f64) -> f64 {

@@ -49,10 +49,20 @@ fn with_verdict(mut doc: Value, verdict: &str) -> Value {
     ]);
     rt["sample_counts"] = json!({"measured": 3, "completed": if passed { 3 } else { 2 },
         "failed": if passed { 0 } else { 1 }, "cancelled": 0, "warmup": 1});
-    rt["failures_by_kind"] = json!(if passed { json!({}) } else { json!({"closed": 1}) });
+    rt["failures_by_kind"] = json!(if passed {
+        json!({})
+    } else {
+        json!({"closed": 1})
+    });
     rt["headline_metrics"] = json!(["ttfc_ms.mean", "slo_attainment"]);
-    for (k, v) in [("ttfc_ms.p50", 300.0), ("ttfc_ms.p90", 380.0), ("ttfc_ms.p99", 412.5),
-        ("ttfc_ms.max", 415.0), ("ttfc_ms.mean", 320.0), ("slo_attainment", 0.98)] {
+    for (k, v) in [
+        ("ttfc_ms.p50", 300.0),
+        ("ttfc_ms.p90", 380.0),
+        ("ttfc_ms.p99", 412.5),
+        ("ttfc_ms.max", 415.0),
+        ("ttfc_ms.mean", 320.0),
+        ("slo_attainment", 0.98),
+    ] {
         rt["metrics"][k] = json!(v);
     }
     rt["resources"] = json!({"cpu_s": 0.09, "peak_rss_mib": 26.5});
@@ -278,13 +288,21 @@ fn sweep_report_highlights_capacity() {
 fn result_sections_open_with_verdict_thresholds_and_percentiles() {
     let html = render(&[("q.json", with_verdict(parse(VIDEO), "passed"))]);
     let first_chart = html.find("<svg").expect("charts");
-    let verdict = html.find("verdict: <strong>passed</strong>").expect("verdict");
-    let thresholds = html.find("<caption>Thresholds</caption>").expect("thresholds");
-    let headline = html.find("<caption>Headline metrics</caption>").expect("headline");
+    let verdict = html
+        .find("verdict: <strong>passed</strong>")
+        .expect("verdict");
+    let thresholds = html
+        .find("<caption>Thresholds</caption>")
+        .expect("thresholds");
+    let headline = html
+        .find("<caption>Headline metrics</caption>")
+        .expect("headline");
     assert!(verdict < thresholds && thresholds < headline && headline < first_chart);
     assert!(html.contains("<tr><td>ttfc_ms</td><td></td><td>300</td><td>380</td><td>412.50</td><td>415</td><td>–</td></tr>"), "{html}");
     // A ratio without percentiles shows its one value.
-    assert!(html.contains("<td>slo_attainment</td><td></td><td>–</td><td>–</td><td>–</td><td>–</td><td>0.9800</td>"));
+    assert!(html.contains(
+        "<td>slo_attainment</td><td></td><td>–</td><td>–</td><td>–</td><td>–</td><td>0.9800</td>"
+    ));
     assert!(html.contains("<caption>Generator health</caption>"));
     assert!(!html.contains("generator-bound"));
     let failed = render(&[("f.json", video_with_failure())]);
@@ -311,7 +329,10 @@ fn sweep_point_that_fell_short_is_marked_and_never_the_capacity() {
     doc["sweep"]["points"][2]["reached"] = json!(false);
     doc["sweep"]["points"][2]["achieved_concurrency"] = json!(3);
     let html = render(&[("s.json", doc)]);
-    assert!(html.contains("<tr class=\"short\"><td>4</td><td>3</td>"), "{html}");
+    assert!(
+        html.contains("<tr class=\"short\"><td>4</td><td>3</td>"),
+        "{html}"
+    );
     assert!(html.contains("pass+short"));
     assert!(html.contains("capacity: max_concurrency = 2"));
     assert!(html.contains("short: max_concurrency=4 did not reach the swept value"));
@@ -478,7 +499,10 @@ fn chromium_draws_every_chart() {
         panic!("install chromium (apt-get install chromium)");
     };
     let fixtures = [
-        ("video_quickstart.json", with_verdict(parse(VIDEO), "passed")),
+        (
+            "video_quickstart.json",
+            with_verdict(parse(VIDEO), "passed"),
+        ),
         ("video_failed.json", video_with_failure()),
         ("duplex_omniinteract.json", parse(DUPLEX)),
         ("sweep_concurrency.json", parse(SWEEP)),

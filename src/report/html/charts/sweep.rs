@@ -53,7 +53,11 @@ pub fn sweep(doc: &Value) -> String {
     let cat_headline: Vec<String> = doc
         .pointer("/rtload/headline_metrics")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     let headline = sw
         .headline
@@ -71,14 +75,30 @@ pub fn sweep(doc: &Value) -> String {
             .map(|p| (p.value, f(p).unwrap_or(f64::NAN)))
             .collect()
     };
-    let mut tput = vec![("completed sessions/s".to_string(), series(&|p| p.sessions_per_s))];
+    let mut tput = vec![(
+        "completed sessions/s".to_string(),
+        series(&|p| p.sessions_per_s),
+    )];
     if let Some(k) = unit_rate_key(&points) {
         tput.push((k.clone(), series(&|p| p.metrics.get(&k).copied())));
     }
     let panel = |kind: &str, y: &str, lines: &[(String, Vec<(f64, f64)>)], what: &str| {
-        curve(&points, kind, y, param, lines, capacity, &format!("{what} vs {param}; {cap_note}"))
+        curve(
+            &points,
+            kind,
+            y,
+            param,
+            lines,
+            capacity,
+            &format!("{what} vs {param}; {cap_note}"),
+        )
     };
-    out.push_str(&panel("sweep-throughput", "per second", &tput, "Achieved throughput"));
+    out.push_str(&panel(
+        "sweep-throughput",
+        "per second",
+        &tput,
+        "Achieved throughput",
+    ));
     let fam = family(&headline).to_string();
     let lat: Vec<(String, Vec<(f64, f64)>)> = ["p50", "p99"]
         .iter()
@@ -89,15 +109,39 @@ pub fn sweep(doc: &Value) -> String {
         .filter(|(_, s)| s.iter().any(|p| p.1.is_finite()))
         .collect();
     let lat = if lat.is_empty() {
-        vec![(headline.clone(), series(&|p| p.metrics.get(&headline).copied()))]
+        vec![(
+            headline.clone(),
+            series(&|p| p.metrics.get(&headline).copied()),
+        )]
     } else {
         lat
     };
-    out.push_str(&panel("sweep-headline", &fam, &lat, &format!("Headline {fam}")));
-    let failed = vec![("failed".to_string(), series(&|p| p.metrics.get("failed").copied()))];
-    out.push_str(&panel("sweep-failures", "failed samples", &failed, "Failures"));
-    let late = vec![("send lateness p99 (ms)".to_string(), series(&|p| p.lateness_p99_ms))];
-    out.push_str(&panel("sweep-lateness", "ms", &late, "Generator send lateness p99"));
+    out.push_str(&panel(
+        "sweep-headline",
+        &fam,
+        &lat,
+        &format!("Headline {fam}"),
+    ));
+    let failed = vec![(
+        "failed".to_string(),
+        series(&|p| p.metrics.get("failed").copied()),
+    )];
+    out.push_str(&panel(
+        "sweep-failures",
+        "failed samples",
+        &failed,
+        "Failures",
+    ));
+    let late = vec![(
+        "send lateness p99 (ms)".to_string(),
+        series(&|p| p.lateness_p99_ms),
+    )];
+    out.push_str(&panel(
+        "sweep-lateness",
+        "ms",
+        &late,
+        "Generator send lateness p99",
+    ));
     out.push_str(&tput_vs_latency(&points, &lat, capacity, param));
     out
 }
@@ -111,7 +155,11 @@ fn table(sw: &Sweep, points: &[PointResult], cat_headline: &[String]) -> String 
     let mut s = String::from("<table class=\"points\"><caption>Sweep points</caption>");
     for (i, row) in rows.iter().enumerate() {
         let short = i > 0 && points.get(i - 1).is_some_and(|p| !p.reached);
-        s.push_str(if short { "<tr class=\"short\">" } else { "<tr>" });
+        s.push_str(if short {
+            "<tr class=\"short\">"
+        } else {
+            "<tr>"
+        });
         let last = row.len().saturating_sub(1);
         for (c, cell) in row.iter().enumerate() {
             let class = match (i, c == last, cell.starts_with("pass")) {
@@ -152,11 +200,31 @@ fn curve(
             p.line(s, i, name);
             for (pt, &(x, y)) in points.iter().zip(s) {
                 if !pt.passed || !pt.reached {
-                    let why = if pt.passed { "did not reach its value" } else { "failed" };
-                    p.fail_marker(x, y, &format!("{param} = {}: {why} ({name} {})", fmt_num(x, 3), fmt_num(y, 3)));
+                    let why = if pt.passed {
+                        "did not reach its value"
+                    } else {
+                        "failed"
+                    };
+                    p.fail_marker(
+                        x,
+                        y,
+                        &format!(
+                            "{param} = {}: {why} ({name} {})",
+                            fmt_num(x, 3),
+                            fmt_num(y, 3)
+                        ),
+                    );
                 }
                 if capacity == Some(x) {
-                    p.highlight(x, y, &format!("capacity: {param} = {} ({name} {})", fmt_num(x, 3), fmt_num(y, 3)));
+                    p.highlight(
+                        x,
+                        y,
+                        &format!(
+                            "capacity: {param} = {} ({name} {})",
+                            fmt_num(x, 3),
+                            fmt_num(y, 3)
+                        ),
+                    );
                 }
             }
         }
@@ -191,12 +259,17 @@ fn tput_vs_latency(
     );
     let ok = pts.iter().any(|p| p.0.is_finite() && p.1.is_finite());
     let svg = ok.then_some(()).and_then(|()| {
-        let x = Axis::fit("completed sessions/s", pts.iter().map(|p| p.0).chain([0.0]), false)?;
+        let x = Axis::fit(
+            "completed sessions/s",
+            pts.iter().map(|p| p.0).chain([0.0]),
+            false,
+        )?;
         let y = Axis::fit(name, pts.iter().map(|p| p.1).chain([0.0]), false)?;
         let mut plot = Plot::linear("sweep-tput-latency", &caption, x, y);
         plot.line(&pts, 0, name);
         for (p, &(x, y)) in points.iter().zip(&pts) {
-            let label = SweepParam::from_name(param).map_or_else(|| fmt_num(p.value, 3), |sp| sp.format_value(p.value));
+            let label = SweepParam::from_name(param)
+                .map_or_else(|| fmt_num(p.value, 3), |sp| sp.format_value(p.value));
             if capacity == Some(p.value) {
                 plot.highlight(x, y, &format!("knee: {param} = {label}"));
             } else if !p.passed || !p.reached {
