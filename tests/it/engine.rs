@@ -93,6 +93,8 @@ fn warmups_run_first_and_appear_in_no_metric() {
             artifact_root: None,
             lines: None,
             progress: None,
+            placement: Default::default(),
+            live: None,
             interrupt: None,
         },
         sc.workload.clone().begin_run(),
