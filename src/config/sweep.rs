@@ -134,9 +134,11 @@ impl Sweep {
                     }
                     None => "scenario `samples`".into(),
                 };
-                let short = (self.param == SweepParam::MaxConcurrency && (n as f64) < v)
-                    .then_some("; fewer samples than the concurrency: cannot reach it")
-                    .unwrap_or("");
+                let short = if self.param == SweepParam::MaxConcurrency && (n as f64) < v {
+                    "; fewer samples than the concurrency: cannot reach it"
+                } else {
+                    ""
+                };
                 let arrivals = if self.closed_loop() {
                     ", released at once (closed loop: the cap paces them)"
                 } else {
