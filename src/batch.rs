@@ -128,7 +128,8 @@ pub struct SweepRun {
     pub interrupted: bool,
 }
 
-/// Run `sc` at each point of `sweep`, writing results under `dir`.
+/// Run `sc` at each point of `sweep` (with [`Sweep::point_samples`] measured samples),
+/// writing results under `dir`. Each point records the load it actually reached.
 pub fn run_sweep(
     sc: &Scenario,
     sweep: &Sweep,
@@ -157,6 +158,11 @@ pub fn run_sweep_interruptible(
             break;
         }
         let mut point = sc.clone();
+        point.load.samples = sweep.point_samples(sc.load.samples, value);
+        if sweep.closed_loop() {
+            point.load.arrival.request_rate = None;
+            point.load.arrival.ramp_up = None;
+        }
         match sweep.param {
             SweepParam::MaxConcurrency => point.load.max_concurrency = value as usize,
             SweepParam::RequestRate => {
@@ -174,10 +180,22 @@ pub fn run_sweep_interruptible(
             interrupted = true;
             break;
         }
+        let a = s.achieved;
         points.push(PointResult {
             value,
             metrics: s.report.metrics(),
             passed: s.passed(),
+            achieved_concurrency: Some(a.concurrency),
+            achieved_request_rate: a.request_rate,
+            sessions_per_s: a.sessions_per_s,
+            lateness_p99_ms: a.lateness_p99_ms,
+            reached: crate::config::sweep::reached(
+                sweep.param,
+                value,
+                a.concurrency,
+                a.request_rate,
+                a.planned_rate,
+            ),
         });
     }
     let capacity = crate::config::sweep::capacity(&points);

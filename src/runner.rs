@@ -85,6 +85,10 @@ pub struct RunSummary {
     pub interrupted: bool,
     /// Measured samples cancelled by the interruption (not counted in `failures`).
     pub cancelled: usize,
+    /// Warm-up samples run before the measured ones.
+    pub warmup: usize,
+    /// The load the run actually reached (peak concurrency, request rates).
+    pub achieved: crate::workload::kit::Achieved,
 }
 
 impl RunSummary {
@@ -288,6 +292,7 @@ pub fn run_distributed(
         &scenario.thresholds,
     );
     let generator_run = out.run.clone();
+    let achieved = crate::workload::kit::Achieved::of(&out.run);
     let measured_idx: Vec<usize> = out
         .run
         .samples
@@ -327,6 +332,20 @@ pub fn run_distributed(
             usage_end,
         );
         crate::workload::kit::merge_into(&mut doc, block);
+        crate::workload::kit::merge_into(&mut doc, achieved.to_json());
+        let passed = failures.is_empty()
+            && out.artifact_errors.is_empty()
+            && verdicts.iter().all(|v| v.passed);
+        crate::workload::kit::merge_into(
+            &mut doc,
+            verdict_block(
+                &verdicts,
+                passed,
+                interrupted,
+                (measured, failures.len(), cancelled),
+                scenario,
+            ),
+        );
         if tls.is_some() {
             crate::workload::kit::merge_into(
                 &mut doc,
@@ -370,6 +389,47 @@ pub fn run_distributed(
         url,
         interrupted,
         cancelled,
+        warmup: scenario.load.warmup_samples,
+        achieved,
+    })
+}
+
+/// The result's verdict: `verdict` (`passed` / `failed` / `interrupted`), every threshold
+/// with its measured value (`null` when the run has no such metric) and whether it held,
+/// and the sample counts, so a report can open with them.
+fn verdict_block(
+    verdicts: &[crate::config::thresholds::Verdict],
+    passed: bool,
+    interrupted: bool,
+    (measured, failed, cancelled): (usize, usize, usize),
+    scenario: &Scenario,
+) -> serde_json::Value {
+    let word = match (interrupted, passed) {
+        (true, _) => "interrupted",
+        (false, true) => "passed",
+        (false, false) => "failed",
+    };
+    let thresholds: Vec<serde_json::Value> = verdicts
+        .iter()
+        .map(|v| {
+            serde_json::json!({
+                "metric": v.threshold.metric,
+                "expr": v.threshold.expr,
+                "measured": v.measured.filter(|m| m.is_finite()),
+                "passed": v.passed,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "verdict": word,
+        "thresholds": thresholds,
+        "sample_counts": {
+            "measured": measured,
+            "completed": measured.saturating_sub(failed + cancelled),
+            "failed": failed,
+            "cancelled": cancelled,
+            "warmup": scenario.load.warmup_samples,
+        },
     })
 }
 

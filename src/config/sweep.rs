@@ -87,6 +87,70 @@ pub struct Sweep {
     /// `[sweep] headline`: the metric to feature (e.g. `ttft_ms.p99`). Not checked against
     /// the workload's metric names here; the flag form never sets it.
     pub headline: Option<String>,
+    /// `[sweep] samples_per_point`: measured samples each point runs. `None` (absent):
+    /// a `max_concurrency` point runs `max(samples, 4 × concurrency)` so it can reach and
+    /// hold its concurrency, a `request_rate` point the scenario's `samples`. `Some(0)`:
+    /// no scaling (every point runs the scenario's `samples`). `Some(n)`: every point `n`.
+    pub samples_per_point: Option<usize>,
+}
+
+/// How many sessions per unit of concurrency a `max_concurrency` point runs by default.
+pub const SAMPLES_PER_SLOT: usize = 4;
+
+impl Sweep {
+    /// The measured samples the point at `value` runs, given the scenario's `samples`.
+    pub fn point_samples(&self, samples: usize, value: f64) -> usize {
+        match (self.samples_per_point, self.param) {
+            (Some(0), _) => samples,
+            (Some(n), _) => n,
+            (None, SweepParam::MaxConcurrency) => {
+                let want = (value.max(1.0) as usize).saturating_mul(SAMPLES_PER_SLOT);
+                samples.max(want.min(MAX_SAMPLES as usize))
+            }
+            (None, SweepParam::RequestRate) => samples,
+        }
+    }
+
+    /// True when each point releases its sessions all at once and lets the concurrency cap
+    /// pace them (closed loop), so a `max_concurrency` point can hold its concurrency
+    /// whatever the scenario's `request_rate`: every `max_concurrency` sweep unless
+    /// scaling is off (`samples_per_point = 0` runs the scenario as written).
+    pub fn closed_loop(&self) -> bool {
+        self.param == SweepParam::MaxConcurrency && self.samples_per_point != Some(0)
+    }
+
+    /// What each point will run, one line per point, as `rtload check` prints it, e.g.
+    /// `max_concurrency=4: 16 measured samples (scaled from 3: 4 per concurrency slot)`.
+    pub fn describe_points(&self, samples: usize) -> Vec<String> {
+        self.values
+            .iter()
+            .map(|&v| {
+                let n = self.point_samples(samples, v);
+                let why = match self.samples_per_point {
+                    Some(0) => "scenario `samples`; scaling off (`samples_per_point = 0`)".into(),
+                    Some(_) => "`[sweep] samples_per_point`".to_string(),
+                    None if n != samples => {
+                        format!("scaled from {samples}: {SAMPLES_PER_SLOT} per concurrency slot")
+                    }
+                    None => "scenario `samples`".into(),
+                };
+                let short = if self.param == SweepParam::MaxConcurrency && (n as f64) < v {
+                    "; fewer samples than the concurrency: cannot reach it"
+                } else {
+                    ""
+                };
+                let arrivals = if self.closed_loop() {
+                    ", released at once (closed loop: the cap paces them)"
+                } else {
+                    ""
+                };
+                format!(
+                    "{}: {n} measured samples ({why}){arrivals}{short}",
+                    point_label(self, v)
+                )
+            })
+            .collect()
+    }
 }
 
 /// A problem with the `--sweep` flag. Messages name the bad value and the fix.
@@ -221,6 +285,7 @@ pub fn parse_flag(s: &str) -> Result<Sweep, SweepError> {
         param,
         values,
         headline: None,
+        samples_per_point: None,
     })
 }
 
@@ -230,6 +295,7 @@ struct RawSweep {
     param: Option<Spanned<String>>,
     values: Option<Spanned<Vec<Spanned<toml::Value>>>>,
     headline: Option<Spanned<String>>,
+    samples_per_point: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -300,6 +366,24 @@ pub fn parse_table(path: &Path, src: &str) -> Result<Option<Sweep>, Vec<Scenario
         }
         Some(h.into_inner())
     });
+    let samples_per_point = raw.samples_per_point.and_then(|v| {
+        let n = v
+            .get_ref()
+            .as_integer()
+            .filter(|n| (0..=MAX_SAMPLES).contains(n));
+        if n.is_none() {
+            let text = src.get(v.span()).unwrap_or("?");
+            errors.push(at(
+                v.span(),
+                format!(
+                    "`samples_per_point` value `{text}` must be an integer in [0, {MAX_SAMPLES}]; \
+                     use e.g. `samples_per_point = 32`, `0` to run every point with the \
+                     scenario's `samples`, or leave it out for {SAMPLES_PER_SLOT} × concurrency"
+                ),
+            ));
+        }
+        n.map(|n| n as usize)
+    });
     let values = match (raw.values, param) {
         (None, _) => {
             errors.push(at(
@@ -321,6 +405,7 @@ pub fn parse_table(path: &Path, src: &str) -> Result<Option<Sweep>, Vec<Scenario
             param,
             values,
             headline,
+            samples_per_point,
         })),
         _ => Err(errors),
     }
@@ -380,19 +465,51 @@ pub struct PointResult {
     pub metrics: BTreeMap<String, f64>,
     /// Every threshold held and no measured sample failed.
     pub passed: bool,
+    /// Peak measured sessions in flight at once.
+    pub achieved_concurrency: Option<usize>,
+    /// Measured sessions started per second (`None` under two samples).
+    pub achieved_request_rate: Option<f64>,
+    /// Completed measured sessions per second of run.
+    pub sessions_per_s: Option<f64>,
+    /// The generator's send lateness p99, ms.
+    pub lateness_p99_ms: Option<f64>,
+    /// The point reached its swept value (see [`reached`]).
+    pub reached: bool,
+}
+
+/// Whether a point reached its swept `value`: a `max_concurrency` point when its peak
+/// sessions in flight equal the value; a finite `request_rate` point when sessions
+/// started at least 90% as fast as the arrival plan released them (`planned_rate`), and
+/// an unlimited one always.
+pub fn reached(
+    param: SweepParam,
+    value: f64,
+    concurrency: usize,
+    rate: Option<f64>,
+    planned_rate: Option<f64>,
+) -> bool {
+    match param {
+        SweepParam::MaxConcurrency => concurrency as f64 >= value,
+        SweepParam::RequestRate if value.is_infinite() => true,
+        SweepParam::RequestRate => match (rate, planned_rate) {
+            (Some(r), Some(p)) => r >= 0.9 * p,
+            _ => false,
+        },
+    }
 }
 
 /// The capacity of a sweep: the knee. That is the highest point value such that it *and
-/// every lower point* passed. A failing point caps the capacity even if a higher point
-/// passes again (pass-fail-pass gives the first value): a load level that only works
-/// sometimes is not capacity. `None` when the lowest point failed or there are no points.
-/// Points are taken in ascending order of value whatever order they are given in.
+/// every lower point* passed and reached its swept value. A failing (or short) point caps
+/// the capacity even if a higher point passes again (pass-fail-pass gives the first value):
+/// a load level that only works sometimes, or was never tested, is not capacity. `None`
+/// when the lowest point failed or there are no points. Points are taken in ascending
+/// order of value whatever order they are given in.
 pub fn capacity(points: &[PointResult]) -> Option<f64> {
     let mut sorted: Vec<&PointResult> = points.iter().collect();
     sorted.sort_by(|a, b| a.value.total_cmp(&b.value));
     sorted
         .iter()
-        .take_while(|p| p.passed)
+        .take_while(|p| p.passed && p.reached)
         .last()
         .map(|p| p.value)
 }
@@ -493,41 +610,77 @@ pub fn direction_legend(
     format!("better: {}\n", parts.join("; "))
 }
 
-/// A table of `columns` (metric names; `-` where a point lacks one) per point, a
-/// `result` column (`pass` / `FAIL`), then the capacity line, e.g.
-/// `capacity: max_concurrency = 4 (highest point whose thresholds all hold)`, and a note
-/// when a point above a failure passed again.
-pub fn render_table(sweep: &Sweep, points: &[PointResult], columns: &[&str]) -> String {
+/// The metric columns of a sweep table (terminal and HTML alike): the `[sweep]`
+/// headline, then the workload's headline metrics, then `failed`.
+pub fn table_columns(headline: Option<&str>, catalogue_headline: &[String]) -> Vec<String> {
+    let mut cols: Vec<String> = headline.into_iter().map(str::to_string).collect();
+    for c in catalogue_headline {
+        if !cols.contains(c) {
+            cols.push(c.clone());
+        }
+    }
+    cols.push("failed".into());
+    cols
+}
+
+/// The rows of a sweep table, header first: the swept value, `achieved` (peak sessions in
+/// flight for `max_concurrency`, sessions started/s for `request_rate`), `sessions/s`,
+/// `columns` (metric names; `-` where a point lacks one), and `result` (`pass` / `FAIL`,
+/// `+short` when the point did not reach its swept value).
+pub fn table_rows(sweep: &Sweep, points: &[PointResult], columns: &[&str]) -> Vec<Vec<String>> {
     let mut rows = vec![
-        std::iter::once(sweep.param.name().to_string())
+        [sweep.param.name(), "achieved", "sessions/s"]
+            .into_iter()
+            .map(str::to_string)
             .chain(columns.iter().map(|c| c.to_string()))
             .chain(std::iter::once("result".to_string()))
             .collect::<Vec<_>>(),
     ];
+    let column = |f: &dyn Fn(&PointResult) -> Option<f64>| {
+        fmt_column(&points.iter().map(f).collect::<Vec<_>>())
+    };
+    let achieved = column(&|p| match sweep.param {
+        SweepParam::MaxConcurrency => p.achieved_concurrency.map(|c| c as f64),
+        SweepParam::RequestRate => p.achieved_request_rate,
+    });
+    let per_s = column(&|p| p.sessions_per_s);
     let cells: Vec<Vec<String>> = columns
         .iter()
-        .map(|c| {
-            fmt_column(
-                &points
-                    .iter()
-                    .map(|p| p.metrics.get(*c).copied())
-                    .collect::<Vec<_>>(),
-            )
-        })
+        .map(|c| column(&|p| p.metrics.get(*c).copied()))
         .collect();
     for (i, p) in points.iter().enumerate() {
-        let mut row = vec![sweep.param.format_value(p.value)];
+        let mut row = vec![
+            sweep.param.format_value(p.value),
+            achieved[i].clone(),
+            per_s[i].clone(),
+        ];
         row.extend(cells.iter().map(|col| col[i].clone()));
-        row.push(if p.passed { "pass" } else { "FAIL" }.into());
+        let verdict = if p.passed { "pass" } else { "FAIL" };
+        row.push(if p.reached {
+            verdict.to_string()
+        } else {
+            format!("{verdict}+short")
+        });
         rows.push(row);
     }
-    let mut out = align(&rows, &[true]);
+    rows
+}
+
+/// The lines under a sweep table: the capacity, e.g. `capacity: max_concurrency = 4
+/// (highest point whose thresholds all hold)`, a note when a point above a failure passed
+/// again, and one naming the points that never reached their swept value.
+pub fn capacity_lines(sweep: &Sweep, points: &[PointResult]) -> String {
+    let mut out = String::new();
     let cap = capacity(points);
     let mut sorted: Vec<&PointResult> = points.iter().collect();
     sorted.sort_by(|a, b| a.value.total_cmp(&b.value));
-    let first_fail = sorted.iter().find(|p| !p.passed);
-    let passed_above =
-        first_fail.and_then(|f| sorted.iter().rev().find(|p| p.passed && p.value > f.value));
+    let first_fail = sorted.iter().find(|p| !p.passed || !p.reached);
+    let passed_above = first_fail.and_then(|f| {
+        sorted
+            .iter()
+            .rev()
+            .find(|p| p.passed && p.reached && p.value > f.value)
+    });
     let name = sweep.param.name();
     match (cap, first_fail) {
         (Some(v), _) => out.push_str(&format!(
@@ -548,11 +701,32 @@ pub fn render_table(sweep: &Sweep, points: &[PointResult], columns: &[&str]) -> 
             point_label(sweep, f.value)
         ));
     }
+    let short: Vec<String> = sorted
+        .iter()
+        .filter(|p| !p.reached)
+        .map(|p| point_label(sweep, p.value))
+        .collect();
+    if !short.is_empty() {
+        out.push_str(&format!(
+            "short: {} did not reach the swept value (see `achieved`); such a point is never \
+             the capacity — give it more samples (`[sweep] samples_per_point`)\n",
+            short.join(", ")
+        ));
+    }
+    out
+}
+
+/// The terminal sweep table ([`table_rows`]) followed by [`capacity_lines`].
+pub fn render_table(sweep: &Sweep, points: &[PointResult], columns: &[&str]) -> String {
+    let mut out = align(&table_rows(sweep, points, columns), &[true]);
+    out.push_str(&capacity_lines(sweep, points));
     out
 }
 
 /// The sweep as JSON, in the shape the HTML chart reads:
-/// `{"sweep": {"param", "headline" (or null), "points": [{"value", "metrics", "passed"}],
+/// `{"sweep": {"param", "headline" (or null), "points": [{"value", "metrics", "passed",
+/// "achieved_concurrency", "achieved_request_rate", "sessions_per_s", "lateness_p99_ms",
+/// "reached"}],
 /// "capacity" (or null)}, "rtload": {"metrics": {"capacity": ...}}}`. Values are integers
 /// for `max_concurrency`; an unlimited rate is the string `"inf"`; non-finite metrics are
 /// null. `rtload.metrics` has no `capacity` key when there is none (missing, not zero).
@@ -564,6 +738,11 @@ pub fn sweep_json(sweep: &Sweep, points: &[PointResult], capacity: Option<f64>) 
                 "value": sweep.param.json_value(p.value),
                 "metrics": p.metrics,
                 "passed": p.passed,
+                "achieved_concurrency": p.achieved_concurrency,
+                "achieved_request_rate": p.achieved_request_rate,
+                "sessions_per_s": p.sessions_per_s,
+                "lateness_p99_ms": p.lateness_p99_ms,
+                "reached": p.reached,
             })
         })
         .collect();
@@ -581,6 +760,53 @@ pub fn sweep_json(sweep: &Sweep, points: &[PointResult], capacity: Option<f64>) 
         },
         "rtload": { "metrics": metrics },
     })
+}
+
+/// Read a sweep back from [`sweep_json`]'s shape (for the HTML report): the sweep (its
+/// values in point order) and its points. `None` when `doc` has no readable `sweep`.
+/// A point written before `reached` was recorded counts as reached.
+pub fn from_json(doc: &Value) -> Option<(Sweep, Vec<PointResult>)> {
+    let sw = doc.get("sweep")?;
+    let param = SweepParam::from_name(sw.get("param")?.as_str()?)?;
+    let value = |v: &Value| match v {
+        Value::String(s) if s == "inf" => Some(f64::INFINITY),
+        v => v.as_f64(),
+    };
+    let mut points = Vec::new();
+    for p in sw.get("points")?.as_array()? {
+        let metrics = p
+            .get("metrics")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        points.push(PointResult {
+            value: value(p.get("value")?)?,
+            metrics,
+            passed: p.get("passed").and_then(Value::as_bool).unwrap_or(false),
+            achieved_concurrency: p
+                .get("achieved_concurrency")
+                .and_then(Value::as_u64)
+                .map(|c| c as usize),
+            achieved_request_rate: p.get("achieved_request_rate").and_then(Value::as_f64),
+            sessions_per_s: p.get("sessions_per_s").and_then(Value::as_f64),
+            lateness_p99_ms: p.get("lateness_p99_ms").and_then(Value::as_f64),
+            reached: p.get("reached").and_then(Value::as_bool).unwrap_or(true),
+        });
+    }
+    let sweep = Sweep {
+        param,
+        values: points.iter().map(|p| p.value).collect(),
+        headline: sw
+            .get("headline")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        samples_per_point: None,
+    };
+    Some((sweep, points))
 }
 
 #[cfg(test)]

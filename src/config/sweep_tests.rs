@@ -17,6 +17,11 @@ fn point(value: f64, passed: bool, metrics: &[(&str, f64)]) -> PointResult {
         value,
         metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         passed,
+        achieved_concurrency: None,
+        achieved_request_rate: None,
+        sessions_per_s: None,
+        lateness_p99_ms: None,
+        reached: true,
     }
 }
 
@@ -25,6 +30,7 @@ fn mc(values: &[f64]) -> Sweep {
         param: SweepParam::MaxConcurrency,
         values: values.to_vec(),
         headline: Some("ttft_ms.p99".into()),
+        samples_per_point: None,
     }
 }
 
@@ -126,6 +132,7 @@ fn table_absent_is_none_and_present_parses() {
             param: SweepParam::MaxConcurrency,
             values: vec![1.0, 2.0, 4.0],
             headline: Some("ttft_ms.p99".into()),
+            samples_per_point: None,
         })
     );
     let src = "sweep = { param = \"request_rate\", values = [0.5, 2, inf, ] }\n";
@@ -187,7 +194,9 @@ fn table_errors_are_positioned() {
     );
     assert_eq!(
         table_errs("[sweep]\nparam = \"max_concurrency\"\nvalues = [1]\nstep = 2\n"),
-        vec!["s.toml:4:1: unknown field `step`, expected one of `param`, `values`, `headline`"]
+        vec![
+            "s.toml:4:1: unknown field `step`, expected one of `param`, `values`, `headline`, `samples_per_point`"
+        ]
     );
     assert_eq!(
         table_errs("name = \"x\"\nsweep = 3\n"),
@@ -237,6 +246,7 @@ fn labels_and_file_stems() {
         param: SweepParam::RequestRate,
         values: vec![2.5],
         headline: None,
+        samples_per_point: None,
     };
     assert_eq!(point_label(&r, 2.5), "request_rate=2.5");
     assert_eq!(point_file_stem(&r, 2.5), "request_rate_2p5");
@@ -258,10 +268,10 @@ fn table_snapshot_with_capacity() {
     let s = mc(&[1.0, 2.0, 4.0]);
     let got = render_table(&s, &three_points(false), &["ttft_ms.p99", "rtf.mean"]);
     let want = "\
-max_concurrency  ttft_ms.p99  rtf.mean  result
-1                     212.50     0.912    pass
-2                     398.25     0.950    pass
-4                    1612.00         -    FAIL
+max_concurrency  achieved  sessions/s  ttft_ms.p99  rtf.mean  result
+1                       -           -       212.50     0.912    pass
+2                       -           -       398.25     0.950    pass
+4                       -           -      1612.00         -    FAIL
 capacity: max_concurrency = 2 (highest point whose thresholds all hold)
 ";
     assert_eq!(got, want);
@@ -273,7 +283,9 @@ fn table_snapshot_none_and_knee_notes() {
     let none = [point(1.0, false, &[]), point(2.0, false, &[])];
     assert_eq!(
         render_table(&s, &none, &[]),
-        "max_concurrency  result\n1                  FAIL\n2                  FAIL\n\
+        "max_concurrency  achieved  sessions/s  result\n\
+         1                       -           -    FAIL\n\
+         2                       -           -    FAIL\n\
          capacity: none of the points held its thresholds\n"
     );
     let pfp = [
@@ -283,8 +295,10 @@ fn table_snapshot_none_and_knee_notes() {
     ];
     assert_eq!(
         render_table(&s, &pfp, &[]),
-        "max_concurrency  result\n1                  pass\n2                  FAIL\n\
-         4                  pass\n\
+        "max_concurrency  achieved  sessions/s  result\n\
+         1                       -           -    pass\n\
+         2                       -           -    FAIL\n\
+         4                       -           -    pass\n\
          capacity: max_concurrency = 1 (highest point whose thresholds all hold)\n\
          note: max_concurrency=4 passed, but max_concurrency=2 below it failed; capacity stops \
          at the first failing point\n"
@@ -308,9 +322,9 @@ fn json_has_the_chart_shape() {
             "param": "max_concurrency",
             "headline": "ttft_ms.p99",
             "points": [
-                {"value": 1, "metrics": {"rtf.mean": 0.912, "ttft_ms.p99": 212.5}, "passed": true},
-                {"value": 2, "metrics": {"rtf.mean": 0.95, "ttft_ms.p99": 398.25}, "passed": true},
-                {"value": 4, "metrics": {"ttft_ms.p99": 1612.0}, "passed": true},
+                {"value": 1, "metrics": {"rtf.mean": 0.912, "ttft_ms.p99": 212.5}, "passed": true, "achieved_concurrency": null, "achieved_request_rate": null, "sessions_per_s": null, "lateness_p99_ms": null, "reached": true},
+                {"value": 2, "metrics": {"rtf.mean": 0.95, "ttft_ms.p99": 398.25}, "passed": true, "achieved_concurrency": null, "achieved_request_rate": null, "sessions_per_s": null, "lateness_p99_ms": null, "reached": true},
+                {"value": 4, "metrics": {"ttft_ms.p99": 1612.0}, "passed": true, "achieved_concurrency": null, "achieved_request_rate": null, "sessions_per_s": null, "lateness_p99_ms": null, "reached": true},
             ],
             "capacity": 4,
         },
@@ -326,6 +340,7 @@ fn json_without_capacity_or_headline() {
         param: SweepParam::RequestRate,
         values: vec![2.5, f64::INFINITY],
         headline: None,
+        samples_per_point: None,
     };
     let pts = [
         point(2.5, false, &[("x", f64::NAN)]),
@@ -337,8 +352,8 @@ fn json_without_capacity_or_headline() {
             "param": "request_rate",
             "headline": null,
             "points": [
-                {"value": 2.5, "metrics": {"x": null}, "passed": false},
-                {"value": "inf", "metrics": {}, "passed": false},
+                {"value": 2.5, "metrics": {"x": null}, "passed": false, "achieved_concurrency": null, "achieved_request_rate": null, "sessions_per_s": null, "lateness_p99_ms": null, "reached": true},
+                {"value": "inf", "metrics": {}, "passed": false, "achieved_concurrency": null, "achieved_request_rate": null, "sessions_per_s": null, "lateness_p99_ms": null, "reached": true},
             ],
             "capacity": null,
         },
@@ -359,4 +374,86 @@ fn columns_format_alike() {
         fmt_column(&[Some(f64::INFINITY), Some(1.0)]),
         vec!["inf", "1"]
     );
+}
+
+#[test]
+fn samples_per_point_scales_concurrency_points_unless_turned_off() {
+    let mut s = mc(&[1.0, 2.0, 8.0]);
+    assert_eq!(s.point_samples(3, 1.0), 4);
+    assert_eq!(s.point_samples(3, 8.0), 32);
+    assert_eq!(s.point_samples(50, 8.0), 50);
+    assert!(s.closed_loop());
+    let lines = s.describe_points(3);
+    assert_eq!(
+        lines[2],
+        "max_concurrency=8: 32 measured samples (scaled from 3: 4 per concurrency slot), \
+         released at once (closed loop: the cap paces them)"
+    );
+    s.samples_per_point = Some(0);
+    assert_eq!(s.point_samples(3, 8.0), 3);
+    assert!(!s.closed_loop());
+    assert!(s.describe_points(3)[2].ends_with("cannot reach it"));
+    s.samples_per_point = Some(20);
+    assert_eq!(s.point_samples(3, 8.0), 20);
+    let r = Sweep {
+        param: SweepParam::RequestRate,
+        values: vec![2.0],
+        headline: None,
+        samples_per_point: None,
+    };
+    assert_eq!(r.point_samples(3, 2.0), 3);
+    assert!(!r.closed_loop());
+}
+
+#[test]
+fn samples_per_point_is_validated_at_load() {
+    let ok = parse_table(
+        Path::new("s.toml"),
+        "[sweep]\nparam = \"max_concurrency\"\nvalues = [1, 2]\nsamples_per_point = 0\n",
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(ok.samples_per_point, Some(0));
+    for bad in ["-1", "2.5", "\"many\"", "99999999999"] {
+        let errs = table_errs(&format!(
+            "[sweep]\nparam = \"max_concurrency\"\nvalues = [1]\nsamples_per_point = {bad}\n"
+        ));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0].starts_with("s.toml:4:21:")
+                && errs[0].contains(&format!("`samples_per_point` value `{bad}`")),
+            "{errs:?}"
+        );
+    }
+}
+
+#[test]
+fn reached_and_short_points() {
+    let mc = SweepParam::MaxConcurrency;
+    assert!(reached(mc, 4.0, 4, None, None));
+    assert!(!reached(mc, 8.0, 3, None, None));
+    let rr = SweepParam::RequestRate;
+    assert!(reached(rr, f64::INFINITY, 1, None, None));
+    assert!(reached(rr, 2.0, 1, Some(1.9), Some(2.0)));
+    assert!(!reached(rr, 2.0, 1, Some(1.0), Some(2.0)));
+    assert!(!reached(rr, 2.0, 1, None, None));
+    // A short point is never the capacity, even when it passed.
+    let mut pts = vec![
+        point(1.0, true, &[]),
+        point(2.0, true, &[]),
+        point(4.0, true, &[]),
+    ];
+    pts[1].reached = false;
+    assert_eq!(capacity(&pts), Some(1.0));
+    let s = mc_sweep();
+    let text = render_table(&s, &pts, &[]);
+    assert!(text.contains("pass+short"), "{text}");
+    assert!(
+        text.contains("short: max_concurrency=2 did not reach the swept value"),
+        "{text}"
+    );
+}
+
+fn mc_sweep() -> Sweep {
+    mc(&[1.0, 2.0, 4.0])
 }

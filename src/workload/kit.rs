@@ -127,6 +127,116 @@ pub fn sample_row<O>(s: &SampleRecord<O>) -> serde_json::Map<String, Value> {
     .collect()
 }
 
+/// What load a run actually reached, from the measured samples' own timestamps: the peak
+/// number of sessions in flight (connect start to end), the achieved and the planned
+/// request rates (sessions started / released per second between the first and the last
+/// measured one; `None` with fewer than two samples or all at one instant) and completed
+/// sessions per second over the run. A sweep compares these with its swept value.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Achieved {
+    /// Peak measured sessions in flight at once.
+    pub concurrency: usize,
+    /// Measured sessions started per second.
+    pub request_rate: Option<f64>,
+    /// Measured sessions released per second by the arrival plan (what was asked for).
+    pub planned_rate: Option<f64>,
+    /// Measured sessions that completed without failure, per second of run.
+    pub sessions_per_s: Option<f64>,
+    /// The generator's send lateness p99 over measured samples, ms.
+    pub lateness_p99_ms: Option<f64>,
+}
+
+impl Achieved {
+    /// Measure `run`.
+    pub fn of<O>(run: &RunRecord<O>) -> Self {
+        let measured: Vec<&SampleRecord<O>> = run.samples.iter().filter(|s| !s.warmup).collect();
+        let spans = measured.iter().map(|s| (s.started_s, s.ended_s));
+        let rate = |times: Vec<f64>| {
+            let lo = times.iter().copied().reduce(f64::min)?;
+            let hi = times.iter().copied().reduce(f64::max)?;
+            (times.len() >= 2 && hi > lo).then(|| (times.len() - 1) as f64 / (hi - lo))
+        };
+        let ok = measured.iter().filter(|s| s.outcome.is_ok()).count();
+        let late: Vec<f64> = measured
+            .iter()
+            .flat_map(|s| s.send_lateness_s.iter().map(|v| v * 1000.0))
+            .collect();
+        Self {
+            concurrency: peak_in_flight(spans),
+            request_rate: rate(measured.iter().map(|s| s.started_s).collect()),
+            planned_rate: rate(measured.iter().map(|s| s.scheduled_s).collect()),
+            sessions_per_s: (run.duration_s > 0.0).then(|| ok as f64 / run.duration_s),
+            lateness_p99_ms: crate::util::stats::percentile(&late, 0.99).ok(),
+        }
+    }
+
+    /// The block a result carries: `achieved: {concurrency, request_rate, planned_rate,
+    /// sessions_per_s, lateness_p99_ms}` (absent values `null`).
+    pub fn to_json(&self) -> Value {
+        json!({"achieved": {
+            "concurrency": self.concurrency,
+            "request_rate": self.request_rate,
+            "planned_rate": self.planned_rate,
+            "sessions_per_s": self.sessions_per_s,
+            "lateness_p99_ms": self.lateness_p99_ms,
+        }})
+    }
+}
+
+/// The most `(start, end)` spans open at one instant. A span ending exactly when another
+/// starts does not overlap it.
+pub fn peak_in_flight(spans: impl IntoIterator<Item = (f64, f64)>) -> usize {
+    let mut events: Vec<(f64, i32)> = Vec::new();
+    for (a, b) in spans {
+        events.push((a, 1));
+        events.push((b.max(a), -1));
+    }
+    // Ends sort before starts at the same instant.
+    events.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+    let (mut now, mut peak) = (0i32, 0i32);
+    for (_, d) in events {
+        now += d;
+        peak = peak.max(now);
+    }
+    peak.max(0) as usize
+}
+
+/// The verdict every terminal report opens with, e.g.
+/// `verdict: FAILED — 7 completed, 1 failed (timeout: 1), 2 warm-up; 1 of 3 thresholds failed`.
+pub fn verdict_line(
+    passed: bool,
+    interrupted: bool,
+    measured: usize,
+    failures_by_kind: &BTreeMap<String, usize>,
+    warmup: usize,
+    thresholds: (usize, usize),
+) -> String {
+    let word = match (interrupted, passed) {
+        (true, _) => "INTERRUPTED",
+        (false, true) => "passed",
+        (false, false) => "FAILED",
+    };
+    let failed: usize = failures_by_kind.values().sum();
+    let kinds: Vec<String> = failures_by_kind
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| format!("{k}: {n}"))
+        .collect();
+    let mut s = format!(
+        "verdict: {word} — {} completed, {failed} failed",
+        measured.saturating_sub(failed)
+    );
+    if !kinds.is_empty() {
+        s.push_str(&format!(" ({})", kinds.join(", ")));
+    }
+    s.push_str(&format!(", {warmup} warm-up"));
+    let (failed_t, total_t) = thresholds;
+    if total_t > 0 {
+        s.push_str(&format!("; {failed_t} of {total_t} thresholds failed"));
+    }
+    s
+}
+
 /// Merge `block`'s keys into the document's `rtload` object (creating it).
 pub fn merge_into(doc: &mut Value, block: Value) {
     let (Some(obj), Value::Object(block)) = (doc.as_object_mut(), block) else {
@@ -176,5 +286,28 @@ mod tests {
         let mut doc = json!({"rtload": {"metrics": {}}});
         merge_into(&mut doc, b);
         assert!(doc["rtload"]["metrics"].is_object() && doc["rtload"]["resources"].is_object());
+    }
+
+    #[test]
+    fn peak_in_flight_counts_overlaps_not_touches() {
+        assert_eq!(peak_in_flight([]), 0);
+        assert_eq!(peak_in_flight([(0.0, 1.0), (1.0, 2.0)]), 1);
+        assert_eq!(peak_in_flight([(0.0, 3.0), (1.0, 2.0), (1.5, 4.0)]), 3);
+        assert_eq!(peak_in_flight([(0.0, 1.0), (0.0, 1.0), (2.0, 3.0)]), 2);
+    }
+
+    #[test]
+    fn verdict_line_words() {
+        let mut k = BTreeMap::new();
+        assert_eq!(
+            verdict_line(true, false, 3, &k, 1, (0, 0)),
+            "verdict: passed — 3 completed, 0 failed, 1 warm-up"
+        );
+        k.insert("timeout".to_string(), 1);
+        assert_eq!(
+            verdict_line(false, false, 3, &k, 0, (1, 2)),
+            "verdict: FAILED — 2 completed, 1 failed (timeout: 1), 0 warm-up; 1 of 2 thresholds failed"
+        );
+        assert!(verdict_line(false, true, 3, &k, 0, (0, 0)).starts_with("verdict: INTERRUPTED"));
     }
 }

@@ -329,6 +329,7 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
         param: rtload::config::sweep::SweepParam::MaxConcurrency,
         values: vec![1.0, 2.0],
         headline: None,
+        samples_per_point: None,
     };
     let dir = fx.dir.path().join("sweep");
     let r = rtload::batch::run_sweep(&sc, &sweep, &dir, true).expect("sweep");

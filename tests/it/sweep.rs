@@ -57,3 +57,39 @@ values = [1, 2, 4]
     assert_eq!(doc["sweep"]["capacity"], 2);
     assert_eq!(doc["sweep"]["points"].as_array().unwrap().len(), 3);
 }
+
+/// The quickstart swept over concurrency: by default each point gets enough samples and
+/// a closed loop to reach and hold its concurrency; with scaling off, the points that fell
+/// short are marked and can never be the capacity.
+#[test]
+fn quickstart_concurrency_sweep_reaches_every_point_or_marks_it_short() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/video-quickstart.toml");
+    let sc = rtload::config::scenario::load(&path, &Default::default()).expect("quickstart loads");
+    let dir = tempfile::tempdir().unwrap();
+    let read = |d: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join("sweep.json")).unwrap()).unwrap()
+    };
+    let sweep = rtload::config::sweep::parse_flag("max_concurrency=1,2,4,8").unwrap();
+    let scaled = dir.path().join("scaled");
+    rtload::batch::run_sweep(&sc, &sweep, &scaled, true).unwrap();
+    let doc = read(&scaled);
+    for p in doc["sweep"]["points"].as_array().unwrap() {
+        assert_eq!(p["achieved_concurrency"], p["value"], "{p}");
+        assert_eq!(p["reached"], true, "{p}");
+    }
+
+    let mut off = sweep.clone();
+    off.samples_per_point = Some(0);
+    let short = dir.path().join("off");
+    let r = rtload::batch::run_sweep(&sc, &off, &short, true).unwrap();
+    let doc = read(&short);
+    for p in doc["sweep"]["points"].as_array().unwrap() {
+        let reached = p["achieved_concurrency"] == p["value"];
+        assert_eq!(p["reached"], reached, "{p}");
+        if p["value"].as_u64().unwrap() > 3 {
+            assert_eq!(p["reached"], false, "3 samples cannot reach {p}");
+        }
+    }
+    assert!(r.capacity.is_none_or(|c| c <= 3.0), "{:?}", r.capacity);
+}

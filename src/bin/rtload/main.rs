@@ -108,7 +108,13 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         .map(rtload::config::sweep::parse_flag)
         .transpose()
     {
-        Ok(s) => s.or_else(|| scenario.sweep.clone()),
+        // The flag replaces `[sweep]`'s values; its `samples_per_point` still applies.
+        Ok(s) => s
+            .map(|mut s| {
+                s.samples_per_point = scenario.sweep.as_ref().and_then(|t| t.samples_per_point);
+                s
+            })
+            .or_else(|| scenario.sweep.clone()),
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
@@ -153,6 +159,20 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
     );
     match run_result {
         Ok(summary) => {
+            println!(
+                "{}",
+                rtload::workload::kit::verdict_line(
+                    summary.passed(),
+                    summary.interrupted,
+                    summary.measured,
+                    &summary.failures_by_kind,
+                    summary.warmup,
+                    (
+                        summary.verdicts.iter().filter(|v| !v.passed).count(),
+                        summary.verdicts.len()
+                    ),
+                )
+            );
             print!("{}", redact_text(&summary.report.render_text()));
             if !summary.verdicts.is_empty() {
                 println!("Thresholds");
@@ -229,6 +249,12 @@ fn check_cmd(c: &cli::CheckArgs) -> ExitCode {
                     eprintln!("{w}");
                 }
                 print!("{}", rtload::runner::describe(&s));
+                if let Some(sw) = &s.sweep {
+                    println!("  sweep              {} values", sw.values.len());
+                    for line in sw.describe_points(s.load.samples) {
+                        println!("    {line}");
+                    }
+                }
             }
             Err(errors) => {
                 for e in &errors {
@@ -332,13 +358,11 @@ fn sweep_cmd(
     match rtload::batch::run_sweep_interruptible(sc, sweep, &dir, run.quiet, interrupt) {
         Ok(r) => {
             let catalogue = sc.workload.catalogue();
-            let mut cols: Vec<&str> = sweep.headline.iter().map(String::as_str).collect();
-            for c in catalogue.headline() {
-                if !cols.contains(&c.as_str()) {
-                    cols.push(c);
-                }
-            }
-            cols.push("failed");
+            let cols = rtload::config::sweep::table_columns(
+                sweep.headline.as_deref(),
+                catalogue.headline(),
+            );
+            let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
             print!(
                 "{}",
                 rtload::config::sweep::render_table(sweep, &r.points, &cols)

@@ -9,6 +9,7 @@
 //! `body[data-chartcheck]`, so a headless browser can prove the charts are drawn.
 
 pub mod charts;
+pub mod summary;
 pub mod svg;
 #[cfg(test)]
 mod tests;
@@ -147,6 +148,9 @@ fn section(i: usize, name: &str, doc: &Value, kind: &Result<DocKind, String>) ->
         }
     }
     s.push_str(&meta(doc));
+    if !matches!(kind, Ok(DocKind::Sweep)) {
+        s.push_str(&summary::summary(doc));
+    }
     s.push_str(&match kind {
         Ok(DocKind::Video) => charts::video(doc),
         Ok(DocKind::Duplex) => charts::duplex(doc),
@@ -296,17 +300,23 @@ ul.legend{list-style:none;padding:0;margin:4px 0;font-size:12px;display:flex;fle
 table{border-collapse:collapse;font-size:12px;margin:12px 0}caption{text-align:left;font-weight:600;padding:4px 0;white-space:nowrap}
 td,th{border:1px solid #e3e3e3;padding:2px 8px;text-align:left}td:last-child{text-align:right;font-variant-numeric:tabular-nums}
 td.pass{color:#2ca02c}td.fail{color:#d62728}
+p.verdict{font-size:15px;padding:6px 10px;border-radius:4px;background:#f3f3f3}p.verdict.pass{background:#e8f5e9}p.verdict.fail{background:#fdecea}
+p.banner{padding:8px;border-radius:4px;background:#fff3cd;border:1px solid #e0c36a}
+tr.short td{background:#fff3cd}
 </style></head><body>
 "#;
 
-/// Layout self-check: measure every chart's marks into `body[data-chartcheck]`.
+/// Layout self-check: measure every chart's marks, and list every `<text>` that pokes out
+/// of its SVG, into `body[data-chartcheck]`.
 const TAIL: &str = r#"<script>
 (function(){var out=[];document.querySelectorAll('svg.chart').forEach(function(s){
 var m=s.querySelectorAll('path.mark,rect.mark,circle.mark,line.mark'),x0=1/0,y0=1/0,x1=-1/0,y1=-1/0;
 m.forEach(function(e){var b=e.getBBox();x0=Math.min(x0,b.x);y0=Math.min(y0,b.y);x1=Math.max(x1,b.x+b.width);y1=Math.max(y1,b.y+b.height);});
-var v=s.viewBox.baseVal,n=m.length;
+var v=s.viewBox.baseVal,n=m.length,r=s.getBoundingClientRect(),t=[];
+s.querySelectorAll('text').forEach(function(e){var b=e.getBoundingClientRect();
+if(b.left<r.left-1||b.top<r.top-1||b.right>r.right+1||b.bottom>r.bottom+1)t.push(e.textContent);});
 out.push({chart:s.getAttribute('data-chart'),marks:n,width:n?x1-x0:0,height:n?y1-y0:0,
-inside:n>0&&x0>=v.x-1&&y0>=v.y-1&&x1<=v.x+v.width+1&&y1<=v.y+v.height+1});});
+inside:n>0&&x0>=v.x-1&&y0>=v.y-1&&x1<=v.x+v.width+1&&y1<=v.y+v.height+1,texts_outside:t});});
 document.body.setAttribute('data-chartcheck',JSON.stringify(out));})();
 </script>
 </body></html>

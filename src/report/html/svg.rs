@@ -10,12 +10,17 @@ mod scale;
 
 use std::fmt::Write as _;
 
-pub use scale::{Bin, coord, esc, fmt_num, histogram, nice_ticks, step_decimals};
+pub use scale::{
+    Bin, coord, ellipsize_middle, esc, fmt_num, histogram, label, nice_ticks, step_decimals,
+    text_width,
+};
 
 /// Chart width in SVG user units (the figure scales it to the page).
 pub const WIDTH: f64 = 720.0;
 const LEFT: f64 = 64.0;
-const RIGHT: f64 = 16.0;
+const RIGHT: f64 = 28.0;
+/// Row labels longer than this are shortened in the middle (full name on hover).
+pub const ROW_LABEL_CHARS: usize = 24;
 const TOP: f64 = 14.0;
 const BOTTOM: f64 = 42.0;
 
@@ -74,6 +79,7 @@ enum YAxis {
 
 /// An SVG chart under construction: a frame with axes plus marks added in order.
 pub struct Plot {
+    left: f64,
     kind: String,
     title: String,
     height: f64,
@@ -96,7 +102,17 @@ impl Plot {
     }
 
     fn build(kind: &str, title: &str, height: f64, x: Axis, y: YAxis) -> Plot {
+        // Room for the row labels (shortened to ROW_LABEL_CHARS) left of the plot.
+        let left = match &y {
+            YAxis::Rows(r) => r
+                .labels
+                .iter()
+                .map(|l| text_width(&ellipsize_middle(l, ROW_LABEL_CHARS)) + 30.0)
+                .fold(LEFT, f64::max),
+            YAxis::Linear(_) => LEFT,
+        };
         Plot {
+            left,
             kind: kind.to_string(),
             title: title.to_string(),
             height,
@@ -108,7 +124,8 @@ impl Plot {
 
     fn sx(&self, v: f64) -> f64 {
         let span = self.x.hi - self.x.lo;
-        LEFT + (v - self.x.lo) / if span > 0.0 { span } else { 1.0 } * (WIDTH - LEFT - RIGHT)
+        self.left
+            + (v - self.x.lo) / if span > 0.0 { span } else { 1.0 } * (WIDTH - self.left - RIGHT)
     }
 
     fn sy(&self, v: f64) -> f64 {
@@ -259,7 +276,7 @@ impl Plot {
                 r#"<rect class="band" x="{px}" y="{TOP}" width="{w}" height="{h}"/><text class="band-label" x="{}" y="{}">{}</text>"#,
                 coord(a + 4.0).unwrap_or_default(),
                 coord(TOP + self.plot_h() / 2.0).unwrap_or_default(),
-                esc(label)
+                self.fit_label(label, WIDTH - 4.0 - (a + 4.0))
             );
         }
     }
@@ -269,27 +286,42 @@ impl Plot {
         let Some(py) = coord(self.sy(y)) else { return };
         let _ = write!(
             self.body,
-            r#"<line class="ref" x1="{LEFT}" x2="{}" y1="{py}" y2="{py}"/><text class="ref-label" x="{}" y="{}" text-anchor="end">{}</text>"#,
+            r#"<line class="ref" x1="{}" x2="{}" y1="{py}" y2="{py}"/><text class="ref-label" x="{}" y="{}" text-anchor="end">{}</text>"#,
+            self.left,
             WIDTH - RIGHT,
             WIDTH - RIGHT - 4.0,
-            coord(self.sy(y) - 4.0).unwrap_or_default(),
-            esc(label)
+            coord((self.sy(y) - 4.0).max(TOP + 10.0)).unwrap_or_default(),
+            self.fit_label(label, WIDTH - RIGHT - self.left - 8.0)
         );
     }
 
     /// A dashed vertical reference line at `x` with a label (not a mark); `class` is added
     /// to the line and label classes (e.g. `cap` for a capacity line).
+    /// The label goes right of the line, or left of it when it would overrun the chart.
     pub fn vline(&mut self, x: f64, label: &str, class: &str) {
         let Some(px) = coord(self.sx(x)) else { return };
         let cls = esc(class);
+        let at = self.sx(x);
+        let right_room = WIDTH - 4.0 - (at + 4.0);
+        let left_room = at - 4.0 - 4.0;
+        let (lx, anchor, room) = if text_width(label) <= right_room || right_room >= left_room {
+            (at + 4.0, "start", right_room)
+        } else {
+            (at - 4.0, "end", left_room)
+        };
         let _ = write!(
             self.body,
-            r#"<line class="ref {cls}" x1="{px}" x2="{px}" y1="{TOP}" y2="{}"/><text class="ref-label {cls}" x="{}" y="{}">{}</text>"#,
+            r#"<line class="ref {cls}" x1="{px}" x2="{px}" y1="{TOP}" y2="{}"/><text class="ref-label {cls}" x="{}" y="{}" text-anchor="{anchor}">{}</text>"#,
             coord(self.height - BOTTOM).unwrap_or_default(),
-            coord(self.sx(x) + 4.0).unwrap_or_default(),
+            coord(lx).unwrap_or_default(),
             TOP + 24.0,
-            esc(label)
+            self.fit_label(label, room)
         );
+    }
+
+    /// `text` shortened in the middle to fit `room` units (full text on hover), escaped.
+    fn fit_label(&self, text: &str, room: f64) -> String {
+        label(text, (room / 7.0).max(3.0) as usize)
     }
 
     /// The finished `<svg class="chart">` element.
@@ -326,9 +358,9 @@ impl Plot {
         let _ = write!(
             s,
             r#"<text class="axis-title" x="{}" y="{}" text-anchor="middle">{}</text>"#,
-            coord((LEFT + WIDTH - RIGHT) / 2.0).unwrap_or_default(),
+            coord((self.left + WIDTH - RIGHT) / 2.0).unwrap_or_default(),
             coord(self.height - 6.0).unwrap_or_default(),
-            esc(&self.x.title)
+            self.fit_label(&self.x.title, WIDTH - self.left - RIGHT)
         );
         match &self.y {
             YAxis::Linear(a) => {
@@ -338,13 +370,14 @@ impl Plot {
                     };
                     let _ = write!(
                         s,
-                        r#"<line class="grid" x1="{LEFT}" x2="{}" y1="{py}" y2="{py}"/><text x="{}" y="{py}" dy="0.32em" text-anchor="end">{}</text>"#,
+                        r#"<line class="grid" x1="{}" x2="{}" y1="{py}" y2="{py}"/><text x="{}" y="{py}" dy="0.32em" text-anchor="end">{}</text>"#,
+                        self.left,
                         WIDTH - RIGHT,
-                        LEFT - 6.0,
+                        self.left - 6.0,
                         fmt_num(t, a.decimals)
                     );
                 }
-                s.push_str(&y_title(&a.title, self.height));
+                s.push_str(&y_title(&a.title, self.height, self.plot_h()));
             }
             YAxis::Rows(r) => {
                 let step = (r.labels.len() / 40).max(1);
@@ -353,17 +386,18 @@ impl Plot {
                     let _ = write!(
                         s,
                         r#"<text x="{}" y="{}" dy="0.32em" text-anchor="end">{}</text>"#,
-                        LEFT - 6.0,
+                        self.left - 6.0,
                         coord(top + h / 2.0).unwrap_or_default(),
-                        esc(label)
+                        scale::label(label, ROW_LABEL_CHARS)
                     );
                 }
-                s.push_str(&y_title(&r.title, self.height));
+                s.push_str(&y_title(&r.title, self.height, self.plot_h()));
             }
         }
         let _ = write!(
             s,
-            r#"<path class="frame" d="M{LEFT} {TOP} V{} H{}"/></g>"#,
+            r#"<path class="frame" d="M{} {TOP} V{} H{}"/></g>"#,
+            self.left,
             coord(y1).unwrap_or_default(),
             WIDTH - RIGHT
         );
@@ -371,10 +405,13 @@ impl Plot {
     }
 }
 
-fn y_title(title: &str, height: f64) -> String {
+fn y_title(title: &str, height: f64, room: f64) -> String {
+    if title.is_empty() {
+        return String::new();
+    }
     let cy = coord((TOP + height - BOTTOM) / 2.0).unwrap_or_default();
     format!(
         r#"<text class="axis-title" x="12" y="{cy}" text-anchor="middle" transform="rotate(-90 12 {cy})">{}</text>"#,
-        esc(title)
+        label(title, ((room + BOTTOM) / 7.5) as usize)
     )
 }

@@ -37,9 +37,41 @@ fn render(docs: &[(&str, Value)]) -> String {
     render_html(&docs).expect("renders")
 }
 
+/// `doc` with the blocks today's runner adds: the verdict, thresholds with measured
+/// values, sample counts, headline metrics with percentiles, generator resources.
+fn with_verdict(mut doc: Value, verdict: &str) -> Value {
+    let passed = verdict == "passed";
+    let rt = &mut doc["rtload"];
+    rt["verdict"] = json!(verdict);
+    rt["thresholds"] = json!([
+        {"metric": "ttfc_ms.p99", "expr": "< 1000", "measured": 412.5, "passed": true},
+        {"metric": "failed", "expr": "== 0", "measured": if passed { 0 } else { 1 }, "passed": passed},
+    ]);
+    rt["sample_counts"] = json!({"measured": 3, "completed": if passed { 3 } else { 2 },
+        "failed": if passed { 0 } else { 1 }, "cancelled": 0, "warmup": 1});
+    rt["failures_by_kind"] = json!(if passed {
+        json!({})
+    } else {
+        json!({"closed": 1})
+    });
+    rt["headline_metrics"] = json!(["ttfc_ms.mean", "slo_attainment"]);
+    for (k, v) in [
+        ("ttfc_ms.p50", 300.0),
+        ("ttfc_ms.p90", 380.0),
+        ("ttfc_ms.p99", 412.5),
+        ("ttfc_ms.max", 415.0),
+        ("ttfc_ms.mean", 320.0),
+        ("slo_attainment", 0.98),
+    ] {
+        rt["metrics"][k] = json!(v);
+    }
+    rt["resources"] = json!({"cpu_s": 0.09, "peak_rss_mib": 26.5});
+    doc
+}
+
 /// The video fixture with session 1 failed (as the engine reports a failed sample).
 fn video_with_failure() -> Value {
-    let mut v = parse(VIDEO);
+    let mut v = with_verdict(parse(VIDEO), "failed");
     v["rtload"]["samples"][1]["error"] =
         json!("server closed the stream: <1011> \"overloaded\" & gone");
     v["rtload"]["samples"][1]["ended_s"] = json!(2.1);
@@ -225,16 +257,85 @@ fn duplex_report_has_timeline_and_one_histogram_per_distribution() {
 #[test]
 fn sweep_report_highlights_capacity() {
     let html = render(&[("s.json", parse(SWEEP))]);
-    assert_eq!(count_chart(&html, "sweep-headline"), 1);
-    assert_eq!(count_chart(&html, "sweep-throughput"), 1);
-    assert_eq!(html.matches("class=\"mark hl\"").count(), 2);
-    assert_eq!(html.matches("class=\"mark fail\"").count(), 4);
+    for kind in [
+        "sweep-throughput",
+        "sweep-headline",
+        "sweep-failures",
+        "sweep-lateness",
+        "sweep-tput-latency",
+    ] {
+        assert_eq!(count_chart(&html, kind), 1, "{kind}");
+    }
+    // The knee on every line: throughput (sessions/s + request_throughput), ttft p99,
+    // failed, lateness, and the throughput-vs-latency curve.
+    assert_eq!(html.matches("class=\"mark hl\"").count(), 6);
+    // Two failed points on each of those five lines, plus two on the curve.
+    assert_eq!(html.matches("class=\"mark fail\"").count(), 12);
     assert!(html.contains("capacity 4</text>"));
+    // The table comes first and has the terminal's columns.
+    let table_at = html.find("<caption>Sweep points</caption>").expect("table");
+    assert!(table_at < html.find("<svg").expect("chart"));
+    assert!(html.contains("<th>max_concurrency</th><th>achieved</th><th>sessions/s</th><th>ttft_ms.p99</th><th>failed</th><th>result</th>"));
     let mut none = parse(SWEEP);
     none["sweep"]["capacity"] = Value::Null;
+    none["sweep"]["points"][0]["passed"] = json!(false);
     let html = render(&[("s.json", none)]);
-    assert!(html.contains("no point passed, so there is no capacity"));
+    assert!(html.contains("no point passed and reached its value, so there is no capacity"));
     assert!(!html.contains("mark hl"));
+}
+
+#[test]
+fn result_sections_open_with_verdict_thresholds_and_percentiles() {
+    let html = render(&[("q.json", with_verdict(parse(VIDEO), "passed"))]);
+    let first_chart = html.find("<svg").expect("charts");
+    let verdict = html
+        .find("verdict: <strong>passed</strong>")
+        .expect("verdict");
+    let thresholds = html
+        .find("<caption>Thresholds</caption>")
+        .expect("thresholds");
+    let headline = html
+        .find("<caption>Headline metrics</caption>")
+        .expect("headline");
+    assert!(verdict < thresholds && thresholds < headline && headline < first_chart);
+    assert!(html.contains("<tr><td>ttfc_ms</td><td></td><td>300</td><td>380</td><td>412.50</td><td>415</td><td>–</td></tr>"), "{html}");
+    // A ratio without percentiles shows its one value.
+    assert!(html.contains(
+        "<td>slo_attainment</td><td></td><td>–</td><td>–</td><td>–</td><td>–</td><td>0.9800</td>"
+    ));
+    assert!(html.contains("<caption>Generator health</caption>"));
+    assert!(!html.contains("generator-bound"));
+    let failed = render(&[("f.json", video_with_failure())]);
+    assert!(failed.contains("verdict: <strong>failed</strong> — 3 measured: 2 completed, 1 failed (closed: 1); 1 warm-up"));
+    assert!(failed.contains("<td class=\"fail\">FAIL</td>"));
+    let mut late = with_verdict(parse(VIDEO), "passed");
+    late["rtload"]["send_lateness"]["p99_ms"] = json!(25.0);
+    let html = render(&[("l.json", late)]);
+    assert!(html.contains("Results may be generator-bound: send lateness p99 is 25.0 ms"));
+}
+
+#[test]
+fn long_labels_are_shortened_in_the_middle_with_the_full_name_on_hover() {
+    use super::svg::{ellipsize_middle, label};
+    assert_eq!(ellipsize_middle("abcdef", 6), "abcdef");
+    assert_eq!(ellipsize_middle("case_0001_000.frames", 9), "case…ames");
+    assert_eq!(label("a<b", 10), "a&lt;b");
+    assert_eq!(label("0123456789", 5), "<title>0123456789</title>01…89");
+}
+
+#[test]
+fn sweep_point_that_fell_short_is_marked_and_never_the_capacity() {
+    let mut doc = parse(SWEEP);
+    doc["sweep"]["points"][2]["reached"] = json!(false);
+    doc["sweep"]["points"][2]["achieved_concurrency"] = json!(3);
+    let html = render(&[("s.json", doc)]);
+    assert!(
+        html.contains("<tr class=\"short\"><td>4</td><td>3</td>"),
+        "{html}"
+    );
+    assert!(html.contains("pass+short"));
+    assert!(html.contains("capacity: max_concurrency = 2"));
+    assert!(html.contains("short: max_concurrency=4 did not reach the swept value"));
 }
 
 #[test]
@@ -398,7 +499,10 @@ fn chromium_draws_every_chart() {
         panic!("install chromium (apt-get install chromium)");
     };
     let fixtures = [
-        ("video_quickstart.json", parse(VIDEO)),
+        (
+            "video_quickstart.json",
+            with_verdict(parse(VIDEO), "passed"),
+        ),
         ("video_failed.json", video_with_failure()),
         ("duplex_omniinteract.json", parse(DUPLEX)),
         ("sweep_concurrency.json", parse(SWEEP)),
@@ -423,6 +527,11 @@ fn chromium_draws_every_chart() {
                 c["inside"],
                 json!(true),
                 "{name}: marks outside the chart: {c}"
+            );
+            assert_eq!(
+                c["texts_outside"],
+                json!([]),
+                "{name}: text clipped by its chart: {c}"
             );
         }
     }

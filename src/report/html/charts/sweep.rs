@@ -1,30 +1,28 @@
-//! Sweep result charts: the headline metric and throughput against the swept parameter,
-//! with the capacity point highlighted, plus a table of the points.
+//! Sweep result page, read as a load tester reads a sweep: first the table (the same
+//! columns as the terminal's) with the capacity lines, then panels against the swept
+//! parameter — achieved throughput (completed sessions/s and the workload's own unit
+//! rate), headline latency p50/p99, failures, generator lateness — and a
+//! throughput-vs-latency curve. The knee (capacity) is marked on every panel; failed
+//! points get red rings, points that never reached their swept value are listed.
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
 use super::super::svg::{Axis, Plot, esc, fmt_num};
-use super::{arr, f, figure, num};
+use super::figure;
+use crate::config::sweep::{self, PointResult, Sweep, SweepParam};
 
-/// A sweep point: parameter value, its flat metrics and whether it passed.
-struct Point<'a> {
-    value: f64,
-    metrics: &'a Value,
-    passed: Option<bool>,
-}
-
-/// The throughput key to plot: `request_throughput` if any point has it, else the first
-/// (sorted) metric name containing "throughput".
-fn throughput_key(points: &[Point]) -> Option<String> {
+/// The workload's own unit-rate metric: `request_throughput` if present, else the first
+/// (sorted) metric name containing "throughput" or ending in `_per_s`.
+fn unit_rate_key(points: &[PointResult]) -> Option<String> {
     let mut names: Vec<&String> = points
         .iter()
-        .filter_map(|p| p.metrics.as_object())
-        .flat_map(|m| m.keys())
-        .filter(|k| k.contains("throughput"))
+        .flat_map(|p| p.metrics.keys())
+        .filter(|k| k.contains("throughput") || k.ends_with("_per_s"))
         .collect();
     names.sort();
+    names.dedup();
     names
         .iter()
         .find(|k| k.as_str() == "request_throughput")
@@ -32,134 +30,253 @@ fn throughput_key(points: &[Point]) -> Option<String> {
         .map(|k| k.to_string())
 }
 
-/// Sweep result: headline metric and throughput vs the swept parameter, plus a points table.
+/// The headline family (`ttft_ms` of `ttft_ms.p99`).
+fn family(headline: &str) -> &str {
+    headline.split_once('.').map_or(headline, |(f, _)| f)
+}
+
+/// Sweep result: table first, then the panels.
 pub fn sweep(doc: &Value) -> String {
-    let sw = doc.get("sweep").unwrap_or(&Value::Null);
-    let param = sw
-        .get("param")
-        .and_then(Value::as_str)
-        .unwrap_or("parameter");
-    let headline = sw.get("headline").and_then(Value::as_str).unwrap_or("");
-    let capacity = num(sw, "capacity");
-    let mut points: Vec<Point> = arr(sw, "points")
-        .iter()
-        .filter_map(|p| {
-            Some(Point {
-                value: num(p, "value")?,
-                metrics: p.get("metrics").unwrap_or(&Value::Null),
-                passed: p.get("passed").and_then(Value::as_bool),
-            })
-        })
-        .collect();
+    // An unreadable sweep still gets its (empty) table and "no data" panels.
+    let (sw, mut points) = sweep::from_json(doc).unwrap_or_else(|| {
+        let sw = Sweep {
+            param: SweepParam::MaxConcurrency,
+            values: Vec::new(),
+            headline: None,
+            samples_per_point: None,
+        };
+        (sw, Vec::new())
+    });
     points.sort_by(|a, b| a.value.total_cmp(&b.value));
+    let capacity = sweep::capacity(&points);
+    let param = sw.param.name();
+    let cat_headline: Vec<String> = doc
+        .pointer("/rtload/headline_metrics")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let headline = sw
+        .headline
+        .clone()
+        .or_else(|| cat_headline.first().cloned())
+        .unwrap_or_default();
+    let mut out = table(&sw, &points, &cat_headline);
     let cap_note = capacity.map_or_else(
-        || "no point passed, so there is no capacity".to_string(),
-        |c| format!("green: capacity, {param} = {}", fmt_num(c, 3)),
+        || "no point passed and reached its value, so there is no capacity".to_string(),
+        |c| format!("green: capacity (knee), {param} = {}", fmt_num(c, 3)),
     );
-    let mut out = sweep_curve(
-        &points,
-        "sweep-headline",
-        headline,
-        param,
-        capacity,
-        &format!("Sweep: {headline} vs {param}; red rings: points that failed; {cap_note}"),
-    );
-    if let Some(key) = throughput_key(&points) {
-        out.push_str(&sweep_curve(
-            &points,
-            "sweep-throughput",
-            &key,
-            param,
-            capacity,
-            &format!("Sweep: {key} vs {param}; {cap_note}"),
-        ));
+    let series = |f: &dyn Fn(&PointResult) -> Option<f64>| -> Vec<(f64, f64)> {
+        points
+            .iter()
+            .map(|p| (p.value, f(p).unwrap_or(f64::NAN)))
+            .collect()
+    };
+    let mut tput = vec![(
+        "completed sessions/s".to_string(),
+        series(&|p| p.sessions_per_s),
+    )];
+    if let Some(k) = unit_rate_key(&points) {
+        tput.push((k.clone(), series(&|p| p.metrics.get(&k).copied())));
     }
-    out.push_str(&points_table(
-        &points,
-        param,
-        headline,
-        throughput_key(&points).as_deref(),
+    let panel = |kind: &str, y: &str, lines: &[(String, Vec<(f64, f64)>)], what: &str| {
+        curve(
+            &points,
+            kind,
+            y,
+            param,
+            lines,
+            capacity,
+            &format!("{what} vs {param}; {cap_note}"),
+        )
+    };
+    out.push_str(&panel(
+        "sweep-throughput",
+        "per second",
+        &tput,
+        "Achieved throughput",
     ));
+    let fam = family(&headline).to_string();
+    let lat: Vec<(String, Vec<(f64, f64)>)> = ["p50", "p99"]
+        .iter()
+        .map(|st| {
+            let k = format!("{fam}.{st}");
+            (k.clone(), series(&|p| p.metrics.get(&k).copied()))
+        })
+        .filter(|(_, s)| s.iter().any(|p| p.1.is_finite()))
+        .collect();
+    let lat = if lat.is_empty() {
+        vec![(
+            headline.clone(),
+            series(&|p| p.metrics.get(&headline).copied()),
+        )]
+    } else {
+        lat
+    };
+    out.push_str(&panel(
+        "sweep-headline",
+        &fam,
+        &lat,
+        &format!("Headline {fam}"),
+    ));
+    let failed = vec![(
+        "failed".to_string(),
+        series(&|p| p.metrics.get("failed").copied()),
+    )];
+    out.push_str(&panel(
+        "sweep-failures",
+        "failed samples",
+        &failed,
+        "Failures",
+    ));
+    let late = vec![(
+        "send lateness p99 (ms)".to_string(),
+        series(&|p| p.lateness_p99_ms),
+    )];
+    out.push_str(&panel(
+        "sweep-lateness",
+        "ms",
+        &late,
+        "Generator send lateness p99",
+    ));
+    out.push_str(&tput_vs_latency(&points, &lat, capacity, param));
     out
 }
 
-fn sweep_curve(
-    points: &[Point],
+/// The sweep table: [`sweep::table_rows`] (same columns as the terminal), short points
+/// shaded, then the capacity lines.
+fn table(sw: &Sweep, points: &[PointResult], cat_headline: &[String]) -> String {
+    let cols = sweep::table_columns(sw.headline.as_deref(), cat_headline);
+    let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
+    let rows = sweep::table_rows(sw, points, &cols);
+    let mut s = String::from("<table class=\"points\"><caption>Sweep points</caption>");
+    for (i, row) in rows.iter().enumerate() {
+        let short = i > 0 && points.get(i - 1).is_some_and(|p| !p.reached);
+        s.push_str(if short {
+            "<tr class=\"short\">"
+        } else {
+            "<tr>"
+        });
+        let last = row.len().saturating_sub(1);
+        for (c, cell) in row.iter().enumerate() {
+            let class = match (i, c == last, cell.starts_with("pass")) {
+                (0, _, _) | (_, false, _) => "",
+                (_, true, true) if !short => " class=\"pass\"",
+                _ => " class=\"fail\"",
+            };
+            let tag = if i == 0 { "th" } else { "td" };
+            let _ = write!(s, "<{tag}{class}>{}</{tag}>", esc(cell));
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table>\n<pre class=\"capacity\">");
+    s.push_str(&esc(&sweep::capacity_lines(sw, points)));
+    s.push_str("</pre>\n");
+    s
+}
+
+/// One panel: `lines` (name, points) against the swept value, knee marked.
+fn curve(
+    points: &[PointResult],
     kind: &str,
-    key: &str,
+    y_title: &str,
     param: &str,
+    lines: &[(String, Vec<(f64, f64)>)],
     capacity: Option<f64>,
     caption: &str,
 ) -> String {
-    let pts: Vec<(f64, f64)> = points
-        .iter()
-        .map(|p| (p.value, f(p.metrics, key)))
-        .collect();
-    let finite = || pts.iter().filter(|p| p.1.is_finite());
-    let svg = (finite().count() > 0).then_some(()).and_then(|()| {
-        let x = Axis::fit(param, pts.iter().map(|p| p.0).chain(capacity), false)?;
-        let y = Axis::fit(key, finite().map(|p| p.1).chain([0.0]), false)?;
+    let ys = || lines.iter().flat_map(|(_, s)| s.iter().map(|p| p.1));
+    let svg = ys().any(f64::is_finite).then_some(()).and_then(|()| {
+        let x = Axis::fit(param, points.iter().map(|p| p.value).chain(capacity), false)?;
+        let y = Axis::fit(y_title, ys().chain([0.0]), false)?;
         let mut p = Plot::linear(kind, caption, x, y);
         if let Some(c) = capacity {
             p.vline(c, &format!("capacity {}", fmt_num(c, 3)), "cap");
         }
-        p.line(&pts, 0, key);
-        for (pt, &(x, y)) in points.iter().zip(&pts) {
-            if pt.passed == Some(false) {
-                p.fail_marker(
-                    x,
-                    y,
-                    &format!(
-                        "{param} = {}: failed ({key} {})",
-                        fmt_num(x, 3),
-                        fmt_num(y, 3)
-                    ),
-                );
-            }
-            if capacity == Some(x) {
-                p.highlight(
-                    x,
-                    y,
-                    &format!(
-                        "capacity: {param} = {} ({key} {})",
-                        fmt_num(x, 3),
-                        fmt_num(y, 3)
-                    ),
-                );
+        for (i, (name, s)) in lines.iter().enumerate() {
+            p.line(s, i, name);
+            for (pt, &(x, y)) in points.iter().zip(s) {
+                if !pt.passed || !pt.reached {
+                    let why = if pt.passed {
+                        "did not reach its value"
+                    } else {
+                        "failed"
+                    };
+                    p.fail_marker(
+                        x,
+                        y,
+                        &format!(
+                            "{param} = {}: {why} ({name} {})",
+                            fmt_num(x, 3),
+                            fmt_num(y, 3)
+                        ),
+                    );
+                }
+                if capacity == Some(x) {
+                    p.highlight(
+                        x,
+                        y,
+                        &format!(
+                            "capacity: {param} = {} ({name} {})",
+                            fmt_num(x, 3),
+                            fmt_num(y, 3)
+                        ),
+                    );
+                }
             }
         }
         Some(p.finish())
     });
-    figure(svg, caption, "")
+    let items: Vec<(String, String)> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| (format!("s{}", i % 8), n.clone()))
+        .collect();
+    figure(svg, caption, &super::legend(&items))
 }
 
-fn points_table(points: &[Point], param: &str, headline: &str, tput: Option<&str>) -> String {
-    let mut s = format!(
-        "<table class=\"points\"><caption>Sweep points</caption><tr><th>{}</th><th>{}</th>",
-        esc(param),
-        esc(headline)
+/// Completed sessions/s (x) against headline latency (y), one dot per point in load
+/// order, the knee highlighted.
+fn tput_vs_latency(
+    points: &[PointResult],
+    lat: &[(String, Vec<(f64, f64)>)],
+    capacity: Option<f64>,
+    param: &str,
+) -> String {
+    let Some((name, ys)) = lat.last() else {
+        return String::new();
+    };
+    let pts: Vec<(f64, f64)> = points
+        .iter()
+        .zip(ys)
+        .map(|(p, &(_, y))| (p.sessions_per_s.unwrap_or(f64::NAN), y))
+        .collect();
+    let caption = format!(
+        "Throughput vs latency: {name} against completed sessions/s, one point per {param} value in increasing order"
     );
-    if let Some(t) = tput {
-        let _ = write!(s, "<th>{}</th>", esc(t));
-    }
-    s.push_str("<th>passed</th></tr>");
-    for p in points {
-        let _ = write!(
-            s,
-            "<tr><td>{}</td><td>{}</td>",
-            fmt_num(p.value, 3),
-            fmt_num(f(p.metrics, headline), 3)
-        );
-        if let Some(t) = tput {
-            let _ = write!(s, "<td>{}</td>", fmt_num(f(p.metrics, t), 3));
+    let ok = pts.iter().any(|p| p.0.is_finite() && p.1.is_finite());
+    let svg = ok.then_some(()).and_then(|()| {
+        let x = Axis::fit(
+            "completed sessions/s",
+            pts.iter().map(|p| p.0).chain([0.0]),
+            false,
+        )?;
+        let y = Axis::fit(name, pts.iter().map(|p| p.1).chain([0.0]), false)?;
+        let mut plot = Plot::linear("sweep-tput-latency", &caption, x, y);
+        plot.line(&pts, 0, name);
+        for (p, &(x, y)) in points.iter().zip(&pts) {
+            let label = SweepParam::from_name(param)
+                .map_or_else(|| fmt_num(p.value, 3), |sp| sp.format_value(p.value));
+            if capacity == Some(p.value) {
+                plot.highlight(x, y, &format!("knee: {param} = {label}"));
+            } else if !p.passed || !p.reached {
+                plot.fail_marker(x, y, &format!("{param} = {label}"));
+            }
         }
-        let passed = match p.passed {
-            Some(true) => "<td class=\"pass\">yes</td>",
-            Some(false) => "<td class=\"fail\">no</td>",
-            None => "<td>–</td>",
-        };
-        let _ = write!(s, "{passed}</tr>");
-    }
-    s.push_str("</table>\n");
-    s
+        Some(plot.finish())
+    });
+    figure(svg, &caption, "")
 }

@@ -18,6 +18,38 @@ pub fn esc(s: &str) -> String {
     out
 }
 
+/// `s` cut to at most `max` characters with an ellipsis in the middle (the start and the
+/// end of a name are what tell names apart), or `s` itself when it fits.
+pub fn ellipsize_middle(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max || max < 3 {
+        return s.to_string();
+    }
+    let keep = max - 1;
+    let head = keep.div_ceil(2);
+    let tail = keep - head;
+    let start: String = s.chars().take(head).collect();
+    let end: String = s.chars().skip(n - tail).collect();
+    format!("{start}…{end}")
+}
+
+/// Estimated width in SVG units of `s` at the 11–12 px chart font (generous, so a label
+/// placed by it never overruns).
+pub fn text_width(s: &str) -> f64 {
+    s.chars().count() as f64 * 7.0
+}
+
+/// A `<text>` body: the label shortened to `max` characters, with the full text as a
+/// `<title>` (hover) when it was shortened. Escaped.
+pub fn label(s: &str, max: usize) -> String {
+    let short = ellipsize_middle(s, max);
+    if short == s {
+        esc(s)
+    } else {
+        format!("<title>{}</title>{}", esc(s), esc(&short))
+    }
+}
+
 /// A coordinate as text with two decimals, or `None` when `v` is not finite.
 pub fn coord(v: f64) -> Option<String> {
     if !v.is_finite() {
