@@ -63,7 +63,7 @@ pub struct ServerConfig {
     /// `duplex=1`, or its own `path`).
     #[serde(default)]
     pub transcription: TranscriptionServerConfig,
-    /// Rules of the scripted endpoint (the mirror image of `kind = "scripted"`).
+    /// Rules of the scripted endpoint (the mirror image of the scripted workload kind).
     #[serde(default)]
     pub scripted: ScriptedServerConfig,
     /// A connection with no client message for this long while the server is not

@@ -21,6 +21,7 @@ mod outputs;
 mod redaction;
 mod schema;
 mod scripted;
+mod scripted_vs_builtin;
 mod shard;
 mod surface;
 mod sweep;
