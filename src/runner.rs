@@ -179,18 +179,7 @@ pub fn run_distributed(
     let workload = scenario.workload.clone();
     engine::fdlimit::ensure(scenario.load.max_concurrency, scenario.target.is_none())
         .map_err(RunError::FdLimit)?;
-    let (url, server) = match &scenario.target {
-        Some(t) => (resolve_url(t, workload.default_path())?, None),
-        None => {
-            let cfg = embedded_config(scenario)?;
-            let srv = EmbeddedServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), cfg)
-                .map_err(|e| RunError::Server(e.to_string()))?;
-            (
-                format!("ws://{}{}", srv.addr(), workload.default_path()),
-                Some(srv),
-            )
-        }
-    };
+    let (url, server) = start_target(scenario)?;
     // One TLS configuration per run, shared by every shard's client.
     let tls = url
         .starts_with("wss://")
@@ -203,27 +192,8 @@ pub fn run_distributed(
         warmup = scenario.load.warmup_samples,
         "run starting"
     );
-    let (tx, rx) = crossbeam_channel::unbounded::<String>();
-    let printer = std::thread::spawn(move || {
-        let mut out = lines;
-        for l in rx {
-            let _ = writeln!(out, "{l}");
-        }
-        let _ = out.flush();
-    });
-    let (progress_tx, progress_thread) = match progress {
-        Some((mode, out)) => {
-            let (tx, rx) = crossbeam_channel::unbounded();
-            let headline = workload.headline_name().to_string();
-            (
-                Some(tx),
-                Some(crate::engine::progress::spawn_printer(
-                    mode, rx, out, headline,
-                )),
-            )
-        }
-        None => (None, None),
-    };
+    let (tx, printer) = spawn_line_printer(lines);
+    let (progress_tx, progress_thread) = spawn_progress(progress, workload.headline_name());
     let (live, metrics_server) = serve_live_metrics(dist, shard, workload.headline_name())?;
     let cfg = EngineConfig {
         url: url.clone(),
@@ -246,13 +216,7 @@ pub fn run_distributed(
         },
         live,
     };
-    let scraper = match &scenario.target_metrics {
-        Some((u, names)) => Some(
-            crate::util::scrape::Scraper::start(u.clone(), redact_url(u), names.clone())
-                .map_err(|e| RunError::Server(format!("metrics scraper: {e}")))?,
-        ),
-        None => None,
-    };
+    let scraper = start_scraper(scenario)?;
     let run_start_unix_s = unix_now();
     let this_run = workload.clone().begin_run();
     let usage_start = crate::workload::kit::UsageSnapshot::now();
@@ -262,23 +226,159 @@ pub fn run_distributed(
         m.stop();
     }
     let target_timeline = scraper.map(crate::util::scrape::Scraper::finish);
+    join_printers(printer, progress_thread);
+    if let Some(s) = server {
+        s.stop();
+    }
+    let ran = Ran {
+        out: out?,
+        this_run,
+        mine,
+        run_start_unix_s,
+        usage: (usage_start, usage_end),
+        target_timeline,
+        tls: tls.is_some(),
+        url,
+    };
+    summarize(scenario, dist, shard, ran)
+}
+
+/// The run's target URL: the scenario's `target`, or the embedded server (started here and
+/// returned, to be stopped once the run ends) when there is none.
+fn start_target(scenario: &Scenario) -> Result<(String, Option<EmbeddedServer>), RunError> {
+    let workload = &scenario.workload;
+    Ok(match &scenario.target {
+        Some(t) => (resolve_url(t, workload.default_path())?, None),
+        None => {
+            let cfg = embedded_config(scenario)?;
+            let srv = EmbeddedServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), cfg)
+                .map_err(|e| RunError::Server(e.to_string()))?;
+            (
+                format!("ws://{}{}", srv.addr(), workload.default_path()),
+                Some(srv),
+            )
+        }
+    })
+}
+
+/// A thread writing each line sent on the returned channel to `lines`, flushing at the end.
+fn spawn_line_printer(
+    lines: Box<dyn Write + Send>,
+) -> (
+    crossbeam_channel::Sender<String>,
+    std::thread::JoinHandle<()>,
+) {
+    let (tx, rx) = crossbeam_channel::unbounded::<String>();
+    let printer = std::thread::spawn(move || {
+        let mut out = lines;
+        for l in rx {
+            let _ = writeln!(out, "{l}");
+        }
+        let _ = out.flush();
+    });
+    (tx, printer)
+}
+
+/// The progress printer's channel and thread, when progress is asked for.
+fn spawn_progress(
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+    headline: &str,
+) -> (
+    Option<crossbeam_channel::Sender<crate::engine::progress::ProgressEvent>>,
+    Option<std::thread::JoinHandle<()>>,
+) {
+    match progress {
+        Some((mode, out)) => {
+            let (tx, rx) = crossbeam_channel::unbounded();
+            let headline = headline.to_string();
+            (
+                Some(tx),
+                Some(crate::engine::progress::spawn_printer(
+                    mode, rx, out, headline,
+                )),
+            )
+        }
+        None => (None, None),
+    }
+}
+
+/// The target-metrics scraper, started when the scenario names a metrics endpoint.
+fn start_scraper(scenario: &Scenario) -> Result<Option<crate::util::scrape::Scraper>, RunError> {
+    Ok(match &scenario.target_metrics {
+        Some((u, names)) => Some(
+            crate::util::scrape::Scraper::start(u.clone(), redact_url(u), names.clone())
+                .map_err(|e| RunError::Server(format!("metrics scraper: {e}")))?,
+        ),
+        None => None,
+    })
+}
+
+/// Waits for the line printer and, if there is one, the progress printer to finish.
+fn join_printers(
+    printer: std::thread::JoinHandle<()>,
+    progress_thread: Option<std::thread::JoinHandle<()>>,
+) {
     let _ = printer.join();
     if let Some(t) = progress_thread {
         let _ = t.join();
     }
-    if let Some(s) = server {
-        s.stop();
-    }
-    let mut out = out?;
-    out.run.load = Some(scenario.load.clone());
-    let (mut failures, measured) = failures(&out.run);
-    // Samples cancelled by an interrupt are their own outcome, not failures.
+}
+
+/// The failures counted by kind, keyed by the kind's name.
+fn count_kinds(failures: &[(usize, Failure)]) -> std::collections::BTreeMap<String, usize> {
+    crate::workload::outcome::count_by_kind(failures.iter().map(|(_, f)| f.kind))
+        .into_iter()
+        .map(|(k, n)| (k.to_string(), n))
+        .collect()
+}
+
+/// A finished engine run and what its summary needs besides the scenario.
+struct Ran {
+    /// The engine's output.
+    out: engine::EngineOutput,
+    /// The workload's run, which builds the report.
+    this_run: Arc<dyn crate::workload::WorkloadRun>,
+    /// This shard's `(index, offset)` slice of the plan.
+    mine: Vec<(usize, f64)>,
+    /// Unix time the run started.
+    run_start_unix_s: f64,
+    /// Resource usage before and after the run.
+    usage: (
+        crate::workload::kit::UsageSnapshot,
+        crate::workload::kit::UsageSnapshot,
+    ),
+    /// The target's scraped metrics, if any.
+    target_timeline: Option<crate::util::scrape::Timeline>,
+    /// Whether the run used TLS.
+    tls: bool,
+    /// The target URL.
+    url: String,
+}
+
+/// Sets interrupt-cancelled samples apart from `failures`, returning their indices.
+fn take_cancelled(failures: &mut Vec<(usize, Failure)>) -> Vec<usize> {
     let cancelled_idx: Vec<usize> = failures
         .iter()
         .filter(|(_, f)| f.kind == FailureKind::Interrupted)
         .map(|(i, _)| *i)
         .collect();
     failures.retain(|(_, f)| f.kind != FailureKind::Interrupted);
+    cancelled_idx
+}
+
+/// Builds the run's report, failures and verdicts, writes the JSON result when asked, and
+/// returns the summary.
+fn summarize(
+    scenario: &Scenario,
+    dist: &Distributed,
+    shard: crate::workload::shard::Shard,
+    ran: Ran,
+) -> Result<RunSummary, RunError> {
+    let mut out = ran.out;
+    out.run.load = Some(scenario.load.clone());
+    let (mut failures, measured) = failures(&out.run);
+    // Samples cancelled by an interrupt are their own outcome, not failures.
+    let cancelled_idx = take_cancelled(&mut failures);
     let cancelled = cancelled_idx.len();
     let interrupted = out.interrupted;
     let engine_series = engine_series(&out.run);
@@ -286,9 +386,9 @@ pub fn run_distributed(
         &scenario.name,
         shard,
         dist.start_at_unix_s,
-        &mine,
+        &ran.mine,
         &out.run,
-        run_start_unix_s,
+        ran.run_start_unix_s,
         &scenario.thresholds,
     );
     let generator_run = out.run.clone();
@@ -300,18 +400,14 @@ pub fn run_distributed(
         .filter(|s| !s.warmup)
         .map(|s| s.idx)
         .collect();
-    let report = this_run.report(out.run).map_err(RunError::Report)?;
+    let report = ran.this_run.report(out.run).map_err(RunError::Report)?;
     add_report_failures(
         &mut failures,
         report.as_ref(),
         &measured_idx,
         &cancelled_idx,
     );
-    let failures_by_kind: std::collections::BTreeMap<String, usize> =
-        crate::workload::outcome::count_by_kind(failures.iter().map(|(_, f)| f.kind))
-            .into_iter()
-            .map(|(k, n)| (k.to_string(), n))
-            .collect();
+    let failures_by_kind = count_kinds(&failures);
     let failures: Vec<(usize, String)> =
         failures.into_iter().map(|(i, f)| (i, f.message)).collect();
     // A shard's own numbers say nothing about the run's: `rtload merge` evaluates the
@@ -321,77 +417,118 @@ pub fn run_distributed(
     } else {
         crate::config::thresholds::evaluate(&scenario.thresholds, &report.metrics())
     };
-    let json_path = scenario.output_json.clone();
-    if let Some(path) = &json_path {
-        let mut doc = report.to_json();
-        workload.catalogue().write_into(&mut doc);
-        let block = crate::workload::kit::generator_block(
-            &generator_run,
-            &failures_by_kind,
-            usage_start,
-            usage_end,
-        );
-        crate::workload::kit::merge_into(&mut doc, block);
-        crate::workload::kit::merge_into(&mut doc, achieved.to_json());
-        let passed = failures.is_empty()
-            && out.artifact_errors.is_empty()
-            && verdicts.iter().all(|v| v.passed);
-        crate::workload::kit::merge_into(
-            &mut doc,
-            verdict_block(
-                &verdicts,
-                passed,
-                interrupted,
-                (measured, failures.len(), cancelled),
-                scenario,
-            ),
-        );
-        if tls.is_some() {
-            crate::workload::kit::merge_into(
-                &mut doc,
-                crate::engine::tls::result_block(&scenario.tls),
-            );
-        }
-        if interrupted && let Some(obj) = doc.as_object_mut() {
-            obj.insert("interrupted".into(), serde_json::Value::Bool(true));
-        }
-        // Only a sharded run is tagged: a plain run keeps the reference's exact layout.
-        if let (Some(obj), true) = (doc.as_object_mut(), dist.shard.is_some()) {
-            obj.insert(
-                crate::report::merge::SHARD_KEY.into(),
-                serde_json::to_value(&tag).unwrap_or_default(),
-            );
-        }
-        if let (Some(obj), Some(tl)) = (doc.as_object_mut(), &target_timeline) {
-            obj.insert(
-                crate::report::merge::TARGET_METRICS_KEY.into(),
-                serde_json::to_value(tl).unwrap_or_default(),
-            );
-        }
-        let mut series = report.series();
-        series.extend(engine_series);
-        publish(
-            path,
-            &redact_text(&report.json_text(&doc)),
-            &series,
-            run_start_unix_s,
-            interrupted,
-        )?;
-    }
-    Ok(RunSummary {
+    let summary = RunSummary {
         report,
         failures,
         failures_by_kind,
         measured,
         artifact_errors: out.artifact_errors,
-        json_path,
+        json_path: scenario.output_json.clone(),
         verdicts,
-        url,
+        url: ran.url,
         interrupted,
         cancelled,
         warmup: scenario.load.warmup_samples,
         achieved,
-    })
+    };
+    if let Some(path) = &summary.json_path {
+        let extras = ResultExtras {
+            generator_run,
+            usage: ran.usage,
+            tag,
+            target_timeline: ran.target_timeline,
+            engine_series,
+            run_start_unix_s: ran.run_start_unix_s,
+            tls: ran.tls,
+        };
+        write_result(path, scenario, dist, &summary, extras)?;
+    }
+    Ok(summary)
+}
+
+/// What the JSON result needs beyond the summary.
+struct ResultExtras {
+    /// The engine's run record, for the generator block.
+    generator_run: RunRecord,
+    /// Resource usage before and after the run.
+    usage: (
+        crate::workload::kit::UsageSnapshot,
+        crate::workload::kit::UsageSnapshot,
+    ),
+    /// This shard's tag (written only for a sharded run).
+    tag: crate::report::merge::ShardTag,
+    /// The target's scraped metrics, if any.
+    target_timeline: Option<crate::util::scrape::Timeline>,
+    /// The engine's own histogram series.
+    engine_series: Vec<crate::util::histlog::Series>,
+    /// Unix time the run started.
+    run_start_unix_s: f64,
+    /// Whether the run used TLS.
+    tls: bool,
+}
+
+/// Builds the JSON result document (report, catalogue, generator, verdict, TLS, interrupt,
+/// shard and target-metrics blocks) and publishes it with the series to `path`.
+fn write_result(
+    path: &std::path::Path,
+    scenario: &Scenario,
+    dist: &Distributed,
+    summary: &RunSummary,
+    extras: ResultExtras,
+) -> Result<(), RunError> {
+    let report = &summary.report;
+    let interrupted = summary.interrupted;
+    let mut doc = report.to_json();
+    scenario.workload.catalogue().write_into(&mut doc);
+    let block = crate::workload::kit::generator_block(
+        &extras.generator_run,
+        &summary.failures_by_kind,
+        extras.usage.0,
+        extras.usage.1,
+    );
+    crate::workload::kit::merge_into(&mut doc, block);
+    crate::workload::kit::merge_into(&mut doc, summary.achieved.to_json());
+    let passed = summary.failures.is_empty()
+        && summary.artifact_errors.is_empty()
+        && summary.verdicts.iter().all(|v| v.passed);
+    crate::workload::kit::merge_into(
+        &mut doc,
+        verdict_block(
+            &summary.verdicts,
+            passed,
+            interrupted,
+            (summary.measured, summary.failures.len(), summary.cancelled),
+            scenario,
+        ),
+    );
+    if extras.tls {
+        crate::workload::kit::merge_into(&mut doc, crate::engine::tls::result_block(&scenario.tls));
+    }
+    if interrupted && let Some(obj) = doc.as_object_mut() {
+        obj.insert("interrupted".into(), serde_json::Value::Bool(true));
+    }
+    // Only a sharded run is tagged: a plain run keeps the reference's exact layout.
+    if let (Some(obj), true) = (doc.as_object_mut(), dist.shard.is_some()) {
+        obj.insert(
+            crate::report::merge::SHARD_KEY.into(),
+            serde_json::to_value(&extras.tag).unwrap_or_default(),
+        );
+    }
+    if let (Some(obj), Some(tl)) = (doc.as_object_mut(), &extras.target_timeline) {
+        obj.insert(
+            crate::report::merge::TARGET_METRICS_KEY.into(),
+            serde_json::to_value(tl).unwrap_or_default(),
+        );
+    }
+    let mut series = report.series();
+    series.extend(extras.engine_series);
+    publish(
+        path,
+        &redact_text(&report.json_text(&doc)),
+        &series,
+        extras.run_start_unix_s,
+        interrupted,
+    )
 }
 
 /// The result's verdict: `verdict` (`passed` / `failed` / `interrupted`), every threshold

@@ -102,23 +102,9 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
     if scenario.tls.insecure_skip_verify {
         eprintln!("{}", rtload::engine::tls::INSECURE_WARNING);
     }
-    let sweep = match run
-        .sweep
-        .as_deref()
-        .map(rtload::config::sweep::parse_flag)
-        .transpose()
-    {
-        // The flag replaces `[sweep]`'s values; its `samples_per_point` still applies.
-        Ok(s) => s
-            .map(|mut s| {
-                s.samples_per_point = scenario.sweep.as_ref().and_then(|t| t.samples_per_point);
-                s
-            })
-            .or_else(|| scenario.sweep.clone()),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+    let sweep = match requested_sweep(run, &scenario) {
+        Ok(s) => s,
+        Err(code) => return code,
     };
     let dist = match merge::distributed(run) {
         Ok(d) => d,
@@ -143,13 +129,7 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         Box<dyn std::io::Write + Send>,
     )> = Some((mode, Box::new(std::io::stderr())));
     let grace = std::time::Duration::from_secs_f64(run.grace_period);
-    let interrupt = match rtload::engine::interrupt::listen_for_signals(grace) {
-        Ok(i) => Some(i),
-        Err(e) => {
-            eprintln!("warning: cannot listen for Ctrl-C ({e}); an interrupt will lose the run");
-            None
-        }
-    };
+    let interrupt = listen_for_interrupt(grace);
     let run_result = rtload::runner::run_distributed(
         &scenario,
         Box::new(std::io::stdout()),
@@ -158,73 +138,7 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         &dist,
     );
     match run_result {
-        Ok(summary) => {
-            println!(
-                "{}",
-                rtload::workload::kit::verdict_line(
-                    summary.passed(),
-                    summary.interrupted,
-                    summary.measured,
-                    &summary.failures_by_kind,
-                    summary.warmup,
-                    (
-                        summary.verdicts.iter().filter(|v| !v.passed).count(),
-                        summary.verdicts.len()
-                    ),
-                )
-            );
-            print!("{}", redact_text(&summary.report.render_text()));
-            if !summary.verdicts.is_empty() {
-                println!("Thresholds");
-                print!("{}", rtload::config::thresholds::render(&summary.verdicts));
-            }
-            if let Some(p) = &summary.json_path {
-                eprintln!("wrote {}", p.display());
-            }
-            if let Some(s) = dist
-                .shard
-                .filter(|s| s.count > 1 && !scenario.thresholds.is_empty())
-            {
-                eprintln!(
-                    "shard {s}: [thresholds] are evaluated on the merged result by `rtload merge`"
-                );
-            }
-            for (idx, msg) in &summary.failures {
-                eprintln!("ERROR: sample {idx}: {msg}");
-            }
-            for e in &summary.artifact_errors {
-                eprintln!("ERROR: artifact: {e}");
-            }
-            let breached = summary.verdicts.iter().filter(|v| !v.passed).count();
-            if breached > 0 {
-                eprintln!("{breached} threshold(s) breached");
-            }
-            if !summary.failures.is_empty() {
-                let kinds: Vec<String> = summary
-                    .failures_by_kind
-                    .iter()
-                    .map(|(k, n)| format!("{k} {n}"))
-                    .collect();
-                eprintln!(
-                    "{} of {} measured samples failed ({})",
-                    summary.failures.len(),
-                    summary.measured,
-                    kinds.join(", ")
-                );
-            }
-            if summary.interrupted {
-                eprintln!(
-                    "interrupted: {} measured sample(s) ran to an outcome, {} cancelled as interrupted; results cover only those",
-                    summary.measured - summary.cancelled,
-                    summary.cancelled
-                );
-                ExitCode::from(rtload::engine::interrupt::EXIT_INTERRUPTED)
-            } else if summary.passed() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            }
-        }
+        Ok(summary) => report_run(&summary, &scenario, &dist),
         Err(rtload::runner::RunError::Scenario(errors)) => {
             for e in &errors {
                 eprintln!("error: {e}");
@@ -235,6 +149,117 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// The sweep to run, if any: `--sweep` (keeping `[sweep]`'s `samples_per_point`) or the
+/// scenario's `[sweep]`; a malformed flag is reported and yields exit code 2.
+fn requested_sweep(
+    run: &cli::RunArgs,
+    scenario: &rtload::config::scenario::Scenario,
+) -> Result<Option<rtload::config::sweep::Sweep>, ExitCode> {
+    match run
+        .sweep
+        .as_deref()
+        .map(rtload::config::sweep::parse_flag)
+        .transpose()
+    {
+        // The flag replaces `[sweep]`'s values; its `samples_per_point` still applies.
+        Ok(s) => Ok(s
+            .map(|mut s| {
+                s.samples_per_point = scenario.sweep.as_ref().and_then(|t| t.samples_per_point);
+                s
+            })
+            .or_else(|| scenario.sweep.clone())),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(ExitCode::from(2))
+        }
+    }
+}
+
+/// Listens for Ctrl-C with the given grace period; warns (and returns `None`) if it cannot.
+fn listen_for_interrupt(
+    grace: std::time::Duration,
+) -> Option<rtload::engine::interrupt::Interrupt> {
+    match rtload::engine::interrupt::listen_for_signals(grace) {
+        Ok(i) => Some(i),
+        Err(e) => {
+            eprintln!("warning: cannot listen for Ctrl-C ({e}); an interrupt will lose the run");
+            None
+        }
+    }
+}
+
+/// Prints a finished run (verdict line, report, thresholds, errors, interrupt note) and
+/// picks the exit code: interrupted, success, or 1 for a failed run.
+fn report_run(
+    summary: &rtload::runner::RunSummary,
+    scenario: &rtload::config::scenario::Scenario,
+    dist: &rtload::runner::Distributed,
+) -> ExitCode {
+    println!(
+        "{}",
+        rtload::workload::kit::verdict_line(
+            summary.passed(),
+            summary.interrupted,
+            summary.measured,
+            &summary.failures_by_kind,
+            summary.warmup,
+            (
+                summary.verdicts.iter().filter(|v| !v.passed).count(),
+                summary.verdicts.len()
+            ),
+        )
+    );
+    print!("{}", redact_text(&summary.report.render_text()));
+    if !summary.verdicts.is_empty() {
+        println!("Thresholds");
+        print!("{}", rtload::config::thresholds::render(&summary.verdicts));
+    }
+    if let Some(p) = &summary.json_path {
+        eprintln!("wrote {}", p.display());
+    }
+    if let Some(s) = dist
+        .shard
+        .filter(|s| s.count > 1 && !scenario.thresholds.is_empty())
+    {
+        eprintln!("shard {s}: [thresholds] are evaluated on the merged result by `rtload merge`");
+    }
+    for (idx, msg) in &summary.failures {
+        eprintln!("ERROR: sample {idx}: {msg}");
+    }
+    for e in &summary.artifact_errors {
+        eprintln!("ERROR: artifact: {e}");
+    }
+    let breached = summary.verdicts.iter().filter(|v| !v.passed).count();
+    if breached > 0 {
+        eprintln!("{breached} threshold(s) breached");
+    }
+    if !summary.failures.is_empty() {
+        let kinds: Vec<String> = summary
+            .failures_by_kind
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        eprintln!(
+            "{} of {} measured samples failed ({})",
+            summary.failures.len(),
+            summary.measured,
+            kinds.join(", ")
+        );
+    }
+    if summary.interrupted {
+        eprintln!(
+            "interrupted: {} measured sample(s) ran to an outcome, {} cancelled as interrupted; results cover only those",
+            summary.measured - summary.cancelled,
+            summary.cancelled
+        );
+        ExitCode::from(rtload::engine::interrupt::EXIT_INTERRUPTED)
+    } else if summary.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 
