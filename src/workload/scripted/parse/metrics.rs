@@ -99,7 +99,7 @@ fn expr_and_table<'a, 'b>(
                 Some(e) => Some((e, Some(t))),
                 None => {
                     cx.err(v.span(), format!("metric `{name}` needs `expr`, e.g. {{ expr = \"first(E) - mark(M)\", unit = \"ms\", better = \"lower\" }}"));
-                    return None;
+                    None
                 }
             }
         }
@@ -111,7 +111,7 @@ fn expr_and_table<'a, 'b>(
                     metric::FORM
                 ),
             );
-            return None;
+            None
         }
     }
 }
