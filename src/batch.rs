@@ -157,46 +157,14 @@ pub fn run_sweep_interruptible(
             interrupted = true;
             break;
         }
-        let mut point = sc.clone();
-        point.load.samples = sweep.point_samples(sc.load.samples, value);
-        if sweep.closed_loop() {
-            point.load.arrival.request_rate = None;
-            point.load.arrival.ramp_up = None;
-        }
-        match sweep.param {
-            SweepParam::MaxConcurrency => point.load.max_concurrency = value as usize,
-            SweepParam::RequestRate => {
-                point.load.arrival.request_rate = value.is_finite().then_some(value)
-            }
-        }
-        let file = dir.join(format!(
-            "{}.json",
-            crate::config::sweep::point_file_stem(sweep, value)
-        ));
-        point.output_json = Some(file.clone());
+        let (point, file) = point_scenario(sc, sweep, value, dir);
         let s = run_point(&point, quiet, interrupt.clone())?;
         files.push(file);
         if s.interrupted {
             interrupted = true;
             break;
         }
-        let a = s.achieved;
-        points.push(PointResult {
-            value,
-            metrics: s.report.metrics(),
-            passed: s.passed(),
-            achieved_concurrency: Some(a.concurrency),
-            achieved_request_rate: a.request_rate,
-            sessions_per_s: a.sessions_per_s,
-            lateness_p99_ms: a.lateness_p99_ms,
-            reached: crate::config::sweep::reached(
-                sweep.param,
-                value,
-                a.concurrency,
-                a.request_rate,
-                a.planned_rate,
-            ),
-        });
+        points.push(point_result(sweep, value, &s));
     }
     let capacity = crate::config::sweep::capacity(&points);
     // Without a `[sweep] headline` (the flag form never sets one) feature the workload's
@@ -227,6 +195,50 @@ pub fn run_sweep_interruptible(
         files,
         interrupted,
     })
+}
+
+/// The scenario of sweep point `value`: `sc` with its samples and swept parameter set
+/// (closed-loop sweeps drop the arrival rate), writing its JSON to the returned file.
+fn point_scenario(sc: &Scenario, sweep: &Sweep, value: f64, dir: &Path) -> (Scenario, PathBuf) {
+    let mut point = sc.clone();
+    point.load.samples = sweep.point_samples(sc.load.samples, value);
+    if sweep.closed_loop() {
+        point.load.arrival.request_rate = None;
+        point.load.arrival.ramp_up = None;
+    }
+    match sweep.param {
+        SweepParam::MaxConcurrency => point.load.max_concurrency = value as usize,
+        SweepParam::RequestRate => {
+            point.load.arrival.request_rate = value.is_finite().then_some(value)
+        }
+    }
+    let file = dir.join(format!(
+        "{}.json",
+        crate::config::sweep::point_file_stem(sweep, value)
+    ));
+    point.output_json = Some(file.clone());
+    (point, file)
+}
+
+/// The result of sweep point `value` from its run summary `s`, with the load it reached.
+fn point_result(sweep: &Sweep, value: f64, s: &RunSummary) -> PointResult {
+    let a = s.achieved;
+    PointResult {
+        value,
+        metrics: s.report.metrics(),
+        passed: s.passed(),
+        achieved_concurrency: Some(a.concurrency),
+        achieved_request_rate: a.request_rate,
+        sessions_per_s: a.sessions_per_s,
+        lateness_p99_ms: a.lateness_p99_ms,
+        reached: crate::config::sweep::reached(
+            sweep.param,
+            value,
+            a.concurrency,
+            a.request_rate,
+            a.planned_rate,
+        ),
+    }
 }
 
 fn write(path: &Path, text: &str) -> Result<(), RunError> {

@@ -245,11 +245,7 @@ fn parse_with(
         );
     }
     let (Some(mut load), Some(workload), true) = (load, workload, errors.is_empty()) else {
-        // In file order: positioned errors by line and column, whole-file ones last.
-        errors.sort_by_key(|e| match e {
-            ScenarioError::At { line, col, .. } => (0, *line, *col),
-            _ => (1, 0, 0),
-        });
+        sort_errors(&mut errors);
         return Err(errors);
     };
     load.samples = workload.samples();
@@ -282,6 +278,14 @@ fn parse_with(
         server,
         src: Arc::from(src),
     })
+}
+
+/// Puts `errors` in file order: positioned errors by line and column, whole-file ones last.
+fn sort_errors(errors: &mut [ScenarioError]) {
+    errors.sort_by_key(|e| match e {
+        ScenarioError::At { line, col, .. } => (0, *line, *col),
+        _ => (1, 0, 0),
+    });
 }
 
 /// `[target] metrics_url` with the series to keep (default: vLLM's); only plain

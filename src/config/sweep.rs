@@ -333,27 +333,7 @@ pub fn parse_table(path: &Path, src: &str) -> Result<Option<Sweep>, Vec<Scenario
     let header = table.span();
     let raw = table.into_inner();
     let mut errors = Vec::new();
-    let param = match &raw.param {
-        None => {
-            errors.push(at(
-                header.clone(),
-                "[sweep] needs `param`; add `param = \"max_concurrency\"` or \
-                 `param = \"request_rate\"`"
-                    .into(),
-            ));
-            None
-        }
-        Some(p) => SweepParam::from_name(p.get_ref()).or_else(|| {
-            errors.push(at(
-                p.span(),
-                format!(
-                    "unknown sweep param \"{}\"; use \"max_concurrency\" or \"request_rate\"",
-                    p.get_ref()
-                ),
-            ));
-            None
-        }),
-    };
+    let param = sweep_param(raw.param.as_ref(), &header, &at, &mut errors);
     let headline = raw.headline.and_then(|h| {
         if h.get_ref().trim().is_empty() {
             errors.push(at(
@@ -366,24 +346,7 @@ pub fn parse_table(path: &Path, src: &str) -> Result<Option<Sweep>, Vec<Scenario
         }
         Some(h.into_inner())
     });
-    let samples_per_point = raw.samples_per_point.and_then(|v| {
-        let n = v
-            .get_ref()
-            .as_integer()
-            .filter(|n| (0..=MAX_SAMPLES).contains(n));
-        if n.is_none() {
-            let text = src.get(v.span()).unwrap_or("?");
-            errors.push(at(
-                v.span(),
-                format!(
-                    "`samples_per_point` value `{text}` must be an integer in [0, {MAX_SAMPLES}]; \
-                     use e.g. `samples_per_point = 32`, `0` to run every point with the \
-                     scenario's `samples`, or leave it out for {SAMPLES_PER_SLOT} × concurrency"
-                ),
-            ));
-        }
-        n.map(|n| n as usize)
-    });
+    let samples_per_point = samples_per_point(raw.samples_per_point, src, &at, &mut errors);
     let values = match (raw.values, param) {
         (None, _) => {
             errors.push(at(
@@ -409,6 +372,65 @@ pub fn parse_table(path: &Path, src: &str) -> Result<Option<Sweep>, Vec<Scenario
         })),
         _ => Err(errors),
     }
+}
+
+/// The `param` of a `[sweep]` table (spanning `header`), pushing an error when it is
+/// missing or unknown.
+fn sweep_param(
+    raw_param: Option<&Spanned<String>>,
+    header: &Range<usize>,
+    at: &dyn Fn(Range<usize>, String) -> ScenarioError,
+    errors: &mut Vec<ScenarioError>,
+) -> Option<SweepParam> {
+    match raw_param {
+        None => {
+            errors.push(at(
+                header.clone(),
+                "[sweep] needs `param`; add `param = \"max_concurrency\"` or \
+             `param = \"request_rate\"`"
+                    .into(),
+            ));
+            None
+        }
+        Some(p) => SweepParam::from_name(p.get_ref()).or_else(|| {
+            errors.push(at(
+                p.span(),
+                format!(
+                    "unknown sweep param \"{}\"; use \"max_concurrency\" or \"request_rate\"",
+                    p.get_ref()
+                ),
+            ));
+            None
+        }),
+    }
+}
+
+/// The optional `samples_per_point` of a `[sweep]` table, pushing an error when it is not
+/// an integer in `[0, MAX_SAMPLES]`.
+fn samples_per_point(
+    raw: Option<Spanned<toml::Value>>,
+    src: &str,
+    at: &dyn Fn(Range<usize>, String) -> ScenarioError,
+    errors: &mut Vec<ScenarioError>,
+) -> Option<usize> {
+    raw.and_then(|v| {
+        let n = v
+            .get_ref()
+            .as_integer()
+            .filter(|n| (0..=MAX_SAMPLES).contains(n));
+        if n.is_none() {
+            let text = src.get(v.span()).unwrap_or("?");
+            errors.push(at(
+                v.span(),
+                format!(
+                    "`samples_per_point` value `{text}` must be an integer in [0, {MAX_SAMPLES}]; \
+                 use e.g. `samples_per_point = 32`, `0` to run every point with the \
+                 scenario's `samples`, or leave it out for {SAMPLES_PER_SLOT} × concurrency"
+                ),
+            ));
+        }
+        n.map(|n| n as usize)
+    })
 }
 
 fn file_values(

@@ -248,37 +248,13 @@ impl Connection {
                 } else {
                     &state.media_body
                 };
-                if with_metadata {
-                    let meta = json!({
-                        "type": "video.chunk_metadata",
-                        "request_id": request_id,
-                        "kind": "media",
-                        "num_frames": num_frames,
-                        "byte_length": body.len(),
-                        "generation_chunk_index": index,
-                        "server_sent_at_s": t0.elapsed().as_secs_f64(),
-                    });
-                    if let Err(closed) = session.text(meta.to_string()).await {
-                        return closed.into();
-                    }
-                }
-                session.binary(body.clone()).await
+                let meta = with_metadata
+                    .then(|| media_meta(request_id, num_frames, body.len(), index, *t0));
+                send_frames(session, meta, body).await
             }
             Step::Trailer { .. } => {
-                let meta = json!({
-                    "type": "video.chunk_metadata",
-                    "request_id": request_id,
-                    "kind": "trailer",
-                    "num_frames": 0,
-                    "byte_length": state.trailer_body.len(),
-                    // The reference's test server sends null here.
-                    "generation_chunk_index": null,
-                    "server_sent_at_s": t0.elapsed().as_secs_f64(),
-                });
-                match session.text(meta.to_string()).await {
-                    Ok(()) => session.binary(state.trailer_body.clone()).await,
-                    Err(closed) => Err(closed),
-                }
+                let meta = trailer_meta(request_id, state.trailer_body.len(), *t0);
+                send_frames(session, Some(meta), &state.trailer_body).await
             }
             Step::Error(message) => session.text(error_event(&message)).await,
             Step::Done { stopped, chunks } => {
@@ -398,6 +374,51 @@ impl Connection {
             Err(closed) => closed.into(),
         }
     }
+}
+
+/// The `video.chunk_metadata` event announcing media chunk `index` of `byte_length` bytes.
+fn media_meta(
+    request_id: &str,
+    num_frames: u32,
+    byte_length: usize,
+    index: u32,
+    t0: Instant,
+) -> Value {
+    json!({
+        "type": "video.chunk_metadata",
+        "request_id": request_id,
+        "kind": "media",
+        "num_frames": num_frames,
+        "byte_length": byte_length,
+        "generation_chunk_index": index,
+        "server_sent_at_s": t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// The `video.chunk_metadata` event announcing the trailer of `byte_length` bytes.
+fn trailer_meta(request_id: &str, byte_length: usize, t0: Instant) -> Value {
+    json!({
+        "type": "video.chunk_metadata",
+        "request_id": request_id,
+        "kind": "trailer",
+        "num_frames": 0,
+        "byte_length": byte_length,
+        // The reference's test server sends null here.
+        "generation_chunk_index": null,
+        "server_sent_at_s": t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// Sends `meta` (if any) as text, then `body` as binary; stops at the first failure.
+async fn send_frames(
+    session: &mut Session,
+    meta: Option<Value>,
+    body: &Bytes,
+) -> Result<(), actix_ws::Closed> {
+    if let Some(meta) = meta {
+        session.text(meta.to_string()).await?;
+    }
+    session.binary(body.clone()).await
 }
 
 /// `{"type":"error","message":...}` as text.

@@ -15,25 +15,16 @@ const MAX_LINES: usize = 80;
 const KNOWN_LONG: &[(&str, &str, usize)] = &[
     ("src/workload/omni/report.rs", "case_result", 115),
     ("src/workload/video/rollout/file.rs", "from_file", 111),
-    ("src/report/html/charts/sweep.rs", "sweep", 109),
-    ("src/workload/scripted/parse/metrics.rs", "metric_def", 107),
-    ("src/config/sweep.rs", "parse_table", 103),
-    ("src/server/video.rs", "on_timer", 100),
     ("src/workload/omni/session.rs", "on_text", 98),
     ("src/util/histlog.rs", "write_interval_log", 92),
     ("src/workload/omni/report.rs", "build", 89),
     ("src/workload/omni/bench_metrics.rs", "calculate", 88),
-    ("src/workload/scripted/workload.rs", "build", 88),
-    ("src/batch.rs", "run_sweep_interruptible", 86),
     ("src/workload/omni/metrics.rs", "response_rows", 86),
-    ("src/server/config/duplex.rs", "problems", 86),
     (
         "src/workload/omni/artifacts/publish.rs",
         "success_bundle",
         84,
     ),
-    ("src/server/duplex_plan/events.rs", "response", 81),
-    ("src/config/scenario.rs", "parse_with", 81),
 ];
 
 /// One measured function.

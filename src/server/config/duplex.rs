@@ -188,14 +188,7 @@ impl DuplexServerConfig {
     /// Every value out of its documented range (names are `duplex.`-prefixed).
     pub fn problems(&self) -> Vec<ServerError> {
         let mut out = Vec::new();
-        let mut check = |ok: bool, key: &str, msg: String| {
-            if !ok {
-                out.push(ServerError::Invalid {
-                    key: key.to_string(),
-                    msg,
-                });
-            }
-        };
+        let mut check = |ok: bool, key: &str, msg: String| push_invalid(&mut out, ok, key, msg);
         check(
             (1..=3_600_000).contains(&self.chunk_period_ms),
             "duplex.chunk_period_ms",
@@ -233,6 +226,13 @@ impl DuplexServerConfig {
             "duplex.tone_hz",
             format!("duplex.tone_hz must be in (0, 12000], got {}", self.tone_hz),
         );
+        self.time_problems(&mut out);
+        out
+    }
+
+    /// The problems of the optional non-negative times and factors (rtf, delays,
+    /// intervals, fault times): each must lie in `[0, max]`.
+    fn time_problems(&self, out: &mut Vec<ServerError>) {
         let f = &self.faults;
         for (name, value, max) in [
             ("duplex.rtf", Some(self.rtf), MAX_MILLIS),
@@ -263,14 +263,24 @@ impl DuplexServerConfig {
             ),
         ] {
             if let Some(value) = value {
-                check(
+                push_invalid(
+                    out,
                     (0.0..=max).contains(&value),
                     name,
                     format!("{name} must be a number in [0, {max:e}], got {value}"),
                 );
             }
         }
-        out
+    }
+}
+
+/// Pushes `ServerError::Invalid { key, msg }` onto `out` unless `ok`.
+fn push_invalid(out: &mut Vec<ServerError>, ok: bool, key: &str, msg: String) {
+    if !ok {
+        out.push(ServerError::Invalid {
+            key: key.to_string(),
+            msg,
+        });
     }
 }
 

@@ -186,13 +186,7 @@ impl Responder {
             }
             push(due, audio, Mark::Audio(u64::from(cfg.delta_ms)));
         }
-        let status = if first && f.failed_response {
-            "failed"
-        } else if first && f.cancelled_response {
-            "cancelled"
-        } else {
-            "completed"
-        };
+        let status = done_status(f, first);
         push(end, done_event(&id, status), Mark::Done);
         if first && f.duplicate_done {
             push(end, done_event(&id, status), Mark::None);
@@ -256,4 +250,16 @@ pub(crate) fn tone_pcm(hz: f64, ms: u32) -> Vec<u8> {
     (0..samples)
         .flat_map(|i| (((i as f64 * step).sin() * 10_000.0) as i16).to_le_bytes())
         .collect()
+}
+
+/// The `response.done` status: the first response's fault (failed, then cancelled) if
+/// any, else `completed`.
+fn done_status(f: &crate::server::config::DuplexFaults, first: bool) -> &'static str {
+    if first && f.failed_response {
+        "failed"
+    } else if first && f.cancelled_response {
+        "cancelled"
+    } else {
+        "completed"
+    }
 }

@@ -135,19 +135,7 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<Scen
             Script::default()
         }
     };
-    let headline = match &p.headline {
-        Some(h) if !script.metrics.iter().any(|m| &m.name == h) && errors.is_empty() => {
-            errors.push(err("headline", format!("`headline` names no declared metric (got {h:?}); declare it under [workload.metrics]")));
-            String::new()
-        }
-        Some(h) => h.clone(),
-        // The first duration metric (progress shows milliseconds).
-        None => script
-            .metrics
-            .iter()
-            .find(|m| m.unit == "ms")
-            .map_or_else(|| "latency".into(), |m| m.name.clone()),
-    };
+    let headline = resolve_headline(input, p.headline.as_ref(), &script, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -166,6 +154,29 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<Scen
         headline: Box::leak(headline.into_boxed_str()),
         prepared: OnceLock::new(),
     }))
+}
+
+/// The headline metric: `headline` if the script declares it (else an error, unless
+/// earlier errors make the check moot), by default the first duration metric.
+fn resolve_headline(
+    input: &WorkloadInput<'_>,
+    headline: Option<&String>,
+    script: &Script,
+    errors: &mut Vec<ScenarioError>,
+) -> String {
+    match headline {
+        Some(h) if !script.metrics.iter().any(|m| &m.name == h) && errors.is_empty() => {
+            errors.push(input.key_error("headline", format!("`headline` names no declared metric (got {h:?}); declare it under [workload.metrics]")));
+            String::new()
+        }
+        Some(h) => h.clone(),
+        // The first duration metric (progress shows milliseconds).
+        None => script
+            .metrics
+            .iter()
+            .find(|m| m.unit == "ms")
+            .map_or_else(|| "latency".into(), |m| m.name.clone()),
+    }
 }
 
 impl ScriptedWorkload {

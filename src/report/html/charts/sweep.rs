@@ -35,8 +35,9 @@ fn family(headline: &str) -> &str {
     headline.split_once('.').map_or(headline, |(f, _)| f)
 }
 
-/// Sweep result: table first, then the panels.
-pub fn sweep(doc: &Value) -> String {
+/// The sweep and its points (sorted by value) read from `doc`; an unreadable sweep gives
+/// an empty one.
+fn read_points(doc: &Value) -> (Sweep, Vec<PointResult>) {
     // An unreadable sweep still gets its (empty) table and "no data" panels.
     let (sw, mut points) = sweep::from_json(doc).unwrap_or_else(|| {
         let sw = Sweep {
@@ -48,17 +49,59 @@ pub fn sweep(doc: &Value) -> String {
         (sw, Vec::new())
     });
     points.sort_by(|a, b| a.value.total_cmp(&b.value));
-    let capacity = sweep::capacity(&points);
-    let param = sw.param.name();
-    let cat_headline: Vec<String> = doc
-        .pointer("/rtload/headline_metrics")
+    (sw, points)
+}
+
+/// The catalog's headline metric names (`/rtload/headline_metrics`), empty if absent.
+fn catalog_headline(doc: &Value) -> Vec<String> {
+    doc.pointer("/rtload/headline_metrics")
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
                 .filter_map(|v| v.as_str().map(str::to_string))
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// One `(value, f(point))` pair per point, NaN where `f` has no value.
+fn series(points: &[PointResult], f: &dyn Fn(&PointResult) -> Option<f64>) -> Vec<(f64, f64)> {
+    points
+        .iter()
+        .map(|p| (p.value, f(p).unwrap_or(f64::NAN)))
+        .collect()
+}
+
+/// The headline's p50/p99 lines (those with any finite value), else the headline itself.
+fn latency_lines(
+    points: &[PointResult],
+    headline: &str,
+    fam: &str,
+) -> Vec<(String, Vec<(f64, f64)>)> {
+    let lat: Vec<(String, Vec<(f64, f64)>)> = ["p50", "p99"]
+        .iter()
+        .map(|st| {
+            let k = format!("{fam}.{st}");
+            (k.clone(), series(points, &|p| p.metrics.get(&k).copied()))
+        })
+        .filter(|(_, s)| s.iter().any(|p| p.1.is_finite()))
+        .collect();
+    if lat.is_empty() {
+        vec![(
+            headline.to_string(),
+            series(points, &|p| p.metrics.get(headline).copied()),
+        )]
+    } else {
+        lat
+    }
+}
+
+/// Sweep result: table first, then the panels.
+pub fn sweep(doc: &Value) -> String {
+    let (sw, points) = read_points(doc);
+    let capacity = sweep::capacity(&points);
+    let param = sw.param.name();
+    let cat_headline = catalog_headline(doc);
     let headline = sw
         .headline
         .clone()
@@ -69,12 +112,7 @@ pub fn sweep(doc: &Value) -> String {
         || "no point passed and reached its value, so there is no capacity".to_string(),
         |c| format!("green: capacity (knee), {param} = {}", fmt_num(c, 3)),
     );
-    let series = |f: &dyn Fn(&PointResult) -> Option<f64>| -> Vec<(f64, f64)> {
-        points
-            .iter()
-            .map(|p| (p.value, f(p).unwrap_or(f64::NAN)))
-            .collect()
-    };
+    let series = |f: &dyn Fn(&PointResult) -> Option<f64>| series(&points, f);
     let mut tput = vec![(
         "completed sessions/s".to_string(),
         series(&|p| p.sessions_per_s),
@@ -100,22 +138,7 @@ pub fn sweep(doc: &Value) -> String {
         "Achieved throughput",
     ));
     let fam = family(&headline).to_string();
-    let lat: Vec<(String, Vec<(f64, f64)>)> = ["p50", "p99"]
-        .iter()
-        .map(|st| {
-            let k = format!("{fam}.{st}");
-            (k.clone(), series(&|p| p.metrics.get(&k).copied()))
-        })
-        .filter(|(_, s)| s.iter().any(|p| p.1.is_finite()))
-        .collect();
-    let lat = if lat.is_empty() {
-        vec![(
-            headline.clone(),
-            series(&|p| p.metrics.get(&headline).copied()),
-        )]
-    } else {
-        lat
-    };
+    let lat = latency_lines(&points, &headline, &fam);
     out.push_str(&panel(
         "sweep-headline",
         &fam,

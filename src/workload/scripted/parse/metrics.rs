@@ -25,37 +25,7 @@ pub(super) fn metric_def(
         );
         return None;
     }
-    let (expr_v, t) = match v.get_ref() {
-        DeValue::String(_) => (v, None),
-        DeValue::Table(t) => {
-            for key in t.keys() {
-                let kk = key.get_ref().as_ref();
-                if !["expr", "unit", "better", "description", "per"].contains(&kk) {
-                    let hint = closest(kk, ["expr", "unit", "better", "description", "per"])
-                        .map(|c| format!("did you mean `{c}`? "))
-                        .unwrap_or_default();
-                    cx.err(key.span(), format!("unknown key `{kk}` in metric `{name}`; {hint}its keys are: expr, unit, better, description, per"));
-                }
-            }
-            match t.get("expr") {
-                Some(e) => (e, Some(t)),
-                None => {
-                    cx.err(v.span(), format!("metric `{name}` needs `expr`, e.g. {{ expr = \"first(E) - mark(M)\", unit = \"ms\", better = \"lower\" }}"));
-                    return None;
-                }
-            }
-        }
-        _ => {
-            cx.err(
-                v.span(),
-                format!(
-                    "metric `{name}` must be an expression string or a table with `expr`; {}",
-                    metric::FORM
-                ),
-            );
-            return None;
-        }
-    };
+    let (expr_v, t) = expr_and_table(cx, &name, v)?;
     let Some(text) = expr_v.get_ref().as_str() else {
         cx.err(expr_v.span(), "`expr` must be a string");
         return None;
@@ -90,7 +60,72 @@ pub(super) fn metric_def(
         Kind::Duration | Kind::Series => "ms".into(),
         _ => String::new(),
     });
-    let lower_is_better = match str_key(cx, "better").as_deref() {
+    let better = str_key(cx, "better");
+    let lower_is_better = lower_is_better(cx, better.as_deref(), kind, t, v);
+    let description = str_key(cx, "description");
+    let per = str_key(cx, "per");
+    Some(MetricDef {
+        name,
+        text: text.to_string(),
+        expr,
+        kind,
+        unit,
+        lower_is_better,
+        description,
+        per,
+    })
+}
+
+/// A metric's expression value and, for the table form, its table; errors (unknown key,
+/// missing `expr`, wrong type) are pushed and give `None`.
+fn expr_and_table<'a, 'b>(
+    cx: &mut Cx<'_>,
+    name: &str,
+    v: &'a Val<'b>,
+) -> Option<(&'a Val<'b>, Option<&'a DeTable<'b>>)> {
+    match v.get_ref() {
+        DeValue::String(_) => Some((v, None)),
+        DeValue::Table(t) => {
+            for key in t.keys() {
+                let kk = key.get_ref().as_ref();
+                if !["expr", "unit", "better", "description", "per"].contains(&kk) {
+                    let hint = closest(kk, ["expr", "unit", "better", "description", "per"])
+                        .map(|c| format!("did you mean `{c}`? "))
+                        .unwrap_or_default();
+                    cx.err(key.span(), format!("unknown key `{kk}` in metric `{name}`; {hint}its keys are: expr, unit, better, description, per"));
+                }
+            }
+            match t.get("expr") {
+                Some(e) => Some((e, Some(t))),
+                None => {
+                    cx.err(v.span(), format!("metric `{name}` needs `expr`, e.g. {{ expr = \"first(E) - mark(M)\", unit = \"ms\", better = \"lower\" }}"));
+                    None
+                }
+            }
+        }
+        _ => {
+            cx.err(
+                v.span(),
+                format!(
+                    "metric `{name}` must be an expression string or a table with `expr`; {}",
+                    metric::FORM
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// Whether lower is better for a metric of `kind` given its `better` key (default: lower
+/// for durations and series, no direction otherwise); a bad value is pushed as an error.
+fn lower_is_better(
+    cx: &mut Cx<'_>,
+    better: Option<&str>,
+    kind: Kind,
+    t: Option<&DeTable<'_>>,
+    v: &Val<'_>,
+) -> Option<bool> {
+    match better {
         None => matches!(kind, Kind::Duration | Kind::Series).then_some(true),
         Some("lower") => Some(true),
         Some("higher") => Some(false),
@@ -105,19 +140,7 @@ pub(super) fn metric_def(
             );
             None
         }
-    };
-    let description = str_key(cx, "description");
-    let per = str_key(cx, "per");
-    Some(MetricDef {
-        name,
-        text: text.to_string(),
-        expr,
-        kind,
-        unit,
-        lower_is_better,
-        description,
-        per,
-    })
+    }
 }
 
 /// Marks a metric reads must be set by some step.
