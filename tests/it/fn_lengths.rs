@@ -15,7 +15,6 @@ const MAX_LINES: usize = 80;
 const KNOWN_LONG: &[(&str, &str, usize)] = &[
     ("src/runner.rs", "run_distributed", 231),
     ("src/bin/rtload/main.rs", "run_cmd", 158),
-    ("src/workload/omni/report.rs", "case_result", 115),
     ("src/workload/video/rollout/file.rs", "from_file", 111),
     ("src/report/html/charts/sweep.rs", "sweep", 109),
     ("src/workload/scripted/parse/metrics.rs", "metric_def", 107),
@@ -23,7 +22,6 @@ const KNOWN_LONG: &[(&str, &str, usize)] = &[
     ("src/server/video.rs", "on_timer", 100),
     ("src/workload/omni/session.rs", "on_text", 98),
     ("src/util/histlog.rs", "write_interval_log", 92),
-    ("src/workload/omni/report.rs", "build", 89),
     ("src/workload/omni/bench_metrics.rs", "calculate", 88),
     ("src/workload/scripted/workload.rs", "build", 88),
     ("src/batch.rs", "run_sweep_interruptible", 86),
