@@ -15,7 +15,6 @@ const MAX_LINES: usize = 80;
 const KNOWN_LONG: &[(&str, &str, usize)] = &[
     ("src/runner.rs", "run_distributed", 231),
     ("src/bin/rtload/main.rs", "run_cmd", 158),
-    ("src/workload/video/rollout/file.rs", "from_file", 111),
     ("src/report/html/charts/sweep.rs", "sweep", 109),
     ("src/workload/scripted/parse/metrics.rs", "metric_def", 107),
     ("src/config/sweep.rs", "parse_table", 103),
