@@ -20,7 +20,6 @@ const KNOWN_LONG: &[(&str, &str, usize)] = &[
     ("src/config/sweep.rs", "parse_table", 103),
     ("src/server/video.rs", "on_timer", 100),
     ("src/workload/omni/session.rs", "on_text", 98),
-    ("src/util/histlog.rs", "write_interval_log", 92),
     ("src/workload/omni/bench_metrics.rs", "calculate", 88),
     ("src/workload/scripted/workload.rs", "build", 88),
     ("src/batch.rs", "run_sweep_interruptible", 86),
