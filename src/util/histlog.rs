@@ -122,25 +122,16 @@ pub enum HistLogError {
     Io(#[from] std::io::Error),
 }
 
-/// Writes `series` as an HdrHistogram interval log (v1.3) to `out`; see the module docs for
-/// the exact layout. `run_start_unix_s` becomes `StartTime`/`BaseTime`; samples are grouped
-/// into intervals of `interval_s` seconds. Writes many small pieces: pass a buffered writer.
-pub fn write_interval_log(
-    out: &mut impl Write,
-    run_start_unix_s: f64,
-    interval_s: f64,
-    series: &[Series],
-) -> Result<(), HistLogError> {
-    if !interval_s.is_finite() || interval_s < MIN_INTERVAL_S {
-        return Err(HistLogError::InvalidInterval(interval_s));
-    }
-    let run_start = Duration::try_from_secs_f64(run_start_unix_s)
-        .map(|d| UNIX_EPOCH + d)
-        .map_err(|_| HistLogError::InvalidRunStart(run_start_unix_s))?;
-    validate(series)?;
+/// (interval index, series index) → histogram; BTreeMap order is the output order.
+type Intervals = BTreeMap<(u64, usize), Histogram<u64>>;
 
-    // (interval index, series index) → histogram; BTreeMap order is the output order.
-    let mut intervals: BTreeMap<(u64, usize), Histogram<u64>> = BTreeMap::new();
+/// Records every usable sample into its interval's histogram; also the per-series count
+/// of skipped (negative or non-finite) samples.
+fn bucket_samples(
+    series: &[Series],
+    interval_s: f64,
+) -> Result<(Intervals, Vec<usize>), HistLogError> {
+    let mut intervals: Intervals = BTreeMap::new();
     let mut skipped = vec![0usize; series.len()];
     for (si, s) in series.iter().enumerate() {
         for &(t, v) in &s.samples {
@@ -162,6 +153,27 @@ pub fn write_interval_log(
                 })?;
         }
     }
+    Ok((intervals, skipped))
+}
+
+/// Writes `series` as an HdrHistogram interval log (v1.3) to `out`; see the module docs for
+/// the exact layout. `run_start_unix_s` becomes `StartTime`/`BaseTime`; samples are grouped
+/// into intervals of `interval_s` seconds. Writes many small pieces: pass a buffered writer.
+pub fn write_interval_log(
+    out: &mut impl Write,
+    run_start_unix_s: f64,
+    interval_s: f64,
+    series: &[Series],
+) -> Result<(), HistLogError> {
+    if !interval_s.is_finite() || interval_s < MIN_INTERVAL_S {
+        return Err(HistLogError::InvalidInterval(interval_s));
+    }
+    let run_start = Duration::try_from_secs_f64(run_start_unix_s)
+        .map(|d| UNIX_EPOCH + d)
+        .map_err(|_| HistLogError::InvalidRunStart(run_start_unix_s))?;
+    validate(series)?;
+
+    let (intervals, skipped) = bucket_samples(series, interval_s)?;
 
     let mut header = IntervalLogWriterBuilder::new();
     header.add_comment(&format!(

@@ -124,19 +124,7 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     // interrupted run did not, and a shard (`--shard`) runs only its share of the cases
     // (the other shards' bundles are theirs).
     if !run.interrupted && run.measured_indices.is_none() {
-        let unrun: Vec<CaseLayout> = w
-            .cases
-            .iter()
-            .zip(&ran)
-            .filter(|(_, ran)| !**ran)
-            .map(|(c, _)| CaseLayout::new(c.subset.name(), &c.video_rel))
-            .collect();
-        if let Err(e) = remove_unrun(&w.output_dir, &unrun) {
-            summary.artifacts_complete = false;
-            summary
-                .artifact_errors
-                .push(format!("Stale bundle removal failed: {e}"));
-        }
+        remove_unran_bundles(w, &ran, &mut summary);
     }
     let outcomes: Vec<RequestOutcome> = runs.iter().map(|r| r.outcome.clone()).collect();
     let bm = bench_metrics::calculate(
@@ -165,12 +153,7 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     text.push_str(&heard.text());
     text.push_str(&json::omni_text(w, &runs, &finals, &summary));
     if w.params.save_result.unwrap_or(false) {
-        let path = json::result_path(w, &header);
-        let mut body = crate::util::target::redact_text(&bench_metrics::to_vllm_json_string(&doc));
-        body.push('\n');
-        crate::util::write_atomic(&path, body.as_bytes())
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        text.push_str(&format!("Saved result: {}\n", path.display()));
+        save_result(w, &header, &doc, &mut text)?;
     }
     Ok(DuplexReport {
         text,
@@ -178,6 +161,99 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
         metrics: flat,
         series: series_of(&runs),
     })
+}
+
+/// Removes the bundles of the selected cases this run did not run (`ran[i]` false),
+/// recording a failure in `summary`.
+fn remove_unran_bundles(w: &OmniWorkload, ran: &[bool], summary: &mut FinalizeSummary) {
+    let unrun: Vec<CaseLayout> = w
+        .cases
+        .iter()
+        .zip(ran)
+        .filter(|(_, ran)| !**ran)
+        .map(|(c, _)| CaseLayout::new(c.subset.name(), &c.video_rel))
+        .collect();
+    if let Err(e) = remove_unrun(&w.output_dir, &unrun) {
+        summary.artifacts_complete = false;
+        summary
+            .artifact_errors
+            .push(format!("Stale bundle removal failed: {e}"));
+    }
+}
+
+/// Writes the saved-result JSON `doc` and notes its path in `text`.
+fn save_result(
+    w: &OmniWorkload,
+    header: &SummaryHeader,
+    doc: &serde_json::Map<String, Value>,
+    text: &mut String,
+) -> Result<(), String> {
+    let path = json::result_path(w, header);
+    let mut body = crate::util::target::redact_text(&bench_metrics::to_vllm_json_string(doc));
+    body.push('\n');
+    crate::util::write_atomic(&path, body.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    text.push_str(&format!("Saved result: {}\n", path.display()));
+    Ok(())
+}
+
+/// The output's events with their arrival times (none without an output).
+fn timed_events(out: Option<&DuplexOutput>) -> Vec<TimedEvent> {
+    out.map(|o| {
+        o.events
+            .iter()
+            .map(|(at_s, e)| TimedEvent {
+                at_s: *at_s,
+                event: e.clone(),
+            })
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+/// Copies the output's input/pacing/response counts and warnings into `result`.
+fn copy_output_counts(result: &mut CaseResult, o: &DuplexOutput) {
+    result.input_audio_chunks = o.input_audio_chunks as u64;
+    result.input_video_frames = o.input_video_frames as u64;
+    result.pacing_mean_lag_s = o.pacing_mean_lag_s;
+    result.pacing_max_lag_s = o.pacing_max_lag_s;
+    result.responses = o.responses.len() as u64;
+    result.audio_bytes = o.audio_bytes;
+    result.artifact_warnings.clone_from(&o.artifact_warnings);
+    for r in &o.ineligible_reasons {
+        result.add_ineligible_reason(r);
+    }
+}
+
+/// Captures a successful case's context from its segments and events and applies it to `result`.
+fn capture_context(
+    o: &DuplexOutput,
+    duration_s: f64,
+    stream_start_s: f64,
+    result: &mut CaseResult,
+) -> capture::ArtifactContext {
+    let segments: Vec<capture::Segment> = o
+        .segments
+        .iter()
+        .map(|s| capture::Segment {
+            response_id: s.response_id.to_string(),
+            start_s: s.start_s,
+            end_s: s.end_s,
+            pcm: s.pcm.clone(),
+        })
+        .collect();
+    let responses = &o.responses;
+    let ctx = capture::capture(
+        CaptureInput {
+            video_duration_s: duration_s,
+            stream_start_s,
+            segments: &segments,
+            responses,
+        },
+        o.events.iter().map(|(_, e)| e.clone()).collect(),
+    );
+    ctx.apply_to(result);
+    ctx
 }
 
 fn case_result<'a>(
@@ -198,17 +274,7 @@ fn case_result<'a>(
         .err()
         .map(|f| f.message.clone())
         .or_else(|| out.and_then(|o| o.error.clone()));
-    let events: Vec<TimedEvent> = out
-        .map(|o| {
-            o.events
-                .iter()
-                .map(|(at_s, e)| TimedEvent {
-                    at_s: *at_s,
-                    event: e.clone(),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let events = timed_events(out);
     let stream_start_s = out.and_then(|o| o.stream_start_s).unwrap_or(0.0);
     let session_id = out.map(|o| o.session_id.clone());
     let dm = duplex_metrics(&events, stream_start_s, session_id.as_deref());
@@ -218,16 +284,7 @@ fn case_result<'a>(
     result.session_id = session_id;
     result.latency_s = out.map_or(sample.ended_s - sample.started_s, |o| o.latency_s);
     if let Some(o) = out {
-        result.input_audio_chunks = o.input_audio_chunks as u64;
-        result.input_video_frames = o.input_video_frames as u64;
-        result.pacing_mean_lag_s = o.pacing_mean_lag_s;
-        result.pacing_max_lag_s = o.pacing_max_lag_s;
-        result.responses = o.responses.len() as u64;
-        result.audio_bytes = o.audio_bytes;
-        result.artifact_warnings.clone_from(&o.artifact_warnings);
-        for r in &o.ineligible_reasons {
-            result.add_ineligible_reason(r);
-        }
+        copy_output_counts(&mut result, o);
     }
     result.output_tokens = dm.output_tokens;
     result.duplex_request_metrics = dm
@@ -237,30 +294,7 @@ fn case_result<'a>(
         .collect();
     result.duplex_session_metrics = serde_json::to_value(&dm.summary).unwrap_or(Value::Null);
     let context = match out {
-        Some(o) if success => {
-            let segments: Vec<capture::Segment> = o
-                .segments
-                .iter()
-                .map(|s| capture::Segment {
-                    response_id: s.response_id.to_string(),
-                    start_s: s.start_s,
-                    end_s: s.end_s,
-                    pcm: s.pcm.clone(),
-                })
-                .collect();
-            let responses = &o.responses;
-            let ctx = capture::capture(
-                CaptureInput {
-                    video_duration_s: duration_s,
-                    stream_start_s,
-                    segments: &segments,
-                    responses,
-                },
-                o.events.iter().map(|(_, e)| e.clone()).collect(),
-            );
-            ctx.apply_to(&mut result);
-            Some(ctx)
-        }
+        Some(o) if success => Some(capture_context(o, duration_s, stream_start_s, &mut result)),
         _ => {
             result.mark_failed("case_failed");
             None

@@ -40,51 +40,15 @@ pub(super) fn from_file(
             key: "camera_pattern",
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|source| RolloutError::ReadFile {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| RolloutError::Json {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    let Value::Object(mut doc) = doc else {
-        return Err(RolloutError::NotAnObject);
-    };
-    // A JSON null means "not given", as for the reference's `merged.get(...) is None`.
-    doc.retain(|_, v| !v.is_null());
+    let doc = read_object(path)?;
     check_keys(&doc, &FILE_KEYS, "")?;
     let f = FileFields(&doc);
 
-    let (script, camera_pattern) = match doc.get("camera_action_script") {
-        Some(v) => (parse_script(v)?, CUSTOM_CAMERA_PATTERN.to_string()),
-        None => {
-            let n = f
-                .int("num_chunks")?
-                .ok_or(RolloutError::NeedsScriptOrChunks)?;
-            let pattern = f
-                .string("camera_pattern")?
-                .unwrap_or(DEFAULT_CAMERA_PATTERN);
-            let n = u32::try_from(n).map_err(|_| RolloutError::NumChunks)?;
-            (camera_script(n, pattern)?, pattern.to_string())
-        }
-    };
+    let (script, camera_pattern) = file_script(&doc, &f)?;
 
     let image = match &opts.image {
         Some(v) => resolve_image(v, base_dir)?,
-        None => {
-            let file_image = f.string("image")?.filter(|s| !s.is_empty());
-            let value = match file_image {
-                Some(v) => Some(v),
-                None => f.string("image_reference")?,
-            };
-            let value = value.ok_or(RolloutError::NeedsImage)?;
-            if value.is_empty() {
-                (String::new(), String::new())
-            } else {
-                resolve_image(value, path.parent().unwrap_or(base_dir))?
-            }
-        }
+        None => file_image(&f, base_dir, path)?,
     };
 
     let updates = match doc.get("prompt_updates") {
@@ -137,6 +101,67 @@ pub(super) fn from_file(
         updates,
         extra_params,
     })
+}
+
+/// A camera-action script, as [`parse_script`] returns it.
+type Script = Vec<[Vec<String>; 3]>;
+
+/// The file's camera-action script and its pattern name: the given script, or one
+/// built from `num_chunks` and `camera_pattern`.
+fn file_script(
+    doc: &Map<String, Value>,
+    f: &FileFields<'_>,
+) -> Result<(Script, String), RolloutError> {
+    Ok(match doc.get("camera_action_script") {
+        Some(v) => (parse_script(v)?, CUSTOM_CAMERA_PATTERN.to_string()),
+        None => {
+            let n = f
+                .int("num_chunks")?
+                .ok_or(RolloutError::NeedsScriptOrChunks)?;
+            let pattern = f
+                .string("camera_pattern")?
+                .unwrap_or(DEFAULT_CAMERA_PATTERN);
+            let n = u32::try_from(n).map_err(|_| RolloutError::NumChunks)?;
+            (camera_script(n, pattern)?, pattern.to_string())
+        }
+    })
+}
+
+/// The JSON object in the file at `path`, with its null values dropped.
+fn read_object(path: &Path) -> Result<Map<String, Value>, RolloutError> {
+    let text = std::fs::read_to_string(path).map_err(|source| RolloutError::ReadFile {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| RolloutError::Json {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let Value::Object(mut doc) = doc else {
+        return Err(RolloutError::NotAnObject);
+    };
+    // A JSON null means "not given", as for the reference's `merged.get(...) is None`.
+    doc.retain(|_, v| !v.is_null());
+    Ok(doc)
+}
+
+/// The file's `image` (or `image_reference`), resolved next to the file; empty means none.
+fn file_image(
+    f: &FileFields<'_>,
+    base_dir: &Path,
+    path: &Path,
+) -> Result<(String, String), RolloutError> {
+    let file_image = f.string("image")?.filter(|s| !s.is_empty());
+    let value = match file_image {
+        Some(v) => Some(v),
+        None => f.string("image_reference")?,
+    };
+    let value = value.ok_or(RolloutError::NeedsImage)?;
+    if value.is_empty() {
+        Ok((String::new(), String::new()))
+    } else {
+        resolve_image(value, path.parent().unwrap_or(base_dir))
+    }
 }
 
 /// Reject keys outside `known`; `prefix` names the enclosing entry in the message.
