@@ -1,7 +1,5 @@
 //! The `rtload` binary as a user runs it: exit codes, error messages, serve + run.
 
-use std::process::Stdio;
-
 use crate::support::rtload;
 use crate::support::{Fixture, video};
 
@@ -165,25 +163,7 @@ fn unknown_keys_and_kinds_are_errors() {
 
 #[test]
 fn serve_then_run_against_it_with_json_output() {
-    let mut server = rtload()
-        .args(["serve", "--port", "0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    // The server announces its bound address on stderr.
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(server.stderr.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let addr = line
-        .split("ws://")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .expect(&line)
-        .to_string();
+    let (mut server, addr) = crate::support::serve(&[], "ws");
     let fx = video(4, 1, "");
     let out_json = fx.dir.path().join("out.json");
     let out = rtload()

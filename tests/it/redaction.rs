@@ -3,7 +3,7 @@
 //! HTML report); the user info goes to the server as `Authorization: Basic`.
 
 use std::io::{Read, Write};
-use std::process::{Child, Stdio};
+use std::process::Child;
 
 use crate::cli::walk;
 use crate::duplex_support::{Opts, duplex, out_dir};
@@ -22,26 +22,7 @@ const TOKENS: [(&str, &str); 6] = [
 
 /// `rtload serve --port 0` with `config` (server TOML); returns the child and host:port.
 fn serve(config: &std::path::Path) -> (Child, String) {
-    let mut server = rtload()
-        .args(["serve", "--port", "0", "--config"])
-        .arg(config)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(server.stderr.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let addr = line
-        .split("ws://")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .expect(&line)
-        .to_string();
-    (server, addr)
+    crate::support::serve(&["--config".as_ref(), config.as_os_str()], "ws")
 }
 
 #[track_caller]

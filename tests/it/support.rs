@@ -86,3 +86,28 @@ pub fn failure_messages(summary: &RunSummary) -> Vec<String> {
 pub fn rtload() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_rtload"))
 }
+
+/// `rtload serve --port 0` plus `args`; waits for the address it announces on stderr
+/// (`ws://` or `wss://` per `scheme`) and returns the child and that host:port.
+pub fn serve(args: &[&std::ffi::OsStr], scheme: &str) -> (std::process::Child, String) {
+    let mut child = rtload()
+        .args(["serve", "--port", "0"])
+        .args(args)
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stderr.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let addr = line
+        .split(&format!("{scheme}://"))
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no {scheme}:// address announced: {line}"))
+        .to_string();
+    (child, addr)
+}

@@ -5,7 +5,7 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Output, Stdio};
+use std::process::{Child, Output};
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose, SanType};
 
@@ -52,27 +52,20 @@ struct TlsServer {
 
 impl TlsServer {
     fn start(dir: &Path) -> TlsServer {
-        let mut child = rtload()
-            .args(["serve", "--host", "127.0.0.1", "--port", "0", "--tls-cert"])
-            .arg(dir.join("cert.pem"))
-            .arg("--tls-key")
-            .arg(dir.join("key.pem"))
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(child.stderr.take().unwrap()),
-            &mut line,
-        )
-        .unwrap();
-        let addr = line
-            .split("wss://")
-            .nth(1)
-            .and_then(|r| r.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no wss:// address announced: {line}"))
-            .to_string();
+        let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+        let args = [
+            "--host".as_ref(),
+            "127.0.0.1".as_ref(),
+            "--tls-cert".as_ref(),
+        ];
+        let (child, addr) = crate::support::serve(
+            &[
+                &args[..],
+                &[cert.as_os_str(), "--tls-key".as_ref(), key.as_os_str()],
+            ]
+            .concat(),
+            "wss",
+        );
         TlsServer {
             child,
             url: format!("wss://{addr}"),
