@@ -76,6 +76,9 @@ pub struct RunSummary {
     pub interrupted: bool,
     /// Measured samples cancelled by the interruption (not counted in `failures`).
     pub cancelled: usize,
+    /// "results may be generator-bound: …" when the generator itself was the bottleneck
+    /// (see [`crate::workload::kit::generator_bound`]).
+    pub generator_bound: Option<String>,
 }
 
 impl RunSummary {
@@ -159,7 +162,11 @@ pub fn run_interruptible(
             (
                 Some(tx),
                 Some(crate::engine::progress::spawn_printer(
-                    mode, rx, out, headline,
+                    mode,
+                    rx,
+                    out,
+                    headline,
+                    Some(scenario.load.generator_bound_ms),
                 )),
             )
         }
@@ -179,11 +186,14 @@ pub fn run_interruptible(
         artifact_root: workload.artifact_root(),
         lines: Some(tx),
         progress: progress_tx,
+        generator_bound_ms: scenario.load.generator_bound_ms,
         interrupt,
     };
     let this_run = workload.clone().begin_run();
     let usage_start = crate::workload::kit::UsageSnapshot::now();
+    let live_started = std::time::Instant::now();
     let out = engine::run(cfg, this_run.clone());
+    let live_wall_s = live_started.elapsed().as_secs_f64();
     let usage_end = crate::workload::kit::UsageSnapshot::now();
     let _ = printer.join();
     if let Some(t) = progress_thread {
@@ -205,6 +215,15 @@ pub fn run_interruptible(
     let cancelled = cancelled_idx.len();
     let interrupted = out.interrupted;
     let engine_series = engine_series(&out.run);
+    let generator_bound = {
+        use crate::workload::kit;
+        let (_, lateness) = kit::wait_and_lateness(&out.run);
+        kit::generator_bound(
+            lateness["p99_ms"].as_f64(),
+            kit::core_share(usage_start, usage_end, live_wall_s),
+            scenario.load.generator_bound_ms,
+        )
+    };
     let generator_run = out.run.clone();
     let measured_idx: Vec<usize> = out
         .run
@@ -239,6 +258,10 @@ pub fn run_interruptible(
             usage_end,
         );
         crate::workload::kit::merge_into(&mut doc, block);
+        crate::workload::kit::merge_into(
+            &mut doc,
+            serde_json::json!({ "generator_bound": generator_bound }),
+        );
         if tls.is_some() {
             crate::workload::kit::merge_into(
                 &mut doc,
@@ -269,6 +292,7 @@ pub fn run_interruptible(
         url,
         interrupted,
         cancelled,
+        generator_bound,
     })
 }
 

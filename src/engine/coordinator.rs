@@ -72,6 +72,8 @@ pub struct CoordArgs {
     pub lines: Option<crossbeam_channel::Sender<String>>,
     /// Progress events.
     pub progress: Option<crossbeam_channel::Sender<ProgressEvent>>,
+    /// Sends later than this (ms) count as late in [`ProgressEvent::SampleEnded`].
+    pub generator_bound_ms: f64,
     /// Receives the finished run.
     pub done: oneshot::Sender<RunRecord>,
 }
@@ -322,11 +324,14 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
     st.actors.remove(&idx);
     let warmup = rec.warmup;
     let headline_ms = st.args.workload.headline_ms(&rec);
+    let bound_s = st.args.generator_bound_ms / 1000.0;
     st.progress(ProgressEvent::SampleEnded {
         idx,
         warmup,
         failure: rec.outcome.as_ref().err().map(|f| f.kind),
         headline_ms,
+        sends: rec.send_lateness_s.len(),
+        late_sends: rec.send_lateness_s.iter().filter(|l| **l > bound_s).count(),
     });
     st.records[idx] = Some(rec);
     st.remaining -= 1;

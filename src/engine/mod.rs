@@ -56,6 +56,9 @@ pub struct EngineConfig {
     pub lines: Option<crossbeam_channel::Sender<String>>,
     /// Receives progress events (sample started / ended), when set.
     pub progress: Option<crossbeam_channel::Sender<crate::engine::progress::ProgressEvent>>,
+    /// Sends later than this many ms count as late in the progress events (the
+    /// "generator-bound" warning; `[load] generator_bound_ms`).
+    pub generator_bound_ms: f64,
     /// Graceful interruption (e.g. by SIGINT), when the caller offers one.
     pub interrupt: Option<interrupt::Interrupt>,
 }
@@ -118,6 +121,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         writer: writer.as_ref().map(writer::Writer::handle),
         lines: cfg.lines.clone(),
         progress: cfg.progress.clone(),
+        generator_bound_ms: cfg.generator_bound_ms,
         done: tx,
     };
     let run = rt.block_on(async move {

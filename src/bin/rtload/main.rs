@@ -133,6 +133,9 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
                 println!("Thresholds");
                 print!("{}", rtload::config::thresholds::render(&summary.verdicts));
             }
+            if let Some(w) = &summary.generator_bound {
+                println!("WARNING: {w}");
+            }
             if let Some(p) = &summary.json_path {
                 eprintln!("wrote {}", p.display());
             }
