@@ -325,13 +325,18 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
     let warmup = rec.warmup;
     let headline_ms = st.args.workload.headline_ms(&rec);
     let bound_s = st.args.generator_bound_ms / 1000.0;
+    if !warmup && !rec.send_lateness_s.is_empty() {
+        let late = rec.send_lateness_s.iter().filter(|l| **l > bound_s).count();
+        st.progress(ProgressEvent::Sends {
+            sends: u32::try_from(rec.send_lateness_s.len()).unwrap_or(u32::MAX),
+            late: u32::try_from(late).unwrap_or(u32::MAX),
+        });
+    }
     st.progress(ProgressEvent::SampleEnded {
         idx,
         warmup,
         failure: rec.outcome.as_ref().err().map(|f| f.kind),
         headline_ms,
-        sends: rec.send_lateness_s.len(),
-        late_sends: rec.send_lateness_s.iter().filter(|l| **l > bound_s).count(),
     });
     st.records[idx] = Some(rec);
     st.remaining -= 1;

@@ -61,10 +61,14 @@ pub enum ProgressEvent {
         /// Its headline metric in ms, if it produced one (the sender decides whether a
         /// failed sample's value counts; `None` values are never counted).
         headline_ms: Option<f64>,
-        /// Scheduled sends it made (each with a lateness).
-        sends: usize,
+    },
+    /// The scheduled sends of a measured sample that ended (sent before its
+    /// [`ProgressEvent::SampleEnded`], only when it made any).
+    Sends {
+        /// Sends it made (each with a lateness).
+        sends: u32,
         /// Of those, sends later than the run's generator-bound threshold.
-        late_sends: usize,
+        late: u32,
     },
 }
 
@@ -153,17 +157,17 @@ impl Progress {
             ProgressEvent::SampleStarted { warmup: true, .. } => self.warm_started += 1,
             ProgressEvent::SampleStarted { warmup: false, .. } => self.started += 1,
             ProgressEvent::SampleEnded { warmup: true, .. } => self.warm_done += 1,
+            ProgressEvent::Sends { sends, late } => {
+                self.sends += sends as usize;
+                self.late_sends += late as usize;
+            }
             ProgressEvent::SampleEnded {
                 warmup: false,
                 failure,
                 headline_ms,
-                sends,
-                late_sends,
                 ..
             } => {
                 self.done += 1;
-                self.sends += sends;
-                self.late_sends += late_sends;
                 if let Some(kind) = failure {
                     self.failed += 1;
                     *self.failed_by_kind.entry(kind.label()).or_insert(0) += 1;

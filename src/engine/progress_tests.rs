@@ -15,8 +15,6 @@ fn ended(idx: usize, warmup: bool, ok: bool, headline_ms: Option<f64>) -> Progre
         warmup,
         failure: (!ok).then_some(crate::workload::FailureKind::Timeout),
         headline_ms,
-        sends: 0,
-        late_sends: 0,
     }
 }
 
@@ -255,14 +253,7 @@ fn events_are_send_and_small() {
 
 #[test]
 fn line_warns_when_over_one_percent_of_sends_are_late() {
-    let end = |idx, sends, late_sends| ProgressEvent::SampleEnded {
-        idx,
-        warmup: false,
-        failure: None,
-        headline_ms: None,
-        sends,
-        late_sends,
-    };
+    let end = |_idx, sends, late| ProgressEvent::Sends { sends, late };
     let mut p = Progress::new("ttfc").with_generator_bound(Some(5.0));
     p.on_event(end(0, 100, 1), 1.0);
     assert_eq!(p.generator_bound(), None, "1 % late is p99 within bound");
