@@ -521,6 +521,16 @@ pub struct ServeArgs {
     pub tls_key: Option<PathBuf>,
 }
 
+/// `--grace-period`, `--lock-timeout`: finite seconds in 0..=3600.
+fn parse_grace(v: &str) -> Result<f64, String> {
+    match v.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "{v:?} is not a number of seconds in 0..=3600; use e.g. 5"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser as _;
@@ -656,15 +666,5 @@ mod tests {
         let mut empty = toml::Table::new();
         run_args(&[]).omni.extend(&mut empty).unwrap();
         assert!(empty.is_empty(), "{empty:?}");
-    }
-}
-
-/// `--grace-period`, `--lock-timeout`: finite seconds in 0..=3600.
-fn parse_grace(v: &str) -> Result<f64, String> {
-    match v.trim().parse::<f64>() {
-        Ok(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => Ok(s),
-        _ => Err(format!(
-            "{v:?} is not a number of seconds in 0..=3600; use e.g. 5"
-        )),
     }
 }
