@@ -173,6 +173,7 @@ pub fn run_sweep(
 }
 
 fn write(path: &Path, text: &str) -> Result<(), RunError> {
+    let text = crate::util::target::redact_text(text);
     crate::util::write_atomic(path, text.as_bytes()).map_err(|e| RunError::Output {
         path: path.to_path_buf(),
         msg: e.to_string(),

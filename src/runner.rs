@@ -7,11 +7,12 @@
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::config::scenario::{Scenario, ScenarioError};
 use crate::engine::{self, EngineConfig, EngineError};
 use crate::server::{EmbeddedServer, ServerConfig};
-use crate::util::target::{redact_url, resolve_url};
+use crate::util::target::{redact_text, redact_url, resolve_url};
 use crate::workload::{Failure, FailureKind, Report, RunRecord};
 
 /// A run that could not happen (as opposed to samples that failed, which are results).
@@ -44,6 +45,14 @@ pub enum RunError {
     /// The planned concurrency cannot fit under the open-file limit.
     #[error("{0}")]
     FdLimit(String),
+    /// The live metrics endpoint could not start.
+    #[error("--metrics-addr {addr}: {msg}")]
+    Metrics {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The OS error.
+        msg: String,
+    },
     /// The JSON result could not be written.
     #[error("cannot write {}: {msg}", path.display())]
     Output {
@@ -115,6 +124,57 @@ pub fn run_interruptible(
     progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
     interrupt: Option<engine::interrupt::Interrupt>,
 ) -> Result<RunSummary, RunError> {
+    run_distributed(
+        scenario,
+        lines,
+        progress,
+        interrupt,
+        &Distributed::default(),
+    )
+}
+
+/// How this process takes part in a distributed run (`--shard`, `--start-at`) and what
+/// it serves while running (`--metrics-addr`).
+#[derive(Debug, Clone, Default)]
+pub struct Distributed {
+    /// The slice of the run this process executes (`None` = all of it).
+    pub shard: Option<crate::workload::shard::Shard>,
+    /// Unix time of the measured phase's start on every shard (`--start-at`).
+    pub start_at_unix_s: Option<f64>,
+    /// Serve live Prometheus metrics here while the run lasts (`--metrics-addr`).
+    pub metrics_addr: Option<SocketAddr>,
+    /// Told the bound address once `--metrics-addr` listens (port 0 picks one).
+    pub metrics_bound: Option<crossbeam_channel::Sender<SocketAddr>>,
+}
+
+/// [`run_with`] placed by `dist` (no interruption).
+pub fn run_placed(
+    scenario: &Scenario,
+    lines: Box<dyn Write + Send>,
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+    dist: &Distributed,
+) -> Result<RunSummary, RunError> {
+    run_distributed(scenario, lines, progress, None, dist)
+}
+
+/// [`run_interruptible`] for one shard of a distributed run: runs only the shard's slice
+/// of the whole run's plan, at the plan's original offsets from the start barrier, with
+/// its part of the warm-ups and of the concurrency cap; tags the JSON result with the
+/// shard; serves live metrics and scrapes the target's when asked.
+pub fn run_distributed(
+    scenario: &Scenario,
+    lines: Box<dyn Write + Send>,
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+    interrupt: Option<engine::interrupt::Interrupt>,
+    dist: &Distributed,
+) -> Result<RunSummary, RunError> {
+    let shard = dist.shard.unwrap_or(crate::workload::shard::Shard::WHOLE);
+    let cap = shard
+        .cap(scenario.load.max_concurrency)
+        .map_err(|e| RunError::Plan(e.to_string()))?;
+    let whole = crate::workload::plan::plan(scenario.load.samples, &scenario.load.arrival)
+        .map_err(|e| RunError::Plan(e.to_string()))?;
+    let mine = shard.slice(&whole.offsets_s);
     let workload = scenario.workload.clone();
     engine::fdlimit::ensure(scenario.load.max_concurrency, scenario.target.is_none())
         .map_err(RunError::FdLimit)?;
@@ -142,11 +202,6 @@ pub fn run_interruptible(
         warmup = scenario.load.warmup_samples,
         "run starting"
     );
-    let run_start_unix_s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    let plan = crate::workload::plan::plan(scenario.load.samples, &scenario.load.arrival)
-        .map_err(|e| RunError::Plan(e.to_string()))?;
     let (tx, rx) = crossbeam_channel::unbounded::<String>();
     let printer = std::thread::spawn(move || {
         let mut out = lines;
@@ -172,12 +227,13 @@ pub fn run_interruptible(
         }
         None => (None, None),
     };
+    let (live, metrics_server) = serve_live_metrics(dist, shard, workload.headline_name())?;
     let cfg = EngineConfig {
         url: url.clone(),
         headers: scenario.headers.clone(),
-        n_warmup: scenario.load.warmup_samples,
-        offsets_s: plan.offsets_s,
-        max_concurrency: Some(scenario.load.max_concurrency),
+        n_warmup: shard.part(scenario.load.warmup_samples),
+        offsets_s: mine.iter().map(|m| m.1).collect(),
+        max_concurrency: Some(cap),
         shards: scenario.load.shards,
         connect_timeout: scenario.connect_timeout,
         tls: tls.clone(),
@@ -188,13 +244,30 @@ pub fn run_interruptible(
         progress: progress_tx,
         generator_bound_ms: scenario.load.generator_bound_ms,
         interrupt,
+        placement: crate::engine::Placement {
+            measured_indices: Some(mine.iter().map(|m| m.0).collect()),
+            start_at_unix_s: dist.start_at_unix_s,
+        },
+        live,
     };
+    let scraper = match &scenario.target_metrics {
+        Some((u, names)) => Some(
+            crate::util::scrape::Scraper::start(u.clone(), redact_url(u), names.clone())
+                .map_err(|e| RunError::Server(format!("metrics scraper: {e}")))?,
+        ),
+        None => None,
+    };
+    let run_start_unix_s = unix_now();
     let this_run = workload.clone().begin_run();
     let usage_start = crate::workload::kit::UsageSnapshot::now();
     let live_started = std::time::Instant::now();
     let out = engine::run(cfg, this_run.clone());
     let live_wall_s = live_started.elapsed().as_secs_f64();
     let usage_end = crate::workload::kit::UsageSnapshot::now();
+    if let Some(m) = metrics_server {
+        m.stop();
+    }
+    let target_timeline = scraper.map(crate::util::scrape::Scraper::finish);
     let _ = printer.join();
     if let Some(t) = progress_thread {
         let _ = t.join();
@@ -224,6 +297,15 @@ pub fn run_interruptible(
             scenario.load.generator_bound_ms,
         )
     };
+    let tag = crate::report::merge::ShardTag::of_run(
+        &scenario.name,
+        shard,
+        dist.start_at_unix_s,
+        &mine,
+        &out.run,
+        run_start_unix_s,
+        &scenario.thresholds,
+    );
     let generator_run = out.run.clone();
     let measured_idx: Vec<usize> = out
         .run
@@ -246,7 +328,13 @@ pub fn run_interruptible(
             .collect();
     let failures: Vec<(usize, String)> =
         failures.into_iter().map(|(i, f)| (i, f.message)).collect();
-    let verdicts = crate::config::thresholds::evaluate(&scenario.thresholds, &report.metrics());
+    // A shard's own numbers say nothing about the run's: `rtload merge` evaluates the
+    // thresholds (carried in the shard tag) on the merged result.
+    let verdicts = if shard.count > 1 {
+        Vec::new()
+    } else {
+        crate::config::thresholds::evaluate(&scenario.thresholds, &report.metrics())
+    };
     let json_path = scenario.output_json.clone();
     if let Some(path) = &json_path {
         let mut doc = report.to_json();
@@ -271,11 +359,24 @@ pub fn run_interruptible(
         if interrupted && let Some(obj) = doc.as_object_mut() {
             obj.insert("interrupted".into(), serde_json::Value::Bool(true));
         }
+        // Only a sharded run is tagged: a plain run keeps the reference's exact layout.
+        if let (Some(obj), true) = (doc.as_object_mut(), dist.shard.is_some()) {
+            obj.insert(
+                crate::report::merge::SHARD_KEY.into(),
+                serde_json::to_value(&tag).unwrap_or_default(),
+            );
+        }
+        if let (Some(obj), Some(tl)) = (doc.as_object_mut(), &target_timeline) {
+            obj.insert(
+                crate::report::merge::TARGET_METRICS_KEY.into(),
+                serde_json::to_value(tl).unwrap_or_default(),
+            );
+        }
         let mut series = report.series();
         series.extend(engine_series);
         publish(
             path,
-            &report.json_text(&doc),
+            &redact_text(&report.json_text(&doc)),
             &series,
             run_start_unix_s,
             interrupted,
@@ -294,6 +395,43 @@ pub fn run_interruptible(
         cancelled,
         generator_bound,
     })
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+type LiveParts = (
+    Option<Arc<crate::engine::live::LiveMetrics>>,
+    Option<crate::util::http::MetricsServer>,
+);
+
+/// Start the `--metrics-addr` endpoint over fresh live tallies, when asked.
+fn serve_live_metrics(
+    dist: &Distributed,
+    shard: crate::workload::shard::Shard,
+    headline: &str,
+) -> Result<LiveParts, RunError> {
+    let Some(addr) = dist.metrics_addr else {
+        return Ok((None, None));
+    };
+    let live = Arc::new(crate::engine::live::LiveMetrics::new(
+        headline,
+        (shard.count > 1).then(|| shard.to_string()),
+    ));
+    let from = Arc::clone(&live);
+    let render: crate::util::http::Render = Arc::new(move || from.render());
+    let srv =
+        crate::util::http::MetricsServer::start(addr, render).map_err(|e| RunError::Metrics {
+            addr,
+            msg: e.to_string(),
+        })?;
+    if let Some(tx) = &dist.metrics_bound {
+        let _ = tx.send(srv.addr());
+    }
+    Ok((Some(live), Some(srv)))
 }
 
 /// Failures only the report could see (e.g. too few chunks for the metrics) count like
@@ -469,4 +607,47 @@ fn request_id_prefix() -> String {
     let mixed = (nanos as u64 ^ u64::from(std::process::id()).rotate_left(32))
         .wrapping_mul(0x9E37_79B9_7F4A_7C15);
     format!("bench-{:08x}-", (mixed >> 32) as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::add_report_failures;
+    use crate::workload::{Failure, FailureKind, Report};
+
+    /// A report that found failures of its own (measured positions 0 and 2).
+    struct LateFailures;
+
+    impl Report for LateFailures {
+        fn render_text(&self) -> String {
+            String::new()
+        }
+        fn to_json(&self) -> serde_json::Value {
+            serde_json::Value::Null
+        }
+        fn metrics(&self) -> BTreeMap<String, f64> {
+            BTreeMap::new()
+        }
+        fn report_failures(&self) -> Vec<(usize, String)> {
+            vec![(0, "too few chunks".into()), (2, "too few chunks".into())]
+        }
+    }
+
+    /// Issue 11 item 8: failures only the report can see count like any other, as kind
+    /// `report`, at the sample index of their measured position — but never twice for a
+    /// sample that already failed, and never for one an interrupt cancelled.
+    #[test]
+    fn report_time_failures_count_once_with_their_kind() {
+        // Warm-up at index 0; measured samples are indices 1, 2, 3.
+        let measured_idx = [1, 2, 3];
+        let mut failures = vec![(3, Failure::new(FailureKind::Timeout, "late"))];
+        add_report_failures(&mut failures, &LateFailures, &measured_idx, &[]);
+        let got: Vec<(usize, FailureKind)> = failures.iter().map(|(i, f)| (*i, f.kind)).collect();
+        assert_eq!(got, [(1, FailureKind::Report), (3, FailureKind::Timeout)]);
+        let mut failures = Vec::new();
+        add_report_failures(&mut failures, &LateFailures, &measured_idx, &[1]);
+        let got: Vec<(usize, FailureKind)> = failures.iter().map(|(i, f)| (*i, f.kind)).collect();
+        assert_eq!(got, [(3, FailureKind::Report)]);
+    }
 }

@@ -2,7 +2,7 @@
 //! `src/workload/` that names kinds; adding a workload is one entry here.
 
 use crate::workload::catalogue::Catalogue;
-use crate::workload::{WorkloadKind, omni, video};
+use crate::workload::{WorkloadKind, omni, transcription, video};
 
 /// Every workload kind rtload knows, by name.
 pub fn registry() -> &'static [WorkloadKind] {
@@ -24,6 +24,19 @@ pub fn registry() -> &'static [WorkloadKind] {
             },
             families: omni::report::FAMILIES,
             headline: omni::report::HEADLINE,
+        },
+        WorkloadKind {
+            name: transcription::KIND,
+            summary: "vLLM realtime speech-to-text (/v1/realtime)",
+            build: transcription::build,
+            schema: |g| {
+                crate::config::schema::kind_schema::<transcription::workload::TranscriptionParams>(
+                    g,
+                    transcription::KIND,
+                )
+            },
+            families: transcription::metrics::FAMILIES,
+            headline: transcription::metrics::HEADLINE,
         },
     ]
 }

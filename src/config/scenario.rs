@@ -49,6 +49,8 @@ pub struct Scenario {
     pub sweep: Option<crate::config::sweep::Sweep>,
     /// `[thresholds]`, checked against the workload's metric names.
     pub thresholds: Vec<crate::config::thresholds::Threshold>,
+    /// `[target] metrics_url` and the series to keep from it.
+    pub target_metrics: Option<(String, Vec<String>)>,
     /// `[server]`: the embedded server's configuration, parsed and range-checked at load
     /// (defaults when the table is absent; used only without a target).
     pub server: crate::server::ServerConfig,
@@ -137,6 +139,12 @@ struct RawTarget {
     headers: std::collections::BTreeMap<String, String>,
     /// WebSocket handshake bound, seconds (default 10). Range (0, 1e6].
     connect_timeout_s: Option<f64>,
+    /// The target's own Prometheus endpoint (plain `http://…/metrics`), scraped each
+    /// second during the run; chosen series go into the JSON result.
+    metrics_url: Option<String>,
+    /// Series names to keep from `metrics_url` (default: vLLM's running/waiting requests
+    /// and active WebSocket connections, and the embedded server's).
+    metrics_series: Option<Vec<String>>,
     /// PEM file of extra CA certificates trusted for wss:// (relative to the scenario),
     /// on top of the system roots.
     ca_cert: Option<PathBuf>,
@@ -216,6 +224,28 @@ fn parse_with(
             &["target", "connect_timeout_s"],
             format!(
                 "`connect_timeout_s` must be in (0, 1e6] seconds (got {connect_timeout_s}); use e.g. 10"
+            ),
+        ));
+    }
+    let target_metrics = target.and_then(|t| t.metrics_url.clone()).map(|u| {
+        let names = target
+            .and_then(|t| t.metrics_series.clone())
+            .unwrap_or_else(|| {
+                crate::util::scrape::DEFAULT_SERIES
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            });
+        (u, names)
+    });
+    if let Some((u, _)) = &target_metrics
+        && !u.starts_with("http://")
+    {
+        errors.push(ScenarioError::file(
+            path,
+            format!(
+                "[target] metrics_url must be a plain http:// URL (got {:?}); use e.g. \"http://127.0.0.1:8000/metrics\"",
+                crate::util::target::redact_url(u)
             ),
         ));
     }
@@ -325,6 +355,7 @@ fn parse_with(
         load,
         output_json,
         thresholds,
+        target_metrics,
         sweep,
         server,
         src: Arc::from(src),

@@ -74,6 +74,10 @@ pub struct CoordArgs {
     pub progress: Option<crossbeam_channel::Sender<ProgressEvent>>,
     /// Sends later than this (ms) count as late in [`ProgressEvent::SampleEnded`].
     pub generator_bound_ms: f64,
+    /// Global sample indices and the start barrier of a sharded run.
+    pub placement: super::Placement,
+    /// Live tallies for `--metrics-addr`.
+    pub live: Option<Arc<super::live::LiveMetrics>>,
     /// Receives the finished run.
     pub done: oneshot::Sender<RunRecord>,
 }
@@ -209,8 +213,27 @@ impl CoordState {
     }
 }
 
+/// The measured phase's start: now, or the `--start-at` barrier (in the past too: then
+/// every release is late and its queue wait says so).
+fn measured_start(start_at_unix_s: Option<f64>) -> Instant {
+    let now = Instant::now();
+    let Some(at) = start_at_unix_s else {
+        return now;
+    };
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let ahead = at - wall;
+    if ahead >= 0.0 {
+        now + Duration::from_secs_f64(ahead)
+    } else {
+        now.checked_sub(Duration::from_secs_f64(-ahead))
+            .unwrap_or(now)
+    }
+}
+
 fn start_measured(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
-    let start = Instant::now();
+    let start = measured_start(st.args.placement.start_at_unix_s);
     st.measured_start = Some(start);
     let first = st.args.n_warmup;
     let offsets = st.args.offsets_s.clone();
@@ -239,14 +262,23 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
             return;
         };
         let granted = Instant::now();
+        let queue_wait_s = granted.saturating_duration_since(scheduled).as_secs_f64();
         let warmup = idx < st.args.n_warmup;
+        let measured_index = (!warmup).then(|| {
+            let local = idx - st.args.n_warmup;
+            st.args
+                .placement
+                .measured_indices
+                .as_ref()
+                .and_then(|g| g.get(local).copied())
+                .unwrap_or(local)
+        });
         let ctx = SessionContext {
             idx,
             warmup,
             url: st.args.url.clone(),
-            request_id: (!warmup)
-                .then(|| format!("{}{}", st.args.request_id_prefix, idx - st.args.n_warmup)),
-            measured_index: (!warmup).then(|| idx - st.args.n_warmup),
+            request_id: measured_index.map(|k| format!("{}{k}", st.args.request_id_prefix)),
+            measured_index,
         };
         let shard = st.args.shards[st.next_shard % st.args.shards.len()].clone();
         st.next_shard += 1;
@@ -266,7 +298,7 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
             scheduled_s: scheduled
                 .saturating_duration_since(st.run_start)
                 .as_secs_f64(),
-            queue_wait_s: granted.saturating_duration_since(scheduled).as_secs_f64(),
+            queue_wait_s,
             spawner: shard.clone(),
             writer: st.args.writer.clone(),
             lines: st.args.lines.clone(),
@@ -278,6 +310,9 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
         match SampleActor::spawn_linked(None, args, myself.get_cell(), shard).await {
             Ok((actor, _)) => {
                 st.in_flight.insert(actor.get_id(), idx);
+                if let Some(live) = &st.args.live {
+                    live.started(warmup, queue_wait_s * 1000.0);
+                }
                 st.actors.insert(idx, actor);
                 st.progress(ProgressEvent::SampleStarted { idx, warmup });
             }
@@ -331,6 +366,9 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
             sends: u32::try_from(rec.send_lateness_s.len()).unwrap_or(u32::MAX),
             late: u32::try_from(late).unwrap_or(u32::MAX),
         });
+    }
+    if let Some(live) = &st.args.live {
+        live.ended(&rec, headline_ms);
     }
     st.progress(ProgressEvent::SampleEnded {
         idx,
@@ -391,6 +429,7 @@ fn complete(st: &mut CoordState) {
             duration_s,
             endpoint: st.args.url.clone(),
             load: None,
+            measured_indices: st.args.placement.measured_indices.clone(),
         });
     }
 }

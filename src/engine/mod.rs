@@ -9,6 +9,7 @@
 pub mod coordinator;
 pub mod fdlimit;
 pub mod interrupt;
+pub mod live;
 pub mod progress;
 pub mod roles;
 pub mod sample;
@@ -61,6 +62,21 @@ pub struct EngineConfig {
     pub generator_bound_ms: f64,
     /// Graceful interruption (e.g. by SIGINT), when the caller offers one.
     pub interrupt: Option<interrupt::Interrupt>,
+    /// Where this run's samples sit in a distributed run (default: the whole run, now).
+    pub placement: Placement,
+    /// Live tallies for `--metrics-addr`, when served.
+    pub live: Option<Arc<live::LiveMetrics>>,
+}
+
+/// A shard's place in a distributed run (`--shard`, `--start-at`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Placement {
+    /// The whole run's index of each measured sample (request ids and dataset cases use
+    /// it); `None` = `0..n`.
+    pub measured_indices: Option<Vec<usize>>,
+    /// Unix time at which the measured phase's clock starts (release offsets are relative
+    /// to it); `None` = as soon as the warm-ups are done.
+    pub start_at_unix_s: Option<f64>,
 }
 
 /// A failure of the engine itself (not of a sample: those are recorded outcomes).
@@ -122,6 +138,8 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         lines: cfg.lines.clone(),
         progress: cfg.progress.clone(),
         generator_bound_ms: cfg.generator_bound_ms,
+        placement: cfg.placement.clone(),
+        live: cfg.live.clone(),
         done: tx,
     };
     let run = rt.block_on(async move {

@@ -34,7 +34,7 @@ pub enum TransportError {
     /// The WebSocket handshake did not complete.
     #[error("connect to {url} failed: {msg}")]
     Connect {
-        /// The URL (never carries header secrets).
+        /// The URL, redacted (no user info, no credential query values).
         url: String,
         /// awc's error text.
         msg: String,
@@ -107,13 +107,20 @@ pub async fn connect(
 ) -> Result<(WsSink, WsStream), TransportError> {
     use crate::workload::FailureKind;
     let err = |msg: String, kind: FailureKind| TransportError::Connect {
-        url: spec.url.clone(),
-        msg,
+        url: crate::util::target::redact_url(&spec.url),
+        msg: crate::util::target::redact_text(&msg),
         kind,
     };
-    let mut req = client(tls)
-        .ws(spec.url.as_str())
-        .max_frame_size(max_frame_bytes);
+    // URL user info goes as `Authorization: Basic` (as curl does) unless a header says otherwise.
+    let (url, basic) = crate::util::target::split_user_info(&spec.url);
+    let mut req = client(tls).ws(url.as_str()).max_frame_size(max_frame_bytes);
+    let has_auth = spec
+        .headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+    if let Some(basic) = basic.filter(|_| !has_auth) {
+        req = req.set_header("Authorization", basic);
+    }
     for (k, v) in &spec.headers {
         req = req.set_header(k.as_str(), v.as_str());
     }

@@ -15,8 +15,10 @@ const TEST_FAMILIES: [Family; 4] = [
 
 /// The catalogue of the shipped workloads (and the test's own metrics) over `names`.
 fn cat_of(names: &[&str]) -> Catalogue {
-    let mut families: Vec<Family> = crate::workload::video::names::FAMILIES.to_vec();
-    families.extend_from_slice(crate::workload::omni::report::FAMILIES);
+    let mut families: Vec<Family> = crate::config::registry::registry()
+        .iter()
+        .flat_map(|k| k.families.iter().cloned())
+        .collect();
     families.extend_from_slice(&TEST_FAMILIES);
     Catalogue::build(names.iter().copied(), &families, &[])
 }

@@ -1,6 +1,6 @@
 //! Configuration of the embedded reference server: the TOML-facing types, their
 //! defaults, loading from a file (errors name path, line and column) and validation.
-//! `[video]` configures `/v1/realtime/video`, `[duplex]` configures `/v1/realtime`.
+//! `[video]` configures `/v1/realtime/video`, `[duplex]` configures `/v1/realtime`, `[transcription]` the vLLM speech-to-text endpoint.
 
 use std::path::{Path, PathBuf};
 
@@ -9,8 +9,10 @@ use serde::{Deserialize, Serialize};
 use crate::util::textpos::{line_col, suggest_unknown_field, value_span};
 
 mod duplex;
+mod transcription;
 
 pub use duplex::{DuplexFaults, DuplexServerConfig, FinalDecision};
+pub use transcription::{TranscriptionFaults, TranscriptionServerConfig};
 
 /// Errors of the server seam: loading or validating a [`ServerConfig`].
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +57,10 @@ pub struct ServerConfig {
     /// Behaviour of the duplex speech endpoint `/v1/realtime`.
     #[serde(default)]
     pub duplex: DuplexServerConfig,
+    /// Behaviour of the vLLM realtime transcription endpoint (`/v1/realtime` without
+    /// `duplex=1`, or its own `path`).
+    #[serde(default)]
+    pub transcription: TranscriptionServerConfig,
     /// A connection with no client message for this long while the server is not
     /// streaming to it (before `session.start`, or after a stall fault) is closed.
     /// Duplex sessions use the `session.idle_timeout_s` of their `session.update`
@@ -216,6 +222,7 @@ impl Default for ServerConfig {
         ServerConfig {
             video: VideoServerConfig::default(),
             duplex: DuplexServerConfig::default(),
+            transcription: TranscriptionServerConfig::default(),
             idle_timeout_s: default_idle_timeout_s(),
             workers: default_workers(),
             shutdown_timeout_s: default_shutdown_timeout_s(),
@@ -359,6 +366,7 @@ impl ServerConfig {
                 .into(),
         );
         out.extend(self.duplex.problems());
+        out.extend(self.transcription.problems());
         out
     }
 }

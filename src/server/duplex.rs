@@ -41,6 +41,11 @@ pub(crate) struct DuplexState {
 }
 
 impl DuplexState {
+    /// Sessions started so far (for `/metrics`).
+    pub(crate) fn sessions_started(&self) -> u64 {
+        self.sessions_started.load(Ordering::Relaxed)
+    }
+
     /// State for `config`.
     pub(crate) fn new(config: &ServerConfig) -> DuplexState {
         DuplexState {
@@ -61,6 +66,7 @@ async fn duplex_endpoint(
     req: HttpRequest,
     body: web::Payload,
     state: web::Data<DuplexState>,
+    metrics: web::Data<std::sync::Arc<super::metrics::ServerMetrics>>,
 ) -> Result<HttpResponse, actix_web::Error> {
     let query_session_id = web::Query::<HashMap<String, String>>::from_query(req.query_string())
         .ok()
@@ -72,7 +78,12 @@ async fn duplex_endpoint(
         .max_frame_size(MAX_INBOUND_BYTES)
         .aggregate_continuations()
         .max_continuation_size(MAX_INBOUND_BYTES);
-    actix_web::rt::spawn(Connection::new(session, state, query_session_id).run(stream));
+    let open = metrics.open(super::metrics::Endpoint::Duplex);
+    let conn = Connection::new(session, state, query_session_id).run(stream);
+    actix_web::rt::spawn(async move {
+        let _open = open;
+        conn.await
+    });
     Ok(response)
 }
 
@@ -140,6 +151,9 @@ impl Connection {
             }
         };
         if let Flow::Close(reason) = flow {
+            // Always a status code (1000 unless the reason says otherwise): without
+            // one, clients see 1005 "no status received".
+            let reason = reason.or_else(|| Some(CloseCode::Normal.into()));
             let _ = self.session.close(reason).await;
         }
     }

@@ -171,7 +171,7 @@ async fn normal_session_with_acks() {
         let end = client.rest().await;
         assert_eq!(end.len(), 2, "{end:?}");
         assert_eq!(end[0].bare(), json!({"type": "session.closed"}));
-        assert_eq!(end[1], Ev::Close(None));
+        assert_eq!(end[1], Ev::Close(Some(CloseCode::Normal.into())));
         seen.push(end[0].clone());
         let stamps: Vec<f64> = seen.iter().map(|e| e.json()["server_sent_at_s"].as_f64().expect("stamped")).collect();
         assert!(stamps.windows(2).all(|w| w[0] <= w[1]), "{stamps:?}");
@@ -293,7 +293,7 @@ async fn session_lifecycle_faults() {
             events[0].bare(),
             json!({"type": "error", "message": "busy"})
         );
-        assert_eq!(events[1], Ev::Close(None));
+        assert_eq!(events[1], Ev::Close(Some(CloseCode::Normal.into())));
         drop(client);
         server.stop();
 

@@ -3,7 +3,9 @@
 //! This module owns the app, its routes and startup/shutdown; `config` owns the
 //! config types, `video` the `/v1/realtime/video` endpoint and `video_plan` its pure
 //! core, `duplex` the `/v1/realtime` duplex speech endpoint and `duplex_plan` its pure
-//! core. Each endpoint exposes a shared state type and a `register` fn; adding another
+//! core, `transcription` the vLLM speech-to-text protocol (on `/v1/realtime` for clients
+//! without `duplex=1`, or its own path) and `transcription_plan` its pure core, `metrics`
+//! the server's own Prometheus `/metrics`. Each endpoint exposes a shared state type and a `register` fn; adding another
 //! endpoint is one more `.configure(..)` in `build_server`. It never imports client modules, and the client side never
 //! imports it.
 //!
@@ -14,7 +16,10 @@ pub mod config;
 mod duplex;
 mod duplex_plan;
 mod frame_guard;
+mod metrics;
 mod tls;
+mod transcription;
+mod transcription_plan;
 mod video;
 mod video_plan;
 
@@ -24,6 +29,8 @@ mod duplex_tests;
 mod test_client;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod transcription_tests;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Condvar, Mutex, mpsc};
@@ -33,10 +40,11 @@ use std::time::Duration;
 use actix_web::{App, HttpServer, dev::ServerHandle, web};
 
 pub use config::{
-    DuplexFaults, DuplexServerConfig, FinalDecision, ServerConfig, ServerError, VideoFaults,
-    VideoServerConfig,
+    DuplexFaults, DuplexServerConfig, FinalDecision, ServerConfig, ServerError,
+    TranscriptionFaults, TranscriptionServerConfig, VideoFaults, VideoServerConfig,
 };
 pub use duplex::DUPLEX_PATH;
+pub use metrics::METRICS_PATH;
 pub use tls::{ServerTls, ServerTlsError, load_tls};
 pub use video::VIDEO_PATH;
 
@@ -203,12 +211,19 @@ fn build_server(
 ) -> std::io::Result<(actix_web::dev::Server, SocketAddr)> {
     let video_state = web::Data::new(video::VideoState::new(cfg));
     let duplex_state = web::Data::new(duplex::DuplexState::new(cfg));
+    let stt_state = web::Data::new(transcription::TranscriptionState::new(cfg));
+    let metrics = web::Data::new(Arc::new(metrics::ServerMetrics::default()));
     let server = HttpServer::new(move || {
         let video_state = video_state.clone();
         let duplex_state = duplex_state.clone();
+        let stt_state = stt_state.clone();
+        let metrics = metrics.clone();
+        // Transcription first: on a shared path its guard passes `duplex=1` clients on.
         App::new()
             .configure(move |svc| video::register(svc, video_state))
+            .configure(move |svc| transcription::register(svc, stt_state))
             .configure(move |svc| duplex::register(svc, duplex_state))
+            .configure(move |svc| metrics::register(svc, metrics))
     })
     .on_connect(move |io, ext| {
         // `tcp_nodelay(true)` below already set it; setting it here too keeps the
@@ -219,6 +234,10 @@ fn build_server(
         ext.insert(conns.enter());
     })
     .workers(cfg.workers)
+    // After the WebSocket close handshake the connection is dropped at once: the default
+    // (1 s) holds the TCP connection open, and clients that wait for the server's close
+    // (Python `websockets`) hold their slot that much longer.
+    .client_disconnect_timeout(std::time::Duration::ZERO)
     .tcp_nodelay(true)
     .shutdown_timeout(cfg.shutdown_timeout_s);
     let server = if os_signals {

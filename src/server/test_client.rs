@@ -60,6 +60,12 @@ pub(super) async fn connect_duplex(addr: std::net::SocketAddr) -> Client {
     connect(format!("ws://{addr}{}?{query}", super::DUPLEX_PATH), true).await
 }
 
+/// A client of the transcription endpoint: `path` and `query` as given (no `duplex=1`
+/// unless the query says so).
+pub(super) async fn connect_path(addr: std::net::SocketAddr, path_and_query: &str) -> Client {
+    connect(format!("ws://{addr}{path_and_query}"), true).await
+}
+
 /// Connect to `url`.
 async fn connect(url: String, skip_binary: bool) -> Client {
     let (_resp, ws) = awc::Client::new()

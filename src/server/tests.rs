@@ -121,11 +121,12 @@ async fn normal_three_chunk_session() {
         let trailer = events[7].json();
         assert_eq!(trailer["kind"], "trailer");
         assert_eq!(trailer["byte_length"], 24);
+        assert_eq!(trailer["generation_chunk_index"], Value::Null);
         assert_eq!(
             *events[9].json(),
             json!({"type": "session.done", "stopped": false, "chunks": 3})
         );
-        assert_eq!(events[10], Ev::Close(None));
+        assert_eq!(events[10], Ev::Close(Some(CloseCode::Normal.into())));
     })
     .await;
 }
@@ -203,8 +204,9 @@ async fn invalid_start_gets_error_then_close() {
                 GEOMETRY_ERROR.to_string(),
             ),
             (
-                json!({"type": "session.start", "width": 832, "height": 480, "num_frames": 34}),
-                "num_frames must be 12*n - 3 for a whole number of chunks n >= 1 (9, 21, 33, ...), got 34"
+                json!({"type": "session.start", "width": 832, "height": 480, "num_frames": 8}),
+                "num_frames must give at least one chunk (chunks = ((num_frames - 1) // 4 + 1) \
+                 // 3, so num_frames >= 9; 12*n - 3 is exact: 9, 21, 33, ...), got 8"
                     .to_string(),
             ),
             (
@@ -217,7 +219,10 @@ async fn invalid_start_gets_error_then_close() {
             let events = client.rest().await;
             assert_eq!(
                 events,
-                [Ev::Json(json!({"type": "error", "message": message})), Ev::Close(None)]
+                [
+                    Ev::Json(json!({"type": "error", "message": message})),
+                    Ev::Close(Some(CloseCode::Normal.into()))
+                ]
             );
         }
         server.stop();
@@ -252,7 +257,7 @@ async fn start_and_end_faults() {
             events,
             [
                 Ev::Json(json!({"type": "error", "message": "busy"})),
-                Ev::Close(None)
+                Ev::Close(Some(CloseCode::Normal.into()))
             ]
         );
 

@@ -49,6 +49,11 @@ pub(crate) struct VideoState {
 }
 
 impl VideoState {
+    /// Sessions started so far (for `/metrics`).
+    pub(crate) fn sessions_started(&self) -> u64 {
+        self.sessions_started.load(Ordering::Relaxed)
+    }
+
     /// Precomputes payloads for `config`.
     pub(crate) fn new(config: &ServerConfig) -> VideoState {
         let len = config.video.chunk_bytes;
@@ -74,6 +79,7 @@ async fn video_endpoint(
     req: HttpRequest,
     body: web::Payload,
     state: web::Data<VideoState>,
+    metrics: web::Data<std::sync::Arc<super::metrics::ServerMetrics>>,
 ) -> Result<HttpResponse, actix_web::Error> {
     let body = super::frame_guard::guard(&req, body, MAX_INBOUND_BYTES).await?;
     let (response, session, stream) = actix_ws::handle(&req, body)?;
@@ -81,7 +87,12 @@ async fn video_endpoint(
         .max_frame_size(MAX_INBOUND_BYTES)
         .aggregate_continuations()
         .max_continuation_size(MAX_INBOUND_BYTES);
-    actix_web::rt::spawn(Connection::new(session, state).run(stream));
+    let open = metrics.open(super::metrics::Endpoint::Video);
+    let conn = Connection::new(session, state).run(stream);
+    actix_web::rt::spawn(async move {
+        let _open = open;
+        conn.await
+    });
     Ok(response)
 }
 
@@ -170,6 +181,9 @@ impl Connection {
             "video connection finished"
         );
         if let Flow::Close(reason) = flow {
+            // Always a status code (1000 unless the reason says otherwise): without
+            // one, clients see 1005 "no status received".
+            let reason = reason.or_else(|| Some(CloseCode::Normal.into()));
             let _ = self.session.clone().close(reason).await;
         }
     }
@@ -252,14 +266,15 @@ impl Connection {
                 }
                 session.binary(body.clone()).await
             }
-            Step::Trailer { index } => {
+            Step::Trailer { .. } => {
                 let meta = json!({
                     "type": "video.chunk_metadata",
                     "request_id": request_id,
                     "kind": "trailer",
                     "num_frames": 0,
                     "byte_length": state.trailer_body.len(),
-                    "generation_chunk_index": index,
+                    // The reference's test server sends null here.
+                    "generation_chunk_index": null,
                     "server_sent_at_s": t0.elapsed().as_secs_f64(),
                 });
                 match session.text(meta.to_string()).await {

@@ -42,10 +42,13 @@ pub(crate) fn validate_start(event: &Value, max_frames: u64) -> Result<u32, Stri
     let Some(frames) = raw.as_u64() else {
         return Err(format!("num_frames must be a positive integer, got {raw}"));
     };
+    // What the reference server's formula accepts: any count giving at least one chunk
+    // (12n - 3 is exact; others round down).
     let chunks = chunks_for_frames(frames);
-    if frames < 9 || chunks.checked_mul(12).map(|f| f - 3) != Some(frames) {
+    if chunks == 0 {
         return Err(format!(
-            "num_frames must be 12*n - 3 for a whole number of chunks n >= 1 (9, 21, 33, ...), got {frames}"
+            "num_frames must give at least one chunk (chunks = ((num_frames - 1) // 4 + 1) // 3, \
+             so num_frames >= 9; 12*n - 3 is exact: 9, 21, 33, ...), got {frames}"
         ));
     }
     if frames > max_frames {

@@ -1,7 +1,8 @@
 //! Target URL rules (spec §7.3), pure: a URL is given whole (`ws`, `wss`, `http`,
 //! `https`; http(s) becomes ws(s)); a URL without a path gets the workload's default
 //! path; any explicit path is used as given (users put proxies and gateways in front of
-//! servers); query and fragment are kept.
+//! servers); query and fragment are kept. Also the one redaction rule for URLs in
+//! output ([`redact_url`], [`redact_text`]) and URL user info as Basic authorization.
 
 /// Why a target URL cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -77,17 +78,123 @@ pub fn header_problem(name: &str, value: &str) -> Option<String> {
     })
 }
 
-/// The URL as it may appear in logs and results: without user info (credentials).
+/// Query-string keys whose values are credentials (compared case-insensitively).
+pub const SECRET_QUERY_KEYS: [&str; 7] = [
+    "api_key",
+    "token",
+    "access_token",
+    "key",
+    "sig",
+    "signature",
+    "auth",
+];
+
+/// What a redacted value is replaced with.
+pub const REDACTED: &str = "REDACTED";
+
+/// The URL as it may appear in logs and results: without user info (credentials), and
+/// with the values of credential query parameters ([`SECRET_QUERY_KEYS`]) replaced by
+/// [`REDACTED`]. The one redaction rule: every writer of stderr, reports, results and
+/// artifacts uses this (or [`redact_text`] for free text that may embed a URL).
 pub fn redact_url(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-            let (auth, tail) = rest.split_at(end);
-            let host = auth.rsplit('@').next().unwrap_or(auth);
-            format!("{scheme}://{host}{tail}")
-        }
-        None => url.to_string(),
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (auth, tail) = rest.split_at(end);
+    let host = auth.rsplit('@').next().unwrap_or(auth);
+    let (tail, fragment) = match tail.find('#') {
+        Some(at) => tail.split_at(at),
+        None => (tail, ""),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => format!("{path}?{}", redact_query(query)),
+        None => tail.to_string(),
+    };
+    format!("{scheme}://{host}{tail}{fragment}")
+}
+
+/// `query` (without `?`) with the values of credential keys replaced.
+fn redact_query(query: &str) -> String {
+    query
+        .split('&')
+        .map(|field| match field.split_once('=') {
+            Some((k, _)) if is_secret_key(k) => format!("{k}={REDACTED}"),
+            _ => field.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn is_secret_key(key: &str) -> bool {
+    SECRET_QUERY_KEYS
+        .iter()
+        .any(|s| s.eq_ignore_ascii_case(key.trim()))
+}
+
+/// Free text (an error message, a log line) with every URL in it passed through
+/// [`redact_url`]. A URL runs from its scheme to the next whitespace or quote.
+pub fn redact_text(text: &str) -> String {
+    if !text.contains("://") {
+        return text.to_string();
     }
+    let ends_url = |c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '<' | '>' | '`' | '\\');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let start = rest[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |i| i + 1);
+        let end = rest[at..].find(ends_url).map_or(rest.len(), |i| at + i);
+        out.push_str(&rest[..start]);
+        out.push_str(&redact_url(&rest[start..end]));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The URL to connect to and the `Authorization` value its user info stands for: as curl
+/// does, `scheme://user:password@host/…` is sent to `scheme://host/…` with
+/// `Authorization: Basic base64(user:password)` (user info percent-decoded). `None` when
+/// the URL has no user info.
+pub fn split_user_info(url: &str) -> (String, Option<String>) {
+    use base64::Engine as _;
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return (url.to_string(), None);
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let Some((user_info, host)) = authority.rsplit_once('@') else {
+        return (url.to_string(), None);
+    };
+    let (user, password) = user_info.split_once(':').unwrap_or((user_info, ""));
+    let creds = format!("{}:{}", percent_decode(user), percent_decode(password));
+    let header = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(creds)
+    );
+    (format!("{scheme}://{host}{tail}"), Some(header))
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -151,5 +258,41 @@ mod tests {
     fn redacts_user_info() {
         assert_eq!(redact_url("wss://user:secret@h:1/p"), "wss://h:1/p");
         assert_eq!(redact_url("ws://h:1/p?x=1"), "ws://h:1/p?x=1");
+    }
+
+    #[test]
+    fn redacts_credential_query_values_and_keeps_the_rest() {
+        let url = "ws://u:pw@h:1/p?api_key=A&x=1&Token=B&access_token=C&key=D&sig=E\
+                   &signature=F&auth=G&keyword=k#frag";
+        assert_eq!(
+            redact_url(url),
+            "ws://h:1/p?api_key=REDACTED&x=1&Token=REDACTED&access_token=REDACTED\
+             &key=REDACTED&sig=REDACTED&signature=REDACTED&auth=REDACTED&keyword=k#frag"
+        );
+        assert_eq!(redact_url("ws://h?token"), "ws://h?token");
+    }
+
+    #[test]
+    fn redacts_urls_inside_free_text() {
+        let text = "connect to ws://u:SECRET@h:1/x?api_key=K failed: 'wss://h/y?sig=S' (ok)";
+        assert_eq!(
+            redact_text(text),
+            "connect to ws://h:1/x?api_key=REDACTED failed: 'wss://h/y?sig=REDACTED' (ok)"
+        );
+        assert_eq!(redact_text("no url here"), "no url here");
+        assert_eq!(redact_text("://x"), "://x");
+    }
+
+    #[test]
+    fn user_info_becomes_basic_authorization() {
+        let (url, auth) = split_user_info("ws://u:SECRETPW@h:1/p?q=1");
+        assert_eq!(url, "ws://h:1/p?q=1");
+        assert_eq!(auth.as_deref(), Some("Basic dTpTRUNSRVRQVw=="));
+        let (_, auth) = split_user_info("ws://a%40b:p%3Aw@h");
+        assert_eq!(auth.as_deref(), Some("Basic YUBiOnA6dw=="));
+        assert_eq!(
+            split_user_info("ws://h/p@x"),
+            ("ws://h/p@x".to_string(), None)
+        );
     }
 }

@@ -155,6 +155,7 @@ impl<W: Workload> WorkloadRun for TypedRun<W> {
             duration_s: run.duration_s,
             endpoint: run.endpoint,
             load: run.load,
+            measured_indices: run.measured_indices,
         })
     }
 }

@@ -244,6 +244,7 @@ mod tests {
             duration_s: 0.0,
             endpoint: String::new(),
             load: None,
+            measured_indices: None,
         };
         let b = generator_block(
             &run,

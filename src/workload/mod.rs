@@ -46,12 +46,16 @@
 pub mod catalogue;
 pub mod env_info;
 pub mod erased;
+#[cfg(test)]
+pub(crate) mod fuzz;
 pub mod kit;
 pub mod load;
 pub mod omni;
 pub mod outcome;
 pub mod plan;
 pub mod playback;
+pub mod shard;
+pub mod transcription;
 pub mod video;
 
 use std::collections::BTreeMap;
@@ -339,6 +343,19 @@ pub struct RunRecord<O = ()> {
     pub endpoint: String,
     /// The load settings the run used (set by the runner; `None` from the bare engine).
     pub load: Option<crate::workload::load::Load>,
+    /// The whole run's index of each measured sample, in order, when this run is one
+    /// shard of a distributed run (set by the runner); `None` = `0..n`.
+    pub measured_indices: Option<Vec<usize>>,
+}
+
+impl<O> RunRecord<O> {
+    /// The whole run's index of the `i`-th measured sample (dataset case, request id).
+    pub fn measured_index(&self, i: usize) -> usize {
+        self.measured_indices
+            .as_ref()
+            .and_then(|g| g.get(i).copied())
+            .unwrap_or(i)
+    }
 }
 
 /// A workload's summary of a run: text for people, JSON for machines, named numbers for
@@ -473,7 +490,7 @@ impl WorkloadInput<'_> {
     /// An error about `[workload] key`: at the flag when the CLI set it, else at the key
     /// in the file (the one helper every workload uses).
     pub fn key_error(&self, key: &str, msg: String) -> ScenarioError {
-        crate::config::scenario::override_key_error(
+        crate::util::scenario_error::override_key_error(
             self.path,
             self.src,
             "workload",

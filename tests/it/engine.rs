@@ -94,6 +94,8 @@ fn warmups_run_first_and_appear_in_no_metric() {
             lines: None,
             progress: None,
             generator_bound_ms: 5.0,
+            placement: Default::default(),
+            live: None,
             interrupt: None,
         },
         sc.workload.clone().begin_run(),

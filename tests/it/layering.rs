@@ -1,8 +1,9 @@
 //! The layering rule of ARCHITECTURE.md, checked mechanically: every `crate::…` path in
 //! `src/**/*.rs` (code, `use` lines and doc links alike) must point at the same or a lower
 //! layer. Layers, lowest first: `util` ← workload seam (`workload/*.rs`) ← `engine` and
-//! the workload kinds (`workload/video/`, `workload/omni/`, which never import each other
-//! or the engine) ← `config` ← `report` ← `runner`/`batch`. Only `config/registry.rs`
+//! the workload kinds (`workload/video/`, `workload/omni/`, `workload/transcription/`,
+//! which never import each other or the engine) ← `config` ← `report` ←
+//! `runner`/`batch`. Only `config/registry.rs`
 //! names kinds from outside `src/workload/`. `server` imports only `util` and itself, and
 //! only `config` (its config types) and `runner` import it.
 
@@ -42,6 +43,7 @@ fn layer_of(segs: &[&str]) -> Option<Layer> {
         "workload" => match segs.get(1).copied() {
             Some("video") => Layer::Kind("video"),
             Some("omni") => Layer::Kind("omni"),
+            Some("transcription") => Layer::Kind("transcription"),
             _ => Layer::Seam,
         },
         "engine" => Layer::Engine,

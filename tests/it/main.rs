@@ -3,17 +3,24 @@
 
 mod duplex_support;
 mod support;
+mod transcription_server;
 
 mod cli;
 mod config_checks;
 mod duplex;
 mod echo_workload;
 mod engine;
+mod fresh_machine;
+mod fuzz;
 mod layering;
+mod live;
 mod outputs;
+mod redaction;
 mod schema;
+mod shard;
 mod surface;
 mod sweep;
 mod tls;
+mod transcription;
 mod trust_io;
 mod video_faults;

@@ -194,47 +194,34 @@ fn connection_refused_is_a_recorded_failure() {
     assert_eq!(kinds(&s), [("connect".to_string(), 2)]);
 }
 
-/// A session the engine saw complete but whose metrics the report cannot compute
-/// (issue 11 item 8: a playback buffer deeper than the rollout) is a failure like any
-/// other: counted in the summary, in `failed_sessions` and `failed`, and exit code 1.
+/// Issue 11 item 8: the issue's command (a playback buffer deeper than the rollout, which
+/// used to fail only at report time and exit 0) is now refused before the run, exit 2,
+/// naming the key and the fix. That every report-time failure counts (kind `report`, exit
+/// 1) is `runner::tests::report_time_failures_count_once_with_their_kind`.
 #[test]
-fn a_failure_found_only_at_report_time_counts() {
-    let fx = crate::support::Fixture::new(
-        r#"
-name = "t"
-[workload]
-kind = "video-cadence"
-num_chunks = 3
-playback_buffer_chunks = 5
-warmup_chunks = 1
-first_chunk_timeout = 30.0
-chunk_timeout = 30.0
-[load]
-samples = 1
-max_concurrency = 1
-[server.video]
-first_chunk_ms = 20
-chunk_interval_ms = 5
-ramp_chunks = 0
-"#,
-    );
-    let s = fx.run();
-    assert!(!s.passed());
-    assert_eq!(failure_messages(&s).len(), 1, "{:?}", s.failures);
-    let json = s.report.to_json();
-    assert_eq!(json["rtload"]["failed_sessions"], 1);
-    assert_eq!(s.report.metrics()["failed"], 1.0);
-    assert_eq!(kinds(&s), [("report".to_string(), 1)]);
-    let out = crate::support::rtload()
-        .args(["run", fx.path.to_str().unwrap(), "--quiet"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("FAILED"), "{text}");
-    assert_eq!(out.status.code(), Some(1), "{text}");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("1 of 1 measured samples failed (report 1)"),
-        "{err}"
-    );
+fn a_buffer_deeper_than_the_rollout_is_refused_before_the_run() {
+    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/video-cadence.toml");
+    for cmd in ["check", "run"] {
+        let mut args = vec![cmd, scenario];
+        if cmd == "run" {
+            args.extend([
+                "--num-chunks",
+                "3",
+                "--playback-buffer-chunks",
+                "5",
+                "--quiet",
+            ]);
+        }
+        let out = crate::support::rtload().args(&args).output().unwrap();
+        if cmd == "check" {
+            assert_eq!(out.status.code(), Some(0), "the shipped scenario is valid");
+            continue;
+        }
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("playback_buffer_chunks") && err.contains("deeper than the rollout"),
+            "{err}"
+        );
+    }
 }

@@ -36,6 +36,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two result files metric by metric; exit 1 past --max-regression.
     Compare(CompareArgs),
+    /// Merge the results of a sharded run (`run --shard I/N`) exactly: histograms added,
+    /// counts summed, percentiles recomputed; thresholds decide the exit status (0/1).
+    Merge(MergeArgs),
     /// Print the JSON Schema of the scenario format (for editors: taplo, Even Better TOML).
     Schema,
     /// Dataset tools.
@@ -55,6 +58,20 @@ pub struct SuiteArgs {
     /// Suppress per-sample lines.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// `rtload merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Every shard's JSON result (its `.hlog` must sit beside it).
+    #[arg(required = true)]
+    pub results: Vec<PathBuf>,
+    /// The merged JSON result to write (atomically).
+    #[arg(long, short, value_name = "MERGED.json")]
+    pub output: PathBuf,
+    /// Take `[thresholds]` from this scenario instead of the ones the shards carry.
+    #[arg(long, value_name = "SCENARIO")]
+    pub scenario: Option<PathBuf>,
 }
 
 /// `rtload report`.
@@ -84,18 +101,52 @@ pub struct CompareArgs {
 #[derive(Debug, Subcommand)]
 pub enum DatasetCommand {
     /// Write a small OmniInteract dataset in the official layout (1q1a, 1q1a_math, 1qna)
-    /// from generated audio and frames, so the duplex benchmark runs offline.
+    /// from generated audio and frames, so the duplex benchmark runs offline; with
+    /// `--kind transcription`, WAV files and reference transcripts for the
+    /// realtime-transcription workload.
     Synth(SynthArgs),
+}
+
+/// What `rtload dataset synth` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SynthKind {
+    /// The OmniInteract layout (1q1a, 1q1a_math, 1qna) and a reference voice.
+    #[default]
+    Omniinteract,
+    /// WAV files with reference transcripts for the realtime-transcription workload,
+    /// which the embedded server transcribes exactly.
+    Transcription,
 }
 
 /// `rtload dataset synth`.
 #[derive(Debug, Args)]
 pub struct SynthArgs {
-    /// Directory to write (`DIR/data/...`, `DIR/ref_audio.wav`).
+    /// Directory to write (omniinteract: `DIR/data/...`, `DIR/ref_audio.wav`;
+    /// transcription: `DIR/utt_NNN.wav` + `DIR/utt_NNN.txt`).
     pub dir: PathBuf,
+    /// Which dataset to write.
+    #[arg(long, value_enum, default_value_t = SynthKind::Omniinteract)]
+    pub kind: SynthKind,
+    /// Transcription: files to write.
+    #[arg(long, default_value_t = 3)]
+    pub files: usize,
+    /// Transcription: words per file.
+    #[arg(long, default_value_t = 6)]
+    pub words: usize,
+    /// Transcription: speaking rate (the embedded server decodes at its
+    /// `[server.transcription] words_per_second`, default 2.5).
+    #[arg(long, default_value_t = 2.5)]
+    pub words_per_second: f64,
+    /// Transcription: sample rate of the WAV files, Hz.
+    #[arg(long, default_value_t = 16000)]
+    pub sample_rate: u32,
     /// Also write `DIR/data.tar.gz` of the `data/` tree.
     #[arg(long)]
     pub tar: bool,
+    /// Write real MP4 cases (made with ffmpeg) instead of frames cases, so other tools
+    /// can use the same set; frames cases are an rtload extension.
+    #[arg(long)]
+    pub mp4: bool,
     /// Cases per subset.
     #[arg(long, default_value_t = 1)]
     pub cases_per_subset: usize,
@@ -193,6 +244,19 @@ pub struct RunArgs {
     /// Where a sweep writes each point's result, sweep.json and sweep.html.
     #[arg(long, value_name = "DIR", help_heading = "Load")]
     pub sweep_dir: Option<PathBuf>,
+
+    /// Run only slice I of N of the whole run's plan: samples k with k mod N == I, at
+    /// their original intended times; warm-ups and max_concurrency are split too.
+    #[arg(long, value_name = "I/N", help_heading = "Distributed")]
+    pub shard: Option<String>,
+    /// Start the measured phase's clock at this time (RFC 3339 or unix seconds) on every
+    /// shard: releases are relative to it.
+    #[arg(long, value_name = "TIME", help_heading = "Distributed")]
+    pub start_at: Option<String>,
+    /// Serve live Prometheus metrics at http://ADDR/metrics while the run lasts (sessions
+    /// active/completed/failed, queue wait, send lateness, the headline metric).
+    #[arg(long, value_name = "HOST:PORT", help_heading = "Distributed")]
+    pub metrics_addr: Option<std::net::SocketAddr>,
 
     /// Video workload options (the `[workload]` keys of the video cadence kind).
     #[command(flatten)]

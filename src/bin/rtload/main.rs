@@ -1,12 +1,22 @@
 //! The `rtload` command: parse the command line, call the library, map the outcome to an
 //! exit code — 0 passed, 1 samples (or thresholds) failed, 2 usage or configuration error.
 
+/// Every stderr line of the command passes through the one URL redaction rule
+/// (`rtload::util::target::redact_text`): no URL password or credential query value is printed.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {
+        std::eprintln!("{}", rtload::util::target::redact_text(&format!($($arg)*)))
+    };
+}
+
 mod cli;
+mod merge;
 
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Parser as _;
+use rtload::util::target::redact_text;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
@@ -17,6 +27,7 @@ fn main() -> ExitCode {
         cli::Command::Suite(a) => suite_cmd(&a),
         cli::Command::Report(a) => report_cmd(&a),
         cli::Command::Compare(a) => compare_cmd(&a),
+        cli::Command::Merge(a) => merge::merge_cmd(&a),
         cli::Command::Schema => {
             println!("{}", rtload::config::schema::scenario_schema_json());
             ExitCode::SUCCESS
@@ -103,7 +114,20 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let dist = match merge::distributed(run) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if let Some(sweep) = sweep {
+        if dist.shard.is_some() || dist.start_at_unix_s.is_some() {
+            eprintln!(
+                "error: --shard/--start-at cannot be combined with a sweep; shard each point's run instead"
+            );
+            return ExitCode::from(2);
+        }
         return sweep_cmd(run, &scenario, &sweep);
     }
     use std::io::IsTerminal as _;
@@ -120,15 +144,16 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
             None
         }
     };
-    let run_result = rtload::runner::run_interruptible(
+    let run_result = rtload::runner::run_distributed(
         &scenario,
         Box::new(std::io::stdout()),
         progress,
         interrupt,
+        &dist,
     );
     match run_result {
         Ok(summary) => {
-            print!("{}", summary.report.render_text());
+            print!("{}", redact_text(&summary.report.render_text()));
             if !summary.verdicts.is_empty() {
                 println!("Thresholds");
                 print!("{}", rtload::config::thresholds::render(&summary.verdicts));
@@ -138,6 +163,14 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
             }
             if let Some(p) = &summary.json_path {
                 eprintln!("wrote {}", p.display());
+            }
+            if let Some(s) = dist
+                .shard
+                .filter(|s| s.count > 1 && !scenario.thresholds.is_empty())
+            {
+                eprintln!(
+                    "shard {s}: [thresholds] are evaluated on the merged result by `rtload merge`"
+                );
             }
             for (idx, msg) in &summary.failures {
                 eprintln!("ERROR: sample {idx}: {msg}");
@@ -229,17 +262,43 @@ fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
     };
     let scheme = if tls.is_some() { "wss" } else { "ws" };
     rtload::server::serve_blocking(addr, cfg, tls, |bound| {
-        eprintln!("rtload reference server listening on {scheme}://{bound} (/v1/realtime/video, /v1/realtime); Ctrl-C stops it");
+        eprintln!("rtload reference server listening on {scheme}://{bound} (/v1/realtime/video, /v1/realtime; Prometheus at /metrics); Ctrl-C stops it");
     })
     .with_context(|| format!("serving on {addr}"))
 }
 
 fn synth_cmd(a: &cli::SynthArgs) -> anyhow::Result<()> {
+    if a.kind == cli::SynthKind::Transcription {
+        use rtload::workload::transcription::synth;
+        let opts = synth::SynthOptions {
+            files: a.files,
+            words: a.words,
+            sample_rate: a.sample_rate,
+            words_per_second: a.words_per_second,
+            seed: a.seed,
+        };
+        let r = synth::synth(&a.dir, &opts)
+            .map_err(anyhow::Error::msg)
+            .with_context(|| {
+                format!(
+                    "writing a synthetic transcription set into {}",
+                    a.dir.display()
+                )
+            })?;
+        println!(
+            "wrote {} audio files ({:.1} s each, with .txt references) under {}",
+            r.files.len(),
+            r.seconds_per_file,
+            a.dir.display()
+        );
+        return Ok(());
+    }
     let opts = rtload::workload::omni::dataset::SynthOptions {
         seed: a.seed,
         cases_per_subset: a.cases_per_subset,
         duration_ms: a.duration_ms,
         tar: a.tar,
+        mp4: a.mp4,
     };
     let r = rtload::workload::omni::dataset::synth(&a.dir, &opts)
         .with_context(|| format!("writing a synthetic dataset into {}", a.dir.display()))?;
@@ -337,7 +396,7 @@ fn report_cmd(a: &cli::ReportArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match rtload::util::write_atomic(&a.html, html.as_bytes()) {
+    match rtload::util::write_atomic(&a.html, redact_text(&html).as_bytes()) {
         Ok(()) => {
             eprintln!("wrote {}", a.html.display());
             ExitCode::SUCCESS

@@ -1,6 +1,8 @@
 //! Which charts each recognised result document gets, and how its JSON maps onto them:
 //! video (chunk cadence, latency histograms, session timeline), duplex (session timeline,
-//! one histogram per distribution) and sweep (headline and throughput curves).
+//! one histogram per distribution), any result with `rtload.distributions` (a histogram per
+//! distribution) and
+//! sweep (headline and throughput curves).
 //!
 //! Every chart is a `<figure>` with a `<figcaption>`; a chart without data becomes a short
 //! "no data" note instead. Missing or malformed fields mean "no data", never an error.
@@ -66,6 +68,39 @@ pub fn legend(items: &[(String, String)]) -> String {
     }
     s.push_str("</ul>");
     s
+}
+
+/// One histogram per `rtload.distributions` entry (name → array of numbers), sorted by
+/// name; a name ending in `_ms` is in milliseconds. Any workload that publishes raw
+/// distributions there gets these charts (duplex, realtime transcription, …).
+pub fn distributions(doc: &Value) -> String {
+    let dists: std::collections::BTreeMap<&String, &Value> = doc
+        .pointer("/rtload/distributions")
+        .and_then(Value::as_object)
+        .map(|m| m.iter().collect())
+        .unwrap_or_default();
+    let mut out = String::new();
+    for (i, (name, values)) in dists.into_iter().enumerate() {
+        let values: Vec<f64> = values
+            .as_array()
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .map(|v| v.as_f64().unwrap_or(f64::NAN))
+            .collect();
+        let (what, unit) = match name.strip_suffix("_ms") {
+            Some(base) => (base, "ms"),
+            None => (name.as_str(), ""),
+        };
+        out.push_str(&histogram_figure(
+            &format!("dist-{name}"),
+            &values,
+            what,
+            unit,
+            i,
+            None,
+        ));
+    }
+    out
 }
 
 /// A histogram figure of the finite values in `values` (`kind` becomes `data-chart`).

@@ -150,7 +150,7 @@ fn section(i: usize, name: &str, doc: &Value, kind: &Result<DocKind, String>) ->
     s.push_str(&match kind {
         Ok(DocKind::Video) => charts::video(doc),
         Ok(DocKind::Duplex) => charts::duplex(doc),
-        Ok(DocKind::Generic) => String::new(),
+        Ok(DocKind::Generic) => charts::distributions(doc),
         _ => charts::sweep(doc),
     });
     s.push_str(&metrics_table(doc));

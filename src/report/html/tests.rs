@@ -427,3 +427,26 @@ fn chromium_draws_every_chart() {
         }
     }
 }
+
+#[test]
+fn generic_result_gets_one_histogram_per_distribution() {
+    let doc = json!({"rtload": {"metrics": {"ttft_ms.mean": 355.0},
+        "distributions": {"ttft_ms": [350.0, 360.0], "finalization_ms": [100.0],
+                          "itl_ms": [], "streaming_lag_ms": [-40.0, 10.0], "rtf": [1.05],
+                          "wer": [0.0, 0.25]}},
+        "endpoint": "ws://127.0.0.1:1/v1/realtime", "model": "m"});
+    assert_eq!(classify(&doc), Ok(DocKind::Generic));
+    let html = render(&[("t.json", doc)]);
+    for kind in [
+        "ttft_ms",
+        "finalization_ms",
+        "streaming_lag_ms",
+        "rtf",
+        "wer",
+    ] {
+        assert_eq!(count_chart(&html, &format!("dist-{kind}")), 1, "{kind}");
+    }
+    // No inter-arrival values: a "no data" note, never an empty chart.
+    assert_eq!(count_chart(&html, "dist-itl_ms"), 0);
+    assert!(html.contains("<p class=\"nodata\">no data</p><figcaption>itl: histogram"));
+}

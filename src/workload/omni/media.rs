@@ -15,35 +15,31 @@
 
 use crate::util::pyfmt::py_float;
 use std::collections::BTreeMap;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, mpsc};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine as _;
 use bytes::Bytes;
 
+use crate::util::command::{CommandError, argv, run_command};
 use crate::workload::omni::dataset::{FRAMES_AUDIO, frame_file_name, is_frames_case};
 
 /// Sample rate of prepared audio, Hz.
 pub const SAMPLE_RATE: u32 = 16_000;
 /// Bytes of prepared PCM16 mono audio per second.
 pub const BYTES_PER_SECOND: usize = 32_000;
-/// Frames are scaled to fit inside this many pixels on each side (never upscaled).
+/// Frames are scaled to fit inside this many pixels on each side, up or down, keeping
+/// the aspect ratio (the reference's `scale=640:640:force_original_aspect_ratio=decrease`).
 pub const MAX_FRAME_SIDE: u32 = 640;
 /// Audio bytes read beyond the target before the rest of ffmpeg's output is discarded.
 const AUDIO_SLACK_BYTES: usize = 64 * 1024;
 /// Bytes kept of a command's stdout when no output is expected to matter.
 const SMALL_STDOUT_BYTES: usize = 64 * 1024;
-/// Bytes kept (the tail) of a command's stderr.
-const STDERR_TAIL_BYTES: usize = 8 * 1024;
-/// Longest pause between two checks of a running command.
-const POLL: Duration = Duration::from_millis(10);
 
 /// Options of [`prepare`] (the reference's `--omniinteract-*` media settings).
 #[derive(Clone, Debug, PartialEq)]
@@ -262,7 +258,7 @@ fn prepare_container(video: &Path, opts: &MediaOptions) -> Result<PreparedMedia,
         _ => return Err(MediaError::BadTimeout(opts.media_timeout_s)),
     };
     let run = |program: &str, args: Vec<OsString>, keep: usize| {
-        run_command(program, &args, timeout, opts.media_timeout_s, keep)
+        run_command(program, &args, timeout, opts.media_timeout_s, keep).map_err(MediaError::from)
     };
     let probe = "-v error -show_entries format=duration -of default=noprint_wrappers=1:nokey=1";
     let out = run(&opts.ffprobe, argv(probe, &[video.as_os_str()]), 4096)?;
@@ -295,8 +291,8 @@ fn prepare_container(video: &Path, opts: &MediaOptions) -> Result<PreparedMedia,
     let frames = format!(
         "-map 0:v:0? -an -sn -dn -vf select='gte(t,0.5)*lt(t,{seconds}.5)*\
          (isnan(prev_selected_t)+gt(floor(t-0.5),floor(prev_selected_t-0.5)))',\
-         setpts='floor(T-0.5)/TB',settb=1,scale=w='min({MAX_FRAME_SIDE},iw)':\
-         h='min({MAX_FRAME_SIDE},ih)':force_original_aspect_ratio=decrease \
+         setpts='floor(T-0.5)/TB',settb=1,scale={MAX_FRAME_SIDE}:{MAX_FRAME_SIDE}:\
+         force_original_aspect_ratio=decrease \
          -fps_mode passthrough -enc_time_base 1 -q:v 5 -f image2 -frame_pts 1"
     );
     let pattern = dir.0.join("%d.jpg");
@@ -313,12 +309,6 @@ fn prepare_container(video: &Path, opts: &MediaOptions) -> Result<PreparedMedia,
     };
     let found = read_frame_dir(&dir.0, seconds, &opts.ffmpeg)?;
     finish(video, pcm, fill_frames(&found, seconds), duration_s)
-}
-
-/// Whitespace-separated `words` (none of which holds a space) followed by `tail`.
-fn argv(words: &str, tail: &[&OsStr]) -> Vec<OsString> {
-    let words = words.split_whitespace().map(OsString::from);
-    words.chain(tail.iter().map(OsString::from)).collect()
 }
 
 fn b64(bytes: &[u8]) -> Arc<str> {
@@ -375,125 +365,6 @@ fn fill_frames(found: &BTreeMap<usize, Arc<str>>, seconds: usize) -> Vec<Option<
         .collect()
 }
 
-/// Run `program args` with stdin closed, killing it after `timeout`. Returns at most
-/// `keep_stdout` bytes of stdout (the rest is read and discarded).
-fn run_command(
-    program: &str,
-    args: &[OsString],
-    timeout: Duration,
-    timeout_s: f64,
-    keep_stdout: usize,
-) -> Result<Vec<u8>, MediaError> {
-    let deadline = Instant::now() + timeout;
-    let timed_out = || MediaError::TimedOut {
-        timeout: py_float(timeout_s),
-        cmd: shell_join(program, args),
-    };
-    let mut child = spawn(program, args)?;
-    let stdout = drain(child.stdout.take(), keep_stdout, false);
-    let stderr = drain(child.stderr.take(), STDERR_TAIL_BYTES, true);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) => {}
-            Err(e) => {
-                let _ = child.kill();
-                return Err(io_err("wait for", Path::new(program))(e));
-            }
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(timed_out());
-        }
-        thread::sleep(POLL.min(deadline - now));
-    };
-    // Normally immediate; waits only while a grandchild still holds a pipe open.
-    let collect = |rx: mpsc::Receiver<Vec<u8>>| {
-        let wait = deadline.saturating_duration_since(Instant::now());
-        rx.recv_timeout(wait).map_err(|_| timed_out())
-    };
-    let (stdout, stderr) = (collect(stdout)?, collect(stderr)?);
-    if status.success() {
-        return Ok(stdout);
-    }
-    let text = String::from_utf8_lossy(&stderr).trim().to_owned();
-    let stderr = if text.is_empty() {
-        status.to_string()
-    } else {
-        text
-    };
-    Err(MediaError::Failed {
-        cmd: program.to_owned(),
-        stderr,
-    })
-}
-
-/// Read `r` on its own thread (see [`read_bounded`]); the bytes arrive on the receiver.
-fn drain<R: Read + Send + 'static>(
-    r: Option<R>,
-    keep: usize,
-    tail: bool,
-) -> mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(r.map(|r| read_bounded(r, keep, tail)).unwrap_or_default());
-    });
-    rx
-}
-
-/// Start the command; a freshly written executable can be briefly busy (ETXTBSY) while
-/// another thread forks, so that one error is retried a few times.
-fn spawn(program: &str, args: &[OsString]) -> Result<Child, MediaError> {
-    let mut attempts = 0;
-    loop {
-        let res = Command::new(program)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn();
-        match res {
-            Ok(child) => return Ok(child),
-            Err(e) if e.kind() == io::ErrorKind::ExecutableFileBusy && attempts < 20 => {
-                attempts += 1;
-                thread::sleep(POLL);
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied
-                ) =>
-            {
-                return Err(MediaError::Unavailable(program.to_owned()));
-            }
-            Err(e) => return Err(io_err("start", Path::new(program))(e)),
-        }
-    }
-}
-
-/// Read `r` to its end, keeping the first (or, with `tail`, the last) `keep` bytes.
-fn read_bounded(mut r: impl Read, keep: usize, tail: bool) -> Vec<u8> {
-    let mut kept = Vec::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match r.read(&mut buf) {
-            Ok(0) | Err(_) => return kept,
-            Ok(n) => n,
-        };
-        if tail {
-            kept.extend_from_slice(&buf[..n]);
-            if kept.len() > 2 * keep {
-                kept.drain(..kept.len() - keep);
-            }
-        } else if kept.len() < keep {
-            let take = n.min(keep - kept.len());
-            kept.extend_from_slice(&buf[..take]);
-        }
-    }
-}
-
 /// A directory under the system temp dir, removed on drop.
 struct TempDir(PathBuf);
 
@@ -528,20 +399,15 @@ fn io_err(what: &'static str, path: &Path) -> impl Fn(io::Error) -> MediaError {
     }
 }
 
-/// The command line as `shlex.join` would print it.
-fn shell_join(program: &str, args: &[OsString]) -> String {
-    let quote = |s: &str| {
-        let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./-_".contains(c);
-        if !s.is_empty() && s.chars().all(safe) {
-            s.to_owned()
-        } else {
-            format!("'{}'", s.replace('\'', "'\"'\"'"))
+impl From<CommandError> for MediaError {
+    fn from(e: CommandError) -> Self {
+        match e {
+            CommandError::TimedOut { timeout, cmd } => MediaError::TimedOut { timeout, cmd },
+            CommandError::Unavailable(p) => MediaError::Unavailable(p),
+            CommandError::Failed { cmd, stderr } => MediaError::Failed { cmd, stderr },
+            CommandError::Io { what, path, source } => MediaError::Io { what, path, source },
         }
-    };
-    std::iter::once(quote(program))
-        .chain(args.iter().map(|a| quote(&a.to_string_lossy())))
-        .collect::<Vec<_>>()
-        .join(" ")
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::*;
+use crate::util::command::{STDERR_TAIL_BYTES, shell_join};
 use crate::workload::omni::dataset::{SynthOptions, synth};
 
 fn b64(s: &str) -> Vec<u8> {
@@ -215,7 +216,9 @@ fn container_mid_second_frames_and_padded_audio() {
     // Frames exist at 0.0 … 2.2 s: seconds 0 and 1 have one, nothing is at or after 2.5 s.
     for f in &m.frames[..2] {
         let (w, h) = jpeg_size(&b64(f.as_deref().unwrap()));
-        assert_eq!((w, h), (320, 240));
+        // Upscaled to fit 640×640, as the reference's
+        // `scale=640:640:force_original_aspect_ratio=decrease` does (spec §1).
+        assert_eq!((w, h), (640, 480));
     }
     assert!(m.frames[2].is_none());
 }

@@ -8,7 +8,6 @@
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::Arc;
-use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::Value;
@@ -21,44 +20,8 @@ pub const CHUNK_BYTES: usize = 6_400;
 /// Model-unit length when the server does not announce one.
 pub const DEFAULT_CHUNK_PERIOD_MS: u64 = 1_000;
 
-/// How appends are placed in time.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub enum PacingMode {
-    /// Append `i` is due at `t0 + offset_i / 32000 s` (the reference).
-    #[default]
-    Realtime,
-    /// Media time runs this many times faster than wall time (`> 0`).
-    Speed(f64),
-    /// Every append is sent as soon as the previous one was handed to the sender.
-    Saturate,
-}
-
-impl std::fmt::Display for PacingMode {
-    /// `realtime`, `saturate` or `<factor>x` — the scenario spelling, printed and saved
-    /// with every result so numbers from different modes are never mixed.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PacingMode::Realtime => f.write_str("realtime"),
-            PacingMode::Saturate => f.write_str("saturate"),
-            PacingMode::Speed(x) => write!(f, "{x}x"),
-        }
-    }
-}
-
-impl PacingMode {
-    /// Offset of the moment `offset` input bytes are due, from the upload start; `None`
-    /// for [`PacingMode::Saturate`] (no schedule).
-    pub fn due_after(self, offset: usize) -> Option<Duration> {
-        // 1 byte of 16 kHz PCM16 lasts exactly 31 250 ns.
-        let media = Duration::from_nanos(offset as u64 * 31_250);
-        match self {
-            Self::Realtime => Some(media),
-            Self::Speed(x) if x.is_finite() && x > 0.0 => Some(media.div_f64(x)),
-            Self::Speed(_) => Some(media),
-            Self::Saturate => None,
-        }
-    }
-}
+/// The pacing modes, shared with the transcription workload.
+pub use crate::util::pacing::PacingMode;
 
 /// The negotiated model-unit length: `session.capabilities.chunk_period_ms` of the most
 /// recent event that carries a positive integer there, else 1000.

@@ -93,12 +93,14 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     let mut finals = Vec::with_capacity(measured.len());
     let mut runs = Vec::with_capacity(measured.len());
     for (i, sample) in measured.iter().enumerate() {
-        let case = &w.cases[i % w.cases.len().max(1)];
+        // A shard's i-th sample is the whole run's sample k (`--shard`).
+        let k = run.measured_index(i);
+        let case = &w.cases[k % w.cases.len().max(1)];
         let out = sample.output.as_ref().and_then(Option::as_ref);
         let duration_s = w
             .prepared
             .get()
-            .map_or(0.0, |p| p.media[i % p.media.len().max(1)].duration_s);
+            .map_or(0.0, |p| p.media[k % p.media.len().max(1)].duration_s);
         let (fc, cr) = case_result(case, sample, out, duration_s);
         finals.push(fc);
         runs.push(cr);
@@ -127,7 +129,7 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     text.push_str(&json::omni_text(w, &runs, &finals, &summary));
     if w.params.save_result.unwrap_or(false) {
         let path = json::result_path(w, &header);
-        let mut body = bench_metrics::to_vllm_json_string(&doc);
+        let mut body = crate::util::target::redact_text(&bench_metrics::to_vllm_json_string(&doc));
         body.push('\n');
         crate::util::write_atomic(&path, body.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -148,7 +150,10 @@ fn case_result<'a>(
     duration_s: f64,
 ) -> (FinalizeCase, CaseRun<'a>) {
     let layout = CaseLayout::new(case.subset.name(), &case.video_rel);
-    let mut result = CaseResult::new(case.subset.name(), &case.video_rel);
+    // The reference reports the case's full video path (as `gt_json`), not the
+    // dataset-relative one.
+    let video = case.video_path.display().to_string();
+    let mut result = CaseResult::new(case.subset.name(), &video);
     let success = sample.outcome.is_ok() && out.is_some_and(|o| o.success);
     let error = sample
         .outcome
@@ -171,7 +176,8 @@ fn case_result<'a>(
     let session_id = out.map(|o| o.session_id.clone());
     let dm = duplex_metrics(&events, stream_start_s, session_id.as_deref());
     result.success = success;
-    result.error = error;
+    // The reference writes `""` (not null) when there is no error.
+    result.error = Some(error.unwrap_or_default());
     result.session_id = session_id;
     result.latency_s = out.map_or(sample.ended_s - sample.started_s, |o| o.latency_s);
     if let Some(o) = out {

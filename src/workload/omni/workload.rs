@@ -278,19 +278,8 @@ pub fn build(
     }))
 }
 
-/// `"realtime"`, `"saturate"` or `"<factor>x"`.
-pub fn parse_pacing(s: Option<&str>) -> Result<PacingMode, String> {
-    match s.map(str::trim) {
-        None | Some("realtime") => Ok(PacingMode::Realtime),
-        Some("saturate") => Ok(PacingMode::Saturate),
-        Some(other) => match other.strip_suffix('x').and_then(|f| f.parse::<f64>().ok()) {
-            Some(f) if f.is_finite() && f > 0.0 => Ok(PacingMode::Speed(f)),
-            _ => Err(format!(
-                "`pacing` must be \"realtime\", \"saturate\" or a speed factor like \"2x\" (got \"{other}\")"
-            )),
-        },
-    }
-}
+/// `"realtime"`, `"saturate"` or `"<factor>x"` (shared with every paced workload).
+pub use crate::util::pacing::parse_pacing;
 
 impl Workload for OmniWorkload {
     type Session = MaybeFailed<DuplexSession>;

@@ -327,5 +327,8 @@ fn clip(s: &str) -> String {
 }
 
 #[cfg(test)]
+#[path = "session_fuzz_tests.rs"]
+mod fuzz_tests;
+#[cfg(test)]
 #[path = "session_tests.rs"]
 mod tests;

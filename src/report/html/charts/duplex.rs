@@ -1,43 +1,17 @@
 //! Duplex result charts: the per-session timeline from `rtload.timeline[]` and one
 //! histogram per `rtload.distributions` entry.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 
 use super::super::svg::{Axis, Plot, RowAxis, fmt_num};
-use super::{arr, f, figure, histogram_figure, legend};
+use super::{arr, distributions, f, figure, legend};
 
 /// Duplex result: per-session timeline from `rtload.timeline`, a histogram per
 /// `rtload.distributions` entry (sorted by name).
 pub fn duplex(doc: &Value) -> String {
     let rt = doc.get("rtload").unwrap_or(&Value::Null);
     let mut out = duplex_timeline(arr(rt, "timeline"));
-    let dists: BTreeMap<&String, &Value> = rt
-        .get("distributions")
-        .and_then(Value::as_object)
-        .map(|m| m.iter().collect())
-        .unwrap_or_default();
-    for (i, (name, values)) in dists.into_iter().enumerate() {
-        let values: Vec<f64> = values
-            .as_array()
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
-            .map(|v| v.as_f64().unwrap_or(f64::NAN))
-            .collect();
-        let (what, unit) = match name.strip_suffix("_ms") {
-            Some(base) => (base, "ms"),
-            None => (name.as_str(), ""),
-        };
-        out.push_str(&histogram_figure(
-            &format!("dist-{name}"),
-            &values,
-            what,
-            unit,
-            i,
-            None,
-        ));
-    }
+    out.push_str(&distributions(doc));
     out
 }
 

@@ -273,14 +273,15 @@ fn hound_io(e: hound::Error) -> io::Error {
     }
 }
 
-/// Pretty JSON (2-space indent, non-ASCII kept) plus a trailing newline.
+/// Pretty JSON (2-space indent, non-ASCII kept) plus a trailing newline; URLs redacted.
 pub(super) fn write_json<T: Serialize + ?Sized>(
     dir: &Path,
     name: &str,
     value: &T,
 ) -> Result<(), ArtifactError> {
     atomic_write(dir, name, |w| {
-        serde_json::to_writer_pretty(&mut *w, value)?;
+        let text = serde_json::to_string_pretty(value)?;
+        w.write_all(crate::util::target::redact_text(&text).as_bytes())?;
         w.write_all(b"\n")
     })
 }

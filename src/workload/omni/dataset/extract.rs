@@ -4,7 +4,10 @@
 //! `<target>/<fingerprint>`, where the fingerprint is `<archive size>-<archive mtime ns>`.
 //! Every member is validated before anything is written: absolute names, `..` components
 //! and members that are not regular files or directories (symlinks, hard links, devices,
-//! FIFOs, sparse files) fail with `Unsafe path in OmniInteract archive: '<name>'`. The
+//! FIFOs, sparse files) fail with `Unsafe path in OmniInteract archive: '<name>'`; so do
+//! duplicate file names, a tar stream without its end-of-archive marker, a gzip trailer
+//! whose CRC or length does not match, and going past [`ArchiveLimits`] (decompressed
+//! bytes, members, compression ratio; `RTLOAD_ARCHIVE_MAX_*` raise them). The
 //! tree is then written into a private staging directory `<target>/.tmp-<unique>` and
 //! published with one `rename`. Concurrent extractors of the same archive converge: the
 //! loser of the rename race uses the winner's tree. Staging is always removed; staging
@@ -12,7 +15,7 @@
 
 use std::ffi::OsString;
 use std::fs::{self, File};
-use std::io::{self, BufReader, Read};
+use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::UNIX_EPOCH;
@@ -21,6 +24,13 @@ use tar::EntryType;
 
 use super::DatasetError;
 use super::layout::data_dir;
+
+mod verify;
+
+pub use verify::{
+    ArchiveLimits, ArchiveStats, ENV_MAX_BYTES, ENV_MAX_MEMBERS, ENV_MAX_RATIO, RATIO_FLOOR_BYTES,
+};
+use verify::{Counted, Opened, open_reader};
 
 /// Extract `archive` into `target` (see the module docs) and return the published tree's
 /// data directory (`<target>/<fingerprint>` or `<target>/<fingerprint>/data`).
@@ -142,45 +152,63 @@ fn classify<R: Read>(entry: &tar::Entry<'_, R>) -> Result<Member, DatasetError> 
     }
 }
 
-/// Open an archive for reading, transparently gunzipping it when it starts with the gzip
-/// magic bytes.
-fn open(archive: &Path) -> Result<tar::Archive<Box<dyn Read>>, DatasetError> {
-    let mut magic = [0u8; 2];
-    let mut probe = File::open(archive).map_err(DatasetError::io(archive))?;
-    let n = probe.read(&mut magic).map_err(DatasetError::io(archive))?;
-    let file = BufReader::new(File::open(archive).map_err(DatasetError::io(archive))?);
-    let reader: Box<dyn Read> = if n == 2 && magic == [0x1f, 0x8b] {
-        Box::new(flate2::read::MultiGzDecoder::new(file))
-    } else {
-        Box::new(file)
+/// Open an archive for one pass (gunzipped when it starts with the gzip magic bytes),
+/// bounded by `limits`.
+fn open(archive: &Path, limits: ArchiveLimits) -> Result<Opened, DatasetError> {
+    let file = File::open(archive).map_err(DatasetError::io(archive))?;
+    let len = file.metadata().map_err(DatasetError::io(archive))?.len();
+    Ok(open_reader(Box::new(file), len, archive, limits))
+}
+
+/// Walk every member of `opened`, calling `each` with the entry and its classification
+/// after the integrity checks (member count, duplicates), then check the end of the
+/// stream (end-of-archive marker, gzip trailer).
+fn walk(
+    opened: Opened,
+    mut each: impl FnMut(&mut tar::Entry<'_, Counted>, Member) -> Result<(), DatasetError>,
+) -> Result<ArchiveStats, DatasetError> {
+    let Opened { mut tar, mut check } = opened;
+    let mut entries = tar.entries().map_err(|e| check.read_err(e))?;
+    let result = loop {
+        let mut entry = match entries.next() {
+            None => break Ok(()),
+            Some(Err(e)) => break Err(e),
+            Some(Ok(entry)) => entry,
+        };
+        let member = classify(&entry)?;
+        let file = match &member {
+            Member::File(rel) => Some(rel.clone()),
+            _ => None,
+        };
+        let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let pos = entry.raw_file_position();
+        check.member(entry.header(), pos, file.as_deref(), &name)?;
+        each(&mut entry, member)?;
     };
-    Ok(tar::Archive::new(reader))
+    result.map_err(|e| check.read_err(e))?;
+    check.finish(tar)
 }
 
-fn archive_err(archive: &Path) -> impl Fn(io::Error) -> DatasetError + '_ {
-    move |source| DatasetError::Archive {
-        path: archive.to_path_buf(),
-        source,
-    }
+/// Validate an archive held in memory (as [`extract_archive`]'s first pass does): safe
+/// member names, no duplicates, complete tar and gzip streams, within `limits`.
+pub fn validate_bytes(bytes: &[u8], limits: ArchiveLimits) -> Result<ArchiveStats, DatasetError> {
+    let source: Box<dyn Read> = Box::new(io::Cursor::new(bytes.to_vec()));
+    let opened = open_reader(source, bytes.len() as u64, Path::new("<memory>"), limits);
+    walk(opened, |_, _| Ok(()))
 }
 
-/// Pass 1: read every member header and reject the archive on the first unsafe one.
-/// Nothing is written.
-fn validate_archive(archive: &Path) -> Result<(), DatasetError> {
-    let mut tar = open(archive)?;
-    for entry in tar.entries().map_err(archive_err(archive))? {
-        classify(&entry.map_err(archive_err(archive))?)?;
-    }
-    Ok(())
+/// Pass 1: read the whole archive and reject it on the first unsafe member, duplicate,
+/// truncation, checksum mismatch or limit. Nothing is written.
+pub fn validate_archive(archive: &Path) -> Result<ArchiveStats, DatasetError> {
+    walk(open(archive, ArchiveLimits::from_env()?)?, |_, _| Ok(()))
 }
 
 /// Pass 2: write directories and regular files below `staging`. Members are re-checked,
 /// so a file that changed between the passes still cannot write outside `staging`.
 fn unpack(archive: &Path, staging: &Path) -> Result<(), DatasetError> {
-    let mut tar = open(archive)?;
-    for entry in tar.entries().map_err(archive_err(archive))? {
-        let mut entry = entry.map_err(archive_err(archive))?;
-        match classify(&entry)? {
+    let opened = open(archive, ArchiveLimits::from_env()?)?;
+    walk(opened, |entry, member| {
+        match member {
             Member::Skip => {}
             Member::Dir(rel) => {
                 let dest = staging.join(rel);
@@ -192,10 +220,14 @@ fn unpack(archive: &Path, staging: &Path) -> Result<(), DatasetError> {
                     fs::create_dir_all(parent).map_err(DatasetError::io(parent))?;
                 }
                 let mut file = File::create(&dest).map_err(DatasetError::io(&dest))?;
-                io::copy(&mut entry, &mut file).map_err(archive_err(archive))?;
+                io::copy(entry, &mut file).map_err(|e| DatasetError::Archive {
+                    path: archive.to_path_buf(),
+                    source: e,
+                })?;
             }
         }
-    }
+        Ok(())
+    })?;
     Ok(())
 }
 
@@ -225,6 +257,8 @@ impl Drop for Staging {
     }
 }
 
+#[cfg(test)]
+mod integrity_tests;
 #[cfg(test)]
 #[path = "extract_tests.rs"]
 mod tests;

@@ -143,6 +143,34 @@ pub enum DatasetError {
     /// An archive member that is absolute, has `..`, escapes, or is not a file/directory.
     #[error("Unsafe path in OmniInteract archive: {}", py_repr(.0))]
     UnsafeArchiveMember(String),
+    /// Two archive members write the same file.
+    #[error(
+        "Duplicate member in OmniInteract archive: {} (the archive is damaged or was \
+         tampered with; re-create it)",
+        py_repr(.0)
+    )]
+    DuplicateArchiveMember(String),
+    /// The tar stream ends without its end-of-archive blocks (cut short).
+    #[error(
+        "OmniInteract archive {0} is truncated: the tar stream ends without its \
+         end-of-archive marker (re-download or re-create the archive)"
+    )]
+    TruncatedArchive(PathBuf),
+    /// Extraction would exceed a configured bound (total bytes, members, compression ratio).
+    #[error(
+        "OmniInteract archive {path} exceeds the extraction limit: {what} (limit {limit}); \
+         if the archive is trusted, raise it with {env}=N"
+    )]
+    ArchiveLimit {
+        /// The archive file.
+        path: PathBuf,
+        /// What went over, with the value reached.
+        what: String,
+        /// The limit in force.
+        limit: u64,
+        /// The environment variable that sets it.
+        env: &'static str,
+    },
     /// The extraction target directory is a symlink.
     #[error("Refusing to extract through symlink: {0}")]
     SymlinkTarget(PathBuf),

@@ -25,7 +25,11 @@
 //!   160×120 greyscale baseline JPEG (a moving bright square over a gradient). Each JPEG
 //!   carries a COM segment `rtload synth <subset>/<case> frame <k>`.
 //!
-//! Output depends only on the options (same seed → identical bytes, archive included).
+//! With `mp4`, each case is instead a real `<name>.mp4` made from that frames case with
+//! ffmpeg (frame `k` shown during second `k`, the same audio), for use by other tools.
+//!
+//! Output depends only on the options (same seed → identical bytes, archive included;
+//! MP4 bytes are as deterministic as the installed ffmpeg makes them).
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -53,6 +57,9 @@ pub struct SynthOptions {
     pub duration_ms: u32,
     /// Also write `DIR/data.tar.gz` holding the `data/` tree (default false).
     pub tar: bool,
+    /// Write each case as a real MP4 (`<name>.mp4`, made with ffmpeg) instead of a
+    /// frames case (default false).
+    pub mp4: bool,
 }
 
 impl Default for SynthOptions {
@@ -62,6 +69,7 @@ impl Default for SynthOptions {
             cases_per_subset: 1,
             duration_ms: 3_000,
             tar: false,
+            mp4: false,
         }
     }
 }
@@ -111,19 +119,29 @@ pub fn synth(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, DatasetErro
         let mut entries = Vec::new();
         for case in 0..opts.cases_per_subset {
             let name = format!("case_{case:03}");
+            let ext = if opts.mp4 { "mp4" } else { "frames" };
             let (video_rel, annotation_rel) = match subset {
                 Subset::Qna => (
-                    format!("videos_bench/synth/{name}.frames"),
+                    format!("videos_bench/synth/{name}.{ext}"),
                     format!("annotations/synth/{name}.json"),
                 ),
                 _ => (
-                    format!("videos/{name}.frames"),
+                    format!("videos/{name}.{ext}"),
                     format!("annotations/{name}.json"),
                 ),
             };
             let case_seed = mix(opts.seed, (subset_idx as u64) << 32 | case as u64);
             let label = format!("{subset}/{name}");
-            write_frames_case(&root.join(&video_rel), case_seed, opts.duration_ms, &label)?;
+            let video = root.join(&video_rel);
+            if opts.mp4 {
+                let staging = video.with_extension("frames.tmp");
+                write_frames_case(&staging, case_seed, opts.duration_ms, &label)?;
+                let made = mp4::encode(&staging, &video);
+                let _ = fs::remove_dir_all(&staging);
+                made?;
+            } else {
+                write_frames_case(&video, case_seed, opts.duration_ms, &label)?;
+            }
             let annotation = json!({
                 "synthetic": true, "generator": "rtload dataset synth", "subset": subset.name(),
                 "case": name, "seed": opts.seed, "duration_ms": opts.duration_ms,
@@ -360,6 +378,8 @@ fn append_sorted<W: Write>(
         b.append_path_with_name(path, name)
     }
 }
+
+mod mp4;
 
 #[cfg(test)]
 #[path = "synth_tests.rs"]

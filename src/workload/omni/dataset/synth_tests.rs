@@ -189,3 +189,43 @@ fn synth_tar_extracts_and_discovers_the_same_cases() {
         assert_eq!(tree(&d.video_path), tree(&t.video_path));
     }
 }
+
+#[test]
+fn mp4_cases_are_real_videos_other_tools_can_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = SynthOptions {
+        duration_ms: 2_000,
+        mp4: true,
+        ..SynthOptions::default()
+    };
+    let report = synth(tmp.path(), &opts).unwrap();
+    let sel = crate::workload::omni::dataset::discover(&report.data_dir, &Subset::ALL, 3, 0, true)
+        .unwrap();
+    assert_eq!(sel.cases.len(), 3);
+    for case in &sel.cases {
+        assert!(
+            case.video_rel.ends_with("case_000.mp4"),
+            "{}",
+            case.video_rel
+        );
+        assert!(case.video_path.is_file(), "{}", case.video_path.display());
+        let bytes = fs::read(&case.video_path).unwrap();
+        assert_eq!(&bytes[4..8], b"ftyp");
+        // Prepared as the reference prepares a container: audio and mid-second frames.
+        let m = crate::workload::omni::media::prepare(
+            &case.video_path,
+            &crate::workload::omni::media::MediaOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(m.frames.len(), 2);
+        assert!(m.frames.iter().all(Option::is_some));
+        assert_eq!(m.pcm.len(), 64_000);
+    }
+    // No frames-case staging is left behind.
+    let videos = report.data_dir.join("1q1a/videos");
+    let names: Vec<_> = fs::read_dir(&videos)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["case_000.mp4"]);
+}

@@ -148,7 +148,7 @@ fn rtload_block(
             let mut row = crate::workload::kit::sample_row(r.sample);
             if let Value::Object(own) = json!({
                 "case": f.layout.label(),
-                "error": f.result.error,
+                "error": f.result.error.as_deref().filter(|e| !e.is_empty()),
                 "pacing_mean_lag_ms": r.out.map(|o| o.pacing_mean_lag_s * 1000.0),
                 "pacing_max_lag_ms": r.out.map(|o| o.pacing_max_lag_s * 1000.0),
             }) {

@@ -78,7 +78,7 @@ fn row(r: &CaseRun<'_>, f: &FinalizeCase) -> Value {
         "label": f.layout.label(),
         "start_s": s.started_s,
         "end_s": s.ended_s,
-        "error": f.result.error,
+        "error": f.result.error.as_deref().filter(|e| !e.is_empty()),
         "spans": spans,
     })
 }

@@ -1,0 +1,227 @@
+//! Live metrics of a running run, for `--metrics-addr`: the coordinator updates them as
+//! samples start and end; [`LiveMetrics::render`] writes the Prometheus text.
+//!
+//! Series: `rtload_sessions_active{phase}`, `rtload_sessions_completed_total{phase}`,
+//! `rtload_sessions_failed_total{phase,kind}` (kind: the typed failure kind's label), `rtload_queue_wait_ms` and
+//! `rtload_send_lateness_ms` histograms (measured samples), and the workload's headline
+//! metric as `rtload_headline_ms{metric="…"}` (measured samples that produced one). All
+//! carry the shard when the run is one (`shard="I/N"`).
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use hdrhistogram::Histogram;
+
+use crate::util::prom::Exposition;
+use crate::workload::SampleRecord;
+
+#[cfg(test)]
+#[path = "live_tests.rs"]
+mod tests;
+
+/// One histogram with its exact sum (ms).
+#[derive(Debug)]
+struct Hist {
+    h: Histogram<u64>,
+    sum_ms: f64,
+}
+
+impl Hist {
+    fn new() -> Hist {
+        let mut h = Histogram::new(3).expect("3 significant digits is valid");
+        h.auto(true);
+        Hist { h, sum_ms: 0.0 }
+    }
+
+    fn record(&mut self, ms: f64) {
+        if ms.is_finite() && ms >= 0.0 {
+            let _ = self.h.record((ms * 1000.0).round() as u64);
+            self.sum_ms += ms;
+        }
+    }
+}
+
+#[derive(Debug)]
+struct State {
+    active: [u64; 2],
+    completed: [u64; 2],
+    failed: BTreeMap<(usize, String), u64>,
+    queue_wait: Hist,
+    lateness: Hist,
+    headline: Hist,
+}
+
+/// The live tallies of one run (shared between the coordinator and the endpoint).
+#[derive(Debug)]
+pub struct LiveMetrics {
+    headline: String,
+    shard: Option<String>,
+    state: Mutex<State>,
+}
+
+const PHASES: [&str; 2] = ["measured", "warmup"];
+
+fn phase(warmup: bool) -> usize {
+    usize::from(warmup)
+}
+
+impl LiveMetrics {
+    /// Tallies for a workload whose headline metric is `headline` (e.g. `ttfc_ms`);
+    /// `shard` (`"I/N"`) labels every series of a sharded run.
+    pub fn new(headline: &str, shard: Option<String>) -> LiveMetrics {
+        LiveMetrics {
+            headline: headline.to_string(),
+            shard,
+            state: Mutex::new(State {
+                active: [0; 2],
+                completed: [0; 2],
+                failed: BTreeMap::new(),
+                queue_wait: Hist::new(),
+                lateness: Hist::new(),
+                headline: Hist::new(),
+            }),
+        }
+    }
+
+    fn with(&self, f: impl FnOnce(&mut State)) {
+        if let Ok(mut st) = self.state.lock() {
+            f(&mut st);
+        }
+    }
+
+    /// A sample got its slot after waiting `queue_wait_ms` past its release.
+    pub fn started(&self, warmup: bool, queue_wait_ms: f64) {
+        self.with(|st| {
+            st.active[phase(warmup)] += 1;
+            if !warmup {
+                st.queue_wait.record(queue_wait_ms);
+            }
+        });
+    }
+
+    /// A sample ended; `headline_ms` is the workload's headline value for it, if any.
+    /// A failed sample is counted under its [`crate::workload::FailureKind::label`].
+    pub fn ended<O>(&self, rec: &SampleRecord<O>, headline_ms: Option<f64>) {
+        let kind = rec.outcome.as_ref().err().map_or("", |f| f.kind.label());
+        self.with(|st| {
+            let p = phase(rec.warmup);
+            st.active[p] = st.active[p].saturating_sub(1);
+            if rec.outcome.is_ok() {
+                st.completed[p] += 1;
+            } else {
+                *st.failed.entry((p, kind.to_string())).or_default() += 1;
+            }
+            if !rec.warmup {
+                for l in &rec.send_lateness_s {
+                    st.lateness.record(l * 1000.0);
+                }
+                if let Some(v) = headline_ms {
+                    st.headline.record(v);
+                }
+            }
+        });
+    }
+
+    /// The Prometheus text of the current tallies.
+    pub fn render(&self) -> String {
+        let Ok(st) = self.state.lock() else {
+            return String::new();
+        };
+        let shard: Vec<(&str, &str)> = self
+            .shard
+            .as_deref()
+            .map(|s| ("shard", s))
+            .into_iter()
+            .collect();
+        let with = |extra: &[(&'static str, &str)]| -> Vec<(&str, String)> {
+            shard
+                .iter()
+                .map(|(k, v)| (*k, v.to_string()))
+                .chain(extra.iter().map(|(k, v)| (*k, v.to_string())))
+                .collect()
+        };
+        let mut e = Exposition::default();
+        let per_phase = |vals: &[u64; 2]| -> Vec<(Vec<(&str, String)>, f64)> {
+            (0..2)
+                .map(|p| (with(&[("phase", PHASES[p])]), vals[p] as f64))
+                .collect()
+        };
+        let gauge = per_phase(&st.active);
+        put(
+            &mut e,
+            "gauge",
+            "rtload_sessions_active",
+            "Sessions running now.",
+            &gauge,
+        );
+        let done = per_phase(&st.completed);
+        put(
+            &mut e,
+            "counter",
+            "rtload_sessions_completed_total",
+            "Sessions that succeeded.",
+            &done,
+        );
+        let failed: Vec<_> = st
+            .failed
+            .iter()
+            .map(|((p, k), n)| (with(&[("phase", PHASES[*p]), ("kind", k)]), *n as f64))
+            .collect();
+        put(
+            &mut e,
+            "counter",
+            "rtload_sessions_failed_total",
+            "Sessions that failed, by kind.",
+            &failed,
+        );
+        let base = with(&[]);
+        let b: Vec<(&str, &str)> = base.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        e.histogram_ms(
+            "rtload_queue_wait_ms",
+            "Slot granted minus scheduled release, measured samples (ms).",
+            &b,
+            &st.queue_wait.h,
+            st.queue_wait.sum_ms,
+        );
+        e.histogram_ms(
+            "rtload_send_lateness_ms",
+            "Actual minus intended send time per scheduled message, measured samples (ms).",
+            &b,
+            &st.lateness.h,
+            st.lateness.sum_ms,
+        );
+        let hl = with(&[("metric", self.headline.as_str())]);
+        let hl: Vec<(&str, &str)> = hl.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        e.histogram_ms(
+            "rtload_headline_ms",
+            "The workload's headline metric per measured sample (ms).",
+            &hl,
+            &st.headline.h,
+            st.headline.sum_ms,
+        );
+        e.finish()
+    }
+}
+
+fn put(
+    e: &mut Exposition,
+    kind: &str,
+    name: &str,
+    help: &str,
+    rows: &[(Vec<(&str, String)>, f64)],
+) {
+    let owned: Vec<Vec<(&str, &str)>> = rows
+        .iter()
+        .map(|(ls, _)| ls.iter().map(|(k, v)| (*k, v.as_str())).collect())
+        .collect();
+    let samples: Vec<(&[(&str, &str)], f64)> = owned
+        .iter()
+        .zip(rows)
+        .map(|(ls, (_, v))| (ls.as_slice(), *v))
+        .collect();
+    if kind == "gauge" {
+        e.gauge(name, help, &samples);
+    } else {
+        e.counter(name, help, &samples);
+    }
+}

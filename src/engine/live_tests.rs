@@ -1,0 +1,46 @@
+use super::*;
+use crate::workload::{Failure, FailureKind};
+
+fn rec(warmup: bool, ok: bool, lateness_ms: &[f64]) -> SampleRecord {
+    SampleRecord {
+        idx: 0,
+        warmup,
+        scheduled_s: 0.0,
+        queue_wait_s: 0.0,
+        started_s: 0.0,
+        opened_s: None,
+        ended_s: 1.0,
+        outcome: if ok {
+            Ok(())
+        } else {
+            Err(Failure::new(FailureKind::Connect, "boom"))
+        },
+        send_lateness_s: lateness_ms.iter().map(|l| l / 1000.0).collect(),
+        playback: None,
+        output: None,
+    }
+}
+
+#[test]
+fn tallies_follow_starts_and_ends_and_render_as_prometheus_text() {
+    let m = LiveMetrics::new("ttfc_ms", Some("1/4".into()));
+    m.started(true, 0.0);
+    m.ended(&rec(true, true, &[50.0]), Some(999.0));
+    m.started(false, 2.0);
+    m.started(false, 4.0);
+    m.ended(&rec(false, false, &[1.0, 3.0]), None);
+    let text = m.render();
+    for want in [
+        "rtload_sessions_active{shard=\"1/4\",phase=\"measured\"} 1\n",
+        "rtload_sessions_active{shard=\"1/4\",phase=\"warmup\"} 0\n",
+        "rtload_sessions_completed_total{shard=\"1/4\",phase=\"warmup\"} 1\n",
+        "rtload_sessions_failed_total{shard=\"1/4\",phase=\"measured\",kind=\"connect\"} 1\n",
+        "rtload_queue_wait_ms_count{shard=\"1/4\"} 2\n",
+        "rtload_queue_wait_ms_sum{shard=\"1/4\"} 6\n",
+        // Warm-up lateness and headline values are not measured.
+        "rtload_send_lateness_ms_count{shard=\"1/4\"} 2\n",
+        "rtload_headline_ms_count{shard=\"1/4\",metric=\"ttfc_ms\"} 0\n",
+    ] {
+        assert!(text.contains(want), "missing {want}in\n{text}");
+    }
+}

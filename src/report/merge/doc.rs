@@ -1,0 +1,208 @@
+//! The merged result document: the first shard's document with every number replaced
+//! by its merged value (or removed when it has none), per-sample arrays concatenated in
+//! shard order, and an `rtload_merge` record (sources, the union of the intended release
+//! times, the run's wall-clock span, and how each metric was obtained).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::metrics::{How, is_count_name, is_quantile_name};
+use super::{MERGE_KEY, SHARD_KEY, ShardInput, TARGET_METRICS_KEY};
+
+/// `rtload.metrics` of a result as a flat map (`null`s, i.e. NaN, absent).
+pub fn flat_metrics(doc: &Value) -> BTreeMap<String, f64> {
+    doc.pointer("/rtload/metrics")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_f64().map(|x| (k.clone(), x)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Names the workload's metric catalogue (`rtload.metrics_catalogue`) lists with unit
+/// `count`: summed like any count.
+pub fn catalogue_counts(doc: &Value) -> std::collections::BTreeSet<String> {
+    doc.pointer("/rtload/metrics_catalogue")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|m| m["unit"] == "count")
+        .filter_map(|m| m["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Build the merged document.
+pub fn merged_doc(
+    inputs: &[ShardInput],
+    metrics: &BTreeMap<String, f64>,
+    how: &BTreeMap<String, How>,
+    hists: &super::Hists,
+) -> Value {
+    let docs: Vec<&Value> = inputs.iter().map(|s| &s.doc).collect();
+    let mut out = merge_object(&docs, metrics);
+    let rts: Vec<&Value> = docs.iter().filter_map(|d| d.get("rtload")).collect();
+    if let (Value::Object(top), Value::Object(mut rt)) = (&mut out, merge_object(&rts, metrics)) {
+        rt.insert("metrics".into(), json!(metrics));
+        super::generator::merge_into(&mut rt, inputs, hists);
+        if let Some(d) = span(inputs).map(|(a, b)| b - a) {
+            rt.insert("duration_s".into(), json!(d));
+        }
+        top.insert("rtload".into(), Value::Object(rt));
+    }
+    if let Value::Object(top) = &mut out {
+        top.remove(SHARD_KEY);
+        // Each shard scraped the target itself: keep every shard's timeline, labelled.
+        let scraped: Vec<Value> = inputs
+            .iter()
+            .filter_map(|s| {
+                let mut tl = s.doc.get(TARGET_METRICS_KEY)?.clone();
+                tl.as_object_mut()?
+                    .insert("shard".into(), json!(s.tag.index));
+                Some(tl)
+            })
+            .collect();
+        if !scraped.is_empty() {
+            top.insert(TARGET_METRICS_KEY.into(), Value::Array(scraped));
+        }
+        top.insert(MERGE_KEY.into(), merge_record(inputs, how));
+    }
+    out
+}
+
+/// Earliest first release and latest end over the shards (unix seconds).
+pub fn span(inputs: &[ShardInput]) -> Option<(f64, f64)> {
+    let start = inputs
+        .iter()
+        .filter_map(|s| s.tag.started_unix_s)
+        .reduce(f64::min)?;
+    let end = inputs
+        .iter()
+        .filter_map(|s| s.tag.ended_unix_s)
+        .reduce(f64::max)?;
+    Some((start, end))
+}
+
+fn merge_record(inputs: &[ShardInput], how: &BTreeMap<String, How>) -> Value {
+    let mut releases: Vec<(usize, f64)> = inputs
+        .iter()
+        .flat_map(|s| {
+            s.tag
+                .samples
+                .iter()
+                .copied()
+                .zip(s.tag.intended_release_s.iter().copied())
+        })
+        .collect();
+    releases.sort_by_key(|&(k, _)| k);
+    let names = |want: fn(&How) -> bool| -> Vec<&String> {
+        how.iter()
+            .filter(|(_, h)| want(h))
+            .map(|(n, _)| n)
+            .collect()
+    };
+    let dropped: BTreeMap<&String, &String> = how
+        .iter()
+        .filter_map(|(n, h)| match h {
+            How::Dropped(why) => Some((n, why)),
+            _ => None,
+        })
+        .collect();
+    let first = &inputs[0].tag;
+    json!({
+        "count": first.count,
+        "scenario": first.scenario,
+        "sources": inputs.iter().map(|s| json!({
+            "file": s.path.display().to_string(),
+            "index": s.tag.index,
+            "measured": s.tag.measured,
+            "failed": s.tag.failed,
+        })).collect::<Vec<_>>(),
+        "start_at_unix_s": first.start_at_unix_s,
+        "started_unix_s": span(inputs).map(|s| s.0),
+        "ended_unix_s": span(inputs).map(|s| s.1),
+        "measured": inputs.iter().map(|s| s.tag.measured).sum::<usize>(),
+        "failed": inputs.iter().map(|s| s.tag.failed).sum::<usize>(),
+        "samples": releases.iter().map(|r| r.0).collect::<Vec<_>>(),
+        "intended_release_s": releases.iter().map(|r| r.1).collect::<Vec<_>>(),
+        "thresholds": first.thresholds,
+        "from_histograms": names(|h| matches!(h, How::Histogram)),
+        "exact": names(|h| matches!(h, How::Exact)),
+        "summed": names(|h| matches!(h, How::Summed)),
+        "same_in_every_shard": names(|h| matches!(h, How::Same)),
+        "dropped": dropped,
+    })
+}
+
+/// Merge the objects `docs` key by key (the first one's key order): arrays concatenated,
+/// numbers merged ([`merge_number`]), equal values kept, differing objects dropped, other
+/// differing values taken from the first.
+fn merge_object(docs: &[&Value], metrics: &BTreeMap<String, f64>) -> Value {
+    let Some(first) = docs.first().and_then(|d| d.as_object()) else {
+        return Value::Null;
+    };
+    let mut out = Map::new();
+    for (key, v) in first {
+        let all: Vec<&Value> = docs.iter().filter_map(|d| d.get(key)).collect();
+        let same = all.len() == docs.len() && all.iter().all(|x| *x == v);
+        let merged = match v {
+            _ if key == "metrics" && v.is_object() => merge_metric_object(v, metrics),
+            Value::Array(_) => Some(Value::Array(
+                all.iter()
+                    .filter_map(|x| x.as_array())
+                    .flatten()
+                    .cloned()
+                    .collect(),
+            )),
+            Value::Number(_) => merge_number(key, &all, same, metrics),
+            Value::Object(_) if !same => None,
+            _ => Some(v.clone()),
+        };
+        if let Some(m) = merged {
+            out.insert(key.clone(), m);
+        }
+    }
+    Value::Object(out)
+}
+
+/// A top-level `metrics` object (a workload's own summary): each entry replaced by the
+/// merged metric of the same name, removed when there is none.
+fn merge_metric_object(v: &Value, metrics: &BTreeMap<String, f64>) -> Option<Value> {
+    let m = v.as_object()?;
+    Some(Value::Object(
+        m.keys()
+            .filter_map(|k| metrics.get(k).map(|x| (k.clone(), json!(x))))
+            .collect(),
+    ))
+}
+
+/// A number outside the metric maps: the merged metric of the same name, else kept when
+/// equal in every shard, else summed when it is a count, else removed (never guessed).
+fn merge_number(
+    key: &str,
+    all: &[&Value],
+    same: bool,
+    metrics: &BTreeMap<String, f64>,
+) -> Option<Value> {
+    if let Some(&x) = metrics.get(key) {
+        // Keep integers integers (`"completed": 3`, as the shards wrote them).
+        let ints = all.iter().all(|v| v.is_u64());
+        return Some(if ints && x.fract() == 0.0 && x >= 0.0 {
+            json!(x as u64)
+        } else {
+            json!(x)
+        });
+    }
+    if same && !is_quantile_name(key) {
+        return all.first().map(|v| (*v).clone());
+    }
+    if !is_count_name(key) {
+        return None;
+    }
+    if let Some(ints) = all.iter().map(|v| v.as_u64()).collect::<Option<Vec<u64>>>() {
+        return Some(json!(ints.iter().sum::<u64>()));
+    }
+    Some(json!(all.iter().filter_map(|v| v.as_f64()).sum::<f64>()))
+}

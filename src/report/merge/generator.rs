@@ -1,0 +1,82 @@
+//! The merged generator block (`rtload.queue_wait`, `send_lateness`, `failures_by_kind`,
+//! `resources`, built per run by the runner): summaries re-derived from the merged
+//! `.hlog` histograms and exact shard values, failure kinds and resources summed.
+
+use serde_json::{Map, Value, json};
+
+use super::ShardInput;
+use super::metrics::{Hists, percentile_ms};
+
+/// Replace the generator keys of the merged `rtload` object `rt`.
+pub fn merge_into(rt: &mut Map<String, Value>, inputs: &[ShardInput], merged: &Hists) {
+    let rts: Vec<&Value> = inputs.iter().filter_map(|s| s.doc.get("rtload")).collect();
+    for (key, tag) in [
+        ("queue_wait", "queue_wait_ms"),
+        ("send_lateness", "send_lateness_ms"),
+    ] {
+        if rts.iter().any(|r| r.get(key).is_some()) {
+            rt.insert(key.into(), summary(&rts, key, merged.get(tag)));
+        }
+    }
+    if rts.iter().any(|r| r.get("failures_by_kind").is_some()) {
+        let mut kinds: Map<String, Value> = Map::new();
+        for r in &rts {
+            for (k, n) in r["failures_by_kind"].as_object().into_iter().flatten() {
+                let sum =
+                    kinds.get(k).and_then(Value::as_u64).unwrap_or(0) + n.as_u64().unwrap_or(0);
+                kinds.insert(k.clone(), json!(sum));
+            }
+        }
+        rt.insert("failures_by_kind".into(), Value::Object(kinds));
+    }
+    if rts.iter().any(|r| r.get("resources").is_some()) {
+        rt.insert("resources".into(), resources(&rts));
+    }
+}
+
+/// `{count, max_ms, mean_ms, p99_ms}` over every shard: count from the merged
+/// histogram, max the largest shard max, mean count-weighted, p99 from the histogram.
+fn summary(rts: &[&Value], key: &str, hist: Option<&hdrhistogram::Histogram<u64>>) -> Value {
+    let parts: Vec<(f64, f64, f64)> = rts
+        .iter()
+        .filter_map(|r| {
+            let s = r.get(key)?;
+            Some((
+                s.get("count")?.as_f64()?,
+                s.get("max_ms").and_then(Value::as_f64).unwrap_or(f64::NAN),
+                s.get("mean_ms").and_then(Value::as_f64).unwrap_or(f64::NAN),
+            ))
+        })
+        .collect();
+    let n: f64 = parts.iter().map(|p| p.0).sum();
+    let with_values: Vec<&(f64, f64, f64)> = parts.iter().filter(|p| p.0 > 0.0).collect();
+    let max = with_values.iter().map(|p| p.1).reduce(f64::max);
+    let mean = (n > 0.0).then(|| with_values.iter().map(|p| p.0 * p.2).sum::<f64>() / n);
+    let p99 = hist
+        .filter(|h| !h.is_empty())
+        .map(|h| percentile_ms(h, 99.0));
+    json!({"count": n as u64, "max_ms": max, "mean_ms": mean, "p99_ms": p99})
+}
+
+/// CPU seconds and live session-seconds summed, µs per session-second recomputed, and
+/// the largest shard's peak RSS (each shard is its own process).
+fn resources(rts: &[&Value]) -> Value {
+    let sum = |k: &str| -> Option<f64> {
+        let vals: Vec<f64> = rts
+            .iter()
+            .filter_map(|r| r.pointer(&format!("/resources/{k}"))?.as_f64())
+            .collect();
+        (vals.len() == rts.len()).then(|| vals.iter().sum())
+    };
+    let (cpu, live) = (sum("cpu_s"), sum("live_session_s"));
+    let rss = rts
+        .iter()
+        .filter_map(|r| r.pointer("/resources/peak_rss_mib")?.as_f64())
+        .reduce(f64::max);
+    json!({
+        "cpu_s": cpu,
+        "live_session_s": live,
+        "cpu_us_per_session_s": cpu.zip(live).filter(|(_, l)| *l > 0.0).map(|(c, l)| c * 1e6 / l),
+        "peak_rss_mib_max_shard": rss,
+    })
+}

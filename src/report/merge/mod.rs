@@ -1,0 +1,287 @@
+//! `rtload merge`: the exact merge of the results of a sharded run (`run --shard I/N`).
+//!
+//! Each shard's JSON carries an `rtload_shard` tag ([`ShardTag`]: index, count, start
+//! barrier, the global indices and intended release offsets of its samples, the
+//! `[thresholds]`), and has its HdrHistogram interval log (`.hlog`) beside it.
+//!
+//! Why the `.hlog` files: they are already written by every run, in a standard format,
+//! with 3 significant digits and every value of every latency series (missing values are
+//! simply absent), so adding the shards' histograms gives exactly the histogram one
+//! process would have recorded; percentiles are then read from that merged histogram
+//! (never averaged). No new field in the JSON had to be invented for it. Counts are
+//! summed, max/min/mean are exact, durations run from the earliest first release to the
+//! latest end. Metric rules: see [`metrics`].
+
+pub mod doc;
+pub mod generator;
+pub mod metrics;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::config::thresholds::{Op, Threshold};
+pub use metrics::{Hists, How};
+
+/// The key of the shard tag in a run's JSON result (top level, so a workload's own JSON
+/// dialect is left untouched).
+pub const SHARD_KEY: &str = "rtload_shard";
+/// The key of the scraped target timeline (`[target] metrics_url`) in a run's JSON; a
+/// merged result holds a list of the shards' timelines under it.
+pub const TARGET_METRICS_KEY: &str = "rtload_target_metrics";
+/// The key of the merge record in a merged result.
+pub const MERGE_KEY: &str = "rtload_merge";
+
+/// Why shard results could not be merged.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// A file could not be read.
+    #[error("cannot read {}: {msg}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        msg: String,
+    },
+    /// A result has no shard tag.
+    #[error(
+        "{}: no \"rtload_shard\" tag; merge results written by `rtload run --shard I/N --output-json …`",
+        .0.display()
+    )]
+    NotShard(PathBuf),
+    /// The shards do not form one complete run.
+    #[error("{0}")]
+    Inconsistent(String),
+    /// Histograms could not be added.
+    #[error("histograms: {0}")]
+    Histogram(String),
+}
+
+/// A threshold as carried in the shard tag.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ThresholdTag {
+    /// The metric name.
+    pub metric: String,
+    /// The operator as written (`<`, `<=`, …).
+    pub op: String,
+    /// The bound.
+    pub bound: f64,
+    /// The expression as written.
+    pub expr: String,
+}
+
+/// What a shard's JSON says about its place in the run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ShardTag {
+    /// This shard's index.
+    pub index: usize,
+    /// The number of shards.
+    pub count: usize,
+    /// The scenario name.
+    pub scenario: String,
+    /// The start barrier (`--start-at`), unix seconds, when given.
+    pub start_at_unix_s: Option<f64>,
+    /// Wall time of this shard's first intended measured release (unix seconds).
+    pub started_unix_s: Option<f64>,
+    /// Wall time at which this shard's last measured sample ended (unix seconds).
+    pub ended_unix_s: Option<f64>,
+    /// Global indices of this shard's measured samples.
+    pub samples: Vec<usize>,
+    /// Their intended release offsets (seconds from the measured phase start).
+    pub intended_release_s: Vec<f64>,
+    /// Measured samples run.
+    pub measured: usize,
+    /// Measured samples that failed.
+    pub failed: usize,
+    /// The scenario's `[thresholds]`.
+    pub thresholds: Vec<ThresholdTag>,
+}
+
+impl ThresholdTag {
+    /// The tag of `t`.
+    pub fn of(t: &Threshold) -> Self {
+        ThresholdTag {
+            metric: t.metric.clone(),
+            op: t.op.as_str().into(),
+            bound: t.bound,
+            expr: t.expr.clone(),
+        }
+    }
+
+    /// Back to a threshold (`None` for an unknown operator).
+    pub fn to_threshold(&self) -> Option<Threshold> {
+        let op = [Op::Lt, Op::Le, Op::Gt, Op::Ge, Op::Eq, Op::Ne]
+            .into_iter()
+            .find(|o| o.as_str() == self.op)?;
+        Some(Threshold {
+            metric: self.metric.clone(),
+            op,
+            bound: self.bound,
+            expr: self.expr.clone(),
+        })
+    }
+}
+
+/// One shard's result: its JSON, its tag and its histograms.
+#[derive(Debug, Clone)]
+pub struct ShardInput {
+    /// Where it came from (for messages).
+    pub path: PathBuf,
+    /// The result document.
+    pub doc: Value,
+    /// Its shard tag.
+    pub tag: ShardTag,
+    /// Its `.hlog` histograms, one per tag.
+    pub hists: Hists,
+}
+
+/// The merged run.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    /// The merged result document (same shape as a shard's, plus `rtload_merge`).
+    pub doc: Value,
+    /// The merged flat metrics (what thresholds and `compare` read).
+    pub metrics: BTreeMap<String, f64>,
+    /// How each metric was obtained.
+    pub how: BTreeMap<String, How>,
+    /// The merged histograms.
+    pub hists: Hists,
+    /// Measured samples over all shards.
+    pub measured: usize,
+    /// Failed measured samples over all shards.
+    pub failed: usize,
+    /// The `[thresholds]` the shards carried.
+    pub thresholds: Vec<Threshold>,
+}
+
+/// Read one shard result and the `.hlog` beside it (IO edge).
+pub fn load(path: &Path) -> Result<ShardInput, MergeError> {
+    let read_err = |p: &Path, msg: String| MergeError::Read {
+        path: p.to_path_buf(),
+        msg,
+    };
+    let doc = crate::report::resultfile::read(path).map_err(|m| read_err(path, m))?;
+    let tag: ShardTag = doc
+        .get(SHARD_KEY)
+        .cloned()
+        .and_then(|t| serde_json::from_value(t).ok())
+        .ok_or_else(|| MergeError::NotShard(path.to_path_buf()))?;
+    let hlog = path.with_extension("hlog");
+    let text = std::fs::read(&hlog).map_err(|e| read_err(&hlog, e.to_string()))?;
+    let hists = metrics::read_hlog(&text).map_err(|m| read_err(&hlog, m))?;
+    Ok(ShardInput {
+        path: path.to_path_buf(),
+        doc,
+        tag,
+        hists,
+    })
+}
+
+/// Check that `inputs` are the shards `0..N` of one run, each once.
+pub fn check_complete(inputs: &[ShardInput]) -> Result<(), MergeError> {
+    let Some(first) = inputs.first() else {
+        return Err(MergeError::Inconsistent("no shard results given".into()));
+    };
+    let n = first.tag.count;
+    let mut seen = vec![None::<&Path>; n];
+    for s in inputs {
+        if s.tag.count != n || s.tag.scenario != first.tag.scenario {
+            return Err(MergeError::Inconsistent(format!(
+                "{} is shard {}/{} of scenario {:?}, but {} is shard {}/{} of {:?}; merge the shards of one run",
+                s.path.display(),
+                s.tag.index,
+                s.tag.count,
+                s.tag.scenario,
+                first.path.display(),
+                first.tag.index,
+                n,
+                first.tag.scenario
+            )));
+        }
+        if let Some(prev) = seen[s.tag.index].replace(&s.path) {
+            return Err(MergeError::Inconsistent(format!(
+                "shard {}/{n} given twice: {} and {}",
+                s.tag.index,
+                prev.display(),
+                s.path.display()
+            )));
+        }
+    }
+    let missing: Vec<String> = (0..n)
+        .filter(|&i| seen[i].is_none())
+        .map(|i| format!("{i}/{n}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(MergeError::Inconsistent(format!(
+            "missing shard result(s) {}; pass every shard's JSON (their .hlog files must sit beside them)",
+            missing.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Merge complete shard results (pure: everything is already read).
+pub fn merge(inputs: &[ShardInput]) -> Result<Merged, MergeError> {
+    check_complete(inputs)?;
+    let shard_hists: Vec<Hists> = inputs.iter().map(|s| s.hists.clone()).collect();
+    let hists = metrics::merge_hists(&shard_hists)?;
+    let shard_metrics: Vec<BTreeMap<String, f64>> =
+        inputs.iter().map(|s| doc::flat_metrics(&s.doc)).collect();
+    let counts = doc::catalogue_counts(&inputs[0].doc);
+    let (metrics, how) = metrics::merge_metrics(&shard_metrics, &shard_hists, &hists, &counts);
+    let thresholds = inputs[0]
+        .tag
+        .thresholds
+        .iter()
+        .filter_map(ThresholdTag::to_threshold)
+        .collect();
+    let doc = doc::merged_doc(inputs, &metrics, &how, &hists);
+    Ok(Merged {
+        doc,
+        metrics,
+        how,
+        hists,
+        measured: inputs.iter().map(|s| s.tag.measured).sum(),
+        failed: inputs.iter().map(|s| s.tag.failed).sum(),
+        thresholds,
+    })
+}
+
+impl ShardTag {
+    /// The tag of a finished run: `mine` are its `(global index, intended offset)`
+    /// samples, `run_start_unix_s` the wall time the engine started.
+    pub fn of_run<O>(
+        scenario: &str,
+        shard: crate::workload::shard::Shard,
+        start_at_unix_s: Option<f64>,
+        mine: &[(usize, f64)],
+        run: &crate::workload::RunRecord<O>,
+        run_start_unix_s: f64,
+        thresholds: &[Threshold],
+    ) -> ShardTag {
+        let measured: Vec<_> = run.samples.iter().filter(|s| !s.warmup).collect();
+        let first_scheduled = measured.iter().map(|s| s.scheduled_s).reduce(f64::min);
+        // With a barrier the first intended release is known exactly; without one it is
+        // measured from the engine's start (a few ms after `run_start_unix_s`).
+        let first = match (start_at_unix_s, mine.first()) {
+            (Some(at), Some(m)) if first_scheduled.is_some() => Some(at + m.1),
+            _ => first_scheduled.map(|f| run_start_unix_s + f),
+        };
+        ShardTag {
+            index: shard.index,
+            count: shard.count,
+            scenario: scenario.to_string(),
+            start_at_unix_s,
+            started_unix_s: first,
+            ended_unix_s: first.map(|f| f + run.duration_s),
+            samples: mine.iter().map(|m| m.0).collect(),
+            intended_release_s: mine.iter().map(|m| m.1).collect(),
+            measured: measured.len(),
+            failed: measured.iter().filter(|s| s.outcome.is_err()).count(),
+            thresholds: thresholds.iter().map(ThresholdTag::of).collect(),
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! A finished transcription run as text, JSON and flat metrics.
+//!
+//! JSON layout: identification (`rtload.workload`, `endpoint`, `model`, `pacing`, …),
+//! per-metric distributions (`ttft_ms`, `finalization_ms`, `itl_ms`, `rtf`,
+//! `streaming_lag_ms`: `{count, mean, p50, p90, p95, p99, max}` or `null`), `wer`
+//! (corpus) and `wer_mean`, `tokens`, the flat `metrics`, the generator's own numbers,
+//! and `files[]`: one entry per measured sample with its file, outcome, reference, text
+//! and per-file numbers. `rtload.distributions` carries the raw values the HTML report
+//! draws.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use super::KIND;
+use super::metrics::{SessionMetrics, run_metrics, session_metrics};
+use super::protocol::Record;
+use super::session::TranscriptionOutput;
+use super::workload::TranscriptionWorkload;
+use crate::util::stats;
+use crate::workload::{Report, RunRecord, SampleRecord};
+
+/// A sample record of this workload.
+type Rec = SampleRecord<Option<TranscriptionOutput>>;
+
+/// The report of one run.
+#[derive(Debug)]
+pub struct TranscriptionReport {
+    text: String,
+    json: Value,
+    metrics: BTreeMap<String, f64>,
+    series: Vec<crate::util::histlog::Series>,
+}
+
+impl Report for TranscriptionReport {
+    fn render_text(&self) -> String {
+        self.text.clone()
+    }
+    fn to_json(&self) -> Value {
+        self.json.clone()
+    }
+    fn metrics(&self) -> BTreeMap<String, f64> {
+        self.metrics.clone()
+    }
+    fn series(&self) -> Vec<crate::util::histlog::Series> {
+        self.series.clone()
+    }
+}
+
+/// One measured sample with what its session left.
+struct Row<'a> {
+    s: &'a Rec,
+    out: Option<&'a TranscriptionOutput>,
+    m: Option<SessionMetrics>,
+}
+
+/// Build the report of `run`.
+pub fn build(
+    w: &TranscriptionWorkload,
+    run: RunRecord<Option<TranscriptionOutput>>,
+) -> TranscriptionReport {
+    let rows: Vec<Row<'_>> = run
+        .samples
+        .iter()
+        .filter(|s| !s.warmup)
+        .map(|s| {
+            let out = s.output.as_ref().and_then(Option::as_ref);
+            let m = out.map(|o| {
+                let reference = w.items.get(o.item).and_then(|i| i.reference.as_deref());
+                session_metrics(&o.record, reference)
+            });
+            Row { s, out, m }
+        })
+        .collect();
+    let done: Vec<(&SessionMetrics, &Record)> = rows
+        .iter()
+        .filter(|r| r.s.outcome.is_ok())
+        .filter_map(|r| Some((r.m.as_ref()?, &r.out?.record)))
+        .collect();
+    let failed = rows.iter().filter(|r| r.s.outcome.is_err()).count();
+    let metrics = run_metrics(&done, failed);
+    let json = to_json(w, &run, &rows, &done, &metrics);
+    let text = render_text(w, &run, &rows, &metrics);
+    let series = series_of(&rows);
+    TranscriptionReport {
+        text,
+        json,
+        metrics,
+        series,
+    }
+}
+
+fn dist(v: &[f64]) -> Value {
+    let Ok(mean) = stats::mean(v) else {
+        return Value::Null;
+    };
+    let p = |f| stats::percentile(v, f).ok();
+    json!({"count": v.len(), "mean": mean, "p50": p(0.5), "p90": p(0.9), "p95": p(0.95),
+           "p99": p(0.99), "max": p(1.0)})
+}
+
+fn pooled(
+    done: &[(&SessionMetrics, &Record)],
+    f: impl Fn(&SessionMetrics) -> Vec<f64>,
+) -> Vec<f64> {
+    done.iter().flat_map(|(m, _)| f(m)).collect()
+}
+
+fn to_json(
+    w: &TranscriptionWorkload,
+    run: &RunRecord<Option<TranscriptionOutput>>,
+    rows: &[Row<'_>],
+    done: &[(&SessionMetrics, &Record)],
+    metrics: &BTreeMap<String, f64>,
+) -> Value {
+    let s = &w.settings;
+    let ttft = pooled(done, |m| m.ttft_ms.into_iter().collect());
+    let fin = pooled(done, |m| m.finalization_ms.into_iter().collect());
+    let itl = pooled(done, |m| m.itl_ms.clone());
+    let rtf = pooled(done, |m| m.rtf.into_iter().collect());
+    let lag = pooled(done, |m| m.streaming_lag_ms.clone());
+    let wer_each = pooled(done, |m| m.wer_rate().into_iter().collect());
+    let total = |k: &str| metrics.get(k).copied();
+    json!({
+        "rtload": {
+            "workload": KIND,
+            "metrics": metrics,
+            "distributions": {
+                "ttft_ms": ttft, "finalization_ms": fin, "itl_ms": itl,
+                "streaming_lag_ms": lag, "rtf": rtf, "wer": wer_each,
+            },
+        },
+        "endpoint": run.endpoint,
+        "model": s.model,
+        "pacing": s.pacing.to_string(),
+        "sample_rate": s.sample_rate,
+        "chunk_ms": s.chunk_ms,
+        "duration_s": run.duration_s,
+        "completed": done.len(),
+        "failed": rows.len() - done.len(),
+        "ttft_ms": dist(&ttft),
+        "finalization_ms": dist(&fin),
+        "itl_ms": dist(&itl),
+        "rtf": dist(&rtf),
+        "streaming_lag_ms": dist(&lag),
+        "wer": total("wer"),
+        "wer_mean": total("wer.mean"),
+        "tokens": {
+            "prompt_tokens": total("prompt_tokens.total"),
+            "completion_tokens": total("completion_tokens.total"),
+            "total_tokens": total("total_tokens.total"),
+        },
+        "pacing_max_lag_ms": total("pacing_max_lag_ms.max"),
+        "files": rows.iter().map(|r| file_json(w, r)).collect::<Vec<_>>(),
+    })
+}
+
+fn file_json(w: &TranscriptionWorkload, r: &Row<'_>) -> Value {
+    let item = r.out.and_then(|o| w.items.get(o.item));
+    let rec = r.out.map(|o| &o.record);
+    let m = r.m.as_ref();
+    let mean = |v: &[f64]| stats::mean(v).ok();
+    let mut row = crate::workload::kit::sample_row(r.s);
+    let own = json!({
+        "file": item.map(|i| i.name.clone()),
+        "ok": r.s.outcome.is_ok(),
+        "error_code": rec.and_then(|r| r.error_code.clone()),
+        "reference": item.and_then(|i| i.reference.clone()),
+        "text": rec.and_then(|r| r.text.clone()),
+        "audio_s": rec.map(|r| r.audio_s),
+        "appends": rec.map(|r| r.appends),
+        "deltas": rec.map(|r| r.deltas.len()),
+        "ttft_ms": m.and_then(|m| m.ttft_ms),
+        "finalization_ms": m.and_then(|m| m.finalization_ms),
+        "rtf": m.and_then(|m| m.rtf),
+        "itl_ms_mean": m.and_then(|m| mean(&m.itl_ms)),
+        "streaming_lag_ms_mean": m.and_then(|m| mean(&m.streaming_lag_ms)),
+        "streaming_lag_ms_max": m.and_then(|m| m.streaming_lag_ms.iter().copied().reduce(f64::max)),
+        "wer": m.and_then(SessionMetrics::wer_rate),
+        "usage": rec.and_then(|r| r.usage),
+        "pacing_max_lag_ms": rec.map(|r| r.pacing_max_lag_s * 1000.0),
+    });
+    if let Value::Object(own) = own {
+        row.extend(own);
+    }
+    Value::Object(row)
+}
+
+fn render_text(
+    w: &TranscriptionWorkload,
+    run: &RunRecord<Option<TranscriptionOutput>>,
+    rows: &[Row<'_>],
+    m: &BTreeMap<String, f64>,
+) -> String {
+    let mut t = String::new();
+    let s = &w.settings;
+    let _ = writeln!(t, "{:=^60}", " Realtime Transcription Result ");
+    let row = |t: &mut String, k: &str, v: String| {
+        let _ = writeln!(t, "{k:<40}{v:>20}");
+    };
+    row(&mut t, "Endpoint:", run.endpoint.clone());
+    row(&mut t, "Model:", s.model.clone());
+    row(&mut t, "Pacing mode:", s.pacing.to_string());
+    row(
+        &mut t,
+        "Completed sessions:",
+        format!("{}", m.get("completed").copied().unwrap_or(0.0)),
+    );
+    row(
+        &mut t,
+        "Failed sessions:",
+        format!("{}", m.get("failed").copied().unwrap_or(0.0)),
+    );
+    row(
+        &mut t,
+        "Benchmark duration (s):",
+        format!("{:.2}", run.duration_s),
+    );
+    for (name, label) in [
+        ("ttft_ms", "TTFT (ms)"),
+        ("finalization_ms", "Finalization (ms)"),
+        ("itl_ms", "Delta inter-arrival (ms)"),
+        ("streaming_lag_ms", "Streaming lag (ms)"),
+        ("rtf", "RTF"),
+    ] {
+        let _ = writeln!(t, "{:-^60}", format!(" {label} "));
+        for stat in ["mean", "p50", "p99", "max"] {
+            let v = m.get(&format!("{name}.{stat}"));
+            let shown = v.map_or_else(|| "n/a".to_string(), |v| format!("{v:.3}"));
+            row(&mut t, &format!("{stat} {label}:"), shown);
+        }
+    }
+    let _ = writeln!(t, "{:-^60}", " Accuracy and tokens ");
+    let opt = |k: &str, p: usize| {
+        m.get(k)
+            .map_or_else(|| "n/a".into(), |v| format!("{v:.p$}"))
+    };
+    row(&mut t, "WER (corpus):", opt("wer", 4));
+    row(&mut t, "WER (mean per file):", opt("wer.mean", 4));
+    row(&mut t, "Prompt tokens:", opt("prompt_tokens.total", 0));
+    row(
+        &mut t,
+        "Completion tokens:",
+        opt("completion_tokens.total", 0),
+    );
+    row(
+        &mut t,
+        "Input pacing lag, max (ms):",
+        opt("pacing_max_lag_ms.max", 3),
+    );
+    for r in rows.iter().filter(|r| r.s.outcome.is_err()).take(5) {
+        let e =
+            r.s.outcome
+                .as_ref()
+                .err()
+                .map(|f| f.message.clone())
+                .unwrap_or_default();
+        let _ = writeln!(t, "session {} failed: {e}", r.s.idx);
+    }
+    let _ = writeln!(t, "{}", "=".repeat(60));
+    t
+}
+
+/// TTFT and finalization per session at the time each was observed (run clock).
+fn series_of(rows: &[Row<'_>]) -> Vec<crate::util::histlog::Series> {
+    let (mut ttft, mut fin) = (Vec::new(), Vec::new());
+    for r in rows.iter().filter(|r| r.s.outcome.is_ok()) {
+        let (Some(m), Some(o), Some(open)) = (&r.m, r.out, r.s.opened_s) else {
+            continue;
+        };
+        if let (Some(v), Some(d)) = (
+            m.ttft_ms,
+            o.record.deltas.iter().find(|d| !d.text.is_empty()),
+        ) {
+            ttft.push((open + d.at_s, v));
+        }
+        if let (Some(v), Some(d)) = (m.finalization_ms, o.record.done_s) {
+            fin.push((open + d, v));
+        }
+    }
+    let series = |tag: &str, samples| crate::util::histlog::Series {
+        tag: tag.into(),
+        unit_scale: crate::util::histlog::MICROS_PER_MS,
+        samples,
+    };
+    vec![series("ttft_ms", ttft), series("finalization_ms", fin)]
+}

@@ -1,0 +1,263 @@
+//! The configured `realtime-transcription` workload: `[workload]` parameters with
+//! positioned errors, dataset discovery at build time, audio decoding before timing,
+//! one [`TranscriptionSession`] per sample.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+
+use super::KIND;
+use super::dataset::DecodeOptions;
+use super::dataset::{self, Item};
+use super::protocol::Settings;
+use super::session::{TranscriptionOutput, TranscriptionSession};
+use crate::util::pacing::parse_pacing;
+use crate::util::scenario_error::{ScenarioError, parse_section};
+use crate::workload::{
+    DynWorkload, MaybeFailed, Report, RunRecord, SampleRecord, SessionContext, Workload,
+    WorkloadInput,
+};
+
+/// Model named in `session.update` when the scenario names none.
+pub const DEFAULT_MODEL: &str = "mistralai/Voxtral-Mini-4B-Realtime-2602";
+
+/// `[workload]` keys of a `realtime-transcription` scenario.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TranscriptionParams {
+    /// Always `"realtime-transcription"`.
+    pub kind: String,
+    /// Model named in `session.update`.
+    pub model: Option<String>,
+    /// Directory of audio files (with optional `<name>.txt` references) or a JSONL
+    /// manifest `{"audio": path, "text": reference}`, relative to the scenario; required.
+    pub dataset_path: Option<PathBuf>,
+    /// Sample rate the audio is resampled to and sent at, Hz (default 16000).
+    pub sample_rate: Option<u32>,
+    /// Audio per `input_audio_buffer.append`, ms (default 200).
+    pub chunk_ms: Option<u32>,
+    /// `"realtime"` (default), `"saturate"` (as fast as the socket takes it), or `"<f>x"`.
+    pub pacing: Option<String>,
+    /// Seconds to wait for `session.created` (default 30).
+    pub created_timeout_s: Option<f64>,
+    /// Seconds to wait for `transcription.done` after the final commit (default 60).
+    pub done_timeout_s: Option<f64>,
+    /// Per ffmpeg decode, seconds (default 600).
+    pub media_timeout_s: Option<f64>,
+    /// Longest accepted audio file, seconds (default 3600).
+    pub max_duration_s: Option<f64>,
+}
+
+/// A configured transcription workload.
+pub struct TranscriptionWorkload {
+    pub(super) settings: Arc<Settings>,
+    pub(super) items: Vec<Item>,
+    pub(super) samples: usize,
+    media: DecodeOptions,
+    pub(super) prepared: OnceLock<Vec<Bytes>>,
+}
+
+impl std::fmt::Debug for TranscriptionWorkload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TranscriptionWorkload")
+            .field("items", &self.items.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Build from a scenario (registered in `config::registry`).
+pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<ScenarioError>> {
+    let p: TranscriptionParams =
+        parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
+    let base = input.path.parent().unwrap_or(Path::new("."));
+    let mut errors = Vec::new();
+    let err = |key: &str, msg: String| input.key_error(key, msg);
+    for (key, v) in [
+        ("created_timeout_s", p.created_timeout_s),
+        ("done_timeout_s", p.done_timeout_s),
+        ("media_timeout_s", p.media_timeout_s),
+        ("max_duration_s", p.max_duration_s),
+    ] {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= 1e9)) {
+            errors.push(err(
+                key,
+                format!("`{key}` must be a number of seconds in (0, 1e9] (got {v})"),
+            ));
+        }
+    }
+    let rate = p.sample_rate.unwrap_or(16_000);
+    if !(4_000..=192_000).contains(&rate) {
+        errors.push(err(
+            "sample_rate",
+            format!("`sample_rate` must be 4000..=192000 Hz (got {rate}); vLLM expects 16000"),
+        ));
+    }
+    let chunk_ms = p.chunk_ms.unwrap_or(200);
+    if !(1..=60_000).contains(&chunk_ms) {
+        errors.push(err(
+            "chunk_ms",
+            format!("`chunk_ms` must be 1..=60000 (got {chunk_ms}); e.g. `chunk_ms = 200`"),
+        ));
+    }
+    let pacing = parse_pacing(p.pacing.as_deref()).unwrap_or_else(|msg| {
+        errors.push(err("pacing", msg));
+        Default::default()
+    });
+    let items = match &p.dataset_path {
+        None => {
+            errors.push(ScenarioError::file(input.path, "[workload] needs `dataset_path` (a directory of audio files or a .jsonl manifest); `rtload dataset synth --kind transcription DIR` writes a small one"));
+            Vec::new()
+        }
+        Some(d) => dataset::discover(&base.join(d)).unwrap_or_else(|e| {
+            errors.push(err("dataset_path", e.to_string()));
+            Vec::new()
+        }),
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let settings = Settings {
+        model: p.model.clone().unwrap_or_else(|| DEFAULT_MODEL.into()),
+        sample_rate: rate,
+        chunk_ms,
+        pacing,
+        created_timeout_s: p.created_timeout_s.unwrap_or(30.0),
+        done_timeout_s: p.done_timeout_s.unwrap_or(60.0),
+    };
+    Ok(Box::new(TranscriptionWorkload {
+        settings: Arc::new(settings),
+        samples: input.samples_requested.unwrap_or(items.len()),
+        items,
+        media: DecodeOptions {
+            timeout_s: p.media_timeout_s.unwrap_or(600.0),
+            max_duration_s: p.max_duration_s.unwrap_or(3600.0),
+            ..DecodeOptions::default()
+        },
+        prepared: OnceLock::new(),
+    }))
+}
+
+impl Workload for TranscriptionWorkload {
+    type Session = MaybeFailed<TranscriptionSession>;
+
+    fn kind(&self) -> &'static str {
+        KIND
+    }
+
+    fn default_path(&self) -> &'static str {
+        "/v1/realtime"
+    }
+
+    fn describe(&self) -> Vec<(String, String)> {
+        let s = &self.settings;
+        let refs = self.items.iter().filter(|i| i.reference.is_some()).count();
+        vec![
+            ("model".into(), s.model.clone()),
+            (
+                "dataset".into(),
+                format!(
+                    "{} file(s), {refs} with a reference transcript",
+                    self.items.len()
+                ),
+            ),
+            (
+                "audio".into(),
+                format!(
+                    "PCM16 mono {} Hz, {} ms per append",
+                    s.sample_rate, s.chunk_ms
+                ),
+            ),
+            ("pacing".into(), s.pacing.to_string()),
+        ]
+    }
+
+    fn samples(&self) -> usize {
+        self.samples
+    }
+
+    fn catalogue(&self) -> crate::workload::catalogue::Catalogue {
+        super::metrics::catalogue()
+    }
+
+    fn headline_name(&self) -> &'static str {
+        "ttft"
+    }
+
+    fn headline_ms(&self, rec: &SampleRecord<Option<TranscriptionOutput>>) -> Option<f64> {
+        let out = rec.output.as_ref()?.as_ref()?;
+        super::metrics::session_metrics(&out.record, None).ttft_ms
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.items.iter().all(|i| i.reference.is_none()) {
+            w.push("warning: no file has a reference transcript (<name>.txt or a manifest \"text\"): WER will be absent".into());
+        }
+        if self.settings.sample_rate != 16_000 {
+            w.push(format!(
+                "warning: sample_rate = {} Hz; vLLM's realtime transcription expects 16000 Hz PCM16",
+                self.settings.sample_rate
+            ));
+        }
+        w
+    }
+
+    fn expected_session_s(&self) -> Option<f64> {
+        // The longest file at the pacing speed, when every file is a WAV whose header
+        // says how long it is (others are only known after decoding).
+        let longest = self
+            .items
+            .iter()
+            .map(|i| {
+                let r = hound::WavReader::open(&i.path).ok()?;
+                Some(f64::from(r.duration()) / f64::from(r.spec().sample_rate.max(1)))
+            })
+            .collect::<Option<Vec<f64>>>()?
+            .into_iter()
+            .fold(0.0, f64::max);
+        let one_second = std::time::Duration::from_secs(1);
+        let speed = self.settings.pacing.due_after_media(one_second)?;
+        Some(longest * speed.as_secs_f64())
+    }
+
+    fn prepare(&self) -> Result<(), String> {
+        if self.prepared.get().is_some() {
+            return Ok(());
+        }
+        let pcm = self
+            .items
+            .iter()
+            .map(|i| {
+                dataset::load_pcm(&i.path, self.settings.sample_rate, &self.media)
+                    .map(Bytes::from)
+                    .map_err(|e| e.to_string())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let _ = self.prepared.set(pcm);
+        Ok(())
+    }
+
+    fn session(&self, ctx: &SessionContext) -> MaybeFailed<TranscriptionSession> {
+        if let Err(e) = Workload::prepare(self) {
+            return MaybeFailed::Failed(e);
+        }
+        let Some(pcm) = self.prepared.get() else {
+            return MaybeFailed::Failed("audio was not prepared".into());
+        };
+        let item = ctx.case_index(self.items.len());
+        MaybeFailed::Ready(TranscriptionSession::new(
+            Arc::clone(&self.settings),
+            pcm[item].clone(),
+            item,
+        ))
+    }
+
+    fn report(
+        &self,
+        run: RunRecord<Option<TranscriptionOutput>>,
+    ) -> Result<Box<dyn Report>, String> {
+        Ok(Box::new(super::report::build(self, run)))
+    }
+}
