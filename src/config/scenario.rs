@@ -200,6 +200,8 @@ pub fn parse(path: &Path, src: &str, ov: &Overrides) -> Result<Scenario, Vec<Sce
     parse_with(path, src, ov, false)
 }
 
+/// [`parse`]; with `check_only` (`rtload check`) the workload validates without writing
+/// anything.
 fn parse_with(
     path: &Path,
     src: &str,
@@ -216,86 +218,13 @@ fn parse_with(
         .map_err(|e| errors.extend(e))
         .ok();
     let target = raw.target.as_ref();
-    let connect_timeout_s = target.and_then(|t| t.connect_timeout_s).unwrap_or(10.0);
-    if !(connect_timeout_s.is_finite() && connect_timeout_s > 0.0 && connect_timeout_s <= 1e6) {
-        errors.push(key_error(
-            path,
-            src,
-            &["target", "connect_timeout_s"],
-            format!(
-                "`connect_timeout_s` must be in (0, 1e6] seconds (got {connect_timeout_s}); use e.g. 10"
-            ),
-        ));
-    }
-    let target_metrics = target.and_then(|t| t.metrics_url.clone()).map(|u| {
-        let names = target
-            .and_then(|t| t.metrics_series.clone())
-            .unwrap_or_else(|| {
-                crate::util::scrape::DEFAULT_SERIES
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect()
-            });
-        (u, names)
-    });
-    if let Some((u, _)) = &target_metrics
-        && !u.starts_with("http://")
-    {
-        errors.push(ScenarioError::file(
-            path,
-            format!(
-                "[target] metrics_url must be a plain http:// URL (got {:?}); use e.g. \"http://127.0.0.1:8000/metrics\"",
-                crate::util::target::redact_url(u)
-            ),
-        ));
-    }
+    let connect_timeout_s = connect_timeout_s(path, src, target, &mut errors);
+    let target_metrics = target_metrics(path, target, &mut errors);
     let base = path.parent().unwrap_or(Path::new("."));
-    let tls = crate::engine::tls::TlsOptions {
-        ca_cert: ov.ca_cert.clone().or_else(|| {
-            target
-                .and_then(|t| t.ca_cert.as_ref())
-                .map(|p| base.join(p))
-        }),
-        insecure_skip_verify: ov.insecure || target.is_some_and(|t| t.insecure_skip_verify),
-    };
-    if let Some(p) = &tls.ca_cert
-        && let Err(e) = crate::engine::tls::load_ca_certs(p)
-    {
-        errors.push(match (&ov.ca_cert, key_span(src, "target", "ca_cert")) {
-            (None, Some(span)) => ScenarioError::at(path, src, span, e.to_string()),
-            (Some(_), _) => ScenarioError::file(path, format!("--ca-cert: {e}")),
-            (None, None) => ScenarioError::file(path, e.to_string()),
-        });
-    }
+    let tls = tls_options(path, src, target, ov, base, &mut errors);
     errors.extend(check_target(path, src, target, ov, workload.as_deref()));
-    let output_json = ov.output_json.clone().or_else(|| {
-        raw.output
-            .as_ref()
-            .and_then(|o| o.json.as_ref())
-            .map(|p| base.join(p))
-    });
-    if let Some(msg) = output_json.as_deref().and_then(output_problem) {
-        errors.push(match &ov.output_json {
-            Some(_) => ScenarioError::Flag {
-                flag: "--output-json".into(),
-                msg,
-            },
-            None => key_error(path, src, &["output", "json"], msg),
-        });
-    }
-    let max_frame_bytes = target
-        .and_then(|t| t.max_frame_bytes)
-        .unwrap_or(crate::engine::transport::MAX_MESSAGE_BYTES as u64);
-    if !(1..=1 << 32).contains(&max_frame_bytes) {
-        errors.push(key_error(
-            path,
-            src,
-            &["target", "max_frame_bytes"],
-            format!(
-                "`max_frame_bytes` must be in [1, 4294967296] (got {max_frame_bytes}); use e.g. 67108864"
-            ),
-        ));
-    }
+    let output_json = output_json(path, src, &raw, ov, base, &mut errors);
+    let max_frame_bytes = max_frame_bytes(path, src, target, &mut errors);
     let server = parse_server(path, src)
         .map_err(|e| errors.extend(e))
         .unwrap_or_default();
@@ -306,21 +235,14 @@ fn parse_with(
         .map_err(|e| errors.extend(e))
         .unwrap_or_default();
     if let Some(w) = &workload {
-        let names = w.catalogue().names();
-        let known: Vec<&str> = names.iter().map(String::as_str).collect();
-        if let Err(e) = crate::config::thresholds::check_names(path, src, &thresholds, &known) {
-            errors.extend(e);
-        }
-        if let Some(h) = sweep.as_ref().and_then(|s| s.headline.as_deref())
-            && !known.contains(&h)
-        {
-            let msg =
-                crate::config::thresholds::unknown_metric_message(h, &known, "[sweep] headline");
-            errors.push(match key_span(src, "sweep", "headline") {
-                Some(span) => ScenarioError::at(path, src, span, msg),
-                None => ScenarioError::file(path, msg),
-            });
-        }
+        check_metric_names(
+            path,
+            src,
+            w.as_ref(),
+            &thresholds,
+            sweep.as_ref(),
+            &mut errors,
+        );
     }
     let (Some(mut load), Some(workload), true) = (load, workload, errors.is_empty()) else {
         // In file order: positioned errors by line and column, whole-file ones last.
@@ -360,6 +282,168 @@ fn parse_with(
         server,
         src: Arc::from(src),
     })
+}
+
+/// `[target] metrics_url` with the series to keep (default: vLLM's); only plain
+/// `http://` is supported.
+fn target_metrics(
+    path: &Path,
+    target: Option<&RawTarget>,
+    errors: &mut Vec<ScenarioError>,
+) -> Option<(String, Vec<String>)> {
+    let target_metrics = target.and_then(|t| t.metrics_url.clone()).map(|u| {
+        let names = target
+            .and_then(|t| t.metrics_series.clone())
+            .unwrap_or_else(|| {
+                crate::util::scrape::DEFAULT_SERIES
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            });
+        (u, names)
+    });
+    if let Some((u, _)) = &target_metrics
+        && !u.starts_with("http://")
+    {
+        errors.push(ScenarioError::file(
+            path,
+            format!(
+                "[target] metrics_url must be a plain http:// URL (got {:?}); use e.g. \"http://127.0.0.1:8000/metrics\"",
+                crate::util::target::redact_url(u)
+            ),
+        ));
+    }
+    target_metrics
+}
+
+/// `[target] connect_timeout_s` (default 10), range-checked into `errors`.
+fn connect_timeout_s(
+    path: &Path,
+    src: &str,
+    target: Option<&RawTarget>,
+    errors: &mut Vec<ScenarioError>,
+) -> f64 {
+    let connect_timeout_s = target.and_then(|t| t.connect_timeout_s).unwrap_or(10.0);
+    if !(connect_timeout_s.is_finite() && connect_timeout_s > 0.0 && connect_timeout_s <= 1e6) {
+        errors.push(key_error(
+            path,
+            src,
+            &["target", "connect_timeout_s"],
+            format!(
+                "`connect_timeout_s` must be in (0, 1e6] seconds (got {connect_timeout_s}); use e.g. 10"
+            ),
+        ));
+    }
+    connect_timeout_s
+}
+
+/// The client TLS options: `--ca-cert`/`--insecure` over `[target] ca_cert` (relative
+/// to the scenario's folder `base`) and `insecure_skip_verify`; an unreadable CA file
+/// is an error in `errors`.
+fn tls_options(
+    path: &Path,
+    src: &str,
+    target: Option<&RawTarget>,
+    ov: &Overrides,
+    base: &Path,
+    errors: &mut Vec<ScenarioError>,
+) -> crate::engine::tls::TlsOptions {
+    let tls = crate::engine::tls::TlsOptions {
+        ca_cert: ov.ca_cert.clone().or_else(|| {
+            target
+                .and_then(|t| t.ca_cert.as_ref())
+                .map(|p| base.join(p))
+        }),
+        insecure_skip_verify: ov.insecure || target.is_some_and(|t| t.insecure_skip_verify),
+    };
+    if let Some(p) = &tls.ca_cert
+        && let Err(e) = crate::engine::tls::load_ca_certs(p)
+    {
+        errors.push(match (&ov.ca_cert, key_span(src, "target", "ca_cert")) {
+            (None, Some(span)) => ScenarioError::at(path, src, span, e.to_string()),
+            (Some(_), _) => ScenarioError::file(path, format!("--ca-cert: {e}")),
+            (None, None) => ScenarioError::file(path, e.to_string()),
+        });
+    }
+    tls
+}
+
+/// `--output-json` over `[output] json` (relative to the scenario's folder `base`); an
+/// unwritable path is an error in `errors`.
+fn output_json(
+    path: &Path,
+    src: &str,
+    raw: &RawScenario,
+    ov: &Overrides,
+    base: &Path,
+    errors: &mut Vec<ScenarioError>,
+) -> Option<PathBuf> {
+    let output_json = ov.output_json.clone().or_else(|| {
+        raw.output
+            .as_ref()
+            .and_then(|o| o.json.as_ref())
+            .map(|p| base.join(p))
+    });
+    if let Some(msg) = output_json.as_deref().and_then(output_problem) {
+        errors.push(match &ov.output_json {
+            Some(_) => ScenarioError::Flag {
+                flag: "--output-json".into(),
+                msg,
+            },
+            None => key_error(path, src, &["output", "json"], msg),
+        });
+    }
+    output_json
+}
+
+/// `[target] max_frame_bytes` (default: the transport's limit), range-checked into
+/// `errors`.
+fn max_frame_bytes(
+    path: &Path,
+    src: &str,
+    target: Option<&RawTarget>,
+    errors: &mut Vec<ScenarioError>,
+) -> u64 {
+    let max_frame_bytes = target
+        .and_then(|t| t.max_frame_bytes)
+        .unwrap_or(crate::engine::transport::MAX_MESSAGE_BYTES as u64);
+    if !(1..=1 << 32).contains(&max_frame_bytes) {
+        errors.push(key_error(
+            path,
+            src,
+            &["target", "max_frame_bytes"],
+            format!(
+                "`max_frame_bytes` must be in [1, 4294967296] (got {max_frame_bytes}); use e.g. 67108864"
+            ),
+        ));
+    }
+    max_frame_bytes
+}
+
+/// Every metric named by `[[thresholds]]` and `[sweep] headline` must be one the
+/// workload `w` reports; unknown names are errors in `errors`.
+fn check_metric_names(
+    path: &Path,
+    src: &str,
+    w: &dyn crate::workload::DynWorkload,
+    thresholds: &[crate::config::thresholds::Threshold],
+    sweep: Option<&crate::config::sweep::Sweep>,
+    errors: &mut Vec<ScenarioError>,
+) {
+    let names = w.catalogue().names();
+    let known: Vec<&str> = names.iter().map(String::as_str).collect();
+    if let Err(e) = crate::config::thresholds::check_names(path, src, thresholds, &known) {
+        errors.extend(e);
+    }
+    if let Some(h) = sweep.and_then(|s| s.headline.as_deref())
+        && !known.contains(&h)
+    {
+        let msg = crate::config::thresholds::unknown_metric_message(h, &known, "[sweep] headline");
+        errors.push(match key_span(src, "sweep", "headline") {
+            Some(span) => ScenarioError::at(path, src, span, msg),
+            None => ScenarioError::file(path, msg),
+        });
+    }
 }
 
 fn build_workload(

@@ -74,6 +74,11 @@ pub struct ServerConfig {
     /// Range [0, 86400].
     #[serde(default = "default_shutdown_timeout_s")]
     pub shutdown_timeout_s: u64,
+    /// Largest inbound WebSocket frame or reassembled message a client may send, in bytes,
+    /// checked from the frame header before the payload is buffered (a larger one closes
+    /// the connection). Range [1, 4294967296]; default 67108864 (64 MiB).
+    #[serde(default = "default_max_frame_bytes")]
+    pub max_frame_bytes: u64,
 }
 
 /// Behaviour of the realtime video endpoint: pacing, payload sizes, limits and faults.
@@ -190,6 +195,10 @@ const MAX_SHUTDOWN_S: u64 = 86_400;
 fn default_idle_timeout_s() -> f64 {
     300.0
 }
+fn default_max_frame_bytes() -> u64 {
+    64 * 1024 * 1024
+}
+
 fn default_workers() -> usize {
     1
 }
@@ -226,6 +235,7 @@ impl Default for ServerConfig {
             idle_timeout_s: default_idle_timeout_s(),
             workers: default_workers(),
             shutdown_timeout_s: default_shutdown_timeout_s(),
+            max_frame_bytes: default_max_frame_bytes(),
         }
     }
 }
@@ -250,6 +260,11 @@ impl Default for VideoServerConfig {
 }
 
 impl ServerConfig {
+    /// [`Self::max_frame_bytes`] as a buffer size.
+    pub fn max_inbound_bytes(&self) -> usize {
+        usize::try_from(self.max_frame_bytes).unwrap_or(usize::MAX)
+    }
+
     /// Reads and validates a TOML server config. Errors name the path and the 1-based
     /// `line:col` of the offending key or value.
     pub fn from_toml_file(path: impl AsRef<Path>) -> Result<ServerConfig, ServerError> {
@@ -322,6 +337,14 @@ impl ServerConfig {
             (1..=512).contains(&self.workers),
             "workers",
             format!("workers must be between 1 and 512, got {}", self.workers),
+        );
+        check(
+            (1..=1 << 32).contains(&self.max_frame_bytes),
+            "max_frame_bytes",
+            format!(
+                "max_frame_bytes must be between 1 and 4294967296, got {}",
+                self.max_frame_bytes
+            ),
         );
         check(
             self.shutdown_timeout_s <= MAX_SHUTDOWN_S,

@@ -29,9 +29,6 @@ use super::duplex_plan::{
 /// Route of the duplex speech endpoint.
 pub const DUPLEX_PATH: &str = "/v1/realtime";
 
-/// Largest inbound message accepted (§1.1: 64 MiB; `session.update` inlines `ref_audio`).
-const MAX_INBOUND_BYTES: usize = 64 * 1024 * 1024;
-
 /// Shared, read-only state of the duplex endpoint (one per server, shared by workers).
 pub(crate) struct DuplexState {
     /// The server's whole config (duplex part plus the idle timeout).
@@ -72,12 +69,13 @@ async fn duplex_endpoint(
         .ok()
         .and_then(|q| q.into_inner().remove("session_id"))
         .filter(|id| !id.is_empty());
-    let body = super::frame_guard::guard(&req, body, MAX_INBOUND_BYTES).await?;
+    let max = state.config.max_inbound_bytes();
+    let body = super::frame_guard::guard(&req, body, max).await?;
     let (response, session, stream) = actix_ws::handle(&req, body)?;
     let stream = stream
-        .max_frame_size(MAX_INBOUND_BYTES)
+        .max_frame_size(max)
         .aggregate_continuations()
-        .max_continuation_size(MAX_INBOUND_BYTES);
+        .max_continuation_size(max);
     let open = metrics.open(super::metrics::Endpoint::Duplex);
     let conn = Connection::new(session, state, query_session_id).run(stream);
     actix_web::rt::spawn(async move {

@@ -15,9 +15,6 @@ use super::Flow;
 use super::config::{ServerConfig, TranscriptionServerConfig};
 use super::transcription_plan::{Action, TranscriptionPlan};
 
-/// Largest inbound message accepted.
-const MAX_INBOUND_BYTES: usize = 16 * 1024 * 1024;
-
 /// Shared, read-only state of the transcription endpoint.
 pub(crate) struct TranscriptionState {
     config: ServerConfig,
@@ -62,11 +59,13 @@ async fn endpoint(
     body: web::Payload,
     state: web::Data<TranscriptionState>,
 ) -> Result<HttpResponse, actix_web::Error> {
+    let max = state.config.max_inbound_bytes();
+    let body = super::frame_guard::guard(&req, body, max).await?;
     let (response, session, stream) = actix_ws::handle(&req, body)?;
     let stream = stream
-        .max_frame_size(MAX_INBOUND_BYTES)
+        .max_frame_size(max)
         .aggregate_continuations()
-        .max_continuation_size(MAX_INBOUND_BYTES);
+        .max_continuation_size(max);
     let ordinal = state.sessions.fetch_add(1, Ordering::Relaxed);
     let t = &state.config.transcription;
     let cfg = TranscriptionServerConfig {

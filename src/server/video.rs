@@ -29,9 +29,6 @@ use super::video_plan::{
 /// Route of the realtime video endpoint.
 pub const VIDEO_PATH: &str = "/v1/realtime/video";
 
-/// Largest inbound message accepted (a `session.start` may inline a large data: URL).
-const MAX_INBOUND_BYTES: usize = 64 * 1024 * 1024;
-
 /// Shared, read-only state of the video endpoint (one per server, shared by workers).
 pub(crate) struct VideoState {
     /// The server's whole config (video part plus the idle timeout).
@@ -81,12 +78,13 @@ async fn video_endpoint(
     state: web::Data<VideoState>,
     metrics: web::Data<std::sync::Arc<super::metrics::ServerMetrics>>,
 ) -> Result<HttpResponse, actix_web::Error> {
-    let body = super::frame_guard::guard(&req, body, MAX_INBOUND_BYTES).await?;
+    let max = state.config.max_inbound_bytes();
+    let body = super::frame_guard::guard(&req, body, max).await?;
     let (response, session, stream) = actix_ws::handle(&req, body)?;
     let stream = stream
-        .max_frame_size(MAX_INBOUND_BYTES)
+        .max_frame_size(max)
         .aggregate_continuations()
-        .max_continuation_size(MAX_INBOUND_BYTES);
+        .max_continuation_size(max);
     let open = metrics.open(super::metrics::Endpoint::Video);
     let conn = Connection::new(session, state).run(stream);
     actix_web::rt::spawn(async move {

@@ -267,21 +267,66 @@ pub(crate) fn parse(
         .shards
         .as_ref()
         .map(|_| cx.count(raw.shards.as_ref(), None, "shards", "", 1, (1, MAX_SHARDS)));
-    let generator_bound_ms = cx
+    let generator_bound_ms = generator_bound_ms(&mut cx, &raw);
+    let seed = seed(&mut cx, ov, &raw);
+    let rate = request_rate(&mut cx, ov, &raw);
+    let burstiness = ov
+        .burstiness
+        .or_else(|| cx.number(raw.burstiness.as_ref(), "burstiness", true))
+        .unwrap_or(1.0);
+    let start = ov
+        .ramp_up_start_rps
+        .or_else(|| cx.number(raw.ramp_up_start_rps.as_ref(), "ramp_up_start_rps", false));
+    let end = ov
+        .ramp_up_end_rps
+        .or_else(|| cx.number(raw.ramp_up_end_rps.as_ref(), "ramp_up_end_rps", false));
+    let ramp_up = ramp_up(&mut cx, ov, &raw, start, end);
+    let arrival = ArrivalSpec {
+        // `inf` releases everything at once; NaN, −inf and negatives reach the plan's check.
+        request_rate: rate.filter(|r| *r != f64::INFINITY),
+        burstiness,
+        ramp_up,
+        seed,
+    };
+    report_plan_errors(&mut cx, ov, &arrival);
+    check_rate_ranges(&mut cx, ov, arrival.request_rate, start, end);
+    if cx.errors.is_empty() {
+        Ok(Load {
+            samples: samples_requested.unwrap_or(1),
+            samples_requested,
+            warmup_samples,
+            arrival,
+            max_concurrency,
+            shards,
+            generator_bound_ms,
+        })
+    } else {
+        Err(cx.errors)
+    }
+}
+
+/// `[load] generator_bound_ms` (default 5), which must be in (0, 1e6].
+fn generator_bound_ms(cx: &mut Ctx<'_>, raw: &RawLoad) -> f64 {
+    let v = cx
         .number(raw.generator_bound_ms.as_ref(), "generator_bound_ms", false)
         .unwrap_or(crate::workload::kit::DEFAULT_GENERATOR_BOUND_MS);
-    if !(generator_bound_ms > 0.0 && generator_bound_ms <= 1e6) {
+    if !(v > 0.0 && v <= 1e6) {
         cx.at_key(
             "generator_bound_ms",
             "",
             false,
             format!(
                 "`generator_bound_ms` must be in (0, 1e6] ms (got {}); e.g. `generator_bound_ms = 5`",
-                crate::util::textpos::num(generator_bound_ms)
+                crate::util::textpos::num(v)
             ),
         );
     }
-    let seed = match (ov.seed, raw.seed.as_ref()) {
+    v
+}
+
+/// `--seed` over `[load] seed` (default 0); a negative seed is an error.
+fn seed(cx: &mut Ctx<'_>, ov: &LoadOverrides, raw: &RawLoad) -> u64 {
+    match (ov.seed, raw.seed.as_ref()) {
         (Some(s), _) => s,
         (None, Some(s)) if *s.get_ref() < 0 => {
             cx.err(
@@ -292,8 +337,12 @@ pub(crate) fn parse(
         }
         (None, Some(s)) => *s.get_ref() as u64,
         (None, None) => 0,
-    };
-    let rate = match &ov.request_rate {
+    }
+}
+
+/// `--request-rate` over `[load] request_rate`, as given (`inf` included).
+fn request_rate(cx: &mut Ctx<'_>, ov: &LoadOverrides, raw: &RawLoad) -> Option<f64> {
+    match &ov.request_rate {
         Some(t) if t.eq_ignore_ascii_case("inf") => Some(f64::INFINITY),
         Some(t) => match t.parse::<f64>() {
             Ok(v) => Some(v),
@@ -306,17 +355,18 @@ pub(crate) fn parse(
             }
         },
         None => cx.number(raw.request_rate.as_ref(), "request_rate", true),
-    };
-    let burstiness = ov
-        .burstiness
-        .or_else(|| cx.number(raw.burstiness.as_ref(), "burstiness", true))
-        .unwrap_or(1.0);
-    let start = ov
-        .ramp_up_start_rps
-        .or_else(|| cx.number(raw.ramp_up_start_rps.as_ref(), "ramp_up_start_rps", false));
-    let end = ov
-        .ramp_up_end_rps
-        .or_else(|| cx.number(raw.ramp_up_end_rps.as_ref(), "ramp_up_end_rps", false));
+    }
+}
+
+/// The ramp-up, when a strategy is set (flag over file): it needs both bounds
+/// (`start`, `end`).
+fn ramp_up(
+    cx: &mut Ctx<'_>,
+    ov: &LoadOverrides,
+    raw: &RawLoad,
+    start: Option<f64>,
+    end: Option<f64>,
+) -> Option<RampUp> {
     let strategy_origin;
     let strategy = match (&ov.ramp_up_strategy, raw.ramp_up_strategy.as_ref()) {
         (Some(s), _) => {
@@ -332,7 +382,7 @@ pub(crate) fn parse(
             None
         }
     };
-    let ramp_up = match strategy.as_deref() {
+    match strategy.as_deref() {
         None => None,
         Some(name) => {
             let strategy = match name {
@@ -356,14 +406,11 @@ pub(crate) fn parse(
                 _ => None,
             }
         }
-    };
-    let arrival = ArrivalSpec {
-        // `inf` releases everything at once; NaN, −inf and negatives reach the plan's check.
-        request_rate: rate.filter(|r| *r != f64::INFINITY),
-        burstiness,
-        ramp_up,
-        seed,
-    };
+    }
+}
+
+/// The arrival plan's own validation, each problem at the key (or flag) it is about.
+fn report_plan_errors(cx: &mut Ctx<'_>, ov: &LoadOverrides, arrival: &ArrivalSpec) {
     // Burstiness, fixed rate and ramp are checked on their own as well, so independent
     // problems are all listed, each at the key it is about.
     let parts = [
@@ -419,12 +466,23 @@ pub(crate) fn parse(
         };
         cx.at_key(key, flag, from_flag, e.to_string());
     }
+}
+
+/// Finite rates must lie in the supported range (`request_rate` at least
+/// [`MIN_RATE`], ramp bounds at least 0; all at most [`MAX_RATE`]).
+fn check_rate_ranges(
+    cx: &mut Ctx<'_>,
+    ov: &LoadOverrides,
+    request_rate: Option<f64>,
+    start: Option<f64>,
+    end: Option<f64>,
+) {
     let rates = [
         (
             "request_rate",
             "--request-rate",
             ov.request_rate.is_some(),
-            arrival.request_rate,
+            request_rate,
             MIN_RATE,
         ),
         (
@@ -459,18 +517,5 @@ pub(crate) fn parse(
                 ),
             );
         }
-    }
-    if cx.errors.is_empty() {
-        Ok(Load {
-            samples: samples_requested.unwrap_or(1),
-            samples_requested,
-            warmup_samples,
-            arrival,
-            max_concurrency,
-            shards,
-            generator_bound_ms,
-        })
-    } else {
-        Err(cx.errors)
     }
 }

@@ -10,6 +10,7 @@ mod config_checks;
 mod duplex;
 mod echo_workload;
 mod engine;
+mod fn_lengths;
 mod fresh_machine;
 mod fuzz;
 mod layering;

@@ -380,17 +380,37 @@ fn sigkill_never_loses_complete_bundles_or_lists_incomplete_ones() {
 
 #[test]
 fn the_embedded_server_drops_a_huge_frame_from_its_header() {
-    let srv = rtload::server::EmbeddedServer::start(
-        std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+    // The default limit (64 MiB) against a 1 GiB header on the video endpoint.
+    server_drops_an_oversized_frame(
         rtload::server::ServerConfig::default(),
-    )
-    .unwrap();
+        "/v1/realtime/video",
+        1 << 30,
+    );
+}
+
+#[test]
+fn the_embedded_servers_frame_limit_is_configurable() {
+    // `[server] max_frame_bytes = 1000` against a 2,000-byte frame on the transcription
+    // endpoint: refused from the header although the default would take it.
+    let cfg = rtload::server::ServerConfig {
+        max_frame_bytes: 1000,
+        ..Default::default()
+    };
+    server_drops_an_oversized_frame(cfg, "/v1/realtime", 2000);
+}
+
+/// Upgrade on `path`, send a masked binary frame header announcing `announced` bytes and
+/// 1 KiB of it, and expect the server to end the connection instead of waiting for the rest.
+fn server_drops_an_oversized_frame(cfg: rtload::server::ServerConfig, path: &str, announced: u64) {
+    let srv =
+        rtload::server::EmbeddedServer::start(std::net::SocketAddr::from(([127, 0, 0, 1], 0)), cfg)
+            .unwrap();
     let mut c = TcpStream::connect(srv.addr()).unwrap();
     c.set_read_timeout(Some(std::time::Duration::from_secs(60)))
         .unwrap();
     write!(
         c,
-        "GET /v1/realtime/video HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+        "GET {path} HTTP/1.1\r\nHost: {}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
         srv.addr()
     )
     .unwrap();
@@ -405,13 +425,13 @@ fn the_embedded_server_drops_a_huge_frame_from_its_header() {
         "{}",
         String::from_utf8_lossy(&head)
     );
-    // A masked binary frame announcing 1 GiB, then only 1 KiB of it.
+    // A masked binary frame announcing `announced` bytes, then only 1 KiB of it.
     let mut frame = vec![0x82, 0x80 | 127];
-    frame.extend_from_slice(&(1u64 << 30).to_be_bytes());
+    frame.extend_from_slice(&announced.to_be_bytes());
     frame.extend_from_slice(&[9, 9, 9, 9]);
     frame.extend_from_slice(&[0u8; 1024]);
     c.write_all(&frame).unwrap();
-    // The server ends the connection instead of waiting for the rest of the gigabyte.
+    // The server ends the connection instead of waiting for the rest.
     let mut buf = [0u8; 4096];
     loop {
         match c.read(&mut buf) {

@@ -122,21 +122,7 @@ pub fn build(
     let base = input.path.parent().unwrap_or(Path::new("."));
     let mut errors = Vec::new();
     let err = |key: &str, msg: String| input.key_error(key, msg);
-    for (key, v) in [
-        ("timeout_s", p.timeout_s),
-        ("media_timeout_s", p.media_timeout_s),
-        ("max_video_duration_s", p.max_video_duration_s),
-    ] {
-        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= 1e9)) {
-            errors.push(err(
-                key,
-                format!(
-                    "`{key}` must be in (0, 1e9] seconds (got {})",
-                    crate::util::textpos::num(v)
-                ),
-            ));
-        }
-    }
+    check_durations(input, &p, &mut errors);
     let pacing = match parse_pacing(p.pacing.as_deref()) {
         Ok(m) => m,
         Err(msg) => {
@@ -161,27 +147,7 @@ pub fn build(
     )
     .map_err(|e| errors.push(err("metric_percentiles", e.to_string())))
     .unwrap_or_default();
-    let ref_audio = match &p.ref_audio {
-        None => {
-            errors.push(ScenarioError::file(input.path, "[workload] needs `ref_audio = \"path/to/reference.wav\"` (the PR's --omniinteract-ref-audio); `rtload dataset synth DIR` writes one as DIR/ref_audio.wav"));
-            PathBuf::new()
-        }
-        Some(r) => {
-            let path = base.join(r);
-            if !path.is_file() {
-                errors.push(err(
-                    "ref_audio",
-                    format!(
-                        "`ref_audio` file does not exist: {}; point it at the reference voice \
-                         WAV (relative to the scenario file), or write one with \
-                         `rtload dataset synth DIR` (DIR/ref_audio.wav)",
-                        path.display()
-                    ),
-                ));
-            }
-            path
-        }
-    };
+    let ref_audio = ref_audio(input, &p, base, &mut errors);
     let subsets = match &p.subsets {
         None => Subset::ALL.to_vec(),
         Some(names) => Subset::parse_list(names).unwrap_or_else(|e| {
@@ -189,63 +155,11 @@ pub fn build(
             Vec::new()
         }),
     };
-    let (cases, warnings) = match &p.dataset_path {
-        None => {
-            errors.push(ScenarioError::file(input.path, "[workload] needs `dataset_path` (a local OmniInteract directory or archive); `rtload dataset synth DIR` makes a small one"));
-            (Vec::new(), Vec::new())
-        }
-        Some(d) if errors.is_empty() => {
-            let n = input.samples_requested.unwrap_or(3);
-            let root = if input.check_only {
-                dataset::layout::resolve_data_root_dry(&base.join(d))
-            } else {
-                dataset::resolve_data_root(&base.join(d)).map(Some)
-            };
-            root.and_then(|root| match root {
-                Some(root) => dataset::discover(
-                    &root,
-                    &subsets,
-                    n,
-                    input.seed,
-                    p.disable_shuffle.unwrap_or(false),
-                )
-                .map(|s| (s.cases, s.warnings)),
-                None => Ok((Vec::new(), vec![NOT_EXTRACTED.to_string()])),
-            })
-            .unwrap_or_else(|e| {
-                errors.push(err("dataset_path", e.to_string()));
-                (Vec::new(), Vec::new())
-            })
-        }
-        Some(d) => {
-            // Other errors already stop the run; still say whether the dataset exists.
-            let full = base.join(d);
-            if !full.exists() {
-                errors.push(err(
-                    "dataset_path",
-                    dataset::DatasetError::NotLocal(full).to_string(),
-                ));
-            }
-            (Vec::new(), Vec::new())
-        }
-    };
+    let (cases, warnings) = discover_cases(input, &p, base, &subsets, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
     }
-    let mut settings_base = DuplexSettings::new(
-        p.model.clone().unwrap_or_else(|| DEFAULT_MODEL.into()),
-        Arc::from(""),
-    );
-    settings_base.timeout_s = p.timeout_s.unwrap_or(900.0);
-    settings_base.require_response = p.require_response.unwrap_or(false);
-    settings_base.incremental_acks = p.incremental_acks.unwrap_or(false);
-    settings_base.pacing = pacing;
-    settings_base.extra_body = p
-        .extra_body
-        .as_ref()
-        .and_then(|t| serde_json::to_value(t).ok())
-        .and_then(|v| v.as_object().cloned())
-        .unwrap_or_default();
+    let settings_base = settings_base(&p, pacing);
     let media_opts = MediaOptions {
         media_timeout_s: p.media_timeout_s.unwrap_or(600.0),
         max_duration_s: p.max_video_duration_s.unwrap_or(3600.0),
@@ -276,6 +190,128 @@ pub fn build(
             .filter(|k| !k.is_empty())
             .map(crate::workload::Secret::new),
     }))
+}
+
+/// The time limits (`timeout_s`, `media_timeout_s`, `max_video_duration_s`) must lie in
+/// (0, 1e9] seconds.
+fn check_durations(input: &WorkloadInput<'_>, p: &OmniParams, errors: &mut Vec<ScenarioError>) {
+    for (key, v) in [
+        ("timeout_s", p.timeout_s),
+        ("media_timeout_s", p.media_timeout_s),
+        ("max_video_duration_s", p.max_video_duration_s),
+    ] {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= 1e9)) {
+            errors.push(input.key_error(
+                key,
+                format!(
+                    "`{key}` must be in (0, 1e9] seconds (got {})",
+                    crate::util::textpos::num(v)
+                ),
+            ));
+        }
+    }
+}
+
+/// `ref_audio` (relative to the scenario's folder `base`): required, and must exist.
+fn ref_audio(
+    input: &WorkloadInput<'_>,
+    p: &OmniParams,
+    base: &Path,
+    errors: &mut Vec<ScenarioError>,
+) -> PathBuf {
+    match &p.ref_audio {
+        None => {
+            errors.push(ScenarioError::file(input.path, "[workload] needs `ref_audio = \"path/to/reference.wav\"` (the PR's --omniinteract-ref-audio); `rtload dataset synth DIR` writes one as DIR/ref_audio.wav"));
+            PathBuf::new()
+        }
+        Some(r) => {
+            let path = base.join(r);
+            if !path.is_file() {
+                errors.push(input.key_error(
+                    "ref_audio",
+                    format!(
+                        "`ref_audio` file does not exist: {}; point it at the reference voice \
+                         WAV (relative to the scenario file), or write one with \
+                         `rtload dataset synth DIR` (DIR/ref_audio.wav)",
+                        path.display()
+                    ),
+                ));
+            }
+            path
+        }
+    }
+}
+
+/// The dataset's cases and warnings for `subsets`, when every other key is valid (with
+/// `check_only`, an archive is not extracted: its cases stay unknown); otherwise only
+/// whether the dataset exists.
+fn discover_cases(
+    input: &WorkloadInput<'_>,
+    p: &OmniParams,
+    base: &Path,
+    subsets: &[Subset],
+    errors: &mut Vec<ScenarioError>,
+) -> (Vec<Case>, Vec<String>) {
+    let (cases, warnings) = match &p.dataset_path {
+        None => {
+            errors.push(ScenarioError::file(input.path, "[workload] needs `dataset_path` (a local OmniInteract directory or archive); `rtload dataset synth DIR` makes a small one"));
+            (Vec::new(), Vec::new())
+        }
+        Some(d) if errors.is_empty() => {
+            let n = input.samples_requested.unwrap_or(3);
+            let root = if input.check_only {
+                dataset::layout::resolve_data_root_dry(&base.join(d))
+            } else {
+                dataset::resolve_data_root(&base.join(d)).map(Some)
+            };
+            root.and_then(|root| match root {
+                Some(root) => dataset::discover(
+                    &root,
+                    subsets,
+                    n,
+                    input.seed,
+                    p.disable_shuffle.unwrap_or(false),
+                )
+                .map(|s| (s.cases, s.warnings)),
+                None => Ok((Vec::new(), vec![NOT_EXTRACTED.to_string()])),
+            })
+            .unwrap_or_else(|e| {
+                errors.push(input.key_error("dataset_path", e.to_string()));
+                (Vec::new(), Vec::new())
+            })
+        }
+        Some(d) => {
+            // Other errors already stop the run; still say whether the dataset exists.
+            let full = base.join(d);
+            if !full.exists() {
+                errors.push(input.key_error(
+                    "dataset_path",
+                    dataset::DatasetError::NotLocal(full).to_string(),
+                ));
+            }
+            (Vec::new(), Vec::new())
+        }
+    };
+    (cases, warnings)
+}
+
+/// The per-session settings every case starts from.
+fn settings_base(p: &OmniParams, pacing: PacingMode) -> DuplexSettings {
+    let mut settings_base = DuplexSettings::new(
+        p.model.clone().unwrap_or_else(|| DEFAULT_MODEL.into()),
+        Arc::from(""),
+    );
+    settings_base.timeout_s = p.timeout_s.unwrap_or(900.0);
+    settings_base.require_response = p.require_response.unwrap_or(false);
+    settings_base.incremental_acks = p.incremental_acks.unwrap_or(false);
+    settings_base.pacing = pacing;
+    settings_base.extra_body = p
+        .extra_body
+        .as_ref()
+        .and_then(|t| serde_json::to_value(t).ok())
+        .and_then(|v| v.as_object().cloned())
+        .unwrap_or_default();
+    settings_base
 }
 
 /// `"realtime"`, `"saturate"` or `"<factor>x"` (shared with every paced workload).

@@ -78,6 +78,90 @@ pub fn build_report(
 ) -> Result<VideoReport, String> {
     let endpoint = crate::util::target::redact_url(&run.endpoint);
     let warmup_sessions = run.samples.iter().filter(|s| s.warmup).count();
+    let Sessions {
+        sessions,
+        failures,
+        late_failures,
+        json_sessions,
+        ok_records,
+        engine_rows,
+    } = collect_sessions(&run, cfg);
+    let ok: Vec<SessionMetrics> = sessions.iter().map(|s| s.metrics.clone()).collect();
+    let aggregate = if ok.is_empty() {
+        None
+    } else {
+        Some(metrics::aggregate(&ok).map_err(|e| e.to_string())?)
+    };
+    let input = ReportInput {
+        endpoint: endpoint.clone(),
+        model: r.model.clone(),
+        num_chunks: u64::from(r.num_chunks()),
+        num_frames: u64::from(r.num_frames()),
+        width: r.width,
+        height: r.height,
+        mux_fps: r.fps,
+        target_fps: cfg.fps,
+        warmup_sessions: warmup_sessions as u32,
+        warmup_chunks: cfg.warmup_chunks,
+        chunk_slo_ms: cfg.slo_ms,
+        playback_buffer_chunks: cfg.buffer_chunks,
+        sessions,
+        failures,
+        aggregate: aggregate.clone(),
+    };
+    let rt = rtload_block(&run, &engine_rows, input.failures.len());
+    let mut text = render_report(&input);
+    text.push_str(&engine_text(&rt));
+    let mut flat = aggregate
+        .as_ref()
+        .map(metrics::flat_metrics)
+        .unwrap_or_default();
+    let pairs: Vec<(&SessionMetrics, &[metrics::ChunkRecord])> = ok
+        .iter()
+        .zip(&ok_records)
+        .map(|(m, o)| (m, o.records.as_slice()))
+        .collect();
+    flat.extend(super::names::normalized(&pairs, cfg, input.failures.len()));
+    let mut rt = rt;
+    rt["metrics"] = serde_json::to_value(&flat).unwrap_or(Value::Null);
+    rt["workload"] = json!(super::KIND);
+    let doc = result_doc(
+        r,
+        cfg,
+        &endpoint,
+        warmup_sessions,
+        input.sessions.len() + input.failures.len(),
+        (json_sessions, aggregate),
+        rt,
+    );
+    Ok(VideoReport {
+        text,
+        json: doc,
+        metrics: flat,
+        series: series_of(&run),
+        late_failures,
+    })
+}
+
+/// The measured sessions of a run, sorted into the report's parts.
+struct Sessions<'a> {
+    /// Sessions with metrics.
+    sessions: Vec<SessionReport>,
+    /// Sessions that failed, in the run or in the metrics.
+    failures: Vec<SessionFailure>,
+    /// Failures only the metrics could see: (measured position, message).
+    late_failures: Vec<(usize, String)>,
+    /// The per-session JSON objects of the result file.
+    json_sessions: Vec<Value>,
+    /// The outputs of the sessions with metrics, in the order of `sessions`.
+    ok_records: Vec<&'a VideoOutput>,
+    /// The generator's per-sample rows.
+    engine_rows: Vec<Value>,
+}
+
+/// Compute each measured session's metrics and sort the sessions into successes and
+/// failures.
+fn collect_sessions<'a>(run: &'a RunRecord, cfg: &MetricsConfig) -> Sessions<'a> {
     let mut sessions = Vec::new();
     let mut failures = Vec::new();
     let mut late_failures = Vec::new();
@@ -125,46 +209,27 @@ pub fn build_report(
         });
         ok_records.push(o);
     }
-    let ok: Vec<SessionMetrics> = sessions.iter().map(|s| s.metrics.clone()).collect();
-    let aggregate = if ok.is_empty() {
-        None
-    } else {
-        Some(metrics::aggregate(&ok).map_err(|e| e.to_string())?)
-    };
-    let input = ReportInput {
-        endpoint: endpoint.clone(),
-        model: r.model.clone(),
-        num_chunks: u64::from(r.num_chunks()),
-        num_frames: u64::from(r.num_frames()),
-        width: r.width,
-        height: r.height,
-        mux_fps: r.fps,
-        target_fps: cfg.fps,
-        warmup_sessions: warmup_sessions as u32,
-        warmup_chunks: cfg.warmup_chunks,
-        chunk_slo_ms: cfg.slo_ms,
-        playback_buffer_chunks: cfg.buffer_chunks,
+    Sessions {
         sessions,
         failures,
-        aggregate: aggregate.clone(),
-    };
-    let rt = rtload_block(&run, &engine_rows, input.failures.len());
-    let mut text = render_report(&input);
-    text.push_str(&engine_text(&rt));
-    let mut flat = aggregate
-        .as_ref()
-        .map(metrics::flat_metrics)
-        .unwrap_or_default();
-    let pairs: Vec<(&SessionMetrics, &[metrics::ChunkRecord])> = ok
-        .iter()
-        .zip(&ok_records)
-        .map(|(m, o)| (m, o.records.as_slice()))
-        .collect();
-    flat.extend(super::names::normalized(&pairs, cfg, input.failures.len()));
-    let mut rt = rt;
-    rt["metrics"] = serde_json::to_value(&flat).unwrap_or(Value::Null);
-    rt["workload"] = json!(super::KIND);
-    let doc = json!({
+        late_failures,
+        json_sessions,
+        ok_records,
+        engine_rows,
+    }
+}
+
+/// The result JSON document in the reference's layout, with the generator block `rt`.
+fn result_doc(
+    r: &Rollout,
+    cfg: &MetricsConfig,
+    endpoint: &str,
+    warmup_sessions: usize,
+    n_sessions: usize,
+    (json_sessions, aggregate): (Vec<Value>, Option<metrics::AggregateMetrics>),
+    rt: Value,
+) -> Value {
+    json!({
         "benchmark": "lingbot_world_realtime",
         "timestamp": crate::workload::env_info::utc_timestamp(),
         "endpoint": endpoint,
@@ -173,7 +238,7 @@ pub fn build_report(
         "hostname": crate::workload::env_info::hostname(),
         "workload": r.describe_json(),
         "config": {
-            "sessions": input.sessions.len() + input.failures.len(),
+            "sessions": n_sessions,
             "warmup_sessions": warmup_sessions,
             "warmup_chunks": cfg.warmup_chunks,
             "camera_pattern": r.camera_pattern,
@@ -187,13 +252,6 @@ pub fn build_report(
         "sessions": json_sessions,
         "metrics": aggregate,
         "rtload": rt,
-    });
-    Ok(VideoReport {
-        text,
-        json: doc,
-        metrics: flat,
-        series: series_of(&run),
-        late_failures,
     })
 }
 
