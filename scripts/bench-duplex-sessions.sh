@@ -10,11 +10,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
+parse_bench_flags "$@"
 
-N=${1:-50}
-CASE_MS=${2:-5000}
-BIN=target/release/rtload
-[ -x "$BIN" ] || { echo "build first: cargo build --release" >&2; exit 2; }
+N=${ARGS[0]:-50}
+CASE_MS=${ARGS[1]:-5000}
+[ -x "$BIN" ] || { echo "build first: cargo build --release (or pass --bin PATH)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install time" >&2; exit 2; }
 
 work=$(mktemp -d)
@@ -45,15 +45,23 @@ output_dir = "out"
 [load]
 samples = $N
 max_concurrency = $N
+$(rate_line)
 TOML
 
 start_server "$BIN" "$work/server.toml" "$work/server.log"
 
-/usr/bin/time -f '%U %S %M %e' -o "$work/time.txt" \
+"${CLIENT_PIN[@]}" /usr/bin/time -f '%U %S %M %e' -o "$work/time.txt" \
   "$BIN" run "$work/scenario.toml" --target "ws://$addr" --output-json "$work/out.json" -q > "$work/report.txt"
 
 read -r user sys maxrss wall < "$work/time.txt"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: ${CLIENT_PIN[*]:-no}; server pinned: ${SERVER_PIN[*]:-no}; arrivals: ${RATE:+Poisson $RATE/s}${RATE:-all at once}"
+grep -h "generator-bound" "$work/report.txt" || true
 python3 - "$work" "$N" "$CASE_MS" "$user" "$sys" "$maxrss" "$wall" <<'PY'
+def resources(rt):
+    r = rt.get("resources") or {}
+    if r.get("cpu_us_per_session_s") is not None:
+        print(f"rtload's own count (live phase): cpu {r['cpu_s']:.2f} s over {r['live_session_s']:.0f} session-s"
+              f" = {r['cpu_us_per_session_s']:.0f} µs CPU per live session-second, peak RSS {r['peak_rss_mib']:.1f} MiB")
 import json, sys, glob, os, math
 work, n, case_ms, user, sys_t, rss, wall = sys.argv[1:]
 text = open(os.path.join(work, "out.json")).read()
@@ -61,6 +69,7 @@ for tok in ("-Infinity", "Infinity", "NaN"):
     text = text.replace(tok, "null")
 d = json.loads(text)
 rt = d["rtload"]
+resources(rt)
 lags = [s["pacing_max_lag_ms"] for s in rt["samples"] if s.get("pacing_max_lag_ms") is not None]
 print(f"sessions={n} case={int(case_ms)/1000:.1f}s concurrency={n}")
 print(f"client cpu: user {float(user):.2f} s + sys {float(sys_t):.2f} s over {float(wall):.2f} s wall"

@@ -10,12 +10,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
+parse_bench_flags "$@"
 
-N=${1:-100}
-CHUNKS=${2:-40}
-INTERVAL_MS=${3:-50}
-BIN=target/release/rtload
-[ -x "$BIN" ] || { echo "build first: cargo build --release" >&2; exit 2; }
+N=${ARGS[0]:-100}
+CHUNKS=${ARGS[1]:-40}
+INTERVAL_MS=${ARGS[2]:-50}
+[ -x "$BIN" ] || { echo "build first: cargo build --release (or pass --bin PATH)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install time" >&2; exit 2; }
 
 work=$(mktemp -d)
@@ -43,19 +43,28 @@ ping_interval = 0
 [load]
 samples = $N
 max_concurrency = $N
+$(rate_line)
 TOML
 
 start_server "$BIN" "$work/server.toml" "$work/server.log"
 
-/usr/bin/time -f '%U %S %M %e' -o "$work/time.txt" \
+"${CLIENT_PIN[@]}" /usr/bin/time -f '%U %S %M %e' -o "$work/time.txt" \
   "$BIN" run "$work/scenario.toml" --target "ws://$addr" --output-json "$work/out.json" > "$work/report.txt"
 
 read -r user sys maxrss wall < "$work/time.txt"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: ${CLIENT_PIN[*]:-no}; server pinned: ${SERVER_PIN[*]:-no}; arrivals: ${RATE:+Poisson $RATE/s}${RATE:-all at once}"
+grep -h "generator-bound" "$work/report.txt" || true
 python3 - "$work/out.json" "$N" "$CHUNKS" "$INTERVAL_MS" "$user" "$sys" "$maxrss" "$wall" <<'PY'
+def resources(rt):
+    r = rt.get("resources") or {}
+    if r.get("cpu_us_per_session_s") is not None:
+        print(f"rtload's own count (live phase): cpu {r['cpu_s']:.2f} s over {r['live_session_s']:.0f} session-s"
+              f" = {r['cpu_us_per_session_s']:.0f} µs CPU per live session-second, peak RSS {r['peak_rss_mib']:.1f} MiB")
 import json, sys
 out, n, chunks, interval, user, sys_t, rss, wall = sys.argv[1:]
 d = json.load(open(out))
 rt, m = d["rtload"], d["metrics"]
+resources(rt)
 cad = rt.get("cadence_vs_server") or {}
 late = rt.get("send_lateness") or {}
 steady = m.get("steady_interval_ms_mean", m.get("interval_steady", {}).get("mean_ms"))

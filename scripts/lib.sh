@@ -2,10 +2,40 @@
 # own process and wait until it announces its address.
 #
 #   start_server BIN CONFIG LOG   → sets server_pid and addr (host:port)
+#
+# and parse the flags every bench script takes (the rest stay in ARGS):
+#   --cores CLIENT:SERVER   pin the client and the server with taskset (CPU lists, e.g. 1:0)
+#   --rate R                Poisson arrivals at R sessions/s ([load] request_rate) instead
+#                           of starting every session at once
+#   --bin PATH              the rtload binary (default target/release/rtload), e.g. an
+#                           older build to compare against in the same run
+
+parse_bench_flags() {
+  BIN=target/release/rtload RATE= CLIENT_PIN=() SERVER_PIN=() ARGS=()
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --cores)
+        [ $# -ge 2 ] && [[ $2 == *:* ]] || { echo "--cores wants CLIENT:SERVER CPU lists, e.g. --cores 1:0" >&2; exit 2; }
+        CLIENT_PIN=(taskset -c "${2%%:*}") SERVER_PIN=(taskset -c "${2#*:}"); shift 2 ;;
+      --rate)
+        [ $# -ge 2 ] || { echo "--rate wants sessions per second, e.g. --rate 200" >&2; exit 2; }
+        RATE=$2; shift 2 ;;
+      --bin)
+        [ $# -ge 2 ] || { echo "--bin wants a path" >&2; exit 2; }
+        BIN=$2; shift 2 ;;
+      *) ARGS+=("$1"); shift ;;
+    esac
+  done
+}
+
+# The `[load]` lines for the chosen arrival process.
+rate_line() {
+  if [ -n "$RATE" ]; then echo "request_rate = $RATE"; fi
+}
 
 start_server() {
   local bin=$1 config=$2 log=$3
-  "$bin" serve --port 0 --config "$config" 2> "$log" &
+  "${SERVER_PIN[@]}" "$bin" serve --port 0 --config "$config" 2> "$log" &
   server_pid=$!
   for _ in $(seq 100); do
     grep -q "listening on" "$log" 2>/dev/null && break

@@ -89,6 +89,9 @@ pub struct RunSummary {
     pub warmup: usize,
     /// The load the run actually reached (peak concurrency, request rates).
     pub achieved: crate::workload::kit::Achieved,
+    /// "results may be generator-bound: …" when the generator itself was the bottleneck
+    /// (see [`crate::workload::kit::generator_bound`]).
+    pub generator_bound: Option<String>,
 }
 
 impl RunSummary {
@@ -180,11 +183,7 @@ pub fn run_distributed(
     engine::fdlimit::ensure(scenario.load.max_concurrency, scenario.target.is_none())
         .map_err(RunError::FdLimit)?;
     let (url, server) = start_target(scenario)?;
-    // One TLS configuration per run, shared by every shard's client.
-    let tls = url
-        .starts_with("wss://")
-        .then(|| crate::engine::tls::ClientTls::build(&scenario.tls))
-        .transpose()?;
+    let tls = client_tls(&url, scenario)?;
     workload.prepare().map_err(RunError::Prepare)?;
     tracing::debug!(
         target = %redact_url(&url),
@@ -193,7 +192,11 @@ pub fn run_distributed(
         "run starting"
     );
     let (tx, printer) = spawn_line_printer(lines);
-    let (progress_tx, progress_thread) = spawn_progress(progress, workload.headline_name());
+    let (progress_tx, progress_thread) = spawn_progress(
+        progress,
+        workload.headline_name(),
+        scenario.load.generator_bound_ms,
+    );
     let (live, metrics_server) = serve_live_metrics(dist, shard, workload.headline_name())?;
     let cfg = EngineConfig {
         url: url.clone(),
@@ -209,6 +212,7 @@ pub fn run_distributed(
         artifact_root: workload.artifact_root(),
         lines: Some(tx),
         progress: progress_tx,
+        generator_bound_ms: scenario.load.generator_bound_ms,
         interrupt,
         placement: crate::engine::Placement {
             measured_indices: Some(mine.iter().map(|m| m.0).collect()),
@@ -219,9 +223,7 @@ pub fn run_distributed(
     let scraper = start_scraper(scenario)?;
     let run_start_unix_s = unix_now();
     let this_run = workload.clone().begin_run();
-    let usage_start = crate::workload::kit::UsageSnapshot::now();
-    let out = engine::run(cfg, this_run.clone());
-    let usage_end = crate::workload::kit::UsageSnapshot::now();
+    let (out, usage, live_wall_s) = live_phase(cfg, this_run.clone());
     if let Some(m) = metrics_server {
         m.stop();
     }
@@ -235,12 +237,48 @@ pub fn run_distributed(
         this_run,
         mine,
         run_start_unix_s,
-        usage: (usage_start, usage_end),
+        usage,
         target_timeline,
         tls: tls.is_some(),
         url,
+        live_wall_s,
     };
     summarize(scenario, dist, shard, ran)
+}
+
+/// Runs the engine (the live phase), returning its output, the process's resource usage
+/// at the phase's two boundaries, and the phase's wall seconds.
+fn live_phase(
+    cfg: EngineConfig,
+    this_run: Arc<dyn crate::workload::WorkloadRun>,
+) -> (
+    Result<engine::EngineOutput, engine::EngineError>,
+    (
+        crate::workload::kit::UsageSnapshot,
+        crate::workload::kit::UsageSnapshot,
+    ),
+    f64,
+) {
+    let usage_start = crate::workload::kit::UsageSnapshot::now();
+    let started = std::time::Instant::now();
+    let out = engine::run(cfg, this_run);
+    let wall_s = started.elapsed().as_secs_f64();
+    (
+        out,
+        (usage_start, crate::workload::kit::UsageSnapshot::now()),
+        wall_s,
+    )
+}
+
+/// The run's one TLS configuration, shared by every shard's client (`None` for `ws://`).
+fn client_tls(
+    url: &str,
+    scenario: &Scenario,
+) -> Result<Option<crate::engine::tls::ClientTls>, RunError> {
+    Ok(url
+        .starts_with("wss://")
+        .then(|| crate::engine::tls::ClientTls::build(&scenario.tls))
+        .transpose()?)
 }
 
 /// The run's target URL: the scenario's `target`, or the embedded server (started here and
@@ -283,6 +321,7 @@ fn spawn_line_printer(
 fn spawn_progress(
     progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
     headline: &str,
+    generator_bound_ms: f64,
 ) -> (
     Option<crossbeam_channel::Sender<crate::engine::progress::ProgressEvent>>,
     Option<std::thread::JoinHandle<()>>,
@@ -294,7 +333,11 @@ fn spawn_progress(
             (
                 Some(tx),
                 Some(crate::engine::progress::spawn_printer(
-                    mode, rx, out, headline,
+                    mode,
+                    rx,
+                    out,
+                    headline,
+                    Some(generator_bound_ms),
                 )),
             )
         }
@@ -353,6 +396,28 @@ struct Ran {
     tls: bool,
     /// The target URL.
     url: String,
+    /// Wall seconds the engine ran (the live phase), for the generator's core share.
+    live_wall_s: f64,
+}
+
+/// "results may be generator-bound: …" when the run's send lateness p99 exceeded
+/// `[load] generator_bound_ms` or the generator used ≥ 90 % of a core in the live phase.
+fn generator_bound(
+    run: &RunRecord,
+    usage: (
+        crate::workload::kit::UsageSnapshot,
+        crate::workload::kit::UsageSnapshot,
+    ),
+    live_wall_s: f64,
+    scenario: &Scenario,
+) -> Option<String> {
+    use crate::workload::kit;
+    let (_, lateness) = kit::wait_and_lateness(run);
+    kit::generator_bound(
+        lateness["p99_ms"].as_f64(),
+        kit::core_share(usage.0, usage.1, live_wall_s),
+        scenario.load.generator_bound_ms,
+    )
 }
 
 /// Sets interrupt-cancelled samples apart from `failures`, returning their indices.
@@ -382,6 +447,7 @@ fn summarize(
     let cancelled = cancelled_idx.len();
     let interrupted = out.interrupted;
     let engine_series = engine_series(&out.run);
+    let generator_bound = generator_bound(&out.run, ran.usage, ran.live_wall_s, scenario);
     let tag = crate::report::merge::ShardTag::of_run(
         &scenario.name,
         shard,
@@ -430,6 +496,7 @@ fn summarize(
         cancelled,
         warmup: scenario.load.warmup_samples,
         achieved,
+        generator_bound,
     };
     if let Some(path) = &summary.json_path {
         let extras = ResultExtras {
@@ -488,6 +555,10 @@ fn write_result(
     );
     crate::workload::kit::merge_into(&mut doc, block);
     crate::workload::kit::merge_into(&mut doc, summary.achieved.to_json());
+    crate::workload::kit::merge_into(
+        &mut doc,
+        serde_json::json!({ "generator_bound": summary.generator_bound }),
+    );
     let passed = summary.failures.is_empty()
         && summary.artifact_errors.is_empty()
         && summary.verdicts.iter().all(|v| v.passed);

@@ -72,6 +72,8 @@ pub struct CoordArgs {
     pub lines: Option<crossbeam_channel::Sender<String>>,
     /// Progress events.
     pub progress: Option<crossbeam_channel::Sender<ProgressEvent>>,
+    /// Sends later than this (ms) count as late in [`ProgressEvent::SampleEnded`].
+    pub generator_bound_ms: f64,
     /// Global sample indices and the start barrier of a sharded run.
     pub placement: super::Placement,
     /// Live tallies for `--metrics-addr`.
@@ -357,6 +359,14 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
     st.actors.remove(&idx);
     let warmup = rec.warmup;
     let headline_ms = st.args.workload.headline_ms(&rec);
+    let bound_s = st.args.generator_bound_ms / 1000.0;
+    if !warmup && !rec.send_lateness_s.is_empty() {
+        let late = rec.send_lateness_s.iter().filter(|l| **l > bound_s).count();
+        st.progress(ProgressEvent::Sends {
+            sends: u32::try_from(rec.send_lateness_s.len()).unwrap_or(u32::MAX),
+            late: u32::try_from(late).unwrap_or(u32::MAX),
+        });
+    }
     if let Some(live) = &st.args.live {
         live.ended(&rec, headline_ms);
     }

@@ -57,6 +57,9 @@ pub struct EngineConfig {
     pub lines: Option<crossbeam_channel::Sender<String>>,
     /// Receives progress events (sample started / ended), when set.
     pub progress: Option<crossbeam_channel::Sender<crate::engine::progress::ProgressEvent>>,
+    /// Sends later than this many ms count as late in the progress events (the
+    /// "generator-bound" warning; `[load] generator_bound_ms`).
+    pub generator_bound_ms: f64,
     /// Graceful interruption (e.g. by SIGINT), when the caller offers one.
     pub interrupt: Option<interrupt::Interrupt>,
     /// Where this run's samples sit in a distributed run (default: the whole run, now).
@@ -134,6 +137,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         writer: writer.as_ref().map(writer::Writer::handle),
         lines: cfg.lines.clone(),
         progress: cfg.progress.clone(),
+        generator_bound_ms: cfg.generator_bound_ms,
         placement: cfg.placement.clone(),
         live: cfg.live.clone(),
         done: tx,

@@ -62,6 +62,14 @@ pub enum ProgressEvent {
         /// failed sample's value counts; `None` values are never counted).
         headline_ms: Option<f64>,
     },
+    /// The scheduled sends of a measured sample that ended (sent before its
+    /// [`ProgressEvent::SampleEnded`], only when it made any).
+    Sends {
+        /// Sends it made (each with a lateness).
+        sends: u32,
+        /// Of those, sends later than the run's generator-bound threshold.
+        late: u32,
+    },
 }
 
 /// Running tally of a run's progress; a pure state machine fed with [`ProgressEvent`]s.
@@ -79,6 +87,12 @@ pub struct Progress {
     /// Finite headline values of measured samples, ascending.
     values: Vec<f64>,
     last_event_s: Option<f64>,
+    /// Scheduled sends of measured samples, and those later than `bound_ms`.
+    sends: usize,
+    late_sends: usize,
+    bound_ms: Option<f64>,
+    /// Share of one core the process used over the last redraw window.
+    core_share: Option<f64>,
 }
 
 impl Progress {
@@ -95,7 +109,42 @@ impl Progress {
             warm_done: 0,
             values: Vec::new(),
             last_event_s: None,
+            sends: 0,
+            late_sends: 0,
+            bound_ms: None,
+            core_share: None,
         }
+    }
+
+    /// Use `bound_ms` as the send-lateness threshold of the generator-bound warning
+    /// (`None`, the default: no warning on the line).
+    pub fn with_generator_bound(mut self, bound_ms: Option<f64>) -> Self {
+        self.bound_ms = bound_ms;
+        self
+    }
+
+    /// Record the share of one core the process used recently (CPU s / wall s).
+    pub fn set_core_share(&mut self, share: Option<f64>) {
+        self.core_share = share;
+    }
+
+    /// "results may be generator-bound: …" when more than 1 % of measured sends so far
+    /// were later than the threshold (so their p99 exceeds it) or the process recently
+    /// used most of a core; `None` otherwise.
+    pub fn generator_bound(&self) -> Option<String> {
+        use crate::workload::kit;
+        let bound_ms = self.bound_ms?;
+        let late = (self.late_sends * 100 > self.sends).then(|| {
+            format!(
+                "send lateness p99 > {} ms ({} of {} sends)",
+                crate::util::textpos::num(bound_ms),
+                self.late_sends,
+                self.sends
+            )
+        });
+        let busy = kit::saturation_reason(self.core_share)
+            .map(|r| r.replace("during the live phase", "over the last second"));
+        kit::bound_message(late.into_iter().chain(busy))
     }
 
     /// Applies one event that happened at `now_s` seconds since the run started.
@@ -108,6 +157,10 @@ impl Progress {
             ProgressEvent::SampleStarted { warmup: true, .. } => self.warm_started += 1,
             ProgressEvent::SampleStarted { warmup: false, .. } => self.started += 1,
             ProgressEvent::SampleEnded { warmup: true, .. } => self.warm_done += 1,
+            ProgressEvent::Sends { sends, late } => {
+                self.sends += sends as usize;
+                self.late_sends += late as usize;
+            }
             ProgressEvent::SampleEnded {
                 warmup: false,
                 failure,
@@ -214,6 +267,10 @@ impl Progress {
             fmt_ms(self.p50_ms()),
             fmt_ms(self.p99_ms())
         ));
+        if let Some(w) = self.generator_bound() {
+            s.push_str("  ");
+            s.push_str(&w);
+        }
         s
     }
 }
@@ -255,14 +312,17 @@ pub fn mode_for(is_terminal: bool, quiet: bool) -> Mode {
 /// Starts the printer thread: it applies events from `rx` to a [`Progress`] labelled
 /// `headline`, prints to `out` per `mode` (elapsed time measured from the spawn), and returns
 /// once every sender is dropped, after printing the final line (Live and Plain modes).
+/// With `bound_ms`, the line says "results may be generator-bound: …" when more than 1 %
+/// of sends were later than `bound_ms` or the process used ≥ 90 % of a core recently.
 /// Write errors (e.g. a closed stderr) are ignored.
 pub fn spawn_printer(
     mode: Mode,
     rx: Receiver<ProgressEvent>,
     out: Box<dyn Write + Send>,
     headline: String,
+    bound_ms: Option<f64>,
 ) -> JoinHandle<()> {
-    std::thread::spawn(move || run_printer(mode, rx, out, headline))
+    std::thread::spawn(move || run_printer(mode, rx, out, headline, bound_ms))
 }
 
 fn run_printer(
@@ -270,6 +330,7 @@ fn run_printer(
     rx: Receiver<ProgressEvent>,
     mut out: Box<dyn Write + Send>,
     headline: String,
+    bound_ms: Option<f64>,
 ) {
     let (period_s, live) = match mode {
         Mode::Quiet => {
@@ -280,11 +341,15 @@ fn run_printer(
         Mode::Plain { every_s } => (clamp_every(every_s), false),
     };
     let origin = Instant::now();
-    let mut progress = Progress::new(headline);
+    let mut progress = Progress::new(headline).with_generator_bound(bound_ms);
     let mut next_draw_s = period_s;
+    let mut cpu = CpuWindow::new();
     loop {
         let now_s = origin.elapsed().as_secs_f64();
         if now_s >= next_draw_s {
+            if let Some(share) = cpu.sample(now_s).filter(|_| bound_ms.is_some()) {
+                progress.set_core_share(Some(share));
+            }
             draw(&mut out, live, &progress.line(now_s), false);
             // Skip ticks missed while busy rather than bursting to catch up.
             next_draw_s = ((now_s / period_s).floor() + 1.0) * period_s;
@@ -302,6 +367,42 @@ fn run_printer(
         &progress.line(origin.elapsed().as_secs_f64()),
         true,
     );
+}
+
+/// The process's share of one core over windows of at least a second (from `/proc`).
+struct CpuWindow {
+    since: Option<(f64, f64)>,
+}
+
+impl CpuWindow {
+    fn new() -> Self {
+        let cpu = crate::workload::kit::UsageSnapshot::now().cpu_s;
+        Self {
+            since: cpu.map(|c| (0.0, c)),
+        }
+    }
+
+    /// The share since the window opened, once a second has passed (then a new window
+    /// opens); `None` before that or without `/proc`.
+    fn sample(&mut self, now_s: f64) -> Option<f64> {
+        let (t0, c0) = self.since?;
+        if now_s - t0 < 1.0 {
+            return None;
+        }
+        let c = crate::workload::kit::UsageSnapshot::now().cpu_s?;
+        self.since = Some((now_s, c));
+        crate::workload::kit::core_share(
+            crate::workload::kit::UsageSnapshot {
+                cpu_s: Some(c0),
+                peak_rss_bytes: None,
+            },
+            crate::workload::kit::UsageSnapshot {
+                cpu_s: Some(c),
+                peak_rss_bytes: None,
+            },
+            now_s - t0,
+        )
+    }
 }
 
 fn clamp_every(every_s: f64) -> f64 {

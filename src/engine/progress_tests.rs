@@ -189,7 +189,7 @@ impl SharedBuf {
 fn run(mode: Mode) -> String {
     let buf = SharedBuf::default();
     let (tx, rx) = crossbeam_channel::unbounded();
-    let handle = spawn_printer(mode, rx, Box::new(buf.clone()), "ttfc".to_owned());
+    let handle = spawn_printer(mode, rx, Box::new(buf.clone()), "ttfc".to_owned(), None);
     for ev in [
         ProgressEvent::Planned {
             measured: 2,
@@ -249,4 +249,28 @@ fn events_are_send_and_small() {
     fn assert_send<T: Send + 'static>() {}
     assert_send::<ProgressEvent>();
     assert!(std::mem::size_of::<ProgressEvent>() <= 32);
+}
+
+#[test]
+fn line_warns_when_over_one_percent_of_sends_are_late() {
+    let end = |_idx, sends, late| ProgressEvent::Sends { sends, late };
+    let mut p = Progress::new("ttfc").with_generator_bound(Some(5.0));
+    p.on_event(end(0, 100, 1), 1.0);
+    assert_eq!(p.generator_bound(), None, "1 % late is p99 within bound");
+    p.on_event(end(1, 100, 2), 2.0);
+    let w = p.generator_bound().unwrap();
+    assert!(
+        w.starts_with("results may be generator-bound: send lateness p99 > 5 ms (3 of 200 sends)")
+    );
+    assert!(
+        p.line(2.0)
+            .ends_with("(spread the load over more cores or machines)")
+    );
+    p.set_core_share(Some(0.97));
+    assert!(
+        p.line(2.0)
+            .contains("; the generator used 97% of a core over the last second")
+    );
+    let quiet = Progress::new("ttfc");
+    assert_eq!(quiet.generator_bound(), None, "no threshold, no warning");
 }

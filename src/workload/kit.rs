@@ -11,6 +11,14 @@ use serde_json::{Value, json};
 
 use super::{RunRecord, SampleRecord};
 
+/// Default send-lateness p99 (ms) above which the generator calls its results possibly
+/// generator-bound (`[load] generator_bound_ms` overrides it).
+pub const DEFAULT_GENERATOR_BOUND_MS: f64 = 5.0;
+
+/// Share of one core the process may use during the live phase before its results are
+/// called possibly generator-bound.
+pub const SATURATED_CORE_SHARE: f64 = 0.9;
+
 /// Linux's `USER_HZ` (`/proc/<pid>/stat` CPU times are in these ticks; fixed by the ABI).
 const USER_HZ: f64 = 100.0;
 
@@ -88,6 +96,58 @@ pub fn generator_block<O>(
                 .map(|c| c * 1e6 / live_session_s),
         },
     })
+}
+
+/// The plain warning a saturated generator prints in its report, progress line and result
+/// (`rtload.generator_bound`): `Some("results may be generator-bound: …")` when the send
+/// lateness p99 exceeds `threshold_ms` or the process used at least
+/// [`SATURATED_CORE_SHARE`] of one core (`core_share`: CPU seconds / wall seconds of the live
+/// phase), naming each reason with its value; `None` otherwise or when nothing was measured.
+pub fn generator_bound(
+    lateness_p99_ms: Option<f64>,
+    core_share: Option<f64>,
+    threshold_ms: f64,
+) -> Option<String> {
+    let late = lateness_p99_ms
+        .filter(|p| p.is_finite() && *p > threshold_ms)
+        .map(|p99| {
+            format!(
+                "send lateness p99 {p99:.1} ms > {} ms",
+                crate::util::textpos::num(threshold_ms)
+            )
+        });
+    bound_message(late.into_iter().chain(saturation_reason(core_share)))
+}
+
+/// "the generator used N% of a core during the live phase" when `core_share` is at least
+/// [`SATURATED_CORE_SHARE`].
+pub fn saturation_reason(core_share: Option<f64>) -> Option<String> {
+    core_share
+        .filter(|c| c.is_finite() && *c >= SATURATED_CORE_SHARE)
+        .map(|c| {
+            format!(
+                "the generator used {:.0}% of a core during the live phase",
+                c * 100.0
+            )
+        })
+}
+
+/// "results may be generator-bound: A; B (…)" for the given reasons, `None` without any.
+pub fn bound_message(reasons: impl IntoIterator<Item = String>) -> Option<String> {
+    let why: Vec<String> = reasons.into_iter().collect();
+    (!why.is_empty()).then(|| {
+        format!(
+            "results may be generator-bound: {} (spread the load over more cores or machines)",
+            why.join("; ")
+        )
+    })
+}
+
+/// CPU seconds used between `start` and `end` divided by `wall_s`: the share of one core
+/// the process used (`None` when `/proc` was unavailable or no time passed).
+pub fn core_share(start: UsageSnapshot, end: UsageSnapshot, wall_s: f64) -> Option<f64> {
+    let cpu = end.cpu_s? - start.cpu_s?;
+    (wall_s > 0.0).then(|| cpu.max(0.0) / wall_s)
 }
 
 /// The `queue_wait` and `send_lateness` summaries (ms) over the measured samples, as the
@@ -262,7 +322,29 @@ mod tests {
         let status = "Name:\trtload\nVmHWM:\t  2048 kB\nVmRSS:\t 1000 kB\n";
         assert_eq!(peak_rss_from_status(status), Some(2048 * 1024));
         let now = UsageSnapshot::now();
+        let later = UsageSnapshot {
+            cpu_s: now.cpu_s.map(|c| c + 0.5),
+            ..now
+        };
+        assert_eq!(core_share(now, later, 1.0), Some(0.5));
+        assert_eq!(core_share(now, later, 0.0), None);
         assert!(now.cpu_s.is_some() && now.peak_rss_bytes.is_some());
+    }
+
+    #[test]
+    fn generator_bound_names_each_reason_and_stays_silent_otherwise() {
+        assert_eq!(generator_bound(Some(4.9), Some(0.5), 5.0), None);
+        assert_eq!(generator_bound(None, None, 5.0), None);
+        let late = generator_bound(Some(7.26), Some(0.5), 5.0).unwrap();
+        assert_eq!(
+            late,
+            "results may be generator-bound: send lateness p99 7.3 ms > 5 ms \
+             (spread the load over more cores or machines)"
+        );
+        let both = generator_bound(Some(12.0), Some(0.95), 2.5).unwrap();
+        assert!(both.contains("p99 12.0 ms > 2.5 ms; the generator used 95% of a core"));
+        let busy = generator_bound(None, Some(0.9), 5.0).unwrap();
+        assert!(busy.contains("90% of a core") && !busy.contains("lateness"));
     }
 
     #[test]

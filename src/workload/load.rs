@@ -38,6 +38,10 @@ pub struct Load {
     pub max_concurrency: usize,
     /// Session shard threads (default: one per core).
     pub shards: Option<usize>,
+    /// Send-lateness p99 (ms) above which the results are flagged as possibly
+    /// generator-bound (`generator_bound_ms`, default
+    /// [`crate::workload::kit::DEFAULT_GENERATOR_BOUND_MS`]).
+    pub generator_bound_ms: f64,
 }
 
 /// `[load]` values given on the command line; they win over the file.
@@ -109,6 +113,10 @@ pub(crate) struct RawLoad {
     /// Session shard threads (default: one per core). Range [1, 1024].
     #[schemars(with = "Option<u64>")]
     shards: Option<Spanned<i64>>,
+    /// Send-lateness p99 in ms above which results are flagged "generator-bound"
+    /// (default 5). Range (0, 1e6].
+    #[schemars(with = "Option<f64>")]
+    generator_bound_ms: Option<Spanned<NumOrStr>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -259,6 +267,7 @@ pub(crate) fn parse(
         .shards
         .as_ref()
         .map(|_| cx.count(raw.shards.as_ref(), None, "shards", "", 1, (1, MAX_SHARDS)));
+    let generator_bound_ms = generator_bound_ms(&mut cx, &raw);
     let seed = seed(&mut cx, ov, &raw);
     let rate = request_rate(&mut cx, ov, &raw);
     let burstiness = ov
@@ -289,10 +298,30 @@ pub(crate) fn parse(
             arrival,
             max_concurrency,
             shards,
+            generator_bound_ms,
         })
     } else {
         Err(cx.errors)
     }
+}
+
+/// `[load] generator_bound_ms` (default 5), which must be in (0, 1e6].
+fn generator_bound_ms(cx: &mut Ctx<'_>, raw: &RawLoad) -> f64 {
+    let v = cx
+        .number(raw.generator_bound_ms.as_ref(), "generator_bound_ms", false)
+        .unwrap_or(crate::workload::kit::DEFAULT_GENERATOR_BOUND_MS);
+    if !(v > 0.0 && v <= 1e6) {
+        cx.at_key(
+            "generator_bound_ms",
+            "",
+            false,
+            format!(
+                "`generator_bound_ms` must be in (0, 1e6] ms (got {}); e.g. `generator_bound_ms = 5`",
+                crate::util::textpos::num(v)
+            ),
+        );
+    }
+    v
 }
 
 /// `--seed` over `[load] seed` (default 0); a negative seed is an error.

@@ -93,6 +93,7 @@ fn warmups_run_first_and_appear_in_no_metric() {
             artifact_root: None,
             lines: None,
             progress: None,
+            generator_bound_ms: 5.0,
             placement: Default::default(),
             live: None,
             interrupt: None,

@@ -217,6 +217,9 @@ fn report_run(
         println!("Thresholds");
         print!("{}", rtload::config::thresholds::render(&summary.verdicts));
     }
+    if let Some(w) = &summary.generator_bound {
+        println!("WARNING: {w}");
+    }
     if let Some(p) = &summary.json_path {
         eprintln!("wrote {}", p.display());
     }
