@@ -49,7 +49,7 @@ TOML
 start_server "$BIN" "$work/server.toml" "$work/server.log"
 
 "${CLIENT_PIN[@]}" /usr/bin/time -f '%U %S %M %e' -o "$work/time.txt" \
-  "$BIN" run "$work/scenario.toml" --target "ws://$addr" --output-json "$work/out.json" > "$work/report.txt"
+  "${PERF[@]}" "$BIN" run "$work/scenario.toml" --target "ws://$addr" --output-json "$work/out.json" > "$work/report.txt"
 
 read -r user sys maxrss wall < "$work/time.txt"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: ${CLIENT_PIN[*]:-no}; server pinned: ${SERVER_PIN[*]:-no}; arrivals: ${RATE:+Poisson $RATE/s}${RATE:-all at once}"

@@ -9,9 +9,11 @@
 #                           of starting every session at once
 #   --bin PATH              the rtload binary (default target/release/rtload), e.g. an
 #                           older build to compare against in the same run
+#   --perf FILE             record the client with `perf record -g -o FILE` (then
+#                           `perf report -i FILE`); CPU figures include perf's overhead
 
 parse_bench_flags() {
-  BIN=target/release/rtload RATE= CLIENT_PIN=() SERVER_PIN=() ARGS=()
+  BIN=target/release/rtload RATE= CLIENT_PIN=() SERVER_PIN=() ARGS=() PERF=()
   while [ $# -gt 0 ]; do
     case $1 in
       --cores)
@@ -23,6 +25,9 @@ parse_bench_flags() {
       --bin)
         [ $# -ge 2 ] || { echo "--bin wants a path" >&2; exit 2; }
         BIN=$2; shift 2 ;;
+      --perf)
+        [ $# -ge 2 ] || { echo "--perf wants an output file" >&2; exit 2; }
+        PERF=(perf record -q -g -o "$2" --); shift 2 ;;
       *) ARGS+=("$1"); shift ;;
     esac
   done

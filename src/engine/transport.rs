@@ -381,7 +381,7 @@ impl Reassembler {
 }
 
 fn text(b: Bytes) -> Result<Inbound, TransportError> {
-    String::from_utf8(b.to_vec())
+    crate::workload::ByteString::try_from(b)
         .map(Inbound::Text)
         .map_err(|_| TransportError::Recv("text frame is not valid UTF-8".into()))
 }
@@ -389,7 +389,7 @@ fn text(b: Bytes) -> Result<Inbound, TransportError> {
 /// Encode an outbound message for awc.
 pub fn to_message(msg: crate::workload::Outbound) -> Message {
     match msg {
-        crate::workload::Outbound::Text(s) => Message::Text(s.into()),
+        crate::workload::Outbound::Text(s) => Message::Text(s),
         crate::workload::Outbound::Binary(b) => Message::Binary(b),
     }
 }

@@ -63,9 +63,9 @@ pub fn event(
 pub fn steps(shaped: BoxedStrategy<Value>) -> BoxedStrategy<Vec<Step>> {
     let dt = 0u32..3000;
     let step = prop_oneof![
-        4 => (dt.clone(), shaped).prop_map(|(d, v)| Step::Frame(d, Inbound::Text(v.to_string()))),
-        1 => (dt.clone(), any_json()).prop_map(|(d, v)| Step::Frame(d, Inbound::Text(v.to_string()))),
-        1 => (dt.clone(), ".{0,40}").prop_map(|(d, s)| Step::Frame(d, Inbound::Text(s))),
+        4 => (dt.clone(), shaped).prop_map(|(d, v)| Step::Frame(d, Inbound::Text(v.to_string().into()))),
+        1 => (dt.clone(), any_json()).prop_map(|(d, v)| Step::Frame(d, Inbound::Text(v.to_string().into()))),
+        1 => (dt.clone(), ".{0,40}").prop_map(|(d, s)| Step::Frame(d, Inbound::Text(s.into()))),
         1 => (dt.clone(), prop::collection::vec(any::<u8>(), 0..64))
             .prop_map(|(d, b)| Step::Frame(d, Inbound::Binary(Bytes::from(b)))),
         2 => dt.prop_map(Step::Wake),

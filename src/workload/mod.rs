@@ -66,14 +66,16 @@ use bytes::Bytes;
 use tokio::time::Instant;
 
 use crate::util::scenario_error::ScenarioError;
+/// Shared UTF-8 bytes: the text payload of [`Inbound`] and [`Outbound`] frames.
+pub use bytestring::ByteString;
 pub use erased::{DynSession, DynWorkload, WorkloadRun};
 pub use outcome::{Failure, FailureKind};
 
 /// A WebSocket message as the session sees it (control frames are the transport's business).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Inbound {
-    /// A text frame.
-    Text(String),
+    /// A text frame (the received bytes, validated UTF-8, not copied).
+    Text(ByteString),
     /// A binary frame.
     Binary(Bytes),
 }
@@ -81,8 +83,9 @@ pub enum Inbound {
 /// A message the session asks the sender to write.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outbound {
-    /// A text frame.
-    Text(String),
+    /// A text frame. A `ByteString` is a shared `Bytes`: a message built once (an append
+    /// prepared before timing) is sent by every session with no copy.
+    Text(ByteString),
     /// A binary frame.
     Binary(Bytes),
 }

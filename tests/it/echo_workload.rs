@@ -66,7 +66,7 @@ impl Session for EchoSession {
     fn on_open(&mut self, now: Instant, fx: &mut Effects) {
         for i in 0..MESSAGES {
             self.sent.push(now);
-            fx.send(Outbound::Text(format!("echo {i}")), Some(now));
+            fx.send(Outbound::Text(format!("echo {i}").into()), Some(now));
         }
     }
     fn on_inbound(&mut self, msg: Inbound, at: Instant, fx: &mut Effects) {

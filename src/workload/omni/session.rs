@@ -154,75 +154,71 @@ impl DuplexSession {
     }
 
     fn on_text(&mut self, text: &str, at: Instant, fx: &mut Effects) {
-        let ev = match serde_json::from_str::<Value>(text) {
+        let ev = match parse_event(text) {
             Ok(ev) => ev,
-            Err(e) => {
-                // The reference's words, then what failed to parse and where.
-                let head: String = text.chars().take(80).collect();
-                let more = if head.len() < text.len() { "…" } else { "" };
-                let msg = format!(
-                    "Realtime WebSocket reader failed: server sent malformed JSON ({e}): {head:?}{more}"
-                );
-                return self.finish(at, Err((FailureKind::Protocol, msg)), fx);
-            }
+            Err(msg) => return self.finish(at, Err((FailureKind::Protocol, msg)), fx),
         };
         if !ev.is_object() {
             return;
         }
         let at_s = self.secs(at);
-        let kind = ev
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
         let index = self.out.events.len();
-        let audio_len = match self.resp.observe(&ev, at_s, self.capture, &mut self.out) {
-            Ok(Some(i)) => {
-                let (duration_s, index) = (i.duration_s, i.ordinal);
-                fx.media.push(MediaUnit {
-                    at,
-                    duration_s,
-                    stream: index,
-                    index: 0,
-                });
-                Some(i.bytes)
-            }
-            Ok(None) => None,
+        let audio_len = match self.observe_media(&ev, at, at_s, fx) {
+            Ok(n) => n,
             Err(e) => return self.finish(at, Err((FailureKind::Protocol, e)), fx),
         };
-        let mut verdict = None;
+        let verdict = self.dispatch(&ev, text, index, at);
+        self.record(ev, audio_len, at_s);
+        self.last_event_at = Some(at);
+        if let Some(result) = verdict {
+            self.finish(at, result, fx);
+        }
+    }
+
+    /// Feeds `ev` to the response tracker; audio it carries goes to the playback role.
+    /// Returns the decoded audio length when `ev` carried audio.
+    fn observe_media(
+        &mut self,
+        ev: &Value,
+        at: Instant,
+        at_s: f64,
+        fx: &mut Effects,
+    ) -> Result<Option<usize>, String> {
+        let Some(i) = self.resp.observe(ev, at_s, self.capture, &mut self.out)? else {
+            return Ok(None);
+        };
+        fx.media.push(MediaUnit {
+            at,
+            duration_s: i.duration_s,
+            stream: i.ordinal,
+            index: 0,
+        });
+        Ok(Some(i.bytes))
+    }
+
+    /// What the event means for the session's lifecycle (spec §1.5): the verdict it
+    /// brings, if any, and the phase changes it starts. `index` is the event's position in
+    /// the session's event log.
+    fn dispatch(
+        &mut self,
+        ev: &Value,
+        text: &str,
+        index: usize,
+        at: Instant,
+    ) -> Option<Result<(), (FailureKind, String)>> {
         // Before the completion wait the reference is sending, not looking at events.
         let uploading = matches!(self.phase, Phase::Configuring | Phase::Streaming);
-        match kind.as_str() {
-            "error" => match ledger::error_verdict(&ev, text) {
+        match ev.get("type").and_then(Value::as_str).unwrap_or("") {
+            "error" => match ledger::error_verdict(ev, text) {
                 ErrorVerdict::Fatal(msg) if uploading => self.held_error = Some(msg),
-                ErrorVerdict::Fatal(msg) => verdict = Some(Err((FailureKind::ServerError, msg))),
+                ErrorVerdict::Fatal(msg) => return Some(Err((FailureKind::ServerError, msg))),
                 ErrorVerdict::Tolerated(w) => ledger::warn_once(&mut self.out.artifact_warnings, w),
             },
             "session.expired" | "session.closed" if uploading => {
                 let first = self.held_end.take();
-                self.held_end = first.or_else(|| ledger::termination_failure(&ev, false, false));
+                self.held_end = first.or_else(|| ledger::termination_failure(ev, false, false));
             }
-            "session.expired" | "session.closed" => {
-                let closing = self.phase == Phase::Closing;
-                verdict = Some(
-                    match ledger::termination_failure(
-                        &ev,
-                        closing,
-                        closing && index >= self.close_from,
-                    ) {
-                        Some(msg) => Err((FailureKind::ServerError, msg)),
-                        None => self
-                            .resp
-                            .final_checks(
-                                self.cfg.require_response,
-                                self.out.stream_start_s.unwrap_or(0.0),
-                                self.media.duration_s,
-                            )
-                            .map_err(|e| (FailureKind::Protocol, e)),
-                    },
-                );
-            }
+            "session.expired" | "session.closed" => return Some(self.closed_verdict(ev, index)),
             "session.created" if self.phase == Phase::Configuring => self.start_streaming(at),
             "input_audio_buffer.committed"
                 if self.phase == Phase::Completing
@@ -233,11 +229,34 @@ impl DuplexSession {
                 // Top-level `overlap_deferred` (what the reference server sends), or
                 // nested under `event` like `session.closed`'s `event.reason`.
                 let flag = |e: &Value| e.get("overlap_deferred") == Some(&Value::Bool(true));
-                let deferred = flag(&ev) || ev.get("event").is_some_and(flag);
+                let deferred = flag(ev) || ev.get("event").is_some_and(flag);
                 self.resp.committed(deferred);
             }
             _ => {}
         }
+        None
+    }
+
+    /// The verdict of a `session.expired` / `session.closed` after the upload: a server
+    /// termination failure, else the final response checks.
+    fn closed_verdict(&mut self, ev: &Value, index: usize) -> Result<(), (FailureKind, String)> {
+        let closing = self.phase == Phase::Closing;
+        match ledger::termination_failure(ev, closing, closing && index >= self.close_from) {
+            Some(msg) => Err((FailureKind::ServerError, msg)),
+            None => self
+                .resp
+                .final_checks(
+                    self.cfg.require_response,
+                    self.out.stream_start_s.unwrap_or(0.0),
+                    self.media.duration_s,
+                )
+                .map_err(|e| (FailureKind::Protocol, e)),
+        }
+    }
+
+    /// Appends `ev` to the event log with its receipt time; audio payloads are replaced by
+    /// their decoded length (`audio_bytes`).
+    fn record(&mut self, ev: Value, audio_len: Option<usize>, at_s: f64) {
         let Value::Object(mut obj) = ev else { return };
         if let Some(n) = audio_len {
             obj.remove("delta");
@@ -246,10 +265,6 @@ impl DuplexSession {
         }
         obj.entry("_client_received_at_s").or_insert(json!(at_s));
         self.out.events.push((at_s, Value::Object(obj)));
-        self.last_event_at = Some(at);
-        if let Some(result) = verdict {
-            self.finish(at, result, fx);
-        }
     }
 
     fn start_streaming(&mut self, at: Instant) {
@@ -272,7 +287,8 @@ impl DuplexSession {
         let Some(up) = self.upload.as_mut() else {
             return;
         };
-        for (msg, intended) in up.due_appends(now, &self.media.pcm, &self.media.frames) {
+        let m = &self.media;
+        for (msg, intended) in up.due_appends(now, &m.appends, &m.pcm, &m.frames) {
             fx.send(Outbound::Text(msg), intended);
         }
         self.out.input_audio_chunks = up.chunks;
@@ -299,7 +315,7 @@ impl DuplexSession {
             } else {
                 None
             };
-            fx.send(Outbound::Text(msg.to_string()), intended);
+            fx.send(Outbound::Text(msg.to_string().into()), intended);
             self.out.acks.push(ack);
         }
     }
@@ -427,7 +443,7 @@ impl Session for DuplexSession {
     fn on_open(&mut self, now: Instant, fx: &mut Effects) {
         self.origin = Some(now);
         if let Some(msg) = self.update_msg.take() {
-            fx.send(Outbound::Text(msg), Some(now));
+            fx.send(Outbound::Text(msg.into()), Some(now));
         }
         self.deadline = Some(now + self.short_timeout());
         self.arm(now, fx);
@@ -466,6 +482,18 @@ impl Session for DuplexSession {
         s.out.segments = s.resp.clock.into_segments();
         s.out
     }
+}
+
+/// Parses one inbound text frame; a malformed one fails the session with the reference's
+/// words, then what failed to parse and where.
+fn parse_event(text: &str) -> Result<Value, String> {
+    serde_json::from_str::<Value>(text).map_err(|e| {
+        let head: String = text.chars().take(80).collect();
+        let more = if head.len() < text.len() { "…" } else { "" };
+        format!(
+            "Realtime WebSocket reader failed: server sent malformed JSON ({e}): {head:?}{more}"
+        )
+    })
 }
 
 #[cfg(test)]

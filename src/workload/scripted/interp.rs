@@ -411,7 +411,7 @@ impl Interp {
                         _ => self.var(name, step.turn),
                     }
                 };
-                Ok(Outbound::Text(t.render_text(&lookup)?))
+                Ok(Outbound::Text(t.render_text(&lookup)?.into()))
             }
         }
     }
@@ -420,7 +420,7 @@ impl Interp {
         let lookup = |name: &str| self.var(name, turn);
         let text = |t: &Template| t.render_text(&lookup);
         Ok(match p {
-            Payload::Json(t) | Payload::Text(t) => Outbound::Text(text(t)?),
+            Payload::Json(t) | Payload::Text(t) => Outbound::Text(text(t)?.into()),
             Payload::Binary(t) => {
                 let b64 = text(t)?;
                 let bytes = base64::engine::general_purpose::STANDARD

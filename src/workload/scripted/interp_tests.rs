@@ -37,7 +37,7 @@ fn texts(fx: &Effects) -> Vec<String> {
     fx.outbound
         .iter()
         .map(|o| match &o.msg {
-            Outbound::Text(t) => t.clone(),
+            Outbound::Text(t) => t.to_string(),
             Outbound::Binary(b) => format!("<{} bytes>", b.len()),
         })
         .collect()

@@ -47,7 +47,7 @@ pub fn failure_kind(cause: Cause) -> FailureKind {
 
 fn apply(a: Actions, fx: &mut Effects) {
     for (msg, intended) in a.send {
-        fx.send(Outbound::Text(msg), intended);
+        fx.send(Outbound::Text(msg.into()), intended);
     }
     if let Some(w) = a.wake {
         fx.wake(w);

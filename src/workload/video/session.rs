@@ -203,7 +203,7 @@ impl VideoSession {
             if u64::from(u.after_chunk) > index {
                 break;
             }
-            fx.send(Outbound::Text(interaction(u).to_string()), None);
+            fx.send(Outbound::Text(interaction(u).to_string().into()), None);
             self.next_update += 1;
         }
     }
@@ -248,7 +248,7 @@ impl Session for VideoSession {
     type Output = VideoOutput;
     fn on_open(&mut self, now: Instant, fx: &mut Effects) {
         fx.send(
-            Outbound::Text(self.cfg.start_payload.to_string()),
+            Outbound::Text(self.cfg.start_payload.to_string().into()),
             Some(now),
         );
         self.started = Some(now);

@@ -50,7 +50,7 @@ impl Harness {
     fn text(&mut self, secs: f64, v: serde_json::Value) -> Effects {
         let mut fx = Effects::default();
         self.s
-            .on_inbound(Inbound::Text(v.to_string()), self.at(secs), &mut fx);
+            .on_inbound(Inbound::Text(v.to_string().into()), self.at(secs), &mut fx);
         fx
     }
     fn meta(&mut self, secs: f64, index: u64, kind: &str) -> Effects {
@@ -303,10 +303,10 @@ fn media_is_collected_only_when_saving() {
     let mut fx = Effects::default();
     s.on_open(t0, &mut fx);
     let meta = json!({"type":"video.chunk_metadata","kind":"media","num_frames":9,"generation_chunk_index":0});
-    s.on_inbound(Inbound::Text(meta.to_string()), t0, &mut fx);
+    s.on_inbound(Inbound::Text(meta.to_string().into()), t0, &mut fx);
     s.on_inbound(Inbound::Binary(Bytes::from_static(b"ftyp")), t0, &mut fx);
     let done = json!({"type":"session.done","stopped":false,"chunks":1});
-    s.on_inbound(Inbound::Text(done.to_string()), t0, &mut fx);
+    s.on_inbound(Inbound::Text(done.to_string().into()), t0, &mut fx);
     let a = s.artifacts();
     assert_eq!(a.len(), 1);
     assert_eq!(a[0].rel_path, std::path::PathBuf::from("session-004.mp4"));

@@ -24,11 +24,11 @@ fn media(secs: usize, gap: bool) -> PreparedMedia {
     let frames: Vec<Option<Arc<str>>> = (0..secs)
         .map(|k| (!(gap && k == 0)).then(|| Arc::from(format!("frame{k}").as_str())))
         .collect();
-    PreparedMedia {
-        pcm: Bytes::from(vec![0u8; secs * 32_000]),
-        frames: Arc::from(frames),
-        duration_s: secs as f64,
-    }
+    PreparedMedia::new(
+        Bytes::from(vec![0u8; secs * 32_000]),
+        Arc::from(frames),
+        secs as f64,
+    )
 }
 
 fn b64_pcm(samples: usize, value: u8) -> String {
@@ -60,7 +60,7 @@ impl H {
     fn ev(&mut self, secs: f64, v: Value) -> Effects {
         let mut fx = Effects::default();
         self.s
-            .on_inbound(Inbound::Text(v.to_string()), self.at(secs), &mut fx);
+            .on_inbound(Inbound::Text(v.to_string().into()), self.at(secs), &mut fx);
         fx
     }
     fn wake(&mut self, secs: f64) -> Effects {
