@@ -75,26 +75,11 @@ pub struct PreparedMedia {
     pub frames: Arc<[Option<Arc<str>>]>,
     /// The probed (container) or WAV (frames case) duration, seconds.
     pub duration_s: f64,
-    /// Every append message, built once for all the sessions that stream this case
-    /// ([`super::pacing::build_appends`]).
-    pub appends: Arc<[super::pacing::BuiltAppend]>,
 }
 
 impl PreparedMedia {
-    /// A case's media with its append messages built.
-    pub fn new(pcm: Bytes, frames: Arc<[Option<Arc<str>>]>, duration_s: f64) -> Self {
-        let appends = super::pacing::build_appends(&pcm, &frames);
-        Self {
-            pcm,
-            frames,
-            duration_s,
-            appends,
-        }
-    }
-
-    /// Heap bytes this media holds: the PCM, the frame slot array, each distinct frame
-    /// string with its `Arc` counters, and the built append messages. What keeping one
-    /// case prepared costs.
+    /// Heap bytes this media holds: the PCM, the frame slot array, and each distinct
+    /// frame string with its `Arc` counters. What keeping one case prepared costs.
     pub fn memory_bytes(&self) -> usize {
         let slots = std::mem::size_of_val::<[Option<Arc<str>>]>(&self.frames);
         let mut strings = 0;
@@ -105,12 +90,7 @@ impl PreparedMedia {
             }
             prev = Some(frame);
         }
-        let appends: usize = self
-            .appends
-            .iter()
-            .map(|a| std::mem::size_of::<super::pacing::BuiltAppend>() + a.msg.len())
-            .sum();
-        self.pcm.len() + slots + strings + appends
+        self.pcm.len() + slots + strings
     }
 }
 
@@ -346,11 +326,11 @@ fn finish(
     if frames.iter().all(Option::is_none) {
         return Err(MediaError::NoFrames(video.to_path_buf()));
     }
-    Ok(PreparedMedia::new(
-        Bytes::from(pcm),
-        frames.into(),
+    Ok(PreparedMedia {
+        pcm: Bytes::from(pcm),
+        frames: frames.into(),
         duration_s,
-    ))
+    })
 }
 
 /// Read `<k>.jpg` files written by the frames command, base64-encoded, by second `k`.

@@ -100,17 +100,7 @@ fn frames_case_ten_seconds() {
         assert_eq!(b64(f.as_deref().unwrap()), want, "frame {k}");
     }
     let strings: usize = m.frames.iter().flatten().map(|f| f.len() + 16).sum();
-    // 50 appends of 200 ms, built once: each is its PCM in base64 (4/3) plus the JSON
-    // around it, and the frames that ride it (every frame rides exactly one).
-    assert_eq!(m.appends.len(), 50);
-    let built: usize = m.appends.iter().map(|a| a.msg.len()).sum();
-    let frames: usize = m.frames.iter().flatten().map(|f| f.len() + 2).sum();
-    assert!(built > 320_000 * 4 / 3 + frames, "{built}");
-    let per_append = std::mem::size_of::<super::super::pacing::BuiltAppend>();
-    assert_eq!(
-        m.memory_bytes(),
-        320_000 + 10 * 16 + strings + built + 50 * per_append
-    );
+    assert_eq!(m.memory_bytes(), 320_000 + 10 * 16 + strings);
     eprintln!("10 s synth case: memory_bytes = {}", m.memory_bytes());
 }
 
@@ -450,12 +440,13 @@ fn gaps_take_the_next_frame_and_tails_stay_empty() {
     let frames = fill_frames(&found, 6);
     let want = [Some(&a), Some(&a), Some(&b), Some(&b), Some(&b), None];
     assert_eq!(frames.iter().map(Option::as_ref).collect::<Vec<_>>(), want);
-    let m = PreparedMedia::new(Bytes::from(vec![0; 10]), frames.into(), 6.0);
-    // Shared slots count once: 10 PCM + 6 slots + two one-byte strings with counters,
-    // plus the one built append message (10 bytes are one append).
-    assert_eq!(m.appends.len(), 1);
-    let built = std::mem::size_of::<super::super::pacing::BuiltAppend>() + m.appends[0].msg.len();
-    assert_eq!(m.memory_bytes(), 10 + 6 * 16 + 2 * (1 + 16) + built);
+    let m = PreparedMedia {
+        pcm: Bytes::from(vec![0; 10]),
+        frames: frames.into(),
+        duration_s: 6.0,
+    };
+    // Shared slots count once: 10 PCM + 6 slots + two one-byte strings with counters.
+    assert_eq!(m.memory_bytes(), 10 + 6 * 16 + 2 * (1 + 16));
 }
 
 #[test]

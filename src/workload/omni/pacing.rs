@@ -10,7 +10,6 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use base64::Engine as _;
-use bytestring::ByteString;
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -149,40 +148,6 @@ pub fn append_message(a: &Append, pcm: &[u8], frames: &[Option<Arc<str>>]) -> (S
     (msg, ready.len())
 }
 
-/// One append message built before timing (see [`build_appends`]): the PCM range it
-/// carries, the message, and how many video frames ride it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BuiltAppend {
-    /// First PCM byte.
-    pub offset: usize,
-    /// One past the last PCM byte.
-    pub end: usize,
-    /// The `input_audio_buffer.append` JSON, shared by every session that streams it.
-    pub msg: ByteString,
-    /// Video frames it carries.
-    pub frames: usize,
-}
-
-/// Every append message of one case under the default model unit, built once in
-/// `prepare` so that no session encodes base64 or formats JSON while it is being timed.
-/// A session whose negotiated unit moves the final-commit tail (so its last append ends
-/// elsewhere) builds just that append itself: [`Uploader::due_appends`] uses a built
-/// message only when its PCM range is the one due.
-pub fn build_appends(pcm: &[u8], frames: &[Option<Arc<str>>]) -> Arc<[BuiltAppend]> {
-    let len = streamed_len(pcm.len(), DEFAULT_CHUNK_PERIOD_MS);
-    AppendPlan::new(len, frames.len())
-        .map(|a| {
-            let (msg, n) = append_message(&a, pcm, frames);
-            BuiltAppend {
-                offset: a.offset,
-                end: a.end,
-                msg: msg.into(),
-                frames: n,
-            }
-        })
-        .collect()
-}
-
 /// One session's upload in progress: the next append, its schedule, and the lag record.
 #[derive(Debug, Clone)]
 pub struct Uploader {
@@ -224,17 +189,14 @@ impl Uploader {
         Some(self.t0 + self.mode.due_after(offset)?)
     }
 
-    /// The appends due at `now`, as `(message, intended send time)`: the `built`
-    /// message for the append's PCM range when there is one, else built now from `pcm`
-    /// and `frames`. Saturate hands out one per call so inbound events and acks interleave
-    /// with the upload.
+    /// The appends due at `now`, as `(message, intended send time)`. Saturate hands out
+    /// one per call so inbound events and acks interleave with the upload.
     pub fn due_appends(
         &mut self,
         now: Instant,
-        built: &[BuiltAppend],
         pcm: &[u8],
         frames: &[Option<Arc<str>>],
-    ) -> Vec<(ByteString, Option<Instant>)> {
+    ) -> Vec<(String, Option<Instant>)> {
         let mut out = Vec::new();
         while let Some(a) = self.next.take() {
             let intended = self.due(a.offset);
@@ -244,13 +206,7 @@ impl Uploader {
             }
             // The reference's lag: time past the schedule when the append is handed over.
             let lag = intended.map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64());
-            let (msg, n_frames) = match built.get(a.index - 1) {
-                Some(b) if b.offset == a.offset && b.end == a.end => (b.msg.clone(), b.frames),
-                _ => {
-                    let (msg, n) = append_message(&a, pcm, frames);
-                    (msg.into(), n)
-                }
-            };
+            let (msg, n_frames) = append_message(&a, pcm, frames);
             self.chunks += 1;
             self.frames_sent += n_frames;
             self.lag_sum += lag;

@@ -133,14 +133,13 @@ fn uploader_follows_the_absolute_schedule() {
     let t0 = Instant::now();
     let pcm = vec![1u8; 32_000];
     let frames: Vec<Option<Arc<str>>> = vec![Some(Arc::from("QQ=="))];
-    let built = build_appends(&pcm, &frames);
     let mut up = Uploader::new(PacingMode::Realtime, t0, 31_998, 1);
-    let sent = up.due_appends(t0, &built, &pcm, &frames);
+    let sent = up.due_appends(t0, &pcm, &frames);
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].1, Some(t0));
     assert_eq!(up.next_wake(t0), t0 + Duration::from_millis(200));
     // Woken 450 ms late: appends 2..4 are all due; each keeps its own intended time.
-    let sent = up.due_appends(t0 + Duration::from_millis(650), &built, &pcm, &frames);
+    let sent = up.due_appends(t0 + Duration::from_millis(650), &pcm, &frames);
     let intended: Vec<_> = sent.iter().map(|s| s.1).collect();
     let ms = |m| Some(t0 + Duration::from_millis(m));
     assert_eq!(intended, [ms(200), ms(400), ms(600)]);
@@ -152,7 +151,7 @@ fn uploader_follows_the_absolute_schedule() {
     assert!((up.max_lag_s - 0.45).abs() < 1e-9);
     assert!((up.mean_lag_s() - (0.45 + 0.25 + 0.05) / 4.0).abs() < 1e-9);
     assert_eq!(up.frames_sent, 1);
-    let rest = up.due_appends(t0 + Duration::from_secs(1), &built, &pcm, &frames);
+    let rest = up.due_appends(t0 + Duration::from_secs(1), &pcm, &frames);
     assert_eq!(rest.len(), 1);
     assert!(!up.commit_due(t0 + Duration::from_millis(999)));
     assert!(up.commit_due(t0 + Duration::from_nanos(999_937_500)));
@@ -164,11 +163,11 @@ fn speed_and_saturate_uploads() {
     let t0 = Instant::now();
     let pcm = vec![0u8; 32_000];
     let mut up = Uploader::new(PacingMode::Speed(2.0), t0, 31_998, 0);
-    assert_eq!(up.due_appends(t0, &[], &pcm, &[]).len(), 1);
+    assert_eq!(up.due_appends(t0, &pcm, &[]).len(), 1);
     assert_eq!(up.next_wake(t0), t0 + Duration::from_millis(100));
     let mut up = Uploader::new(PacingMode::Saturate, t0, 31_998, 0);
     for i in 1..=5 {
-        let sent = up.due_appends(t0, &[], &pcm, &[]);
+        let sent = up.due_appends(t0, &pcm, &[]);
         assert_eq!(sent.len(), 1, "one append per call");
         assert_eq!(sent[0].1, None);
         assert_eq!(up.chunks, i);
@@ -176,53 +175,4 @@ fn speed_and_saturate_uploads() {
     }
     assert!(up.commit_due(t0));
     assert_eq!(up.max_lag_s, 0.0);
-}
-
-#[test]
-fn built_appends_are_the_messages_a_session_would_build() {
-    // 2 s of distinct bytes, a gap in the frames: every built message equals the one
-    // built on the fly, and the default unit's tail rule (64000 is a multiple of 32000)
-    // ends the last append 2 bytes early.
-    let pcm: Vec<u8> = (0..64_000u32).map(|i| (i % 251) as u8).collect();
-    let frames: Vec<Option<Arc<str>>> = vec![None, Some(Arc::from("QQ=="))];
-    let built = build_appends(&pcm, &frames);
-    let plan: Vec<Append> = AppendPlan::new(63_998, 2).collect();
-    assert_eq!(built.len(), plan.len());
-    for (b, a) in built.iter().zip(&plan) {
-        let (msg, n) = append_message(a, &pcm, &frames);
-        assert_eq!(
-            (b.offset, b.end, &*b.msg, b.frames),
-            (a.offset, a.end, msg.as_str(), n)
-        );
-    }
-    assert_eq!(built.last().unwrap().end, 63_998);
-    assert_eq!(built.iter().map(|b| b.frames).sum::<usize>(), 1);
-}
-
-#[test]
-fn a_moved_tail_is_built_on_the_fly_and_the_rest_shared() {
-    // Negotiated 300 ms unit (9600 bytes): 64000 bytes are no multiple of it, so the
-    // session streams all 64000 bytes. Its last append (57600..64000) is not the built
-    // one (57600..63998) and is built on the fly; the other nine are the shared ones.
-    let pcm: Vec<u8> = (0..64_000u32).map(|i| (i % 251) as u8).collect();
-    let built = build_appends(&pcm, &[]);
-    let len = streamed_len(pcm.len(), 300);
-    assert_eq!(len, 64_000);
-    let t0 = Instant::now();
-    let mut up = Uploader::new(PacingMode::Saturate, t0, len, 0);
-    let mut sent = Vec::new();
-    while !up.commit_due(t0) {
-        sent.extend(up.due_appends(t0, &built, &pcm, &[]));
-    }
-    assert_eq!(sent.len(), 10);
-    for (i, (msg, _)) in sent.iter().enumerate().take(9) {
-        assert!(
-            std::ptr::eq(msg.as_ptr(), built[i].msg.as_ptr()),
-            "append {i} shared"
-        );
-    }
-    let last = AppendPlan::new(64_000, 0).last().unwrap();
-    assert_eq!(last.end, 64_000);
-    assert_eq!(&*sent[9].0, append_message(&last, &pcm, &[]).0.as_str());
-    assert_ne!(sent[9].0, built[9].msg);
 }

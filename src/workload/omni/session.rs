@@ -287,9 +287,8 @@ impl DuplexSession {
         let Some(up) = self.upload.as_mut() else {
             return;
         };
-        let m = &self.media;
-        for (msg, intended) in up.due_appends(now, &m.appends, &m.pcm, &m.frames) {
-            fx.send(Outbound::Text(msg), intended);
+        for (msg, intended) in up.due_appends(now, &self.media.pcm, &self.media.frames) {
+            fx.send(Outbound::Text(msg.into()), intended);
         }
         self.out.input_audio_chunks = up.chunks;
         self.out.input_video_frames = up.frames_sent;

@@ -47,11 +47,11 @@ const KEYS: &[&str] = &[
 
 fn session(capture: bool) -> DuplexSession {
     let cfg = DuplexSettings::new("m", Arc::from("data:audio/wav;base64,UklGRg=="));
-    let media = PreparedMedia::new(
-        Bytes::from(vec![0u8; 2 * 32_000]),
-        Arc::from(vec![Some(Arc::from("f0")), None]),
-        2.0,
-    );
+    let media = PreparedMedia {
+        pcm: Bytes::from(vec![0u8; 2 * 32_000]),
+        frames: Arc::from(vec![Some(Arc::from("f0")), None]),
+        duration_s: 2.0,
+    };
     DuplexSession::new(
         Arc::new(cfg),
         media,

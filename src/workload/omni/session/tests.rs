@@ -24,11 +24,11 @@ fn media(secs: usize, gap: bool) -> PreparedMedia {
     let frames: Vec<Option<Arc<str>>> = (0..secs)
         .map(|k| (!(gap && k == 0)).then(|| Arc::from(format!("frame{k}").as_str())))
         .collect();
-    PreparedMedia::new(
-        Bytes::from(vec![0u8; secs * 32_000]),
-        Arc::from(frames),
-        secs as f64,
-    )
+    PreparedMedia {
+        pcm: Bytes::from(vec![0u8; secs * 32_000]),
+        frames: Arc::from(frames),
+        duration_s: secs as f64,
+    }
 }
 
 fn b64_pcm(samples: usize, value: u8) -> String {
