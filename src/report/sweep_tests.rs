@@ -1,3 +1,6 @@
+//! Finished sweeps: the capacity knee, reached and short points, table snapshots and the
+//! sweep JSON.
+
 use super::*;
 
 fn point(value: f64, passed: bool, metrics: &[(&str, f64)]) -> PointResult {

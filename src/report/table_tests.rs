@@ -1,3 +1,5 @@
+//! Text table columns: one number format per column.
+
 use super::*;
 
 #[test]

@@ -1,3 +1,5 @@
+//! Run summaries: failures only the report sees count once, with their kind.
+
 use std::collections::BTreeMap;
 
 use super::add_report_failures;

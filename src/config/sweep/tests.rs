@@ -1,3 +1,6 @@
+//! The sweep spec: the `--sweep` flag and the `[sweep]` table with positioned errors,
+//! point labels and file stems, samples per point.
+
 use std::path::Path;
 
 use super::*;

@@ -1,3 +1,6 @@
+//! The workload flag groups: every video and OmniInteract flag sets a declared
+//! `[workload]` key.
+
 use clap::Parser as _;
 
 use crate::cli::{Cli, Command, RunArgs};
