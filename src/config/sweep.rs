@@ -2,7 +2,7 @@
 //! the scenario's `[sweep]` table (parsed in `table`), validated into a [`Sweep`], and its
 //! expansion into points (samples per point, closed loop, labels, file stems). Pure: the
 //! batch runner runs one point per value; the capacity (knee), the table and the JSON of a
-//! finished sweep are `crate::report::sweep`'s.
+//! finished sweep belong to the report layer (`report/sweep.rs`).
 
 use std::fmt;
 
