@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::config::scenario::{self, Overrides, Scenario};
-use crate::config::sweep::{PointResult, Sweep, SweepParam};
+use crate::config::sweep::{Sweep, SweepParam};
 use crate::engine::interrupt::Interrupt;
 use crate::report::suite::{Breach, ScenarioOutcome, Status};
+use crate::report::sweep::PointResult;
 use crate::runner::{self, RunError, RunSummary};
 
 /// Run every scenario at `paths` (directories expand to their `*.toml`) one after another.
@@ -166,14 +167,14 @@ pub fn run_sweep_interruptible(
         }
         points.push(point_result(sweep, value, &s));
     }
-    let capacity = crate::config::sweep::capacity(&points);
+    let capacity = crate::report::sweep::capacity(&points);
     // Without a `[sweep] headline` (the flag form never sets one) feature the workload's
     // first headline metric, so sweep.json/sweep.html always have a curve to draw.
     let mut featured = sweep.clone();
     if featured.headline.is_none() {
         featured.headline = sc.workload.catalogue().headline().first().cloned();
     }
-    let mut doc = crate::config::sweep::sweep_json(&featured, &points, capacity);
+    let mut doc = crate::report::sweep::sweep_json(&featured, &points, capacity);
     sc.workload.catalogue().write_into(&mut doc);
     if interrupted && let Some(obj) = doc.as_object_mut() {
         obj.insert("interrupted".into(), serde_json::Value::Bool(true));
@@ -231,7 +232,7 @@ fn point_result(sweep: &Sweep, value: f64, s: &RunSummary) -> PointResult {
         achieved_request_rate: a.request_rate,
         sessions_per_s: a.sessions_per_s,
         lateness_p99_ms: a.lateness_p99_ms,
-        reached: crate::config::sweep::reached(
+        reached: crate::report::sweep::reached(
             sweep.param,
             value,
             a.concurrency,

@@ -1,3 +1,6 @@
+//! `[thresholds]` parsing and evaluation: operators, number forms, key flattening,
+//! positioned errors with close-match suggestions.
+
 use super::*;
 
 const P: &str = "s.toml";

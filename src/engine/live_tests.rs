@@ -1,3 +1,5 @@
+//! The live `--metrics-addr` tallies: starts and ends counted, rendered as Prometheus text.
+
 use super::*;
 use crate::workload::{Failure, FailureKind};
 

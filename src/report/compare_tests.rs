@@ -1,3 +1,6 @@
+//! `compare`: directions, `--max-regression` percentages, regressions in the worse
+//! direction only, the rendered table, and which catalogue decides.
+
 use super::*;
 use crate::workload::catalogue::Family;
 

@@ -1,9 +1,12 @@
 //! Reports over finished runs and result files: `compare` (two results, regressions),
 //! `html` (the self-contained SVG page), `merge` (shards of a distributed run), `resultfile` (reads results back, vllm's bare
-//! `NaN` included) and `suite` (the suite table and JUnit XML).
+//! `NaN` included), `suite` (the suite table and JUnit XML), `sweep` (a finished sweep's
+//! capacity, table and JSON) and `table` (aligned text columns both tables use).
 
 pub mod compare;
 pub mod html;
 pub mod merge;
 pub mod resultfile;
 pub mod suite;
+pub mod sweep;
+pub mod table;

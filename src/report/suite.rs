@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::config::sweep::{align, fmt_column};
+use crate::report::table::{align, fmt_column};
 
 /// A problem turning command-line paths into scenario files.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

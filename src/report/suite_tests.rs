@@ -1,3 +1,5 @@
+//! Suites: path expansion, the summary table, exit codes, problem lines and JUnit XML.
+
 use super::*;
 
 fn outcome(name: &str, status: Status) -> ScenarioOutcome {

@@ -1,3 +1,6 @@
+//! The `[server.scripted]` rules' core without sockets: streams scheduled and sends timed
+//! relative to receipt, bad rules named, audio payload lengths.
+
 use std::sync::Arc;
 
 use super::*;

@@ -18,6 +18,7 @@ pub(super) enum Ev {
 }
 
 impl Ev {
+    /// A short name for assertions: the JSON `type`, `bin:<len>`, `close` or `end`.
     pub(super) fn kind(&self) -> String {
         match self {
             Ev::Json(v) => v["type"].as_str().unwrap_or("?").to_string(),
@@ -27,6 +28,7 @@ impl Ev {
         }
     }
 
+    /// The JSON event (panics on anything else).
     pub(super) fn json(&self) -> &Value {
         match self {
             Ev::Json(v) => v,
@@ -83,6 +85,7 @@ where
         + Sink<Message, Error = WsProtocolError>
         + Unpin,
 {
+    /// Send `event` as a text frame.
     pub(super) async fn send(&mut self, event: Value) {
         self.ws
             .send(Message::Text(event.to_string().into()))
@@ -90,6 +93,7 @@ where
             .expect("send");
     }
 
+    /// Send a close frame with `code`.
     pub(super) async fn send_close(&mut self, code: awc::ws::CloseCode) {
         self.ws
             .send(Message::Close(Some(code.into())))
@@ -97,6 +101,7 @@ where
             .expect("send close");
     }
 
+    /// The next event, skipping pings, pongs and (with `skip_binary`) binary frames.
     pub(super) async fn next(&mut self) -> Ev {
         loop {
             match self.ws.next().await {

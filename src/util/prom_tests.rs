@@ -1,3 +1,6 @@
+//! The Prometheus text encoder and parser: gauges, counters and histograms, label
+//! escaping round trips, vLLM-style series with comments skipped.
+
 use super::*;
 
 #[test]

@@ -1,3 +1,6 @@
+//! `${var}` templates: typed whole-string variables, `$` escapes, positioned errors,
+//! missing variables named, typo suggestions.
+
 use super::*;
 use serde_json::json;
 

@@ -1,3 +1,6 @@
+//! `--shard I/N` and `--start-at`: parsing, plan slices at the original offsets, split
+//! warm-ups and caps.
+
 use super::*;
 
 #[test]

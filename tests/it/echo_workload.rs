@@ -336,12 +336,12 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
     assert!(r.points.iter().all(|p| p.passed));
     let catalogue = sc.workload.catalogue();
     let cols: Vec<&str> = catalogue.headline().iter().map(String::as_str).collect();
-    let table = rtload::config::sweep::render_table(&sweep, &r.points, &cols);
+    let table = rtload::report::sweep::render_table(&sweep, &r.points, &cols);
     assert!(
         table.lines().next().unwrap().contains("rtt_ms.p99"),
         "{table}"
     );
-    let legend = rtload::config::sweep::direction_legend(&cols, &catalogue);
+    let legend = rtload::report::sweep::direction_legend(&cols, &catalogue);
     assert!(
         legend.contains("rtt_ms.p99 lower is better (ms)"),
         "{legend}"

@@ -167,7 +167,7 @@ fn the_checker_catches_a_back_edge() {
     );
     assert!(forbidden("workload/mod.rs", Layer::Seam, Layer::Config).is_some());
     assert!(forbidden("util/fs.rs", Layer::Util, Layer::Seam).is_some());
-    assert!(forbidden("runner.rs", Layer::Run, Layer::Kind("video")).is_some());
+    assert!(forbidden("runner/mod.rs", Layer::Run, Layer::Kind("video")).is_some());
     assert!(forbidden("config/registry.rs", Layer::Config, Layer::Kind("video")).is_none());
     assert!(forbidden("engine/mod.rs", Layer::Engine, Layer::Server).is_some());
     assert!(forbidden("server/mod.rs", Layer::Server, Layer::Seam).is_some());

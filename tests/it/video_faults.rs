@@ -197,7 +197,7 @@ fn connection_refused_is_a_recorded_failure() {
 /// Issue 11 item 8: the issue's command (a playback buffer deeper than the rollout, which
 /// used to fail only at report time and exit 0) is now refused before the run, exit 2,
 /// naming the key and the fix. That every report-time failure counts (kind `report`, exit
-/// 1) is `runner::tests::report_time_failures_count_once_with_their_kind`.
+/// 1) is `runner::summary::tests::report_time_failures_count_once_with_their_kind`.
 #[test]
 fn a_buffer_deeper_than_the_rollout_is_refused_before_the_run() {
     let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/video-cadence.toml");

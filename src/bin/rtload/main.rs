@@ -386,18 +386,18 @@ fn sweep_cmd(
     match rtload::batch::run_sweep_interruptible(sc, sweep, &dir, run.quiet, interrupt) {
         Ok(r) => {
             let catalogue = sc.workload.catalogue();
-            let cols = rtload::config::sweep::table_columns(
+            let cols = rtload::report::sweep::table_columns(
                 sweep.headline.as_deref(),
                 catalogue.headline(),
             );
             let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
             print!(
                 "{}",
-                rtload::config::sweep::render_table(sweep, &r.points, &cols)
+                rtload::report::sweep::render_table(sweep, &r.points, &cols)
             );
             print!(
                 "{}",
-                rtload::config::sweep::direction_legend(&cols, &catalogue)
+                rtload::report::sweep::direction_legend(&cols, &catalogue)
             );
             for f in &r.files {
                 eprintln!("wrote {}", f.display());

@@ -1,3 +1,6 @@
+//! Merging shard results: percentiles from the combined histograms, concatenated samples
+//! over the wall clock, incomplete or mixed shard sets refused.
+
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;

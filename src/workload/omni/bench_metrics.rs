@@ -176,54 +176,11 @@ pub fn calculate(
     selected: &[Metric],
     percentiles: &[f64],
 ) -> BenchMetrics {
-    let mut samples: BTreeMap<Metric, Vec<f64>> =
-        Metric::ALL.iter().map(|m| (*m, Vec::new())).collect();
-    let mut push = |m: Metric, v: Option<f64>| {
-        if let (Some(v), Some(list)) = (finite(v), samples.get_mut(&m)) {
-            list.push(v);
-        }
-    };
-    let (mut completed, mut good, mut total_input, mut total_output) = (0usize, 0usize, 0u64, 0u64);
-    let (mut audio_s, mut audio_frames, mut input_audio_s) = (0.0, 0u64, 0.0);
-    let mut output_lens = Vec::with_capacity(outcomes.len());
-    for o in outcomes {
-        if !o.success {
-            output_lens.push(0);
-            continue;
-        }
-        let len = o.output_len();
-        output_lens.push(len);
-        total_output += len;
-        total_input += o.prompt_len;
-        completed += 1;
-        let tpot = o.tpot_s();
-        push(Metric::Ttft, o.ttft_s);
-        push(Metric::Tpot, tpot);
-        o.itl_s.iter().for_each(|v| push(Metric::Itl, Some(*v)));
-        push(Metric::E2el, Some(o.latency_s));
-        push(Metric::AudioTtfp, o.audio_ttfp_s);
-        push(Metric::AudioRtf, o.audio_rtf);
-        push(Metric::AudioDuration, Some(o.audio_duration_s));
-        push(Metric::AudioUnderrun, Some(o.audio_underrun_s));
-        audio_s += o.audio_duration_s;
-        audio_frames += o.audio_frames;
-        input_audio_s += o.input_audio_duration_s;
-        if !goodput.is_empty() && goodput.is_good(o, tpot) {
-            good += 1;
-        }
-    }
+    let t = Tally::of(outcomes, goodput);
     let duplex = outcomes.iter().any(|o| o.has_duplex_session_metrics);
-    let pcts: Vec<f64> = percentiles
-        .iter()
-        .map(|p| {
-            if p.is_nan() {
-                100.0
-            } else {
-                p.clamp(0.0, 100.0)
-            }
-        })
-        .collect();
-    let aggregates = samples
+    let pcts = clamp_percentiles(percentiles);
+    let aggregates = t
+        .samples
         .into_iter()
         .map(|(m, vals)| (m, aggregate(&vals, m.scale(), m.empty_value(duplex), &pcts)))
         .collect();
@@ -236,25 +193,115 @@ pub fn calculate(
     };
     let (max_output_tokens_per_s, max_concurrent_requests) = peaks(outcomes);
     BenchMetrics {
-        completed,
-        failed: outcomes.len() - completed,
+        completed: t.completed,
+        failed: outcomes.len() - t.completed,
         duration_s,
-        total_input,
-        total_output,
-        request_throughput: rate(completed as f64),
-        request_goodput: (!goodput.is_empty()).then(|| rate(good as f64)),
-        output_throughput: rate(total_output as f64),
-        total_token_throughput: rate((total_input + total_output) as f64),
+        total_input: t.total_input,
+        total_output: t.total_output,
+        request_throughput: rate(t.completed as f64),
+        request_goodput: (!goodput.is_empty()).then(|| rate(t.good as f64)),
+        output_throughput: rate(t.total_output as f64),
+        total_token_throughput: rate((t.total_input + t.total_output) as f64),
         max_output_tokens_per_s,
         max_concurrent_requests,
-        total_audio_duration_s: audio_s,
-        total_audio_frames: audio_frames,
-        audio_throughput: rate(audio_s),
-        rtfx: rate(input_audio_s),
+        total_audio_duration_s: t.audio_s,
+        total_audio_frames: t.audio_frames,
+        audio_throughput: rate(t.audio_s),
+        rtfx: rate(t.input_audio_s),
         aggregates,
         selected: selected.to_vec(),
         percentiles: percentiles.to_vec(),
-        output_lens,
+        output_lens: t.output_lens,
+    }
+}
+
+/// The requested percentiles as computed: NaN reads as 100, the rest clamped to [0, 100].
+fn clamp_percentiles(percentiles: &[f64]) -> Vec<f64> {
+    percentiles
+        .iter()
+        .map(|p| {
+            if p.is_nan() {
+                100.0
+            } else {
+                p.clamp(0.0, 100.0)
+            }
+        })
+        .collect()
+}
+
+/// One pass over the outcomes: every metric's samples and the sums the rates divide.
+struct Tally {
+    /// Finite samples per metric, successful requests only, in input order.
+    samples: BTreeMap<Metric, Vec<f64>>,
+    /// Successful requests.
+    completed: usize,
+    /// Successful requests meeting every goodput SLO (0 without goodput).
+    good: usize,
+    /// Σ prompt length of successful requests.
+    total_input: u64,
+    /// Σ output length of successful requests.
+    total_output: u64,
+    /// Σ generated audio seconds.
+    audio_s: f64,
+    /// Σ generated audio frames.
+    audio_frames: u64,
+    /// Σ input audio seconds.
+    input_audio_s: f64,
+    /// Output length per request in input order (0 for failures).
+    output_lens: Vec<u64>,
+}
+
+impl Tally {
+    /// Tally every outcome; failed requests only add a 0 output length.
+    fn of(outcomes: &[RequestOutcome], goodput: &Goodput) -> Tally {
+        let mut t = Tally {
+            samples: Metric::ALL.iter().map(|m| (*m, Vec::new())).collect(),
+            completed: 0,
+            good: 0,
+            total_input: 0,
+            total_output: 0,
+            audio_s: 0.0,
+            audio_frames: 0,
+            input_audio_s: 0.0,
+            output_lens: Vec::with_capacity(outcomes.len()),
+        };
+        for o in outcomes {
+            if !o.success {
+                t.output_lens.push(0);
+                continue;
+            }
+            let len = o.output_len();
+            t.output_lens.push(len);
+            t.total_output += len;
+            t.total_input += o.prompt_len;
+            t.completed += 1;
+            let tpot = o.tpot_s();
+            t.push_samples(o, tpot);
+            t.audio_s += o.audio_duration_s;
+            t.audio_frames += o.audio_frames;
+            t.input_audio_s += o.input_audio_duration_s;
+            if !goodput.is_empty() && goodput.is_good(o, tpot) {
+                t.good += 1;
+            }
+        }
+        t
+    }
+
+    /// Add one successful request's samples (missing and non-finite values skipped).
+    fn push_samples(&mut self, o: &RequestOutcome, tpot: Option<f64>) {
+        let mut push = |m: Metric, v: Option<f64>| {
+            if let (Some(v), Some(list)) = (finite(v), self.samples.get_mut(&m)) {
+                list.push(v);
+            }
+        };
+        push(Metric::Ttft, o.ttft_s);
+        push(Metric::Tpot, tpot);
+        o.itl_s.iter().for_each(|v| push(Metric::Itl, Some(*v)));
+        push(Metric::E2el, Some(o.latency_s));
+        push(Metric::AudioTtfp, o.audio_ttfp_s);
+        push(Metric::AudioRtf, o.audio_rtf);
+        push(Metric::AudioDuration, Some(o.audio_duration_s));
+        push(Metric::AudioUnderrun, Some(o.audio_underrun_s));
     }
 }
 

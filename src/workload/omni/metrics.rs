@@ -155,6 +155,7 @@ pub fn response_id(event: &Value) -> Option<&str> {
     }
 }
 
+/// What one response's events add up to (see [`response_rows`]).
 #[derive(Default)]
 struct Acc<'a> {
     created_at: Option<f64>,
@@ -164,6 +165,38 @@ struct Acc<'a> {
     max_duration_ms: Option<f64>,
     stage0: Option<&'a Map<String, Value>>,
     decoded_bytes: u64,
+}
+
+impl<'a> Acc<'a> {
+    /// Note one event of this response received at `at_s` (at or after the stream
+    /// start): creation, first text, stage-0 metrics, audio timing and duration.
+    /// `audio_len` is the event's [`audio_len`].
+    fn observe(&mut self, ev: &'a Value, kind: &str, at_s: f64, audio_len: Option<(u64, bool)>) {
+        if kind == "response.created" && self.created_at.is_none() {
+            self.created_at = Some(at_s);
+        }
+        let text_nonempty = ev
+            .get("delta")
+            .and_then(Value::as_str)
+            .is_some_and(|d| !d.is_empty());
+        if TEXT_DELTAS.contains(&kind) && text_nonempty && self.first_text.is_none() {
+            self.first_text = Some(at_s);
+        }
+        if let Some(s0) = stage0_metrics(ev) {
+            self.stage0 = Some(s0);
+        }
+        if audio_len.is_some_and(|(_, nonempty)| nonempty) {
+            self.first_audio.get_or_insert(at_s);
+            self.last_audio = Some(at_s);
+            let dur = ev
+                .get("metadata")
+                .and_then(|m| m.get("audio_duration_ms"))
+                .and_then(Value::as_f64);
+            if let Some(d) = dur.filter(|d| d.is_finite()) {
+                self.max_duration_ms = Some(self.max_duration_ms.map_or(d.max(0.0), |m| m.max(d)));
+            }
+        }
+    }
 }
 
 /// The per-response rows of a session (rows exist only with request metrics or stage 0).
@@ -191,50 +224,38 @@ pub fn response_rows(
         }
         let Some(rid) = rid else { continue };
         let acc = accs.entry(rid).or_default();
-        // A raw delta carries base64; a stored (sanitized, §4.2 item 3) one carries its
-        // decoded length as `audio_bytes` instead.
-        let audio_len = if is_audio {
-            audio_payload(ev)
-                .map(|b64| (decoded_len(b64), !b64.is_empty()))
-                .or_else(|| {
-                    ev.get("audio_bytes")
-                        .and_then(Value::as_u64)
-                        .map(|n| (n as _, n > 0))
-                })
-        } else {
-            None
-        };
+        let audio_len = if is_audio { audio_len(ev) } else { None };
         if let Some((n, _)) = audio_len {
             acc.decoded_bytes += n;
         }
-        if te.at_s < stream_start_s {
-            continue;
-        }
-        if kind == "response.created" && acc.created_at.is_none() {
-            acc.created_at = Some(te.at_s);
-        }
-        let text_nonempty = ev
-            .get("delta")
-            .and_then(Value::as_str)
-            .is_some_and(|d| !d.is_empty());
-        if TEXT_DELTAS.contains(&kind) && text_nonempty && acc.first_text.is_none() {
-            acc.first_text = Some(te.at_s);
-        }
-        if let Some(s0) = stage0_metrics(ev) {
-            acc.stage0 = Some(s0);
-        }
-        if audio_len.is_some_and(|(_, nonempty)| nonempty) {
-            acc.first_audio.get_or_insert(te.at_s);
-            acc.last_audio = Some(te.at_s);
-            let dur = ev
-                .get("metadata")
-                .and_then(|m| m.get("audio_duration_ms"))
-                .and_then(Value::as_f64);
-            if let Some(d) = dur.filter(|d| d.is_finite()) {
-                acc.max_duration_ms = Some(acc.max_duration_ms.map_or(d.max(0.0), |m| m.max(d)));
-            }
+        if te.at_s >= stream_start_s {
+            acc.observe(ev, kind, te.at_s, audio_len);
         }
     }
+    rows_in_order(&order, &accs, rate_hz, session_id)
+}
+
+/// An audio delta's decoded length and whether it carries audio. A raw delta carries
+/// base64; a stored (sanitized, §4.2 item 3) one carries its decoded length as
+/// `audio_bytes` instead.
+fn audio_len(ev: &Value) -> Option<(u64, bool)> {
+    audio_payload(ev)
+        .map(|b64| (decoded_len(b64), !b64.is_empty()))
+        .or_else(|| {
+            ev.get("audio_bytes")
+                .and_then(Value::as_u64)
+                .map(|n| (n, n > 0))
+        })
+}
+
+/// One row per created response, in creation order, for those with request metrics or
+/// stage-0 tokens (`request_index` counts every created response).
+fn rows_in_order(
+    order: &[&str],
+    accs: &HashMap<&str, Acc<'_>>,
+    rate_hz: u64,
+    session_id: Option<&str>,
+) -> Vec<ResponseRow> {
     let mut rows = Vec::new();
     for (idx, rid) in order.iter().enumerate() {
         let Some(acc) = accs.get(rid) else { continue };

@@ -1,3 +1,6 @@
+//! Duplex per-response and session metrics: the worked example, row JSON, the mapping to
+//! request outcomes, filtering, durations and the catalogue.
+
 use super::*;
 use crate::workload::omni::bench_metrics::{Goodput, Metric, calculate};
 use serde_json::json;

@@ -1,3 +1,6 @@
+//! Stage-0 token metrics: search order, defaults, nearest-rank vectors, TPOT/ITL
+//! projection and Python rounding.
+
 use super::*;
 use serde_json::json;
 

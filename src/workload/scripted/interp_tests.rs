@@ -1,3 +1,6 @@
+//! The scripted interpreter as a sans-IO state machine: pacing, saturate rounds, awaits
+//! with timeouts and `fail_on`, collecting awaits.
+
 use std::path::Path;
 
 use super::*;

@@ -1,3 +1,6 @@
+//! Declared metric expressions: windows per mark, counts, gaps and ratios, positioned
+//! errors, `per` anchors.
+
 use super::*;
 
 fn rec() -> Record {

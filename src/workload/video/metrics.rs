@@ -520,6 +520,7 @@ mod summary_or_empty {
         Empty {},
     }
 
+    /// `Some(summary)` as the summary object, `None` as `{}`.
     pub fn serialize<S: Serializer>(v: &Option<IntervalSummary>, s: S) -> Result<S::Ok, S::Error> {
         match v {
             Some(summary) => summary.serialize(s),
@@ -527,6 +528,7 @@ mod summary_or_empty {
         }
     }
 
+    /// The summary object back as `Some`, `{}` as `None`.
     pub fn deserialize<'de, D: Deserializer<'de>>(
         d: D,
     ) -> Result<Option<IntervalSummary>, D::Error> {

@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::super::svg::{Axis, Plot, esc, fmt_num};
 use super::figure;
-use crate::config::sweep::{self, PointResult, Sweep, SweepParam};
+use crate::config::sweep::{Sweep, SweepParam};
+use crate::report::sweep::{self, PointResult};
 
 /// The workload's own unit-rate metric: `request_throughput` if present, else the first
 /// (sorted) metric name containing "throughput" or ending in `_per_s`.

@@ -1,3 +1,5 @@
+//! Order-keeping JSON: text key order at every depth, repeated keys, non-JSON input.
+
 use super::*;
 
 #[test]

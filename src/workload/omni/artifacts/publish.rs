@@ -335,6 +335,7 @@ where
     file.sync_all()
 }
 
+/// `create_dir_all`, its error naming the directory.
 pub(super) fn create_dir(dir: &Path) -> Result<(), ArtifactError> {
     fs::create_dir_all(dir).map_err(|source| ArtifactError::CreateDir {
         path: dir.to_owned(),
@@ -356,10 +357,12 @@ pub(super) fn remove_files(dir: &Path, names: &[&str]) -> Result<(), ArtifactErr
     Ok(())
 }
 
+/// `path` made absolute (as given when that fails).
 pub(super) fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
 }
 
+/// `path` as a (lossy) string, as the result files record paths.
 pub(super) fn path_string(path: &Path) -> String {
     path.to_string_lossy().into_owned()
 }

@@ -109,6 +109,7 @@ impl Metric {
         }
     }
 
+    /// The unit in a summary label: ` (ms)`, ` (s)` or nothing.
     pub(super) fn label_unit(self) -> &'static str {
         match self.key_suffix() {
             "_ms" => " (ms)",
@@ -117,6 +118,7 @@ impl Metric {
         }
     }
 
+    /// Seconds to reported units: 1000 for `_ms` metrics, else 1.
     pub(super) fn scale(self) -> f64 {
         if self.key_suffix() == "_ms" {
             1000.0
@@ -125,6 +127,7 @@ impl Metric {
         }
     }
 
+    /// The metric's section header in the terminal summary.
     pub(super) fn header(self) -> &'static str {
         match self {
             Metric::Ttft => "Time to First Token",

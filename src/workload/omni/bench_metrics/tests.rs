@@ -1,3 +1,7 @@
+//! `vllm bench serve` metrics: goodput vectors, TPOT and output-length rules,
+//! percentiles, missing values, throughputs, option parsing, the saved-result JSON, the
+//! terminal summary and the result file name.
+
 use super::*;
 
 #[track_caller]

@@ -12,6 +12,8 @@ use crate::util::template::closest;
 use crate::workload::scripted::metric::{self, Kind};
 use crate::workload::scripted::script::{Action, MetricDef, Script};
 
+/// The metric `k = v` of `[workload.metrics]`: an expression string or a table with
+/// `expr` and optional `unit`, `better`, `description`, `per`; problems go to `cx`.
 pub(super) fn metric_def(
     cx: &mut Cx<'_>,
     k: &Spanned<Cow<'_, str>>,

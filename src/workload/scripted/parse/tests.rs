@@ -1,3 +1,6 @@
+//! Parsing a script from the scenario: repeats unrolled, metrics declared, and every
+//! mistake positioned and explained.
+
 use super::*;
 
 fn defaults(fields: Option<&[&str]>) -> Defaults {

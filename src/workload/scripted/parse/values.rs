@@ -26,6 +26,7 @@ pub(super) fn locate<'t, 'i>(v: &'t Val<'i>, path: &[PathSeg]) -> (Range<usize>,
     (cur.span(), cur)
 }
 
+/// A TOML value as JSON (integers and floats as written); inf and nan are errors.
 pub(super) fn to_json(cx: &mut Cx<'_>, v: &Val<'_>) -> Option<Value> {
     Some(match v.get_ref() {
         DeValue::String(s) => Value::String(s.to_string()),
@@ -53,6 +54,7 @@ pub(super) fn to_json(cx: &mut Cx<'_>, v: &Val<'_>) -> Option<Value> {
     })
 }
 
+/// An integer as written: `_` separators, a leading `+`, hex/octal/binary radixes.
 pub(super) fn int(v: &Val<'_>) -> Option<i64> {
     let i = v.get_ref().as_integer()?;
     let digits = i.as_str().replace('_', "");
@@ -63,6 +65,7 @@ pub(super) fn int(v: &Val<'_>) -> Option<i64> {
     i64::from_str_radix(body, i.radix()).ok()
 }
 
+/// A float as written (`_` separators allowed), or an integer as a float.
 pub(super) fn float(v: &Val<'_>) -> Option<f64> {
     match v.get_ref() {
         DeValue::Float(f) => f.as_str().replace('_', "").parse().ok(),

@@ -27,6 +27,9 @@ const FILE_KEYS: [&str; 14] = [
 /// Keys a prompt-update entry may hold.
 const UPDATE_KEYS: [&str; 3] = ["after_chunk", "prompt", "transition_chunks"];
 
+/// The draft rollout of the JSON rollout file at `path`: `opts.image` (else the file's
+/// image, resolved against `base_dir`) and `opts.negative_prompt` win over the file; a
+/// built-in-only option in `opts` (`num_chunks`, `camera_pattern`) is an error.
 pub(super) fn from_file(
     opts: &RolloutOptions,
     base_dir: &Path,

@@ -1,3 +1,8 @@
+//! The sweep spec: the `--sweep` flag and the `[sweep]` table with positioned errors,
+//! point labels and file stems, samples per point.
+
+use std::path::Path;
+
 use super::*;
 
 fn flag_err(s: &str) -> String {
@@ -10,19 +15,6 @@ fn table_errs(src: &str) -> Vec<String> {
         .iter()
         .map(ToString::to_string)
         .collect()
-}
-
-fn point(value: f64, passed: bool, metrics: &[(&str, f64)]) -> PointResult {
-    PointResult {
-        value,
-        metrics: metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-        passed,
-        achieved_concurrency: None,
-        achieved_request_rate: None,
-        sessions_per_s: None,
-        lateness_p99_ms: None,
-        reached: true,
-    }
 }
 
 fn mc(values: &[f64]) -> Sweep {
@@ -209,35 +201,6 @@ fn table_errors_are_positioned() {
 }
 
 #[test]
-fn capacity_is_the_knee() {
-    let all = [
-        point(1.0, true, &[]),
-        point(2.0, true, &[]),
-        point(4.0, true, &[]),
-    ];
-    assert_eq!(capacity(&all), Some(4.0));
-    let none = [point(1.0, false, &[]), point(2.0, false, &[])];
-    assert_eq!(capacity(&none), None);
-    let pfp = [
-        point(1.0, true, &[]),
-        point(2.0, false, &[]),
-        point(4.0, true, &[]),
-    ];
-    assert_eq!(capacity(&pfp), Some(1.0));
-    let fp = [point(1.0, false, &[]), point(2.0, true, &[])];
-    assert_eq!(capacity(&fp), None);
-    let unordered = [
-        point(4.0, false, &[]),
-        point(1.0, true, &[]),
-        point(2.0, true, &[]),
-    ];
-    assert_eq!(capacity(&unordered), Some(2.0));
-    assert_eq!(capacity(&[]), None);
-    let inf = [point(1.0, true, &[]), point(f64::INFINITY, true, &[])];
-    assert_eq!(capacity(&inf), Some(f64::INFINITY));
-}
-
-#[test]
 fn labels_and_file_stems() {
     let s = mc(&[4.0]);
     assert_eq!(point_label(&s, 4.0), "max_concurrency=4");
@@ -253,127 +216,6 @@ fn labels_and_file_stems() {
     assert_eq!(point_label(&r, f64::INFINITY), "request_rate=inf");
     assert_eq!(point_file_stem(&r, f64::INFINITY), "request_rate_inf");
     assert_eq!(point_label(&r, 1.0), "request_rate=1");
-}
-
-fn three_points(third_passes: bool) -> Vec<PointResult> {
-    vec![
-        point(1.0, true, &[("ttft_ms.p99", 212.5), ("rtf.mean", 0.912)]),
-        point(2.0, true, &[("ttft_ms.p99", 398.25), ("rtf.mean", 0.95)]),
-        point(4.0, third_passes, &[("ttft_ms.p99", 1612.0)]),
-    ]
-}
-
-#[test]
-fn table_snapshot_with_capacity() {
-    let s = mc(&[1.0, 2.0, 4.0]);
-    let got = render_table(&s, &three_points(false), &["ttft_ms.p99", "rtf.mean"]);
-    let want = "\
-max_concurrency  achieved  sessions/s  ttft_ms.p99  rtf.mean  result
-1                       -           -       212.50     0.912    pass
-2                       -           -       398.25     0.950    pass
-4                       -           -      1612.00         -    FAIL
-capacity: max_concurrency = 2 (highest point whose thresholds all hold)
-";
-    assert_eq!(got, want);
-}
-
-#[test]
-fn table_snapshot_none_and_knee_notes() {
-    let s = mc(&[1.0, 2.0]);
-    let none = [point(1.0, false, &[]), point(2.0, false, &[])];
-    assert_eq!(
-        render_table(&s, &none, &[]),
-        "max_concurrency  achieved  sessions/s  result\n\
-         1                       -           -    FAIL\n\
-         2                       -           -    FAIL\n\
-         capacity: none of the points held its thresholds\n"
-    );
-    let pfp = [
-        point(1.0, true, &[]),
-        point(2.0, false, &[]),
-        point(4.0, true, &[]),
-    ];
-    assert_eq!(
-        render_table(&s, &pfp, &[]),
-        "max_concurrency  achieved  sessions/s  result\n\
-         1                       -           -    pass\n\
-         2                       -           -    FAIL\n\
-         4                       -           -    pass\n\
-         capacity: max_concurrency = 1 (highest point whose thresholds all hold)\n\
-         note: max_concurrency=4 passed, but max_concurrency=2 below it failed; capacity stops \
-         at the first failing point\n"
-    );
-    let fp = [point(1.0, false, &[]), point(2.0, true, &[])];
-    assert!(
-        render_table(&s, &fp, &[]).contains(
-            "capacity: none (the lowest point, max_concurrency=1, failed its thresholds)\n"
-        )
-    );
-    assert!(render_table(&s, &[], &[]).ends_with("capacity: no points were run\n"));
-}
-
-#[test]
-fn json_has_the_chart_shape() {
-    let s = mc(&[1.0, 2.0, 4.0]);
-    let pts = three_points(true);
-    let v = sweep_json(&s, &pts, capacity(&pts));
-    let want = json!({
-        "sweep": {
-            "param": "max_concurrency",
-            "headline": "ttft_ms.p99",
-            "points": [
-                {"value": 1, "metrics": {"rtf.mean": 0.912, "ttft_ms.p99": 212.5}, "passed": true, "achieved_concurrency": null, "achieved_request_rate": null, "sessions_per_s": null, "lateness_p99_ms": null, "reached": true},
-                {"value": 2, "metrics": {"rtf.mean": 0.95, "ttft_ms.p99": 398.25}, "passed": true, "achieved_concurrency": null, "achieved_request_rate": null, "sessions_per_s": null, "lateness_p99_ms": null, "reached": true},
-                {"value": 4, "metrics": {"ttft_ms.p99": 1612.0}, "passed": true, "achieved_concurrency": null, "achieved_request_rate": null, "sessions_per_s": null, "lateness_p99_ms": null, "reached": true},
-            ],
-            "capacity": 4,
-        },
-        "rtload": {"metrics": {"capacity": 4}},
-    });
-    assert_eq!(v, want);
-    assert!(v["sweep"]["points"][0]["value"].is_u64());
-}
-
-#[test]
-fn json_without_capacity_or_headline() {
-    let r = Sweep {
-        param: SweepParam::RequestRate,
-        values: vec![2.5, f64::INFINITY],
-        headline: None,
-        samples_per_point: None,
-    };
-    let pts = [
-        point(2.5, false, &[("x", f64::NAN)]),
-        point(f64::INFINITY, false, &[]),
-    ];
-    let v = sweep_json(&r, &pts, capacity(&pts));
-    let want = json!({
-        "sweep": {
-            "param": "request_rate",
-            "headline": null,
-            "points": [
-                {"value": 2.5, "metrics": {"x": null}, "passed": false, "achieved_concurrency": null, "achieved_request_rate": null, "sessions_per_s": null, "lateness_p99_ms": null, "reached": true},
-                {"value": "inf", "metrics": {}, "passed": false, "achieved_concurrency": null, "achieved_request_rate": null, "sessions_per_s": null, "lateness_p99_ms": null, "reached": true},
-            ],
-            "capacity": null,
-        },
-        "rtload": {"metrics": {}},
-    });
-    assert_eq!(v, want);
-}
-
-#[test]
-fn columns_format_alike() {
-    assert_eq!(
-        fmt_column(&[Some(3.0), None, Some(12.0)]),
-        vec!["3", "-", "12"]
-    );
-    assert_eq!(fmt_column(&[Some(0.5), Some(0.25)]), vec!["0.500", "0.250"]);
-    assert_eq!(fmt_column(&[Some(0.5), Some(2.0)]), vec!["0.50", "2.00"]);
-    assert_eq!(
-        fmt_column(&[Some(f64::INFINITY), Some(1.0)]),
-        vec!["inf", "1"]
-    );
 }
 
 #[test]
@@ -425,35 +267,4 @@ fn samples_per_point_is_validated_at_load() {
             "{errs:?}"
         );
     }
-}
-
-#[test]
-fn reached_and_short_points() {
-    let mc = SweepParam::MaxConcurrency;
-    assert!(reached(mc, 4.0, 4, None, None));
-    assert!(!reached(mc, 8.0, 3, None, None));
-    let rr = SweepParam::RequestRate;
-    assert!(reached(rr, f64::INFINITY, 1, None, None));
-    assert!(reached(rr, 2.0, 1, Some(1.9), Some(2.0)));
-    assert!(!reached(rr, 2.0, 1, Some(1.0), Some(2.0)));
-    assert!(!reached(rr, 2.0, 1, None, None));
-    // A short point is never the capacity, even when it passed.
-    let mut pts = vec![
-        point(1.0, true, &[]),
-        point(2.0, true, &[]),
-        point(4.0, true, &[]),
-    ];
-    pts[1].reached = false;
-    assert_eq!(capacity(&pts), Some(1.0));
-    let s = mc_sweep();
-    let text = render_table(&s, &pts, &[]);
-    assert!(text.contains("pass+short"), "{text}");
-    assert!(
-        text.contains("short: max_concurrency=2 did not reach the swept value"),
-        "{text}"
-    );
-}
-
-fn mc_sweep() -> Sweep {
-    mc(&[1.0, 2.0, 4.0])
 }

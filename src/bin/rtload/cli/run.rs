@@ -1,0 +1,167 @@
+//! `rtload run`'s flags: the scenario, target, output, interrupt and lock options, the
+//! `[load]` overrides, headers and TLS, sweeps and distributed runs; and the
+//! [`Overrides`](rtload::config::scenario::Overrides) they express.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::workload::{OmniArgs, VideoArgs};
+
+/// `rtload run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Target URL (ws://, wss://, http://, https://); overrides `[target] url`.
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    /// Write the workload's JSON result here (atomically), and its HdrHistogram interval
+    /// log next to it (same name, `.hlog`).
+    #[arg(long, value_name = "PATH")]
+    pub output_json: Option<PathBuf>,
+    /// On Ctrl-C / SIGTERM: seconds in-flight sessions may still finish before they are
+    /// cancelled as `interrupted`. No new session starts after the signal; the results of
+    /// the sessions that ran are written, marked `"interrupted": true`, and rtload exits
+    /// 130. A second signal stops at once (files on disk stay consistent).
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0, value_parser = parse_grace)]
+    pub grace_period: f64,
+    /// When another run holds the output directory's lock: give up (exit 2) after this
+    /// many seconds instead of waiting until it is released. The holder's pid is printed
+    /// either way.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_grace)]
+    pub lock_timeout: Option<f64>,
+
+    /// Measured samples (`[load] samples`).
+    #[arg(
+        long,
+        visible_alias = "sessions",
+        value_name = "N",
+        help_heading = "Load"
+    )]
+    pub num_prompts: Option<usize>,
+    /// Warm-up samples run first, excluded from metrics (`[load] warmup_samples`).
+    #[arg(
+        long,
+        visible_alias = "warmup-sessions",
+        value_name = "N",
+        help_heading = "Load"
+    )]
+    pub num_warmups: Option<usize>,
+    /// Requests per second, or `inf` to release all at once.
+    #[arg(long, value_name = "RPS", help_heading = "Load")]
+    pub request_rate: Option<String>,
+    /// Gamma shape of inter-arrival gaps (1 = Poisson).
+    #[arg(long, value_name = "B", help_heading = "Load")]
+    pub burstiness: Option<f64>,
+    /// Cap on concurrently running samples.
+    #[arg(long, value_name = "N", help_heading = "Load")]
+    pub max_concurrency: Option<usize>,
+    /// Seed of the arrival process.
+    #[arg(long, value_name = "N", help_heading = "Load")]
+    pub seed: Option<u64>,
+    /// Ramp the request rate: `linear` or `exponential`.
+    #[arg(long, value_name = "STRATEGY", help_heading = "Load")]
+    pub ramp_up_strategy: Option<String>,
+    /// Ramp-up start rate.
+    #[arg(long, value_name = "RPS", help_heading = "Load")]
+    pub ramp_up_start_rps: Option<f64>,
+    /// Ramp-up end rate.
+    #[arg(long, value_name = "RPS", help_heading = "Load")]
+    pub ramp_up_end_rps: Option<f64>,
+
+    /// Extra upgrade header `KEY=VALUE` (repeatable; wins over `[target] headers`).
+    /// Values are never printed or saved.
+    #[arg(long = "header", value_name = "KEY=VALUE")]
+    pub headers: Vec<String>,
+    /// Trust the CA certificates in this PEM file for wss:// (on top of the system
+    /// roots); overrides `[target] ca_cert`.
+    #[arg(long, value_name = "PEM")]
+    pub ca_cert: Option<PathBuf>,
+    /// Do not verify the server's TLS certificate (testing only; warned about on stderr
+    /// and recorded in the JSON result). Same as `[target] insecure_skip_verify = true`.
+    #[arg(long)]
+    pub insecure: bool,
+    /// Suppress live progress.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Run the scenario at each point, e.g. `max_concurrency=1,2,4,8` or
+    /// `request_rate=1,2,4`; prints a table and the capacity, the highest point whose
+    /// thresholds (and every lower point's) held; exits 1 only when no point held.
+    /// Ctrl-C ends the current point gracefully, starts no further point, writes what
+    /// finished (marked interrupted) and exits 130. Overrides `[sweep]`.
+    #[arg(long, value_name = "PARAM=V1,V2,...", help_heading = "Load")]
+    pub sweep: Option<String>,
+    /// Where a sweep writes each point's result, sweep.json and sweep.html.
+    #[arg(long, value_name = "DIR", help_heading = "Load")]
+    pub sweep_dir: Option<PathBuf>,
+
+    /// Run only slice I of N of the whole run's plan: samples k with k mod N == I, at
+    /// their original intended times; warm-ups and max_concurrency are split too.
+    #[arg(long, value_name = "I/N", help_heading = "Distributed")]
+    pub shard: Option<String>,
+    /// Start the measured phase's clock at this time (RFC 3339 or unix seconds) on every
+    /// shard: releases are relative to it.
+    #[arg(long, value_name = "TIME", help_heading = "Distributed")]
+    pub start_at: Option<String>,
+    /// Serve live Prometheus metrics at http://ADDR/metrics while the run lasts (sessions
+    /// active/completed/failed, queue wait, send lateness, the headline metric).
+    #[arg(long, value_name = "HOST:PORT", help_heading = "Distributed")]
+    pub metrics_addr: Option<std::net::SocketAddr>,
+
+    /// Video workload options (the `[workload]` keys of the video cadence kind).
+    #[command(flatten)]
+    pub video: VideoArgs,
+
+    /// OmniInteract workload options (the `[workload]` keys of the OmniInteract kind).
+    #[command(flatten)]
+    pub omni: OmniArgs,
+}
+
+impl RunArgs {
+    /// The scenario overrides these flags express.
+    pub fn overrides(&self) -> Result<rtload::config::scenario::Overrides, String> {
+        let load = rtload::workload::load::LoadOverrides {
+            num_prompts: self.num_prompts,
+            num_warmups: self.num_warmups,
+            request_rate: self.request_rate.clone(),
+            burstiness: self.burstiness,
+            max_concurrency: self.max_concurrency,
+            seed: self.seed,
+            ramp_up_strategy: self.ramp_up_strategy.clone(),
+            ramp_up_start_rps: self.ramp_up_start_rps,
+            ramp_up_end_rps: self.ramp_up_end_rps,
+        };
+        Ok(rtload::config::scenario::Overrides {
+            target: self.target.clone(),
+            output_json: self.output_json.clone(),
+            load,
+            workload: {
+                let mut t = self.video.table()?;
+                self.omni.extend(&mut t)?;
+                t
+            },
+            headers: self
+                .headers
+                .iter()
+                .map(|h| {
+                    h.split_once('=')
+                        .map(|(k, v)| (k.trim().to_string(), v.to_string()))
+                        .ok_or_else(|| format!("--header: expected KEY=VALUE (got \"{h}\")"))
+                })
+                .collect::<Result<_, _>>()?,
+            ca_cert: self.ca_cert.clone(),
+            insecure: self.insecure,
+        })
+    }
+}
+
+/// `--grace-period`, `--lock-timeout`: finite seconds in 0..=3600.
+fn parse_grace(v: &str) -> Result<f64, String> {
+    match v.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => Ok(s),
+        _ => Err(format!(
+            "{v:?} is not a number of seconds in 0..=3600; use e.g. 5"
+        )),
+    }
+}

@@ -1,0 +1,383 @@
+//! Glue between a [`Scenario`] and a finished run: resolve the target (or start the
+//! embedded server), compute the arrival plan, run the engine, build the workload's
+//! report and publish the JSON result. The CLI calls this; so do the integration tests.
+//!
+//! This file owns the entry points, the live phase and its printer threads; `target`
+//! resolves the target (embedded server, client TLS, scraper, `--metrics-addr`),
+//! `summary` turns the engine's output into a [`RunSummary`], `result` writes the JSON
+//! result and `.hlog`, and `describe` prints the resolved plan for `rtload check`.
+//!
+//! This is the only client-side module that knows the embedded server exists.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::config::scenario::{Scenario, ScenarioError};
+use crate::engine::{self, EngineConfig, EngineError};
+use crate::util::target::redact_url;
+use crate::workload::Report;
+
+mod describe;
+mod result;
+mod summary;
+mod target;
+
+pub use describe::{describe, direction_words};
+use summary::summarize;
+use target::{client_tls, serve_live_metrics, start_scraper, start_target};
+
+/// A run that could not happen (as opposed to samples that failed, which are results).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The scenario is invalid.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Scenario(Vec<ScenarioError>),
+    /// The target URL is unusable.
+    #[error(transparent)]
+    Target(#[from] crate::util::target::TargetError),
+    /// The client TLS configuration could not be built.
+    #[error(transparent)]
+    Tls(#[from] crate::engine::tls::TlsError),
+    /// The embedded server could not start.
+    #[error("embedded server: {0}")]
+    Server(String),
+    /// The engine failed.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The workload's preparation before timing failed.
+    #[error("{0}")]
+    Prepare(String),
+    /// The arrival plan could not be built.
+    #[error("arrival plan: {0}")]
+    Plan(String),
+    /// The workload could not summarize the run.
+    #[error("report: {0}")]
+    Report(String),
+    /// The planned concurrency cannot fit under the open-file limit.
+    #[error("{0}")]
+    FdLimit(String),
+    /// The live metrics endpoint could not start.
+    #[error("--metrics-addr {addr}: {msg}")]
+    Metrics {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The OS error.
+        msg: String,
+    },
+    /// The JSON result could not be written.
+    #[error("cannot write {}: {msg}", path.display())]
+    Output {
+        /// The destination.
+        path: PathBuf,
+        /// The OS error.
+        msg: String,
+    },
+}
+
+/// A finished run.
+pub struct RunSummary {
+    /// The workload's report.
+    pub report: Box<dyn Report>,
+    /// Measured samples that failed, with their messages.
+    pub failures: Vec<(usize, String)>,
+    /// Those failures counted per [`crate::workload::FailureKind::label`].
+    pub failures_by_kind: std::collections::BTreeMap<String, usize>,
+    /// Measured samples in total.
+    pub measured: usize,
+    /// Artifact files that could not be written.
+    pub artifact_errors: Vec<String>,
+    /// Where the JSON result went.
+    pub json_path: Option<PathBuf>,
+    /// Each `[thresholds]` entry with its measured value.
+    pub verdicts: Vec<crate::config::thresholds::Verdict>,
+    /// The URL the run aimed at.
+    pub url: String,
+    /// The run was interrupted (SIGINT/SIGTERM): the results hold the samples that ran.
+    pub interrupted: bool,
+    /// Measured samples cancelled by the interruption (not counted in `failures`).
+    pub cancelled: usize,
+    /// Warm-up samples run before the measured ones.
+    pub warmup: usize,
+    /// The load the run actually reached (peak concurrency, request rates).
+    pub achieved: crate::workload::kit::Achieved,
+    /// "results may be generator-bound: …" when the generator itself was the bottleneck
+    /// (see [`crate::workload::kit::generator_bound`]).
+    pub generator_bound: Option<String>,
+}
+
+impl RunSummary {
+    /// True when every measured sample succeeded and every artifact was written.
+    pub fn passed(&self) -> bool {
+        self.failures.is_empty()
+            && self.artifact_errors.is_empty()
+            && self.verdicts.iter().all(|v| v.passed)
+    }
+}
+
+/// Run `scenario` to completion. `lines` receives live log lines (e.g. `--print-chunks`)
+/// from a printer thread; pass `std::io::stdout()` from a CLI. No progress output.
+pub fn run(scenario: &Scenario, lines: Box<dyn Write + Send>) -> Result<RunSummary, RunError> {
+    run_with(scenario, lines, None)
+}
+
+/// [`run`], with live progress written to `progress` in the given mode (a CLI passes
+/// stderr: stdout carries the report only).
+pub fn run_with(
+    scenario: &Scenario,
+    lines: Box<dyn Write + Send>,
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+) -> Result<RunSummary, RunError> {
+    run_interruptible(scenario, lines, progress, None)
+}
+
+/// [`run_with`], stopping early when `interrupt`'s switch flips: no new samples, the
+/// in-flight ones get the grace period and are then cancelled as interrupted; the JSON
+/// result and `.hlog` are still written, marked `"interrupted": true`.
+pub fn run_interruptible(
+    scenario: &Scenario,
+    lines: Box<dyn Write + Send>,
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+    interrupt: Option<engine::interrupt::Interrupt>,
+) -> Result<RunSummary, RunError> {
+    run_distributed(
+        scenario,
+        lines,
+        progress,
+        interrupt,
+        &Distributed::default(),
+    )
+}
+
+/// How this process takes part in a distributed run (`--shard`, `--start-at`) and what
+/// it serves while running (`--metrics-addr`).
+#[derive(Debug, Clone, Default)]
+pub struct Distributed {
+    /// The slice of the run this process executes (`None` = all of it).
+    pub shard: Option<crate::workload::shard::Shard>,
+    /// Unix time of the measured phase's start on every shard (`--start-at`).
+    pub start_at_unix_s: Option<f64>,
+    /// Serve live Prometheus metrics here while the run lasts (`--metrics-addr`).
+    pub metrics_addr: Option<SocketAddr>,
+    /// Told the bound address once `--metrics-addr` listens (port 0 picks one).
+    pub metrics_bound: Option<crossbeam_channel::Sender<SocketAddr>>,
+}
+
+/// [`run_with`] placed by `dist` (no interruption).
+pub fn run_placed(
+    scenario: &Scenario,
+    lines: Box<dyn Write + Send>,
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+    dist: &Distributed,
+) -> Result<RunSummary, RunError> {
+    run_distributed(scenario, lines, progress, None, dist)
+}
+
+/// [`run_interruptible`] for one shard of a distributed run: runs only the shard's slice
+/// of the whole run's plan, at the plan's original offsets from the start barrier, with
+/// its part of the warm-ups and of the concurrency cap; tags the JSON result with the
+/// shard; serves live metrics and scrapes the target's when asked.
+pub fn run_distributed(
+    scenario: &Scenario,
+    lines: Box<dyn Write + Send>,
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+    interrupt: Option<engine::interrupt::Interrupt>,
+    dist: &Distributed,
+) -> Result<RunSummary, RunError> {
+    let shard = dist.shard.unwrap_or(crate::workload::shard::Shard::WHOLE);
+    let cap = shard
+        .cap(scenario.load.max_concurrency)
+        .map_err(|e| RunError::Plan(e.to_string()))?;
+    let whole = crate::workload::plan::plan(scenario.load.samples, &scenario.load.arrival)
+        .map_err(|e| RunError::Plan(e.to_string()))?;
+    let mine = shard.slice(&whole.offsets_s);
+    let workload = scenario.workload.clone();
+    engine::fdlimit::ensure(scenario.load.max_concurrency, scenario.target.is_none())
+        .map_err(RunError::FdLimit)?;
+    let (url, server) = start_target(scenario)?;
+    let tls = client_tls(&url, scenario)?;
+    workload.prepare().map_err(RunError::Prepare)?;
+    tracing::debug!(
+        target = %redact_url(&url),
+        samples = scenario.load.samples,
+        warmup = scenario.load.warmup_samples,
+        "run starting"
+    );
+    let (tx, printer) = spawn_line_printer(lines);
+    let (progress_tx, progress_thread) = spawn_progress(
+        progress,
+        workload.headline_name(),
+        scenario.load.generator_bound_ms,
+    );
+    let (live, metrics_server) = serve_live_metrics(dist, shard, workload.headline_name())?;
+    let cfg = EngineConfig {
+        url: url.clone(),
+        headers: scenario.headers.clone(),
+        n_warmup: shard.part(scenario.load.warmup_samples),
+        offsets_s: mine.iter().map(|m| m.1).collect(),
+        max_concurrency: Some(cap),
+        shards: scenario.load.shards,
+        connect_timeout: scenario.connect_timeout,
+        tls: tls.clone(),
+        max_frame_bytes: scenario.max_frame_bytes,
+        request_id_prefix: request_id_prefix(),
+        artifact_root: workload.artifact_root(),
+        lines: Some(tx),
+        progress: progress_tx,
+        generator_bound_ms: scenario.load.generator_bound_ms,
+        interrupt,
+        placement: crate::engine::Placement {
+            measured_indices: Some(mine.iter().map(|m| m.0).collect()),
+            start_at_unix_s: dist.start_at_unix_s,
+        },
+        live,
+    };
+    let scraper = start_scraper(scenario)?;
+    let run_start_unix_s = unix_now();
+    let this_run = workload.clone().begin_run();
+    let (out, usage, live_wall_s) = live_phase(cfg, this_run.clone());
+    if let Some(m) = metrics_server {
+        m.stop();
+    }
+    let target_timeline = scraper.map(crate::util::scrape::Scraper::finish);
+    join_printers(printer, progress_thread);
+    if let Some(s) = server {
+        s.stop();
+    }
+    let ran = Ran {
+        out: out?,
+        this_run,
+        mine,
+        run_start_unix_s,
+        usage,
+        target_timeline,
+        tls: tls.is_some(),
+        url,
+        live_wall_s,
+    };
+    summarize(scenario, dist, shard, ran)
+}
+
+/// Runs the engine (the live phase), returning its output, the process's resource usage
+/// at the phase's two boundaries, and the phase's wall seconds.
+fn live_phase(
+    cfg: EngineConfig,
+    this_run: Arc<dyn crate::workload::WorkloadRun>,
+) -> (
+    Result<engine::EngineOutput, engine::EngineError>,
+    (
+        crate::workload::kit::UsageSnapshot,
+        crate::workload::kit::UsageSnapshot,
+    ),
+    f64,
+) {
+    let usage_start = crate::workload::kit::UsageSnapshot::now();
+    let started = std::time::Instant::now();
+    let out = engine::run(cfg, this_run);
+    let wall_s = started.elapsed().as_secs_f64();
+    (
+        out,
+        (usage_start, crate::workload::kit::UsageSnapshot::now()),
+        wall_s,
+    )
+}
+
+/// A thread writing each line sent on the returned channel to `lines`, flushing at the end.
+fn spawn_line_printer(
+    lines: Box<dyn Write + Send>,
+) -> (
+    crossbeam_channel::Sender<String>,
+    std::thread::JoinHandle<()>,
+) {
+    let (tx, rx) = crossbeam_channel::unbounded::<String>();
+    let printer = std::thread::spawn(move || {
+        let mut out = lines;
+        for l in rx {
+            let _ = writeln!(out, "{l}");
+        }
+        let _ = out.flush();
+    });
+    (tx, printer)
+}
+
+/// The progress printer's channel and thread, when progress is asked for.
+fn spawn_progress(
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+    headline: &str,
+    generator_bound_ms: f64,
+) -> (
+    Option<crossbeam_channel::Sender<crate::engine::progress::ProgressEvent>>,
+    Option<std::thread::JoinHandle<()>>,
+) {
+    match progress {
+        Some((mode, out)) => {
+            let (tx, rx) = crossbeam_channel::unbounded();
+            let headline = headline.to_string();
+            (
+                Some(tx),
+                Some(crate::engine::progress::spawn_printer(
+                    mode,
+                    rx,
+                    out,
+                    headline,
+                    Some(generator_bound_ms),
+                )),
+            )
+        }
+        None => (None, None),
+    }
+}
+
+/// Waits for the line printer and, if there is one, the progress printer to finish.
+fn join_printers(
+    printer: std::thread::JoinHandle<()>,
+    progress_thread: Option<std::thread::JoinHandle<()>>,
+) {
+    let _ = printer.join();
+    if let Some(t) = progress_thread {
+        let _ = t.join();
+    }
+}
+
+/// A finished engine run and what its summary needs besides the scenario.
+struct Ran {
+    /// The engine's output.
+    out: engine::EngineOutput,
+    /// The workload's run, which builds the report.
+    this_run: Arc<dyn crate::workload::WorkloadRun>,
+    /// This shard's `(index, offset)` slice of the plan.
+    mine: Vec<(usize, f64)>,
+    /// Unix time the run started.
+    run_start_unix_s: f64,
+    /// Resource usage before and after the run.
+    usage: (
+        crate::workload::kit::UsageSnapshot,
+        crate::workload::kit::UsageSnapshot,
+    ),
+    /// The target's scraped metrics, if any.
+    target_timeline: Option<crate::util::scrape::Timeline>,
+    /// Whether the run used TLS.
+    tls: bool,
+    /// The target URL.
+    url: String,
+    /// Wall seconds the engine ran (the live phase), for the generator's core share.
+    live_wall_s: f64,
+}
+
+/// Seconds since the Unix epoch (0 if the clock is before it).
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// `bench-<8 hex>-`, like `vllm bench serve`'s default `--request-id-prefix`.
+fn request_id_prefix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mixed = (nanos as u64 ^ u64::from(std::process::id()).rotate_left(32))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    format!("bench-{:08x}-", (mixed >> 32) as u32)
+}

@@ -1,0 +1,179 @@
+//! The run's result files: the JSON document (the workload's report plus the metric
+//! catalogue, generator, achieved-load, verdict, TLS, interrupt, shard and target-metrics
+//! blocks) and the `.hlog` interval log beside it, each written atomically.
+
+use super::{Distributed, RunError, RunSummary};
+use crate::config::scenario::Scenario;
+use crate::util::target::redact_text;
+use crate::workload::RunRecord;
+
+/// What the JSON result needs beyond the summary.
+pub(super) struct ResultExtras {
+    /// The engine's run record, for the generator block.
+    pub(super) generator_run: RunRecord,
+    /// Resource usage before and after the run.
+    pub(super) usage: (
+        crate::workload::kit::UsageSnapshot,
+        crate::workload::kit::UsageSnapshot,
+    ),
+    /// This shard's tag (written only for a sharded run).
+    pub(super) tag: crate::report::merge::ShardTag,
+    /// The target's scraped metrics, if any.
+    pub(super) target_timeline: Option<crate::util::scrape::Timeline>,
+    /// The engine's own histogram series.
+    pub(super) engine_series: Vec<crate::util::histlog::Series>,
+    /// Unix time the run started.
+    pub(super) run_start_unix_s: f64,
+    /// Whether the run used TLS.
+    pub(super) tls: bool,
+}
+
+/// Builds the JSON result document (report, catalogue, generator, verdict, TLS, interrupt,
+/// shard and target-metrics blocks) and publishes it with the series to `path`.
+pub(super) fn write_result(
+    path: &std::path::Path,
+    scenario: &Scenario,
+    dist: &Distributed,
+    summary: &RunSummary,
+    extras: ResultExtras,
+) -> Result<(), RunError> {
+    let report = &summary.report;
+    let interrupted = summary.interrupted;
+    let mut doc = report.to_json();
+    scenario.workload.catalogue().write_into(&mut doc);
+    let block = crate::workload::kit::generator_block(
+        &extras.generator_run,
+        &summary.failures_by_kind,
+        extras.usage.0,
+        extras.usage.1,
+    );
+    crate::workload::kit::merge_into(&mut doc, block);
+    crate::workload::kit::merge_into(&mut doc, summary.achieved.to_json());
+    crate::workload::kit::merge_into(
+        &mut doc,
+        serde_json::json!({ "generator_bound": summary.generator_bound }),
+    );
+    let passed = summary.passed();
+    crate::workload::kit::merge_into(
+        &mut doc,
+        verdict_block(
+            &summary.verdicts,
+            passed,
+            interrupted,
+            (summary.measured, summary.failures.len(), summary.cancelled),
+            scenario,
+        ),
+    );
+    if extras.tls {
+        crate::workload::kit::merge_into(&mut doc, crate::engine::tls::result_block(&scenario.tls));
+    }
+    if interrupted && let Some(obj) = doc.as_object_mut() {
+        obj.insert("interrupted".into(), serde_json::Value::Bool(true));
+    }
+    // Only a sharded run is tagged: a plain run keeps the reference's exact layout.
+    if let (Some(obj), true) = (doc.as_object_mut(), dist.shard.is_some()) {
+        obj.insert(
+            crate::report::merge::SHARD_KEY.into(),
+            serde_json::to_value(&extras.tag).unwrap_or_default(),
+        );
+    }
+    if let (Some(obj), Some(tl)) = (doc.as_object_mut(), &extras.target_timeline) {
+        obj.insert(
+            crate::report::merge::TARGET_METRICS_KEY.into(),
+            serde_json::to_value(tl).unwrap_or_default(),
+        );
+    }
+    let mut series = report.series();
+    series.extend(extras.engine_series);
+    publish(
+        path,
+        &redact_text(&report.json_text(&doc)),
+        &series,
+        extras.run_start_unix_s,
+        interrupted,
+    )
+}
+
+/// The result's verdict: `verdict` (`passed` / `failed` / `interrupted`), every threshold
+/// with its measured value (`null` when the run has no such metric) and whether it held,
+/// and the sample counts, so a report can open with them.
+fn verdict_block(
+    verdicts: &[crate::config::thresholds::Verdict],
+    passed: bool,
+    interrupted: bool,
+    (measured, failed, cancelled): (usize, usize, usize),
+    scenario: &Scenario,
+) -> serde_json::Value {
+    let word = match (interrupted, passed) {
+        (true, _) => "interrupted",
+        (false, true) => "passed",
+        (false, false) => "failed",
+    };
+    let thresholds: Vec<serde_json::Value> = verdicts
+        .iter()
+        .map(|v| {
+            serde_json::json!({
+                "metric": v.threshold.metric,
+                "expr": v.threshold.expr,
+                "measured": v.measured.filter(|m| m.is_finite()),
+                "passed": v.passed,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "verdict": word,
+        "thresholds": thresholds,
+        "sample_counts": {
+            "measured": measured,
+            "completed": measured.saturating_sub(failed + cancelled),
+            "failed": failed,
+            "cancelled": cancelled,
+            "warmup": scenario.load.warmup_samples,
+        },
+    })
+}
+
+/// Write the result JSON text to `path` and the interval log beside it (`.hlog`), each
+/// atomically.
+fn publish(
+    path: &std::path::Path,
+    text: &str,
+    series: &[crate::util::histlog::Series],
+    run_start_unix_s: f64,
+    interrupted: bool,
+) -> Result<(), RunError> {
+    let fail = |p: &std::path::Path, e: &dyn std::fmt::Display| RunError::Output {
+        path: p.to_path_buf(),
+        msg: e.to_string(),
+    };
+    crate::util::write_atomic(path, text.as_bytes()).map_err(|e| fail(path, &e))?;
+    let hlog = path.with_extension("hlog");
+    let mut buf = Vec::new();
+    if interrupted {
+        buf.extend_from_slice(b"#[Interrupted: true]\n");
+    }
+    crate::util::histlog::write_interval_log(&mut buf, run_start_unix_s, 1.0, series)
+        .map_err(|e| fail(&hlog, &e))?;
+    crate::util::write_atomic(&hlog, &buf).map_err(|e| fail(&hlog, &e))
+}
+
+/// The generator's own series: queue wait per sample (at its release) and send lateness
+/// per scheduled message (at its sample's start).
+pub(super) fn engine_series(run: &RunRecord) -> Vec<crate::util::histlog::Series> {
+    let measured = run.samples.iter().filter(|s| !s.warmup);
+    let waits = measured
+        .clone()
+        .map(|s| (s.scheduled_s, s.queue_wait_s * 1000.0))
+        .collect();
+    let late = measured
+        .flat_map(|s| {
+            s.send_lateness_s
+                .iter()
+                .map(move |l| (s.started_s, l * 1000.0))
+        })
+        .collect();
+    vec![
+        crate::util::histlog::Series::micros("queue_wait_ms", waits),
+        crate::util::histlog::Series::micros("send_lateness_ms", late),
+    ]
+}

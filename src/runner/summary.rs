@@ -1,0 +1,161 @@
+//! From the engine's output to a [`RunSummary`]: measured failures (interrupt-cancelled
+//! samples set apart, report-time failures added), counts by kind, the generator-bound
+//! warning, the workload's report and the threshold verdicts; then the JSON result when
+//! the scenario asks for one.
+
+use super::result::{ResultExtras, engine_series, write_result};
+use super::{Distributed, Ran, RunError, RunSummary};
+use crate::config::scenario::Scenario;
+use crate::workload::{Failure, FailureKind, Report, RunRecord};
+
+/// Builds the run's report, failures and verdicts, writes the JSON result when asked, and
+/// returns the summary.
+pub(super) fn summarize(
+    scenario: &Scenario,
+    dist: &Distributed,
+    shard: crate::workload::shard::Shard,
+    ran: Ran,
+) -> Result<RunSummary, RunError> {
+    let mut out = ran.out;
+    out.run.load = Some(scenario.load.clone());
+    let (mut failures, measured) = failures(&out.run);
+    // Samples cancelled by an interrupt are their own outcome, not failures.
+    let cancelled_idx = take_cancelled(&mut failures);
+    let cancelled = cancelled_idx.len();
+    let interrupted = out.interrupted;
+    let engine_series = engine_series(&out.run);
+    let generator_bound = generator_bound(&out.run, ran.usage, ran.live_wall_s, scenario);
+    let tag = crate::report::merge::ShardTag::of_run(
+        &scenario.name,
+        shard,
+        dist.start_at_unix_s,
+        &ran.mine,
+        &out.run,
+        ran.run_start_unix_s,
+        &scenario.thresholds,
+    );
+    let generator_run = out.run.clone();
+    let achieved = crate::workload::kit::Achieved::of(&out.run);
+    let measured_idx: Vec<usize> = out
+        .run
+        .samples
+        .iter()
+        .filter(|s| !s.warmup)
+        .map(|s| s.idx)
+        .collect();
+    let report = ran.this_run.report(out.run).map_err(RunError::Report)?;
+    add_report_failures(
+        &mut failures,
+        report.as_ref(),
+        &measured_idx,
+        &cancelled_idx,
+    );
+    let failures_by_kind = count_kinds(&failures);
+    let failures: Vec<(usize, String)> =
+        failures.into_iter().map(|(i, f)| (i, f.message)).collect();
+    // A shard's own numbers say nothing about the run's: `rtload merge` evaluates the
+    // thresholds (carried in the shard tag) on the merged result.
+    let verdicts = if shard.count > 1 {
+        Vec::new()
+    } else {
+        crate::config::thresholds::evaluate(&scenario.thresholds, &report.metrics())
+    };
+    let summary = RunSummary {
+        report,
+        failures,
+        failures_by_kind,
+        measured,
+        artifact_errors: out.artifact_errors,
+        json_path: scenario.output_json.clone(),
+        verdicts,
+        url: ran.url,
+        interrupted,
+        cancelled,
+        warmup: scenario.load.warmup_samples,
+        achieved,
+        generator_bound,
+    };
+    if let Some(path) = &summary.json_path {
+        let extras = ResultExtras {
+            generator_run,
+            usage: ran.usage,
+            tag,
+            target_timeline: ran.target_timeline,
+            engine_series,
+            run_start_unix_s: ran.run_start_unix_s,
+            tls: ran.tls,
+        };
+        write_result(path, scenario, dist, &summary, extras)?;
+    }
+    Ok(summary)
+}
+
+fn failures(run: &RunRecord) -> (Vec<(usize, Failure)>, usize) {
+    let measured: Vec<_> = run.samples.iter().filter(|s| !s.warmup).collect();
+    let failed = measured
+        .iter()
+        .filter_map(|s| s.outcome.as_ref().err().map(|e| (s.idx, e.clone())))
+        .collect();
+    (failed, measured.len())
+}
+
+/// Sets interrupt-cancelled samples apart from `failures`, returning their indices.
+fn take_cancelled(failures: &mut Vec<(usize, Failure)>) -> Vec<usize> {
+    let cancelled_idx: Vec<usize> = failures
+        .iter()
+        .filter(|(_, f)| f.kind == FailureKind::Interrupted)
+        .map(|(i, _)| *i)
+        .collect();
+    failures.retain(|(_, f)| f.kind != FailureKind::Interrupted);
+    cancelled_idx
+}
+
+/// Failures only the report could see (e.g. too few chunks for the metrics) count like
+/// any other: in the summary, the per-kind counts and the exit code. `measured_idx` maps
+/// a position among measured samples to its sample index.
+fn add_report_failures(
+    failures: &mut Vec<(usize, Failure)>,
+    report: &dyn Report,
+    measured_idx: &[usize],
+    cancelled_idx: &[usize],
+) {
+    for (pos, msg) in report.report_failures() {
+        let idx = measured_idx.get(pos).copied().unwrap_or(pos);
+        if !failures.iter().any(|(i, _)| *i == idx) && !cancelled_idx.contains(&idx) {
+            failures.push((idx, Failure::new(FailureKind::Report, msg)));
+        }
+    }
+    failures.sort_by_key(|(i, _)| *i);
+}
+
+/// The failures counted by kind, keyed by the kind's name.
+fn count_kinds(failures: &[(usize, Failure)]) -> std::collections::BTreeMap<String, usize> {
+    crate::workload::outcome::count_by_kind(failures.iter().map(|(_, f)| f.kind))
+        .into_iter()
+        .map(|(k, n)| (k.to_string(), n))
+        .collect()
+}
+
+/// "results may be generator-bound: …" when the run's send lateness p99 exceeded
+/// `[load] generator_bound_ms` or the generator used ≥ 90 % of a core in the live phase.
+fn generator_bound(
+    run: &RunRecord,
+    usage: (
+        crate::workload::kit::UsageSnapshot,
+        crate::workload::kit::UsageSnapshot,
+    ),
+    live_wall_s: f64,
+    scenario: &Scenario,
+) -> Option<String> {
+    use crate::workload::kit;
+    let (_, lateness) = kit::wait_and_lateness(run);
+    kit::generator_bound(
+        lateness["p99_ms"].as_f64(),
+        kit::core_share(usage.0, usage.1, live_wall_s),
+        scenario.load.generator_bound_ms,
+    )
+}
+
+#[cfg(test)]
+#[path = "summary_tests.rs"]
+mod tests;
