@@ -1,4 +1,5 @@
-//! Reading rtload result files back (for `report` and `compare`). Results in the
+//! Reading rtload result files back (for `report` and `compare`), and the interval log
+//! beside one (for the report's time series). Results in the
 //! `vllm bench serve` dialect carry Python's bare `NaN` / `Infinity` tokens, which strict
 //! JSON parsers reject; outside strings they are read as `null` (missing).
 
@@ -22,6 +23,21 @@ pub fn parse_lenient(text: &str) -> Result<serde_json::Value, serde_json::Error>
 pub fn read(path: &Path) -> Result<serde_json::Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     parse_lenient(&text).map_err(|e| format!("{}: not a JSON result: {e}", path.display()))
+}
+
+/// The interval log beside the result at `path` (same name, `.hlog`): absent when there
+/// is no such file, unreadable (with why) when it cannot be read or parsed.
+pub fn interval_log(path: &Path) -> crate::report::html::IntervalLog {
+    use crate::report::html::IntervalLog;
+    let hlog = path.with_extension("hlog");
+    match std::fs::read(&hlog) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => IntervalLog::Absent,
+        Err(e) => IntervalLog::Unreadable(format!("{}: {e}", hlog.display())),
+        Ok(bytes) => match crate::util::histlog::read_intervals(&bytes) {
+            Ok(iv) => IntervalLog::Read(iv),
+            Err(e) => IntervalLog::Unreadable(format!("{}: {e}", hlog.display())),
+        },
+    }
 }
 
 fn replace_nonfinite(text: &str) -> String {

@@ -157,10 +157,17 @@ fn publish(
     crate::util::write_atomic(&hlog, &buf).map_err(|e| fail(&hlog, &e))
 }
 
-/// The generator's own series: queue wait per sample (at its release) and send lateness
-/// per scheduled message (at its sample's start).
+/// The generator's own series: queue wait per sample (at its release), send lateness
+/// per scheduled message (at its sample's start), and the duration of every completed
+/// sample (connect → end) at its end: the per-interval count of
+/// [`crate::util::histlog::COMPLETED_TAG`] is the completions per second the HTML report draws.
 pub(super) fn engine_series(run: &RunRecord) -> Vec<crate::util::histlog::Series> {
     let measured = run.samples.iter().filter(|s| !s.warmup);
+    let completed = measured
+        .clone()
+        .filter(|s| s.outcome.is_ok())
+        .map(|s| (s.ended_s, (s.ended_s - s.started_s) * 1000.0))
+        .collect();
     let waits = measured
         .clone()
         .map(|s| (s.scheduled_s, s.queue_wait_s * 1000.0))
@@ -175,5 +182,6 @@ pub(super) fn engine_series(run: &RunRecord) -> Vec<crate::util::histlog::Series
     vec![
         crate::util::histlog::Series::micros("queue_wait_ms", waits),
         crate::util::histlog::Series::micros("send_lateness_ms", late),
+        crate::util::histlog::Series::micros(crate::util::histlog::COMPLETED_TAG, completed),
     ]
 }

@@ -1,7 +1,7 @@
 //! HdrHistogram interval log export: turns a run's per-sample metric values into the
 //! standard HdrHistogram interval log (format v1.3), the text format read by the Java
 //! `HistogramLogProcessor`, HdrHistogram's plotters and the `hdrhistogram` crate's
-//! `IntervalLogIterator`.
+//! `IntervalLogIterator`. [`read_intervals`] reads such a log back, interval by interval.
 //!
 //! # Format written
 //!
@@ -45,6 +45,9 @@ use hdrhistogram::serialization::interval_log::{
 };
 use thiserror::Error;
 
+mod read;
+pub use read::{Interval, read_intervals};
+
 /// Significant value digits of every histogram written (HdrHistogram precision: 0.1%).
 pub const SIGNIFICANT_DIGITS: u8 = 3;
 
@@ -53,6 +56,11 @@ pub const MICROS_PER_MS: f64 = 1000.0;
 
 /// Smallest accepted interval length: timestamps are written with millisecond precision.
 pub const MIN_INTERVAL_S: f64 = 0.001;
+
+/// The tag under which the runner logs every completed measured sample's duration
+/// (connect → end, ms), stamped at the sample's end: an interval's count is the number
+/// of samples that completed in it.
+pub const COMPLETED_TAG: &str = "session_ms";
 
 /// The column legend line the Java `HistogramLogWriter` writes after the headers.
 pub const LEGEND: &str =
@@ -120,6 +128,9 @@ pub enum HistLogError {
     /// Writing to the output failed.
     #[error("writing the interval log failed: {0}")]
     Io(#[from] std::io::Error),
+    /// A log being read is not a readable interval log.
+    #[error("{0}")]
+    Parse(String),
 }
 
 /// (interval index, series index) → histogram; BTreeMap order is the output order.

@@ -172,6 +172,7 @@ fn every_json_result_comes_with_an_hdrhistogram_interval_log() {
         "chunk_interval_ms",
         "queue_wait_ms",
         "send_lateness_ms",
+        "session_ms",
     ] {
         assert!(
             log.lines().any(|l| l.starts_with(&format!("Tag={tag},"))),

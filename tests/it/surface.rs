@@ -724,6 +724,34 @@ fn report_renders_a_video_result_as_self_contained_html() {
 }
 
 #[test]
+fn report_overlays_two_runs_and_draws_their_hlog_over_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tiny_result(tmp.path(), "a");
+    let b = tiny_result(tmp.path(), "b");
+    let html = report(tmp.path(), &[&a, &b]);
+    assert_self_contained_with_charts(&html);
+    // Same workload kind: one comparison section, every distribution and the time
+    // series overlaid (one curve or dot row per file), the per-file summaries kept.
+    assert_eq!(html.matches("<section class=\"doc compare\"").count(), 1);
+    for kind in ["dist-ttfc_ms", "ts-completions", "ts-ttfc_ms"] {
+        assert_eq!(
+            html.matches(&format!("data-chart=\"{kind}\"")).count(),
+            1,
+            "{kind}"
+        );
+    }
+    assert_eq!(html.matches("verdict: <strong>passed</strong>").count(), 2);
+    // Without its .hlog, a result's time series is left out with a note, never zero.
+    std::fs::remove_file(b.with_extension("hlog")).unwrap();
+    let html = report(tmp.path(), &[&b]);
+    assert!(
+        html.contains("Time series: no interval log (.hlog) beside this result"),
+        "{html}"
+    );
+    assert!(!html.contains("data-chart=\"ts-"));
+}
+
+#[test]
 fn report_renders_a_duplex_result_with_bare_nans() {
     let tmp = tempfile::tempdir().unwrap();
     copy_scenarios(tmp.path());

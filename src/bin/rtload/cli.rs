@@ -44,6 +44,13 @@ pub enum Command {
     /// scenario failed (samples or thresholds), 2 a scenario could not run.
     Suite(SuiteArgs),
     /// Render result JSON files as one self-contained HTML report with SVG charts.
+    ///
+    /// Each result gets its summary, its charts (latency distributions as percentile
+    /// plots, or dot plots under 30 values) and a time-series panel (completions per
+    /// second and the headline metric's p50/p99 over run time) from the `.hlog` beside it
+    /// (same name); without one the panel is left out and the page says so. Results of
+    /// the same workload kind are overlaid in a comparison section first (one line per
+    /// file on shared axes); results of different kinds get separate sections only.
     Report(ReportArgs),
     /// Compare two result files metric by metric; exit 1 past --max-regression.
     Compare(CompareArgs),
@@ -88,7 +95,9 @@ pub struct MergeArgs {
 /// `rtload report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Result JSON files (from --output-json, --save-result or a sweep).
+    /// Result JSON files (from --output-json, --save-result or a sweep); each one's
+    /// `.hlog` beside it is read for the time series. Two or more of the same workload
+    /// kind are overlaid.
     #[arg(required = true)]
     pub results: Vec<PathBuf>,
     /// The HTML file to write.

@@ -445,14 +445,18 @@ fn report_cmd(a: &cli::ReportArgs) -> ExitCode {
     let mut docs = Vec::new();
     for p in &a.results {
         match rtload::report::resultfile::read(p) {
-            Ok(v) => docs.push((p.display().to_string(), v)),
+            Ok(doc) => docs.push(rtload::report::html::Input {
+                name: p.display().to_string(),
+                doc,
+                log: rtload::report::resultfile::interval_log(p),
+            }),
             Err(e) => {
                 eprintln!("error: {e}");
                 return ExitCode::from(2);
             }
         }
     }
-    let html = match rtload::report::html::render_html(&docs) {
+    let html = match rtload::report::html::render(&docs) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("error: {e}");

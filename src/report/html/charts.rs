@@ -1,13 +1,14 @@
 //! Which charts each recognised result document gets, and how its JSON maps onto them:
-//! video (chunk cadence, latency histograms, session timeline), duplex (session timeline,
-//! one histogram per distribution), any result with `rtload.distributions` (a histogram per
-//! distribution) and
-//! sweep (headline and throughput curves).
+//! video (chunk cadence, session timeline), duplex (session timeline), sweep (headline
+//! and throughput curves); every result's distributions as percentile plots or dot plots
+//! ([`dist`]) and its `.hlog` over run time ([`overtime`]).
 //!
 //! Every chart is a `<figure>` with a `<figcaption>`; a chart without data becomes a short
 //! "no data" note instead. Missing or malformed fields mean "no data", never an error.
 
+pub mod dist;
 mod duplex;
+pub mod overtime;
 mod sweep;
 mod video;
 
@@ -15,7 +16,9 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::svg::{Axis, Plot, esc, fmt_num, histogram};
+use super::svg::{ellipsize_middle, esc};
+use crate::util::histlog::Interval;
+pub use dist::Dist;
 
 pub use duplex::duplex;
 pub use sweep::sweep;
@@ -52,15 +55,25 @@ pub fn figure(svg: Option<String>, caption: &str, legend: &str) -> String {
     }
 }
 
-/// An HTML legend: one swatch per (CSS class, label); long lists are cut at 12 entries.
+/// Legend labels longer than this are shortened in the middle (full text on hover).
+pub const LEGEND_CHARS: usize = 48;
+
+/// An HTML legend: one swatch per (CSS class, label); long lists are cut at 12 entries,
+/// long labels shortened in the middle with the full label on hover.
 pub fn legend(items: &[(String, String)]) -> String {
     let mut s = String::from("<ul class=\"legend\">");
     for (class, label) in items.iter().take(12) {
+        let short = ellipsize_middle(label, LEGEND_CHARS);
+        let title = if short == *label {
+            String::new()
+        } else {
+            format!(" title=\"{}\"", esc(label))
+        };
         let _ = write!(
             s,
-            "<li><span class=\"sw {}\"></span>{}</li>",
+            "<li{title}><span class=\"sw {}\"></span>{}</li>",
             esc(class),
-            esc(label)
+            esc(&short)
         );
     }
     if items.len() > 12 {
@@ -70,84 +83,37 @@ pub fn legend(items: &[(String, String)]) -> String {
     s
 }
 
-/// One histogram per `rtload.distributions` entry (name → array of numbers), sorted by
-/// name; a name ending in `_ms` is in milliseconds. Any workload that publishes raw
-/// distributions there gets these charts (duplex, realtime transcription, …).
-pub fn distributions(doc: &Value) -> String {
-    let dists: std::collections::BTreeMap<&String, &Value> = doc
-        .pointer("/rtload/distributions")
-        .and_then(Value::as_object)
-        .map(|m| m.iter().collect())
-        .unwrap_or_default();
-    let mut out = String::new();
-    for (i, (name, values)) in dists.into_iter().enumerate() {
-        let values: Vec<f64> = values
-            .as_array()
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
-            .map(|v| v.as_f64().unwrap_or(f64::NAN))
-            .collect();
-        let (what, unit) = match name.strip_suffix("_ms") {
-            Some(base) => (base, "ms"),
-            None => (name.as_str(), ""),
-        };
-        out.push_str(&histogram_figure(
-            &format!("dist-{name}"),
-            &values,
-            what,
-            unit,
-            i,
-            None,
-        ));
+/// The distributions of a result: a video result's steady intervals and TTFC, every
+/// `rtload.distributions` entry, then every tag of its interval log (`intervals`) the JSON
+/// has no raw values for.
+pub fn distributions(doc: &Value, video: bool, intervals: Option<&[Interval]>) -> Vec<Dist> {
+    let mut out = if video {
+        video::distributions(doc)
+    } else {
+        Vec::new()
+    };
+    out.extend(dist::json_dists(doc));
+    if let Some(iv) = intervals {
+        let more = dist::hlog_dists(iv, &out);
+        out.extend(more);
     }
     out
 }
 
-/// A histogram figure of the finite values in `values` (`kind` becomes `data-chart`).
-pub fn histogram_figure(
-    kind: &str,
-    values: &[f64],
-    what: &str,
-    unit: &str,
-    series: usize,
-    reference: Option<(f64, &str)>,
-) -> String {
-    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-    let n = finite.len();
-    let caption = match (
-        finite.iter().copied().reduce(f64::min),
-        finite.iter().copied().reduce(f64::max),
-    ) {
-        (Some(lo), Some(hi)) => format!(
-            "{what}: histogram of {n} value(s), {} – {} {unit}",
-            fmt_num(lo, 3),
-            fmt_num(hi, 3)
-        ),
-        _ => format!("{what}: histogram"),
-    };
-    let bins = histogram(&finite);
-    let max_count = bins.iter().map(|b| b.count).max().unwrap_or(0);
-    let mut caption = caption;
-    let mut edges: Vec<f64> = bins.iter().flat_map(|b| [b.lo, b.hi]).collect();
-    if let Some((r, label)) = reference {
-        let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        if r.is_finite() && r <= hi * 1.5 {
-            edges.push(r);
-        } else if r.is_finite() {
-            let _ = write!(caption, "; {label} {} {unit} is off-scale", fmt_num(r, 1));
-        }
-    }
-    let svg = (max_count > 0).then_some(()).and_then(|()| {
-        let x = Axis::fit(&axis_title(what, unit), edges.iter().copied(), false)?;
-        let y = Axis::fit("count", [0.0, max_count as f64], true)?;
-        let mut p = Plot::linear(kind, what, x, y);
-        p.bars(&bins, series, unit);
-        if let Some((r, label)) = reference.filter(|(r, _)| edges.contains(r)) {
-            p.vline(r, &format!("{label} {} {unit}", fmt_num(r, 1)), "");
-        }
-        Some(p.finish())
-    });
-    figure(svg, &caption, "")
+/// One figure per distribution of one result (no legend: the caption says what it is).
+pub fn dist_figures(dists: &[Dist]) -> String {
+    dists
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let line = dist::Line {
+                name: &d.what,
+                colour: i,
+                dist: d,
+            };
+            dist::dist_figure(&[line], &[], false)
+        })
+        .collect()
 }
 
 /// "what (unit)", or just "what" without a unit.

@@ -2,17 +2,26 @@
 //! page (inline CSS and SVG, no external resources) with charts and a metrics table per
 //! result document.
 //!
-//! Pure rendering: parsed JSON documents in, a `String` out; the caller reads and writes
-//! files. A document that is not recognised gets a section saying so and never fails the
-//! report; [`render_html`] fails only when no document at all could be rendered. The page
-//! carries a tiny inline script that measures every chart's drawn marks into
-//! `body[data-chartcheck]`, so a headless browser can prove the charts are drawn.
+//! Results of the same workload kind (two or more) also get a comparison section first:
+//! their distributions and time series overlaid on shared axes, one line per file; each
+//! file's own section keeps its summary, its kind's charts and its metrics table.
+//!
+//! Pure rendering: parsed JSON documents and their interval logs in, a `String` out; the
+//! caller reads and writes files. A document that is not recognised gets a section saying
+//! so and never fails the report; [`render`] fails only when no document at all could be
+//! rendered. The page carries a tiny inline script that measures every chart's drawn
+//! marks, and lists every text that leaves its chart, into `body[data-chartcheck]`, so a
+//! headless browser can prove the charts are drawn and nothing is clipped.
 
+pub mod cdf;
 pub mod charts;
+mod overlay;
+mod page;
 pub mod summary;
 pub mod svg;
 #[cfg(test)]
 mod tests;
+pub mod timeseries;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -32,6 +41,38 @@ pub enum HtmlError {
     /// Every document was unrecognised; the message lists each file and why.
     #[error("no document could be rendered: {0}")]
     NothingRecognized(String),
+}
+
+/// A result's interval log (`.hlog`, same name beside the JSON) as the caller found it.
+#[derive(Debug, Clone)]
+pub enum IntervalLog {
+    /// There is no such file (or the caller has none): no time-series panel, said so.
+    Absent,
+    /// The file exists but could not be read or parsed; why.
+    Unreadable(String),
+    /// Its intervals, in file order.
+    Read(Vec<crate::util::histlog::Interval>),
+}
+
+impl IntervalLog {
+    /// The intervals, when the log was read.
+    pub fn intervals(&self) -> Option<&[crate::util::histlog::Interval]> {
+        match self {
+            IntervalLog::Read(iv) => Some(iv),
+            _ => None,
+        }
+    }
+}
+
+/// One result to render.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// The file name, as the page shows it.
+    pub name: String,
+    /// The parsed result document.
+    pub doc: Value,
+    /// Its interval log.
+    pub log: IntervalLog,
 }
 
 /// The kinds of result document the report knows how to chart.
@@ -99,42 +140,70 @@ fn json_type(v: &Value) -> &'static str {
     }
 }
 
-/// Render one self-contained HTML page for `docs` (file name, parsed result JSON), in the
-/// order given. Same input, same bytes.
+/// [`render`] for documents without interval logs (every log [`IntervalLog::Absent`]).
 pub fn render_html(docs: &[(String, Value)]) -> Result<String, HtmlError> {
-    if docs.is_empty() {
+    let inputs: Vec<Input> = docs
+        .iter()
+        .map(|(name, doc)| Input {
+            name: name.clone(),
+            doc: doc.clone(),
+            log: IntervalLog::Absent,
+        })
+        .collect();
+    render(&inputs)
+}
+
+/// Render one self-contained HTML page for `inputs`, in the order given: a comparison
+/// section per group of comparable results, then one section per result. Same input,
+/// same bytes.
+pub fn render(inputs: &[Input]) -> Result<String, HtmlError> {
+    if inputs.is_empty() {
         return Err(HtmlError::NoDocuments);
     }
-    let kinds: Vec<Result<DocKind, String>> = docs.iter().map(|(_, d)| classify(d)).collect();
+    let kinds: Vec<Result<DocKind, String>> = inputs.iter().map(|i| classify(&i.doc)).collect();
     if kinds.iter().all(Result::is_err) {
-        let why: Vec<String> = docs
+        let why: Vec<String> = inputs
             .iter()
             .zip(&kinds)
-            .filter_map(|((name, _), k)| k.as_ref().err().map(|e| format!("{name}: {e}")))
+            .filter_map(|(i, k)| k.as_ref().err().map(|e| format!("{}: {e}", i.name)))
             .collect();
         return Err(HtmlError::NothingRecognized(why.join("; ")));
     }
-    let mut page = String::from(HEAD);
-    page.push_str("<h1>rtload report</h1>\n<nav><ul>");
-    for (i, ((name, _), kind)) in docs.iter().zip(&kinds).enumerate() {
-        let k = kind.as_ref().map_or("not recognized", |k| k.name());
+    let groups = overlay::groups(inputs, &kinds);
+    let mut out = String::from(page::HEAD);
+    out.push_str("<h1>rtload report</h1>\n<nav><ul>");
+    for (g, (key, members)) in groups.iter().enumerate() {
         let _ = write!(
-            page,
-            "<li><a href=\"#doc-{i}\">{}</a> ({k})</li>",
-            esc(name)
+            out,
+            "<li><a href=\"#cmp-{g}\">comparison: {}</a> ({} results overlaid)</li>",
+            esc(key),
+            members.len()
         );
     }
-    page.push_str("</ul></nav>\n");
-    for (i, ((name, doc), kind)) in docs.iter().zip(&kinds).enumerate() {
-        page.push_str(&section(i, name, doc, kind));
+    for (i, (input, kind)) in inputs.iter().zip(&kinds).enumerate() {
+        let k = kind.as_ref().map_or("not recognized", |k| k.name());
+        let _ = write!(
+            out,
+            "<li><a href=\"#doc-{i}\">{}</a> ({k})</li>",
+            esc(&input.name)
+        );
     }
-    page.push_str(TAIL);
-    Ok(page)
+    out.push_str("</ul></nav>\n");
+    for (g, (key, members)) in groups.iter().enumerate() {
+        out.push_str(&overlay::section(g, key, inputs, &kinds, members));
+    }
+    for (i, (input, kind)) in inputs.iter().zip(&kinds).enumerate() {
+        let overlaid = groups.iter().any(|(_, m)| m.contains(&i));
+        out.push_str(&section(i, input, kind, overlaid));
+    }
+    out.push_str(page::TAIL);
+    Ok(out)
 }
 
-fn section(i: usize, name: &str, doc: &Value, kind: &Result<DocKind, String>) -> String {
+fn section(i: usize, input: &Input, kind: &Result<DocKind, String>, overlaid: bool) -> String {
+    let (name, doc) = (&input.name, &input.doc);
     let mut s = format!("<section class=\"doc\" id=\"doc-{i}\">\n<h2>{}", esc(name));
-    match kind {
+    let k = match kind {
         Err(why) => {
             let _ = write!(
                 s,
@@ -143,20 +212,33 @@ fn section(i: usize, name: &str, doc: &Value, kind: &Result<DocKind, String>) ->
             );
             return s;
         }
-        Ok(k) => {
-            let _ = writeln!(s, " <span class=\"kind\">{}</span></h2>", k.name());
+        Ok(k) => *k,
+    };
+    let _ = writeln!(s, " <span class=\"kind\">{}</span></h2>", k.name());
+    s.push_str(&meta(doc));
+    if k == DocKind::Sweep {
+        s.push_str(&charts::sweep(doc));
+    } else {
+        s.push_str(&summary::summary(doc));
+        s.push_str(&match k {
+            DocKind::Video => charts::video(doc),
+            DocKind::Duplex => charts::duplex(doc),
+            _ => String::new(),
+        });
+        if overlaid {
+            s.push_str("<p class=\"nodata\">Distributions and time series: overlaid with the comparable results in the comparison above.</p>\n");
+        } else {
+            let dists = charts::distributions(doc, k == DocKind::Video, input.log.intervals());
+            s.push_str(&charts::dist_figures(&dists));
+            let run = charts::overtime::Run {
+                name,
+                colour: 0,
+                doc,
+                log: &input.log,
+            };
+            s.push_str(&charts::overtime::panel(&[run], false));
         }
     }
-    s.push_str(&meta(doc));
-    if !matches!(kind, Ok(DocKind::Sweep)) {
-        s.push_str(&summary::summary(doc));
-    }
-    s.push_str(&match kind {
-        Ok(DocKind::Video) => charts::video(doc),
-        Ok(DocKind::Duplex) => charts::duplex(doc),
-        Ok(DocKind::Generic) => charts::distributions(doc),
-        _ => charts::sweep(doc),
-    });
     s.push_str(&metrics_table(doc));
     s.push_str("</section>\n");
     s
@@ -269,55 +351,3 @@ fn metric_value(v: f64) -> String {
         fmt_num(v, 3)
     }
 }
-
-const HEAD: &str = r#"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>rtload report</title>
-<style>
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;max-width:1000px;margin:24px auto;padding:0 16px}
-h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:36px}
-.kind{font-size:12px;font-weight:normal;background:#eef;border-radius:4px;padding:1px 6px;margin-left:8px}
-.kind.unknown,.unknown{background:#fee}
-p.unknown{padding:8px;border-radius:4px}
-dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:0 12px;font-size:12px;color:#555}dl.meta dd{margin:0}
-figure{margin:16px 0;border:1px solid #e3e3e3;border-radius:6px;padding:8px 8px 4px}
-figcaption{font-size:12px;color:#555;margin-top:4px}
-.nodata{color:#888;font-style:italic}
-svg.chart{display:block;width:100%;height:auto}
-svg text{font-size:11px;fill:#444}svg .axis-title{font-size:12px;fill:#222}
-.grid{stroke:#eee}.frame{stroke:#888;fill:none}
-.s0{--c:#1f77b4}.s1{--c:#ff7f0e}.s2{--c:#2ca02c}.s3{--c:#9467bd}.s4{--c:#8c564b}.s5{--c:#e377c2}.s6{--c:#17becf}.s7{--c:#bcbd22}
-.mark.line{fill:none;stroke:var(--c);stroke-width:1.8}.mark.dot{fill:var(--c)}.mark.bar{fill:var(--c);opacity:.85}
-.mark.hl{fill:none;stroke:#2ca02c;stroke-width:3}.mark.fail{fill:#fff;stroke:#d62728;stroke-width:2}
-.queue{--c:#b0b0b0}.session{--c:#1f77b4}.failed{--c:#d62728}.extent{--c:#cfd8e3}
-.k-input{--c:#6baed6}.k-response{--c:#ff7f0e}.k-playback{--c:#a1d99b}.k-audio{--c:#2ca02c}.k-other{--c:#9467bd}
-.mark.span{fill:var(--c)}
-.ref{stroke:#d62728;stroke-dasharray:6 4;stroke-width:1.5}svg .ref-label{fill:#d62728}
-.ref.cap{stroke:#2ca02c}svg .ref-label.cap{fill:#2ca02c}
-.band{fill:#f3f3f3}svg .band-label{fill:#888}
-ul.legend{list-style:none;padding:0;margin:4px 0;font-size:12px;display:flex;flex-wrap:wrap;gap:4px 14px}
-.sw{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;background:var(--c)}
-table{border-collapse:collapse;font-size:12px;margin:12px 0}caption{text-align:left;font-weight:600;padding:4px 0;white-space:nowrap}
-td,th{border:1px solid #e3e3e3;padding:2px 8px;text-align:left}td:last-child{text-align:right;font-variant-numeric:tabular-nums}
-td.pass{color:#2ca02c}td.fail{color:#d62728}
-p.verdict{font-size:15px;padding:6px 10px;border-radius:4px;background:#f3f3f3}p.verdict.pass{background:#e8f5e9}p.verdict.fail{background:#fdecea}
-p.banner{padding:8px;border-radius:4px;background:#fff3cd;border:1px solid #e0c36a}
-tr.short td{background:#fff3cd}
-</style></head><body>
-"#;
-
-/// Layout self-check: measure every chart's marks, and list every `<text>` that pokes out
-/// of its SVG, into `body[data-chartcheck]`.
-const TAIL: &str = r#"<script>
-(function(){var out=[];document.querySelectorAll('svg.chart').forEach(function(s){
-var m=s.querySelectorAll('path.mark,rect.mark,circle.mark,line.mark'),x0=1/0,y0=1/0,x1=-1/0,y1=-1/0;
-m.forEach(function(e){var b=e.getBBox();x0=Math.min(x0,b.x);y0=Math.min(y0,b.y);x1=Math.max(x1,b.x+b.width);y1=Math.max(y1,b.y+b.height);});
-var v=s.viewBox.baseVal,n=m.length,r=s.getBoundingClientRect(),t=[];
-s.querySelectorAll('text').forEach(function(e){var b=e.getBoundingClientRect();
-if(b.left<r.left-1||b.top<r.top-1||b.right>r.right+1||b.bottom>r.bottom+1)t.push(e.textContent);});
-out.push({chart:s.getAttribute('data-chart'),marks:n,width:n?x1-x0:0,height:n?y1-y0:0,
-inside:n>0&&x0>=v.x-1&&y0>=v.y-1&&x1<=v.x+v.width+1&&y1<=v.y+v.height+1,texts_outside:t});});
-document.body.setAttribute('data-chartcheck',JSON.stringify(out));})();
-</script>
-</body></html>
-"#;

@@ -38,8 +38,9 @@ fn num(v: &Value, ptr: &str) -> Option<f64> {
         .filter(|x| x.is_finite())
 }
 
-/// A number for a table cell: 3 significant decimals at most, `–` when missing.
-fn cell(v: Option<f64>) -> String {
+/// A number for a table cell: integers as such, others with 2 decimals (4 below 1);
+/// `–` when missing.
+pub fn cell(v: Option<f64>) -> String {
     match v {
         None => "–".into(),
         Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => format!("{v:.0}"),

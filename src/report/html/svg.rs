@@ -1,18 +1,20 @@
 //! Small SVG chart primitives: linear and row axes with nice ticks, line series with
-//! markers, histogram bars, horizontal spans, shaded bands and labelled reference lines.
+//! markers, curves, dots, horizontal spans, shaded bands and labelled reference lines.
 //!
 //! Pure string building. Every coordinate goes through [`coord`], so a non-finite value
 //! never reaches the output (the element is skipped, never drawn at 0), and every piece of
 //! text goes through [`esc`]. Data marks carry class `mark` (the layout self-check counts
 //! them); axes, grid, bands and reference lines do not.
 
+mod axis;
+mod rows;
 mod scale;
 
 use std::fmt::Write as _;
 
+pub use axis::{Axis, RowAxis};
 pub use scale::{
-    Bin, coord, ellipsize_middle, esc, fmt_num, histogram, label, nice_ticks, step_decimals,
-    text_width,
+    coord, ellipsize_middle, esc, fmt_num, label, nice_ticks, step_decimals, text_width,
 };
 
 /// Chart width in SVG user units (the figure scales it to the page).
@@ -23,54 +25,6 @@ const RIGHT: f64 = 28.0;
 pub const ROW_LABEL_CHARS: usize = 24;
 const TOP: f64 = 14.0;
 const BOTTOM: f64 = 42.0;
-
-/// A linear axis: domain, tick values, tick label decimals and a title.
-#[derive(Debug, Clone)]
-pub struct Axis {
-    lo: f64,
-    hi: f64,
-    ticks: Vec<f64>,
-    decimals: usize,
-    title: String,
-}
-
-impl Axis {
-    /// An axis covering the finite values of `values` (padded to nice ticks). `None` when
-    /// no value is finite.
-    pub fn fit(title: &str, values: impl IntoIterator<Item = f64>, integer: bool) -> Option<Axis> {
-        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-        for v in values.into_iter().filter(|v| v.is_finite()) {
-            lo = lo.min(v);
-            hi = hi.max(v);
-        }
-        if !lo.is_finite() {
-            return None;
-        }
-        let mut ticks = nice_ticks(lo, hi, 6);
-        if integer && ticks.len() >= 2 && ticks[1] - ticks[0] < 1.0 {
-            ticks = nice_ticks(lo.floor(), hi.ceil().max(lo.floor() + 1.0), 6);
-            ticks.retain(|t| t.fract() == 0.0);
-        }
-        let (first, last) = (*ticks.first()?, *ticks.last()?);
-        let step = ticks.get(1).map_or(1.0, |t| t - first);
-        Some(Axis {
-            lo: first,
-            hi: last,
-            ticks,
-            decimals: step_decimals(step),
-            title: title.to_string(),
-        })
-    }
-}
-
-/// One row label of a [`Plot::rows`] chart.
-#[derive(Debug, Clone)]
-pub struct RowAxis {
-    /// Row labels, top to bottom.
-    pub labels: Vec<String>,
-    /// Axis title.
-    pub title: String,
-}
 
 enum YAxis {
     Linear(Axis),
@@ -85,6 +39,8 @@ pub struct Plot {
     height: f64,
     x: Axis,
     y: YAxis,
+    /// Row labels sit this far below their row's middle (dot plots: level with the dots).
+    row_label_dy: f64,
     body: String,
 }
 
@@ -99,6 +55,15 @@ impl Plot {
     pub fn rows(kind: &str, title: &str, x: Axis, rows: RowAxis, row_px: f64) -> Plot {
         let h = (rows.labels.len() as f64 * row_px).clamp(60.0, 660.0) + TOP + BOTTOM;
         Plot::build(kind, title, h, x, YAxis::Rows(rows))
+    }
+
+    /// A dot plot: one row per label, each with a strip for percentile-mark labels on
+    /// top and its dots below (see [`Plot::row_dot`], [`Plot::row_mark`]); row labels
+    /// line up with the dots.
+    pub fn dot_rows(kind: &str, title: &str, x: Axis, rows: RowAxis) -> Plot {
+        let mut p = Plot::rows(kind, title, x, rows, 84.0);
+        p.row_label_dy = rows::MARK_STRIP / 2.0;
+        p
     }
 
     fn build(kind: &str, title: &str, height: f64, x: Axis, y: YAxis) -> Plot {
@@ -118,8 +83,15 @@ impl Plot {
             height,
             x,
             y,
+            row_label_dy: 0.0,
             body: String::new(),
         }
+    }
+
+    /// Where x value `v` lands, in SVG units from the chart's left edge (for laying out
+    /// marks that must not overlap, such as dot-plot dots).
+    pub fn x_px(&self, v: f64) -> f64 {
+        self.sx(v)
     }
 
     fn sx(&self, v: f64) -> f64 {
@@ -154,9 +126,56 @@ impl Plot {
     /// A line through `points` with a marker per point; a non-finite point breaks the line
     /// (it is skipped, never drawn as 0). `series` picks the colour class `s<series % 8>`.
     pub fn line(&mut self, points: &[(f64, f64)], series: usize, name: &str) {
+        let d = self.path_d(points);
+        let dots = self.dots(points, name);
+        if !d.is_empty() {
+            let _ = write!(
+                self.body,
+                r#"<g class="s{}"><path class="mark line" d="{d}"/>{dots}</g>"#,
+                series % 8
+            );
+        }
+    }
+
+    /// A line through `points` without markers (many points: a percentile curve, a long
+    /// time series), dashed when `dashed`; non-finite points break it as in [`Plot::line`].
+    pub fn curve(&mut self, points: &[(f64, f64)], series: usize, name: &str, dashed: bool) {
+        let d = self.path_d(points);
+        if !d.is_empty() {
+            let _ = write!(
+                self.body,
+                r#"<g class="s{}"><path class="mark line{}" d="{d}"><title>{}</title></path></g>"#,
+                series % 8,
+                if dashed { " dash" } else { "" },
+                esc(name)
+            );
+        }
+    }
+
+    /// A marker per finite point, no line (values too few to draw a curve through):
+    /// each `(x, y, tooltip)`; `hollow` rings tell a second series of one colour apart
+    /// (p99 beside p50).
+    pub fn points(&mut self, points: &[(f64, f64, String)], series: usize, hollow: bool) {
+        let mut dots = String::new();
+        for (x, y, tip) in points {
+            if let (Some(px), Some(py)) = (coord(self.sx(*x)), coord(self.sy(*y))) {
+                let _ = write!(
+                    dots,
+                    r#"<circle class="mark dot{}" cx="{px}" cy="{py}" r="3.5"><title>{}</title></circle>"#,
+                    if hollow { " hollow" } else { "" },
+                    esc(tip)
+                );
+            }
+        }
+        if !dots.is_empty() {
+            let _ = write!(self.body, r#"<g class="s{}">{dots}</g>"#, series % 8);
+        }
+    }
+
+    /// SVG path data through the finite points, a new sub-path after each gap.
+    fn path_d(&self, points: &[(f64, f64)]) -> String {
         let mut d = String::new();
         let mut pen_down = false;
-        let mut dots = String::new();
         for &(x, y) in points {
             let (Some(px), Some(py)) = (coord(self.sx(x)), coord(self.sy(y))) else {
                 pen_down = false;
@@ -164,22 +183,25 @@ impl Plot {
             };
             let _ = write!(d, "{}{px} {py} ", if pen_down { "L" } else { "M" });
             pen_down = true;
-            let _ = write!(
-                dots,
-                r#"<circle class="mark dot" cx="{px}" cy="{py}" r="3"><title>{} ({}, {})</title></circle>"#,
-                esc(name),
-                fmt_num(x, 3),
-                fmt_num(y, 3)
-            );
         }
-        let c = series % 8;
-        if !d.is_empty() {
-            let _ = write!(
-                self.body,
-                r#"<g class="s{c}"><path class="mark line" d="{}"/>{dots}</g>"#,
-                d.trim_end()
-            );
+        d.trim_end().to_string()
+    }
+
+    /// One `<circle class="mark dot">` per finite point, titled `name (x, y)`.
+    fn dots(&self, points: &[(f64, f64)], name: &str) -> String {
+        let mut dots = String::new();
+        for &(x, y) in points {
+            if let (Some(px), Some(py)) = (coord(self.sx(x)), coord(self.sy(y))) {
+                let _ = write!(
+                    dots,
+                    r#"<circle class="mark dot" cx="{px}" cy="{py}" r="3"><title>{} ({}, {})</title></circle>"#,
+                    esc(name),
+                    fmt_num(x, 3),
+                    fmt_num(y, 3)
+                );
+            }
         }
+        dots
     }
 
     /// One highlighted marker at (`x`, `y`) with a tooltip (class `hl`).
@@ -200,83 +222,6 @@ impl Plot {
                 self.body,
                 r#"<circle class="mark fail" cx="{px}" cy="{py}" r="5"><title>{}</title></circle>"#,
                 esc(tip)
-            );
-        }
-    }
-
-    /// Histogram bars for `bins` in colour `series`; empty bins draw nothing.
-    pub fn bars(&mut self, bins: &[Bin], series: usize, unit: &str) {
-        let base = self.sy(0.0);
-        let mut g = String::new();
-        for b in bins.iter().filter(|b| b.count > 0) {
-            let (x0, x1, top) = (self.sx(b.lo), self.sx(b.hi), self.sy(b.count as f64));
-            let (Some(x), Some(w), Some(y), Some(h)) = (
-                coord(x0 + 0.5),
-                coord((x1 - x0 - 1.0).max(1.0)),
-                coord(top),
-                coord(base - top),
-            ) else {
-                continue;
-            };
-            let _ = write!(
-                g,
-                r#"<rect class="mark bar" x="{x}" y="{y}" width="{w}" height="{h}"><title>{}–{} {}: {}</title></rect>"#,
-                fmt_num(b.lo, 3),
-                fmt_num(b.hi, 3),
-                esc(unit),
-                b.count
-            );
-        }
-        let _ = write!(self.body, r#"<g class="s{}">{g}</g>"#, series % 8);
-    }
-
-    /// A horizontal span `[x0, x1]` in row `row`, in lane `lane` of `lanes` stacked lanes,
-    /// styled by `class`, with an optional tooltip. Zero-length spans get 1 unit of width so
-    /// they stay visible; spans with a non-finite end are skipped.
-    #[allow(clippy::too_many_arguments)]
-    pub fn span(
-        &mut self,
-        row: usize,
-        lane: usize,
-        lanes: usize,
-        x0: f64,
-        x1: f64,
-        class: &str,
-        tip: &str,
-    ) {
-        let (top, h) = self.row_band(row);
-        let lanes = lanes.max(1);
-        let lane_h = h * 0.8 / lanes as f64;
-        let y = top + h * 0.1 + lane.min(lanes - 1) as f64 * lane_h;
-        let (a, b) = (self.sx(x0.min(x1)), self.sx(x0.max(x1)));
-        let (Some(px), Some(w), Some(py), Some(ph)) = (
-            coord(a),
-            coord((b - a).max(1.0)),
-            coord(y),
-            coord((lane_h - 1.0).max(1.0)),
-        ) else {
-            return;
-        };
-        let _ = write!(
-            self.body,
-            r#"<rect class="mark span {}" x="{px}" y="{py}" width="{w}" height="{ph}"><title>{}</title></rect>"#,
-            esc(class),
-            esc(tip)
-        );
-    }
-
-    /// A shaded background band over `[x0, x1]` with a label at its top (not a mark).
-    pub fn band(&mut self, x0: f64, x1: f64, label: &str) {
-        let (a, b) = (self.sx(x0.max(self.x.lo)), self.sx(x1.min(self.x.hi)));
-        if let (Some(px), Some(w), Some(h), true) =
-            (coord(a), coord(b - a), coord(self.plot_h()), b > a)
-        {
-            let _ = write!(
-                self.body,
-                r#"<rect class="band" x="{px}" y="{TOP}" width="{w}" height="{h}"/><text class="band-label" x="{}" y="{}">{}</text>"#,
-                coord(a + 4.0).unwrap_or_default(),
-                coord(TOP + self.plot_h() / 2.0).unwrap_or_default(),
-                self.fit_label(label, WIDTH - 4.0 - (a + 4.0))
             );
         }
     }
@@ -343,8 +288,8 @@ impl Plot {
     fn axes(&self) -> String {
         let mut s = String::from(r#"<g class="axes">"#);
         let (y0, y1) = (TOP, self.height - BOTTOM);
-        for &t in &self.x.ticks {
-            let Some(px) = coord(self.sx(t)) else {
+        for (t, tick) in &self.x.ticks {
+            let Some(px) = coord(self.sx(*t)) else {
                 continue;
             };
             let _ = write!(
@@ -352,7 +297,7 @@ impl Plot {
                 r#"<line class="grid" x1="{px}" x2="{px}" y1="{y0}" y2="{}"/><text x="{px}" y="{}" text-anchor="middle">{}</text>"#,
                 coord(y1).unwrap_or_default(),
                 coord(y1 + 14.0).unwrap_or_default(),
-                fmt_num(t, self.x.decimals)
+                esc(tick)
             );
         }
         let _ = write!(
@@ -364,8 +309,8 @@ impl Plot {
         );
         match &self.y {
             YAxis::Linear(a) => {
-                for &t in &a.ticks {
-                    let Some(py) = coord(self.sy(t)) else {
+                for (t, tick) in &a.ticks {
+                    let Some(py) = coord(self.sy(*t)) else {
                         continue;
                     };
                     let _ = write!(
@@ -374,7 +319,7 @@ impl Plot {
                         self.left,
                         WIDTH - RIGHT,
                         self.left - 6.0,
-                        fmt_num(t, a.decimals)
+                        esc(tick)
                     );
                 }
                 s.push_str(&y_title(&a.title, self.height, self.plot_h()));
@@ -387,7 +332,7 @@ impl Plot {
                         s,
                         r#"<text x="{}" y="{}" dy="0.32em" text-anchor="end">{}</text>"#,
                         self.left - 6.0,
-                        coord(top + h / 2.0).unwrap_or_default(),
+                        coord(top + h / 2.0 + self.row_label_dy).unwrap_or_default(),
                         scale::label(label, ROW_LABEL_CHARS)
                     );
                 }
@@ -415,3 +360,7 @@ fn y_title(title: &str, height: f64, room: f64) -> String {
         label(title, ((room + BOTTOM) / 7.5) as usize)
     )
 }
+
+#[cfg(test)]
+#[path = "svg_tests.rs"]
+mod tests;

@@ -14,10 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use base64::Engine as _;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::Deserializer;
-use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
 use super::MergeError;
 
@@ -57,21 +54,8 @@ pub enum How {
 /// Read every interval of a `.hlog` text and add them up per tag.
 pub fn read_hlog(text: &[u8]) -> Result<Hists, String> {
     let mut out: Hists = BTreeMap::new();
-    for entry in IntervalLogIterator::new(text) {
-        let entry = entry.map_err(|e| format!("not an HdrHistogram interval log: {e:?}"))?;
-        let LogEntry::Interval(ilh) = entry else {
-            continue;
-        };
-        let tag = ilh
-            .tag()
-            .map_or_else(String::new, |t| t.as_str().to_owned());
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(ilh.encoded_histogram())
-            .map_err(|e| format!("tag {tag}: bad base64: {e}"))?;
-        let h: Histogram<u64> = Deserializer::new()
-            .deserialize(&mut &bytes[..])
-            .map_err(|e| format!("tag {tag}: bad histogram: {e:?}"))?;
-        add(&mut out, &tag, &h)?;
+    for iv in crate::util::histlog::read_intervals(text).map_err(|e| e.to_string())? {
+        add(&mut out, &iv.tag, &iv.hist)?;
     }
     Ok(out)
 }

@@ -1,18 +1,15 @@
-//! Duplex result charts: the per-session timeline from `rtload.timeline[]` and one
-//! histogram per `rtload.distributions` entry.
+//! Duplex result charts: the per-session timeline from `rtload.timeline[]` (its
+//! `rtload.distributions` are drawn like any result's, see [`super::dist`]).
 
 use serde_json::Value;
 
 use super::super::svg::{Axis, Plot, RowAxis, fmt_num};
-use super::{arr, distributions, f, figure, legend};
+use super::{arr, f, figure, legend};
 
-/// Duplex result: per-session timeline from `rtload.timeline`, a histogram per
-/// `rtload.distributions` entry (sorted by name).
+/// Duplex result: the per-session timeline from `rtload.timeline`.
 pub fn duplex(doc: &Value) -> String {
     let rt = doc.get("rtload").unwrap_or(&Value::Null);
-    let mut out = duplex_timeline(arr(rt, "timeline"));
-    out.push_str(&distributions(doc));
-    out
+    duplex_timeline(arr(rt, "timeline"))
 }
 
 /// Lane of a duplex span kind: 0 session extent, 1 input, 2 response + playback, 3 audio.

@@ -1,19 +1,19 @@
-//! Video result charts: chunk cadence per session, steady-interval and TTFC histograms,
-//! and the session timeline from `rtload.samples[]`.
+//! Video result charts: chunk cadence per session and the session timeline from
+//! `rtload.samples[]`; the steady-interval and TTFC distributions for the percentile plots.
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
 use super::super::svg::{Axis, Plot, RowAxis, fmt_num};
-use super::{arr, f, figure, histogram_figure, legend, num};
+use super::dist::Dist;
+use super::{arr, f, figure, legend, num};
 
-/// Video result: chunk cadence, steady-interval and TTFC histograms, session timeline.
-pub fn video(doc: &Value) -> String {
-    let sessions = arr(doc, "sessions");
+/// The chunk deadline (ms) and warm-up chunk count of a video result.
+fn deadline_and_warmup(doc: &Value) -> (Option<f64>, f64) {
     let metrics = doc.get("metrics").unwrap_or(&Value::Null);
     let config = doc.get("config").unwrap_or(&Value::Null);
-    let first_session_metrics = sessions
+    let first_session_metrics = arr(doc, "sessions")
         .first()
         .and_then(|s| s.get("metrics"))
         .unwrap_or(&Value::Null);
@@ -23,30 +23,39 @@ pub fn video(doc: &Value) -> String {
     let warmup = num(config, "warmup_chunks")
         .or_else(|| num(metrics, "warmup_chunks"))
         .unwrap_or(0.0);
-    let mut out = cadence(sessions, deadline, warmup);
+    (deadline, warmup)
+}
+
+/// Video result: chunk cadence and the session timeline (its distributions come from
+/// [`distributions`]).
+pub fn video(doc: &Value) -> String {
+    let (deadline, warmup) = deadline_and_warmup(doc);
+    let mut out = cadence(arr(doc, "sessions"), deadline, warmup);
+    out.push_str(&sample_timeline(doc));
+    out
+}
+
+/// A video result's distributions: steady inter-arrival intervals (with the chunk
+/// deadline as reference) and TTFC per session.
+pub fn distributions(doc: &Value) -> Vec<Dist> {
+    let sessions = arr(doc, "sessions");
+    let (deadline, warmup) = deadline_and_warmup(doc);
     let steady: Vec<f64> = sessions
         .iter()
         .flat_map(|s| steady_intervals(s, warmup))
         .collect();
-    out.push_str(&histogram_figure(
-        "steady-intervals",
-        &steady,
-        "Steady inter-arrival interval",
-        "ms",
-        0,
-        deadline.map(|d| (d, "deadline")),
-    ));
     let ttfc: Vec<f64> = sessions.iter().map(ttfc_ms).collect();
-    out.push_str(&histogram_figure(
-        "ttfc",
-        &ttfc,
-        "Time to first chunk (TTFC)",
-        "ms",
-        1,
-        None,
-    ));
-    out.push_str(&sample_timeline(doc));
-    out
+    vec![
+        Dist {
+            what: "steady inter-arrival interval".into(),
+            reference: deadline.map(|d| (d, "deadline".to_string())),
+            ..Dist::from_values("steady_interval_ms", &steady)
+        },
+        Dist {
+            what: "time to first chunk (TTFC)".into(),
+            ..Dist::from_values("ttfc_ms", &ttfc)
+        },
+    ]
 }
 
 /// (index, inter-arrival ms) per chunk of `session`, sorted by index; missing → NaN.

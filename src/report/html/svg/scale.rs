@@ -1,5 +1,5 @@
 //! Numbers and text for the SVG primitives: XML escaping, finite-checked coordinates,
-//! number formatting, nice tick generation and histogram binning. No SVG elements here.
+//! number formatting and nice tick generation. No SVG elements here.
 
 /// XML-escape `s` for use in text content and attribute values.
 pub fn esc(s: &str) -> String {
@@ -134,47 +134,4 @@ fn nice_step(raw: f64) -> f64 {
         10.0
     };
     nice * mag
-}
-
-/// One histogram bin `[lo, hi)` (the last bin is closed).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Bin {
-    /// Lower edge.
-    pub lo: f64,
-    /// Upper edge.
-    pub hi: f64,
-    /// Values in the bin.
-    pub count: usize,
-}
-
-/// Bins the finite values of `values` (non-finite ones are ignored) into about √n nice-width
-/// bins (3..=30). Empty when there is no finite value.
-pub fn histogram(values: &[f64]) -> Vec<Bin> {
-    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    let (Some(min), Some(max)) = (
-        v.iter().copied().reduce(f64::min),
-        v.iter().copied().reduce(f64::max),
-    ) else {
-        return Vec::new();
-    };
-    let target = ((v.len() as f64).sqrt().ceil() as usize).clamp(3, 30);
-    let ticks = nice_ticks(min, max, target);
-    let step = match ticks.as_slice() {
-        [a, b, ..] => b - a,
-        _ => return Vec::new(),
-    };
-    let first = ticks[0];
-    let n_bins = ticks.len().saturating_sub(1).max(1);
-    let mut bins: Vec<Bin> = (0..n_bins)
-        .map(|i| Bin {
-            lo: first + i as f64 * step,
-            hi: first + (i + 1) as f64 * step,
-            count: 0,
-        })
-        .collect();
-    for x in v {
-        let i = (((x - first) / step).floor().max(0.0) as usize).min(n_bins - 1);
-        bins[i].count += 1;
-    }
-    bins
 }
