@@ -128,13 +128,14 @@ impl Progress {
         self.core_share = share;
     }
 
-    /// "results may be generator-bound: …" when more than 1 % of measured sends so far
-    /// were later than the threshold (so their p99 exceeds it) or the process recently
-    /// used most of a core; `None` otherwise.
+    /// "results may be generator-bound: …" when enough measured sends so far were later
+    /// than the threshold that their p99 surely exceeds it ([`p99_surely_above`], the
+    /// same interpolated p99 the result reports) or the process recently used most of a
+    /// core; `None` otherwise.
     pub fn generator_bound(&self) -> Option<String> {
         use crate::workload::kit;
         let bound_ms = self.bound_ms?;
-        let late = (self.late_sends * 100 > self.sends).then(|| {
+        let late = p99_surely_above(self.late_sends, self.sends).then(|| {
             format!(
                 "send lateness p99 > {} ms ({} of {} sends)",
                 crate::util::textpos::num(bound_ms),
@@ -421,6 +422,19 @@ fn draw(out: &mut Box<dyn Write + Send>, live: bool, line: &str, last: bool) {
     };
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
+}
+
+/// Whether `late` of `n` values above a bound put their linearly interpolated p99 (the
+/// percentile the result reports) above it whatever the values are: the p99 lies between
+/// the sorted values at ranks `⌊0.99 (n − 1)⌋` and the one after, so it is surely above
+/// when the lower of the two is one of the late ones. 1 late send of 57 is not enough
+/// (the result's p99 may stay under the bound); 2 are.
+pub fn p99_surely_above(late: usize, n: usize) -> bool {
+    if late == 0 || late > n {
+        return false;
+    }
+    let lower_rank = (0.99 * (n - 1) as f64).floor() as usize;
+    n - late <= lower_rank
 }
 
 #[cfg(test)]

@@ -274,3 +274,23 @@ fn line_warns_when_over_one_percent_of_sends_are_late() {
     let quiet = Progress::new("ttfc");
     assert_eq!(quiet.generator_bound(), None, "no threshold, no warning");
 }
+
+#[test]
+fn surely_above_agrees_with_the_reported_p99() {
+    // When the rule says "surely", the result's interpolated p99 is above the bound for
+    // any values: here the others sit exactly at it and the late ones just past it.
+    for n in 1..=400usize {
+        for late in 0..=n {
+            let mut v: Vec<f64> = vec![5.0; n - late];
+            v.extend(std::iter::repeat_n(5.001, late));
+            let p99 = crate::util::stats::percentile_sorted(&v, 0.99).unwrap();
+            if p99_surely_above(late, n) {
+                assert!(p99 > 5.0, "n {n} late {late}: p99 {p99}");
+            }
+        }
+    }
+    // The quickstart's case: 1 late send of 57 is not enough, 2 are.
+    assert!(!p99_surely_above(1, 57));
+    assert!(p99_surely_above(2, 57));
+    assert!(!p99_surely_above(0, 0));
+}
