@@ -162,7 +162,12 @@ fn headline_table(rt: &Value) -> String {
             continue;
         }
         seen.push(family);
-        let stat = |st: &str| get(&format!("{family}.{st}"));
+        let raw = raw_values(rt, family);
+        let stat = |st: &str| {
+            get(&format!("{family}.{st}"))
+                .or_else(|| (st == "p50").then(|| get(&format!("{family}.median")))?)
+                .or_else(|| raw_stat(&raw, st))
+        };
         let pct = ["p50", "p90", "p99", "max"].map(stat);
         let has_pct = pct[..3].iter().any(Option::is_some);
         let value = if has_pct { None } else { get(n) };
@@ -175,6 +180,36 @@ fn headline_table(rt: &Value) -> String {
     }
     s.push_str("</table>\n");
     s
+}
+
+/// The raw per-request values of `family` the result carries (`distributions`), sorted;
+/// empty when it carries none.
+fn raw_values(rt: &Value, family: &str) -> Vec<f64> {
+    let mut v: Vec<f64> = rt
+        .pointer(&format!("/distributions/{family}"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_f64)
+                .filter(|x| x.is_finite())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// A percentile (`p50`, `p90`, `p99`; linear interpolation, as the workloads compute
+/// theirs) or the `max` of sorted raw values; `None` without values.
+fn raw_stat(sorted: &[f64], st: &str) -> Option<f64> {
+    let f = match st {
+        "p50" => 0.5,
+        "p90" => 0.9,
+        "p99" => 0.99,
+        "max" => return sorted.last().copied(),
+        _ => return None,
+    };
+    crate::util::stats::percentile_sorted(sorted, f).ok()
 }
 
 /// Why the results may be generator-bound, if they may.

@@ -397,3 +397,21 @@ fn generic_result_gets_one_plot_per_distribution() {
 
 #[path = "chromium_tests.rs"]
 mod chromium;
+
+#[test]
+fn headline_table_fills_percentiles_from_median_and_raw_values() {
+    // Duplex results report `median`/`p99` (vllm bench names) and keep the raw values:
+    // p50 is the median, p99 the reported one, p90 and max come from the raw values.
+    let doc = json!({"rtload": {"workload": "omniinteract", "verdict": "passed",
+        "headline_metrics": ["ttft_ms.p99"],
+        "metrics": {"ttft_ms.median": 101.076, "ttft_ms.p99": 101.39},
+        "distributions": {"ttft_ms": [101.076, 101.398, 101.075]}}});
+    let html = super::summary::summary(&doc);
+    let row = html.split("<td>ttft_ms</td>").nth(1).expect("ttft row");
+    let row = &row[..row.find("</tr>").unwrap()];
+    // p90 of [101.075, 101.076, 101.398] = 101.076 + 0.8 · 0.322 = 101.3336.
+    assert!(
+        row.contains("<td>101.08</td><td>101.33</td><td>101.39</td><td>101.40</td>"),
+        "{row}"
+    );
+}
