@@ -213,11 +213,12 @@ fn caption(d: &Dist, lines: &[&Line<'_>], dots: bool) -> String {
     s
 }
 
-fn percentile_plot(
-    kind: &str,
-    lines: &[&Line<'_>],
+/// The first line's distribution and a value axis fitted to every line's values and the
+/// reference mark, shared by the percentile and the dot plot.
+fn value_axis<'a>(
+    lines: &[&Line<'a>],
     reference: Option<&(f64, String)>,
-) -> Option<String> {
+) -> Option<(&'a Dist, Axis)> {
     let d = lines.first()?.dist;
     let values = lines.iter().flat_map(|l| l.dist.counts.iter().map(|c| c.0));
     let x = Axis::fit(
@@ -225,6 +226,15 @@ fn percentile_plot(
         values.chain(reference.map(|r| r.0)),
         false,
     )?;
+    Some((d, x))
+}
+
+fn percentile_plot(
+    kind: &str,
+    lines: &[&Line<'_>],
+    reference: Option<&(f64, String)>,
+) -> Option<String> {
+    let (d, x) = value_axis(lines, reference)?;
     let top_y = lines
         .iter()
         .map(|l| nines(hazen(total(&l.dist.counts), total(&l.dist.counts))))
@@ -261,13 +271,7 @@ fn percentile_plot(
 }
 
 fn dot_plot(kind: &str, lines: &[&Line<'_>], reference: Option<&(f64, String)>) -> Option<String> {
-    let d = lines.first()?.dist;
-    let values = lines.iter().flat_map(|l| l.dist.counts.iter().map(|c| c.0));
-    let x = Axis::fit(
-        &axis_title(&d.what, &d.unit),
-        values.chain(reference.map(|r| r.0)),
-        false,
-    )?;
+    let (d, x) = value_axis(lines, reference)?;
     let rows = RowAxis {
         labels: lines.iter().map(|l| l.name.to_string()).collect(),
         title: String::new(),
