@@ -19,7 +19,7 @@ fn sample_suite() -> Vec<ScenarioOutcome> {
     let mut ok = outcome("quickstart", Status::Passed);
     ok.duration_s = 4.25;
     ok.headline = vec![("ttft_ms.p99".into(), 412.3), ("rtf.mean".into(), 0.9)];
-    let mut bad = outcome("video-cadence", Status::Failed);
+    let mut bad = outcome("video-stalled", Status::Failed);
     bad.duration_s = 12.0;
     bad.measured = 4;
     bad.failed_samples = vec![(2, "connection reset by peer".into())];
@@ -100,7 +100,7 @@ fn table_snapshot() {
     let want = "\
 scenario       status  samples  duration  ttft_ms.p99  rtf.mean    fps  breached
 quickstart     pass        3/3      4.2s       412.30     0.900      -         0
-video-cadence  FAIL        3/4     12.0s       612.40         -  15.50         2
+video-stalled  FAIL        3/4     12.0s       612.40         -  15.50         2
 broken         ERROR         -      0.0s            -         -      -         -
 totals: 3 scenarios (1 passed, 1 failed, 1 errors), samples 6/7 ok, 2 thresholds breached, 16.2s
 ";

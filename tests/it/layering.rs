@@ -173,3 +173,40 @@ fn the_checker_catches_a_back_edge() {
     assert!(forbidden("server/mod.rs", Layer::Server, Layer::Seam).is_some());
     assert!(forbidden("report/compare.rs", Layer::Report, Layer::Config).is_none());
 }
+
+#[test]
+fn no_file_outside_the_workloads_names_a_built_in_kind() {
+    // The check, test files under src/ included: a kind's name lives in its
+    // folder (`KIND`) and in the composition root that registers it.
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rs_files(&src, &mut files);
+    let kinds = [
+        rtload::workload::omni::KIND,
+        rtload::workload::video::KIND,
+        rtload::workload::transcription::KIND,
+        rtload::workload::scripted::KIND,
+    ];
+    let mut bad = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel.starts_with("workload/") || rel == "config/registry.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for k in kinds {
+            if text.contains(&format!("\"{k}\"")) {
+                bad.push(format!("src/{rel} names \"{k}\""));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "kind strings outside src/workload/:\n{}",
+        bad.join("\n")
+    );
+}

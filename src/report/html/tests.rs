@@ -161,7 +161,7 @@ fn documents_are_classified() {
         classify(&json!({"rtload": {"workload": "anything", "metrics": {}}})),
         Ok(DocKind::Generic)
     );
-    assert!(classify(&json!({"rtload": {"workload": "omniinteract"}})).is_err());
+    assert!(classify(&json!({"rtload": {"workload": "some-duplex-kind"}})).is_err());
     assert!(classify(&json!([1, 2])).is_err_and(|e| e.contains("not a JSON object")));
     assert!(classify(&json!({"foo": 1})).is_err_and(|e| e.contains("foo")));
 }
@@ -333,7 +333,7 @@ fn malformed_documents_never_panic_or_print_non_finite_numbers() {
         json!({"benchmark": "lingbot_world_realtime", "sessions": [{"chunks": [{"index": "a"}, {"index": 2, "inter_arrival_ms": 1e308}, {"index": 3, "inter_arrival_ms": -1e308}]}]}),
         json!({"backend": "openai-realtime-duplex", "rtload": {"timeline": [{"spans": [{"kind": 5}, {"start_s": 1.0, "end_s": "x"}]}, 7], "distributions": {"a": "b", "b_ms": [1, null, "x", 2]}}}),
         json!({"sweep": {"points": [{"value": "a"}, {"value": 1, "metrics": 3}, {"value": 2, "passed": "yes"}], "capacity": "x", "headline": 5}}),
-        json!({"rtload": {"workload": "omniinteract", "metrics": {"a": "x", "b": null, "c": 1.5}}}),
+        json!({"rtload": {"workload": "some-duplex-kind", "metrics": {"a": "x", "b": null, "c": 1.5}}}),
     ];
     for doc in odd {
         let html = render_docs(&[("odd.json", doc.clone())]);
@@ -402,7 +402,7 @@ mod chromium;
 fn headline_table_fills_percentiles_from_median_and_raw_values() {
     // Duplex results report `median`/`p99` (vllm bench names) and keep the raw values:
     // p50 is the median, p99 the reported one, p90 and max come from the raw values.
-    let doc = json!({"rtload": {"workload": "omniinteract", "verdict": "passed",
+    let doc = json!({"rtload": {"workload": "some-duplex-kind", "verdict": "passed",
         "headline_metrics": ["ttft_ms.p99"],
         "metrics": {"ttft_ms.median": 101.076, "ttft_ms.p99": 101.39},
         "distributions": {"ttft_ms": [101.076, 101.398, 101.075]}}});
