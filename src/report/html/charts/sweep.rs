@@ -13,6 +13,7 @@ use super::super::svg::{Axis, Plot, esc, fmt_num};
 use super::figure;
 use crate::config::sweep::{Sweep, SweepParam};
 use crate::report::sweep::{self, PointResult};
+use crate::workload::catalogue::UnitRate;
 
 /// The headline family (`ttft_ms` of `ttft_ms.p99`).
 fn family(headline: &str) -> &str {
@@ -80,6 +81,39 @@ fn latency_lines(
     }
 }
 
+/// A panel's lines: (name, one `(value, y)` per point).
+type Lines = Vec<(String, Vec<(f64, f64)>)>;
+
+/// The throughput panels as `(kind, y title, lines, what)`: completed sessions/s, then,
+/// when the sweep declares one, the workload's own unit rate on its own axis (its scale,
+/// e.g. chunks/s, dwarfs sessions/s).
+fn throughput_panels(
+    points: &[PointResult],
+    unit: Option<&UnitRate>,
+) -> Vec<(&'static str, String, Lines, String)> {
+    let mut out = vec![(
+        "sweep-throughput",
+        "per second".to_string(),
+        vec![(
+            "completed sessions/s".to_string(),
+            series(points, &|p| p.sessions_per_s),
+        )],
+        "Achieved throughput".to_string(),
+    )];
+    if let Some(u) = unit {
+        out.push((
+            "sweep-unit-rate",
+            u.unit.clone(),
+            vec![(
+                format!("{} ({})", u.unit, u.metric),
+                series(points, &|p| p.unit_rate),
+            )],
+            format!("Achieved throughput in the workload's unit, {}", u.unit),
+        ));
+    }
+    out
+}
+
 /// Sweep result: table first, then the panels.
 pub fn sweep(doc: &Value) -> String {
     let (sw, points) = read_points(doc);
@@ -99,10 +133,6 @@ pub fn sweep(doc: &Value) -> String {
         |c| format!("green: capacity (knee), {param} = {}", fmt_num(c, 3)),
     );
     let series = |f: &dyn Fn(&PointResult) -> Option<f64>| series(&points, f);
-    let tput = vec![(
-        "completed sessions/s".to_string(),
-        series(&|p| p.sessions_per_s),
-    )];
     let panel = |kind: &str, y: &str, lines: &[(String, Vec<(f64, f64)>)], what: &str| {
         curve(
             &points,
@@ -114,23 +144,8 @@ pub fn sweep(doc: &Value) -> String {
             &format!("{what} vs {param}; {cap_note}"),
         )
     };
-    out.push_str(&panel(
-        "sweep-throughput",
-        "per second",
-        &tput,
-        "Achieved throughput",
-    ));
-    if let Some(u) = &unit {
-        let lines = vec![(
-            format!("{} ({})", u.unit, u.metric),
-            series(&|p| p.unit_rate),
-        )];
-        out.push_str(&panel(
-            "sweep-unit-rate",
-            &u.unit,
-            &lines,
-            &format!("Achieved throughput in the workload's unit, {}", u.unit),
-        ));
+    for (kind, y, lines, what) in throughput_panels(&points, unit.as_ref()) {
+        out.push_str(&panel(kind, &y, &lines, &what));
     }
     let fam = family(&headline).to_string();
     let lat = latency_lines(&points, &headline, &fam);
