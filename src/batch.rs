@@ -165,7 +165,7 @@ pub fn run_sweep_interruptible(
             interrupted = true;
             break;
         }
-        points.push(point_result(sweep, value, &s));
+        points.push(point_result(sc, sweep, value, &s));
     }
     let capacity = crate::report::sweep::capacity(&points);
     // Without a `[sweep] headline` (the flag form never sets one) feature the workload's
@@ -174,8 +174,10 @@ pub fn run_sweep_interruptible(
     if featured.headline.is_none() {
         featured.headline = sc.workload.catalogue().headline().first().cloned();
     }
-    let mut doc = crate::report::sweep::sweep_json(&featured, &points, capacity);
-    sc.workload.catalogue().write_into(&mut doc);
+    let catalogue = sc.workload.catalogue();
+    let mut doc =
+        crate::report::sweep::sweep_json(&featured, &points, catalogue.unit_rate(), capacity);
+    catalogue.write_into(&mut doc);
     if interrupted && let Some(obj) = doc.as_object_mut() {
         obj.insert("interrupted".into(), serde_json::Value::Bool(true));
     }
@@ -221,12 +223,18 @@ fn point_scenario(sc: &Scenario, sweep: &Sweep, value: f64, dir: &Path) -> (Scen
     (point, file)
 }
 
-/// The result of sweep point `value` from its run summary `s`, with the load it reached.
-fn point_result(sweep: &Sweep, value: f64, s: &RunSummary) -> PointResult {
+/// The result of sweep point `value` from its run summary `s`, with the load it reached
+/// and the workload's own unit rate (from `sc`'s catalogue).
+fn point_result(sc: &Scenario, sweep: &Sweep, value: f64, s: &RunSummary) -> PointResult {
     let a = s.achieved;
+    let metrics = s.report.metrics();
     PointResult {
         value,
-        metrics: s.report.metrics(),
+        unit_rate: crate::report::sweep::unit_rate_of(
+            &metrics,
+            sc.workload.catalogue().unit_rate(),
+        ),
+        metrics,
         passed: s.passed(),
         achieved_concurrency: Some(a.concurrency),
         achieved_request_rate: a.request_rate,

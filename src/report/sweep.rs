@@ -8,6 +8,15 @@ use std::collections::BTreeMap;
 
 use crate::config::sweep::{Sweep, SweepParam, point_label};
 use crate::report::table::{align, fmt_column};
+use crate::workload::catalogue::UnitRate;
+
+/// Point `metrics`' value of the workload's unit rate `unit` (finite values only).
+pub fn unit_rate_of(metrics: &BTreeMap<String, f64>, unit: Option<&UnitRate>) -> Option<f64> {
+    metrics
+        .get(&unit?.metric)
+        .copied()
+        .filter(|v| v.is_finite())
+}
 
 /// The outcome of one sweep point.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +33,9 @@ pub struct PointResult {
     pub achieved_request_rate: Option<f64>,
     /// Completed measured sessions per second of run.
     pub sessions_per_s: Option<f64>,
+    /// The workload's own unit rate (its catalogue's [`UnitRate`] metric, e.g. chunks/s);
+    /// `None` when the workload declares none or the point lacks the metric.
+    pub unit_rate: Option<f64>,
     /// The generator's send lateness p99, ms.
     pub lateness_p99_ms: Option<f64>,
     /// The point reached its swept value (see [`reached`]).
@@ -104,12 +116,19 @@ pub fn table_columns(headline: Option<&str>, catalogue_headline: &[String]) -> V
 
 /// The rows of a sweep table, header first: the swept value, `achieved` (peak sessions in
 /// flight for `max_concurrency`, sessions started/s for `request_rate`), `sessions/s`,
-/// `columns` (metric names; `-` where a point lacks one), and `result` (`pass` / `FAIL`,
-/// `+short` when the point did not reach its swept value).
-pub fn table_rows(sweep: &Sweep, points: &[PointResult], columns: &[&str]) -> Vec<Vec<String>> {
+/// the workload's unit rate headed by its label (`chunks/s`; only when `unit` is given,
+/// `-` where a point lacks it), `columns` (metric names; `-` where a point lacks one),
+/// and `result` (`pass` / `FAIL`, `+short` when the point did not reach its swept value).
+pub fn table_rows(
+    sweep: &Sweep,
+    points: &[PointResult],
+    unit: Option<&str>,
+    columns: &[&str],
+) -> Vec<Vec<String>> {
     let mut rows = vec![
         [sweep.param.name(), "achieved", "sessions/s"]
             .into_iter()
+            .chain(unit)
             .map(str::to_string)
             .chain(columns.iter().map(|c| c.to_string()))
             .chain(std::iter::once("result".to_string()))
@@ -123,6 +142,7 @@ pub fn table_rows(sweep: &Sweep, points: &[PointResult], columns: &[&str]) -> Ve
         SweepParam::RequestRate => p.achieved_request_rate,
     });
     let per_s = column(&|p| p.sessions_per_s);
+    let unit_rate = column(&|p| p.unit_rate);
     let cells: Vec<Vec<String>> = columns
         .iter()
         .map(|c| column(&|p| p.metrics.get(*c).copied()))
@@ -133,6 +153,9 @@ pub fn table_rows(sweep: &Sweep, points: &[PointResult], columns: &[&str]) -> Ve
             achieved[i].clone(),
             per_s[i].clone(),
         ];
+        if unit.is_some() {
+            row.push(unit_rate[i].clone());
+        }
         row.extend(cells.iter().map(|col| col[i].clone()));
         let verdict = if p.passed { "pass" } else { "FAIL" };
         row.push(if p.reached {
@@ -196,20 +219,30 @@ pub fn capacity_lines(sweep: &Sweep, points: &[PointResult]) -> String {
 }
 
 /// The terminal sweep table ([`table_rows`]) followed by [`capacity_lines`].
-pub fn render_table(sweep: &Sweep, points: &[PointResult], columns: &[&str]) -> String {
-    let mut out = align(&table_rows(sweep, points, columns), &[true]);
+pub fn render_table(
+    sweep: &Sweep,
+    points: &[PointResult],
+    unit: Option<&str>,
+    columns: &[&str],
+) -> String {
+    let mut out = align(&table_rows(sweep, points, unit, columns), &[true]);
     out.push_str(&capacity_lines(sweep, points));
     out
 }
 
 /// The sweep as JSON, in the shape the HTML chart reads:
-/// `{"sweep": {"param", "headline" (or null), "points": [{"value", "metrics", "passed",
-/// "achieved_concurrency", "achieved_request_rate", "sessions_per_s", "lateness_p99_ms",
-/// "reached"}],
+/// `{"sweep": {"param", "headline" (or null), "unit_rate" ({metric, unit} or null),
+/// "points": [{"value", "metrics", "passed", "achieved_concurrency",
+/// "achieved_request_rate", "sessions_per_s", "unit_rate", "lateness_p99_ms", "reached"}],
 /// "capacity" (or null)}, "rtload": {"metrics": {"capacity": ...}}}`. Values are integers
 /// for `max_concurrency`; an unlimited rate is the string `"inf"`; non-finite metrics are
 /// null. `rtload.metrics` has no `capacity` key when there is none (missing, not zero).
-pub fn sweep_json(sweep: &Sweep, points: &[PointResult], capacity: Option<f64>) -> Value {
+pub fn sweep_json(
+    sweep: &Sweep,
+    points: &[PointResult],
+    unit: Option<&UnitRate>,
+    capacity: Option<f64>,
+) -> Value {
     let points: Vec<Value> = points
         .iter()
         .map(|p| {
@@ -220,6 +253,7 @@ pub fn sweep_json(sweep: &Sweep, points: &[PointResult], capacity: Option<f64>) 
                 "achieved_concurrency": p.achieved_concurrency,
                 "achieved_request_rate": p.achieved_request_rate,
                 "sessions_per_s": p.sessions_per_s,
+                "unit_rate": p.unit_rate,
                 "lateness_p99_ms": p.lateness_p99_ms,
                 "reached": p.reached,
             })
@@ -234,6 +268,7 @@ pub fn sweep_json(sweep: &Sweep, points: &[PointResult], capacity: Option<f64>) 
         "sweep": {
             "param": sweep.param.name(),
             "headline": sweep.headline,
+            "unit_rate": unit,
             "points": points,
             "capacity": cap,
         },
@@ -272,6 +307,7 @@ pub fn from_json(doc: &Value) -> Option<(Sweep, Vec<PointResult>)> {
                 .map(|c| c as usize),
             achieved_request_rate: p.get("achieved_request_rate").and_then(Value::as_f64),
             sessions_per_s: p.get("sessions_per_s").and_then(Value::as_f64),
+            unit_rate: p.get("unit_rate").and_then(Value::as_f64),
             lateness_p99_ms: p.get("lateness_p99_ms").and_then(Value::as_f64),
             reached: p.get("reached").and_then(Value::as_bool).unwrap_or(true),
         });
@@ -286,6 +322,12 @@ pub fn from_json(doc: &Value) -> Option<(Sweep, Vec<PointResult>)> {
         samples_per_point: None,
     };
     Some((sweep, points))
+}
+
+/// The unit rate a sweep document declares (`sweep.unit_rate`), `None` when it has none
+/// (the workload declares none, or the file predates it).
+pub fn unit_rate_from_json(doc: &Value) -> Option<UnitRate> {
+    serde_json::from_value(doc.pointer("/sweep/unit_rate")?.clone()).ok()
 }
 
 #[cfg(test)]

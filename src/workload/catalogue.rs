@@ -2,7 +2,9 @@
 //! better, headline or not, one line of description), declared once by the workload and
 //! read by every consumer: thresholds and sweep headline checks (names, suggestions),
 //! `compare` (directions), suite/sweep tables (headline columns), the HTML report (units
-//! and directions) and `check`.
+//! and directions) and `check`. A workload may also declare its own unit of work
+//! ([`UnitRate`]: the metric carrying units per second and its label, e.g. `chunks/s`),
+//! which a sweep shows next to completed sessions/s.
 //!
 //! A workload declares [`Family`] rows (a name prefix plus its unit, direction and
 //! description) and the concrete names its report can produce; [`Catalogue::build`] joins
@@ -77,11 +79,29 @@ pub struct MetricInfo {
     pub description: String,
 }
 
+/// A workload's own unit of work as a load tester reads throughput: the flat metric that
+/// carries it as units per second of run (`chunk_throughput`) and the label a sweep's
+/// column and panel show (`chunks/s`). Written into results as `rtload.unit_rate`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitRate {
+    /// The flat metric name (declared by the catalogue, direction higher-is-better).
+    pub metric: String,
+    /// The unit label, per second (`chunks/s`, `audio s/s`).
+    pub unit: String,
+}
+
+/// `units` per second of a run lasting `duration_s`: `None` (missing, never zero) when the
+/// duration is not positive or either number is not finite.
+pub fn per_second(units: f64, duration_s: f64) -> Option<f64> {
+    (units.is_finite() && duration_s.is_finite() && duration_s > 0.0).then(|| units / duration_s)
+}
+
 /// Every metric a workload (configured as it is) can report, in name order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Catalogue {
     metrics: Vec<MetricInfo>,
     headline: Vec<String>,
+    unit_rate: Option<UnitRate>,
 }
 
 /// Names a workload produced that no family declares (a bug in the workload's table).
@@ -109,7 +129,26 @@ impl Catalogue {
             .filter(|h| metrics.iter().any(|m| m.name == **h))
             .map(|h| (*h).to_string())
             .collect();
-        Self { metrics, headline }
+        Self {
+            metrics,
+            headline,
+            unit_rate: None,
+        }
+    }
+
+    /// Declare the workload's unit of work: `metric` (a rate per second of run) shown as
+    /// `unit`. A metric this catalogue does not declare is not a unit rate (ignored).
+    pub fn with_unit_rate(mut self, metric: &str, unit: &str) -> Self {
+        self.unit_rate = self.get(metric).is_some().then(|| UnitRate {
+            metric: metric.to_string(),
+            unit: unit.to_string(),
+        });
+        self
+    }
+
+    /// The workload's unit of work, if it declares one.
+    pub fn unit_rate(&self) -> Option<&UnitRate> {
+        self.unit_rate.as_ref()
     }
 
     /// Every concrete name is covered by a family of `families`.
@@ -168,6 +207,9 @@ impl Catalogue {
                 self.headline.push(h.clone());
             }
         }
+        if self.unit_rate.is_none() {
+            self.unit_rate = other.unit_rate.clone();
+        }
     }
 
     /// The JSON form written as `rtload.metrics_catalogue`: an array of
@@ -177,8 +219,8 @@ impl Catalogue {
         serde_json::to_value(&self.metrics).unwrap_or(Value::Null)
     }
 
-    /// Read the catalogue back from a result document (`rtload.metrics_catalogue` and
-    /// `rtload.headline_metrics`); `None` when the file predates the catalogue or the
+    /// Read the catalogue back from a result document (`rtload.metrics_catalogue`,
+    /// `rtload.headline_metrics` and `rtload.unit_rate`); `None` when the file predates the catalogue or the
     /// block is malformed.
     pub fn from_result(doc: &Value) -> Option<Self> {
         let rows = doc.pointer("/rtload/metrics_catalogue")?;
@@ -199,10 +241,18 @@ impl Catalogue {
                 .map(|m| m.name.clone())
                 .collect(),
         };
-        Some(Self { metrics, headline })
+        let unit_rate = doc
+            .pointer("/rtload/unit_rate")
+            .and_then(|u| serde_json::from_value(u.clone()).ok());
+        Some(Self {
+            metrics,
+            headline,
+            unit_rate,
+        })
     }
 
-    /// Write the catalogue into a result document's `rtload` block (creating it).
+    /// Write the catalogue into a result document's `rtload` block (creating it); the
+    /// unit rate as `rtload.unit_rate: {metric, unit}` or null.
     pub fn write_into(&self, doc: &mut Value) {
         if let Some(obj) = doc.as_object_mut() {
             let rt = obj
@@ -213,6 +263,10 @@ impl Catalogue {
                 rt.insert(
                     "headline_metrics".into(),
                     serde_json::to_value(&self.headline).unwrap_or(Value::Null),
+                );
+                rt.insert(
+                    "unit_rate".into(),
+                    serde_json::to_value(&self.unit_rate).unwrap_or(Value::Null),
                 );
             }
         }
@@ -292,11 +346,37 @@ mod tests {
     }
 
     #[test]
+    fn per_second_is_missing_without_a_duration() {
+        assert_eq!(per_second(96.0, 4.0), Some(24.0));
+        assert_eq!(per_second(0.0, 2.0), Some(0.0));
+        assert_eq!(per_second(5.0, 0.0), None);
+        assert_eq!(per_second(5.0, -1.0), None);
+        assert_eq!(per_second(f64::NAN, 1.0), None);
+        assert_eq!(per_second(1.0, f64::INFINITY), None);
+    }
+
+    #[test]
+    fn unit_rate_must_be_declared() {
+        let c = Catalogue::build(["completed"], &FAMILIES, &[]);
+        assert_eq!(c.clone().with_unit_rate("nope", "x/s").unit_rate(), None);
+        let c = c.with_unit_rate("completed", "sessions/s");
+        assert_eq!(
+            c.unit_rate(),
+            Some(&UnitRate {
+                metric: "completed".into(),
+                unit: "sessions/s".into()
+            })
+        );
+    }
+
+    #[test]
     fn round_trips_through_a_result_document() {
-        let c = Catalogue::build(["ttfc_ms.p99", "completed"], &FAMILIES, &["completed"]);
+        let c = Catalogue::build(["ttfc_ms.p99", "completed"], &FAMILIES, &["completed"])
+            .with_unit_rate("completed", "sessions/s");
         let mut doc = serde_json::json!({"metrics": {}});
         c.write_into(&mut doc);
         assert_eq!(doc["rtload"]["metrics_catalogue"][0]["direction"], "higher");
+        assert_eq!(doc["rtload"]["unit_rate"]["unit"], "sessions/s");
         assert_eq!(Catalogue::from_result(&doc), Some(c));
         assert_eq!(
             Catalogue::from_result(&serde_json::json!({"rtload": {}})),

@@ -336,7 +336,10 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
     assert!(r.points.iter().all(|p| p.passed));
     let catalogue = sc.workload.catalogue();
     let cols: Vec<&str> = catalogue.headline().iter().map(String::as_str).collect();
-    let table = rtload::report::sweep::render_table(&sweep, &r.points, &cols);
+    // The echo workload declares no unit rate: no unit column, none recorded.
+    assert!(catalogue.unit_rate().is_none());
+    assert!(r.points.iter().all(|p| p.unit_rate.is_none()));
+    let table = rtload::report::sweep::render_table(&sweep, &r.points, None, &cols);
     assert!(
         table.lines().next().unwrap().contains("rtt_ms.p99"),
         "{table}"

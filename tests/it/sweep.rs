@@ -56,6 +56,52 @@ values = [1, 2, 4]
         serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
     assert_eq!(doc["sweep"]["capacity"], 2);
     assert_eq!(doc["sweep"]["points"].as_array().unwrap().len(), 3);
+    assert_unit_rate_column(&sc, &sweep, &r, &doc, &out);
+}
+
+/// The video workload's own unit (chunks/s) is in every point, the terminal table, the
+/// sweep JSON and the HTML page: positive, and exactly 8 chunks per completed session.
+fn assert_unit_rate_column(
+    sc: &rtload::config::scenario::Scenario,
+    sweep: &rtload::config::sweep::Sweep,
+    r: &rtload::batch::SweepRun,
+    doc: &serde_json::Value,
+    out: &std::path::Path,
+) {
+    assert_eq!(
+        doc["sweep"]["unit_rate"],
+        serde_json::json!({"metric": "chunk_throughput", "unit": "chunks/s"})
+    );
+    for (p, j) in r
+        .points
+        .iter()
+        .zip(doc["sweep"]["points"].as_array().unwrap())
+    {
+        let rate = p.unit_rate.expect("every point has chunks/s");
+        let sessions = p.sessions_per_s.expect("sessions/s");
+        assert!(rate > 0.0 && rate < 1000.0, "{rate}");
+        assert!((rate - 8.0 * sessions).abs() < 1e-9, "{rate} vs {sessions}");
+        assert_eq!(j["unit_rate"].as_f64(), Some(rate));
+    }
+    let catalogue = sc.workload.catalogue();
+    let unit = catalogue.unit_rate().map(|u| u.unit.as_str());
+    let table = rtload::report::sweep::render_table(sweep, &r.points, unit, &[]);
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "max_concurrency",
+            "achieved",
+            "sessions/s",
+            "chunks/s",
+            "result"
+        ]
+    );
+    let first: Vec<&str> = table.lines().nth(1).unwrap().split_whitespace().collect();
+    assert!(first[3].parse::<f64>().is_ok_and(|v| v > 0.0), "{table}");
+    let html = std::fs::read_to_string(out.join("sweep.html")).unwrap();
+    assert!(html.contains("<th>sessions/s</th><th>chunks/s</th>"));
+    assert!(html.contains("data-chart=\"sweep-unit-rate\""));
 }
 
 /// The quickstart swept over concurrency: by default each point gets enough samples and

@@ -393,7 +393,12 @@ fn sweep_cmd(
             let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
             print!(
                 "{}",
-                rtload::report::sweep::render_table(sweep, &r.points, &cols)
+                rtload::report::sweep::render_table(
+                    sweep,
+                    &r.points,
+                    catalogue.unit_rate().map(|u| u.unit.as_str()),
+                    &cols
+                )
             );
             print!(
                 "{}",

@@ -118,7 +118,7 @@ fn pages() -> Vec<(&'static str, String, Vec<&'static str>)> {
         (
             "sweep",
             page(&[single("sweep_concurrency.json", parse(SWEEP))]),
-            vec![],
+            vec!["data-chart=\"sweep-unit-rate\""],
         ),
         (
             "cdf+timeseries",

@@ -218,6 +218,7 @@ fn sweep_report_highlights_capacity() {
     let html = render_docs(&[("s.json", parse(SWEEP))]);
     for kind in [
         "sweep-throughput",
+        "sweep-unit-rate",
         "sweep-headline",
         "sweep-failures",
         "sweep-lateness",
@@ -225,8 +226,8 @@ fn sweep_report_highlights_capacity() {
     ] {
         assert_eq!(count_chart(&html, kind), 1, "{kind}");
     }
-    // The knee on every line: throughput (sessions/s + request_throughput), ttft p99,
-    // failed, lateness, and the throughput-vs-latency curve.
+    // The knee on every line: throughput (sessions/s), the unit rate (audio s/s), ttft
+    // p99, failed, lateness, and the throughput-vs-latency curve.
     assert_eq!(html.matches("class=\"mark hl\"").count(), 6);
     // Two failed points on each of those five lines, plus two on the curve.
     assert_eq!(html.matches("class=\"mark fail\"").count(), 12);
@@ -234,13 +235,33 @@ fn sweep_report_highlights_capacity() {
     // The table comes first and has the terminal's columns.
     let table_at = html.find("<caption>Sweep points</caption>").expect("table");
     assert!(table_at < html.find("<svg").expect("chart"));
-    assert!(html.contains("<th>max_concurrency</th><th>achieved</th><th>sessions/s</th><th>ttft_ms.p99</th><th>failed</th><th>result</th>"));
+    assert!(html.contains("<th>max_concurrency</th><th>achieved</th><th>sessions/s</th><th>audio s/s</th><th>ttft_ms.p99</th><th>failed</th><th>result</th>"), "{html}");
+    assert!(
+        html.contains("<td>4</td><td>4</td><td>1.32</td><td>7.35</td>"),
+        "{html}"
+    );
+    assert!(html.contains("Achieved throughput in the workload&#39;s unit, audio s/s"));
     let mut none = parse(SWEEP);
     none["sweep"]["capacity"] = Value::Null;
     none["sweep"]["points"][0]["passed"] = json!(false);
     let html = render_docs(&[("s.json", none)]);
     assert!(html.contains("no point passed and reached its value, so there is no capacity"));
     assert!(!html.contains("mark hl"));
+}
+
+#[test]
+fn sweep_without_a_unit_rate_has_no_unit_column_and_a_missing_point_shows_a_dash() {
+    let mut doc = parse(SWEEP);
+    doc["sweep"]["points"][1]["unit_rate"] = Value::Null;
+    let html = render_docs(&[("s.json", doc.clone())]);
+    assert!(
+        html.contains("<td>2</td><td>2</td><td>0.71</td><td>-</td>"),
+        "{html}"
+    );
+    doc["sweep"]["unit_rate"] = Value::Null;
+    let html = render_docs(&[("s.json", doc)]);
+    assert_eq!(count_chart(&html, "sweep-unit-rate"), 0);
+    assert!(html.contains("<th>sessions/s</th><th>ttft_ms.p99</th>"));
 }
 
 #[test]

@@ -429,9 +429,17 @@ pub const HEADLINE: &[&str] = &[
     "request_throughput",
 ];
 
+/// The duplex workload's unit of work: output audio seconds per second of run
+/// (`audio_throughput`, the `vllm bench serve` formula). Spoken audio is what the server
+/// generates and what saturates it; responses per second (`request_throughput`) moves with
+/// the sweep's completed sessions/s column and would repeat it, while audio s/s also shows
+/// a server that keeps answering but with shorter or slower speech.
+pub const UNIT_RATE: (&str, &str) = ("audio_throughput", "audio s/s");
+
 /// The catalogue of a duplex run reporting `percentiles`.
 pub fn catalogue(percentiles: &[f64]) -> Catalogue {
     Catalogue::build(metric_names(percentiles), FAMILIES, HEADLINE)
+        .with_unit_rate(UNIT_RATE.0, UNIT_RATE.1)
 }
 
 /// Every flat metric name a duplex report can produce with these percentiles.

@@ -59,7 +59,9 @@ pub const FAMILIES: &[Family] = &[
 pub const HEADLINE: &[&str] = &["failed"];
 
 /// The catalogue of a script: one family per declared metric (its unit, direction and
-/// description), headed by `headline`'s mean and p99.
+/// description), headed by `headline`'s mean and p99. It declares no unit rate: a
+/// script's sessions keep only their declared metrics, no count of messages received, so
+/// a scripted sweep shows completed sessions/s alone.
 pub fn catalogue(defs: &[MetricDef], headline: &str) -> Catalogue {
     // Families hold `&'static str`: a script's declared names live as long as the process
     // (one small allocation per declared metric and scenario load).

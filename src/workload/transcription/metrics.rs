@@ -39,7 +39,7 @@ pub const DISTRIBUTIONS: [&str; 5] = [
 ];
 
 /// Single-number metrics of a run.
-pub const SCALARS: [&str; 9] = [
+pub const SCALARS: [&str; 10] = [
     "wer",
     "wer.mean",
     "prompt_tokens.total",
@@ -49,7 +49,20 @@ pub const SCALARS: [&str; 9] = [
     "failed",
     "completed",
     "audio_s.total",
+    AUDIO_THROUGHPUT,
 ];
+
+/// The transcription workload's unit of work: seconds of audio transcribed by completed
+/// sessions per second of run (`audio s/s`). Audio is what a speech-to-text server
+/// consumes, so this is its throughput whatever the clip lengths; transcripts/s would
+/// only repeat the sweep's completed sessions/s (one transcript per session).
+pub const AUDIO_THROUGHPUT: &str = "audio_throughput";
+
+/// `audio_throughput` of a run: `metrics`' `audio_s.total` (present only with completed
+/// sessions) per second of `duration_s`; `None` when either is missing.
+pub fn audio_throughput(metrics: &BTreeMap<String, f64>, duration_s: f64) -> Option<f64> {
+    crate::workload::catalogue::per_second(*metrics.get("audio_s.total")?, duration_s)
+}
 
 /// The metric catalogue: every name [`run_metrics`] produces belongs to one family.
 pub const FAMILIES: &[Family] = &[
@@ -121,6 +134,12 @@ pub const FAMILIES: &[Family] = &[
         "largest time an append was handed over after its schedule",
     ),
     Family::new(
+        AUDIO_THROUGHPUT,
+        "audio s/s",
+        Higher,
+        "seconds of audio transcribed by completed sessions per second of run",
+    ),
+    Family::new(
         "audio_s",
         "s",
         NotAScore,
@@ -134,6 +153,7 @@ pub const HEADLINE: &[&str] = &["ttft_ms.p50", "ttft_ms.p99", "finalization_ms.p
 /// The catalogue of a transcription run.
 pub fn catalogue() -> Catalogue {
     Catalogue::build(metric_names(), FAMILIES, HEADLINE)
+        .with_unit_rate(AUDIO_THROUGHPUT, "audio s/s")
 }
 
 /// One session's numbers.
@@ -277,7 +297,7 @@ pub fn put_distribution(m: &mut BTreeMap<String, f64>, name: &str, v: &[f64]) {
     }
 }
 
-/// Every name [`run_metrics`] can produce.
+/// Every name [`run_metrics`] can produce, plus the report's [`AUDIO_THROUGHPUT`].
 pub fn metric_names() -> Vec<String> {
     let mut names: Vec<String> = DISTRIBUTIONS
         .iter()

@@ -119,11 +119,20 @@ fn run_metrics_pool_and_sum() {
     for k in m.keys() {
         assert!(names.contains(k), "{k} not declared");
     }
+    // The unit rate: 4 s of audio over a 2.5 s run; missing without a duration.
+    assert_eq!(audio_throughput(&m, 2.5), Some(1.6));
+    assert_eq!(audio_throughput(&m, 0.0), None);
+    assert!(names.contains(&AUDIO_THROUGHPUT.to_string()));
+    assert_eq!(
+        catalogue().unit_rate().map(|u| u.unit.as_str()),
+        Some("audio s/s")
+    );
 }
 
 #[test]
 fn empty_run_has_only_counts() {
     let m = run_metrics(&[], 3);
     assert_eq!(m.len(), 2);
+    assert_eq!(audio_throughput(&m, 10.0), None);
     assert_eq!(m["failed"], 3.0);
 }

@@ -79,7 +79,10 @@ pub fn build(
         .filter_map(|r| Some((r.m.as_ref()?, &r.out?.record)))
         .collect();
     let failed = rows.iter().filter(|r| r.s.outcome.is_err()).count();
-    let metrics = run_metrics(&done, failed);
+    let mut metrics = run_metrics(&done, failed);
+    if let Some(r) = super::metrics::audio_throughput(&metrics, run.duration_s) {
+        metrics.insert(super::metrics::AUDIO_THROUGHPUT.into(), r);
+    }
     let json = to_json(w, &run, &rows, &done, &metrics);
     let text = render_text(w, &run, &rows, &metrics);
     let series = series_of(&rows);

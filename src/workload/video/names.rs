@@ -120,9 +120,23 @@ pub fn all_names(cfg: &MetricsConfig) -> Vec<String> {
             }
         }
     }
+    names.push(CHUNK_THROUGHPUT.to_string());
     names.sort();
     names.dedup();
     names
+}
+
+/// The video workload's unit of work: chunks received per second of run. A chunk is
+/// what the server must produce on cadence, so chunks/s is the throughput a load tester
+/// reads against the cadence (frames/s is the same number times the frames per chunk).
+pub const CHUNK_THROUGHPUT: &str = "chunk_throughput";
+
+/// `chunk_throughput`: chunks received by the completed sessions (`chunks`) per second
+/// of run (`duration_s`); `None` without completed sessions or a positive duration.
+pub fn chunk_throughput(completed: usize, chunks: u64, duration_s: f64) -> Option<f64> {
+    (completed > 0)
+        .then(|| crate::workload::catalogue::per_second(chunks as f64, duration_s))
+        .flatten()
 }
 
 use crate::workload::catalogue::{Catalogue, Direction::*, Family};
@@ -279,6 +293,12 @@ pub const FAMILIES: &[Family] = &[
         "playback start buffer (configuration)",
     ),
     Family::new(
+        CHUNK_THROUGHPUT,
+        "chunks/s",
+        Higher,
+        "chunks received by completed sessions per second of run",
+    ),
+    Family::new(
         "frames_per_second",
         "fps",
         Higher,
@@ -327,4 +347,5 @@ pub const HEADLINE: &[&str] = &[
 /// The catalogue of a video run configured with `cfg`.
 pub fn catalogue(cfg: &MetricsConfig) -> Catalogue {
     Catalogue::build(all_names(cfg), FAMILIES, HEADLINE)
+        .with_unit_rate(CHUNK_THROUGHPUT, "chunks/s")
 }

@@ -124,6 +124,10 @@ pub fn build_report(
         .map(|(m, o)| (m, o.records.as_slice()))
         .collect();
     flat.extend(super::names::normalized(&pairs, cfg, input.failures.len()));
+    let chunks = ok.iter().map(|m| m.chunks_received).sum();
+    if let Some(r) = super::names::chunk_throughput(ok.len(), chunks, run.duration_s) {
+        flat.insert(super::names::CHUNK_THROUGHPUT.into(), r);
+    }
     rt["metrics"] = serde_json::to_value(&flat).unwrap_or(Value::Null);
     rt["workload"] = json!(super::KIND);
     let doc = result_doc(

@@ -161,3 +161,25 @@ fn fps_labels() {
     assert_eq!(fmt_fps(12.5), "12.5");
     assert_eq!(fmt_fps(23.976), "23.976");
 }
+
+#[test]
+fn chunk_throughput_counts_completed_chunks_per_second_of_run() {
+    use crate::workload::video::names::{CHUNK_THROUGHPUT, all_names, catalogue, chunk_throughput};
+    // Two completed sessions of 24 chunks each over a 4 s run: 12 chunks/s.
+    assert_eq!(chunk_throughput(2, 48, 4.0), Some(12.0));
+    // No completed session, or no run time: missing, never zero.
+    assert_eq!(chunk_throughput(0, 0, 4.0), None);
+    assert_eq!(chunk_throughput(2, 48, 0.0), None);
+    let cfg = MetricsConfig::with_fps(16.0);
+    assert!(all_names(&cfg).contains(&CHUNK_THROUGHPUT.to_string()));
+    let cat = catalogue(&cfg);
+    let unit = cat.unit_rate().expect("video declares a unit rate");
+    assert_eq!(
+        (unit.metric.as_str(), unit.unit.as_str()),
+        (CHUNK_THROUGHPUT, "chunks/s")
+    );
+    assert_eq!(
+        cat.get(CHUNK_THROUGHPUT).map(|m| m.unit.as_str()),
+        Some("chunks/s")
+    );
+}

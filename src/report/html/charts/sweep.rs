@@ -1,7 +1,7 @@
 //! Sweep result page, read as a load tester reads a sweep: first the table (the same
 //! columns as the terminal's) with the capacity lines, then panels against the swept
-//! parameter — achieved throughput (completed sessions/s and the workload's own unit
-//! rate), headline latency p50/p99, failures, generator lateness — and a
+//! parameter — achieved throughput (completed sessions/s, and the workload's own unit
+//! rate, e.g. chunks/s, in its own panel since its scale differs), headline latency p50/p99, failures, generator lateness — and a
 //! throughput-vs-latency curve. The knee (capacity) is marked on every panel; failed
 //! points get red rings, points that never reached their swept value are listed.
 
@@ -13,23 +13,7 @@ use super::super::svg::{Axis, Plot, esc, fmt_num};
 use super::figure;
 use crate::config::sweep::{Sweep, SweepParam};
 use crate::report::sweep::{self, PointResult};
-
-/// The workload's own unit-rate metric: `request_throughput` if present, else the first
-/// (sorted) metric name containing "throughput" or ending in `_per_s`.
-fn unit_rate_key(points: &[PointResult]) -> Option<String> {
-    let mut names: Vec<&String> = points
-        .iter()
-        .flat_map(|p| p.metrics.keys())
-        .filter(|k| k.contains("throughput") || k.ends_with("_per_s"))
-        .collect();
-    names.sort();
-    names.dedup();
-    names
-        .iter()
-        .find(|k| k.as_str() == "request_throughput")
-        .or(names.first())
-        .map(|k| k.to_string())
-}
+use crate::workload::catalogue::UnitRate;
 
 /// The headline family (`ttft_ms` of `ttft_ms.p99`).
 fn family(headline: &str) -> &str {
@@ -97,6 +81,39 @@ fn latency_lines(
     }
 }
 
+/// A panel's lines: (name, one `(value, y)` per point).
+type Lines = Vec<(String, Vec<(f64, f64)>)>;
+
+/// The throughput panels as `(kind, y title, lines, what)`: completed sessions/s, then,
+/// when the sweep declares one, the workload's own unit rate on its own axis (its scale,
+/// e.g. chunks/s, dwarfs sessions/s).
+fn throughput_panels(
+    points: &[PointResult],
+    unit: Option<&UnitRate>,
+) -> Vec<(&'static str, String, Lines, String)> {
+    let mut out = vec![(
+        "sweep-throughput",
+        "per second".to_string(),
+        vec![(
+            "completed sessions/s".to_string(),
+            series(points, &|p| p.sessions_per_s),
+        )],
+        "Achieved throughput".to_string(),
+    )];
+    if let Some(u) = unit {
+        out.push((
+            "sweep-unit-rate",
+            u.unit.clone(),
+            vec![(
+                format!("{} ({})", u.unit, u.metric),
+                series(points, &|p| p.unit_rate),
+            )],
+            format!("Achieved throughput in the workload's unit, {}", u.unit),
+        ));
+    }
+    out
+}
+
 /// Sweep result: table first, then the panels.
 pub fn sweep(doc: &Value) -> String {
     let (sw, points) = read_points(doc);
@@ -108,19 +125,14 @@ pub fn sweep(doc: &Value) -> String {
         .clone()
         .or_else(|| cat_headline.first().cloned())
         .unwrap_or_default();
-    let mut out = table(&sw, &points, &cat_headline);
+    let unit = sweep::unit_rate_from_json(doc);
+    let unit_label = unit.as_ref().map(|u| u.unit.as_str());
+    let mut out = table(&sw, &points, unit_label, &cat_headline);
     let cap_note = capacity.map_or_else(
         || "no point passed and reached its value, so there is no capacity".to_string(),
         |c| format!("green: capacity (knee), {param} = {}", fmt_num(c, 3)),
     );
     let series = |f: &dyn Fn(&PointResult) -> Option<f64>| series(&points, f);
-    let mut tput = vec![(
-        "completed sessions/s".to_string(),
-        series(&|p| p.sessions_per_s),
-    )];
-    if let Some(k) = unit_rate_key(&points) {
-        tput.push((k.clone(), series(&|p| p.metrics.get(&k).copied())));
-    }
     let panel = |kind: &str, y: &str, lines: &[(String, Vec<(f64, f64)>)], what: &str| {
         curve(
             &points,
@@ -132,12 +144,9 @@ pub fn sweep(doc: &Value) -> String {
             &format!("{what} vs {param}; {cap_note}"),
         )
     };
-    out.push_str(&panel(
-        "sweep-throughput",
-        "per second",
-        &tput,
-        "Achieved throughput",
-    ));
+    for (kind, y, lines, what) in throughput_panels(&points, unit.as_ref()) {
+        out.push_str(&panel(kind, &y, &lines, &what));
+    }
     let fam = family(&headline).to_string();
     let lat = latency_lines(&points, &headline, &fam);
     out.push_str(&panel(
@@ -170,12 +179,17 @@ pub fn sweep(doc: &Value) -> String {
     out
 }
 
-/// The sweep table: [`sweep::table_rows`] (same columns as the terminal), short points
-/// shaded, then the capacity lines.
-fn table(sw: &Sweep, points: &[PointResult], cat_headline: &[String]) -> String {
+/// The sweep table: [`sweep::table_rows`] (same columns as the terminal, the unit rate
+/// headed `unit` included), short points shaded, then the capacity lines.
+fn table(
+    sw: &Sweep,
+    points: &[PointResult],
+    unit: Option<&str>,
+    cat_headline: &[String],
+) -> String {
     let cols = sweep::table_columns(sw.headline.as_deref(), cat_headline);
     let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
-    let rows = sweep::table_rows(sw, points, &cols);
+    let rows = sweep::table_rows(sw, points, unit, &cols);
     let mut s = String::from("<table class=\"points\"><caption>Sweep points</caption>");
     for (i, row) in rows.iter().enumerate() {
         let short = i > 0 && points.get(i - 1).is_some_and(|p| !p.reached);
