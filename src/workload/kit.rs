@@ -322,13 +322,15 @@ mod tests {
         let status = "Name:\trtload\nVmHWM:\t  2048 kB\nVmRSS:\t 1000 kB\n";
         assert_eq!(peak_rss_from_status(status), Some(2048 * 1024));
         let now = UsageSnapshot::now();
-        let later = UsageSnapshot {
-            cpu_s: now.cpu_s.map(|c| c + 0.5),
-            ..now
-        };
-        assert_eq!(core_share(now, later, 1.0), Some(0.5));
-        assert_eq!(core_share(now, later, 0.0), None);
         assert!(now.cpu_s.is_some() && now.peak_rss_bytes.is_some());
+        // Fixed readings: (c + 0.5) − c is not exactly 0.5 for every c the process has.
+        let at = |cpu_s| UsageSnapshot {
+            cpu_s: Some(cpu_s),
+            peak_rss_bytes: None,
+        };
+        assert_eq!(core_share(at(2.0), at(2.5), 1.0), Some(0.5));
+        assert_eq!(core_share(at(2.0), at(2.5), 0.0), None);
+        assert_eq!(core_share(UsageSnapshot::default(), at(2.5), 1.0), None);
     }
 
     #[test]
