@@ -21,8 +21,30 @@ use std::thread::JoinHandle;
 use bytes::Bytes;
 use crossbeam_channel::{Receiver, Sender};
 
+use super::artifacts::stale::owner_alive;
+
 /// Spool directories created by this process (keeps names unique within it).
 static DIRS: AtomicU64 = AtomicU64::new(0);
+/// A spool directory's name: this, the owner's pid, `-`, a number.
+const PREFIX: &str = "rtload-spool-";
+
+/// Removes the spool directories in `parent` whose owner process is gone (best effort).
+fn sweep_dead(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !owner_alive(pid)) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
 
 /// Where one stretch of spooled PCM lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,11 +95,13 @@ pub struct Spool {
 
 impl Spool {
     /// A fresh spool directory `rtload-spool-<pid>-<n>` under `parent` (the caller passes
-    /// `std::env::temp_dir()`, outside the output root) and its writer thread.
+    /// `std::env::temp_dir()`, outside the output root) and its writer thread. Spools
+    /// left there by dead processes (a killed run) are removed first.
     pub fn create(parent: &Path) -> io::Result<Self> {
         let n = DIRS.fetch_add(1, Ordering::Relaxed);
-        let dir = parent.join(format!("rtload-spool-{}-{n}", std::process::id()));
+        let dir = parent.join(format!("{PREFIX}{}-{n}", std::process::id()));
         std::fs::create_dir_all(parent)?;
+        sweep_dead(parent);
         std::fs::create_dir(&dir)?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let errors = Errors::default();

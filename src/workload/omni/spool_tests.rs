@@ -114,3 +114,20 @@ fn close_and_drop_remove_the_directory() {
     drop(dropped);
     assert!(!dir2.exists());
 }
+
+#[test]
+fn spools_of_dead_processes_are_swept_at_create() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A process that has exited and been reaped: its pid is gone.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let dead_dir = tmp.path().join(format!("rtload-spool-{dead}-0"));
+    std::fs::create_dir(&dead_dir).unwrap();
+    std::fs::write(dead_dir.join("session-0.pcm"), b"xx").unwrap();
+    let live = Spool::create(tmp.path()).unwrap();
+    assert!(!dead_dir.exists(), "a killed run's spool is removed");
+    let other = Spool::create(tmp.path()).unwrap();
+    assert!(live.dir().is_dir(), "this process's spools stay");
+    drop((live, other));
+}
