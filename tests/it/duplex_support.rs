@@ -380,18 +380,32 @@ pub const HEADER_SECRET: &str = "hdr-secret-4242";
 
 /// `rtload run` as a subprocess with `OPENAI_API_KEY` set; returns (exit code, stdout,
 /// stderr) after checking that neither secret appears in them, in the JSON result or in
-/// any file under the artifact root.
+/// any file under the artifact root. The run's temporary directory (`TMPDIR`, where the
+/// capture spool goes) is the fixture's `tmp/`: the spool must be gone afterwards, and
+/// no spool file may be under the artifact root.
 #[track_caller]
 pub fn run_with_secrets(fx: &Fixture) -> (Option<i32>, String, String) {
     let json = fx.dir.path().join("result.json");
+    let tmp = fx.dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_rtload"))
         .arg("run")
         .arg(&fx.path)
         .arg("--output-json")
         .arg(&json)
         .env("OPENAI_API_KEY", API_KEY)
+        .env("TMPDIR", &tmp)
         .output()
         .unwrap();
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().starts_with("rtload-spool-"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "the capture spool was not removed: {left:?}"
+    );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_no_secret("stdout", &stdout);
@@ -402,6 +416,11 @@ pub fn run_with_secrets(fx: &Fixture) -> (Option<i32>, String, String) {
     let artifacts = files(&out_dir(fx));
     assert!(!artifacts.is_empty());
     for f in artifacts {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            !name.ends_with(".pcm"),
+            "a spool file under the output root: {f:?}"
+        );
         let bytes = std::fs::read(&f).unwrap();
         assert_no_secret(&f.display().to_string(), &String::from_utf8_lossy(&bytes));
     }

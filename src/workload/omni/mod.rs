@@ -18,6 +18,7 @@ pub mod pacing;
 pub mod playback;
 pub mod report;
 pub mod session;
+pub mod spool;
 pub mod tokens;
 pub mod url;
 pub mod workload;

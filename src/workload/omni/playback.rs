@@ -12,6 +12,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use super::spool::Span;
+
 /// Output samples per second.
 pub const OUTPUT_RATE: u64 = 24_000;
 /// Incremental mode: minimum newly played audio between cumulative acks.
@@ -34,8 +36,45 @@ pub struct Segment {
     pub samples: u64,
     /// Index of the first sample that is not silence, if any.
     pub first_nonzero: Option<u64>,
-    /// The PCM16 bytes, when the session keeps audio; empty otherwise.
-    pub pcm: Bytes,
+    /// The PCM16 bytes, when the session keeps audio (in memory or spooled); empty
+    /// otherwise.
+    pub pcm: SegmentPcm,
+}
+
+/// Where a segment's kept PCM16 bytes are.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SegmentPcm {
+    /// Held in memory (sessions without a spool, and nothing kept: empty).
+    Memory(Bytes),
+    /// Spilled to the run's spool; read back after the run.
+    Spooled(Span),
+}
+
+impl Default for SegmentPcm {
+    fn default() -> Self {
+        Self::Memory(Bytes::new())
+    }
+}
+
+impl SegmentPcm {
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Memory(b) => b.len(),
+            Self::Spooled(s) => s.len as usize,
+        }
+    }
+    /// No bytes kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Keep the first `n` bytes (a spooled span only shrinks its length).
+    pub fn truncate(&mut self, n: usize) {
+        match self {
+            Self::Memory(b) => b.truncate(n),
+            Self::Spooled(s) => s.len = s.len.min(n as u64),
+        }
+    }
 }
 
 /// One `playback.ack` to send.
@@ -100,6 +139,23 @@ impl PlaybackClock {
     /// Queue `pcm` (PCM16, even length) of `response_id` received at `at_s`; keep the bytes
     /// in the segment only when `keep_pcm`. Returns the new segment.
     pub fn ingest(&mut self, response_id: &str, pcm: &[u8], at_s: f64, keep_pcm: bool) -> &Segment {
+        let kept = if keep_pcm {
+            SegmentPcm::Memory(Bytes::copy_from_slice(pcm))
+        } else {
+            SegmentPcm::default()
+        };
+        self.ingest_kept(response_id, pcm, at_s, kept)
+    }
+
+    /// [`PlaybackClock::ingest`] with the caller's stored form of the bytes: `kept` holds
+    /// all of `pcm` (in memory or spooled) or nothing.
+    pub fn ingest_kept(
+        &mut self,
+        response_id: &str,
+        pcm: &[u8],
+        at_s: f64,
+        kept: SegmentPcm,
+    ) -> &Segment {
         let r = self.resp(response_id, at_s);
         let samples = (pcm.len() / 2) as u64;
         let start_s = at_s.max(self.end_s);
@@ -119,11 +175,7 @@ impl PlaybackClock {
             end_s,
             samples,
             first_nonzero,
-            pcm: if keep_pcm {
-                Bytes::copy_from_slice(pcm)
-            } else {
-                Bytes::new()
-            },
+            pcm: kept,
         });
         &self.segments[self.segments.len() - 1]
     }

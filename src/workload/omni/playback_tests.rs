@@ -123,3 +123,24 @@ fn audible_within_horizon() {
     );
     assert!(!c.audible_in_horizon("r3", 10.0, 1.0));
 }
+
+#[test]
+fn barge_in_truncates_a_spooled_segment_to_what_played() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = crate::workload::omni::spool::Spool::create(tmp.path()).unwrap();
+    let mut file = spool.session();
+    let bytes: Vec<u8> = (0..24_000u32 * 2).map(|i| (i % 251) as u8).collect();
+    let mut c = PlaybackClock::new(false);
+    let span = file.append(Bytes::from(bytes.clone()));
+    c.ingest_kept("r1", &bytes, 0.0, SegmentPcm::Spooled(span));
+    assert_eq!(c.segments()[0].pcm.len(), 48_000);
+    // Cleared 0.25 s in: 6,000 samples played.
+    c.clear(None, 0.25);
+    let seg = &c.segments()[0];
+    assert_eq!((seg.samples, seg.pcm.len()), (6_000, 12_000));
+    let SegmentPcm::Spooled(kept) = seg.pcm else {
+        panic!("still spooled: {:?}", seg.pcm);
+    };
+    spool.flush();
+    assert_eq!(spool.load(kept).unwrap(), bytes[..12_000]);
+}

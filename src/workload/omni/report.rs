@@ -9,10 +9,13 @@ mod timeline;
 
 use std::collections::BTreeMap;
 
+use bytes::Bytes;
 use serde_json::Value;
 
 use super::metrics::{CaseOutcome, DuplexMetrics, TimedEvent, duplex_metrics, request_outcome};
+use super::playback::SegmentPcm;
 use super::session::DuplexOutput;
+use super::spool::Spool;
 use super::workload::OmniWorkload;
 use crate::workload::Report;
 use crate::workload::omni::artifacts::capture::{self, CaptureInput};
@@ -95,6 +98,11 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     let mut finals = Vec::with_capacity(measured.len());
     let mut runs = Vec::with_capacity(measured.len());
     let mut ran = vec![false; w.cases.len()];
+    // Every spooled write was sent before the sessions ended: one barrier, then read back.
+    let spool = w.prepared.get().map(|p| &p.spool);
+    if let Some(spool) = spool {
+        spool.flush();
+    }
     for (i, sample) in measured.iter().enumerate() {
         // A shard's i-th sample is the whole run's sample k (`--shard`).
         let k = run.measured_index(i);
@@ -114,7 +122,7 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
             .prepared
             .get()
             .map_or(0.0, |p| p.media[k % p.media.len().max(1)].duration_s);
-        let (fc, cr) = case_result(case, sample, out, duration_s);
+        let (fc, cr) = case_result(case, sample, out, (duration_s, spool));
         finals.push(fc);
         runs.push(cr);
     }
@@ -225,23 +233,35 @@ fn copy_output_counts(result: &mut CaseResult, o: &DuplexOutput) {
     }
 }
 
-/// Captures a successful case's context from its segments and events and applies it to `result`.
+/// A segment's kept bytes: in memory, or read back from the run's spool (flushed).
+fn segment_pcm(pcm: &SegmentPcm, spool: Option<&Spool>) -> Result<Bytes, String> {
+    match (pcm, spool) {
+        (SegmentPcm::Memory(b), _) => Ok(b.clone()),
+        (SegmentPcm::Spooled(span), Some(spool)) => spool.load(*span).map_err(|e| e.to_string()),
+        (SegmentPcm::Spooled(_), None) => Err("spooled output PCM without a spool".into()),
+    }
+}
+
+/// Captures a successful case's context from its segments (spooled ones read back) and
+/// events and applies it to `result`; a spool read-back error is the error.
 fn capture_context(
     o: &DuplexOutput,
-    duration_s: f64,
-    stream_start_s: f64,
+    (duration_s, stream_start_s): (f64, f64),
+    spool: Option<&Spool>,
     result: &mut CaseResult,
-) -> capture::ArtifactContext {
-    let segments: Vec<capture::Segment> = o
+) -> Result<capture::ArtifactContext, String> {
+    let segments = o
         .segments
         .iter()
-        .map(|s| capture::Segment {
-            response_id: s.response_id.to_string(),
-            start_s: s.start_s,
-            end_s: s.end_s,
-            pcm: s.pcm.clone(),
+        .map(|s| {
+            Ok(capture::Segment {
+                response_id: s.response_id.to_string(),
+                start_s: s.start_s,
+                end_s: s.end_s,
+                pcm: segment_pcm(&s.pcm, spool)?,
+            })
         })
-        .collect();
+        .collect::<Result<Vec<_>, String>>()?;
     let responses = &o.responses;
     let ctx = capture::capture(
         CaptureInput {
@@ -253,14 +273,14 @@ fn capture_context(
         o.events.iter().map(|(_, e)| e.clone()).collect(),
     );
     ctx.apply_to(result);
-    ctx
+    Ok(ctx)
 }
 
 fn case_result<'a>(
     case: &crate::workload::omni::dataset::Case,
     sample: &'a SampleRecord,
     out: Option<&'a DuplexOutput>,
-    duration_s: f64,
+    (duration_s, spool): (f64, Option<&Spool>),
 ) -> (FinalizeCase, CaseRun<'a>) {
     let layout = CaseLayout::new(case.subset.name(), &case.video_rel);
     // The reference reports the case's full video path (as `gt_json`), not the
@@ -293,11 +313,15 @@ fn case_result<'a>(
         .filter_map(|r| serde_json::to_value(r).ok())
         .collect();
     result.duplex_session_metrics = serde_json::to_value(&dm.summary).unwrap_or(Value::Null);
-    let context = match out {
-        Some(o) if success => Some(capture_context(o, duration_s, stream_start_s, &mut result)),
+    let times = (duration_s, stream_start_s);
+    let (context, capture_error) = match out {
+        Some(o) if success => match capture_context(o, times, spool, &mut result) {
+            Ok(ctx) => (Some(ctx), None),
+            Err(e) => (None, Some(e)),
+        },
         _ => {
             result.mark_failed("case_failed");
-            None
+            (None, None)
         }
     };
     let outcome = request_outcome(
@@ -317,7 +341,8 @@ fn case_result<'a>(
         context,
         annotation: case.annotation_path.clone(),
         scene_type: case.scene_type.clone(),
-        publication_error: None,
+        // Reported by the finalizer as the case's artifact failure.
+        publication_error: capture_error,
     };
     (
         fc,

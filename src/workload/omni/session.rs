@@ -17,6 +17,7 @@ use tokio::time::Instant;
 use super::ledger::{self, ErrorVerdict};
 use super::pacing::{self, BYTES_PER_SECOND, Uploader};
 use super::playback::Ack;
+use super::spool::SessionSpool;
 use crate::workload::{
     ConnectSpec, Effects, FailureKind, Inbound, MediaUnit, Outbound, Secret, Session,
 };
@@ -34,6 +35,7 @@ pub struct DuplexSession {
     cfg: Arc<DuplexSettings>,
     media: PreparedMedia,
     capture: bool,
+    spool: Option<SessionSpool>,
     update_msg: Option<String>,
     phase: Phase,
     origin: Option<Instant>,
@@ -76,6 +78,7 @@ impl DuplexSession {
             cfg,
             media,
             capture,
+            spool: None,
             update_msg,
             phase: Phase::Configuring,
             origin: None,
@@ -101,6 +104,13 @@ impl DuplexSession {
     pub fn with_request(mut self, request_id: Option<String>, api_key: Option<Secret>) -> Self {
         self.request_id = request_id;
         self.api_key = api_key;
+        self
+    }
+
+    /// Spill the captured output PCM to `spool` (the run's spool file of this session)
+    /// instead of keeping it in memory; no effect without capture.
+    pub fn with_spool(mut self, spool: SessionSpool) -> Self {
+        self.spool = self.capture.then_some(spool);
         self
     }
 
@@ -184,7 +194,10 @@ impl DuplexSession {
         at_s: f64,
         fx: &mut Effects,
     ) -> Result<Option<usize>, String> {
-        let Some(i) = self.resp.observe(ev, at_s, self.capture, &mut self.out)? else {
+        let Some(i) =
+            self.resp
+                .observe(ev, at_s, (self.capture, self.spool.as_mut()), &mut self.out)?
+        else {
             return Ok(None);
         };
         fx.media.push(MediaUnit {

@@ -11,6 +11,7 @@ use super::media::{self, MediaOptions, PreparedMedia};
 use super::pacing::PacingMode;
 use super::session::DuplexOutput;
 use super::session::{DuplexSession, DuplexSettings};
+use super::spool::Spool;
 use crate::util::scenario_error::{ScenarioError, parse_section};
 use crate::workload::omni::artifacts::layout::CaseLayout;
 use crate::workload::omni::artifacts::lock::OutputLock;
@@ -106,6 +107,8 @@ pub struct OmniWorkload {
 pub(super) struct Prepared {
     pub(super) settings: Arc<DuplexSettings>,
     pub(super) media: Vec<Arc<PreparedMedia>>,
+    /// Where measured sessions spill their output PCM (outside the output root).
+    pub(super) spool: Spool,
 }
 
 impl std::fmt::Debug for OmniWorkload {
@@ -444,9 +447,12 @@ impl Workload for OmniWorkload {
                     .map_err(|e| e.to_string())
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let spool = Spool::create(&std::env::temp_dir())
+            .map_err(|e| format!("cannot create the capture spool: {e}"))?;
         let _ = self.prepared.set(Prepared {
             settings: Arc::new(settings),
             media,
+            spool,
         });
         Ok(())
     }
@@ -468,19 +474,27 @@ impl Workload for OmniWorkload {
             super::url::monotonic_ns(),
             0,
         );
-        let session = DuplexSession::new(
+        let mut session = DuplexSession::new(
             Arc::clone(&prepared.settings),
             PreparedMedia::clone(&prepared.media[case_idx]),
             session_id,
             !ctx.warmup,
         );
+        if !ctx.warmup {
+            session = session.with_spool(prepared.spool.session());
+        }
         MaybeFailed::Ready(session.with_request(ctx.request_id.clone(), self.api_key.clone()))
     }
 
     fn report(&self, run: RunRecord<Option<DuplexOutput>>) -> Result<Box<dyn Report>, String> {
         let lock = self.lock.lock().unwrap_or_else(|p| p.into_inner()).take();
         let report = super::report::build(self, run);
+        // The spool's bytes are published (or failed) by now.
+        let spool = self.prepared.get().map(|p| p.spool.close());
         drop(lock);
+        if let Some(Err(e)) = spool {
+            eprintln!("warning: could not remove the capture spool: {e}");
+        }
         report.map(|r| Box::new(r) as Box<dyn Report>)
     }
 }

@@ -210,6 +210,10 @@ pub enum ArtifactError {
     /// A successful case reached the finalizer without a captured context.
     #[error("artifact context was not captured for {0}")]
     MissingContext(String),
+    /// The case's captured output could not be read back (the spool's message, which
+    /// names its file).
+    #[error("captured output unavailable: {0}")]
+    Capture(String),
 }
 
 /// One case handed to [`finalize`].
@@ -227,7 +231,9 @@ pub struct FinalizeCase {
     pub scene_type: String,
     /// Set by [`finalize`] to `"Artifact publication failed: <err>"` when a
     /// successful case could not be published: the caller appends it to the
-    /// request output error (serving metrics are never revoked).
+    /// request output error (serving metrics are never revoked). A caller may set it
+    /// beforehand, with no context, to why a successful case's capture is unavailable
+    /// (a spool read-back error); [`finalize`] then reports that as the failure.
     pub publication_error: Option<String>,
 }
 
@@ -315,7 +321,10 @@ fn publish_one(root: &Path, case: &mut FinalizeCase, errors: &mut Vec<String>) {
                 &case.annotation,
                 &case.scene_type,
             ),
-            None => Err(ArtifactError::MissingContext(label.clone())),
+            None => Err(match case.publication_error.take() {
+                Some(why) => ArtifactError::Capture(why),
+                None => ArtifactError::MissingContext(label.clone()),
+            }),
         };
         let Err(e) = res else { return };
         let message = format!("Artifact publication failed: {e}");

@@ -235,3 +235,27 @@ fn case_result_helpers() {
     let back: CaseResult = serde_json::from_value(v).unwrap();
     assert_eq!(back, r);
 }
+
+#[test]
+fn unavailable_capture_fails_the_case_like_a_publication_error() {
+    let root = tempfile::tempdir().unwrap();
+    let mut cases = [case("1q1a", "video.mp4", None, true)];
+    let why = "spool file /tmp/rtload-spool-1-0/session-0.pcm: write failed: disk full";
+    cases[0].publication_error = Some(why.into());
+    let summary = finalize(root.path(), &mut cases);
+    let msg = format!("Artifact publication failed: captured output unavailable: {why}");
+    assert_eq!(summary.artifact_errors, [format!("1q1a/video.mp4: {msg}")]);
+    assert!(!summary.artifacts_complete);
+    assert_eq!(cases[0].publication_error.as_deref(), Some(msg.as_str()));
+    let r = &cases[0].result;
+    assert!(!r.success);
+    assert_eq!(
+        r.official_eval_ineligible_reasons,
+        ["artifact_write_failed"]
+    );
+    let names: Vec<_> = fs::read_dir(cases[0].layout.dir(root.path()))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, [FAILED_JSON]);
+}

@@ -10,7 +10,8 @@ use super::output::{DuplexOutput, ResponseRecord};
 use crate::workload::omni::ledger::{
     self, AUDIO_DELTA_TYPES, AudioCheck, Ledger, PostCommit, TEXT_DELTA_TYPES, response_id,
 };
-use crate::workload::omni::playback::{OUTPUT_RATE, PlaybackClock};
+use crate::workload::omni::playback::{OUTPUT_RATE, PlaybackClock, SegmentPcm};
+use crate::workload::omni::spool::SessionSpool;
 
 /// What the session accumulates per response id (text may precede `response.created`).
 #[derive(Debug, Default)]
@@ -61,12 +62,13 @@ impl Responses {
     }
 
     /// Account for one event received at `at_s`. Audio deltas are validated and queued on
-    /// the playback clock; an invalid one is the session's failure message.
+    /// the playback clock (their bytes kept when `capture`: spilled to `spool` if given,
+    /// in memory otherwise); an invalid one is the session's failure message.
     pub fn observe(
         &mut self,
         ev: &Value,
         at_s: f64,
-        capture: bool,
+        (capture, spool): (bool, Option<&mut SessionSpool>),
         out: &mut DuplexOutput,
     ) -> Result<Option<Ingested>, String> {
         let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
@@ -81,7 +83,14 @@ impl Responses {
             if !self.created.iter().any(|c| c == id) {
                 return Err("response audio has no matching response.created".into());
             }
-            let samples = self.clock.ingest(id, &pcm, at_s, capture).samples;
+            // The decoded Vec becomes the kept Bytes without a copy.
+            let pcm = bytes::Bytes::from(pcm);
+            let kept = match (capture, spool) {
+                (false, _) => SegmentPcm::default(),
+                (true, None) => SegmentPcm::Memory(pcm.clone()),
+                (true, Some(spool)) => SegmentPcm::Spooled(spool.append(pcm.clone())),
+            };
+            let samples = self.clock.ingest_kept(id, &pcm, at_s, kept).samples;
             let ordinal = self.created.iter().position(|c| c == id);
             out.audio_bytes += pcm.len() as u64;
             ingested = Some(Ingested {

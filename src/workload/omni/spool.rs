@@ -1,0 +1,287 @@
+//! The run's capture spool: measured sessions' output PCM (for `output.wav`) is spilled
+//! during the run to one file per session in a directory outside the output root, so a
+//! session's memory does not grow with its length. Sessions only move `Bytes` they own
+//! into a channel (never blocking); one dedicated writer thread does positional writes
+//! (`write_at`), so arrival order never matters. After the run the report flushes once
+//! and reads each span back; publication still happens after timing, from those bytes.
+//!
+//! A write error is remembered per file and surfaces when that file is read back, naming
+//! it. The directory is removed when the run is reported, and on drop as a safety net.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+use bytes::Bytes;
+use crossbeam_channel::{Receiver, Sender};
+
+use super::artifacts::stale::owner_alive;
+
+/// Spool directories created by this process (keeps names unique within it).
+static DIRS: AtomicU64 = AtomicU64::new(0);
+/// A spool directory's name: this, the owner's pid, `-`, a number.
+const PREFIX: &str = "rtload-spool-";
+
+/// Removes the spool directories in `parent` whose owner process is gone (best effort).
+fn sweep_dead(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok());
+        if pid.is_some_and(|pid| !owner_alive(pid)) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Where one stretch of spooled PCM lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// The session file (its number in the spool).
+    pub file: u64,
+    /// Byte offset in the file.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u64,
+}
+
+enum Msg {
+    Write { file: u64, offset: u64, pcm: Bytes },
+    Close(u64),
+    Flush(Sender<()>),
+    Stop,
+}
+
+/// The first write error of each file, as text.
+type Errors = Arc<Mutex<HashMap<u64, String>>>;
+
+/// State shared by the spool and its session handles.
+#[derive(Debug)]
+struct Shared {
+    dir: PathBuf,
+    tx: Sender<Msg>,
+    errors: Errors,
+}
+
+impl Shared {
+    fn path(&self, file: u64) -> PathBuf {
+        file_path(&self.dir, file)
+    }
+}
+
+fn file_path(dir: &Path, file: u64) -> PathBuf {
+    dir.join(format!("session-{file}.pcm"))
+}
+
+/// One run's spool: a directory and its writer thread.
+#[derive(Debug)]
+pub struct Spool {
+    shared: Arc<Shared>,
+    next_file: AtomicU64,
+    writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Spool {
+    /// A fresh spool directory `rtload-spool-<pid>-<n>` under `parent` (the caller passes
+    /// `std::env::temp_dir()`, outside the output root) and its writer thread. Spools
+    /// left there by dead processes (a killed run) are removed first.
+    pub fn create(parent: &Path) -> io::Result<Self> {
+        let n = DIRS.fetch_add(1, Ordering::Relaxed);
+        let dir = parent.join(format!("{PREFIX}{}-{n}", std::process::id()));
+        std::fs::create_dir_all(parent)?;
+        sweep_dead(parent);
+        std::fs::create_dir(&dir)?;
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let errors = Errors::default();
+        let (w_dir, w_errors) = (dir.clone(), Arc::clone(&errors));
+        let writer = std::thread::Builder::new()
+            .name("rtload-spool".into())
+            .spawn(move || write_loop(&w_dir, &w_errors, &rx));
+        let shared = Arc::new(Shared { dir, tx, errors });
+        let writer = match writer {
+            Ok(h) => h,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&shared.dir);
+                return Err(e);
+            }
+        };
+        Ok(Self {
+            shared,
+            next_file: AtomicU64::new(0),
+            writer: Mutex::new(Some(writer)),
+        })
+    }
+
+    /// The spool directory.
+    pub fn dir(&self) -> &Path {
+        &self.shared.dir
+    }
+
+    /// A handle for one session: its own file, appended to in arrival order.
+    pub fn session(&self) -> SessionSpool {
+        SessionSpool {
+            shared: Arc::clone(&self.shared),
+            file: self.next_file.fetch_add(1, Ordering::Relaxed),
+            end: 0,
+        }
+    }
+
+    /// Waits until every write sent before this call is done (the barrier before reading
+    /// back). Returns at once if the writer is gone.
+    pub fn flush(&self) {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        if self.shared.tx.send(Msg::Flush(tx)).is_ok() {
+            let _ = rx.recv();
+        }
+    }
+
+    /// Reads `span` back (call [`Spool::flush`] first). A write error of its file, or a
+    /// read error, is an error naming the file.
+    pub fn load(&self, span: Span) -> io::Result<Bytes> {
+        let path = self.shared.path(span.file);
+        let recorded = self
+            .shared
+            .errors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&span.file)
+            .cloned();
+        if let Some(e) = recorded {
+            return Err(io::Error::other(format!(
+                "spool file {}: write failed: {e}",
+                path.display()
+            )));
+        }
+        let mut buf = vec![0u8; span.len as usize];
+        File::open(&path)
+            .and_then(|f| f.read_exact_at(&mut buf, span.offset))
+            .map_err(|e| io::Error::new(e.kind(), format!("spool file {}: {e}", path.display())))?;
+        Ok(Bytes::from(buf))
+    }
+
+    /// Stops the writer and removes the directory (idempotent; also done on drop).
+    pub fn close(&self) -> io::Result<()> {
+        let writer = self
+            .writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let Some(writer) = writer else {
+            return Ok(());
+        };
+        // Writes queued before `Stop` are done before the thread ends; a session handle
+        // that outlives the spool finds the writer gone and records that.
+        let _ = self.shared.tx.send(Msg::Stop);
+        let _ = writer.join();
+        match std::fs::remove_dir_all(&self.shared.dir) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+/// One session's writing end: hands each chunk to the writer thread.
+#[derive(Debug)]
+pub struct SessionSpool {
+    shared: Arc<Shared>,
+    file: u64,
+    end: u64,
+}
+
+impl SessionSpool {
+    /// Queues `pcm` at the end of this session's file and returns where it will be.
+    /// Never blocks; the bytes are moved, not copied.
+    pub fn append(&mut self, pcm: Bytes) -> Span {
+        let span = Span {
+            file: self.file,
+            offset: self.end,
+            len: pcm.len() as u64,
+        };
+        self.end += span.len;
+        self.write_at(span.offset, pcm);
+        span
+    }
+
+    /// Queues `pcm` at `offset` of this session's file (positional: order never matters).
+    pub fn write_at(&self, offset: u64, pcm: Bytes) {
+        let msg = Msg::Write {
+            file: self.file,
+            offset,
+            pcm,
+        };
+        if self.shared.tx.send(msg).is_err() {
+            record(
+                &self.shared.errors,
+                self.file,
+                "spool writer is gone".into(),
+            );
+        }
+    }
+}
+
+impl Drop for SessionSpool {
+    fn drop(&mut self) {
+        let _ = self.shared.tx.send(Msg::Close(self.file));
+    }
+}
+
+fn record(errors: &Errors, file: u64, e: String) {
+    errors
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(file)
+        .or_insert(e);
+}
+
+/// The writer thread: positional writes into lazily opened session files, until `Stop`
+/// (or every sender is gone).
+fn write_loop(dir: &Path, errors: &Errors, rx: &Receiver<Msg>) {
+    let mut open: HashMap<u64, File> = HashMap::new();
+    while let Ok(msg) = rx.recv() {
+        match msg {
+            Msg::Write { file, offset, pcm } => {
+                let res = match open.entry(file) {
+                    Entry::Occupied(f) => Ok(f.into_mut()),
+                    Entry::Vacant(v) => OpenOptions::new()
+                        .create(true)
+                        .truncate(false)
+                        .write(true)
+                        .open(file_path(dir, file))
+                        .map(|f| v.insert(f)),
+                };
+                if let Err(e) = res.and_then(|f| f.write_all_at(&pcm, offset)) {
+                    record(errors, file, e.to_string());
+                }
+            }
+            Msg::Close(file) => {
+                open.remove(&file);
+            }
+            Msg::Flush(reply) => {
+                let _ = reply.send(());
+            }
+            Msg::Stop => return,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "spool_tests.rs"]
+mod tests;
