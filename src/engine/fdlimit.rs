@@ -7,10 +7,11 @@ use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 /// Descriptors kept for everything besides sessions (runtime, pipes, output files).
 pub const RESERVE_FDS: u64 = 64;
 
-/// Descriptors one concurrent session needs: its client socket, plus the server side
-/// when rtload also hosts the embedded server.
+/// Descriptors one concurrent session needs: its client socket, one file a workload may
+/// keep open for it while it runs (OmniInteract's capture-spool file), plus the server
+/// side when rtload also hosts the embedded server.
 pub fn fds_per_session(embedded_server: bool) -> u64 {
-    if embedded_server { 2 } else { 1 }
+    if embedded_server { 3 } else { 2 }
 }
 
 /// What `ensure` found.
@@ -77,15 +78,15 @@ mod tests {
         let b = FdBudget {
             soft: Some(1024),
             hard: Some(1024),
-            needed: 1100 * 2 + RESERVE_FDS,
+            needed: 1100 * 3 + RESERVE_FDS,
         };
         let e = check(&b, 1100).unwrap_err();
         assert!(
-            e.contains("max_concurrency 1100 needs about 2264 open files"),
+            e.contains("max_concurrency 1100 needs about 3364 open files"),
             "{e}"
         );
-        assert!(e.contains("ulimit -n 2264"), "{e}");
-        assert!(e.contains("lower max_concurrency to 480"), "{e}");
+        assert!(e.contains("ulimit -n 3364"), "{e}");
+        assert!(e.contains("lower max_concurrency to 320"), "{e}");
         assert!(
             check(
                 &FdBudget {
