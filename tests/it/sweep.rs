@@ -139,3 +139,37 @@ fn quickstart_concurrency_sweep_reaches_every_point_or_marks_it_short() {
     }
     assert!(r.capacity.is_none_or(|c| c <= 3.0), "{:?}", r.capacity);
 }
+
+#[test]
+fn an_omniinteract_sweep_publishes_every_point_s_artifacts() {
+    // The workload is prepared once for a whole sweep, its capture spool included, so the
+    // second point spools into the same spool: it must still be open (it once was closed
+    // by the first point's report, and every later point lost its output.wav).
+    let fx = crate::duplex_support::duplex(&crate::duplex_support::Opts {
+        samples: 3,
+        max_concurrency: 1,
+        ..Default::default()
+    });
+    let sc = fx.scenario();
+    let sweep = rtload::config::sweep::Sweep {
+        param: rtload::config::sweep::SweepParam::MaxConcurrency,
+        values: vec![1.0, 2.0],
+        headline: None,
+        samples_per_point: Some(3),
+    };
+    let out = fx.dir.path().join("sweep");
+    let r = rtload::batch::run_sweep(&sc, &sweep, &out, true).unwrap();
+    assert_eq!(r.points.len(), 2);
+    for p in ["max_concurrency_1.json", "max_concurrency_2.json"] {
+        let text = std::fs::read_to_string(out.join(p)).unwrap();
+        assert!(!text.contains("spool"), "{p} names the spool: {text}");
+        let doc = rtload::report::resultfile::parse_lenient(&text).unwrap();
+        assert_eq!(doc["completed"], 3, "{p}");
+    }
+    let wavs = crate::cli::walk(&crate::duplex_support::out_dir(&fx))
+        .into_iter()
+        .filter(|f| f.file_name().is_some_and(|n| n == "output.wav"))
+        .count();
+    assert!(wavs >= 3, "every case has its output.wav: {wavs}");
+    drop(sc);
+}

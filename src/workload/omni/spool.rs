@@ -6,7 +6,9 @@
 //! and reads each span back; publication still happens after timing, from those bytes.
 //!
 //! A write error is remembered per file and surfaces when that file is read back, naming
-//! it. The directory is removed when the run is reported, and on drop as a safety net.
+//! it. The spool lives as long as the workload's prepared inputs (every run of a sweep
+//! or suite point shares it) and its directory is removed when it is dropped; spools of
+//! processes that died are swept when the next one is created.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;

@@ -489,12 +489,9 @@ impl Workload for OmniWorkload {
     fn report(&self, run: RunRecord<Option<DuplexOutput>>) -> Result<Box<dyn Report>, String> {
         let lock = self.lock.lock().unwrap_or_else(|p| p.into_inner()).take();
         let report = super::report::build(self, run);
-        // The spool's bytes are published (or failed) by now.
-        let spool = self.prepared.get().map(|p| p.spool.close());
+        // The spool stays open: a sweep or suite runs this workload (prepared once) again,
+        // and its next run spools into it. It is removed when the workload is dropped.
         drop(lock);
-        if let Some(Err(e)) = spool {
-            eprintln!("warning: could not remove the capture spool: {e}");
-        }
         report.map(|r| Box::new(r) as Box<dyn Report>)
     }
 }
