@@ -88,6 +88,24 @@ fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Every `.rs` file under `src/`, with its path relative to `src/` (`/`-separated).
+fn src_files() -> Vec<(String, PathBuf)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rs_files(&src, &mut files);
+    files
+        .into_iter()
+        .map(|f| {
+            let rel = f
+                .strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, f)
+        })
+        .collect()
+}
+
 /// Every module path named after `crate::` in `text` (brace groups expanded one level).
 fn crate_paths(text: &str) -> Vec<Vec<String>> {
     let ident = |s: &str| -> Vec<String> {
@@ -115,17 +133,10 @@ fn crate_paths(text: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn no_source_file_imports_a_higher_layer() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rs_files(&src, &mut files);
+    let files = src_files();
     assert!(files.len() > 50, "found only {} files", files.len());
     let mut bad = Vec::new();
-    for f in &files {
-        let rel = f
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+    for (rel, f) in &files {
         let segs: Vec<&str> = rel.trim_end_matches(".rs").split('/').collect();
         let Some(from) = layer_of(&segs) else {
             // lib.rs (the façade) and bin/ (the top) may name anything public.
@@ -135,7 +146,7 @@ fn no_source_file_imports_a_higher_layer() {
         for path in crate_paths(&text) {
             let path: Vec<&str> = path.iter().map(String::as_str).collect();
             let Some(to) = layer_of(&path) else { continue };
-            if let Some(why) = forbidden(&rel, from, to) {
+            if let Some(why) = forbidden(rel, from, to) {
                 bad.push(format!("src/{rel}: crate::{}: {why}", path.join("::")));
             }
         }
@@ -178,9 +189,6 @@ fn the_checker_catches_a_back_edge() {
 fn no_file_outside_the_workloads_names_a_built_in_kind() {
     // The check, test files under src/ included: a kind's name lives in its
     // folder (`KIND`) and in the composition root that registers it.
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rs_files(&src, &mut files);
     let kinds = [
         rtload::workload::omni::KIND,
         rtload::workload::video::KIND,
@@ -188,12 +196,7 @@ fn no_file_outside_the_workloads_names_a_built_in_kind() {
         rtload::workload::scripted::KIND,
     ];
     let mut bad = Vec::new();
-    for f in &files {
-        let rel = f
-            .strip_prefix(&src)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+    for (rel, f) in &src_files() {
         if rel.starts_with("workload/") || rel == "config/registry.rs" {
             continue;
         }
