@@ -108,25 +108,10 @@ pub enum MediaError {
     /// Not one frame was found.
     #[error("No video frames were decoded from {}", .0.display())]
     NoFrames(PathBuf),
-    /// A command outlived its timeout and was killed.
-    #[error("Media command timed out after {timeout}s: {cmd}")]
-    TimedOut {
-        /// The timeout, Python-float style (`600.0`).
-        timeout: String,
-        /// The whole command line, shell-quoted.
-        cmd: String,
-    },
-    /// The program could not be found (or is not executable).
-    #[error("Required media command is unavailable: {0}")]
-    Unavailable(String),
-    /// The program exited unsuccessfully.
-    #[error("{cmd} failed: {stderr}")]
-    Failed {
-        /// The program.
-        cmd: String,
-        /// The tail of its stderr, trimmed (or the exit status when stderr was empty).
-        stderr: String,
-    },
+    /// An ffprobe/ffmpeg run failed (timed out, unavailable, exited unsuccessfully, or
+    /// could not be started): the shared runner's error, with its messages.
+    #[error(transparent)]
+    Command(#[from] CommandError),
     /// A frames case's `audio.wav` is not 16 kHz mono 16-bit integer PCM.
     #[error("unsupported WAV format in {}: found {found}; need 16000 Hz mono 16-bit PCM", .path.display())]
     WavFormat {
@@ -300,7 +285,7 @@ fn prepare_container(video: &Path, opts: &MediaOptions) -> Result<PreparedMedia,
     args.extend(argv(&frames, &[pattern.as_os_str()]));
     match run(&opts.ffmpeg, args, SMALL_STDOUT_BYTES) {
         // No video stream at all: ffmpeg refuses an output without streams.
-        Err(MediaError::Failed { stderr, .. })
+        Err(MediaError::Command(CommandError::Failed { stderr, .. }))
             if stderr.contains("does not contain any stream") =>
         {
             return Err(MediaError::NoFrames(video.to_path_buf()));
@@ -396,17 +381,6 @@ fn io_err(what: &'static str, path: &Path) -> impl Fn(io::Error) -> MediaError {
         what,
         path: path.clone(),
         source,
-    }
-}
-
-impl From<CommandError> for MediaError {
-    fn from(e: CommandError) -> Self {
-        match e {
-            CommandError::TimedOut { timeout, cmd } => MediaError::TimedOut { timeout, cmd },
-            CommandError::Unavailable(p) => MediaError::Unavailable(p),
-            CommandError::Failed { cmd, stderr } => MediaError::Failed { cmd, stderr },
-            CommandError::Io { what, path, source } => MediaError::Io { what, path, source },
-        }
     }
 }
 
