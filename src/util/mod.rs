@@ -7,7 +7,8 @@
 //! shared by the synthetic transcription set and the embedded server (`tonecode`), the
 //! Prometheus text format (`prom`), the tiny HTTP for live metrics (`http`) and the target
 //! scraper (`scrape`); and, shared by the client side and the embedded server, JSON field
-//! matching (`jsonmatch`) and `${var}` message templates (`template`).
+//! matching (`jsonmatch`) and `${var}` message templates (`template`); WAV decoding to PCM16
+//! mono at a chosen rate (`wav`), shared by the datasets that stream recorded audio.
 
 pub mod command;
 pub mod fs;
@@ -24,5 +25,6 @@ pub mod target;
 pub mod template;
 pub mod textpos;
 pub mod tonecode;
+pub mod wav;
 
 pub use fs::write_atomic;

@@ -131,48 +131,9 @@ pub fn common_fields(items: &[ItemSpec]) -> Vec<String> {
 pub fn load_pcm(path: &Path, rate: u32) -> Result<Bytes, String> {
     let mut reader =
         hound::WavReader::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let spec = reader.spec();
-    let channels = usize::from(spec.channels.max(1));
-    let samples: Vec<f32> = match spec.sample_format {
-        hound::SampleFormat::Float => reader.samples::<f32>().collect::<Result<_, _>>(),
-        hound::SampleFormat::Int => {
-            let scale = 1.0 / (1_i64 << (spec.bits_per_sample.clamp(1, 32) - 1)) as f32;
-            reader
-                .samples::<i32>()
-                .map(|s| s.map(|v| v as f32 * scale))
-                .collect()
-        }
-    }
-    .map_err(|e| format!("{}: cannot decode: {e}", path.display()))?;
-    let mono: Vec<f32> = samples
-        .chunks(channels)
-        .map(|c| c.iter().sum::<f32>() / c.len() as f32)
-        .collect();
-    let out = resample(&mono, spec.sample_rate, rate);
-    let mut bytes = Vec::with_capacity(out.len() * 2);
-    for s in out {
-        let v = (s.clamp(-1.0, 1.0) * 32767.0).round() as i16;
-        bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    Ok(Bytes::from(bytes))
-}
-
-fn resample(x: &[f32], from: u32, to: u32) -> Vec<f32> {
-    if from == to || x.is_empty() || from == 0 {
-        return x.to_vec();
-    }
-    let n = (x.len() as u64 * u64::from(to) / u64::from(from)) as usize;
-    let step = f64::from(from) / f64::from(to);
-    (0..n)
-        .map(|i| {
-            let pos = i as f64 * step;
-            let j = pos.floor() as usize;
-            let frac = (pos - j as f64) as f32;
-            let a = x[j.min(x.len() - 1)];
-            let b = x[(j + 1).min(x.len() - 1)];
-            a + (b - a) * frac
-        })
-        .collect()
+    crate::util::wav::to_pcm16_mono(&mut reader, rate)
+        .map(Bytes::from)
+        .map_err(|e| format!("{}: cannot decode: {e}", path.display()))
 }
 
 #[cfg(test)]

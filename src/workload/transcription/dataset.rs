@@ -257,58 +257,7 @@ fn read_wav<R: std::io::Read>(
             "{seconds} s of audio is more than max_duration_s = {max_duration_s}"
         ));
     }
-    let samples: Vec<f32> = match spec.sample_format {
-        hound::SampleFormat::Float => reader.samples::<f32>().collect::<Result<_, _>>(),
-        hound::SampleFormat::Int => {
-            let scale = 1.0 / (1u64 << (spec.bits_per_sample.max(1) - 1)) as f32;
-            reader
-                .samples::<i32>()
-                .map(|s| s.map(|v| v as f32 * scale))
-                .collect::<Result<_, _>>()
-        }
-    }
-    .map_err(|e| e.to_string())?;
-    let mono = mix_down(&samples, usize::from(spec.channels.max(1)));
-    let resampled = resample(&mono, spec.sample_rate, rate);
-    Ok(to_pcm16(&resampled))
-}
-
-/// Average interleaved channels into one.
-pub fn mix_down(samples: &[f32], channels: usize) -> Vec<f32> {
-    if channels <= 1 {
-        return samples.to_vec();
-    }
-    samples
-        .chunks_exact(channels)
-        .map(|f| f.iter().sum::<f32>() / channels as f32)
-        .collect()
-}
-
-/// Linear-interpolation resampling from `from` Hz to `to` Hz (output length
-/// `round(len * to / from)`).
-pub fn resample(x: &[f32], from: u32, to: u32) -> Vec<f32> {
-    if from == to || x.is_empty() || from == 0 {
-        return x.to_vec();
-    }
-    let n = ((x.len() as u64 * u64::from(to) + u64::from(from) / 2) / u64::from(from)) as usize;
-    let step = f64::from(from) / f64::from(to);
-    (0..n)
-        .map(|i| {
-            let pos = i as f64 * step;
-            let k = pos.floor() as usize;
-            let frac = (pos - k as f64) as f32;
-            let a = x[k.min(x.len() - 1)];
-            let b = x[(k + 1).min(x.len() - 1)];
-            a + (b - a) * frac
-        })
-        .collect()
-}
-
-/// Float samples in [-1, 1] to PCM16 LE bytes (clamped).
-pub fn to_pcm16(x: &[f32]) -> Vec<u8> {
-    x.iter()
-        .flat_map(|v| ((v.clamp(-1.0, 1.0) * 32767.0).round() as i16).to_le_bytes())
-        .collect()
+    crate::util::wav::to_pcm16_mono(&mut reader, rate).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -76,17 +76,6 @@ fn manifest_lines_and_errors_name_the_line() {
 }
 
 #[test]
-fn resample_worked_numbers() {
-    // 8 kHz → 16 kHz: twice the samples, midpoints interpolated.
-    let up = resample(&[0.0, 1.0, 0.0, -1.0], 8_000, 16_000);
-    assert_eq!(up, [0.0, 0.5, 1.0, 0.5, 0.0, -0.5, -1.0, -1.0]);
-    // 48 kHz → 16 kHz keeps every third sample.
-    let x: Vec<f32> = (0..9).map(|i| i as f32).collect();
-    assert_eq!(resample(&x, 48_000, 16_000), [0.0, 3.0, 6.0]);
-    assert_eq!(resample(&x, 16_000, 16_000), x);
-}
-
-#[test]
 fn stereo_8k_wav_becomes_16k_mono_pcm16() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("s.wav");
