@@ -132,8 +132,10 @@ fn serve_rejects_out_of_range_config_with_position() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
-#[test]
-fn check_validates_a_dataset_archive_without_extracting_it() {
+/// A synthesized dataset left only as its archive (`ds/data.tar.gz`, the extracted
+/// `ds/data/` removed) and an OmniInteract scenario whose `dataset_path` is
+/// `dataset_path`, in a temp dir.
+fn archived_dataset_scenario(dataset_path: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let ds = dir.path().join("ds");
     let out = rtload()
@@ -150,9 +152,15 @@ fn check_validates_a_dataset_archive_without_extracting_it() {
     let sc = dir.path().join("omni.toml");
     std::fs::write(
         &sc,
-        "[workload]\nkind = \"omniinteract\"\ndataset_path = \"ds/data.tar.gz\"\nref_audio = \"ds/ref_audio.wav\"\noutput_dir = \"out\"\n",
+        format!("[workload]\nkind = \"omniinteract\"\ndataset_path = \"{dataset_path}\"\nref_audio = \"ds/ref_audio.wav\"\noutput_dir = \"out\"\n"),
     )
     .unwrap();
+    (dir, sc)
+}
+
+#[test]
+fn check_validates_a_dataset_archive_without_extracting_it() {
+    let (dir, sc) = archived_dataset_scenario("ds/data.tar.gz");
     let before = listing(dir.path());
     let out = rtload().arg("check").arg(&sc).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -165,25 +173,7 @@ fn check_validates_a_dataset_archive_without_extracting_it() {
 fn check_leaves_a_dataset_dir_with_an_unextracted_archive_byte_identical() {
     // The directory form: `ds/` holds only `data.tar.gz` (+ the reference audio); `check`
     // must neither extract it (`ds/.vllm_omni_extracted`) nor touch any byte or mtime.
-    let dir = tempfile::tempdir().unwrap();
-    let ds = dir.path().join("ds");
-    let out = rtload()
-        .args(["dataset", "synth", "--tar"])
-        .arg(&ds)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::remove_dir_all(ds.join("data")).unwrap();
-    let sc = dir.path().join("omni.toml");
-    std::fs::write(
-        &sc,
-        "[workload]\nkind = \"omniinteract\"\ndataset_path = \"ds\"\nref_audio = \"ds/ref_audio.wav\"\noutput_dir = \"out\"\n",
-    )
-    .unwrap();
+    let (dir, sc) = archived_dataset_scenario("ds");
     let snapshot = |root: &Path| -> Vec<(String, Vec<u8>, std::time::SystemTime)> {
         listing(root)
             .into_iter()
@@ -208,7 +198,7 @@ fn check_leaves_a_dataset_dir_with_an_unextracted_archive_byte_identical() {
         snapshot(dir.path()) == before,
         "check changed the dataset dir"
     );
-    assert!(!ds.join(".vllm_omni_extracted").exists());
+    assert!(!dir.path().join("ds/.vllm_omni_extracted").exists());
 }
 
 fn listing(dir: &Path) -> Vec<String> {

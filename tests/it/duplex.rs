@@ -4,7 +4,6 @@
 //! sessions; client-measured TTFP against the server's own send stamps; a real MP4
 //! through ffprobe/ffmpeg; and secrets kept out of every output.
 
-use std::io::{Read, Write};
 use std::process::Command;
 
 use serde_json::Value;
@@ -390,21 +389,8 @@ fn secrets_stay_out_of_output_and_artifacts() {
 fn secrets_reach_the_upgrade_request_and_nothing_else() {
     // A bare TCP listener stands in for the server: it records the upgrade request and
     // refuses it, so the case fails (and its failure message must not leak either).
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = std::thread::spawn(move || {
-        let (mut conn, _) = listener.accept().unwrap();
-        let mut req = Vec::new();
-        let mut buf = [0u8; 4096];
-        while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-            match conn.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => req.extend_from_slice(&buf[..n]),
-            }
-        }
-        let _ = conn.write_all(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n");
-        String::from_utf8_lossy(&req).into_owned()
-    });
+    let server = crate::support::RefusingListener::start();
+    let addr = server.addr;
     let prelude = format!(
         "[target]\nurl = \"ws://{addr}\"\nheaders = {{ \"X-Api-Token\" = \"{HEADER_SECRET}\" }}"
     );
@@ -415,11 +401,7 @@ fn secrets_reach_the_upgrade_request_and_nothing_else() {
         ..Opts::default()
     });
     let (code, stdout, stderr) = run_with_secrets(&fx);
-    if !server.is_finished() {
-        // The client never connected: unblock the accept so the assertion below reports it.
-        let _ = std::net::TcpStream::connect(addr);
-    }
-    let request = server.join().unwrap().to_ascii_lowercase();
+    let request = server.request().to_ascii_lowercase();
     assert_eq!(code, Some(1), "{stdout}\n{stderr}");
     assert!(request.starts_with("get /v1/realtime?"), "{request}");
     assert!(

@@ -2,7 +2,6 @@
 //! stderr, the JSON result, the saved vllm-style result, the batch files, each bundle, the
 //! HTML report); the user info goes to the server as `Authorization: Basic`.
 
-use std::io::{Read, Write};
 use std::process::Child;
 
 use crate::cli::walk;
@@ -119,21 +118,8 @@ fn url_password_and_query_tokens_appear_in_no_output() {
 
 #[test]
 fn url_user_info_is_sent_as_basic_authorization() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let server = std::thread::spawn(move || {
-        let (mut conn, _) = listener.accept().unwrap();
-        let mut req = Vec::new();
-        let mut buf = [0u8; 4096];
-        while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-            match conn.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => req.extend_from_slice(&buf[..n]),
-            }
-        }
-        let _ = conn.write_all(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n");
-        String::from_utf8_lossy(&req).into_owned()
-    });
+    let server = crate::support::RefusingListener::start();
+    let addr = server.addr;
     let fx = crate::support::video(2, 1, "");
     let out = rtload()
         .arg("run")
@@ -144,10 +130,7 @@ fn url_user_info_is_sent_as_basic_authorization() {
         ])
         .output()
         .unwrap();
-    if !server.is_finished() {
-        let _ = std::net::TcpStream::connect(addr);
-    }
-    let request = server.join().unwrap();
+    let request = server.request();
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     // base64("u:SECRETPW")
     let auth: Vec<&str> = request

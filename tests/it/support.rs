@@ -111,3 +111,43 @@ pub fn serve(args: &[&std::ffi::OsStr], scheme: &str) -> (std::process::Child, S
         .to_string();
     (child, addr)
 }
+
+/// A bare TCP listener on 127.0.0.1 standing in for a server: it records one upgrade
+/// request and refuses it with a 403, so the client's session fails.
+pub struct RefusingListener {
+    /// Where it listens.
+    pub addr: std::net::SocketAddr,
+    thread: std::thread::JoinHandle<String>,
+}
+
+impl RefusingListener {
+    /// Listen on a free port and wait for one connection in the background.
+    pub fn start() -> Self {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let thread = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().unwrap();
+            let mut req = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                match conn.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => req.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = conn.write_all(b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n");
+            String::from_utf8_lossy(&req).into_owned()
+        });
+        Self { addr, thread }
+    }
+
+    /// The request it received (empty when the client never connected: the accept is
+    /// unblocked by a connection of our own so the caller's assertion reports it).
+    pub fn request(self) -> String {
+        if !self.thread.is_finished() {
+            let _ = std::net::TcpStream::connect(self.addr);
+        }
+        self.thread.join().unwrap()
+    }
+}
