@@ -310,6 +310,41 @@ pub fn merge_into(doc: &mut Value, block: Value) {
     }
 }
 
+/// A report built once, at the end of the run: its text, JSON, flat metrics, interval
+/// series and the measured samples it failed. The common [`super::Report`] of workloads
+/// that need no JSON dialect.
+#[derive(Debug, Default)]
+pub struct BuiltReport {
+    /// The terminal report.
+    pub text: String,
+    /// The JSON result document.
+    pub json: Value,
+    /// Flat metric name → value.
+    pub metrics: std::collections::BTreeMap<String, f64>,
+    /// Latency series for the interval log.
+    pub series: Vec<crate::util::histlog::Series>,
+    /// Measured samples the engine saw succeed but the report failed.
+    pub failures: Vec<(usize, String)>,
+}
+
+impl super::Report for BuiltReport {
+    fn render_text(&self) -> String {
+        self.text.clone()
+    }
+    fn to_json(&self) -> Value {
+        self.json.clone()
+    }
+    fn metrics(&self) -> std::collections::BTreeMap<String, f64> {
+        self.metrics.clone()
+    }
+    fn report_failures(&self) -> Vec<(usize, String)> {
+        self.failures.clone()
+    }
+    fn series(&self) -> Vec<crate::util::histlog::Series> {
+        self.series.clone()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

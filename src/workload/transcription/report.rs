@@ -19,34 +19,13 @@ use super::protocol::Record;
 use super::session::TranscriptionOutput;
 use super::workload::TranscriptionWorkload;
 use crate::util::stats;
-use crate::workload::{Report, RunRecord, SampleRecord};
+use crate::workload::{RunRecord, SampleRecord};
 
 /// A sample record of this workload.
 type Rec = SampleRecord<Option<TranscriptionOutput>>;
 
 /// The report of one run.
-#[derive(Debug)]
-pub struct TranscriptionReport {
-    text: String,
-    json: Value,
-    metrics: BTreeMap<String, f64>,
-    series: Vec<crate::util::histlog::Series>,
-}
-
-impl Report for TranscriptionReport {
-    fn render_text(&self) -> String {
-        self.text.clone()
-    }
-    fn to_json(&self) -> Value {
-        self.json.clone()
-    }
-    fn metrics(&self) -> BTreeMap<String, f64> {
-        self.metrics.clone()
-    }
-    fn series(&self) -> Vec<crate::util::histlog::Series> {
-        self.series.clone()
-    }
-}
+pub type TranscriptionReport = crate::workload::kit::BuiltReport;
 
 /// One measured sample with what its session left.
 struct Row<'a> {
@@ -91,6 +70,7 @@ pub fn build(
         json,
         metrics,
         series,
+        failures: Vec::new(),
     }
 }
 

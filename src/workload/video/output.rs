@@ -4,47 +4,19 @@
 //! the reference hides: failed sessions, queue waits, send lateness, playback-role stalls
 //! and the cross-check of client cadence against the server's own send stamps.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Value, json};
 
 use super::metrics::{self, ChunkOutput, MetricsConfig, SessionMetrics};
 use super::report::{ReportInput, SessionFailure, SessionReport, render_report};
 use super::rollout::Rollout;
 use super::session::VideoOutput;
-use crate::workload::Report;
 
 type RunRecord = crate::workload::RunRecord<VideoOutput>;
 type SampleRecord = crate::workload::SampleRecord<VideoOutput>;
 
-/// The built report.
-#[derive(Debug)]
-pub struct VideoReport {
-    text: String,
-    json: Value,
-    metrics: BTreeMap<String, f64>,
-    series: Vec<crate::util::histlog::Series>,
-    /// Sessions whose socket run succeeded but whose metrics could not be computed.
-    late_failures: Vec<(usize, String)>,
-}
-
-impl Report for VideoReport {
-    fn render_text(&self) -> String {
-        self.text.clone()
-    }
-    fn to_json(&self) -> Value {
-        self.json.clone()
-    }
-    fn metrics(&self) -> BTreeMap<String, f64> {
-        self.metrics.clone()
-    }
-    fn series(&self) -> Vec<crate::util::histlog::Series> {
-        self.series.clone()
-    }
-    fn report_failures(&self) -> Vec<(usize, String)> {
-        self.late_failures.clone()
-    }
-}
+/// The built report (sessions whose socket run succeeded but whose metrics could not be
+/// computed are its `failures`).
+pub type VideoReport = crate::workload::kit::BuiltReport;
 
 /// TTFC per session and every chunk interval, at the time each was observed.
 fn series_of(run: &RunRecord) -> Vec<crate::util::histlog::Series> {
@@ -144,7 +116,7 @@ pub fn build_report(
         json: doc,
         metrics: flat,
         series: series_of(&run),
-        late_failures,
+        failures: late_failures,
     })
 }
 
