@@ -1,8 +1,8 @@
 //! The run's capture spool: measured sessions' output PCM (for `output.wav`) is spilled
 //! during the run to one file per session in a directory outside the output root, so a
-//! session's memory does not grow with its length. Sessions only move `Bytes` they own
-//! into a channel (never blocking); one dedicated writer thread does positional writes
-//! (`write_at`), so arrival order never matters. After the run the report flushes once
+//! session's memory does not grow with its length. Sessions hand their bytes to a channel
+//! (never blocking) in batches of [`BATCH_BYTES`]; one dedicated writer thread does
+//! positional writes (`write_at`), so arrival order never matters. After the run the report flushes once
 //! and reads each span back; publication still happens after timing, from those bytes.
 //!
 //! A write error is remembered per file and surfaces when that file is read back, naming
@@ -29,6 +29,9 @@ use super::artifacts::stale::owner_alive;
 static DIRS: AtomicU64 = AtomicU64::new(0);
 /// A spool directory's name: this, the owner's pid, `-`, a number.
 const PREFIX: &str = "rtload-spool-";
+/// A session hands its appended PCM to the writer in batches of about this many bytes
+/// (one channel message and one `pwrite` per batch instead of per audio delta).
+pub const BATCH_BYTES: usize = 16 * 1024;
 
 /// Removes the spool directories in `parent` whose owner process is gone (best effort).
 fn sweep_dead(parent: &Path) {
@@ -137,6 +140,8 @@ impl Spool {
             shared: Arc::clone(&self.shared),
             file: self.next_file.fetch_add(1, Ordering::Relaxed),
             end: 0,
+            pending: Vec::new(),
+            pending_at: 0,
         }
     }
 
@@ -200,17 +205,24 @@ impl Drop for Spool {
     }
 }
 
-/// One session's writing end: hands each chunk to the writer thread.
+/// One session's writing end: gathers appended chunks into batches of
+/// [`BATCH_BYTES`] and hands each batch to the writer thread.
 #[derive(Debug)]
 pub struct SessionSpool {
     shared: Arc<Shared>,
     file: u64,
     end: u64,
+    /// Appended bytes not yet handed to the writer; they start at `pending_at`.
+    pending: Vec<u8>,
+    pending_at: u64,
 }
 
 impl SessionSpool {
     /// Queues `pcm` at the end of this session's file and returns where it will be.
-    /// Never blocks; the bytes are moved, not copied.
+    /// Never blocks. Small chunks are copied into the pending batch, which is handed over
+    /// once it holds [`BATCH_BYTES`]; a chunk that large with nothing pending is moved,
+    /// not copied. What is pending is handed over by [`SessionSpool::send_pending`] or
+    /// when the handle is dropped.
     pub fn append(&mut self, pcm: Bytes) -> Span {
         let span = Span {
             file: self.file,
@@ -218,8 +230,28 @@ impl SessionSpool {
             len: pcm.len() as u64,
         };
         self.end += span.len;
-        self.write_at(span.offset, pcm);
+        if self.pending.is_empty() && pcm.len() >= BATCH_BYTES {
+            self.write_at(span.offset, pcm);
+            return span;
+        }
+        if self.pending.is_empty() {
+            self.pending_at = span.offset;
+            self.pending.reserve(BATCH_BYTES);
+        }
+        self.pending.extend_from_slice(&pcm);
+        if self.pending.len() >= BATCH_BYTES {
+            self.send_pending();
+        }
         span
+    }
+
+    /// Hands the pending batch (if any) to the writer thread.
+    pub fn send_pending(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let pcm = Bytes::from(std::mem::take(&mut self.pending));
+        self.write_at(self.pending_at, pcm);
     }
 
     /// Queues `pcm` at `offset` of this session's file (positional: order never matters).
@@ -241,6 +273,9 @@ impl SessionSpool {
 
 impl Drop for SessionSpool {
     fn drop(&mut self) {
+        // The pending batch goes first: the channel keeps order, so it is written before
+        // the file is closed and before any later `Spool::flush` returns.
+        self.send_pending();
         let _ = self.shared.tx.send(Msg::Close(self.file));
     }
 }

@@ -56,7 +56,8 @@ fn sessions_append_to_their_own_files() {
     let x2 = s1.append(chunk(77, 2));
     assert_eq!((x1.file, x1.offset, x2.offset), (0, 0, 6));
     assert_eq!((y1.file, y1.offset, y1.len), (1, 0, 4));
-    drop(s1);
+    // Dropping a handle hands over its pending batch before the flush barrier.
+    drop((s1, s2));
     spool.flush();
     assert_eq!(spool.load(x1).unwrap(), chunk(3, 6));
     assert_eq!(spool.load(x2).unwrap(), chunk(77, 2));
@@ -70,11 +71,49 @@ fn flush_is_a_barrier_for_every_write_sent_before_it() {
     let spool = Spool::create(tmp.path()).unwrap();
     let mut s = spool.session();
     let spans: Vec<Span> = (0..200u8).map(|i| s.append(chunk(i, 480))).collect();
+    s.send_pending();
     spool.flush();
     let file = spool.dir().join("session-0.pcm");
     assert_eq!(std::fs::metadata(&file).unwrap().len(), 200 * 480);
     for (i, span) in spans.into_iter().enumerate() {
         assert_eq!(spool.load(span).unwrap(), chunk(i as u8, 480));
+    }
+}
+
+#[test]
+fn appends_are_handed_over_in_batches_and_the_rest_on_drop() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = Spool::create(tmp.path()).unwrap();
+    let file = spool.dir().join("session-0.pcm");
+    let written = || std::fs::metadata(&file).map_or(0, |m| m.len());
+    let mut s = spool.session();
+    // Three 100 ms deltas at 24 kHz stay below one batch: nothing reaches the writer.
+    let mut spans: Vec<(Span, Bytes)> = Vec::new();
+    for i in 0..3u8 {
+        let c = chunk(i, 4_800);
+        spans.push((s.append(c.clone()), c));
+    }
+    spool.flush();
+    assert_eq!(written(), 0);
+    // The fourth crosses BATCH_BYTES (16 KiB): the whole batch goes out as one write.
+    let c = chunk(3, 4_800);
+    spans.push((s.append(c.clone()), c));
+    spool.flush();
+    assert_eq!(written(), 19_200);
+    // A large chunk with nothing pending goes out by itself; one behind a pending
+    // small one joins its batch.
+    for (tag, len) in [(4u8, 20_000), (5, 100), (6, 20_000), (7, 50)] {
+        let c = chunk(tag, len);
+        spans.push((s.append(c.clone()), c));
+    }
+    spool.flush();
+    assert_eq!(written(), 19_200 + 20_000 + 20_100);
+    // The last small chunk is pending until the handle is dropped.
+    drop(s);
+    spool.flush();
+    assert_eq!(written(), 19_200 + 20_000 + 20_100 + 50);
+    for (span, bytes) in spans {
+        assert_eq!(spool.load(span).unwrap(), bytes);
     }
 }
 
@@ -86,6 +125,7 @@ fn a_write_error_surfaces_at_load_naming_the_file() {
     // The directory vanishes under the writer: opening the session file fails.
     std::fs::remove_dir_all(spool.dir()).unwrap();
     let span = s.append(chunk(1, 8));
+    s.send_pending();
     spool.flush();
     let err = spool.load(span).unwrap_err().to_string();
     let file = spool.dir().join("session-0.pcm");
