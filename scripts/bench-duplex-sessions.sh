@@ -3,8 +3,10 @@
 # the reference server in its own process; print the client's CPU time, peak RSS, input
 # pacing lag and the TTFP agreement with the server's own send stamps.
 #
-#   scripts/bench-duplex-sessions.sh [N] [CASE_MS]
+#   scripts/bench-duplex-sessions.sh [N] [CASE_MS] [--cores C:S] [--rate R] [--floor] …
 #
+# (flags: scripts/lib.sh). With --floor the floor client then sends the same bytes to
+# the same server, pinned the same way, and both CPU ratios are printed.
 # Defaults: N=50 sessions of 5 s cases. Only 127.0.0.1 is used. Needs GNU time
 # (`apt-get install time`) and a release build (`cargo build --release`).
 set -euo pipefail
@@ -16,6 +18,7 @@ N=${ARGS[0]:-50}
 CASE_MS=${ARGS[1]:-5000}
 [ -x "$BIN" ] || { echo "build first: cargo build --release (or pass --bin PATH)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install time" >&2; exit 2; }
+[ -z "$FLOOR" ] || [ -x "$FLOOR" ] || { echo "--floor needs: cargo build --release --examples" >&2; exit 2; }
 
 work=$(mktemp -d)
 server_pid=
@@ -53,23 +56,36 @@ start_server "$BIN" "$work/server.toml" "$work/server.log"
 "${CLIENT_PIN[@]}" /usr/bin/time -f '%U %S %M %e' -o "$work/time.txt" \
   "${PERF[@]}" "$BIN" run "$work/scenario.toml" --target "ws://$addr" --output-json "$work/out.json" -q > "$work/report.txt"
 
+if [ -n "$FLOOR" ]; then
+  "${CLIENT_PIN[@]}" "$FLOOR" "$addr" "$work/ds" "$N" $RATE > "$work/floor.json"
+fi
+
 read -r user sys maxrss wall < "$work/time.txt"
-echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: ${CLIENT_PIN[*]:-no}; server pinned: ${SERVER_PIN[*]:-no}; arrivals: ${RATE:+Poisson $RATE/s}${RATE:-all at once}"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: ${CLIENT_PIN[*]:-no}; server pinned: ${SERVER_PIN[*]:-no}; arrivals: $(arrivals)"
 grep -h "generator-bound" "$work/report.txt" || true
-python3 - "$work" "$N" "$CASE_MS" "$user" "$sys" "$maxrss" "$wall" <<'PY'
+python3 - "$work" "$N" "$CASE_MS" "$user" "$sys" "$maxrss" "$wall" "$FLOOR" <<'PY'
 def resources(rt):
     r = rt.get("resources") or {}
     if r.get("cpu_us_per_session_s") is not None:
         print(f"rtload's own count (live phase): cpu {r['cpu_s']:.2f} s over {r['live_session_s']:.0f} session-s"
               f" = {r['cpu_us_per_session_s']:.0f} µs CPU per live session-second, peak RSS {r['peak_rss_mib']:.1f} MiB")
 import json, sys, glob, os, math
-work, n, case_ms, user, sys_t, rss, wall = sys.argv[1:]
+work, n, case_ms, user, sys_t, rss, wall, floor = sys.argv[1:]
 text = open(os.path.join(work, "out.json")).read()
 for tok in ("-Infinity", "Infinity", "NaN"):
     text = text.replace(tok, "null")
 d = json.loads(text)
 rt = d["rtload"]
 resources(rt)
+if floor:
+    f = json.load(open(os.path.join(work, "floor.json")))
+    r = rt.get("resources") or {}
+    print(f"floor (same bytes, raw socket): {f['cpu_us_per_session_s']:.0f} µs CPU per live session-second"
+          f" over {f['live_session_s']:.0f} session-s, {f['failed']} failed, send lateness p99"
+          f" {f['send_lateness_ms']['p99']:.3f} ms, peak RSS {f['peak_rss_mib']:.1f} MiB")
+    if r.get("cpu_us_per_session_s") and r.get("cpu_s"):
+        print(f"rtload / floor: {r['cpu_us_per_session_s'] / f['cpu_us_per_session_s']:.2f}x per live session-second,"
+              f" {r['cpu_s'] / int(n) * 1e6 / f['cpu_us_per_session']:.2f}x per session")
 lags = [s["pacing_max_lag_ms"] for s in rt["samples"] if s.get("pacing_max_lag_ms") is not None]
 print(f"sessions={n} case={int(case_ms)/1000:.1f}s concurrency={n}")
 print(f"client cpu: user {float(user):.2f} s + sys {float(sys_t):.2f} s over {float(wall):.2f} s wall"

@@ -52,7 +52,7 @@ start_server "$BIN" "$work/server.toml" "$work/server.log"
   "${PERF[@]}" "$BIN" run "$work/scenario.toml" --target "ws://$addr" --output-json "$work/out.json" > "$work/report.txt"
 
 read -r user sys maxrss wall < "$work/time.txt"
-echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: ${CLIENT_PIN[*]:-no}; server pinned: ${SERVER_PIN[*]:-no}; arrivals: ${RATE:+Poisson $RATE/s}${RATE:-all at once}"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: ${CLIENT_PIN[*]:-no}; server pinned: ${SERVER_PIN[*]:-no}; arrivals: $(arrivals)"
 grep -h "generator-bound" "$work/report.txt" || true
 python3 - "$work/out.json" "$N" "$CHUNKS" "$INTERVAL_MS" "$user" "$sys" "$maxrss" "$wall" <<'PY'
 def resources(rt):

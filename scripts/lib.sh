@@ -11,9 +11,13 @@
 #                           older build to compare against in the same run
 #   --perf FILE             record the client with `perf record -g -o FILE` (then
 #                           `perf report -i FILE`); CPU figures include perf's overhead
+#   --floor                 after rtload, run the floor client (examples/floor_duplex.rs:
+#                           the same bytes from a raw socket, frames built before timing)
+#                           on the same server and print rtload's CPU as a ratio of it
+#                           (needs `cargo build --release --examples`)
 
 parse_bench_flags() {
-  BIN=target/release/rtload RATE= CLIENT_PIN=() SERVER_PIN=() ARGS=() PERF=()
+  BIN=target/release/rtload RATE= CLIENT_PIN=() SERVER_PIN=() ARGS=() PERF=() FLOOR=
   while [ $# -gt 0 ]; do
     case $1 in
       --cores)
@@ -28,9 +32,16 @@ parse_bench_flags() {
       --perf)
         [ $# -ge 2 ] || { echo "--perf wants an output file" >&2; exit 2; }
         PERF=(perf record -q -g -o "$2" --); shift 2 ;;
+      --floor)
+        FLOOR=target/release/examples/floor_duplex; shift ;;
       *) ARGS+=("$1"); shift ;;
     esac
   done
+}
+
+# The arrival process in words, for the summary line.
+arrivals() {
+  if [ -n "$RATE" ]; then echo "Poisson $RATE/s"; else echo "all at once"; fi
 }
 
 # The `[load]` lines for the chosen arrival process.

@@ -176,3 +176,24 @@ fn speed_and_saturate_uploads() {
     assert!(up.commit_due(t0));
     assert_eq!(up.max_lag_s, 0.0);
 }
+
+#[test]
+fn append_audio_is_standard_padded_base64_of_the_span() {
+    use base64::Engine as _;
+    // Distinct bytes everywhere, so an off-by-one span or a URL-safe alphabet shows.
+    let pcm: Vec<u8> = (0..20_000u32).map(|i| (i * 7 + i / 251) as u8).collect();
+    let len = streamed_len(pcm.len(), 1000);
+    for a in AppendPlan::new(len, 0) {
+        let (msg, _) = append_message(&a, &pcm, &[]);
+        let v: Value = serde_json::from_str(&msg).unwrap();
+        let audio = v["audio"].as_str().unwrap();
+        assert_eq!(
+            audio,
+            base64::engine::general_purpose::STANDARD.encode(&pcm[a.offset..a.end])
+        );
+        let back = base64::engine::general_purpose::STANDARD
+            .decode(audio)
+            .unwrap();
+        assert_eq!(back, &pcm[a.offset..a.end], "append {}", a.index);
+    }
+}
