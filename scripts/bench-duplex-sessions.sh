@@ -64,11 +64,8 @@ read -r user sys maxrss wall < "$work/time.txt"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: ${CLIENT_PIN[*]:-no}; server pinned: ${SERVER_PIN[*]:-no}; arrivals: $(arrivals)"
 grep -h "generator-bound" "$work/report.txt" || true
 python3 - "$work" "$N" "$CASE_MS" "$user" "$sys" "$maxrss" "$wall" "$FLOOR" <<'PY'
-def resources(rt):
-    r = rt.get("resources") or {}
-    if r.get("cpu_us_per_session_s") is not None:
-        print(f"rtload's own count (live phase): cpu {r['cpu_s']:.2f} s over {r['live_session_s']:.0f} session-s"
-              f" = {r['cpu_us_per_session_s']:.0f} µs CPU per live session-second, peak RSS {r['peak_rss_mib']:.1f} MiB")
+import sys; sys.path.insert(0, 'scripts')
+from resources import resources
 import json, sys, glob, os, math
 work, n, case_ms, user, sys_t, rss, wall, floor = sys.argv[1:]
 text = open(os.path.join(work, "out.json")).read()

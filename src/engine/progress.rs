@@ -392,15 +392,10 @@ impl CpuWindow {
         }
         let c = crate::workload::kit::UsageSnapshot::now().cpu_s?;
         self.since = Some((now_s, c));
-        crate::workload::kit::core_share(
-            crate::workload::kit::UsageSnapshot {
-                cpu_s: Some(c0),
-                peak_rss_bytes: None,
-            },
-            crate::workload::kit::UsageSnapshot {
-                cpu_s: Some(c),
-                peak_rss_bytes: None,
-            },
+        use crate::workload::kit::{UsageSnapshot, core_share};
+        core_share(
+            UsageSnapshot::cpu_only(c0),
+            UsageSnapshot::cpu_only(c),
             now_s - t0,
         )
     }

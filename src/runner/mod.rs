@@ -260,27 +260,20 @@ pub fn run_distributed(
 }
 
 /// Runs the engine (the live phase), returning its output, the process's resource usage
-/// at the phase's two boundaries, and the phase's wall seconds.
+/// over the phase (both boundaries and the RSS sampled in between), and its wall seconds.
 fn live_phase(
     cfg: EngineConfig,
     this_run: Arc<dyn crate::workload::WorkloadRun>,
 ) -> (
     Result<engine::EngineOutput, engine::EngineError>,
-    (
-        crate::workload::kit::UsageSnapshot,
-        crate::workload::kit::UsageSnapshot,
-    ),
+    crate::workload::kit::PhaseUsage,
     f64,
 ) {
-    let usage_start = crate::workload::kit::UsageSnapshot::now();
+    let sampler = crate::util::usage::RssSampler::start();
     let started = std::time::Instant::now();
     let out = engine::run(cfg, this_run);
     let wall_s = started.elapsed().as_secs_f64();
-    (
-        out,
-        (usage_start, crate::workload::kit::UsageSnapshot::now()),
-        wall_s,
-    )
+    (out, sampler.finish(), wall_s)
 }
 
 /// A thread writing each line sent on the returned channel to `lines`, flushing at the end.
@@ -350,11 +343,8 @@ struct Ran {
     mine: Vec<(usize, f64)>,
     /// Unix time the run started.
     run_start_unix_s: f64,
-    /// Resource usage before and after the run.
-    usage: (
-        crate::workload::kit::UsageSnapshot,
-        crate::workload::kit::UsageSnapshot,
-    ),
+    /// Resource usage over the live phase.
+    usage: crate::workload::kit::PhaseUsage,
     /// The target's scraped metrics, if any.
     target_timeline: Option<crate::util::scrape::Timeline>,
     /// Whether the run used TLS.

@@ -11,11 +11,8 @@ use crate::workload::RunRecord;
 pub(super) struct ResultExtras {
     /// The engine's run record, for the generator block.
     pub(super) generator_run: RunRecord,
-    /// Resource usage before and after the run.
-    pub(super) usage: (
-        crate::workload::kit::UsageSnapshot,
-        crate::workload::kit::UsageSnapshot,
-    ),
+    /// Resource usage over the live phase.
+    pub(super) usage: crate::workload::kit::PhaseUsage,
     /// This shard's tag (written only for a sharded run).
     pub(super) tag: crate::report::merge::ShardTag,
     /// The target's scraped metrics, if any.
@@ -44,8 +41,7 @@ pub(super) fn write_result(
     let block = crate::workload::kit::generator_block(
         &extras.generator_run,
         &summary.failures_by_kind,
-        extras.usage.0,
-        extras.usage.1,
+        extras.usage,
     );
     crate::workload::kit::merge_into(&mut doc, block);
     crate::workload::kit::merge_into(&mut doc, summary.achieved.to_json());

@@ -140,10 +140,7 @@ fn count_kinds(failures: &[(usize, Failure)]) -> std::collections::BTreeMap<Stri
 /// `[load] generator_bound_ms` or the generator used ≥ 90 % of a core in the live phase.
 fn generator_bound(
     run: &RunRecord,
-    usage: (
-        crate::workload::kit::UsageSnapshot,
-        crate::workload::kit::UsageSnapshot,
-    ),
+    usage: crate::workload::kit::PhaseUsage,
     live_wall_s: f64,
     scenario: &Scenario,
 ) -> Option<String> {
@@ -151,7 +148,7 @@ fn generator_bound(
     let (_, lateness) = kit::wait_and_lateness(run);
     kit::generator_bound(
         lateness["p99_ms"].as_f64(),
-        kit::core_share(usage.0, usage.1, live_wall_s),
+        kit::core_share(usage.start, usage.end, live_wall_s),
         scenario.load.generator_bound_ms,
     )
 }

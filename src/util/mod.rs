@@ -8,7 +8,8 @@
 //! Prometheus text format (`prom`), the tiny HTTP for live metrics (`http`) and the target
 //! scraper (`scrape`); and, shared by the client side and the embedded server, JSON field
 //! matching (`jsonmatch`) and `${var}` message templates (`template`); WAV decoding to PCM16
-//! mono at a chosen rate (`wav`), shared by the datasets that stream recorded audio.
+//! mono at a chosen rate (`wav`), shared by the datasets that stream recorded audio; the
+//! process's own CPU and memory from `/proc/self` (`usage`).
 
 pub mod command;
 pub mod fs;
@@ -25,6 +26,7 @@ pub mod target;
 pub mod template;
 pub mod textpos;
 pub mod tonecode;
+pub mod usage;
 pub mod wav;
 
 pub use fs::write_atomic;

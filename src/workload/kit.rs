@@ -19,62 +19,22 @@ pub const DEFAULT_GENERATOR_BOUND_MS: f64 = 5.0;
 /// called possibly generator-bound.
 pub const SATURATED_CORE_SHARE: f64 = 0.9;
 
-/// Linux's `USER_HZ` (`/proc/<pid>/stat` CPU times are in these ticks; fixed by the ABI).
-const USER_HZ: f64 = 100.0;
-
-/// The process's CPU use and peak memory at one instant (from `/proc/self`; `getrusage`
-/// would need `unsafe`, which this crate forbids). Fields are `None` where `/proc` is
-/// unavailable: missing, never zero.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct UsageSnapshot {
-    /// User + system CPU seconds so far.
-    pub cpu_s: Option<f64>,
-    /// Peak resident set size so far, bytes (`VmHWM`).
-    pub peak_rss_bytes: Option<u64>,
-}
-
-impl UsageSnapshot {
-    /// Take a snapshot now.
-    pub fn now() -> Self {
-        Self {
-            cpu_s: std::fs::read_to_string("/proc/self/stat")
-                .ok()
-                .and_then(|s| cpu_s_from_stat(&s)),
-            peak_rss_bytes: std::fs::read_to_string("/proc/self/status")
-                .ok()
-                .and_then(|s| peak_rss_from_status(&s)),
-        }
-    }
-}
-
-/// User + system CPU seconds from `/proc/<pid>/stat` text (fields 14 and 15, counted
-/// after the parenthesised command name, which may itself contain spaces).
-pub fn cpu_s_from_stat(stat: &str) -> Option<f64> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // `rest` starts at field 3 (state); utime is field 14, stime field 15.
-    let utime: f64 = fields.get(11)?.parse().ok()?;
-    let stime: f64 = fields.get(12)?.parse().ok()?;
-    Some((utime + stime) / USER_HZ)
-}
-
-/// `VmHWM` in bytes from `/proc/<pid>/status` text.
-pub fn peak_rss_from_status(status: &str) -> Option<u64> {
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
+pub use crate::util::usage::{
+    PhaseUsage, UsageSnapshot, core_share, cpu_s_from_stat, peak_rss_from_status,
+};
 
 /// The generator block: `queue_wait` and `send_lateness` summaries (ms) over measured
-/// samples, `failures_by_kind`, and `resources` for the live phase between `start` and
-/// `end` (CPU seconds, peak RSS in MiB, CPU µs per second of live session, where live
-/// session time is the sum of every sample's connect-to-end span, warm-ups included
-/// since their CPU is too).
+/// samples, `failures_by_kind`, and `resources` for the live phase `usage` covers: CPU
+/// seconds; the process's all-time peak RSS in MiB; CPU µs per second of live session,
+/// where live session time is the sum of every sample's connect-to-end span, warm-ups
+/// included since their CPU is too; the RSS at the phase's start (prepared media
+/// included), the largest RSS sampled during it, the most sessions in flight at once
+/// (warm-ups included) and the RSS growth per such session in KiB — what one more
+/// concurrent session costs in memory.
 pub fn generator_block<O>(
     run: &RunRecord<O>,
     failures_by_kind: &BTreeMap<String, usize>,
-    start: UsageSnapshot,
-    end: UsageSnapshot,
+    usage: PhaseUsage,
 ) -> Value {
     let (queue_wait, send_lateness) = wait_and_lateness(run);
     let live_session_s: f64 = run
@@ -82,18 +42,25 @@ pub fn generator_block<O>(
         .iter()
         .map(|s| (s.ended_s - s.started_s).max(0.0))
         .sum();
+    let (start, end) = (usage.start, usage.end);
     let cpu_s = end.cpu_s.zip(start.cpu_s).map(|(e, s)| (e - s).max(0.0));
+    let peak_sessions = peak_in_flight(run.samples.iter().map(|s| (s.started_s, s.ended_s)));
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     json!({
         "queue_wait": queue_wait,
         "send_lateness": send_lateness,
         "failures_by_kind": failures_by_kind,
         "resources": {
             "cpu_s": cpu_s,
-            "peak_rss_mib": end.peak_rss_bytes.map(|b| b as f64 / (1024.0 * 1024.0)),
+            "peak_rss_mib": end.peak_rss_bytes.map(mib),
             "live_session_s": live_session_s,
             "cpu_us_per_session_s": cpu_s
                 .filter(|_| live_session_s > 0.0)
                 .map(|c| c * 1e6 / live_session_s),
+            "rss_at_start_mib": start.rss_bytes.map(mib),
+            "live_rss_peak_mib": usage.rss_peak_bytes.map(mib),
+            "peak_sessions_in_flight": peak_sessions,
+            "rss_per_session_kib": usage.rss_growth_per_session(peak_sessions).map(|b| b / 1024.0),
         },
     })
 }
@@ -141,13 +108,6 @@ pub fn bound_message(reasons: impl IntoIterator<Item = String>) -> Option<String
             why.join("; ")
         )
     })
-}
-
-/// CPU seconds used between `start` and `end` divided by `wall_s`: the share of one core
-/// the process used (`None` when `/proc` was unavailable or no time passed).
-pub fn core_share(start: UsageSnapshot, end: UsageSnapshot, wall_s: f64) -> Option<f64> {
-    let cpu = end.cpu_s? - start.cpu_s?;
-    (wall_s > 0.0).then(|| cpu.max(0.0) / wall_s)
 }
 
 /// The `queue_wait` and `send_lateness` summaries (ms) over the measured samples, as the
@@ -350,25 +310,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn proc_parsers() {
-        let stat = "42 (rt load (x)) S 1 2 3 4 5 6 7 8 9 10 250 50 0 0";
-        assert_eq!(cpu_s_from_stat(stat), Some(3.0));
-        assert_eq!(cpu_s_from_stat("garbage"), None);
-        let status = "Name:\trtload\nVmHWM:\t  2048 kB\nVmRSS:\t 1000 kB\n";
-        assert_eq!(peak_rss_from_status(status), Some(2048 * 1024));
-        let now = UsageSnapshot::now();
-        assert!(now.cpu_s.is_some() && now.peak_rss_bytes.is_some());
-        // Fixed readings: (c + 0.5) − c is not exactly 0.5 for every c the process has.
-        let at = |cpu_s| UsageSnapshot {
-            cpu_s: Some(cpu_s),
-            peak_rss_bytes: None,
-        };
-        assert_eq!(core_share(at(2.0), at(2.5), 1.0), Some(0.5));
-        assert_eq!(core_share(at(2.0), at(2.5), 0.0), None);
-        assert_eq!(core_share(UsageSnapshot::default(), at(2.5), 1.0), None);
-    }
-
-    #[test]
     fn generator_bound_names_each_reason_and_stays_silent_otherwise() {
         assert_eq!(generator_bound(Some(4.9), Some(0.5), 5.0), None);
         assert_eq!(generator_bound(None, None, 5.0), None);
@@ -394,13 +335,9 @@ mod tests {
             interrupted: false,
             measured_indices: None,
         };
-        let b = generator_block(
-            &run,
-            &BTreeMap::new(),
-            UsageSnapshot::default(),
-            UsageSnapshot::default(),
-        );
+        let b = generator_block(&run, &BTreeMap::new(), PhaseUsage::default());
         assert!(b["resources"]["cpu_s"].is_null());
+        assert!(b["resources"]["rss_per_session_kib"].is_null());
         assert!(b["resources"]["cpu_us_per_session_s"].is_null());
         let mut doc = json!({"rtload": {"metrics": {}}});
         merge_into(&mut doc, b);

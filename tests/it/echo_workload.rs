@@ -297,6 +297,24 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
         "{res}"
     );
     assert!(res["cpu_us_per_session_s"].as_f64().is_some(), "{res}");
+    // Memory per session in flight: the RSS growth over the phase, shared by the peak.
+    assert!(
+        res["rss_at_start_mib"].as_f64().is_some_and(|m| m > 0.0),
+        "{res}"
+    );
+    let (start, peak) = (
+        res["rss_at_start_mib"].as_f64(),
+        res["live_rss_peak_mib"].as_f64(),
+    );
+    assert!(peak >= start, "{res}");
+    let peak_sessions = res["peak_sessions_in_flight"].as_u64();
+    assert!(peak_sessions.is_some_and(|n| (1..=2).contains(&n)), "{res}");
+    assert!(
+        res["rss_per_session_kib"]
+            .as_f64()
+            .is_some_and(|k| k >= 0.0),
+        "{res}"
+    );
 
     // compare (the CLI): a slower, lower-throughput NEW regresses both ways.
     let mut worse = doc.clone();

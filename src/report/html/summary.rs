@@ -246,9 +246,19 @@ fn generator(rt: &Value) -> String {
         ("queue wait p99", num(rt, "/queue_wait/p99_ms"), "ms"),
         ("generator CPU", num(rt, "/resources/cpu_s"), "s"),
         (
+            "generator CPU per live session-second",
+            num(rt, "/resources/cpu_us_per_session_s"),
+            "µs",
+        ),
+        (
             "generator peak RSS",
             num(rt, "/resources/peak_rss_mib"),
             "MiB",
+        ),
+        (
+            "generator RSS per session in flight",
+            num(rt, "/resources/rss_per_session_kib"),
+            "KiB",
         ),
         (
             "peak sessions in flight",

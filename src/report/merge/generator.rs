@@ -59,7 +59,8 @@ fn summary(rts: &[&Value], key: &str, hist: Option<&hdrhistogram::Histogram<u64>
 }
 
 /// CPU seconds and live session-seconds summed, µs per session-second recomputed, and
-/// the largest shard's peak RSS (each shard is its own process).
+/// the largest shard's peak RSS and RSS per session in flight (each shard is its own
+/// process, so neither adds up).
 fn resources(rts: &[&Value]) -> Value {
     let sum = |k: &str| -> Option<f64> {
         let vals: Vec<f64> = rts
@@ -69,14 +70,16 @@ fn resources(rts: &[&Value]) -> Value {
         (vals.len() == rts.len()).then(|| vals.iter().sum())
     };
     let (cpu, live) = (sum("cpu_s"), sum("live_session_s"));
-    let rss = rts
-        .iter()
-        .filter_map(|r| r.pointer("/resources/peak_rss_mib")?.as_f64())
-        .reduce(f64::max);
+    let largest = |k: &str| {
+        rts.iter()
+            .filter_map(|r| r.pointer(&format!("/resources/{k}"))?.as_f64())
+            .reduce(f64::max)
+    };
     json!({
         "cpu_s": cpu,
         "live_session_s": live,
         "cpu_us_per_session_s": cpu.zip(live).filter(|(_, l)| *l > 0.0).map(|(c, l)| c * 1e6 / l),
-        "peak_rss_mib_max_shard": rss,
+        "peak_rss_mib_max_shard": largest("peak_rss_mib"),
+        "rss_per_session_kib_max_shard": largest("rss_per_session_kib"),
     })
 }

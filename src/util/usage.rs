@@ -1,0 +1,221 @@
+//! The process's own resource use, read from `/proc/self` (`getrusage` would need
+//! `unsafe`, which this crate forbids): CPU seconds, peak and current RSS at an instant,
+//! and a sampler that follows the RSS through a phase, so the generator can report what
+//! it cost — CPU per session-second, memory per session in flight — next to what it
+//! measured. Values are `None` where `/proc` is unavailable: missing, never zero.
+
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{RecvTimeoutError, Sender};
+
+/// Linux's `USER_HZ` (`/proc/<pid>/stat` CPU times are in these ticks; fixed by the ABI).
+const USER_HZ: f64 = 100.0;
+
+/// How often [`RssSampler`] reads the RSS.
+pub const RSS_SAMPLE_PERIOD: Duration = Duration::from_millis(100);
+
+/// The process's CPU use and memory at one instant.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct UsageSnapshot {
+    /// User + system CPU seconds so far.
+    pub cpu_s: Option<f64>,
+    /// Peak resident set size so far, bytes (`VmHWM`).
+    pub peak_rss_bytes: Option<u64>,
+    /// Resident set size now, bytes (`VmRSS`).
+    pub rss_bytes: Option<u64>,
+}
+
+impl UsageSnapshot {
+    /// Take a snapshot now.
+    pub fn now() -> Self {
+        let status = std::fs::read_to_string("/proc/self/status").ok();
+        Self {
+            cpu_s: std::fs::read_to_string("/proc/self/stat")
+                .ok()
+                .and_then(|s| cpu_s_from_stat(&s)),
+            peak_rss_bytes: status.as_deref().and_then(peak_rss_from_status),
+            rss_bytes: status.as_deref().and_then(rss_from_status),
+        }
+    }
+
+    /// A snapshot holding only a CPU reading.
+    pub fn cpu_only(cpu_s: f64) -> Self {
+        Self {
+            cpu_s: Some(cpu_s),
+            ..Self::default()
+        }
+    }
+}
+
+/// User + system CPU seconds from `/proc/<pid>/stat` text (fields 14 and 15, counted
+/// after the parenthesised command name, which may itself contain spaces).
+pub fn cpu_s_from_stat(stat: &str) -> Option<f64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // `rest` starts at field 3 (state); utime is field 14, stime field 15.
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / USER_HZ)
+}
+
+/// A `kB` field of `/proc/<pid>/status` text, in bytes.
+fn status_kb(status: &str, field: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with(field))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// `VmHWM` in bytes from `/proc/<pid>/status` text.
+pub fn peak_rss_from_status(status: &str) -> Option<u64> {
+    status_kb(status, "VmHWM:")
+}
+
+/// `VmRSS` in bytes from `/proc/<pid>/status` text.
+pub fn rss_from_status(status: &str) -> Option<u64> {
+    status_kb(status, "VmRSS:")
+}
+
+/// CPU seconds used between `start` and `end` divided by `wall_s`: the share of one core
+/// the process used (`None` when `/proc` was unavailable or no time passed).
+pub fn core_share(start: UsageSnapshot, end: UsageSnapshot, wall_s: f64) -> Option<f64> {
+    let cpu = end.cpu_s? - start.cpu_s?;
+    (wall_s > 0.0).then(|| cpu.max(0.0) / wall_s)
+}
+
+/// The process's usage over one phase: a snapshot at each boundary and the largest RSS
+/// sampled in between (every [`RSS_SAMPLE_PERIOD`], and at both boundaries).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PhaseUsage {
+    /// At the phase's start.
+    pub start: UsageSnapshot,
+    /// At the phase's end.
+    pub end: UsageSnapshot,
+    /// The largest `VmRSS` seen during the phase, bytes. Unlike `end.peak_rss_bytes`
+    /// (the process's all-time peak), this excludes whatever came before the phase.
+    pub rss_peak_bytes: Option<u64>,
+}
+
+impl PhaseUsage {
+    /// How much the RSS grew during the phase, per unit of `peak_sessions` (the most
+    /// sessions in flight at once), bytes; `None` without readings or sessions.
+    pub fn rss_growth_per_session(&self, peak_sessions: usize) -> Option<f64> {
+        let grew = self.rss_peak_bytes?.saturating_sub(self.start.rss_bytes?);
+        (peak_sessions > 0).then(|| grew as f64 / peak_sessions as f64)
+    }
+}
+
+/// Follows the RSS on a thread of its own until [`RssSampler::finish`].
+#[derive(Debug)]
+pub struct RssSampler {
+    start: UsageSnapshot,
+    stop: Sender<()>,
+    thread: Option<JoinHandle<Option<u64>>>,
+}
+
+impl RssSampler {
+    /// Takes the start snapshot and starts sampling (without a thread, only the two
+    /// boundaries are sampled).
+    pub fn start() -> Self {
+        let start = UsageSnapshot::now();
+        let (stop, stopped) = crossbeam_channel::bounded::<()>(1);
+        let thread = std::thread::Builder::new()
+            .name("rtload-rss".into())
+            .spawn(move || {
+                let mut peak = None;
+                loop {
+                    peak = max_of(peak, UsageSnapshot::now().rss_bytes);
+                    match stopped.recv_timeout(RSS_SAMPLE_PERIOD) {
+                        Err(RecvTimeoutError::Timeout) => {}
+                        _ => return peak,
+                    }
+                }
+            })
+            .ok();
+        Self {
+            start,
+            stop,
+            thread,
+        }
+    }
+
+    /// Stops sampling and takes the end snapshot.
+    pub fn finish(mut self) -> PhaseUsage {
+        let end = UsageSnapshot::now();
+        let _ = self.stop.send(());
+        let sampled = self.thread.take().and_then(|t| t.join().ok()).flatten();
+        let peak = max_of(max_of(sampled, self.start.rss_bytes), end.rss_bytes);
+        PhaseUsage {
+            start: self.start,
+            end,
+            rss_peak_bytes: peak,
+        }
+    }
+}
+
+fn max_of(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_parsers() {
+        let stat = "42 (rt load (x)) S 1 2 3 4 5 6 7 8 9 10 250 50 0 0";
+        assert_eq!(cpu_s_from_stat(stat), Some(3.0));
+        assert_eq!(cpu_s_from_stat("garbage"), None);
+        let status = "Name:\trtload\nVmHWM:\t  2048 kB\nVmRSS:\t 1000 kB\n";
+        assert_eq!(peak_rss_from_status(status), Some(2048 * 1024));
+        assert_eq!(rss_from_status(status), Some(1000 * 1024));
+        assert_eq!(rss_from_status("Name:\tx\n"), None);
+        let now = UsageSnapshot::now();
+        assert!(now.cpu_s.is_some() && now.peak_rss_bytes.is_some() && now.rss_bytes.is_some());
+        // Fixed readings: (c + 0.5) − c is not exactly 0.5 for every c the process has.
+        let at = UsageSnapshot::cpu_only;
+        assert_eq!(core_share(at(2.0), at(2.5), 1.0), Some(0.5));
+        assert_eq!(core_share(at(2.0), at(2.5), 0.0), None);
+        assert_eq!(core_share(UsageSnapshot::default(), at(2.5), 1.0), None);
+    }
+
+    #[test]
+    fn growth_per_session_is_peak_minus_start_over_sessions() {
+        let mut u = PhaseUsage {
+            start: UsageSnapshot {
+                rss_bytes: Some(100 << 20),
+                ..UsageSnapshot::default()
+            },
+            end: UsageSnapshot::default(),
+            rss_peak_bytes: Some((100 << 20) + 64 * 1024 * 10),
+        };
+        assert_eq!(u.rss_growth_per_session(10), Some(64.0 * 1024.0));
+        assert_eq!(u.rss_growth_per_session(0), None);
+        // A phase that ended smaller than it began grew by nothing.
+        u.rss_peak_bytes = Some(1 << 20);
+        assert_eq!(u.rss_growth_per_session(4), Some(0.0));
+        u.start.rss_bytes = None;
+        assert_eq!(u.rss_growth_per_session(4), None, "missing, never zero");
+    }
+
+    #[test]
+    fn the_sampler_sees_memory_held_during_the_phase() {
+        let sampler = RssSampler::start();
+        // Touch 64 MiB so it is resident, then free it before the phase ends: only a
+        // sample taken while it was held (at the latest, `finish`'s end snapshot taken
+        // before the drop below) can see it.
+        let held = vec![1u8; 64 << 20];
+        let checksum: u64 = held.iter().step_by(4096).map(|&b| b as u64).sum();
+        let usage = sampler.finish();
+        drop(held);
+        assert_eq!(checksum, (64 << 20) / 4096);
+        let (start, peak) = (
+            usage.start.rss_bytes.unwrap(),
+            usage.rss_peak_bytes.unwrap(),
+        );
+        assert!(peak >= start + (60 << 20), "start {start} peak {peak}");
+    }
+}
