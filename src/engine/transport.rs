@@ -296,11 +296,27 @@ impl Decoder for LimitedCodec {
     }
 }
 
+/// A drained write buffer larger than this is given back before the next message is
+/// encoded: one large message (OmniInteract's `session.update` carries the reference
+/// voice, ~80 KiB) would otherwise pin that much memory for the session's whole life.
+pub const KEEP_WRITE_BUF_BYTES: usize = 32 * 1024;
+
 impl Encoder<Message> for LimitedCodec {
     type Error = ProtocolError;
 
     fn encode(&mut self, item: Message, dst: &mut bytes::BytesMut) -> Result<(), ProtocolError> {
+        shrink_if_drained(dst);
         self.inner.encode(item, dst)
+    }
+}
+
+/// Replaces `buf` with an empty one when it holds nothing and its allocation is larger
+/// than [`KEEP_WRITE_BUF_BYTES`] (never while bytes wait to be written). A written-out
+/// buffer has been advanced past its bytes, so `capacity()` alone understates what it
+/// holds; `try_reclaim` first moves it back to the start of its allocation.
+pub fn shrink_if_drained(buf: &mut bytes::BytesMut) {
+    if buf.is_empty() && buf.try_reclaim(KEEP_WRITE_BUF_BYTES + 1) {
+        *buf = bytes::BytesMut::new();
     }
 }
 
@@ -397,6 +413,38 @@ pub fn to_message(msg: crate::workload::Outbound) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_drained_large_write_buffer_is_given_back_and_pending_bytes_never_are() {
+        let mut buf = bytes::BytesMut::with_capacity(100 * 1024);
+        buf.extend_from_slice(b"pending");
+        shrink_if_drained(&mut buf);
+        assert_eq!(&buf[..], b"pending", "bytes still to be written stay");
+        assert!(buf.capacity() >= 90 * 1024);
+        // Written out the way the framed writer does it: advanced past its bytes.
+        bytes::Buf::advance(&mut buf, 7);
+        shrink_if_drained(&mut buf);
+        assert_eq!(buf.capacity(), 0);
+        let mut small = bytes::BytesMut::with_capacity(8 * 1024);
+        shrink_if_drained(&mut small);
+        assert!(
+            small.capacity() >= 8 * 1024,
+            "a buffer of append size is kept"
+        );
+        // Through the codec: a large message, drained, then a small one.
+        let mut codec = LimitedCodec::new(Codec::new(), 1 << 20);
+        let mut dst = bytes::BytesMut::new();
+        codec
+            .encode(Message::Text("x".repeat(80 * 1024).into()), &mut dst)
+            .unwrap();
+        assert!(dst.capacity() >= 80 * 1024);
+        let written = dst.len();
+        bytes::Buf::advance(&mut dst, written);
+        codec
+            .encode(Message::Text("small".into()), &mut dst)
+            .unwrap();
+        assert!(dst.capacity() < KEEP_WRITE_BUF_BYTES, "{}", dst.capacity());
+    }
 
     #[test]
     fn joins_fragments() {
