@@ -155,23 +155,23 @@ pub fn response_id(event: &Value) -> Option<&str> {
     }
 }
 
-/// What one response's events add up to (see [`response_rows`]).
-#[derive(Default)]
-struct Acc<'a> {
+/// What one response's events add up to (see [`RowsBuilder`]).
+#[derive(Debug, Clone, Default)]
+struct Acc {
     created_at: Option<f64>,
     first_text: Option<f64>,
     first_audio: Option<f64>,
     last_audio: Option<f64>,
     max_duration_ms: Option<f64>,
-    stage0: Option<&'a Map<String, Value>>,
+    stage0: Option<Map<String, Value>>,
     decoded_bytes: u64,
 }
 
-impl<'a> Acc<'a> {
+impl Acc {
     /// Note one event of this response received at `at_s` (at or after the stream
     /// start): creation, first text, stage-0 metrics, audio timing and duration.
     /// `audio_len` is the event's [`audio_len`].
-    fn observe(&mut self, ev: &'a Value, kind: &str, at_s: f64, audio_len: Option<(u64, bool)>) {
+    fn observe(&mut self, ev: &Value, kind: &str, at_s: f64, audio_len: Option<(u64, bool)>) {
         if kind == "response.created" && self.created_at.is_none() {
             self.created_at = Some(at_s);
         }
@@ -183,7 +183,7 @@ impl<'a> Acc<'a> {
             self.first_text = Some(at_s);
         }
         if let Some(s0) = stage0_metrics(ev) {
-            self.stage0 = Some(s0);
+            self.stage0 = Some(s0.clone());
         }
         if audio_len.is_some_and(|(_, nonempty)| nonempty) {
             self.first_audio.get_or_insert(at_s);
@@ -199,40 +199,74 @@ impl<'a> Acc<'a> {
     }
 }
 
+/// [`response_rows`] one event at a time: a few numbers per response, so a live session
+/// can know its metrics without keeping its events.
+#[derive(Debug, Clone)]
+pub struct RowsBuilder {
+    order: Vec<String>,
+    accs: HashMap<String, Acc>,
+    rate_hz: u64,
+}
+
+impl Default for RowsBuilder {
+    fn default() -> Self {
+        Self {
+            order: Vec::new(),
+            accs: HashMap::new(),
+            rate_hz: DEFAULT_OUTPUT_RATE_HZ,
+        }
+    }
+}
+
+impl RowsBuilder {
+    /// Account for `ev`, received at `at_s`; `counted` says it came at or after the
+    /// stream start (only the decoded-byte fallback counts the others).
+    pub fn observe(&mut self, at_s: f64, ev: &Value, counted: bool) {
+        let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
+        let rid = response_id(ev);
+        if kind == "response.created"
+            && let Some(r) = rid.filter(|r| !self.order.iter().any(|o| o == r))
+        {
+            self.order.push(r.to_owned());
+        }
+        let is_audio = AUDIO_DELTAS.contains(&kind);
+        let rate = ev.get("sample_rate_hz").and_then(Value::as_u64);
+        if is_audio && let Some(rate) = rate.filter(|r| *r > 0) {
+            self.rate_hz = rate;
+        }
+        let Some(rid) = rid else { return };
+        if !self.accs.contains_key(rid) {
+            self.accs.insert(rid.to_owned(), Acc::default());
+        }
+        let Some(acc) = self.accs.get_mut(rid) else {
+            return;
+        };
+        let audio_len = if is_audio { audio_len(ev) } else { None };
+        if let Some((n, _)) = audio_len {
+            acc.decoded_bytes += n;
+        }
+        if counted {
+            acc.observe(ev, kind, at_s, audio_len);
+        }
+    }
+
+    /// The rows so far (see [`response_rows`]).
+    pub fn rows(&self, session_id: Option<&str>) -> Vec<ResponseRow> {
+        rows_in_order(&self.order, &self.accs, self.rate_hz, session_id)
+    }
+}
+
 /// The per-response rows of a session (rows exist only with request metrics or stage 0).
 pub fn response_rows(
     events: &[TimedEvent],
     stream_start_s: f64,
     session_id: Option<&str>,
 ) -> Vec<ResponseRow> {
-    let mut order: Vec<&str> = Vec::new();
-    let mut accs: HashMap<&str, Acc<'_>> = HashMap::new();
-    let mut rate_hz = DEFAULT_OUTPUT_RATE_HZ;
+    let mut b = RowsBuilder::default();
     for te in events {
-        let ev = &te.event;
-        let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
-        let rid = response_id(ev);
-        if kind == "response.created"
-            && let Some(r) = rid.filter(|r| !order.contains(r))
-        {
-            order.push(r);
-        }
-        let is_audio = AUDIO_DELTAS.contains(&kind);
-        let rate = ev.get("sample_rate_hz").and_then(Value::as_u64);
-        if is_audio && let Some(rate) = rate.filter(|r| *r > 0) {
-            rate_hz = rate;
-        }
-        let Some(rid) = rid else { continue };
-        let acc = accs.entry(rid).or_default();
-        let audio_len = if is_audio { audio_len(ev) } else { None };
-        if let Some((n, _)) = audio_len {
-            acc.decoded_bytes += n;
-        }
-        if te.at_s >= stream_start_s {
-            acc.observe(ev, kind, te.at_s, audio_len);
-        }
+        b.observe(te.at_s, &te.event, te.at_s >= stream_start_s);
     }
-    rows_in_order(&order, &accs, rate_hz, session_id)
+    b.rows(session_id)
 }
 
 /// An audio delta's decoded length and whether it carries audio. A raw delta carries
@@ -251,8 +285,8 @@ fn audio_len(ev: &Value) -> Option<(u64, bool)> {
 /// One row per created response, in creation order, for those with request metrics or
 /// stage-0 tokens (`request_index` counts every created response).
 fn rows_in_order(
-    order: &[&str],
-    accs: &HashMap<&str, Acc<'_>>,
+    order: &[String],
+    accs: &HashMap<String, Acc>,
     rate_hz: u64,
     session_id: Option<&str>,
 ) -> Vec<ResponseRow> {
@@ -260,14 +294,14 @@ fn rows_in_order(
     for (idx, rid) in order.iter().enumerate() {
         let Some(acc) = accs.get(rid) else { continue };
         let request_metrics = request_metrics(acc, rate_hz);
-        let stage0_tokens = acc.stage0.map(stage0_tokens);
+        let stage0_tokens = acc.stage0.as_ref().map(stage0_tokens);
         if request_metrics.is_none() && stage0_tokens.is_none() {
             continue;
         }
         rows.push(ResponseRow {
             session_id: session_id.map(str::to_owned),
             request_index: idx,
-            response_id: (*rid).to_owned(),
+            response_id: rid.clone(),
             request_metrics,
             stage0_tokens,
         });
@@ -293,7 +327,7 @@ fn decoded_len(b64: &str) -> u64 {
         .map_or(0, |b| b.len() as u64)
 }
 
-fn request_metrics(acc: &Acc<'_>, rate_hz: u64) -> Option<RequestMetrics> {
+fn request_metrics(acc: &Acc, rate_hz: u64) -> Option<RequestMetrics> {
     let origin = acc.created_at?;
     let (first, last) = (acc.first_audio?, acc.last_audio?);
     let duration_ms = acc

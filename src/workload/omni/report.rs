@@ -7,7 +7,7 @@ mod json;
 mod listener;
 mod timeline;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -93,17 +93,18 @@ pub(super) struct CaseRun<'a> {
 }
 
 /// Build the report for `run` (the caller holds the output-root lock).
-pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, String> {
-    let measured: Vec<&SampleRecord> = run.samples.iter().filter(|s| !s.warmup).collect();
+pub(super) fn build(w: &OmniWorkload, mut run: RunRecord) -> Result<DuplexReport, String> {
+    let spool = w.prepared.get().map(|p| &p.spool);
+    let events_errors = spool
+        .map(|s| read_back_all_events(s, &mut run))
+        .unwrap_or_default();
+    let measured: Vec<(usize, &SampleRecord)> = (run.samples.iter().enumerate())
+        .filter(|(_, s)| !s.warmup)
+        .collect();
     let mut finals = Vec::with_capacity(measured.len());
     let mut runs = Vec::with_capacity(measured.len());
     let mut ran = vec![false; w.cases.len()];
-    // Every spooled write was sent before the sessions ended: one barrier, then read back.
-    let spool = w.prepared.get().map(|p| &p.spool);
-    if let Some(spool) = spool {
-        spool.flush();
-    }
-    for (i, sample) in measured.iter().enumerate() {
+    for (i, &(pos, sample)) in measured.iter().enumerate() {
         // A shard's i-th sample is the whole run's sample k (`--shard`).
         let k = run.measured_index(i);
         ran[k % w.cases.len().max(1)] = true;
@@ -122,7 +123,8 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
             .prepared
             .get()
             .map_or(0.0, |p| p.media[k % p.media.len().max(1)].duration_s);
-        let (fc, cr) = case_result(case, sample, out, (duration_s, spool));
+        let spooled = (spool, events_errors.get(&pos).map(String::as_str));
+        let (fc, cr) = case_result(case, sample, out, (duration_s, spooled));
         finals.push(fc);
         runs.push(cr);
     }
@@ -233,6 +235,33 @@ fn copy_output_counts(result: &mut CaseResult, o: &DuplexOutput) {
     }
 }
 
+/// Every spooled write was sent before the sessions ended: one barrier, then each
+/// session's spilled events are read back; the errors by sample position.
+fn read_back_all_events(spool: &Spool, run: &mut RunRecord) -> HashMap<usize, String> {
+    spool.flush();
+    let mut errors = HashMap::new();
+    for (pos, s) in run.samples.iter_mut().enumerate() {
+        if let Some(Some(o)) = s.output.as_mut()
+            && let Err(e) = read_back_events(o, spool)
+        {
+            errors.insert(pos, e);
+        }
+    }
+    errors
+}
+
+/// Reads a session's spilled event log back into `o.events` (the spool is flushed); an
+/// error names the spool file or the damaged line.
+fn read_back_events(o: &mut DuplexOutput, spool: &Spool) -> Result<(), String> {
+    let Some(span) = o.events_spooled.take() else {
+        return Ok(());
+    };
+    let bytes = spool.load(span).map_err(|e| e.to_string())?;
+    o.events = crate::workload::omni::session::events::decode(&bytes)
+        .map_err(|e| format!("{e} (spool file {})", spool.dir().display()))?;
+    Ok(())
+}
+
 /// A segment's kept bytes: in memory, or read back from the run's spool (flushed).
 fn segment_pcm(pcm: &SegmentPcm, spool: Option<&Spool>) -> Result<Bytes, String> {
     match (pcm, spool) {
@@ -280,7 +309,7 @@ fn case_result<'a>(
     case: &crate::workload::omni::dataset::Case,
     sample: &'a SampleRecord,
     out: Option<&'a DuplexOutput>,
-    (duration_s, spool): (f64, Option<&Spool>),
+    (duration_s, (spool, events_error)): (f64, (Option<&Spool>, Option<&str>)),
 ) -> (FinalizeCase, CaseRun<'a>) {
     let layout = CaseLayout::new(case.subset.name(), &case.video_rel);
     // The reference reports the case's full video path (as `gt_json`), not the
@@ -315,6 +344,7 @@ fn case_result<'a>(
     result.duplex_session_metrics = serde_json::to_value(&dm.summary).unwrap_or(Value::Null);
     let times = (duration_s, stream_start_s);
     let (context, capture_error) = match out {
+        Some(_) if success && events_error.is_some() => (None, events_error.map(str::to_owned)),
         Some(o) if success => match capture_context(o, times, spool, &mut result) {
             Ok(ctx) => (Some(ctx), None),
             Err(e) => (None, Some(e)),

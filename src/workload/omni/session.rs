@@ -21,8 +21,10 @@ use super::spool::SessionSpool;
 use crate::workload::{
     ConnectSpec, Effects, FailureKind, Inbound, MediaUnit, Outbound, Secret, Session,
 };
+use events::EventLog;
 
 mod closed;
+pub mod events;
 mod output;
 mod responses;
 
@@ -48,6 +50,7 @@ pub struct DuplexSession {
     last_event_at: Option<Instant>,
     close_from: usize,
     resp: Responses,
+    events: EventLog,
     out: DuplexOutput,
     request_id: Option<String>,
     api_key: Option<Secret>,
@@ -90,6 +93,7 @@ impl DuplexSession {
             committed: false,
             last_event_at: None,
             close_from: 0,
+            events: EventLog::default(),
             out,
             request_id: None,
             api_key: None,
@@ -107,10 +111,14 @@ impl DuplexSession {
         self
     }
 
-    /// Spill the captured output PCM to `spool` (the run's spool file of this session)
-    /// instead of keeping it in memory; no effect without capture.
-    pub fn with_spool(mut self, spool: SessionSpool) -> Self {
-        self.spool = self.capture.then_some(spool);
+    /// Spill the captured output PCM to `pcm` and the event log to `events` (two spool
+    /// files of the run's spool) instead of keeping them in memory; no effect without
+    /// capture.
+    pub fn with_spool(mut self, pcm: SessionSpool, events: SessionSpool) -> Self {
+        if self.capture {
+            self.spool = Some(pcm);
+            self.events.spill_to(events);
+        }
         self
     }
 
@@ -172,7 +180,7 @@ impl DuplexSession {
             return;
         }
         let at_s = self.secs(at);
-        let index = self.out.events.len();
+        let index = self.events.len();
         let audio_len = match self.observe_media(&ev, at, at_s, fx) {
             Ok(n) => n,
             Err(e) => return self.finish(at, Err((FailureKind::Protocol, e)), fx),
@@ -277,11 +285,13 @@ impl DuplexSession {
             obj.insert("audio_bytes".into(), json!(n));
         }
         obj.entry("_client_received_at_s").or_insert(json!(at_s));
-        self.out.events.push((at_s, Value::Object(obj)));
+        self.events.push(at_s, Value::Object(obj));
     }
 
     fn start_streaming(&mut self, at: Instant) {
-        let period = pacing::chunk_period_ms(self.out.events.iter().rev().map(|(_, e)| e));
+        // Every event so far came before the stream: the newest announcement wins.
+        let period = pacing::chunk_period_ms(self.events.before_stream_newest_first());
+        self.events.stream_started(self.secs(at));
         self.streamed_len = pacing::streamed_len(self.media.pcm.len(), period);
         let frames = self.media.frames.len();
         self.upload = Some(Uploader::new(
@@ -310,7 +320,7 @@ impl DuplexSession {
         if up.commit_due(now) {
             let commit = r#"{"type":"input_audio_buffer.commit","final":true}"#;
             fx.send(Outbound::Text(commit.into()), up.due(self.streamed_len));
-            self.commit_from = self.out.events.len();
+            self.commit_from = self.events.len();
             self.commit_at = Some(now);
             self.deadline = Some(now + Duration::from_secs_f64(self.cfg.timeout_s.max(0.0)));
             self.phase = Phase::Completing;
@@ -403,7 +413,7 @@ impl DuplexSession {
             self.phase = Phase::Draining;
             let acks = self.resp.clock.drain();
             self.send_acks(acks, false, fx);
-            self.close_from = self.out.events.len();
+            self.close_from = self.events.len();
             fx.send(Outbound::Text(r#"{"type":"session.close"}"#.into()), None);
             self.deadline = Some(now + self.short_timeout());
             self.phase = Phase::Closing;
@@ -492,6 +502,8 @@ impl Session for DuplexSession {
         let mut s = self;
         s.out.responses = s.resp.records();
         s.out.segments = s.resp.clock.into_segments();
+        s.out.mean_ttfp_ms = s.events.mean_ttfp_ms();
+        (s.out.events, s.out.events_spooled) = s.events.into_parts();
         s.out
     }
 }

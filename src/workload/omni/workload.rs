@@ -398,19 +398,7 @@ impl Workload for OmniWorkload {
         rec: &crate::workload::SampleRecord<Option<DuplexOutput>>,
     ) -> Option<f64> {
         let out = rec.output.as_ref().and_then(Option::as_ref);
-        out.and_then(|o| {
-            let events: Vec<super::metrics::TimedEvent> = o
-                .events
-                .iter()
-                .map(|(at_s, e)| super::metrics::TimedEvent {
-                    at_s: *at_s,
-                    event: e.clone(),
-                })
-                .collect();
-            super::metrics::duplex_metrics(&events, o.stream_start_s.unwrap_or(0.0), None)
-                .summary
-                .mean_ttfp_ms
-        })
+        out.and_then(|o| o.mean_ttfp_ms)
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -481,7 +469,7 @@ impl Workload for OmniWorkload {
             !ctx.warmup,
         );
         if !ctx.warmup {
-            session = session.with_spool(prepared.spool.session());
+            session = session.with_spool(prepared.spool.session(), prepared.spool.session());
         }
         MaybeFailed::Ready(session.with_request(ctx.request_id.clone(), self.api_key.clone()))
     }

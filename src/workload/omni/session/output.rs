@@ -107,8 +107,14 @@ pub struct DuplexOutput {
     /// Seconds since open, right before the first append.
     pub stream_start_s: Option<f64>,
     /// Every JSON-object event with its receipt time (seconds since open); audio deltas
-    /// carry `audio_bytes` instead of their payload.
+    /// carry `audio_bytes` instead of their payload. Empty while the events are spilled
+    /// (`events_spooled`) until the report reads them back.
     pub events: Vec<(f64, Value)>,
+    /// Where the spilled event log is in the run's spool (measured sessions of a run).
+    pub events_spooled: Option<crate::workload::omni::spool::Span>,
+    /// The session's mean audio TTFP, ms, computed live as the report computes it from
+    /// the events (the progress line's headline; no events needed).
+    pub mean_ttfp_ms: Option<f64>,
     /// The serial playback segments (PCM only when captured).
     pub segments: Vec<Segment>,
     /// Created responses, in creation order.

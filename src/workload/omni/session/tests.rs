@@ -11,6 +11,7 @@ use tokio::time::Instant;
 
 use super::*;
 use crate::workload::omni::pacing::PacingMode;
+use crate::workload::omni::spool::Spool;
 
 fn settings() -> DuplexSettings {
     let mut s = DuplexSettings::new("m", Arc::from("data:audio/wav;base64,UklGRg=="));
@@ -45,9 +46,21 @@ impl H {
         Self::with(cfg, media(1, false), false)
     }
     fn with(cfg: DuplexSettings, m: PreparedMedia, capture: bool) -> Self {
+        Self::spooled(cfg, m, capture, None)
+    }
+    /// A session that spills to `spool` (PCM and events) when it captures.
+    fn spooled(
+        cfg: DuplexSettings,
+        m: PreparedMedia,
+        capture: bool,
+        spool: Option<&Spool>,
+    ) -> Self {
         let t0 = Instant::now();
         let short = Duration::from_secs_f64(cfg.timeout_s.min(20.0));
         let mut s = DuplexSession::new(Arc::new(cfg), m, "omniinteract:1q1a:r-0:1".into(), capture);
+        if let Some(spool) = spool {
+            s = s.with_spool(spool.session(), spool.session());
+        }
         let mut fx = Effects::default();
         s.on_open(t0, &mut fx);
         assert_eq!(fx.outbound.len(), 1);
@@ -573,3 +586,35 @@ fn invalid_audio_fails_immediately() {
 }
 
 mod close;
+
+#[test]
+fn measured_sessions_spill_their_events_and_read_back_the_same() {
+    let script = |h: &mut H| {
+        h.stream_all();
+        h.ev(1.2, json!({"type": "input_audio_buffer.committed"}));
+        h.response(1.3, "r1", "Hi");
+        h.ev(
+            1.5,
+            json!({"type": "response.done", "response": {"id": "r1", "status": "completed"}}),
+        );
+    };
+    let mut kept = H::with(settings(), media(1, false), true);
+    script(&mut kept);
+    let kept = kept.output();
+    assert_eq!(kept.events.len(), 6);
+    assert!(kept.events_spooled.is_none());
+
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = Spool::create(tmp.path()).unwrap();
+    let mut spilled = H::spooled(settings(), media(1, false), true, Some(&spool));
+    script(&mut spilled);
+    let spilled = spilled.output();
+    assert!(spilled.events.is_empty(), "nothing kept in memory");
+    spool.flush();
+    let span = spilled.events_spooled.expect("spilled");
+    let back = events::decode(&spool.load(span).unwrap()).unwrap();
+    assert_eq!(back, kept.events);
+    // The progress headline needs no events: computed live, equal either way.
+    assert_eq!(spilled.mean_ttfp_ms, kept.mean_ttfp_ms);
+    assert!(kept.mean_ttfp_ms.is_some_and(|t| (t - 100.0).abs() < 1e-6));
+}

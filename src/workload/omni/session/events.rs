@@ -1,0 +1,134 @@
+//! A session's event log: every recorded event with its receipt time, kept in memory or
+//! — for measured sessions of a run — spilled as lines to the run's spool (a file of its
+//! own per session, read back by the report after timing), so a session's memory does
+//! not grow with its length. Beside it, what the live session must know without its
+//! events: the per-response metrics so far ([`RowsBuilder`], fed as events arrive, with
+//! exactly [`super::super::metrics::response_rows`]'s stream-start rule) and the events
+//! before the stream started (the negotiated model unit is read from those).
+//!
+//! A spilled line is `<receipt seconds>\t<compact JSON>\n`: Rust prints an `f64` in the
+//! shortest form that parses back to the same value, and compact JSON has no raw
+//! newline, so [`decode`] returns exactly what was pushed.
+
+use serde_json::Value;
+
+use crate::workload::omni::metrics::{RowsBuilder, session_summary};
+use crate::workload::omni::spool::{SessionSpool, Span};
+
+/// The event log and the live metrics of one session.
+#[derive(Debug, Default)]
+pub struct EventLog {
+    count: usize,
+    mem: Vec<(f64, Value)>,
+    spool: Option<SessionSpool>,
+    spooled: Option<Span>,
+    /// Events recorded before the stream started (a handful: the session is configuring).
+    pre_start: Vec<(f64, Value)>,
+    stream_start_s: Option<f64>,
+    rows: RowsBuilder,
+}
+
+impl EventLog {
+    /// Spill the events to `spool` (this session's own spool file) from now on.
+    pub fn spill_to(&mut self, spool: SessionSpool) {
+        self.spool = Some(spool);
+    }
+
+    /// Events recorded so far.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether nothing was recorded yet.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The events recorded before the stream started, newest first.
+    pub fn before_stream_newest_first(&self) -> impl Iterator<Item = &Value> {
+        self.pre_start.iter().rev().map(|(_, e)| e)
+    }
+
+    /// The stream started at `at_s`: events recorded before it now count for the metrics
+    /// as [`super::super::metrics::response_rows`] would count them.
+    pub fn stream_started(&mut self, at_s: f64) {
+        if self.stream_start_s.is_some() {
+            return;
+        }
+        self.stream_start_s = Some(at_s);
+        for (t, ev) in &self.pre_start {
+            self.rows.observe(*t, ev, *t >= at_s);
+        }
+    }
+
+    /// Records `ev`, received at `at_s`.
+    pub fn push(&mut self, at_s: f64, ev: Value) {
+        self.count += 1;
+        match self.stream_start_s {
+            Some(s) => self.rows.observe(at_s, &ev, at_s >= s),
+            None => self.pre_start.push((at_s, ev.clone())),
+        }
+        let Some(spool) = self.spool.as_mut() else {
+            self.mem.push((at_s, ev));
+            return;
+        };
+        let span = spool.append(encode_line(at_s, &ev).into());
+        let whole = self.spooled.get_or_insert(Span { len: 0, ..span });
+        whole.len += span.len;
+    }
+
+    /// The session's mean TTFP so far, ms, as the report will compute it from the events
+    /// (a session that never streamed counts every event, as the report does).
+    pub fn mean_ttfp_ms(&self) -> Option<f64> {
+        let rows = match self.stream_start_s {
+            Some(_) => self.rows.rows(None),
+            None => {
+                let mut rows = self.rows.clone();
+                for (t, ev) in &self.pre_start {
+                    rows.observe(*t, ev, *t >= 0.0);
+                }
+                rows.rows(None)
+            }
+        };
+        session_summary(&rows, None).mean_ttfp_ms
+    }
+
+    /// The events kept in memory and where the spilled ones are (dropping the spool
+    /// handle hands its last batch to the writer).
+    pub fn into_parts(self) -> (Vec<(f64, Value)>, Option<Span>) {
+        (self.mem, self.spooled)
+    }
+}
+
+/// One spilled line.
+pub fn encode_line(at_s: f64, ev: &Value) -> Vec<u8> {
+    let mut line = format!("{at_s}\t").into_bytes();
+    // Serializing a `Value` into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut line, ev);
+    line.push(b'\n');
+    line
+}
+
+/// The events of a spilled log, in order; a line that does not parse is an error naming
+/// its number.
+pub fn decode(bytes: &[u8]) -> Result<Vec<(f64, Value)>, String> {
+    let mut out = Vec::new();
+    for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let bad = || format!("spooled event line {} is damaged", i + 1);
+        let tab = line.iter().position(|b| *b == b'\t').ok_or_else(bad)?;
+        let at_s: f64 = std::str::from_utf8(&line[..tab])
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .ok_or_else(bad)?;
+        let ev: Value = serde_json::from_slice(&line[tab + 1..]).map_err(|_| bad())?;
+        out.push((at_s, ev));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+#[path = "events_tests.rs"]
+mod tests;

@@ -1,0 +1,131 @@
+//! Event log tests: spilled lines read back exactly, a damaged line is named, and the
+//! live metrics equal the report's computation from the same events.
+
+use serde_json::{Value, json};
+
+use super::{EventLog, decode, encode_line};
+use crate::workload::omni::metrics::{TimedEvent, duplex_metrics};
+use crate::workload::omni::spool::Spool;
+
+/// A response's events: created at `t`, audio 0.1 s later, text, done.
+fn response(t: f64, id: &str) -> Vec<(f64, Value)> {
+    vec![
+        (
+            t,
+            json!({"type": "response.created", "response": {"id": id}}),
+        ),
+        (
+            t + 0.1,
+            json!({"type": "response.audio.delta", "response_id": id, "audio_bytes": 4800}),
+        ),
+        (
+            t + 0.15,
+            json!({"type": "response.audio_transcript.delta", "response_id": id, "delta": "hi\nthere ✓"}),
+        ),
+        (
+            t + 0.2,
+            json!({"type": "response.done", "response": {"id": id, "status": "completed"}}),
+        ),
+    ]
+}
+
+/// What the report computes from `events` (its stream-start rule included).
+fn report_ttfp(events: &[(f64, Value)], stream_start_s: Option<f64>) -> Option<f64> {
+    let timed: Vec<TimedEvent> = events
+        .iter()
+        .map(|(at_s, e)| TimedEvent {
+            at_s: *at_s,
+            event: e.clone(),
+        })
+        .collect();
+    duplex_metrics(&timed, stream_start_s.unwrap_or(0.0), None)
+        .summary
+        .mean_ttfp_ms
+}
+
+#[test]
+fn spilled_lines_read_back_exactly() {
+    let odd = [0.1 + 0.2, 1e-7, 12_345.678_901_234, 0.0, 3.0];
+    let mut bytes = Vec::new();
+    let mut want = Vec::new();
+    for (i, at_s) in odd.into_iter().enumerate() {
+        let ev = json!({"type": "x", "i": i, "text": "line\nbreak\t\"quoted\" ✓", "n": {"deep": [1, 2.5, null]}});
+        bytes.extend(encode_line(at_s, &ev));
+        want.push((at_s, ev));
+    }
+    assert_eq!(bytes.iter().filter(|b| **b == b'\n').count(), odd.len());
+    assert_eq!(decode(&bytes).unwrap(), want);
+    assert_eq!(decode(b"").unwrap(), []);
+}
+
+#[test]
+fn a_damaged_line_is_named() {
+    let mut bytes = encode_line(0.5, &json!({"a": 1}));
+    bytes.extend_from_slice(b"0.7\t{\"a\": tru\n");
+    assert_eq!(
+        decode(&bytes).unwrap_err(),
+        "spooled event line 2 is damaged"
+    );
+    assert!(decode(b"no tab here\n").is_err());
+    assert!(decode(b"nan?\t{}\n").is_err());
+}
+
+#[test]
+fn live_ttfp_equals_the_report_computation() {
+    // A response event before the stream started (not counted once it starts), then two
+    // responses after it.
+    let mut events = vec![(0.05, json!({"type": "session.updated"}))];
+    events.extend(response(0.06, "early"));
+    events.push((0.4, json!({"type": "session.created"})));
+    events.extend(response(1.0, "r1"));
+    events.extend(response(2.0, "r2"));
+    let mut log = EventLog::default();
+    for (at_s, ev) in &events {
+        if ev["type"] == "session.created" {
+            log.stream_started(*at_s);
+        }
+        log.push(*at_s, ev.clone());
+    }
+    assert_eq!(log.len(), events.len());
+    let live = log.mean_ttfp_ms();
+    assert_eq!(live, report_ttfp(&events, Some(0.4)));
+    assert!(live.is_some_and(|t| (t - 100.0).abs() < 1e-6), "{live:?}");
+    let (mem, spooled) = log.into_parts();
+    assert_eq!((mem, spooled), (events, None));
+}
+
+#[test]
+fn a_session_that_never_streamed_counts_every_event_like_the_report() {
+    let events = response(0.2, "r0");
+    let mut log = EventLog::default();
+    for (at_s, ev) in &events {
+        log.push(*at_s, ev.clone());
+    }
+    assert_eq!(log.mean_ttfp_ms(), report_ttfp(&events, None));
+    assert!(log.mean_ttfp_ms().is_some());
+    let before: Vec<&Value> = log.before_stream_newest_first().collect();
+    assert_eq!(before[0]["type"], "response.done");
+}
+
+#[test]
+fn a_spilled_log_keeps_nothing_in_memory_and_reads_back_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = Spool::create(tmp.path()).unwrap();
+    let mut log = EventLog::default();
+    log.spill_to(spool.session());
+    let mut events = Vec::new();
+    for k in 0..200 {
+        events.extend(response(f64::from(k), &format!("r{k}")));
+    }
+    log.stream_started(0.0);
+    for (at_s, ev) in &events {
+        log.push(*at_s, ev.clone());
+    }
+    let ttfp = log.mean_ttfp_ms();
+    let (mem, span) = log.into_parts();
+    assert!(mem.is_empty());
+    spool.flush();
+    let back = decode(&spool.load(span.unwrap()).unwrap()).unwrap();
+    assert_eq!(back, events);
+    assert_eq!(ttfp, report_ttfp(&back, Some(0.0)));
+}
