@@ -29,8 +29,9 @@ use super::artifacts::stale::owner_alive;
 static DIRS: AtomicU64 = AtomicU64::new(0);
 /// A spool directory's name: this, the owner's pid, `-`, a number.
 const PREFIX: &str = "rtload-spool-";
-/// A session hands its appended PCM to the writer in batches of about this many bytes
-/// (one channel message and one `pwrite` per batch instead of per audio delta).
+/// A session hands what it appends to the writer in batches of about this many bytes
+/// (one channel message and one `pwrite` per batch instead of per audio delta); see
+/// [`SessionSpool::with_batch`] for a handle that appends smaller things.
 pub const BATCH_BYTES: usize = 16 * 1024;
 
 /// Removes the spool directories in `parent` whose owner process is gone (best effort).
@@ -142,6 +143,7 @@ impl Spool {
             end: 0,
             pending: Vec::new(),
             pending_at: 0,
+            batch: BATCH_BYTES,
         }
     }
 
@@ -215,14 +217,24 @@ pub struct SessionSpool {
     /// Appended bytes not yet handed to the writer; they start at `pending_at`.
     pending: Vec<u8>,
     pending_at: u64,
+    /// Hand the pending bytes over once they reach this many.
+    batch: usize,
 }
 
 impl SessionSpool {
+    /// This handle with batches of `bytes` instead of [`BATCH_BYTES`] (at least 1): a
+    /// session's event log appends ~200-byte lines, and what is pending is memory the
+    /// session holds.
+    pub fn with_batch(mut self, bytes: usize) -> Self {
+        self.batch = bytes.max(1);
+        self
+    }
+
     /// Queues `pcm` at the end of this session's file and returns where it will be.
-    /// Never blocks. Small chunks are copied into the pending batch, which is handed over
-    /// once it holds [`BATCH_BYTES`]; a chunk that large with nothing pending is moved,
-    /// not copied. What is pending is handed over by [`SessionSpool::send_pending`] or
-    /// when the handle is dropped.
+    /// Never blocks. Small chunks are copied into the pending batch, which is handed
+    /// over once it holds a batch ([`BATCH_BYTES`] unless set); a chunk that large with
+    /// nothing pending is moved, not copied. What is pending is handed over by
+    /// [`SessionSpool::send_pending`] or when the handle is dropped.
     pub fn append(&mut self, pcm: Bytes) -> Span {
         let span = Span {
             file: self.file,
@@ -230,16 +242,16 @@ impl SessionSpool {
             len: pcm.len() as u64,
         };
         self.end += span.len;
-        if self.pending.is_empty() && pcm.len() >= BATCH_BYTES {
+        if self.pending.is_empty() && pcm.len() >= self.batch {
             self.write_at(span.offset, pcm);
             return span;
         }
         if self.pending.is_empty() {
             self.pending_at = span.offset;
-            self.pending.reserve(BATCH_BYTES);
         }
+        // Grown as needed (no batch-sized reservation up front: that is held per session).
         self.pending.extend_from_slice(&pcm);
-        if self.pending.len() >= BATCH_BYTES {
+        if self.pending.len() >= self.batch {
             self.send_pending();
         }
         span

@@ -118,6 +118,31 @@ fn appends_are_handed_over_in_batches_and_the_rest_on_drop() {
 }
 
 #[test]
+fn a_handle_with_a_smaller_batch_hands_over_sooner() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = Spool::create(tmp.path()).unwrap();
+    let file = spool.dir().join("session-0.pcm");
+    let written = || std::fs::metadata(&file).map_or(0, |m| m.len());
+    let mut s = spool.session().with_batch(1_000);
+    let a = s.append(chunk(1, 600));
+    spool.flush();
+    assert_eq!(written(), 0);
+    let b = s.append(chunk(2, 600));
+    spool.flush();
+    assert_eq!(written(), 1_200, "the second line crossed the batch");
+    let c = s.append(chunk(3, 1_000));
+    spool.flush();
+    assert_eq!(
+        written(),
+        2_200,
+        "a batch-sized append with nothing pending goes at once"
+    );
+    for (span, tag, len) in [(a, 1, 600), (b, 2, 600), (c, 3, 1_000)] {
+        assert_eq!(spool.load(span).unwrap(), chunk(tag, len));
+    }
+}
+
+#[test]
 fn a_write_error_surfaces_at_load_naming_the_file() {
     let tmp = tempfile::tempdir().unwrap();
     let spool = Spool::create(tmp.path()).unwrap();

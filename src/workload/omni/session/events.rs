@@ -15,6 +15,10 @@ use serde_json::Value;
 use crate::workload::omni::metrics::{RowsBuilder, session_summary};
 use crate::workload::omni::spool::{SessionSpool, Span};
 
+/// Spilled lines are handed to the spool writer in batches of this many bytes (about
+/// 20 events: a few seconds of a session).
+pub const SPILL_BATCH_BYTES: usize = 4 * 1024;
+
 /// The event log and the live metrics of one session.
 #[derive(Debug, Default)]
 pub struct EventLog {
@@ -29,9 +33,10 @@ pub struct EventLog {
 }
 
 impl EventLog {
-    /// Spill the events to `spool` (this session's own spool file) from now on.
+    /// Spill the events to `spool` (this session's own spool file) from now on, in
+    /// batches of [`SPILL_BATCH_BYTES`].
     pub fn spill_to(&mut self, spool: SessionSpool) {
-        self.spool = Some(spool);
+        self.spool = Some(spool.with_batch(SPILL_BATCH_BYTES));
     }
 
     /// Events recorded so far.
