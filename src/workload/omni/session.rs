@@ -240,7 +240,7 @@ impl DuplexSession {
                 self.held_end = first.or_else(|| ledger::termination_failure(ev, false, false));
             }
             "session.expired" | "session.closed" => return Some(self.closed_verdict(ev, index)),
-            "session.created" if self.phase == Phase::Configuring => self.start_streaming(at),
+            "session.created" if self.phase == Phase::Configuring => self.start_streaming(ev, at),
             "input_audio_buffer.committed"
                 if self.phase == Phase::Completing
                     && !self.committed
@@ -288,9 +288,11 @@ impl DuplexSession {
         self.events.push(at_s, Value::Object(obj));
     }
 
-    fn start_streaming(&mut self, at: Instant) {
-        // Every event so far came before the stream: the newest announcement wins.
-        let period = pacing::chunk_period_ms(self.events.before_stream_newest_first());
+    /// `session.created` (`created`, not yet in the log) arrived at `at`: the tail rule's
+    /// model unit is the newest announcement, that event's own first (spec §1.4).
+    fn start_streaming(&mut self, created: &Value, at: Instant) {
+        let newest_first = std::iter::once(created).chain(self.events.before_stream_newest_first());
+        let period = pacing::chunk_period_ms(newest_first);
         self.events.stream_started(self.secs(at));
         self.streamed_len = pacing::streamed_len(self.media.pcm.len(), period);
         let frames = self.media.frames.len();

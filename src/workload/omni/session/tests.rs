@@ -309,6 +309,41 @@ fn tail_rule_reads_the_announced_chunk_period() {
 }
 
 #[test]
+fn the_tail_rule_reads_the_period_session_created_announces() {
+    // 0.9 s of PCM: a multiple of a 300 ms unit (9600 bytes), not of the default 1 s.
+    let m = |len: usize| PreparedMedia {
+        pcm: Bytes::from(vec![0u8; len]),
+        frames: Arc::from(Vec::<Option<Arc<str>>>::new()),
+        duration_s: 0.9,
+    };
+    let last_append = |created: Value| {
+        let mut h = H::with(settings(), m(28_800), false);
+        let mut sent = sent(&h.ev(0.0, created));
+        for k in 1..=5 {
+            sent.extend(sent_of(&h.wake(0.2 * f64::from(k))));
+        }
+        sent.into_iter()
+            .rev()
+            .find(|m| m["type"] == "input_audio_buffer.append")
+            .unwrap()
+    };
+    let announced =
+        json!({"type": "session.created", "session": {"capabilities": {"chunk_period_ms": 300}}});
+    let last = last_append(announced);
+    assert_eq!(
+        (last["audio_end_ms"].as_u64(), last["duration_ms"].as_u64()),
+        (Some(899), Some(99)),
+        "the last sample is dropped: the upload ends 2 bytes short of a whole unit"
+    );
+    let last = last_append(json!({"type": "session.created"}));
+    assert_eq!(
+        last["audio_end_ms"].as_u64(),
+        Some(900),
+        "1 s unit: nothing dropped"
+    );
+}
+
+#[test]
 fn speed_and_saturate_modes() {
     let mut cfg = settings();
     cfg.pacing = PacingMode::Speed(2.0);
