@@ -7,11 +7,12 @@ use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 /// Descriptors kept for everything besides sessions (runtime, pipes, output files).
 pub const RESERVE_FDS: u64 = 64;
 
-/// Descriptors one concurrent session needs: its client socket, one file a workload may
-/// keep open for it while it runs (OmniInteract's capture-spool file), plus the server
-/// side when rtload also hosts the embedded server.
-pub fn fds_per_session(embedded_server: bool) -> u64 {
-    if embedded_server { 3 } else { 2 }
+/// Descriptors one concurrent session needs: its client socket, the files the workload
+/// may keep open for it while it runs (`workload_files`: OmniInteract's two spool files,
+/// output PCM and event log), plus the server side when rtload also hosts the embedded
+/// server.
+pub fn fds_per_session(embedded_server: bool, workload_files: u64) -> u64 {
+    1 + workload_files + u64::from(embedded_server)
 }
 
 /// What `ensure` found.
@@ -44,8 +45,12 @@ pub fn check(budget: &FdBudget, max_concurrency: usize) -> Result<(), String> {
 }
 
 /// Raise the soft open-file limit to the hard limit, then check `max_concurrency`
-/// sessions fit.
-pub fn ensure(max_concurrency: usize, embedded_server: bool) -> Result<FdBudget, String> {
+/// sessions fit (see [`fds_per_session`]).
+pub fn ensure(
+    max_concurrency: usize,
+    embedded_server: bool,
+    workload_files: u64,
+) -> Result<FdBudget, String> {
     let lim = getrlimit(Resource::Nofile);
     let soft = if lim.current != lim.maximum {
         let raised = Rlimit {
@@ -63,7 +68,7 @@ pub fn ensure(max_concurrency: usize, embedded_server: bool) -> Result<FdBudget,
         soft,
         hard: lim.maximum,
         needed: (max_concurrency as u64)
-            .saturating_mul(fds_per_session(embedded_server))
+            .saturating_mul(fds_per_session(embedded_server, workload_files))
             .saturating_add(RESERVE_FDS),
     };
     check(&budget, max_concurrency).map(|()| budget)
@@ -72,6 +77,13 @@ pub fn ensure(max_concurrency: usize, embedded_server: bool) -> Result<FdBudget,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_session_counts_its_socket_the_workload_files_and_the_embedded_server_side() {
+        assert_eq!(fds_per_session(false, 0), 1);
+        assert_eq!(fds_per_session(true, 0), 2);
+        assert_eq!(fds_per_session(true, 2), 4);
+    }
 
     #[test]
     fn too_many_sessions_for_the_limit_is_an_error_with_the_fix() {

@@ -193,8 +193,12 @@ pub fn run_distributed(
         .map_err(|e| RunError::Plan(e.to_string()))?;
     let mine = shard.slice(&whole.offsets_s);
     let workload = scenario.workload.clone();
-    engine::fdlimit::ensure(scenario.load.max_concurrency, scenario.target.is_none())
-        .map_err(RunError::FdLimit)?;
+    engine::fdlimit::ensure(
+        scenario.load.max_concurrency,
+        scenario.target.is_none(),
+        workload.files_per_session(),
+    )
+    .map_err(RunError::FdLimit)?;
     let (url, server) = start_target(scenario)?;
     let tls = client_tls(&url, scenario)?;
     workload.prepare().map_err(RunError::Prepare)?;

@@ -35,6 +35,8 @@ pub trait DynWorkload: Send + Sync + 'static {
     fn headline_name(&self) -> &'static str;
     /// [`Workload::artifact_root`].
     fn artifact_root(&self) -> Option<PathBuf>;
+    /// [`Workload::files_per_session`].
+    fn files_per_session(&self) -> u64;
     /// [`Workload::prepare`].
     fn prepare(&self) -> Result<(), String>;
     /// [`Workload::expected_session_s`].
@@ -182,6 +184,9 @@ impl<W: Workload> DynWorkload for W {
     }
     fn artifact_root(&self) -> Option<PathBuf> {
         Workload::artifact_root(self)
+    }
+    fn files_per_session(&self) -> u64 {
+        Workload::files_per_session(self)
     }
     fn prepare(&self) -> Result<(), String> {
         Workload::prepare(self)

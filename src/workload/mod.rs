@@ -433,6 +433,11 @@ pub trait Workload: Send + Sync + 'static {
     fn artifact_root(&self) -> Option<PathBuf> {
         None
     }
+    /// Files the workload may keep open for each running session (counted in the
+    /// open-file budget checked before the run).
+    fn files_per_session(&self) -> u64 {
+        0
+    }
     /// Work done once before timing starts (e.g. decoding media, taking an output lock).
     /// A failure here is a configuration error: no sample runs.
     fn prepare(&self) -> Result<(), String> {

@@ -393,6 +393,12 @@ impl Workload for OmniWorkload {
         "audio ttfp"
     }
 
+    /// A measured session's two spool files (output PCM, event log), open in the spool
+    /// writer while the session runs.
+    fn files_per_session(&self) -> u64 {
+        2
+    }
+
     fn headline_ms(
         &self,
         rec: &crate::workload::SampleRecord<Option<DuplexOutput>>,
