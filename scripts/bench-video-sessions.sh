@@ -30,6 +30,7 @@ chunk_interval_ms = $INTERVAL_MS
 jitter_ms = 0
 ramp_chunks = 0
 chunk_bytes = 16384
+max_frames = $(( CHUNKS * 12 + 12 ))   # room for any CHUNKS (the default caps at 64)
 TOML
 
 cat > "$work/scenario.toml" <<TOML
