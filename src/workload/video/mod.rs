@@ -2,10 +2,12 @@
 //! §5.3, §6.2, §6.3): one `/v1/realtime/video` rollout per sample, measuring chunk cadence
 //! against a viewer's real-time deadline.
 //!
-//! [`rollout`] builds what is sent, [`session`] is the per-sample state machine,
+//! [`rollout`] builds what is sent, [`session`] is the per-sample state machine (reading
+//! each chunk's metadata through [`chunk_meta`]),
 //! [`metrics`] and [`report`] are the reference's formulas and terminal report, [`output`]
 //! assembles the JSON result.
 
+pub mod chunk_meta;
 pub mod image;
 pub mod metrics;
 pub mod names;

@@ -10,6 +10,7 @@ use bytes::{Bytes, BytesMut};
 use serde_json::Value;
 use tokio::time::Instant;
 
+use super::chunk_meta::{self, ChunkMeta};
 use super::metrics::ChunkRecord;
 use super::report::render_chunk_line;
 use super::rollout::{PromptUpdate, interaction};
@@ -67,7 +68,7 @@ pub struct VideoSession {
     /// Collect media bytes for `--save-video` (measured sessions only).
     collect: Option<(BytesMut, std::path::PathBuf)>,
     started: Option<Instant>,
-    pending: Option<Value>,
+    pending: Option<ChunkMeta>,
     last_media: Option<Instant>,
     next_update: usize,
     next_ping: Option<Instant>,
@@ -117,6 +118,11 @@ impl VideoSession {
     }
 
     fn on_text(&mut self, text: &str, at: Instant, fx: &mut Effects) {
+        // One per chunk: read without building a `Value` when the event allows.
+        if let Some(meta) = chunk_meta::fast(text) {
+            self.pending = Some(meta);
+            return;
+        }
         let Ok(ev) = serde_json::from_str::<Value>(text) else {
             fx.fail(format!(
                 "Server sent a text frame that is not JSON: {}",
@@ -132,7 +138,7 @@ impl VideoSession {
                     .map(str::to_owned);
                 self.out.video_start_s = Some(self.secs(at));
             }
-            Some("video.chunk_metadata") => self.pending = Some(ev),
+            Some("video.chunk_metadata") => self.pending = Some(ChunkMeta::of_value(&ev)),
             Some("error") => {
                 let msg = ev
                     .get("message")
@@ -166,14 +172,10 @@ impl VideoSession {
         if let Some((buf, _)) = self.collect.as_mut() {
             buf.extend_from_slice(&data);
         }
-        if meta.get("kind").and_then(Value::as_str) != Some("media") {
+        if !meta.media {
             return; // trailer: no record, does not move the deadline
         }
-        let index = meta
-            .get("generation_chunk_index")
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-        let num_frames = meta.get("num_frames").and_then(Value::as_u64).unwrap_or(0) as u32;
+        let (index, num_frames) = (meta.index, meta.num_frames);
         let arrival_s = self.secs(at);
         let prev = self.out.records.last().map(|r| r.arrival_s);
         let record = ChunkRecord {
@@ -184,9 +186,7 @@ impl VideoSession {
             num_frames,
         };
         self.out.ttfc_s.get_or_insert(arrival_s);
-        self.out
-            .server_sent_at_s
-            .push(meta.get("server_sent_at_s").and_then(Value::as_f64));
+        self.out.server_sent_at_s.push(meta.server_sent_at_s);
         if self.cfg.print_chunks {
             fx.lines
                 .push(render_chunk_line(self.session_index, &record));
