@@ -186,19 +186,8 @@ pub fn run_distributed(
     dist: &Distributed,
 ) -> Result<RunSummary, RunError> {
     let shard = dist.shard.unwrap_or(crate::workload::shard::Shard::WHOLE);
-    let cap = shard
-        .cap(scenario.load.max_concurrency)
-        .map_err(|e| RunError::Plan(e.to_string()))?;
-    let whole = crate::workload::plan::plan(scenario.load.samples, &scenario.load.arrival)
-        .map_err(|e| RunError::Plan(e.to_string()))?;
-    let mine = shard.slice(&whole.offsets_s);
+    let (cap, mine) = shard_share(scenario, shard)?;
     let workload = scenario.workload.clone();
-    engine::fdlimit::ensure(
-        scenario.load.max_concurrency,
-        scenario.target.is_none(),
-        workload.files_per_session(),
-    )
-    .map_err(RunError::FdLimit)?;
     let (url, server) = start_target(scenario)?;
     let tls = client_tls(&url, scenario)?;
     workload.prepare().map_err(RunError::Prepare)?;
@@ -261,6 +250,26 @@ pub fn run_distributed(
         live_wall_s,
     };
     summarize(scenario, dist, shard, ran)
+}
+
+/// This shard's concurrency cap and its `(index, offset)` slice of the whole run's plan,
+/// once the open-file limit is known to fit the run's sessions.
+fn shard_share(
+    scenario: &Scenario,
+    shard: crate::workload::shard::Shard,
+) -> Result<(usize, Vec<(usize, f64)>), RunError> {
+    let cap = shard
+        .cap(scenario.load.max_concurrency)
+        .map_err(|e| RunError::Plan(e.to_string()))?;
+    let whole = crate::workload::plan::plan(scenario.load.samples, &scenario.load.arrival)
+        .map_err(|e| RunError::Plan(e.to_string()))?;
+    engine::fdlimit::ensure(
+        scenario.load.max_concurrency,
+        scenario.target.is_none(),
+        scenario.workload.files_per_session(),
+    )
+    .map_err(RunError::FdLimit)?;
+    Ok((cap, shard.slice(&whole.offsets_s)))
 }
 
 /// Runs the engine (the live phase), returning its output, the process's resource usage
