@@ -1,9 +1,10 @@
-//! The run's capture spool: measured sessions' output PCM (for `output.wav`) is spilled
-//! during the run to one file per session in a directory outside the output root, so a
-//! session's memory does not grow with its length. Sessions hand their bytes to a channel
-//! (never blocking) in batches of [`BATCH_BYTES`]; one dedicated writer thread does
-//! positional writes (`write_at`), so arrival order never matters. After the run the report flushes once
-//! and reads each span back; publication still happens after timing, from those bytes.
+//! The run's capture spool: what measured sessions keep for their artifacts (output PCM
+//! for `output.wav`, the event log for `events.json`) is spilled during the run to files
+//! in a directory outside the output root, one per session and kind, so a session's
+//! memory does not grow with its length. Sessions hand their bytes to a channel (never
+//! blocking) in batches; one dedicated writer thread does positional writes (`write_at`),
+//! so arrival order never matters. After the run the report flushes once and reads each
+//! span back; publication still happens after timing, from those bytes.
 //!
 //! A write error is remembered per file and surfaces when that file is read back, naming
 //! it. The spool lives as long as the workload's prepared inputs (every run of a sweep
