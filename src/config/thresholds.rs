@@ -246,7 +246,7 @@ fn parse_expr(text: &str) -> Result<(Op, f64, &str), String> {
     }
 }
 
-/// "unknown metric `m` in <where>; did you mean …?" (or a few known names when nothing
+/// "unknown metric `m` in `<where>`; did you mean …?" (or a few known names when nothing
 /// is close): the message for any place a scenario names a metric.
 pub fn unknown_metric_message(metric: &str, known: &[&str], place: &str) -> String {
     let close = close_matches(metric, known);

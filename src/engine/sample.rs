@@ -1,7 +1,7 @@
 //! The sample supervisor: one per session, on one shard thread, never migrating.
 //!
 //! It connects (on the shard thread, in `post_start`), spawns its linked children —
-//! sender, reader, playback — hosts the workload's pure [`Session`] and carries out the
+//! sender, reader, playback — hosts the workload's pure [`Session`](crate::workload::Session) and carries out the
 //! effects it returns. Any child failure becomes this sample's recorded outcome; the
 //! sample reports to the coordinator only after every child has reported *and*
 //! terminated, in whichever order those arrive.

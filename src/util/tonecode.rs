@@ -79,7 +79,7 @@ pub enum Slot {
     Other,
 }
 
-/// Decode one slot of audio (its first [`TONE_SHARE`] is examined).
+/// Decode one slot of audio (its first `TONE_SHARE` is examined).
 pub fn decode_slot(slot: &[i16], rate: u32) -> Slot {
     let tone = &slot[..((slot.len() as f64 * TONE_SHARE) as usize)
         .max(1)

@@ -78,7 +78,7 @@ pub struct ScriptedWorkload {
     prepared: OnceLock<Vec<Arc<Item>>>,
 }
 
-/// Build from a scenario (registered in [`crate::workload::registry`]).
+/// Build from a scenario (registered in `config::registry`, the composition root).
 pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<ScenarioError>> {
     let p: ScriptedParams =
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;

@@ -27,7 +27,7 @@ fn deadline_and_warmup(doc: &Value) -> (Option<f64>, f64) {
 }
 
 /// Video result: chunk cadence and the session timeline (its distributions come from
-/// [`distributions`]).
+/// `distributions`).
 pub fn video(doc: &Value) -> String {
     let (deadline, warmup) = deadline_and_warmup(doc);
     let mut out = cadence(arr(doc, "sessions"), deadline, warmup);

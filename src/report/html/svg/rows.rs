@@ -63,7 +63,7 @@ impl Plot {
     }
 
     /// One dot of a dot plot ([`Plot::dot_rows`]) at `x` in row `row`, stacked in `lane`
-    /// (0 on the row's centre line, then alternately above and below it, [`LANE_PX`]
+    /// (0 on the row's centre line, then alternately above and below it, `LANE_PX`
     /// apart, kept inside the row), in colour `series`, with a tooltip.
     pub fn row_dot(&mut self, row: usize, x: f64, lane: usize, series: usize, tip: &str) {
         let (top, h) = self.row_band(row);

@@ -59,7 +59,7 @@ pub enum RolloutError {
     /// Chunk count below one.
     #[error("num_chunks must be at least 1.")]
     NumChunks,
-    /// Camera pattern not in [`CAMERA_PATTERNS`].
+    /// Camera pattern not in [`CAMERA_PATTERNS`](super::CAMERA_PATTERNS).
     #[error("Unknown camera pattern {}; expected one of ['forward', 'hold', 'orbit'].", crate::util::pyfmt::py_repr_str(.0))]
     UnknownCameraPattern(String),
     /// The image is neither a URL nor a readable file.
