@@ -19,9 +19,7 @@ pub const DEFAULT_GENERATOR_BOUND_MS: f64 = 5.0;
 /// called possibly generator-bound.
 pub const SATURATED_CORE_SHARE: f64 = 0.9;
 
-pub use crate::util::usage::{
-    PhaseUsage, UsageSnapshot, core_share, cpu_s_from_stat, peak_rss_from_status,
-};
+pub use crate::util::usage::{PhaseUsage, UsageSnapshot, core_share};
 
 /// The generator block: `queue_wait` and `send_lateness` summaries (ms) over measured
 /// samples, `failures_by_kind`, and `resources` for the live phase `usage` covers: CPU

@@ -176,6 +176,17 @@ fn sharded_processes_merge_to_the_unsharded_plan_with_exact_percentiles() {
     assert_eq!(m["rtload"]["queue_wait"]["count"], 7, "{}", m["rtload"]);
     assert_eq!(m["rtload"]["failures_by_kind"], serde_json::json!({}));
     assert!(m["rtload"]["resources"]["cpu_s"].as_f64().is_some());
+    // Each shard is its own process: memory per session is the largest shard's, not a sum.
+    let per_session = |i: usize| {
+        json(&results.join(format!("shard-{i}.json")))["rtload"]["resources"]["rss_per_session_kib"]
+            .as_f64()
+            .unwrap()
+    };
+    let largest = (0..n).map(per_session).fold(f64::MIN, f64::max);
+    assert_eq!(
+        m["rtload"]["resources"]["rss_per_session_kib_max_shard"].as_f64(),
+        Some(largest)
+    );
     let samples = m["rtload"]["samples"].as_array().unwrap();
     assert_eq!(samples.len(), 7);
     assert_eq!(

@@ -13,6 +13,12 @@ fn chunk(tag: u8, len: usize) -> Bytes {
     )
 }
 
+/// Bytes in the first session's file once every write sent so far is done.
+fn flushed_len(spool: &Spool) -> u64 {
+    spool.flush();
+    std::fs::metadata(spool.dir().join("session-0.pcm")).map_or(0, |m| m.len())
+}
+
 #[test]
 fn out_of_order_positional_writes_read_back_exactly() {
     let tmp = tempfile::tempdir().unwrap();
@@ -84,8 +90,6 @@ fn flush_is_a_barrier_for_every_write_sent_before_it() {
 fn appends_are_handed_over_in_batches_and_the_rest_on_drop() {
     let tmp = tempfile::tempdir().unwrap();
     let spool = Spool::create(tmp.path()).unwrap();
-    let file = spool.dir().join("session-0.pcm");
-    let written = || std::fs::metadata(&file).map_or(0, |m| m.len());
     let mut s = spool.session();
     // Three 100 ms deltas at 24 kHz stay below one batch: nothing reaches the writer.
     let mut spans: Vec<(Span, Bytes)> = Vec::new();
@@ -93,25 +97,21 @@ fn appends_are_handed_over_in_batches_and_the_rest_on_drop() {
         let c = chunk(i, 4_800);
         spans.push((s.append(c.clone()), c));
     }
-    spool.flush();
-    assert_eq!(written(), 0);
+    assert_eq!(flushed_len(&spool), 0);
     // The fourth crosses BATCH_BYTES (16 KiB): the whole batch goes out as one write.
     let c = chunk(3, 4_800);
     spans.push((s.append(c.clone()), c));
-    spool.flush();
-    assert_eq!(written(), 19_200);
+    assert_eq!(flushed_len(&spool), 19_200);
     // A large chunk with nothing pending goes out by itself; one behind a pending
     // small one joins its batch.
     for (tag, len) in [(4u8, 20_000), (5, 100), (6, 20_000), (7, 50)] {
         let c = chunk(tag, len);
         spans.push((s.append(c.clone()), c));
     }
-    spool.flush();
-    assert_eq!(written(), 19_200 + 20_000 + 20_100);
+    assert_eq!(flushed_len(&spool), 19_200 + 20_000 + 20_100);
     // The last small chunk is pending until the handle is dropped.
     drop(s);
-    spool.flush();
-    assert_eq!(written(), 19_200 + 20_000 + 20_100 + 50);
+    assert_eq!(flushed_len(&spool), 19_200 + 20_000 + 20_100 + 50);
     for (span, bytes) in spans {
         assert_eq!(spool.load(span).unwrap(), bytes);
     }
@@ -121,19 +121,18 @@ fn appends_are_handed_over_in_batches_and_the_rest_on_drop() {
 fn a_handle_with_a_smaller_batch_hands_over_sooner() {
     let tmp = tempfile::tempdir().unwrap();
     let spool = Spool::create(tmp.path()).unwrap();
-    let file = spool.dir().join("session-0.pcm");
-    let written = || std::fs::metadata(&file).map_or(0, |m| m.len());
     let mut s = spool.session().with_batch(1_000);
     let a = s.append(chunk(1, 600));
-    spool.flush();
-    assert_eq!(written(), 0);
+    assert_eq!(flushed_len(&spool), 0);
     let b = s.append(chunk(2, 600));
-    spool.flush();
-    assert_eq!(written(), 1_200, "the second line crossed the batch");
-    let c = s.append(chunk(3, 1_000));
-    spool.flush();
     assert_eq!(
-        written(),
+        flushed_len(&spool),
+        1_200,
+        "the second line crossed the batch"
+    );
+    let c = s.append(chunk(3, 1_000));
+    assert_eq!(
+        flushed_len(&spool),
         2_200,
         "a batch-sized append with nothing pending goes at once"
     );
