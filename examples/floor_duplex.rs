@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use rtload::engine::transport::peek_header;
 use rtload::workload::kit::UsageSnapshot;
 use rtload::workload::omni::dataset::{Subset, layout};
 use rtload::workload::omni::media::{self, MediaOptions};
@@ -96,27 +97,15 @@ async fn count_inbound(mut rd: tokio::net::tcp::OwnedReadHalf, mut buf: Vec<u8>)
     let (mut frames, mut bytes) = (0u64, 0u64);
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
-        // Parse every complete frame in `buf`.
-        loop {
-            if buf.len() < 2 {
+        // Every complete frame in `buf`, read with rtload's own header parser.
+        while let Some((opcode, _, hdr, len)) = peek_header(&buf) {
+            let end = hdr + len as usize;
+            if buf.len() < end {
                 break;
             }
-            let (len, hdr) = match buf[1] & 0x7F {
-                126 if buf.len() >= 4 => (u16::from_be_bytes([buf[2], buf[3]]) as usize, 4),
-                127 if buf.len() >= 10 => (
-                    u64::from_be_bytes(buf[2..10].try_into().unwrap()) as usize,
-                    10,
-                ),
-                126 | 127 => break,
-                n => (n as usize, 2),
-            };
-            if buf.len() < hdr + len {
-                break;
-            }
-            let opcode = buf[0] & 0x0F;
             frames += 1;
-            bytes += len as u64;
-            buf.drain(..hdr + len);
+            bytes += len;
+            buf.drain(..end);
             if opcode == 0x8 {
                 return (frames, bytes);
             }
