@@ -168,6 +168,30 @@ pub fn table_rows(
     rows
 }
 
+/// A sweep's verdict as the `run` exit code decides it (`passed` when every point held
+/// its thresholds, else `failed`; `interrupted` when the sweep stopped early) and the
+/// counts behind it, e.g. `4 points: 2 passed, 2 failed, 1 short of their value;
+/// capacity max_concurrency = 2`.
+pub fn verdict(sweep: &Sweep, points: &[PointResult], interrupted: bool) -> (&'static str, String) {
+    let passed = points.iter().filter(|p| p.passed).count();
+    let short = points.iter().filter(|p| !p.reached).count();
+    let word = match (interrupted, passed == points.len()) {
+        (true, _) => "interrupted",
+        (false, true) => "passed",
+        (false, false) => "failed",
+    };
+    let cap = capacity(points).map_or_else(
+        || "no capacity".to_string(),
+        |c| format!("capacity {} = {}", sweep.param, sweep.param.format_value(c)),
+    );
+    let rest = format!(
+        "{} points: {passed} passed, {} failed, {short} short of their value; {cap}",
+        points.len(),
+        points.len() - passed
+    );
+    (word, rest)
+}
+
 /// The lines under a sweep table: the capacity, e.g. `capacity: max_concurrency = 4
 /// (highest point whose thresholds all hold)`, a note when a point above a failure passed
 /// again, and one naming the points that never reached their swept value.

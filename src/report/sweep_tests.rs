@@ -247,3 +247,33 @@ capacity: max_concurrency = 2 (highest point whose thresholds all hold)
     assert_eq!(rates, [Some(12.0), Some(23.52), None]);
     assert_eq!(unit_rate_from_json(&sweep_json(&s, &pts, None, None)), None);
 }
+
+#[test]
+fn verdict_follows_the_exit_code_rule_and_counts_the_points() {
+    let sw = mc(&[1.0, 2.0, 4.0]);
+    let all = vec![
+        point(1.0, true, &[]),
+        point(2.0, true, &[]),
+        point(4.0, true, &[]),
+    ];
+    assert_eq!(
+        verdict(&sw, &all, false),
+        (
+            "passed",
+            "3 points: 3 passed, 0 failed, 0 short of their value; capacity max_concurrency = 4"
+                .to_string()
+        )
+    );
+    let mut some = all.clone();
+    some[2].passed = false;
+    some[1].reached = false;
+    assert_eq!(
+        verdict(&sw, &some, false),
+        (
+            "failed",
+            "3 points: 2 passed, 1 failed, 1 short of their value; capacity max_concurrency = 1"
+                .to_string()
+        )
+    );
+    assert_eq!(verdict(&sw, &all[..1], true).0, "interrupted");
+}

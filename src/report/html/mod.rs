@@ -217,6 +217,7 @@ fn section(i: usize, input: &Input, kind: &Result<DocKind, String>, overlaid: bo
     let _ = writeln!(s, " <span class=\"kind\">{}</span></h2>", k.name());
     s.push_str(&meta(doc));
     if k == DocKind::Sweep {
+        s.push_str(&summary::sweep_verdict(doc));
         s.push_str(&charts::sweep(doc));
     } else {
         s.push_str(&summary::summary(doc));

@@ -49,6 +49,21 @@ pub fn cell(v: Option<f64>) -> String {
     }
 }
 
+/// A sweep section's opening line: the verdict its run's exit code gave, the point
+/// counts and the capacity (nothing for a document whose sweep cannot be read).
+pub fn sweep_verdict(doc: &Value) -> String {
+    let Some((sw, points)) = crate::report::sweep::from_json(doc) else {
+        return String::new();
+    };
+    let interrupted = doc.get("interrupted").and_then(Value::as_bool) == Some(true);
+    let (word, rest) = crate::report::sweep::verdict(&sw, &points, interrupted);
+    let class = if word == "passed" { "pass" } else { "fail" };
+    format!(
+        "<p class=\"verdict {class}\">verdict: <strong>{word}</strong> — {}</p>\n",
+        esc(&rest)
+    )
+}
+
 fn verdict(doc: &Value, rt: &Value) -> String {
     let word = rt
         .get("verdict")

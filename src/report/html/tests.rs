@@ -232,9 +232,13 @@ fn sweep_report_highlights_capacity() {
     // Two failed points on each of those five lines, plus two on the curve.
     assert_eq!(html.matches("class=\"mark fail\"").count(), 12);
     assert!(html.contains("capacity 4</text>"));
-    // The table comes first and has the terminal's columns.
+    // The verdict opens the section (as `run` decided it: two points failed), then the
+    // table with the terminal's columns, then the charts.
+    let verdict_at = html
+        .find("verdict: <strong>failed</strong> — 5 points: 3 passed, 2 failed, 0 short of their value; capacity max_concurrency = 4")
+        .expect("verdict");
     let table_at = html.find("<caption>Sweep points</caption>").expect("table");
-    assert!(table_at < html.find("<svg").expect("chart"));
+    assert!(verdict_at < table_at && table_at < html.find("<svg").expect("chart"));
     assert!(html.contains("<th>max_concurrency</th><th>achieved</th><th>sessions/s</th><th>audio s/s</th><th>ttft_ms.p99</th><th>failed</th><th>result</th>"), "{html}");
     assert!(
         html.contains("<td>4</td><td>4</td><td>1.32</td><td>7.35</td>"),
@@ -246,6 +250,7 @@ fn sweep_report_highlights_capacity() {
     none["sweep"]["points"][0]["passed"] = json!(false);
     let html = render_docs(&[("s.json", none)]);
     assert!(html.contains("no point passed and reached its value, so there is no capacity"));
+    assert!(html.contains("2 passed, 3 failed, 0 short of their value; no capacity"));
     assert!(!html.contains("mark hl"));
 }
 
@@ -306,6 +311,9 @@ fn sweep_point_that_fell_short_is_marked_and_never_the_capacity() {
     );
     assert!(html.contains("pass+short"));
     assert!(html.contains("capacity: max_concurrency = 2"));
+    assert!(
+        html.contains("3 passed, 2 failed, 1 short of their value; capacity max_concurrency = 2")
+    );
     assert!(html.contains("short: max_concurrency=4 did not reach the swept value"));
 }
 
