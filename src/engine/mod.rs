@@ -16,6 +16,7 @@ pub mod sample;
 pub mod slots;
 pub mod tls;
 pub mod transport;
+pub mod wake;
 pub mod writer;
 
 use std::path::PathBuf;

@@ -234,8 +234,8 @@ async fn read_loop(
 pub enum PlaybackMsg {
     /// The socket opened at this instant: the origin of the sample's clock.
     Opened(Instant),
-    /// Media arrived.
-    Media(MediaUnit),
+    /// Media arrived (units in receipt order; each carries its own receipt time).
+    Media(Vec<MediaUnit>),
     /// Simulate, report the summary to the parent and stop.
     Finish,
 }
@@ -285,14 +285,16 @@ impl ThreadLocalActor for PlaybackActor {
     ) -> Result<(), ActorProcessingErr> {
         match msg {
             PlaybackMsg::Opened(at) => st.origin = Some(at),
-            PlaybackMsg::Media(u) => {
-                let origin = *st.origin.get_or_insert(u.at);
-                st.units.push(PlayUnit {
-                    stream: u.stream,
-                    index: u.index,
-                    arrival_s: u.at.saturating_duration_since(origin).as_secs_f64(),
-                    duration_s: u.duration_s,
-                });
+            PlaybackMsg::Media(units) => {
+                for u in units {
+                    let origin = *st.origin.get_or_insert(u.at);
+                    st.units.push(PlayUnit {
+                        stream: u.stream,
+                        index: u.index,
+                        arrival_s: u.at.saturating_duration_since(origin).as_secs_f64(),
+                        duration_s: u.duration_s,
+                    });
+                }
             }
             PlaybackMsg::Finish => {
                 let summary = simulate(&st.units, st.args.config);

@@ -17,10 +17,18 @@ use super::roles::{
     PlaybackActor, PlaybackArgs, PlaybackMsg, ReaderActor, ReaderArgs, SenderActor, SenderArgs,
     SenderMsg,
 };
+use super::wake::WakeTimer;
 use super::writer::WriterHandle;
 use super::{slots, transport};
 use crate::workload::playback::PlaybackSummary;
-use crate::workload::{ConnectSpec, DynSession, Effects, FailureKind, Inbound, SampleRecord};
+use crate::workload::{
+    ConnectSpec, DynSession, Effects, FailureKind, Inbound, MediaUnit, SampleRecord,
+};
+
+/// Media units are handed to the playback role in batches of this many (and the rest
+/// when the sample ends): playback only simulates at the end, and a message per unit
+/// was a mailbox hop per received chunk.
+const MEDIA_BATCH: usize = 32;
 
 /// Messages to a sample supervisor.
 #[derive(Debug)]
@@ -104,8 +112,8 @@ pub struct SampleState {
     live_children: usize,
     sender_stats: Option<Vec<f64>>,
     playback_stats: Option<PlaybackSummary>,
-    wake: Option<(u64, tokio::task::JoinHandle<()>)>,
-    wake_gen: u64,
+    wake: Option<WakeTimer>,
+    media: Vec<MediaUnit>,
     outcome: Option<Result<(), crate::workload::Failure>>,
     reported: bool,
 }
@@ -132,7 +140,7 @@ impl ThreadLocalActor for SampleActor {
             sender_stats: None,
             playback_stats: None,
             wake: None,
-            wake_gen: 0,
+            media: Vec::new(),
             outcome: None,
             reported: false,
         })
@@ -189,8 +197,7 @@ impl ThreadLocalActor for SampleActor {
         let live = st.outcome.is_none();
         match msg {
             SampleMsg::Inbound(m, at) if live => with_session(st, |s| s.on_inbound(m, at, &mut fx)),
-            SampleMsg::Wake(g) if live && st.wake.as_ref().is_some_and(|(w, _)| *w == g) => {
-                st.wake = None;
+            SampleMsg::Wake(g) if live && st.wake.as_ref().is_some_and(|w| w.is_current(g)) => {
                 with_session(st, |s| s.on_wake(Instant::now(), &mut fx));
             }
             SampleMsg::ReadEnded { at, reason, error } if live => match error {
@@ -293,23 +300,17 @@ fn apply(myself: &ActorRef<SampleMsg>, st: &mut SampleState, fx: Effects) {
             let _ = sender.cast(SenderMsg::Send(out));
         }
     }
-    if let Some(p) = &st.playback {
-        for m in fx.media {
-            let _ = p.cast(PlaybackMsg::Media(m));
+    if st.playback.is_some() {
+        st.media.extend(fx.media);
+        if st.media.len() >= MEDIA_BATCH {
+            flush_media(st);
         }
     }
     if let Some(at) = fx.wake_at {
-        if let Some((_, t)) = st.wake.take() {
-            t.abort();
-        }
-        st.wake_gen += 1;
-        let g = st.wake_gen;
         let me = myself.clone();
-        let task = tokio::task::spawn_local(async move {
-            tokio::time::sleep_until(at).await;
-            let _ = me.cast(SampleMsg::Wake(g));
-        });
-        st.wake = Some((g, task));
+        st.wake
+            .get_or_insert_with(|| WakeTimer::start(move |g| me.cast(SampleMsg::Wake(g)).is_ok()))
+            .arm(at);
     }
     if let Some(done) = fx.finish {
         if st.outcome.is_none() {
@@ -322,17 +323,27 @@ fn apply(myself: &ActorRef<SampleMsg>, st: &mut SampleState, fx: Effects) {
 /// Ask every child to finish: the sender closes the socket, playback reports, the reader
 /// stops. Idempotent.
 fn begin_shutdown(st: &mut SampleState) {
-    if let Some((_, t)) = st.wake.take() {
-        t.abort();
+    if let Some(mut w) = st.wake.take() {
+        w.disarm();
     }
     if let Some(s) = st.sender.take() {
         let _ = s.cast(SenderMsg::Close);
     }
+    flush_media(st);
     if let Some(p) = st.playback.take() {
         let _ = p.cast(PlaybackMsg::Finish);
     }
     if let Some(r) = st.reader.take() {
         r.stop(None);
+    }
+}
+
+/// Hand the buffered media units to playback (in order, ahead of any later message).
+fn flush_media(st: &mut SampleState) {
+    if let Some(p) = &st.playback
+        && !st.media.is_empty()
+    {
+        let _ = p.cast(PlaybackMsg::Media(std::mem::take(&mut st.media)));
     }
 }
 

@@ -1,0 +1,101 @@
+//! A sample's one wake-up timer: the session asks to be woken at an instant
+//! ([`crate::workload::Effects::wake`]); the newest request replaces the previous one.
+//!
+//! One long-lived local task per sample sleeps until the requested instant and then casts
+//! [`SampleMsg::Wake`]. Re-arming never spawns: a request *later* than the one the task
+//! sleeps towards only moves the target (the task wakes at the old instant, sees the new
+//! one and sleeps on), and only an *earlier* one (or the first) wakes the task to sleep
+//! less. A video session re-arms its chunk timeout on every message, so this is a store
+//! of an `Instant` per message instead of a task spawned and aborted per message.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+/// What the sample and its timer task share (one thread: plain cells).
+#[derive(Default)]
+struct Shared {
+    /// The requested instant and its generation; `None` when nothing is armed.
+    target: Cell<Option<(Instant, u64)>>,
+    /// The instant the task currently sleeps towards, if it sleeps on one.
+    sleeping_to: Cell<Option<Instant>>,
+    /// Wakes the task when the target moved earlier (or was armed while it idled).
+    poke: Notify,
+}
+
+/// The sample's wake-up timer; dropping it ends its task.
+pub struct WakeTimer {
+    shared: Rc<Shared>,
+    generation: u64,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl WakeTimer {
+    /// Start the timer task on the current thread's `LocalSet`; `fire(generation)` is
+    /// called when a request comes due (the sample casts itself a
+    /// [`super::sample::SampleMsg::Wake`]) and returns `false` once nobody listens.
+    pub fn start(fire: impl Fn(u64) -> bool + 'static) -> Self {
+        let shared = Rc::new(Shared::default());
+        let task = tokio::task::spawn_local(run(shared.clone(), fire));
+        Self {
+            shared,
+            generation: 0,
+            task,
+        }
+    }
+
+    /// Wake the sample at `at`, replacing any earlier request.
+    pub fn arm(&mut self, at: Instant) {
+        self.generation += 1;
+        self.shared.target.set(Some((at, self.generation)));
+        if self.shared.sleeping_to.get().is_none_or(|s| at < s) {
+            self.shared.poke.notify_one();
+        }
+    }
+
+    /// Cancel the pending request, if any.
+    pub fn disarm(&mut self) {
+        self.shared.target.set(None);
+    }
+
+    /// Whether a fired wake-up of `generation` is the current request: one armed after
+    /// it fired makes it stale.
+    pub fn is_current(&self, generation: u64) -> bool {
+        generation == self.generation
+    }
+}
+
+impl Drop for WakeTimer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn run(shared: Rc<Shared>, fire: impl Fn(u64) -> bool) {
+    loop {
+        let Some((at, generation)) = shared.target.get() else {
+            shared.sleeping_to.set(None);
+            shared.poke.notified().await;
+            continue;
+        };
+        if Instant::now() >= at {
+            shared.target.set(None);
+            shared.sleeping_to.set(None);
+            if !fire(generation) {
+                return;
+            }
+            continue;
+        }
+        shared.sleeping_to.set(Some(at));
+        tokio::select! {
+            () = tokio::time::sleep_until(at) => {}
+            () = shared.poke.notified() => {}
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "wake_tests.rs"]
+mod tests;
