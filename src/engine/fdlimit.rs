@@ -8,9 +8,9 @@ use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
 pub const RESERVE_FDS: u64 = 64;
 
 /// Descriptors one concurrent session needs: its client socket, the files the workload
-/// may keep open for it while it runs (`workload_files`: OmniInteract's two spool files,
-/// output PCM and event log), plus the server side when rtload also hosts the embedded
-/// server.
+/// may keep open for it while it runs (`workload_files`, from
+/// `Workload::files_per_session`), plus the server side when rtload also hosts the
+/// embedded server.
 pub fn fds_per_session(embedded_server: bool, workload_files: u64) -> u64 {
     1 + workload_files + u64::from(embedded_server)
 }

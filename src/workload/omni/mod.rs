@@ -4,7 +4,8 @@
 //!
 //! [`workload`] is the configured workload (dataset selection, media preparation before
 //! timing, the output lock); [`session`] the per-case state machine built from
-//! [`pacing`], [`playback`], [`ledger`] and [`url`]; [`media`] prepares inputs;
+//! [`pacing`], [`playback`], [`ledger`] and [`url`]; [`media`] prepares inputs and
+//! [`upload`] builds every append message from them before timing;
 //! [`metrics`] and [`tokens`] are the duplex metric formulas; [`report`] turns a run into
 //! the vllm-style summary, the saved result and the case artifacts.
 
@@ -20,6 +21,7 @@ pub mod report;
 pub mod session;
 pub mod spool;
 pub mod tokens;
+pub mod upload;
 pub mod url;
 pub mod workload;
 

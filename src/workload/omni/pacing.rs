@@ -10,8 +10,11 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use base64::Engine as _;
+use bytestring::ByteString;
 use serde_json::Value;
 use tokio::time::Instant;
+
+use super::upload::CaseUpload;
 
 /// Input PCM16 bytes per second (16 kHz mono).
 pub const BYTES_PER_SECOND: usize = 32_000;
@@ -129,19 +132,29 @@ impl Iterator for AppendPlan {
 /// The `input_audio_buffer.append` JSON for `a`, and how many frames it carries
 /// (`video_frames` only when at least one non-empty frame is due).
 pub fn append_message(a: &Append, pcm: &[u8], frames: &[Option<Arc<str>>]) -> (String, usize) {
-    let audio = base64::engine::general_purpose::STANDARD.encode(&pcm[a.offset..a.end]);
-    let mut msg = format!(
-        r#"{{"type":"input_audio_buffer.append","audio":"{audio}","input_audio_format":"pcm16","sample_rate_hz":16000,"duration_ms":{},"audio_end_ms":{}"#,
-        a.duration_ms, a.audio_end_ms
-    );
     let ready: Vec<&str> = frames
         .get(a.frames.clone())
         .unwrap_or_default()
         .iter()
         .filter_map(|f| f.as_deref().filter(|f| !f.is_empty()))
         .collect();
-    if !ready.is_empty() {
-        let list = serde_json::to_string(&ready).unwrap_or_else(|_| "[]".into());
+    let list = if ready.is_empty() {
+        String::new()
+    } else {
+        serde_json::to_string(&ready).unwrap_or_else(|_| "[]".into())
+    };
+    // Sized up front: the message is kept for the whole run (built before timing), and
+    // growing it by doubling would leave half of every message unused.
+    let audio_len = (a.end - a.offset).div_ceil(3) * 4;
+    let mut msg = String::with_capacity(audio_len + list.len() + 192);
+    msg.push_str(r#"{"type":"input_audio_buffer.append","audio":""#);
+    base64::engine::general_purpose::STANDARD.encode_string(&pcm[a.offset..a.end], &mut msg);
+    let _ = write!(
+        msg,
+        r#"","input_audio_format":"pcm16","sample_rate_hz":16000,"duration_ms":{},"audio_end_ms":{}"#,
+        a.duration_ms, a.audio_end_ms
+    );
+    if !list.is_empty() {
         let _ = write!(msg, r#","video_frames":{list}"#);
     }
     msg.push('}');
@@ -189,14 +202,15 @@ impl Uploader {
         Some(self.t0 + self.mode.due_after(offset)?)
     }
 
-    /// The appends due at `now`, as `(message, intended send time)`. Saturate hands out
-    /// one per call so inbound events and acks interleave with the upload.
+    /// The appends due at `now`, as `(message, intended send time)`, from the case's
+    /// built messages. Saturate hands out one per call so inbound events and acks
+    /// interleave with the upload. An append `upload` has no message for ends the upload
+    /// early ([`CaseUpload::get`] has one for every length the tail rule streams).
     pub fn due_appends(
         &mut self,
         now: Instant,
-        pcm: &[u8],
-        frames: &[Option<Arc<str>>],
-    ) -> Vec<(String, Option<Instant>)> {
+        upload: &CaseUpload,
+    ) -> Vec<(ByteString, Option<Instant>)> {
         let mut out = Vec::new();
         while let Some(a) = self.next.take() {
             let intended = self.due(a.offset);
@@ -204,14 +218,16 @@ impl Uploader {
                 self.next = Some(a);
                 break;
             }
+            let Some(built) = upload.get(self.streamed_len, &a) else {
+                break;
+            };
             // The reference's lag: time past the schedule when the append is handed over.
             let lag = intended.map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64());
-            let (msg, n_frames) = append_message(&a, pcm, frames);
             self.chunks += 1;
-            self.frames_sent += n_frames;
+            self.frames_sent += built.frames;
             self.lag_sum += lag;
             self.max_lag_s = self.max_lag_s.max(lag);
-            out.push((msg, intended));
+            out.push((built.msg.clone(), intended));
             self.next = self.plan.next();
             if intended.is_none() {
                 break;

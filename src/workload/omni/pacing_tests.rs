@@ -108,6 +108,12 @@ fn append_message_shape_and_missing_frames() {
         frames: 0..2,
     };
     let (msg, n) = append_message(&a, &pcm, &frames);
+    assert!(
+        msg.capacity() <= msg.len() + 192,
+        "sized up front, not grown by doubling: {} for {}",
+        msg.capacity(),
+        msg.len()
+    );
     let v: Value = serde_json::from_str(&msg).unwrap();
     assert_eq!(n, 1);
     assert_eq!(v["type"], "input_audio_buffer.append");
@@ -128,18 +134,26 @@ fn append_message_shape_and_missing_frames() {
     );
 }
 
+/// A case's built appends for `pcm` and `frames`.
+fn upload(pcm: Vec<u8>, frames: Vec<Option<Arc<str>>>) -> CaseUpload {
+    CaseUpload::new(&crate::workload::omni::media::PreparedMedia {
+        duration_s: pcm.len() as f64 / 32_000.0,
+        pcm: pcm.into(),
+        frames: frames.into(),
+    })
+}
+
 #[test]
 fn uploader_follows_the_absolute_schedule() {
     let t0 = Instant::now();
-    let pcm = vec![1u8; 32_000];
-    let frames: Vec<Option<Arc<str>>> = vec![Some(Arc::from("QQ=="))];
+    let case = upload(vec![1u8; 32_000], vec![Some(Arc::from("QQ=="))]);
     let mut up = Uploader::new(PacingMode::Realtime, t0, 31_998, 1);
-    let sent = up.due_appends(t0, &pcm, &frames);
+    let sent = up.due_appends(t0, &case);
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].1, Some(t0));
     assert_eq!(up.next_wake(t0), t0 + Duration::from_millis(200));
     // Woken 450 ms late: appends 2..4 are all due; each keeps its own intended time.
-    let sent = up.due_appends(t0 + Duration::from_millis(650), &pcm, &frames);
+    let sent = up.due_appends(t0 + Duration::from_millis(650), &case);
     let intended: Vec<_> = sent.iter().map(|s| s.1).collect();
     let ms = |m| Some(t0 + Duration::from_millis(m));
     assert_eq!(intended, [ms(200), ms(400), ms(600)]);
@@ -151,7 +165,7 @@ fn uploader_follows_the_absolute_schedule() {
     assert!((up.max_lag_s - 0.45).abs() < 1e-9);
     assert!((up.mean_lag_s() - (0.45 + 0.25 + 0.05) / 4.0).abs() < 1e-9);
     assert_eq!(up.frames_sent, 1);
-    let rest = up.due_appends(t0 + Duration::from_secs(1), &pcm, &frames);
+    let rest = up.due_appends(t0 + Duration::from_secs(1), &case);
     assert_eq!(rest.len(), 1);
     assert!(!up.commit_due(t0 + Duration::from_millis(999)));
     assert!(up.commit_due(t0 + Duration::from_nanos(999_937_500)));
@@ -161,13 +175,13 @@ fn uploader_follows_the_absolute_schedule() {
 #[test]
 fn speed_and_saturate_uploads() {
     let t0 = Instant::now();
-    let pcm = vec![0u8; 32_000];
+    let case = upload(vec![0u8; 32_000], Vec::new());
     let mut up = Uploader::new(PacingMode::Speed(2.0), t0, 31_998, 0);
-    assert_eq!(up.due_appends(t0, &pcm, &[]).len(), 1);
+    assert_eq!(up.due_appends(t0, &case).len(), 1);
     assert_eq!(up.next_wake(t0), t0 + Duration::from_millis(100));
     let mut up = Uploader::new(PacingMode::Saturate, t0, 31_998, 0);
     for i in 1..=5 {
-        let sent = up.due_appends(t0, &pcm, &[]);
+        let sent = up.due_appends(t0, &case);
         assert_eq!(sent.len(), 1, "one append per call");
         assert_eq!(sent[0].1, None);
         assert_eq!(up.chunks, i);

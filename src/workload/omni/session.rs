@@ -18,6 +18,7 @@ use super::ledger::{self, ErrorVerdict};
 use super::pacing::{self, BYTES_PER_SECOND, Uploader};
 use super::playback::Ack;
 use super::spool::SessionSpool;
+use super::upload::SharedUpload;
 use crate::workload::{
     ConnectSpec, Effects, FailureKind, Inbound, MediaUnit, Outbound, Secret, Session,
 };
@@ -35,7 +36,7 @@ use responses::Responses;
 #[derive(Debug)]
 pub struct DuplexSession {
     cfg: Arc<DuplexSettings>,
-    media: PreparedMedia,
+    appends: SharedUpload,
     capture: bool,
     spool: Option<SessionSpool>,
     update_msg: Option<String>,
@@ -62,11 +63,11 @@ pub struct DuplexSession {
 }
 
 impl DuplexSession {
-    /// A session for one case; `capture` keeps output PCM in the segments (measured
-    /// samples only).
+    /// A session for one case (its appends built before timing); `capture` keeps output
+    /// PCM in the segments (measured samples only).
     pub fn new(
         cfg: Arc<DuplexSettings>,
-        media: PreparedMedia,
+        appends: SharedUpload,
         session_id: String,
         capture: bool,
     ) -> Self {
@@ -79,7 +80,7 @@ impl DuplexSession {
         Self {
             resp: Responses::new(cfg.incremental_acks),
             cfg,
-            media,
+            appends,
             capture,
             spool: None,
             update_msg,
@@ -269,7 +270,7 @@ impl DuplexSession {
                 .final_checks(
                     self.cfg.require_response,
                     self.out.stream_start_s.unwrap_or(0.0),
-                    self.media.duration_s,
+                    self.appends.duration_s,
                 )
                 .map_err(|e| (FailureKind::Protocol, e)),
         }
@@ -294,8 +295,8 @@ impl DuplexSession {
         let newest_first = std::iter::once(created).chain(self.events.before_stream_newest_first());
         let period = pacing::chunk_period_ms(newest_first);
         self.events.stream_started(self.secs(at));
-        self.streamed_len = pacing::streamed_len(self.media.pcm.len(), period);
-        let frames = self.media.frames.len();
+        self.streamed_len = pacing::streamed_len(self.appends.pcm_len(), period);
+        let frames = self.appends.frame_count();
         self.upload = Some(Uploader::new(
             self.cfg.pacing,
             at,
@@ -312,8 +313,8 @@ impl DuplexSession {
         let Some(up) = self.upload.as_mut() else {
             return;
         };
-        for (msg, intended) in up.due_appends(now, &self.media.pcm, &self.media.frames) {
-            fx.send(Outbound::Text(msg.into()), intended);
+        for (msg, intended) in up.due_appends(now, &self.appends) {
+            fx.send(Outbound::Text(msg), intended);
         }
         self.out.input_audio_chunks = up.chunks;
         self.out.input_video_frames = up.frames_sent;

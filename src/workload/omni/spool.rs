@@ -1,18 +1,25 @@
 //! The run's capture spool: what measured sessions keep for their artifacts (output PCM
-//! for `output.wav`, the event log for `events.json`) is spilled during the run to files
-//! in a directory outside the output root, one per session and kind, so a session's
-//! memory does not grow with its length. Sessions hand their bytes to a channel (never
-//! blocking) in batches; one dedicated writer thread does positional writes (`write_at`),
-//! so arrival order never matters. After the run the report flushes once and reads each
-//! span back; publication still happens after timing, from those bytes.
+//! for `output.wav`, the event log for `events.json`) is spilled during the run to one
+//! file in a directory outside the output root, so a session's memory does not grow with
+//! its length. Each session writes its own *logical* files (one per kind), addressed by
+//! offset as if each were a file of its own; sessions hand their bytes to a channel
+//! (never blocking) in batches, and one dedicated writer thread appends every batch to
+//! the spool file and indexes where it went. After the run the report flushes once and
+//! reads each span back through that index; publication still happens after timing,
+//! from those bytes.
 //!
-//! A write error is remembered per file and surfaces when that file is read back, naming
-//! it. The spool lives as long as the workload's prepared inputs (every run of a sweep
-//! or suite point shares it) and its directory is removed when it is dropped; spools of
-//! processes that died are swept when the next one is created.
+//! One physical file for the whole run, not one per session: creating a file costs an
+//! inode allocation, which on a long-lived ext4 volume took more CPU than the writes
+//! themselves (perf: `find_inode_bit`, `recently_deleted`), and a file per session held
+//! a descriptor per session.
+//!
+//! A write error is remembered per logical file and surfaces when that file is read
+//! back, naming the spool file. The spool lives as long as the workload's prepared
+//! inputs (every run of a sweep or suite point shares it) and its directory is removed
+//! when it is dropped; spools of processes that died are swept when the next one is
+//! created.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -53,12 +60,12 @@ fn sweep_dead(parent: &Path) {
     }
 }
 
-/// Where one stretch of spooled PCM lives.
+/// Where one stretch of spooled bytes lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
-    /// The session file (its number in the spool).
+    /// The session's logical file (its number in the spool).
     pub file: u64,
-    /// Byte offset in the file.
+    /// Byte offset in that logical file.
     pub offset: u64,
     /// Length in bytes.
     pub len: u64,
@@ -66,30 +73,43 @@ pub struct Span {
 
 enum Msg {
     Write { file: u64, offset: u64, pcm: Bytes },
-    Close(u64),
     Flush(Sender<()>),
     Stop,
 }
 
-/// The first write error of each file, as text.
+/// The first write error of each logical file, as text.
 type Errors = Arc<Mutex<HashMap<u64, String>>>;
 
-/// State shared by the spool and its session handles.
+/// Where each logical file's written stretches are in the spool file: per logical file,
+/// logical offset → (length, physical offset).
+type Index = HashMap<u64, BTreeMap<u64, (u64, u64)>>;
+
+/// What the writer has written: the index and the open spool file (opened at the first
+/// write; reads go through the same handle).
+#[derive(Debug, Default)]
+struct Written {
+    index: Index,
+    file: Option<Arc<File>>,
+}
+
+/// State shared by the spool, its session handles and its writer.
 #[derive(Debug)]
 struct Shared {
     dir: PathBuf,
     tx: Sender<Msg>,
     errors: Errors,
+    written: Arc<Mutex<Written>>,
 }
 
 impl Shared {
-    fn path(&self, file: u64) -> PathBuf {
-        file_path(&self.dir, file)
+    fn path(&self) -> PathBuf {
+        file_path(&self.dir)
     }
 }
 
-fn file_path(dir: &Path, file: u64) -> PathBuf {
-    dir.join(format!("session-{file}.pcm"))
+/// The spool file in `dir`.
+fn file_path(dir: &Path) -> PathBuf {
+    dir.join("spool.bin")
 }
 
 /// One run's spool: a directory and its writer thread.
@@ -112,11 +132,17 @@ impl Spool {
         std::fs::create_dir(&dir)?;
         let (tx, rx) = crossbeam_channel::unbounded();
         let errors = Errors::default();
-        let (w_dir, w_errors) = (dir.clone(), Arc::clone(&errors));
+        let written = Arc::new(Mutex::new(Written::default()));
+        let (w_path, w_errors, w_written) = (file_path(&dir), errors.clone(), written.clone());
         let writer = std::thread::Builder::new()
             .name("rtload-spool".into())
-            .spawn(move || write_loop(&w_dir, &w_errors, &rx));
-        let shared = Arc::new(Shared { dir, tx, errors });
+            .spawn(move || write_loop(&w_path, &w_errors, &w_written, &rx));
+        let shared = Arc::new(Shared {
+            dir,
+            tx,
+            errors,
+            written,
+        });
         let writer = match writer {
             Ok(h) => h,
             Err(e) => {
@@ -136,7 +162,7 @@ impl Spool {
         &self.shared.dir
     }
 
-    /// A handle for one session: its own file, appended to in arrival order.
+    /// A handle for one session: its own logical file, appended to in arrival order.
     pub fn session(&self) -> SessionSpool {
         SessionSpool {
             shared: Arc::clone(&self.shared),
@@ -157,10 +183,13 @@ impl Spool {
         }
     }
 
-    /// Reads `span` back (call [`Spool::flush`] first). A write error of its file, or a
-    /// read error, is an error naming the file.
+    /// Reads `span` back (call [`Spool::flush`] first). A write error of its logical
+    /// file, bytes that were never written, or a read error is an error naming the spool
+    /// file.
     pub fn load(&self, span: Span) -> io::Result<Bytes> {
-        let path = self.shared.path(span.file);
+        let path = self.shared.path();
+        let named =
+            |what: String| io::Error::other(format!("spool file {}: {what}", path.display()));
         let recorded = self
             .shared
             .errors
@@ -169,16 +198,45 @@ impl Spool {
             .get(&span.file)
             .cloned();
         if let Some(e) = recorded {
-            return Err(io::Error::other(format!(
-                "spool file {}: write failed: {e}",
-                path.display()
-            )));
+            return Err(named(format!("write failed: {e}")));
         }
         let mut buf = vec![0u8; span.len as usize];
-        File::open(&path)
-            .and_then(|f| f.read_exact_at(&mut buf, span.offset))
-            .map_err(|e| io::Error::new(e.kind(), format!("spool file {}: {e}", path.display())))?;
-        Ok(Bytes::from(buf))
+        if span.len == 0 {
+            return Ok(Bytes::from(buf));
+        }
+        let written = self
+            .shared
+            .written
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let extents = written.index.get(&span.file);
+        let (Some(file), Some(extents)) = (written.file.as_ref(), extents) else {
+            return Err(named(format!("session {} wrote nothing", span.file)));
+        };
+        let end = span.offset + span.len;
+        let mut at = span.offset;
+        // The stretch that starts at or before `at`, then the ones after it, in order.
+        let first = extents.range(..=at).next_back().map_or(at, |(k, _)| *k);
+        for (&start, &(len, physical)) in extents.range(first..end) {
+            if start + len <= at {
+                continue; // ends before `at`
+            }
+            if start > at {
+                break; // a hole
+            }
+            let upto = (start + len).min(end);
+            let dst = &mut buf[(at - span.offset) as usize..(upto - span.offset) as usize];
+            file.read_exact_at(dst, physical + (at - start))
+                .map_err(|e| named(e.to_string()))?;
+            at = upto;
+            if at == end {
+                return Ok(Bytes::from(buf));
+            }
+        }
+        Err(named(format!(
+            "session {}: bytes {at}..{end} were never written",
+            span.file
+        )))
     }
 
     /// Stops the writer and removes the directory (idempotent; also done on drop).
@@ -231,7 +289,8 @@ impl SessionSpool {
         self
     }
 
-    /// Queues `pcm` at the end of this session's file and returns where it will be.
+    /// Queues `pcm` at the end of this session's logical file and returns where it will
+    /// be.
     /// Never blocks. Small chunks are copied into the pending batch, which is handed
     /// over once it holds a batch ([`BATCH_BYTES`] unless set); a chunk that large with
     /// nothing pending is moved, not copied. What is pending is handed over by
@@ -267,7 +326,8 @@ impl SessionSpool {
         self.write_at(self.pending_at, pcm);
     }
 
-    /// Queues `pcm` at `offset` of this session's file (positional: order never matters).
+    /// Queues `pcm` at `offset` of this session's logical file (positional: order never
+    /// matters; each logical byte is written once).
     pub fn write_at(&self, offset: u64, pcm: Bytes) {
         let msg = Msg::Write {
             file: self.file,
@@ -286,10 +346,9 @@ impl SessionSpool {
 
 impl Drop for SessionSpool {
     fn drop(&mut self) {
-        // The pending batch goes first: the channel keeps order, so it is written before
-        // the file is closed and before any later `Spool::flush` returns.
+        // The channel keeps order: the pending batch is written before any later
+        // `Spool::flush` returns.
         self.send_pending();
-        let _ = self.shared.tx.send(Msg::Close(self.file));
     }
 }
 
@@ -301,28 +360,47 @@ fn record(errors: &Errors, file: u64, e: String) {
         .or_insert(e);
 }
 
-/// The writer thread: positional writes into lazily opened session files, until `Stop`
-/// (or every sender is gone).
-fn write_loop(dir: &Path, errors: &Errors, rx: &Receiver<Msg>) {
-    let mut open: HashMap<u64, File> = HashMap::new();
+/// The writer thread: appends each batch to the spool file (opened at the first write)
+/// and indexes it, until `Stop` (or every sender is gone).
+fn write_loop(path: &Path, errors: &Errors, written: &Mutex<Written>, rx: &Receiver<Msg>) {
+    let mut file: Option<Arc<File>> = None;
+    let mut end = 0u64;
     while let Ok(msg) = rx.recv() {
         match msg {
-            Msg::Write { file, offset, pcm } => {
-                let res = match open.entry(file) {
-                    Entry::Occupied(f) => Ok(f.into_mut()),
-                    Entry::Vacant(v) => OpenOptions::new()
+            Msg::Write {
+                file: logical,
+                offset,
+                pcm,
+            } => {
+                if file.is_none() {
+                    match OpenOptions::new()
                         .create(true)
-                        .truncate(false)
+                        .truncate(true)
+                        .read(true)
                         .write(true)
-                        .open(file_path(dir, file))
-                        .map(|f| v.insert(f)),
-                };
-                if let Err(e) = res.and_then(|f| f.write_all_at(&pcm, offset)) {
-                    record(errors, file, e.to_string());
+                        .open(path)
+                    {
+                        Ok(f) => file = Some(Arc::new(f)),
+                        Err(e) => {
+                            record(errors, logical, e.to_string());
+                            continue;
+                        }
+                    }
                 }
-            }
-            Msg::Close(file) => {
-                open.remove(&file);
+                let Some(f) = file.as_ref().filter(|_| !pcm.is_empty()) else {
+                    continue;
+                };
+                if let Err(e) = f.write_all_at(&pcm, end) {
+                    record(errors, logical, e.to_string());
+                    continue;
+                }
+                let mut w = written.lock().unwrap_or_else(PoisonError::into_inner);
+                w.file.get_or_insert_with(|| Arc::clone(f));
+                w.index
+                    .entry(logical)
+                    .or_default()
+                    .insert(offset, (pcm.len() as u64, end));
+                end += pcm.len() as u64;
             }
             Msg::Flush(reply) => {
                 let _ = reply.send(());

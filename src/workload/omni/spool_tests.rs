@@ -13,10 +13,10 @@ fn chunk(tag: u8, len: usize) -> Bytes {
     )
 }
 
-/// Bytes in the first session's file once every write sent so far is done.
+/// Bytes in the spool file once every write sent so far is done.
 fn flushed_len(spool: &Spool) -> u64 {
     spool.flush();
-    std::fs::metadata(spool.dir().join("session-0.pcm")).map_or(0, |m| m.len())
+    std::fs::metadata(spool.dir().join("spool.bin")).map_or(0, |m| m.len())
 }
 
 #[test]
@@ -53,7 +53,7 @@ fn out_of_order_positional_writes_read_back_exactly() {
 }
 
 #[test]
-fn sessions_append_to_their_own_files() {
+fn sessions_append_to_their_own_logical_files_in_one_spool_file() {
     let tmp = tempfile::tempdir().unwrap();
     let spool = Spool::create(tmp.path()).unwrap();
     let (mut s1, mut s2) = (spool.session(), spool.session());
@@ -69,6 +69,47 @@ fn sessions_append_to_their_own_files() {
     assert_eq!(spool.load(x2).unwrap(), chunk(77, 2));
     assert_eq!(spool.load(y1).unwrap(), chunk(9, 4));
     assert_eq!(spool.load(Span { len: 0, ..x2 }).unwrap(), Bytes::new());
+    // One file on disk, however many sessions.
+    let names: Vec<_> = std::fs::read_dir(spool.dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(names, ["spool.bin"]);
+    // A span that reaches past what was written is an error, not zeros.
+    let err = spool.load(Span { len: 3, ..x2 }).unwrap_err().to_string();
+    assert!(err.contains("bytes 8..9 were never written"), "{err}");
+}
+
+#[test]
+fn interleaved_batches_of_many_sessions_read_back_per_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = Spool::create(tmp.path()).unwrap();
+    let mut handles: Vec<_> = (0..5).map(|_| spool.session().with_batch(1_000)).collect();
+    let mut spans = Vec::new();
+    for round in 0..40u8 {
+        for (k, h) in handles.iter_mut().enumerate() {
+            let c = chunk(round.wrapping_mul(7).wrapping_add(k as u8), 300 + k * 10);
+            spans.push((h.append(c.clone()), c));
+        }
+    }
+    drop(handles);
+    spool.flush();
+    for (span, bytes) in &spans {
+        assert_eq!(&spool.load(*span).unwrap(), bytes);
+    }
+    // A stretch that crosses batch boundaries reads back whole.
+    let whole = Span {
+        file: 3,
+        offset: 0,
+        len: 40 * 330,
+    };
+    let expect: Vec<u8> = spans
+        .iter()
+        .filter(|(s, _)| s.file == 3)
+        .flat_map(|(_, b)| b.to_vec())
+        .collect();
+    assert_eq!(spool.load(whole).unwrap(), expect);
 }
 
 #[test]
@@ -79,8 +120,7 @@ fn flush_is_a_barrier_for_every_write_sent_before_it() {
     let spans: Vec<Span> = (0..200u8).map(|i| s.append(chunk(i, 480))).collect();
     s.send_pending();
     spool.flush();
-    let file = spool.dir().join("session-0.pcm");
-    assert_eq!(std::fs::metadata(&file).unwrap().len(), 200 * 480);
+    assert_eq!(flushed_len(&spool), 200 * 480);
     for (i, span) in spans.into_iter().enumerate() {
         assert_eq!(spool.load(span).unwrap(), chunk(i as u8, 480));
     }
@@ -146,13 +186,13 @@ fn a_write_error_surfaces_at_load_naming_the_file() {
     let tmp = tempfile::tempdir().unwrap();
     let spool = Spool::create(tmp.path()).unwrap();
     let mut s = spool.session();
-    // The directory vanishes under the writer: opening the session file fails.
+    // The directory vanishes under the writer: opening the spool file fails.
     std::fs::remove_dir_all(spool.dir()).unwrap();
     let span = s.append(chunk(1, 8));
     s.send_pending();
     spool.flush();
     let err = spool.load(span).unwrap_err().to_string();
-    let file = spool.dir().join("session-0.pcm");
+    let file = spool.dir().join("spool.bin");
     assert!(err.contains(&file.display().to_string()), "{err}");
     assert!(err.contains("write failed"), "{err}");
 }
@@ -188,7 +228,7 @@ fn spools_of_dead_processes_are_swept_at_create() {
     child.wait().unwrap();
     let dead_dir = tmp.path().join(format!("rtload-spool-{dead}-0"));
     std::fs::create_dir(&dead_dir).unwrap();
-    std::fs::write(dead_dir.join("session-0.pcm"), b"xx").unwrap();
+    std::fs::write(dead_dir.join("spool.bin"), b"xx").unwrap();
     let live = Spool::create(tmp.path()).unwrap();
     assert!(!dead_dir.exists(), "a killed run's spool is removed");
     let other = Spool::create(tmp.path()).unwrap();

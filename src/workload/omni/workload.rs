@@ -7,11 +7,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
-use super::media::{self, MediaOptions, PreparedMedia};
+use super::media::{self, MediaOptions};
 use super::pacing::PacingMode;
 use super::session::DuplexOutput;
 use super::session::{DuplexSession, DuplexSettings};
 use super::spool::Spool;
+use super::upload::{CaseUpload, SharedUpload};
 use crate::util::scenario_error::{ScenarioError, parse_section};
 use crate::workload::omni::artifacts::layout::CaseLayout;
 use crate::workload::omni::artifacts::lock::OutputLock;
@@ -103,10 +104,11 @@ pub struct OmniWorkload {
     api_key: Option<crate::workload::Secret>,
 }
 
-/// What `prepare` produced: settings shared by every session and each case's media.
+/// What `prepare` produced: settings shared by every session and each case's appends,
+/// built from its media (the decoded media itself is not kept).
 pub(super) struct Prepared {
     pub(super) settings: Arc<DuplexSettings>,
-    pub(super) media: Vec<Arc<PreparedMedia>>,
+    pub(super) media: Vec<SharedUpload>,
     /// Where measured sessions spill their output PCM (outside the output root).
     pub(super) spool: Spool,
 }
@@ -393,12 +395,6 @@ impl Workload for OmniWorkload {
         "audio ttfp"
     }
 
-    /// A measured session's two spool files (output PCM, event log), open in the spool
-    /// writer while the session runs.
-    fn files_per_session(&self) -> u64 {
-        2
-    }
-
     fn headline_ms(
         &self,
         rec: &crate::workload::SampleRecord<Option<DuplexOutput>>,
@@ -437,7 +433,7 @@ impl Workload for OmniWorkload {
             .iter()
             .map(|c| {
                 media::prepare(&c.video_path, &self.media_opts)
-                    .map(Arc::new)
+                    .map(|m| Arc::new(CaseUpload::new(&m)))
                     .map_err(|e| e.to_string())
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -470,7 +466,7 @@ impl Workload for OmniWorkload {
         );
         let mut session = DuplexSession::new(
             Arc::clone(&prepared.settings),
-            PreparedMedia::clone(&prepared.media[case_idx]),
+            Arc::clone(&prepared.media[case_idx]),
             session_id,
             !ctx.warmup,
         );

@@ -240,7 +240,7 @@ fn case_result_helpers() {
 fn unavailable_capture_fails_the_case_like_a_publication_error() {
     let root = tempfile::tempdir().unwrap();
     let mut cases = [case("1q1a", "video.mp4", None, true)];
-    let why = "spool file /tmp/rtload-spool-1-0/session-0.pcm: write failed: disk full";
+    let why = "spool file /tmp/rtload-spool-1-0/spool.bin: write failed: disk full";
     cases[0].publication_error = Some(why.into());
     let summary = finalize(root.path(), &mut cases);
     let msg = format!("Artifact publication failed: captured output unavailable: {why}");

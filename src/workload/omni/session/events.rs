@@ -33,7 +33,7 @@ pub struct EventLog {
 }
 
 impl EventLog {
-    /// Spill the events to `spool` (this session's own spool file) from now on, in
+    /// Spill the events to `spool` (this session's own logical spool file) from now on, in
     /// batches of [`SPILL_BATCH_BYTES`].
     pub fn spill_to(&mut self, spool: SessionSpool) {
         self.spool = Some(spool.with_batch(SPILL_BATCH_BYTES));

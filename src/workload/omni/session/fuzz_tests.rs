@@ -10,6 +10,7 @@ use tokio::time::Instant;
 
 use super::*;
 use crate::workload::fuzz::{drive, event, steps};
+use crate::workload::omni::upload::CaseUpload;
 
 const TYPES: &[&str] = &[
     "session.created",
@@ -54,7 +55,7 @@ fn session(capture: bool) -> DuplexSession {
     };
     DuplexSession::new(
         Arc::new(cfg),
-        media,
+        Arc::new(CaseUpload::new(&media)),
         "omniinteract:1q1a:r-0:1".into(),
         capture,
     )

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use super::*;
 use crate::workload::omni::pacing::PacingMode;
 use crate::workload::omni::spool::Spool;
+use crate::workload::omni::upload::CaseUpload;
 
 fn settings() -> DuplexSettings {
     let mut s = DuplexSettings::new("m", Arc::from("data:audio/wav;base64,UklGRg=="));
@@ -57,6 +58,7 @@ impl H {
     ) -> Self {
         let t0 = Instant::now();
         let short = Duration::from_secs_f64(cfg.timeout_s.min(20.0));
+        let m = Arc::new(CaseUpload::new(&m));
         let mut s = DuplexSession::new(Arc::new(cfg), m, "omniinteract:1q1a:r-0:1".into(), capture);
         if let Some(spool) = spool {
             s = s.with_spool(spool.session(), spool.session());
