@@ -306,6 +306,7 @@ impl Encoder<Message> for LimitedCodec {
 
     fn encode(&mut self, item: Message, dst: &mut bytes::BytesMut) -> Result<(), ProtocolError> {
         shrink_if_drained(dst);
+        fit_if_drained(dst, encoded_len(&item));
         self.inner.encode(item, dst)
     }
 }
@@ -317,6 +318,26 @@ impl Encoder<Message> for LimitedCodec {
 pub fn shrink_if_drained(buf: &mut bytes::BytesMut) {
     if buf.is_empty() && buf.try_reclaim(KEEP_WRITE_BUF_BYTES + 1) {
         *buf = bytes::BytesMut::new();
+    }
+}
+
+/// The most bytes `item` takes as a client frame: its payload plus the longest header
+/// (2 bytes, an 8-byte length, the 4-byte mask).
+fn encoded_len(item: &Message) -> usize {
+    let payload = match item {
+        Message::Text(t) => t.len(),
+        Message::Binary(b) | Message::Ping(b) | Message::Pong(b) => b.len(),
+        _ => 0,
+    };
+    payload + 14
+}
+
+/// Gives a drained buffer too small for the next frame exactly that frame's room, where
+/// the encoder's own `reserve` would double the buffer: an 8.6 KiB append into an 8 KiB
+/// buffer would leave a 16 KiB one held between appends for the session's whole life.
+pub fn fit_if_drained(buf: &mut bytes::BytesMut, needed: usize) {
+    if buf.is_empty() && !buf.try_reclaim(needed) {
+        *buf = bytes::BytesMut::with_capacity(needed);
     }
 }
 
@@ -413,6 +434,35 @@ pub fn to_message(msg: crate::workload::Outbound) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_drained_buffer_too_small_for_the_next_frame_gets_exactly_its_room() {
+        let mut buf = bytes::BytesMut::with_capacity(8 * 1024);
+        fit_if_drained(&mut buf, 9_000);
+        assert!(
+            (9_000..9_000 + 64).contains(&buf.capacity()),
+            "{}",
+            buf.capacity()
+        );
+        // Enough room already: kept as is.
+        fit_if_drained(&mut buf, 100);
+        assert!(buf.capacity() >= 9_000);
+        // Bytes still to be written are never touched.
+        buf.extend_from_slice(b"pending");
+        fit_if_drained(&mut buf, 50_000);
+        assert_eq!(&buf[..], b"pending");
+        // Through the codec: an append-sized frame into the framed writer's 8 KiB buffer.
+        let mut codec = LimitedCodec::new(Codec::new(), 1 << 20);
+        let mut dst = bytes::BytesMut::with_capacity(8 * 1024);
+        codec
+            .encode(Message::Text("a".repeat(8_800).into()), &mut dst)
+            .unwrap();
+        assert!(
+            dst.capacity() < 8_800 + 64,
+            "not doubled: {}",
+            dst.capacity()
+        );
+    }
 
     #[test]
     fn a_drained_large_write_buffer_is_given_back_and_pending_bytes_never_are() {
