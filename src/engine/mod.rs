@@ -8,6 +8,7 @@
 
 pub mod coordinator;
 pub mod fdlimit;
+pub mod host;
 pub mod interrupt;
 pub mod live;
 pub mod progress;

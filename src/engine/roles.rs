@@ -3,7 +3,8 @@
 //! message's intended time), the **reader** (owns the read half, timestamps every message
 //! as it is read) and **playback** (the serial viewer/listener clock).
 //!
-//! Socket halves arrive through [`super::slots`]; nothing here crosses threads.
+//! Socket halves (and the reader's [`super::host`]) arrive through [`super::slots`];
+//! nothing here crosses threads.
 
 use awc::ws::{CloseCode, Message};
 use futures_util::{SinkExt, StreamExt};
@@ -11,11 +12,12 @@ use ractor::thread_local::ThreadLocalActor;
 use ractor::{ActorProcessingErr, ActorRef};
 use tokio::time::Instant;
 
+use super::host::WeakHost;
 use super::sample::SampleMsg;
 use super::slots::{self, SlotKey};
 use super::transport::{ReadEvent, Reassembler, WsSink, WsStream, to_message};
 use crate::workload::playback::{PlayUnit, PlaybackConfig, simulate};
-use crate::workload::{MediaUnit, OutMsg};
+use crate::workload::{FailureKind, MediaUnit, OutMsg};
 
 /// Messages to the sender.
 #[derive(Debug)]
@@ -123,13 +125,15 @@ impl ThreadLocalActor for SenderActor {
 pub struct ReaderArgs {
     /// Where the read half is parked.
     pub stream: SlotKey<WsStream>,
-    /// The sample supervisor (receives every message).
-    pub parent: ActorRef<SampleMsg>,
+    /// Where the sample's session host is parked: every message drives the session
+    /// there, at its receipt time.
+    pub host: SlotKey<WeakHost>,
     /// The sender (answers pings).
     pub sender: ActorRef<SenderMsg>,
 }
 
-/// The reader role: a local task reads the socket; the actor owns (and aborts) it.
+/// The reader role: a local task reads the socket and drives the session with each
+/// message; the actor owns (and aborts) it.
 #[derive(Default)]
 pub struct ReaderActor;
 
@@ -164,9 +168,10 @@ impl ThreadLocalActor for ReaderActor {
             return Ok(());
         };
         let stream = slots::take::<WsStream>(args.stream);
+        let host = slots::take::<WeakHost>(args.host).unwrap_or_default();
         st.task = Some(tokio::task::spawn_local(read_loop(
             stream,
-            args.parent,
+            host,
             args.sender,
         )));
         Ok(())
@@ -184,45 +189,42 @@ impl ThreadLocalActor for ReaderActor {
     }
 }
 
-async fn read_loop(
-    stream: Option<WsStream>,
-    parent: ActorRef<SampleMsg>,
-    sender: ActorRef<SenderMsg>,
-) {
-    let ended = |reason: Option<String>, error: Option<String>| SampleMsg::ReadEnded {
-        at: Instant::now(),
-        reason,
-        error,
-    };
+async fn read_loop(stream: Option<WsStream>, host: WeakHost, sender: ActorRef<SenderMsg>) {
     let Some(mut stream) = stream else {
-        let _ = parent.cast(ended(None, Some("socket read half missing".into())));
+        if let Some(h) = host.upgrade() {
+            h.borrow_mut()
+                .fail(FailureKind::Transport, "socket read half missing".into());
+        }
         return;
     };
     let mut joiner = Reassembler::default();
     loop {
-        let Some(next) = stream.next().await else {
-            let _ = parent.cast(ended(None, None));
-            return;
-        };
+        let next = stream.next().await;
         // Receipt time: taken the moment the frame is handed to us.
         let at = Instant::now();
-        let event = next
-            .map_err(|e| e.to_string())
-            .and_then(|frame| joiner.push(frame).map_err(|e| e.to_string()));
+        let event = match next {
+            // End of stream without a close frame: closed, with no reason.
+            None => Ok(ReadEvent::Close(None)),
+            Some(frame) => frame
+                .map_err(|e| e.to_string())
+                .and_then(|frame| joiner.push(frame).map_err(|e| e.to_string())),
+        };
+        // The sample is gone: nothing left to drive.
+        let Some(h) = host.upgrade() else { return };
+        // Released before the next `.await`: the timer and the supervisor drive it too.
+        let mut h = h.borrow_mut();
         match event {
-            Ok(ReadEvent::Data(msg)) => {
-                let _ = parent.cast(SampleMsg::Inbound(msg, at));
-            }
+            Ok(ReadEvent::Data(msg)) => h.drive(|s, fx| s.on_inbound(msg, at, fx)),
             Ok(ReadEvent::Ping(b)) => {
                 let _ = sender.cast(SenderMsg::Pong(b));
             }
             Ok(ReadEvent::Nothing) => {}
             Ok(ReadEvent::Close(reason)) => {
-                let _ = parent.cast(ended(reason, None));
+                h.drive(|s, fx| s.on_closed(at, reason, fx));
                 return;
             }
             Err(e) => {
-                let _ = parent.cast(ended(None, Some(e)));
+                h.fail(FailureKind::Transport, e);
                 return;
             }
         }

@@ -1,10 +1,12 @@
 //! The sample supervisor: one per session, on one shard thread, never migrating.
 //!
 //! It connects (on the shard thread, in `post_start`), spawns its linked children —
-//! sender, reader, playback — hosts the workload's pure [`Session`](crate::workload::Session) and carries out the
-//! effects it returns. Any child failure becomes this sample's recorded outcome; the
-//! sample reports to the coordinator only after every child has reported *and*
-//! terminated, in whichever order those arrive.
+//! sender, playback, reader — and holds the [`Host`] of the workload's pure
+//! [`Session`](crate::workload::Session): the reader drives it with each message and the
+//! wake-up timer with each wake-up, where they happen; the supervisor drives it on open,
+//! on an interrupt and on a failed send. Any child failure becomes this sample's recorded
+//! outcome; the sample reports to the coordinator only after every child has reported
+//! *and* terminated, in whichever order those arrive.
 
 use std::time::Duration;
 
@@ -13,39 +15,19 @@ use ractor::{ActorCell, ActorProcessingErr, ActorRef, SupervisionEvent};
 use tokio::time::Instant;
 
 use super::coordinator::CoordMsg;
+use super::host::{Host, SharedHost};
 use super::roles::{
     PlaybackActor, PlaybackArgs, PlaybackMsg, ReaderActor, ReaderArgs, SenderActor, SenderArgs,
-    SenderMsg,
 };
-use super::wake::WakeTimer;
 use super::writer::WriterHandle;
 use super::{slots, transport};
 use crate::workload::playback::PlaybackSummary;
-use crate::workload::{
-    ConnectSpec, DynSession, Effects, FailureKind, Inbound, MediaUnit, SampleRecord,
-};
+use crate::workload::{ConnectSpec, DynSession, FailureKind, SampleRecord};
 
-/// Media units are handed to the playback role in batches of this many (and the rest
-/// when the sample ends): playback only simulates at the end, and a message per unit
-/// was a mailbox hop per received chunk.
-const MEDIA_BATCH: usize = 32;
-
-/// Messages to a sample supervisor.
+/// Messages to a sample supervisor (received messages and wake-ups do not come here:
+/// the reader and the timer drive the session in the [`Host`] directly).
 #[derive(Debug)]
 pub enum SampleMsg {
-    /// One inbound message with its receipt time (from the reader).
-    Inbound(Inbound, Instant),
-    /// The read side ended: a close frame (`reason`), end of stream, or an error.
-    ReadEnded {
-        /// When the reader noticed.
-        at: Instant,
-        /// The peer's close reason, if it sent one.
-        reason: Option<String>,
-        /// A read error, if that is why it ended.
-        error: Option<String>,
-    },
-    /// A wake-up the session asked for; stale generations are ignored.
-    Wake(u64),
     /// The sender could not write.
     SenderFailed(crate::workload::Failure),
     /// The sender's lateness samples (sent as it stops).
@@ -100,21 +82,16 @@ pub struct SampleMeta {
 #[derive(Default)]
 pub struct SampleActor;
 
-/// Supervisor state. Children are set once connected; `outcome` once decided.
+/// Supervisor state: the session host (children are set in it once connected, the
+/// outcome once decided) and what the report needs.
 pub struct SampleState {
     args: SampleMeta,
-    session: Option<Box<dyn DynSession>>,
+    host: SharedHost,
     started: Instant,
     opened: Option<Instant>,
-    sender: Option<ActorRef<SenderMsg>>,
-    playback: Option<ActorRef<PlaybackMsg>>,
-    reader: Option<ActorCell>,
     live_children: usize,
     sender_stats: Option<Vec<f64>>,
     playback_stats: Option<PlaybackSummary>,
-    wake: Option<WakeTimer>,
-    media: Vec<MediaUnit>,
-    outcome: Option<Result<(), crate::workload::Failure>>,
     reported: bool,
 }
 
@@ -128,20 +105,15 @@ impl ThreadLocalActor for SampleActor {
         _myself: ActorRef<SampleMsg>,
         args: SampleArgs,
     ) -> Result<SampleState, ActorProcessingErr> {
+        let host = Host::new(args.session, args.meta.lines.clone());
         Ok(SampleState {
             args: args.meta,
-            session: Some(args.session),
+            host,
             started: Instant::now(),
             opened: None,
-            sender: None,
-            playback: None,
-            reader: None,
             live_children: 0,
             sender_stats: None,
             playback_stats: None,
-            wake: None,
-            media: Vec::new(),
-            outcome: None,
             reported: false,
         })
     }
@@ -152,7 +124,7 @@ impl ThreadLocalActor for SampleActor {
         st: &mut SampleState,
     ) -> Result<(), ActorProcessingErr> {
         st.started = Instant::now();
-        let spec = match st.session.as_ref() {
+        let spec = match st.host.borrow_mut().session_mut() {
             Some(s) => s.connect(&st.args.connect),
             None => st.args.connect.clone(),
         };
@@ -165,24 +137,12 @@ impl ThreadLocalActor for SampleActor {
         .await
         {
             Err(e) => {
-                st.outcome = Some(Err(e.failure()));
+                st.host.borrow_mut().outcome = Some(Err(e.failure()));
                 st.sender_stats = Some(Vec::new());
                 st.playback_stats = Some(PlaybackSummary::default());
                 maybe_report(&myself, st);
             }
-            Ok((sink, stream)) => {
-                spawn_children(&myself, st, sink, stream).await?;
-                let mut fx = Effects::default();
-                let now = Instant::now();
-                st.opened = Some(now);
-                if let Some(p) = &st.playback {
-                    let _ = p.cast(PlaybackMsg::Opened(now));
-                }
-                if let Some(s) = st.session.as_mut() {
-                    s.on_open(now, &mut fx);
-                }
-                apply(&myself, st, fx);
-            }
+            Ok((sink, stream)) => spawn_children(&myself, st, sink, stream).await?,
         }
         Ok(())
     }
@@ -193,24 +153,12 @@ impl ThreadLocalActor for SampleActor {
         msg: SampleMsg,
         st: &mut SampleState,
     ) -> Result<(), ActorProcessingErr> {
-        let mut fx = Effects::default();
-        let live = st.outcome.is_none();
         match msg {
-            SampleMsg::Inbound(m, at) if live => with_session(st, |s| s.on_inbound(m, at, &mut fx)),
-            SampleMsg::Wake(g) if live && st.wake.as_ref().is_some_and(|w| w.is_current(g)) => {
-                with_session(st, |s| s.on_wake(Instant::now(), &mut fx));
-            }
-            SampleMsg::ReadEnded { at, reason, error } if live => match error {
-                Some(e) => fx.fail_as(crate::workload::FailureKind::Transport, e),
-                None => with_session(st, |s| s.on_closed(at, reason, &mut fx)),
-            },
-            SampleMsg::SenderFailed(e) if live => fx.fail_as(e.kind, e.message),
-            SampleMsg::Interrupt(e) if live => fx.fail_as(FailureKind::Interrupted, e),
+            SampleMsg::SenderFailed(e) => st.host.borrow_mut().fail(e.kind, e.message),
+            SampleMsg::Interrupt(e) => st.host.borrow_mut().fail(FailureKind::Interrupted, e),
             SampleMsg::SenderStats(v) => st.sender_stats = Some(v),
             SampleMsg::PlaybackStats(p) => st.playback_stats = Some(p),
-            _ => {}
         }
-        apply(&myself, st, fx);
         maybe_report(&myself, st);
         Ok(())
     }
@@ -228,20 +176,18 @@ impl ThreadLocalActor for SampleActor {
             }
             _ => {}
         }
-        if st.outcome.is_some() {
-            begin_shutdown(st);
+        let mut host = st.host.borrow_mut();
+        if host.outcome.is_some() {
+            host.begin_shutdown();
         }
+        drop(host);
         maybe_report(&myself, st);
         Ok(())
     }
 }
 
-fn with_session(st: &mut SampleState, f: impl FnOnce(&mut dyn DynSession)) {
-    if let Some(s) = st.session.as_deref_mut() {
-        f(s);
-    }
-}
-
+/// Spawns sender and playback, opens the session (its first messages go to the sender),
+/// then spawns the reader: the session sees no message before `on_open`.
 async fn spawn_children(
     myself: &ActorRef<SampleMsg>,
     st: &mut SampleState,
@@ -270,92 +216,48 @@ async fn spawn_children(
         sp.clone(),
     )
     .await?;
+    st.live_children = 2;
+    let now = Instant::now();
+    st.opened = Some(now);
+    let _ = playback.cast(PlaybackMsg::Opened(now));
+    {
+        let mut host = st.host.borrow_mut();
+        host.sender = Some(sender.clone());
+        host.playback = Some(playback);
+        host.drive(|s, fx| s.on_open(now, fx));
+    }
     let (reader, _) = ReaderActor::spawn_linked(
         None,
         ReaderArgs {
             stream: slots::park(stream),
-            parent: myself.clone(),
-            sender: sender.clone(),
+            host: slots::park(std::rc::Rc::downgrade(&st.host)),
+            sender,
         },
         cell,
         sp,
     )
     .await?;
-    st.sender = Some(sender);
-    st.playback = Some(playback);
-    st.reader = Some(reader.get_cell());
     st.live_children = 3;
+    let mut host = st.host.borrow_mut();
+    if host.outcome.is_some() {
+        // The session ended on open: the reader stops with the others.
+        reader.stop(None);
+    } else {
+        host.reader = Some(reader.get_cell());
+    }
     Ok(())
-}
-
-/// Carry out a session's effects.
-fn apply(myself: &ActorRef<SampleMsg>, st: &mut SampleState, fx: Effects) {
-    if let Some(tx) = &st.args.lines {
-        for l in fx.lines {
-            let _ = tx.send(l);
-        }
-    }
-    if let Some(sender) = &st.sender {
-        for out in fx.outbound {
-            let _ = sender.cast(SenderMsg::Send(out));
-        }
-    }
-    if st.playback.is_some() {
-        st.media.extend(fx.media);
-        if st.media.len() >= MEDIA_BATCH {
-            flush_media(st);
-        }
-    }
-    if let Some(at) = fx.wake_at {
-        let me = myself.clone();
-        st.wake
-            .get_or_insert_with(|| WakeTimer::start(move |g| me.cast(SampleMsg::Wake(g)).is_ok()))
-            .arm(at);
-    }
-    if let Some(done) = fx.finish {
-        if st.outcome.is_none() {
-            st.outcome = Some(done);
-        }
-        begin_shutdown(st);
-    }
-}
-
-/// Ask every child to finish: the sender closes the socket, playback reports, the reader
-/// stops. Idempotent.
-fn begin_shutdown(st: &mut SampleState) {
-    if let Some(mut w) = st.wake.take() {
-        w.disarm();
-    }
-    if let Some(s) = st.sender.take() {
-        let _ = s.cast(SenderMsg::Close);
-    }
-    flush_media(st);
-    if let Some(p) = st.playback.take() {
-        let _ = p.cast(PlaybackMsg::Finish);
-    }
-    if let Some(r) = st.reader.take() {
-        r.stop(None);
-    }
-}
-
-/// Hand the buffered media units to playback (in order, ahead of any later message).
-fn flush_media(st: &mut SampleState) {
-    if let Some(p) = &st.playback
-        && !st.media.is_empty()
-    {
-        let _ = p.cast(PlaybackMsg::Media(std::mem::take(&mut st.media)));
-    }
 }
 
 fn child_gone(st: &mut SampleState, cell: &ActorCell, failure: Option<String>) {
     st.live_children = st.live_children.saturating_sub(1);
+    let mut host = st.host.borrow_mut();
     if let Some(err) = failure {
         // A crashed child sends no stats; do not wait for them.
         st.sender_stats.get_or_insert_with(Vec::new);
         st.playback_stats
             .get_or_insert_with(PlaybackSummary::default);
-        if st.outcome.is_none() {
-            st.outcome = Some(Err(crate::workload::Failure::new(
+        if host.outcome.is_none() {
+            host.outcome = Some(Err(crate::workload::Failure::new(
                 crate::workload::FailureKind::Crashed,
                 format!("sample actor {} failed: {err}", cell.get_id()),
             )));
@@ -366,8 +268,9 @@ fn child_gone(st: &mut SampleState, cell: &ActorCell, failure: Option<String>) {
 /// Report to the coordinator once the outcome is decided, every child has terminated and
 /// both stats messages arrived; then stop.
 fn maybe_report(myself: &ActorRef<SampleMsg>, st: &mut SampleState) {
+    let outcome = st.host.borrow().outcome.clone();
     if st.reported
-        || st.outcome.is_none()
+        || outcome.is_none()
         || st.live_children > 0
         || st.sender_stats.is_none()
         || st.playback_stats.is_none()
@@ -376,7 +279,7 @@ fn maybe_report(myself: &ActorRef<SampleMsg>, st: &mut SampleState) {
     }
     st.reported = true;
     let ended = Instant::now();
-    let mut session = st.session.take();
+    let mut session = st.host.borrow_mut().take_session();
     let mut artifacts = Vec::new();
     if let (Some(_), Some(s), false) = (&st.args.writer, session.as_mut(), st.args.warmup) {
         artifacts = s.artifacts();
@@ -390,7 +293,7 @@ fn maybe_report(myself: &ActorRef<SampleMsg>, st: &mut SampleState) {
         started_s: since(st.started),
         opened_s: st.opened.map(since),
         ended_s: since(ended),
-        outcome: st.outcome.clone().unwrap_or(Ok(())),
+        outcome: outcome.unwrap_or(Ok(())),
         send_lateness_s: st.sender_stats.take().unwrap_or_default(),
         playback: st.playback_stats.take(),
         output: session.map(|s| s.finish()),

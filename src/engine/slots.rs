@@ -1,4 +1,4 @@
-//! Shard-local hand-over of values that are not `Send` (socket halves).
+//! Shard-local hand-over of values that are not `Send` (socket halves, the session host).
 //!
 //! `ThreadLocalActor` arguments must be `Send`, but awc's socket halves are not. The sample
 //! supervisor parks a half here under a fresh typed key and passes the key to the child it
@@ -10,6 +10,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::marker::PhantomData;
 
+use super::host::WeakHost;
 use super::transport::{WsSink, WsStream};
 
 /// Everything that can be parked.
@@ -18,6 +19,8 @@ pub enum Parked {
     Sink(WsSink),
     /// A socket's read half.
     Stream(WsStream),
+    /// The sample's session host, for the reader.
+    Host(WeakHost),
     /// A test value.
     #[cfg(test)]
     Test(std::rc::Rc<i32>),
@@ -50,6 +53,18 @@ impl Parkable for WsStream {
     fn from_parked(p: Parked) -> Option<Self> {
         match p {
             Parked::Stream(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl Parkable for WeakHost {
+    fn into_parked(self) -> Parked {
+        Parked::Host(self)
+    }
+    fn from_parked(p: Parked) -> Option<Self> {
+        match p {
+            Parked::Host(h) => Some(h),
             _ => None,
         }
     }

@@ -1,8 +1,8 @@
 //! A sample's one wake-up timer: the session asks to be woken at an instant
 //! ([`crate::workload::Effects::wake`]); the newest request replaces the previous one.
 //!
-//! One long-lived local task per sample sleeps until the requested instant and then casts
-//! [`SampleMsg::Wake`]. Re-arming never spawns: a request *later* than the one the task
+//! One long-lived local task per sample sleeps until the requested instant and then
+//! fires (the sample's [`super::host`] drives the session's `on_wake` right there). Re-arming never spawns: a request *later* than the one the task
 //! sleeps towards only moves the target (the task wakes at the old instant, sees the new
 //! one and sleeps on), and only an *earlier* one (or the first) wakes the task to sleep
 //! less. A video session re-arms its chunk timeout on every message, so this is a store
@@ -34,8 +34,8 @@ pub struct WakeTimer {
 
 impl WakeTimer {
     /// Start the timer task on the current thread's `LocalSet`; `fire(generation)` is
-    /// called when a request comes due (the sample casts itself a
-    /// [`super::sample::SampleMsg::Wake`]) and returns `false` once nobody listens.
+    /// called when a request comes due (the sample's host drives the session's
+    /// `on_wake`) and returns `false` once nobody listens.
     pub fn start(fire: impl Fn(u64) -> bool + 'static) -> Self {
         let shared = Rc::new(Shared::default());
         let task = tokio::task::spawn_local(run(shared.clone(), fire));
@@ -58,12 +58,6 @@ impl WakeTimer {
     /// Cancel the pending request, if any.
     pub fn disarm(&mut self) {
         self.shared.target.set(None);
-    }
-
-    /// Whether a fired wake-up of `generation` is the current request: one armed after
-    /// it fired makes it stale.
-    pub fn is_current(&self, generation: u64) -> bool {
-        generation == self.generation
     }
 }
 
