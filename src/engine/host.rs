@@ -123,7 +123,7 @@ impl Host {
         if let Some(at) = fx.wake_at {
             let me = self.me.clone();
             self.wake
-                .get_or_insert_with(|| WakeTimer::start(move |_| fire(&me)))
+                .get_or_insert_with(|| WakeTimer::start(move || fire(&me)))
                 .arm(at);
         }
         if let Some(done) = fx.finish {

@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::Host;
+use crate::engine::wake::on_paused_clock;
 use crate::workload::{Artifact, ConnectSpec, DynSession, Effects, FailureKind, Inbound};
 
 /// Logs every call; finishes on the text "done", asks for a wake-up 50 ms after "later"
@@ -74,14 +75,8 @@ fn the_session_is_driven_until_its_outcome_and_the_first_decision_wins() {
 
 #[test]
 fn a_requested_wake_up_drives_on_wake_from_the_timer() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
-    let local = tokio::task::LocalSet::new();
     let log = Arc::new(Mutex::new(Vec::new()));
-    let outcome = local.block_on(&rt, async {
+    let outcome = on_paused_clock(async {
         let host = Host::new(Box::new(Probe(log.clone())), None);
         let t0 = Instant::now();
         host.borrow_mut()

@@ -103,9 +103,10 @@ impl ThreadLocalActor for SampleActor {
     async fn pre_start(
         &self,
         _myself: ActorRef<SampleMsg>,
-        args: SampleArgs,
+        mut args: SampleArgs,
     ) -> Result<SampleState, ActorProcessingErr> {
-        let host = Host::new(args.session, args.meta.lines.clone());
+        // The host carries out the session's effects, live log lines included.
+        let host = Host::new(args.session, args.meta.lines.take());
         Ok(SampleState {
             args: args.meta,
             host,

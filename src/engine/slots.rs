@@ -34,41 +34,27 @@ pub trait Parkable: Sized + 'static {
     fn from_parked(p: Parked) -> Option<Self>;
 }
 
-impl Parkable for WsSink {
-    fn into_parked(self) -> Parked {
-        Parked::Sink(self)
-    }
-    fn from_parked(p: Parked) -> Option<Self> {
-        match p {
-            Parked::Sink(s) => Some(s),
-            _ => None,
+/// `Parkable` for a type carried by one [`Parked`] variant.
+macro_rules! parkable {
+    ($($ty:ty => $variant:ident),+ $(,)?) => {$(
+        impl Parkable for $ty {
+            fn into_parked(self) -> Parked {
+                Parked::$variant(self)
+            }
+            fn from_parked(p: Parked) -> Option<Self> {
+                match p {
+                    Parked::$variant(v) => Some(v),
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                }
+            }
         }
-    }
+    )+};
 }
 
-impl Parkable for WsStream {
-    fn into_parked(self) -> Parked {
-        Parked::Stream(self)
-    }
-    fn from_parked(p: Parked) -> Option<Self> {
-        match p {
-            Parked::Stream(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-
-impl Parkable for WeakHost {
-    fn into_parked(self) -> Parked {
-        Parked::Host(self)
-    }
-    fn from_parked(p: Parked) -> Option<Self> {
-        match p {
-            Parked::Host(h) => Some(h),
-            _ => None,
-        }
-    }
-}
+parkable!(WsSink => Sink, WsStream => Stream, WeakHost => Host);
+#[cfg(test)]
+parkable!(std::rc::Rc<i32> => Test);
 
 thread_local! {
     static SLOTS: RefCell<HashMap<u64, Parked>> = RefCell::new(HashMap::new());
@@ -107,18 +93,6 @@ pub fn take<T: Parkable>(key: SlotKey<T>) -> Option<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    impl Parkable for std::rc::Rc<i32> {
-        fn into_parked(self) -> Parked {
-            Parked::Test(self)
-        }
-        fn from_parked(p: Parked) -> Option<Self> {
-            match p {
-                Parked::Test(v) => Some(v),
-                _ => None,
-            }
-        }
-    }
 
     #[test]
     fn park_and_take_once() {

@@ -296,28 +296,18 @@ impl Decoder for LimitedCodec {
     }
 }
 
-/// A drained write buffer larger than this is given back before the next message is
-/// encoded: one large message (OmniInteract's `session.update` carries the reference
-/// voice, ~80 KiB) would otherwise pin that much memory for the session's whole life.
+/// A drained write buffer whose allocation is larger than this is given back before the
+/// next message is encoded: one large message (OmniInteract's `session.update` carries
+/// the reference voice, ~80 KiB) would otherwise pin that much memory for the session's
+/// whole life.
 pub const KEEP_WRITE_BUF_BYTES: usize = 32 * 1024;
 
 impl Encoder<Message> for LimitedCodec {
     type Error = ProtocolError;
 
     fn encode(&mut self, item: Message, dst: &mut bytes::BytesMut) -> Result<(), ProtocolError> {
-        shrink_if_drained(dst);
         fit_if_drained(dst, encoded_len(&item));
         self.inner.encode(item, dst)
-    }
-}
-
-/// Replaces `buf` with an empty one when it holds nothing and its allocation is larger
-/// than [`KEEP_WRITE_BUF_BYTES`] (never while bytes wait to be written). A written-out
-/// buffer has been advanced past its bytes, so `capacity()` alone understates what it
-/// holds; `try_reclaim` first moves it back to the start of its allocation.
-pub fn shrink_if_drained(buf: &mut bytes::BytesMut) {
-    if buf.is_empty() && buf.try_reclaim(KEEP_WRITE_BUF_BYTES + 1) {
-        *buf = bytes::BytesMut::new();
     }
 }
 
@@ -332,11 +322,16 @@ fn encoded_len(item: &Message) -> usize {
     payload + 14
 }
 
-/// Gives a drained buffer too small for the next frame exactly that frame's room, where
-/// the encoder's own `reserve` would double the buffer: an 8.6 KiB append into an 8 KiB
-/// buffer would leave a 16 KiB one held between appends for the session's whole life.
+/// Before a frame of at most `needed` bytes is encoded into a drained write buffer (never
+/// while bytes wait to be written), gives it exactly that frame's room when its allocation
+/// is larger than [`KEEP_WRITE_BUF_BYTES`] or too small for the frame. Too large: one big
+/// message would stay pinned. Too small: the encoder's own `reserve` would double it, and
+/// an 8.6 KiB append into the framed writer's 8 KiB buffer would leave 16 KiB held between
+/// appends. A written-out buffer has been advanced past its bytes, so `capacity()` alone
+/// understates what it holds; `try_reclaim` first moves it back to the start of its
+/// allocation.
 pub fn fit_if_drained(buf: &mut bytes::BytesMut, needed: usize) {
-    if buf.is_empty() && !buf.try_reclaim(needed) {
+    if buf.is_empty() && (buf.try_reclaim(KEEP_WRITE_BUF_BYTES + 1) || !buf.try_reclaim(needed)) {
         *buf = bytes::BytesMut::with_capacity(needed);
     }
 }
@@ -468,15 +463,15 @@ mod tests {
     fn a_drained_large_write_buffer_is_given_back_and_pending_bytes_never_are() {
         let mut buf = bytes::BytesMut::with_capacity(100 * 1024);
         buf.extend_from_slice(b"pending");
-        shrink_if_drained(&mut buf);
+        fit_if_drained(&mut buf, 100);
         assert_eq!(&buf[..], b"pending", "bytes still to be written stay");
         assert!(buf.capacity() >= 90 * 1024);
         // Written out the way the framed writer does it: advanced past its bytes.
         bytes::Buf::advance(&mut buf, 7);
-        shrink_if_drained(&mut buf);
-        assert_eq!(buf.capacity(), 0);
+        fit_if_drained(&mut buf, 100);
+        assert!((100..164).contains(&buf.capacity()), "{}", buf.capacity());
         let mut small = bytes::BytesMut::with_capacity(8 * 1024);
-        shrink_if_drained(&mut small);
+        fit_if_drained(&mut small, 100);
         assert!(
             small.capacity() >= 8 * 1024,
             "a buffer of append size is kept"
