@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use base64::Engine as _;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::tokens::{Stage0Tokens, project_token_timing, round_dp, stage0_metrics, stage0_tokens};
 use crate::workload::omni::bench_metrics::RequestOutcome;
@@ -163,7 +163,9 @@ struct Acc {
     first_audio: Option<f64>,
     last_audio: Option<f64>,
     max_duration_ms: Option<f64>,
-    stage0: Option<Map<String, Value>>,
+    /// Kept as the few numbers the row needs, not the metrics object (which held every
+    /// field the server sent, for every response of a live session).
+    stage0: Option<Stage0Tokens>,
     decoded_bytes: u64,
 }
 
@@ -183,7 +185,7 @@ impl Acc {
             self.first_text = Some(at_s);
         }
         if let Some(s0) = stage0_metrics(ev) {
-            self.stage0 = Some(s0.clone());
+            self.stage0 = Some(stage0_tokens(s0));
         }
         if audio_len.is_some_and(|(_, nonempty)| nonempty) {
             self.first_audio.get_or_insert(at_s);
@@ -294,7 +296,7 @@ fn rows_in_order(
     for (idx, rid) in order.iter().enumerate() {
         let Some(acc) = accs.get(rid) else { continue };
         let request_metrics = request_metrics(acc, rate_hz);
-        let stage0_tokens = acc.stage0.as_ref().map(stage0_tokens);
+        let stage0_tokens = acc.stage0.clone();
         if request_metrics.is_none() && stage0_tokens.is_none() {
             continue;
         }

@@ -2,9 +2,12 @@
 //! for `output.wav`, the event log for `events.json`) is spilled during the run to one
 //! file in a directory outside the output root, so a session's memory does not grow with
 //! its length. Each session writes its own *logical* files (one per kind), addressed by
-//! offset as if each were a file of its own; sessions hand their bytes to a channel
-//! (never blocking) in batches, and one dedicated writer thread appends every batch to
-//! the spool file and indexes where it went. After the run the report flushes once and
+//! offset as if each were a file of its own. Every session's appends gather in one
+//! batch for the whole spool (so a session holds no pending bytes of its own), which is
+//! handed to a channel (never blocking) once it holds [`BATCH_BYTES`]; one dedicated
+//! writer thread ([`writer`]) appends every batch to the spool file, directly rather
+//! than through the page cache, and indexes where it went. After the run the report
+//! flushes once (which hands over the last partial batch) and
 //! reads each span back through that index; publication still happens after timing,
 //! from those bytes.
 //!
@@ -20,7 +23,7 @@
 //! created.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -29,18 +32,21 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use bytes::Bytes;
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Sender;
 
 use super::artifacts::stale::owner_alive;
+use writer::Writer;
+
+mod writer;
 
 /// Spool directories created by this process (keeps names unique within it).
 static DIRS: AtomicU64 = AtomicU64::new(0);
 /// A spool directory's name: this, the owner's pid, `-`, a number.
 const PREFIX: &str = "rtload-spool-";
-/// A session hands what it appends to the writer in batches of about this many bytes
-/// (one channel message and one `pwrite` per batch instead of per audio delta); see
-/// [`SessionSpool::with_batch`] for a handle that appends smaller things.
-pub const BATCH_BYTES: usize = 16 * 1024;
+/// The run's appends are handed to the writer in batches of about this many bytes (one
+/// channel message, and at most one writer wake-up, per batch instead of per audio
+/// delta or event line). One batch for the whole spool, not one per session.
+pub const BATCH_BYTES: usize = 64 * 1024;
 
 /// Removes the spool directories in `parent` whose owner process is gone (best effort).
 fn sweep_dead(parent: &Path) {
@@ -71,10 +77,39 @@ pub struct Span {
     pub len: u64,
 }
 
+/// One appended stretch in a batch: its logical file, its offset there and its length.
+#[derive(Debug, Clone, Copy)]
+struct Piece {
+    file: u64,
+    offset: u64,
+    len: u64,
+}
+
 enum Msg {
-    Write { file: u64, offset: u64, pcm: Bytes },
+    /// `bytes` holds each piece's bytes, one after another.
+    Batch {
+        bytes: Bytes,
+        pieces: Vec<Piece>,
+    },
     Flush(Sender<()>),
     Stop,
+}
+
+/// What the run's sessions have appended and not yet handed to the writer.
+#[derive(Debug, Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    pieces: Vec<Piece>,
+}
+
+impl Batch {
+    /// The gathered bytes and pieces, leaving this batch empty.
+    fn take(&mut self) -> (Bytes, Vec<Piece>) {
+        (
+            Bytes::from(std::mem::take(&mut self.bytes)),
+            std::mem::take(&mut self.pieces),
+        )
+    }
 }
 
 /// The first write error of each logical file, as text.
@@ -84,11 +119,12 @@ type Errors = Arc<Mutex<HashMap<u64, String>>>;
 /// logical offset → (length, physical offset).
 type Index = HashMap<u64, BTreeMap<u64, (u64, u64)>>;
 
-/// What the writer has written: the index and the open spool file (opened at the first
-/// write; reads go through the same handle).
+/// What the writer has written: the index, how many bytes it covers, and a read handle
+/// on the spool file (opened with it at the first write).
 #[derive(Debug, Default)]
 struct Written {
     index: Index,
+    bytes: u64,
     file: Option<Arc<File>>,
 }
 
@@ -99,11 +135,57 @@ struct Shared {
     tx: Sender<Msg>,
     errors: Errors,
     written: Arc<Mutex<Written>>,
+    batch: Mutex<Batch>,
 }
 
 impl Shared {
     fn path(&self) -> PathBuf {
         file_path(&self.dir)
+    }
+
+    /// Adds `pcm` (`piece` of a logical file) to the batch, handing the batch over first
+    /// if `pcm` would take it past [`BATCH_BYTES`] and again once it holds that many (a
+    /// batch is reserved once at its full size: it never grows by doubling).
+    fn append(&self, piece: Piece, pcm: &[u8]) {
+        let mut full = [None, None];
+        {
+            let mut batch = self.batch.lock().unwrap_or_else(PoisonError::into_inner);
+            if !batch.bytes.is_empty() && batch.bytes.len() + pcm.len() > BATCH_BYTES {
+                full[0] = Some(batch.take());
+            }
+            if batch.bytes.capacity() == 0 {
+                batch.bytes.reserve_exact(BATCH_BYTES.max(pcm.len()));
+            }
+            batch.bytes.extend_from_slice(pcm);
+            batch.pieces.push(piece);
+            if batch.bytes.len() >= BATCH_BYTES {
+                full[1] = Some(batch.take());
+            }
+        }
+        for (bytes, pieces) in full.into_iter().flatten() {
+            self.send(bytes, pieces);
+        }
+    }
+
+    /// Hands over what the batch holds (if anything).
+    fn hand_over(&self) {
+        let taken = {
+            let mut batch = self.batch.lock().unwrap_or_else(PoisonError::into_inner);
+            (!batch.pieces.is_empty()).then(|| batch.take())
+        };
+        if let Some((bytes, pieces)) = taken {
+            self.send(bytes, pieces);
+        }
+    }
+
+    fn send(&self, bytes: Bytes, pieces: Vec<Piece>) {
+        if let Err(e) = self.tx.send(Msg::Batch { bytes, pieces })
+            && let Msg::Batch { pieces, .. } = e.into_inner()
+        {
+            for p in pieces {
+                record(&self.errors, p.file, "spool writer is gone".into());
+            }
+        }
     }
 }
 
@@ -136,12 +218,13 @@ impl Spool {
         let (w_path, w_errors, w_written) = (file_path(&dir), errors.clone(), written.clone());
         let writer = std::thread::Builder::new()
             .name("rtload-spool".into())
-            .spawn(move || write_loop(&w_path, &w_errors, &w_written, &rx));
+            .spawn(move || Writer::new(w_path, w_errors, w_written).run(&rx));
         let shared = Arc::new(Shared {
             dir,
             tx,
             errors,
             written,
+            batch: Mutex::default(),
         });
         let writer = match writer {
             Ok(h) => h,
@@ -168,15 +251,20 @@ impl Spool {
             shared: Arc::clone(&self.shared),
             file: self.next_file.fetch_add(1, Ordering::Relaxed),
             end: 0,
-            pending: Vec::new(),
-            pending_at: 0,
-            batch: BATCH_BYTES,
         }
     }
 
-    /// Waits until every write sent before this call is done (the barrier before reading
-    /// back). Returns at once if the writer is gone.
+    /// Hands over the last partial batch and waits until every byte appended before this
+    /// call is in the spool file (the barrier before reading back). Returns at once if
+    /// the writer is gone.
     pub fn flush(&self) {
+        self.shared.hand_over();
+        self.sync();
+    }
+
+    /// Waits until the writer has written every batch handed over so far (what is still
+    /// gathering stays in the batch).
+    fn sync(&self) {
         let (tx, rx) = crossbeam_channel::bounded(1);
         if self.shared.tx.send(Msg::Flush(tx)).is_ok() {
             let _ = rx.recv();
@@ -266,89 +354,35 @@ impl Drop for Spool {
     }
 }
 
-/// One session's writing end: gathers appended chunks into batches of
-/// [`BATCH_BYTES`] and hands each batch to the writer thread.
+/// One session's writing end: its own logical file, appended to in arrival order through
+/// the spool's shared batch. Holds no bytes of its own.
 #[derive(Debug)]
 pub struct SessionSpool {
     shared: Arc<Shared>,
     file: u64,
     end: u64,
-    /// Appended bytes not yet handed to the writer; they start at `pending_at`.
-    pending: Vec<u8>,
-    pending_at: u64,
-    /// Hand the pending bytes over once they reach this many.
-    batch: usize,
 }
 
 impl SessionSpool {
-    /// This handle with batches of `bytes` instead of [`BATCH_BYTES`] (at least 1): a
-    /// session's event log appends ~200-byte lines, and what is pending is memory the
-    /// session holds.
-    pub fn with_batch(mut self, bytes: usize) -> Self {
-        self.batch = bytes.max(1);
-        self
-    }
-
     /// Queues `pcm` at the end of this session's logical file and returns where it will
-    /// be.
-    /// Never blocks. Small chunks are copied into the pending batch, which is handed
-    /// over once it holds a batch ([`BATCH_BYTES`] unless set); a chunk that large with
-    /// nothing pending is moved, not copied. What is pending is handed over by
-    /// [`SessionSpool::send_pending`] or when the handle is dropped.
-    pub fn append(&mut self, pcm: Bytes) -> Span {
+    /// be. Never blocks: the bytes are copied into the spool's batch, which goes to the
+    /// writer once it holds [`BATCH_BYTES`] or at [`Spool::flush`].
+    pub fn append(&mut self, pcm: &[u8]) -> Span {
         let span = Span {
             file: self.file,
             offset: self.end,
             len: pcm.len() as u64,
         };
         self.end += span.len;
-        if self.pending.is_empty() && pcm.len() >= self.batch {
-            self.write_at(span.offset, pcm);
-            return span;
-        }
-        if self.pending.is_empty() {
-            self.pending_at = span.offset;
-        }
-        // Grown as needed (no batch-sized reservation up front: that is held per session).
-        self.pending.extend_from_slice(&pcm);
-        if self.pending.len() >= self.batch {
-            self.send_pending();
+        if !pcm.is_empty() {
+            let piece = Piece {
+                file: span.file,
+                offset: span.offset,
+                len: span.len,
+            };
+            self.shared.append(piece, pcm);
         }
         span
-    }
-
-    /// Hands the pending batch (if any) to the writer thread.
-    pub fn send_pending(&mut self) {
-        if self.pending.is_empty() {
-            return;
-        }
-        let pcm = Bytes::from(std::mem::take(&mut self.pending));
-        self.write_at(self.pending_at, pcm);
-    }
-
-    /// Queues `pcm` at `offset` of this session's logical file (positional: order never
-    /// matters; each logical byte is written once).
-    pub fn write_at(&self, offset: u64, pcm: Bytes) {
-        let msg = Msg::Write {
-            file: self.file,
-            offset,
-            pcm,
-        };
-        if self.shared.tx.send(msg).is_err() {
-            record(
-                &self.shared.errors,
-                self.file,
-                "spool writer is gone".into(),
-            );
-        }
-    }
-}
-
-impl Drop for SessionSpool {
-    fn drop(&mut self) {
-        // The channel keeps order: the pending batch is written before any later
-        // `Spool::flush` returns.
-        self.send_pending();
     }
 }
 
@@ -358,56 +392,6 @@ fn record(errors: &Errors, file: u64, e: String) {
         .unwrap_or_else(PoisonError::into_inner)
         .entry(file)
         .or_insert(e);
-}
-
-/// The writer thread: appends each batch to the spool file (opened at the first write)
-/// and indexes it, until `Stop` (or every sender is gone).
-fn write_loop(path: &Path, errors: &Errors, written: &Mutex<Written>, rx: &Receiver<Msg>) {
-    let mut file: Option<Arc<File>> = None;
-    let mut end = 0u64;
-    while let Ok(msg) = rx.recv() {
-        match msg {
-            Msg::Write {
-                file: logical,
-                offset,
-                pcm,
-            } => {
-                if file.is_none() {
-                    match OpenOptions::new()
-                        .create(true)
-                        .truncate(true)
-                        .read(true)
-                        .write(true)
-                        .open(path)
-                    {
-                        Ok(f) => file = Some(Arc::new(f)),
-                        Err(e) => {
-                            record(errors, logical, e.to_string());
-                            continue;
-                        }
-                    }
-                }
-                let Some(f) = file.as_ref().filter(|_| !pcm.is_empty()) else {
-                    continue;
-                };
-                if let Err(e) = f.write_all_at(&pcm, end) {
-                    record(errors, logical, e.to_string());
-                    continue;
-                }
-                let mut w = written.lock().unwrap_or_else(PoisonError::into_inner);
-                w.file.get_or_insert_with(|| Arc::clone(f));
-                w.index
-                    .entry(logical)
-                    .or_default()
-                    .insert(offset, (pcm.len() as u64, end));
-                end += pcm.len() as u64;
-            }
-            Msg::Flush(reply) => {
-                let _ = reply.send(());
-            }
-            Msg::Stop => return,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
-//! Spool tests: positional writes in any order, the flush barrier, write errors named
-//! at read-back, and the directory's removal.
+//! Spool tests: sessions' logical files in one file, the shared batch and the flush
+//! barrier, write errors named at read-back, and the directory's removal.
 
 use bytes::Bytes;
 
-use super::{Span, Spool};
+use super::{BATCH_BYTES, SessionSpool, Span, Spool};
 
 fn chunk(tag: u8, len: usize) -> Bytes {
     Bytes::from(
@@ -13,14 +13,21 @@ fn chunk(tag: u8, len: usize) -> Bytes {
     )
 }
 
-/// Bytes in the spool file once every write sent so far is done.
-fn flushed_len(spool: &Spool) -> u64 {
-    spool.flush();
-    std::fs::metadata(spool.dir().join("spool.bin")).map_or(0, |m| m.len())
+/// Bytes the writer has put in the spool file (and indexed) once every batch handed
+/// over so far is written; what is still gathering is not handed over. (The file itself
+/// is longer: a write pads it to the direct-write alignment.)
+fn handed_over(spool: &Spool) -> u64 {
+    spool.sync();
+    spool
+        .shared
+        .written
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .bytes
 }
 
 #[test]
-fn out_of_order_positional_writes_read_back_exactly() {
+fn sessions_append_to_their_own_logical_files_in_one_spool_file() {
     let tmp = tempfile::tempdir().unwrap();
     let spool = Spool::create(tmp.path()).unwrap();
     assert!(spool.dir().starts_with(tmp.path()));
@@ -31,44 +38,22 @@ fn out_of_order_positional_writes_read_back_exactly() {
         .to_string_lossy()
         .into_owned();
     assert!(name.starts_with(&format!("rtload-spool-{}-", std::process::id())));
-    let s = spool.session();
-    let (a, b, c) = (chunk(1, 10), chunk(50, 7), chunk(200, 4));
-    // Written last first: positions decide, not arrival.
-    s.write_at(17, c.clone());
-    s.write_at(10, b.clone());
-    s.write_at(0, a.clone());
-    spool.flush();
-    let span = |offset, len| Span {
-        file: 0,
-        offset,
-        len,
-    };
-    assert_eq!(spool.load(span(0, 10)).unwrap(), a);
-    assert_eq!(spool.load(span(10, 7)).unwrap(), b);
-    assert_eq!(spool.load(span(17, 4)).unwrap(), c);
-    let mut whole = a.to_vec();
-    whole.extend_from_slice(&b);
-    whole.extend_from_slice(&c);
-    assert_eq!(spool.load(span(0, 21)).unwrap(), whole);
-}
-
-#[test]
-fn sessions_append_to_their_own_logical_files_in_one_spool_file() {
-    let tmp = tempfile::tempdir().unwrap();
-    let spool = Spool::create(tmp.path()).unwrap();
     let (mut s1, mut s2) = (spool.session(), spool.session());
-    let x1 = s1.append(chunk(3, 6));
-    let y1 = s2.append(chunk(9, 4));
-    let x2 = s1.append(chunk(77, 2));
+    let x1 = s1.append(&chunk(3, 6));
+    let y1 = s2.append(&chunk(9, 4));
+    let x2 = s1.append(&chunk(77, 2));
     assert_eq!((x1.file, x1.offset, x2.offset), (0, 0, 6));
     assert_eq!((y1.file, y1.offset, y1.len), (1, 0, 4));
-    // Dropping a handle hands over its pending batch before the flush barrier.
-    drop((s1, s2));
+    // The flush hands over the partial batch, whether or not the handles are alive.
     spool.flush();
     assert_eq!(spool.load(x1).unwrap(), chunk(3, 6));
     assert_eq!(spool.load(x2).unwrap(), chunk(77, 2));
     assert_eq!(spool.load(y1).unwrap(), chunk(9, 4));
+    let mut both = chunk(3, 6).to_vec();
+    both.extend_from_slice(&chunk(77, 2));
+    assert_eq!(spool.load(Span { len: 8, ..x1 }).unwrap(), both);
     assert_eq!(spool.load(Span { len: 0, ..x2 }).unwrap(), Bytes::new());
+    drop((s1, s2));
     // One file on disk, however many sessions.
     let names: Vec<_> = std::fs::read_dir(spool.dir())
         .unwrap()
@@ -85,12 +70,13 @@ fn sessions_append_to_their_own_logical_files_in_one_spool_file() {
 fn interleaved_batches_of_many_sessions_read_back_per_session() {
     let tmp = tempfile::tempdir().unwrap();
     let spool = Spool::create(tmp.path()).unwrap();
-    let mut handles: Vec<_> = (0..5).map(|_| spool.session().with_batch(1_000)).collect();
+    let mut handles: Vec<_> = (0..5).map(|_| spool.session()).collect();
     let mut spans = Vec::new();
+    // 40 rounds of 5 × ~20 KB: many batches, each holding pieces of several sessions.
     for round in 0..40u8 {
         for (k, h) in handles.iter_mut().enumerate() {
-            let c = chunk(round.wrapping_mul(7).wrapping_add(k as u8), 300 + k * 10);
-            spans.push((h.append(c.clone()), c));
+            let c = chunk(round.wrapping_mul(7).wrapping_add(k as u8), 20_000 + k * 10);
+            spans.push((h.append(&c), c));
         }
     }
     drop(handles);
@@ -102,7 +88,7 @@ fn interleaved_batches_of_many_sessions_read_back_per_session() {
     let whole = Span {
         file: 3,
         offset: 0,
-        len: 40 * 330,
+        len: 40 * 20_030,
     };
     let expect: Vec<u8> = spans
         .iter()
@@ -113,72 +99,53 @@ fn interleaved_batches_of_many_sessions_read_back_per_session() {
 }
 
 #[test]
-fn flush_is_a_barrier_for_every_write_sent_before_it() {
+fn flush_is_a_barrier_for_every_append_before_it() {
     let tmp = tempfile::tempdir().unwrap();
     let spool = Spool::create(tmp.path()).unwrap();
     let mut s = spool.session();
-    let spans: Vec<Span> = (0..200u8).map(|i| s.append(chunk(i, 480))).collect();
-    s.send_pending();
+    let spans: Vec<Span> = (0..200u8).map(|i| s.append(&chunk(i, 480))).collect();
+    assert_eq!(
+        handed_over(&spool),
+        65_280,
+        "136 lines fill a batch; 64 still gather"
+    );
     spool.flush();
-    assert_eq!(flushed_len(&spool), 200 * 480);
+    assert_eq!(handed_over(&spool), 200 * 480);
     for (i, span) in spans.into_iter().enumerate() {
         assert_eq!(spool.load(span).unwrap(), chunk(i as u8, 480));
     }
 }
 
 #[test]
-fn appends_are_handed_over_in_batches_and_the_rest_on_drop() {
+fn appends_of_every_session_are_handed_over_together_in_full_batches() {
     let tmp = tempfile::tempdir().unwrap();
     let spool = Spool::create(tmp.path()).unwrap();
-    let mut s = spool.session();
-    // Three 100 ms deltas at 24 kHz stay below one batch: nothing reaches the writer.
+    let (mut a, mut b) = (spool.session(), spool.session());
     let mut spans: Vec<(Span, Bytes)> = Vec::new();
-    for i in 0..3u8 {
-        let c = chunk(i, 4_800);
-        spans.push((s.append(c.clone()), c));
-    }
-    assert_eq!(flushed_len(&spool), 0);
-    // The fourth crosses BATCH_BYTES (16 KiB): the whole batch goes out as one write.
-    let c = chunk(3, 4_800);
-    spans.push((s.append(c.clone()), c));
-    assert_eq!(flushed_len(&spool), 19_200);
-    // A large chunk with nothing pending goes out by itself; one behind a pending
-    // small one joins its batch.
-    for (tag, len) in [(4u8, 20_000), (5, 100), (6, 20_000), (7, 50)] {
+    let mut put = |s: &mut SessionSpool, tag: u8, len: usize| {
         let c = chunk(tag, len);
-        spans.push((s.append(c.clone()), c));
+        spans.push((s.append(&c), c));
+    };
+    // Two sessions' 100 ms deltas at 24 kHz gather in one batch: nothing is handed over
+    // until one would take it past BATCH_BYTES (64 KiB).
+    for i in 0..13u8 {
+        put(if i % 2 == 0 { &mut a } else { &mut b }, i, 4_800);
     }
-    assert_eq!(flushed_len(&spool), 19_200 + 20_000 + 20_100);
-    // The last small chunk is pending until the handle is dropped.
-    drop(s);
-    assert_eq!(flushed_len(&spool), 19_200 + 20_000 + 20_100 + 50);
+    assert_eq!(handed_over(&spool), 0);
+    put(&mut a, 13, 4_800);
+    assert_eq!(handed_over(&spool), 13 * 4_800, "the 14th would not fit");
+    // One larger than a batch goes after what was gathering, in a batch of its own.
+    put(&mut b, 14, BATCH_BYTES + 1);
+    assert_eq!(handed_over(&spool), 14 * 4_800 + BATCH_BYTES as u64 + 1);
+    // An empty append takes no room.
+    let empty = a.append(&[]);
+    assert_eq!(empty.len, 0);
+    spool.flush();
+    assert_eq!(handed_over(&spool), 14 * 4_800 + BATCH_BYTES as u64 + 1);
     for (span, bytes) in spans {
         assert_eq!(spool.load(span).unwrap(), bytes);
     }
-}
-
-#[test]
-fn a_handle_with_a_smaller_batch_hands_over_sooner() {
-    let tmp = tempfile::tempdir().unwrap();
-    let spool = Spool::create(tmp.path()).unwrap();
-    let mut s = spool.session().with_batch(1_000);
-    let a = s.append(chunk(1, 600));
-    assert_eq!(flushed_len(&spool), 0);
-    let b = s.append(chunk(2, 600));
-    assert_eq!(
-        flushed_len(&spool),
-        1_200,
-        "the second line crossed the batch"
-    );
-    let c = s.append(chunk(3, 1_000));
-    assert_eq!(
-        flushed_len(&spool),
-        2_200,
-        "a batch-sized append with nothing pending goes at once"
-    );
-    for (span, tag, len) in [(a, 1, 600), (b, 2, 600), (c, 3, 1_000)] {
-        assert_eq!(spool.load(span).unwrap(), chunk(tag, len));
-    }
+    assert_eq!(spool.load(empty).unwrap(), Bytes::new());
 }
 
 #[test]
@@ -188,8 +155,7 @@ fn a_write_error_surfaces_at_load_naming_the_file() {
     let mut s = spool.session();
     // The directory vanishes under the writer: opening the spool file fails.
     std::fs::remove_dir_all(spool.dir()).unwrap();
-    let span = s.append(chunk(1, 8));
-    s.send_pending();
+    let span = s.append(&chunk(1, 8));
     spool.flush();
     let err = spool.load(span).unwrap_err().to_string();
     let file = spool.dir().join("spool.bin");
@@ -203,18 +169,18 @@ fn close_and_drop_remove_the_directory() {
     let spool = Spool::create(tmp.path()).unwrap();
     let dir = spool.dir().to_path_buf();
     let mut s = spool.session();
-    s.append(chunk(1, 8));
+    s.append(&chunk(1, 8));
     spool.close().unwrap();
     assert!(!dir.exists());
     spool.close().unwrap();
-    // A handle that outlives the spool records the loss instead of blocking.
-    s.append(chunk(2, 8));
+    // A handle that outlives the spool never blocks.
+    s.append(&chunk(2, 8));
     drop(s);
 
     let dropped = Spool::create(tmp.path()).unwrap();
     let dir2 = dropped.dir().to_path_buf();
     assert_ne!(dir, dir2);
-    dropped.session().append(chunk(3, 8));
+    dropped.session().append(&chunk(3, 8));
     drop(dropped);
     assert!(!dir2.exists());
 }

@@ -15,10 +15,6 @@ use serde_json::Value;
 use crate::workload::omni::metrics::{RowsBuilder, session_summary};
 use crate::workload::omni::spool::{SessionSpool, Span};
 
-/// Spilled lines are handed to the spool writer in batches of this many bytes (about
-/// 20 events: a few seconds of a session).
-pub const SPILL_BATCH_BYTES: usize = 4 * 1024;
-
 /// The event log and the live metrics of one session.
 #[derive(Debug, Default)]
 pub struct EventLog {
@@ -33,10 +29,9 @@ pub struct EventLog {
 }
 
 impl EventLog {
-    /// Spill the events to `spool` (this session's own logical spool file) from now on, in
-    /// batches of [`SPILL_BATCH_BYTES`].
+    /// Spill the events to `spool` (this session's own logical spool file) from now on.
     pub fn spill_to(&mut self, spool: SessionSpool) {
-        self.spool = Some(spool.with_batch(SPILL_BATCH_BYTES));
+        self.spool = Some(spool);
     }
 
     /// Events recorded so far.
@@ -77,7 +72,7 @@ impl EventLog {
             self.mem.push((at_s, ev));
             return;
         };
-        let span = spool.append(encode_line(at_s, &ev).into());
+        let span = spool.append(&encode_line(at_s, &ev));
         let whole = self.spooled.get_or_insert(Span { len: 0, ..span });
         whole.len += span.len;
     }
@@ -98,8 +93,7 @@ impl EventLog {
         session_summary(&rows, None).mean_ttfp_ms
     }
 
-    /// The events kept in memory and where the spilled ones are (dropping the spool
-    /// handle hands its last batch to the writer).
+    /// The events kept in memory and where the spilled ones are.
     pub fn into_parts(self) -> (Vec<(f64, Value)>, Option<Span>) {
         (self.mem, self.spooled)
     }

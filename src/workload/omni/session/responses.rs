@@ -88,7 +88,7 @@ impl Responses {
             let kept = match (capture, spool) {
                 (false, _) => SegmentPcm::default(),
                 (true, None) => SegmentPcm::Memory(pcm.clone()),
-                (true, Some(spool)) => SegmentPcm::Spooled(spool.append(pcm.clone())),
+                (true, Some(spool)) => SegmentPcm::Spooled(spool.append(&pcm)),
             };
             let samples = self.clock.ingest_kept(id, &pcm, at_s, kept).samples;
             let ordinal = self.created.iter().position(|c| c == id);

@@ -1,0 +1,114 @@
+//! Writer tests: stretches across block boundaries and flushes read back exactly, the
+//! index only ever holds bytes in the file, and a flush pads the file with zeros.
+
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+
+use super::super::{Errors, Piece, Span, Spool, Written};
+use super::{ALIGN, BLOCK_BYTES, Writer};
+
+fn chunk(tag: u8, len: usize) -> Bytes {
+    Bytes::from(
+        (0..len)
+            .map(|i| tag.wrapping_add((i % 251) as u8))
+            .collect::<Vec<u8>>(),
+    )
+}
+
+fn writer(dir: &std::path::Path) -> (Writer, Arc<Mutex<Written>>) {
+    let written = Arc::new(Mutex::new(Written::default()));
+    let w = Writer::new(
+        dir.join("spool.bin"),
+        Errors::default(),
+        Arc::clone(&written),
+    );
+    (w, written)
+}
+
+fn accept(w: &mut Writer, file: u64, offset: u64, pcm: &[u8]) {
+    let piece = Piece {
+        file,
+        offset,
+        len: pcm.len() as u64,
+    };
+    w.accept(piece, pcm);
+}
+
+#[test]
+fn stretches_across_blocks_and_flushes_read_back_exactly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = Spool::create(tmp.path()).unwrap();
+    let mut sessions: Vec<_> = (0..3).map(|_| spool.session()).collect();
+    let mut kept: Vec<(Span, Bytes)> = Vec::new();
+    // Odd sizes from many sessions, one larger than a block, with a flush in between:
+    // full blocks, a carried unaligned tail and a stretch split over three blocks.
+    let sizes = [4_801, 17_000, 333, BLOCK_BYTES + 12_345, 65_537, 7];
+    for round in 0..3u8 {
+        for (i, &len) in sizes.iter().enumerate() {
+            let s = &mut sessions[i % 3];
+            let c = chunk(round * 16 + i as u8, len);
+            kept.push((s.append(&c), c));
+        }
+        spool.flush();
+    }
+    for (span, bytes) in &kept {
+        assert_eq!(&spool.load(*span).unwrap(), bytes, "{span:?}");
+    }
+}
+
+#[test]
+fn a_stretch_is_indexed_only_once_all_its_bytes_are_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut w, written) = writer(tmp.path());
+    let indexed = |written: &Arc<Mutex<Written>>| written.lock().unwrap().bytes;
+    accept(&mut w, 0, 0, &chunk(1, 100));
+    assert_eq!(indexed(&written), 0, "still in the block");
+    // One that fills the block and runs past it: the block is written, which holds
+    // all of the first stretch but only part of the second.
+    accept(&mut w, 1, 0, &chunk(2, BLOCK_BYTES));
+    assert_eq!(indexed(&written), 100);
+    w.write_block();
+    assert_eq!(indexed(&written), 100 + BLOCK_BYTES as u64);
+    let index = &written.lock().unwrap().index;
+    assert_eq!(index[&0][&0], (100, 0));
+    assert_eq!(index[&1][&0], (BLOCK_BYTES as u64, 100));
+}
+
+#[test]
+fn a_flush_pads_the_file_with_zeros_and_rewrites_the_tail_in_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut w, _written) = writer(tmp.path());
+    let path = tmp.path().join("spool.bin");
+    accept(&mut w, 0, 0, &chunk(3, ALIGN + 10));
+    w.write_block();
+    let file = std::fs::read(&path).unwrap();
+    assert_eq!(file.len(), 2 * ALIGN);
+    assert_eq!(&file[..ALIGN + 10], &chunk(3, ALIGN + 10)[..]);
+    assert!(file[ALIGN + 10..].iter().all(|&b| b == 0));
+    // What follows lands right after the tail, which is written again with it.
+    accept(&mut w, 0, (ALIGN + 10) as u64, &chunk(9, 20));
+    w.write_block();
+    let file = std::fs::read(&path).unwrap();
+    assert_eq!(file.len(), 2 * ALIGN);
+    assert_eq!(&file[..ALIGN + 10], &chunk(3, ALIGN + 10)[..]);
+    assert_eq!(&file[ALIGN + 10..ALIGN + 30], &chunk(9, 20)[..]);
+}
+
+#[test]
+fn a_flush_with_nothing_new_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut w, written) = writer(tmp.path());
+    w.write_block();
+    assert!(!tmp.path().join("spool.bin").exists());
+    accept(&mut w, 0, 0, &chunk(1, 10));
+    w.write_block();
+    w.write_block();
+    assert_eq!(written.lock().unwrap().bytes, 10);
+    assert_eq!(
+        std::fs::metadata(tmp.path().join("spool.bin"))
+            .unwrap()
+            .len(),
+        ALIGN as u64
+    );
+}
