@@ -7,7 +7,7 @@
 //! nothing here crosses threads.
 
 use awc::ws::{CloseCode, Message};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use ractor::thread_local::ThreadLocalActor;
 use ractor::{ActorProcessingErr, ActorRef};
 use tokio::time::Instant;

@@ -11,19 +11,14 @@ use std::time::Duration;
 
 use actix_codec::{Decoder, Encoder};
 use actix_http::ws::{CloseCode, CloseReason, Item, ProtocolError};
-use awc::BoxedSocket;
 use awc::ws::{Codec, Frame, Message};
 use bytes::{Bytes, BytesMut};
-use futures_util::StreamExt;
-use futures_util::stream::{SplitSink, SplitStream};
 
 use super::tls::ClientTls;
 use crate::workload::{ConnectSpec, Inbound};
 
-/// The write half of a client WebSocket.
-pub type WsSink = SplitSink<actix_codec::Framed<BoxedSocket, LimitedCodec>, Message>;
-/// The read half of a client WebSocket.
-pub type WsStream = SplitStream<actix_codec::Framed<BoxedSocket, LimitedCodec>>;
+mod split;
+pub use split::{IDLE_WRITE_BUF_BYTES, WsSink, WsStream};
 
 /// Default largest inbound frame or message (the reference allows 64 MiB).
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
@@ -157,7 +152,7 @@ pub async fn connect(
         }
     };
     let framed = framed.into_map_codec(|inner| LimitedCodec::new(inner, max_frame_bytes));
-    Ok(framed.split())
+    Ok(split::split(framed))
 }
 
 /// awc drops the body of a refused upgrade; to say what the server said, repeat the

@@ -1,0 +1,72 @@
+//! Split tests over an in-memory pipe: messages cross both ways through the two halves,
+//! and a drained write buffer is given back after each send.
+
+use actix_codec::Framed;
+use actix_http::ws::{Codec, Frame, Message};
+use awc::BoxedSocket;
+use bytes::Bytes;
+use futures_util::{SinkExt as _, StreamExt as _};
+
+use super::super::LimitedCodec;
+use super::{IDLE_WRITE_BUF_BYTES, WsSink, split};
+
+/// A client connection over one end of a pipe, and a server codec over the other.
+fn pipe() -> (
+    Framed<BoxedSocket, LimitedCodec>,
+    Framed<tokio::io::DuplexStream, Codec>,
+) {
+    let (client, server) = tokio::io::duplex(1 << 20);
+    let client = Framed::new(
+        Box::new(client) as BoxedSocket,
+        LimitedCodec::new(Codec::new().client_mode(), 1 << 20),
+    );
+    (client, Framed::new(server, Codec::new()))
+}
+
+/// The write buffer's allocation, read by taking the connection apart and back.
+fn write_buf_capacity(sink: &WsSink) -> usize {
+    let mut slot = sink.0.borrow_mut();
+    let parts = slot.take().unwrap().into_parts();
+    let cap = parts.write_buf.capacity();
+    *slot = Some(Framed::from_parts(parts));
+    cap
+}
+
+fn run<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+#[test]
+fn messages_cross_both_ways_and_the_write_buffer_is_given_back() {
+    run(async {
+        let (client, mut server) = pipe();
+        let (mut sink, mut stream) = split(client);
+        let big = "x".repeat(50_000);
+        sink.send(Message::Text(big.clone().into())).await.unwrap();
+        assert_eq!(write_buf_capacity(&sink), IDLE_WRITE_BUF_BYTES);
+        match server.next().await.unwrap().unwrap() {
+            Frame::Text(b) => assert_eq!(b, Bytes::from(big)),
+            other => panic!("{other:?}"),
+        }
+        // A small message after a large one: still the idle buffer afterwards.
+        sink.send(Message::Text("ack".into())).await.unwrap();
+        assert_eq!(write_buf_capacity(&sink), IDLE_WRITE_BUF_BYTES);
+        // The read half sees what the server sends, between the sender's writes.
+        server.send(Message::Text("hi".into())).await.unwrap();
+        match stream.next().await.unwrap().unwrap() {
+            Frame::Text(b) => assert_eq!(b, Bytes::from_static(b"hi")),
+            other => panic!("{other:?}"),
+        }
+        match server.next().await.unwrap().unwrap() {
+            Frame::Text(b) => assert_eq!(b, Bytes::from_static(b"ack")),
+            other => panic!("{other:?}"),
+        }
+        // Close flushes and shuts the write direction: the server reads the end.
+        sink.close().await.unwrap();
+        assert!(server.next().await.is_none());
+    });
+}
