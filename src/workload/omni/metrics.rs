@@ -164,8 +164,9 @@ struct Acc {
     last_audio: Option<f64>,
     max_duration_ms: Option<f64>,
     /// Kept as the few numbers the row needs, not the metrics object (which held every
-    /// field the server sent, for every response of a live session).
-    stage0: Option<Stage0Tokens>,
+    /// field the server sent, for every response of a live session); boxed, so a
+    /// response without one costs a pointer in the map a live session keeps.
+    stage0: Option<Box<Stage0Tokens>>,
     decoded_bytes: u64,
 }
 
@@ -185,7 +186,7 @@ impl Acc {
             self.first_text = Some(at_s);
         }
         if let Some(s0) = stage0_metrics(ev) {
-            self.stage0 = Some(stage0_tokens(s0));
+            self.stage0 = Some(Box::new(stage0_tokens(s0)));
         }
         if audio_len.is_some_and(|(_, nonempty)| nonempty) {
             self.first_audio.get_or_insert(at_s);
@@ -296,7 +297,7 @@ fn rows_in_order(
     for (idx, rid) in order.iter().enumerate() {
         let Some(acc) = accs.get(rid) else { continue };
         let request_metrics = request_metrics(acc, rate_hz);
-        let stage0_tokens = acc.stage0.clone();
+        let stage0_tokens = acc.stage0.as_deref().cloned();
         if request_metrics.is_none() && stage0_tokens.is_none() {
             continue;
         }

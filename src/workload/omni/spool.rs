@@ -22,7 +22,7 @@
 //! when it is dropped; spools of processes that died are swept when the next one is
 //! created.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -35,8 +35,10 @@ use bytes::Bytes;
 use crossbeam_channel::Sender;
 
 use super::artifacts::stale::owner_alive;
+use extents::{Extent, Extents};
 use writer::Writer;
 
+mod extents;
 mod writer;
 
 /// Spool directories created by this process (keeps names unique within it).
@@ -115,9 +117,8 @@ impl Batch {
 /// The first write error of each logical file, as text.
 type Errors = Arc<Mutex<HashMap<u64, String>>>;
 
-/// Where each logical file's written stretches are in the spool file: per logical file,
-/// logical offset → (length, physical offset).
-type Index = HashMap<u64, BTreeMap<u64, (u64, u64)>>;
+/// Where each logical file's written stretches are in the spool file.
+type Index = HashMap<u64, Extents>;
 
 /// What the writer has written: the index, how many bytes it covers, and a read handle
 /// on the spool file (opened with it at the first write).
@@ -303,9 +304,12 @@ impl Spool {
         };
         let end = span.offset + span.len;
         let mut at = span.offset;
-        // The stretch that starts at or before `at`, then the ones after it, in order.
-        let first = extents.range(..=at).next_back().map_or(at, |(k, _)| *k);
-        for (&start, &(len, physical)) in extents.range(first..end) {
+        for &Extent {
+            start,
+            len,
+            physical,
+        } in extents.from(at)
+        {
             if start + len <= at {
                 continue; // ends before `at`
             }

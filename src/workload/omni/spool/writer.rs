@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crossbeam_channel::Receiver;
 
-use super::{Errors, Msg, Piece, Written, record};
+use super::{Errors, Extent, Msg, Piece, Written, record};
 
 /// Direct writes start at, and cover, multiples of this many bytes (the largest logical
 /// block size of common devices).
@@ -202,10 +202,11 @@ impl Writer {
         let mut w = self.written.lock().unwrap_or_else(PoisonError::into_inner);
         for Stretch { piece, physical } in self.stretches.drain(..done) {
             w.bytes += piece.len;
-            w.index
-                .entry(piece.file)
-                .or_default()
-                .insert(piece.offset, (piece.len, physical));
+            w.index.entry(piece.file).or_default().insert(Extent {
+                start: piece.offset,
+                len: piece.len,
+                physical,
+            });
         }
     }
 }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 
-use super::super::{Errors, Piece, Span, Spool, Written};
+use super::super::{Errors, Extent, Piece, Span, Spool, Written};
 use super::{ALIGN, BLOCK_BYTES, Writer};
 
 fn chunk(tag: u8, len: usize) -> Bytes {
@@ -71,8 +71,13 @@ fn a_stretch_is_indexed_only_once_all_its_bytes_are_written() {
     w.write_block();
     assert_eq!(indexed(&written), 100 + BLOCK_BYTES as u64);
     let index = &written.lock().unwrap().index;
-    assert_eq!(index[&0][&0], (100, 0));
-    assert_eq!(index[&1][&0], (BLOCK_BYTES as u64, 100));
+    let extent = |start, len, physical| Extent {
+        start,
+        len,
+        physical,
+    };
+    assert_eq!(index[&0].from(0), [extent(0, 100, 0)]);
+    assert_eq!(index[&1].from(0), [extent(0, BLOCK_BYTES as u64, 100)]);
 }
 
 #[test]
