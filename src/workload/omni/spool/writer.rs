@@ -41,6 +41,9 @@ pub(super) struct Writer {
     written: Arc<Mutex<Written>>,
     /// The write handle (opened at the first write) and whether it is `O_DIRECT`.
     out: Option<(File, bool)>,
+    /// Ask for `O_DIRECT` at the first write (tests turn it off to cover the fallback's
+    /// writes through the page cache).
+    try_direct: bool,
     /// `BLOCK_BYTES + ALIGN` bytes; the block is `mem[head..head + BLOCK_BYTES]`.
     mem: Vec<u8>,
     head: usize,
@@ -61,6 +64,7 @@ impl Writer {
             errors,
             written,
             out: None,
+            try_direct: true,
             mem,
             head,
             len: 0,
@@ -129,10 +133,10 @@ impl Writer {
             }
             o.open(&self.path)
         };
-        let out = match open(true) {
-            Ok(f) => (f, true),
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => (open(false)?, false),
-            Err(e) => return Err(e),
+        let out = match self.try_direct.then(|| open(true)) {
+            Some(Ok(f)) => (f, true),
+            Some(Err(e)) if e.raw_os_error() != Some(libc::EINVAL) => return Err(e),
+            _ => (open(false)?, false),
         };
         let read = File::open(&self.path)?;
         self.written

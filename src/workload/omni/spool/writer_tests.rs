@@ -117,3 +117,35 @@ fn a_flush_with_nothing_new_writes_nothing() {
         ALIGN as u64
     );
 }
+
+#[test]
+fn without_direct_io_the_same_aligned_writes_go_through_the_page_cache() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut w, written) = writer(tmp.path());
+    w.try_direct = false;
+    let (a, b) = (chunk(5, BLOCK_BYTES - 7), chunk(6, 3 * ALIGN + 1));
+    accept(&mut w, 0, 0, &a);
+    accept(&mut w, 1, 0, &b); // crosses the block: the first block goes out full
+    w.write_block();
+    assert_eq!(w.out.as_ref().map(|(_, direct)| *direct), Some(false));
+    let file = std::fs::read(tmp.path().join("spool.bin")).unwrap();
+    assert_eq!(&file[..a.len()], &a[..]);
+    assert_eq!(&file[a.len()..a.len() + b.len()], &b[..]);
+    assert_eq!(file.len(), (a.len() + b.len()).next_multiple_of(ALIGN));
+    assert_eq!(written.lock().unwrap().bytes, (a.len() + b.len()) as u64);
+}
+
+#[test]
+fn the_spool_file_is_opened_for_direct_io_where_the_file_system_allows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mut w, _written) = writer(tmp.path());
+    accept(&mut w, 0, 0, &chunk(1, 10));
+    // tmpfs before Linux 6.6 and some network file systems refuse it: then `false`,
+    // and the writes above still went through.
+    assert!(w.out.is_some());
+    w.write_block();
+    assert_eq!(
+        &std::fs::read(tmp.path().join("spool.bin")).unwrap()[..10],
+        &chunk(1, 10)[..]
+    );
+}
