@@ -152,7 +152,13 @@ impl Writer {
     /// for every stretch in the block, and the block is given up.
     fn write_block(&mut self) {
         if self.stretches.is_empty() {
-            return; // nothing new since the last write: at most an already written tail
+            // Nothing to index: at most a tail already in the file, or the rest of a
+            // stretch whose write failed. A block full of that is skipped, not written.
+            if self.len == BLOCK_BYTES {
+                self.at += BLOCK_BYTES as u64;
+                self.len = 0;
+            }
+            return;
         }
         let padded = self.len.next_multiple_of(ALIGN);
         self.mem[self.head + self.len..self.head + padded].fill(0);

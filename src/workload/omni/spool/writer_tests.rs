@@ -149,3 +149,31 @@ fn the_spool_file_is_opened_for_direct_io_where_the_file_system_allows() {
         &chunk(1, 10)[..]
     );
 }
+
+#[test]
+fn a_failed_write_inside_a_large_stretch_is_recorded_and_the_writer_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let errors = Errors::default();
+    let written = Arc::new(Mutex::new(Written::default()));
+    let path = tmp.path().join("spool.bin");
+    let mut w = Writer::new(path.clone(), errors.clone(), Arc::clone(&written));
+    // A handle that cannot write: every write fails.
+    std::fs::write(&path, b"").unwrap();
+    w.out = Some((std::fs::File::open(&path).unwrap(), false));
+    // Two and a half blocks: the first block's write fails, the rest of the stretch
+    // fills a block with nothing to index, then a later stretch is accepted.
+    accept(&mut w, 7, 0, &chunk(1, 2 * BLOCK_BYTES + BLOCK_BYTES / 2));
+    accept(&mut w, 8, 0, &chunk(2, 10));
+    w.write_block();
+    let errors = errors.lock().unwrap();
+    assert!(errors.contains_key(&7), "{errors:?}");
+    assert!(
+        errors.contains_key(&8),
+        "that block's write failed too: {errors:?}"
+    );
+    assert_eq!(
+        written.lock().unwrap().bytes,
+        0,
+        "nothing unwritten is indexed"
+    );
+}
