@@ -18,7 +18,7 @@ use super::tls::ClientTls;
 use crate::workload::{ConnectSpec, Inbound};
 
 mod split;
-pub use split::{IDLE_WRITE_BUF_BYTES, WsSink, WsStream};
+pub use split::{WsSink, WsStream};
 
 /// Default largest inbound frame or message (the reference allows 64 MiB).
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
