@@ -6,10 +6,11 @@
 //! batch for the whole spool (so a session holds no pending bytes of its own), which is
 //! handed to a channel (never blocking) once it holds [`BATCH_BYTES`]; one dedicated
 //! writer thread ([`writer`]) appends every batch to the spool file, directly rather
-//! than through the page cache, and indexes where it went. After the run the report
-//! flushes once (which hands over the last partial batch) and
-//! reads each span back through that index; publication still happens after timing,
-//! from those bytes.
+//! than through the page cache, each piece behind a header naming its logical file and
+//! offset. Nothing in memory grows with what is spilled: after the run the report
+//! flushes once (which hands over the last partial batch), the first read builds the
+//! index from the headers ([`extents`]) and each span is read back through it;
+//! publication still happens after timing, from those bytes.
 //!
 //! One physical file for the whole run, not one per session: creating a file costs an
 //! inode allocation, which on a long-lived ext4 volume took more CPU than the writes
@@ -35,7 +36,7 @@ use bytes::Bytes;
 use crossbeam_channel::Sender;
 
 use super::artifacts::stale::owner_alive;
-use extents::{Extent, Extents};
+use extents::{Extent, Index};
 use writer::Writer;
 
 mod extents;
@@ -117,15 +118,15 @@ impl Batch {
 /// The first write error of each logical file, as text.
 type Errors = Arc<Mutex<HashMap<u64, String>>>;
 
-/// Where each logical file's written stretches are in the spool file.
-type Index = HashMap<u64, Extents>;
-
-/// What the writer has written: the index, how many bytes it covers, and a read handle
-/// on the spool file (opened with it at the first write).
+/// What the writer has written: how many bytes of pieces, where the last record wholly
+/// in the file ends, the holes failed writes left, and a read handle on the spool file
+/// (opened with it at the first write). The same size however much was spilled (holes
+/// come only from failed writes).
 #[derive(Debug, Default)]
 struct Written {
-    index: Index,
     bytes: u64,
+    end: u64,
+    holes: Vec<(u64, u64)>,
     file: Option<Arc<File>>,
 }
 
@@ -199,6 +200,9 @@ fn file_path(dir: &Path) -> PathBuf {
 #[derive(Debug)]
 pub struct Spool {
     shared: Arc<Shared>,
+    /// Built from the file's headers at the first read after the run, extended by later
+    /// reads when more was written (a sweep's later points).
+    index: Mutex<Index>,
     next_file: AtomicU64,
     writer: Mutex<Option<JoinHandle<()>>>,
 }
@@ -236,6 +240,7 @@ impl Spool {
         };
         Ok(Self {
             shared,
+            index: Mutex::default(),
             next_file: AtomicU64::new(0),
             writer: Mutex::new(Some(writer)),
         })
@@ -293,13 +298,21 @@ impl Spool {
         if span.len == 0 {
             return Ok(Bytes::from(buf));
         }
-        let written = self
-            .shared
-            .written
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let extents = written.index.get(&span.file);
-        let (Some(file), Some(extents)) = (written.file.as_ref(), extents) else {
+        let (file, end, holes) = {
+            let w = self
+                .shared
+                .written
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            (w.file.clone(), w.end, w.holes.clone())
+        };
+        let mut index = self.index.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(file) = file.as_deref() {
+            index
+                .scan(file, end, &holes)
+                .map_err(|e| named(e.to_string()))?;
+        }
+        let (Some(file), Some(extents)) = (file, index.get(span.file)) else {
             return Err(named(format!("session {} wrote nothing", span.file)));
         };
         let end = span.offset + span.len;

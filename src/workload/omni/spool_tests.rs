@@ -99,6 +99,31 @@ fn interleaved_batches_of_many_sessions_read_back_per_session() {
 }
 
 #[test]
+fn nothing_is_indexed_in_memory_until_the_first_read_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = Spool::create(tmp.path()).unwrap();
+    let mut s = spool.session();
+    let spans: Vec<Span> = (0..2_000u32)
+        .map(|i| s.append(&chunk(i as u8, 960)))
+        .collect();
+    spool.flush();
+    // 2,000 pieces written, and the run's memory holds no entry for any of them.
+    assert_eq!(handed_over(&spool), 2_000 * 960);
+    assert_eq!(spool.index.lock().unwrap().pieces(), 0);
+    // The first read builds the index from the file's headers.
+    assert_eq!(
+        spool.load(spans[1_234]).unwrap(),
+        chunk(1_234u32 as u8, 960)
+    );
+    assert_eq!(spool.index.lock().unwrap().pieces(), 2_000);
+    // Later appends (a sweep's next point) are indexed by the next read.
+    let more = s.append(&chunk(7, 10));
+    spool.flush();
+    assert_eq!(spool.load(more).unwrap(), chunk(7, 10));
+    assert_eq!(spool.index.lock().unwrap().pieces(), 2_001);
+}
+
+#[test]
 fn flush_is_a_barrier_for_every_append_before_it() {
     let tmp = tempfile::tempdir().unwrap();
     let spool = Spool::create(tmp.path()).unwrap();

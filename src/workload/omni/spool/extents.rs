@@ -1,9 +1,30 @@
-//! Where one logical file's bytes are in the spool file: its written stretches in
-//! logical order, as a sorted vector (a session appends in order, so a new stretch goes
-//! at the end) that merges a stretch continuing the previous one both logically and
-//! physically (a response's audio deltas that arrived together land side by side). It
-//! grows with what a session spills, so it is kept small: 24 bytes a stretch, no tree
-//! nodes. Pure.
+//! Where each logical file's bytes are in the spool file. The file describes itself:
+//! every appended piece is written as a [`HEADER_BYTES`]-byte header (its logical file,
+//! its offset there, its length) followed by its bytes, so nothing in memory grows with
+//! what sessions spill during the run. The read-back index is built after the run, when
+//! the report first reads, by scanning the headers ([`Index::scan`]) — incrementally, as
+//! a sweep's later points append more. Per logical file it is a sorted vector of
+//! 24-byte extents (a session appends in order, so a new stretch goes at the end).
+
+use std::collections::HashMap;
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
+
+/// Bytes of the header before each piece's bytes in the spool file.
+pub const HEADER_BYTES: usize = 24;
+
+/// The header written before a piece: logical file, offset and length, little-endian.
+pub fn header(file: u64, offset: u64, len: u64) -> [u8; HEADER_BYTES] {
+    let mut h = [0u8; HEADER_BYTES];
+    h[..8].copy_from_slice(&file.to_le_bytes());
+    h[8..16].copy_from_slice(&offset.to_le_bytes());
+    h[16..].copy_from_slice(&len.to_le_bytes());
+    h
+}
+
+fn parse(h: &[u8; HEADER_BYTES]) -> (u64, u64, u64) {
+    let word = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().unwrap_or([0; 8]));
+    (word(0), word(8), word(16))
+}
 
 /// One written stretch: logical `start`, `len` bytes, at `physical` in the spool file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,12 +44,7 @@ pub struct Extents(Vec<Extent>);
 impl Extents {
     /// Records a stretch (each logical byte is written once: stretches never overlap).
     pub fn insert(&mut self, e: Extent) {
-        match self.0.last_mut() {
-            Some(last)
-                if last.start + last.len == e.start && last.physical + last.len == e.physical =>
-            {
-                last.len += e.len;
-            }
+        match self.0.last() {
             Some(last) if last.start > e.start => {
                 let at = self.0.partition_point(|x| x.start < e.start);
                 self.0.insert(at, e);
@@ -45,9 +61,81 @@ impl Extents {
     }
 }
 
+/// The read-back index: every logical file's extents, from the spool file's headers up
+/// to `scanned`.
+#[derive(Debug, Default)]
+pub struct Index {
+    files: HashMap<u64, Extents>,
+    scanned: u64,
+}
+
+impl Index {
+    /// Stretches indexed so far.
+    pub fn pieces(&self) -> usize {
+        self.files.values().map(|e| e.0.len()).sum()
+    }
+
+    /// A logical file's extents, if it has any.
+    pub fn get(&self, file: u64) -> Option<&Extents> {
+        self.files.get(&file)
+    }
+
+    /// Reads the headers of `src` from where the last scan stopped up to `end` (the end
+    /// of the last record wholly written), stepping over `holes` (regions a failed write
+    /// left unreadable, `[start, end)` in file order). A header that does not fit what
+    /// the writer wrote is an error, and the scan stops there.
+    pub fn scan<R: Read + Seek>(
+        &mut self,
+        src: R,
+        end: u64,
+        holes: &[(u64, u64)],
+    ) -> io::Result<()> {
+        if self.scanned >= end {
+            return Ok(());
+        }
+        let mut r = BufReader::with_capacity(1 << 20, src);
+        r.seek(SeekFrom::Start(self.scanned))?;
+        let mut at = self.scanned;
+        let from = self.scanned;
+        let mut holes = holes.iter().filter(|h| h.1 > from).peekable();
+        while at < end {
+            if let Some(&&(start, stop)) = holes.peek()
+                && start <= at
+            {
+                r.seek_relative(i64::try_from(stop - at).map_err(io::Error::other)?)?;
+                at = stop;
+                holes.next();
+                continue;
+            }
+            let mut h = [0u8; HEADER_BYTES];
+            r.read_exact(&mut h)?;
+            let (file, start, len) = parse(&h);
+            let physical = at + HEADER_BYTES as u64;
+            let next = physical.checked_add(len).filter(|n| *n <= end);
+            let bounded = holes.peek().is_none_or(|h| next.is_some_and(|n| n <= h.0));
+            let Some(next) = next.filter(|_| bounded && len > 0) else {
+                return Err(io::Error::other(format!(
+                    "bad record header at byte {at}: file {file}, offset {start}, length {len}"
+                )));
+            };
+            self.files.entry(file).or_default().insert(Extent {
+                start,
+                len,
+                physical,
+            });
+            r.seek_relative(i64::try_from(len).map_err(io::Error::other)?)?;
+            at = next;
+            self.scanned = at; // a later scan never indexes a record twice
+        }
+        self.scanned = at;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Cursor;
 
     fn e(start: u64, len: u64, physical: u64) -> Extent {
         Extent {
@@ -57,14 +145,14 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_stretch_continuing_the_last_both_ways_merges_with_it() {
-        let mut x = Extents::default();
-        x.insert(e(0, 10, 100));
-        x.insert(e(10, 5, 110)); // continues both: merged
-        x.insert(e(15, 5, 500)); // continues logically only: kept apart
-        x.insert(e(20, 5, 505)); // continues that one
-        assert_eq!(x.from(0), [e(0, 15, 100), e(15, 10, 500)]);
+    /// A spool file's bytes: each piece as header + bytes, back to back.
+    fn file_of(pieces: &[(u64, u64, &[u8])]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &(file, offset, bytes) in pieces {
+            out.extend_from_slice(&header(file, offset, bytes.len() as u64));
+            out.extend_from_slice(bytes);
+        }
+        out
     }
 
     #[test]
@@ -93,5 +181,53 @@ mod tests {
         x.insert(e(10, 10, 15));
         let starts: Vec<u64> = x.from(0).iter().map(|s| s.start).collect();
         assert_eq!(starts, [0, 10, 20]);
+    }
+
+    #[test]
+    fn the_headers_give_every_logical_file_its_stretches() {
+        let bytes = file_of(&[(0, 0, b"abc"), (1, 0, b"wxyz"), (0, 3, b"de")]);
+        let mut index = Index::default();
+        index
+            .scan(Cursor::new(&bytes), bytes.len() as u64, &[])
+            .unwrap();
+        let h = HEADER_BYTES as u64;
+        assert_eq!(
+            index.get(0).unwrap().from(0),
+            [e(0, 3, h), e(3, 2, 3 * h + 7)]
+        );
+        assert_eq!(index.get(1).unwrap().from(0), [e(0, 4, 2 * h + 3)]);
+        assert!(index.get(2).is_none());
+    }
+
+    #[test]
+    fn a_scan_goes_on_from_where_the_last_one_stopped() {
+        let bytes = file_of(&[(0, 0, b"abc"), (0, 3, b"de"), (0, 5, b"f")]);
+        let first_two = (2 * HEADER_BYTES + 5) as u64;
+        let mut index = Index::default();
+        index.scan(Cursor::new(&bytes), first_two, &[]).unwrap();
+        assert_eq!(index.get(0).unwrap().from(0).len(), 2);
+        index
+            .scan(Cursor::new(&bytes), bytes.len() as u64, &[])
+            .unwrap();
+        assert_eq!(index.get(0).unwrap().from(0).len(), 3);
+    }
+
+    #[test]
+    fn holes_are_stepped_over_and_a_bad_header_is_an_error() {
+        let mut bytes = file_of(&[(0, 0, b"abc")]);
+        let hole = (bytes.len() as u64, bytes.len() as u64 + 100);
+        bytes.extend_from_slice(&[0xAB; 100]); // what a failed write left
+        bytes.extend_from_slice(&file_of(&[(1, 0, b"xy")]));
+        let mut index = Index::default();
+        index
+            .scan(Cursor::new(&bytes), bytes.len() as u64, &[hole])
+            .unwrap();
+        assert_eq!(index.get(1).unwrap().from(0)[0].physical, hole.1 + 24);
+        // Without the hole the garbage is read as a header, and refused.
+        let err = Index::default()
+            .scan(Cursor::new(&bytes), bytes.len() as u64, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("bad record header at byte 27"), "{err}");
     }
 }

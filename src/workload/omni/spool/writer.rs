@@ -7,10 +7,12 @@
 //! refuses `O_DIRECT` (tmpfs on older kernels, some network file systems) gets the same
 //! aligned writes without it.
 //!
-//! A flush writes the partial block too, zero-padded to the alignment; its unaligned
-//! tail stays in the buffer and is written again, in place, with whatever follows it. A
-//! stretch enters the read-back index only once all its bytes are in the file, so the
-//! index never claims bytes the file does not hold.
+//! Each piece goes in as a header (its logical file, offset and length) and its bytes,
+//! so the file describes itself and the writer keeps no index in memory. A flush writes
+//! the partial block too, zero-padded to the alignment; its unaligned tail stays in the
+//! buffer and is written again, in place, with whatever follows it. The readable end
+//! moves past a piece only once all its bytes are in the file, so a reader never trusts
+//! bytes the file does not hold; a failed write leaves a hole the reader steps over.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -20,7 +22,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crossbeam_channel::Receiver;
 
-use super::{Errors, Extent, Msg, Piece, Written, record};
+use super::extents::{HEADER_BYTES, header};
+use super::{Errors, Msg, Piece, Written, record};
 
 /// Direct writes start at, and cover, multiples of this many bytes (the largest logical
 /// block size of common devices).
@@ -28,10 +31,18 @@ const ALIGN: usize = 4096;
 /// The block the writer gathers batches into before one write.
 pub(super) const BLOCK_BYTES: usize = 1 << 20;
 
-/// One piece accepted into the block but not yet indexed, and where it is in the file.
+/// One piece accepted into the block but not yet wholly written, and where its header
+/// is in the file.
 struct Stretch {
     piece: Piece,
     physical: u64,
+}
+
+impl Stretch {
+    /// Where its record (header and bytes) ends in the file.
+    fn end(&self) -> u64 {
+        self.physical + HEADER_BYTES as u64 + self.piece.len
+    }
 }
 
 /// The writer thread's state.
@@ -94,7 +105,8 @@ impl Writer {
         }
     }
 
-    /// Copies `pcm` (the bytes of `piece`) into the block, writing each block that fills.
+    /// Copies `piece`'s header and `pcm` (its bytes) into the block, writing each block
+    /// that fills.
     fn accept(&mut self, piece: Piece, pcm: &[u8]) {
         if pcm.is_empty() {
             return;
@@ -109,7 +121,13 @@ impl Writer {
             piece,
             physical: self.at + self.len as u64,
         });
-        let mut rest = pcm;
+        self.copy_in(&header(piece.file, piece.offset, piece.len));
+        self.copy_in(pcm);
+    }
+
+    /// Copies `bytes` into the block, writing each block that fills.
+    fn copy_in(&mut self, bytes: &[u8]) {
+        let mut rest = bytes;
         while !rest.is_empty() {
             let n = rest.len().min(BLOCK_BYTES - self.len);
             let start = self.head + self.len;
@@ -146,10 +164,11 @@ impl Writer {
         Ok(out)
     }
 
-    /// Writes the block (zero-padded to the alignment) and indexes every stretch now
-    /// wholly in the file. A full block starts over empty; a partial one keeps its
-    /// unaligned tail to be written again with what follows. A failed write is recorded
-    /// for every stretch in the block, and the block is given up.
+    /// Writes the block (zero-padded to the alignment) and moves the readable end past
+    /// every stretch now wholly in the file. A full block starts over empty; a partial
+    /// one keeps its unaligned tail to be written again with what follows. A failed
+    /// write is recorded for every stretch in the block, the block is given up, and the
+    /// region from the first of those stretches to past the last becomes a hole.
     fn write_block(&mut self) {
         if self.stretches.is_empty() {
             // Nothing to index: at most a tail already in the file, or the rest of a
@@ -163,9 +182,17 @@ impl Writer {
         let padded = self.len.next_multiple_of(ALIGN);
         self.mem[self.head + self.len..self.head + padded].fill(0);
         match self.write_at_most_twice(padded) {
-            Ok(()) => self.index_written(),
+            Ok(()) => self.mark_written(),
             Err(e) => {
                 let e = e.to_string();
+                let first = self.stretches.first().map_or(self.at, |s| s.physical);
+                let last = self.stretches.last().map_or(0, Stretch::end);
+                let hole = (first, last.max(self.at + padded as u64));
+                self.written
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .holes
+                    .push(hole);
                 for s in self.stretches.drain(..) {
                     record(&self.errors, s.piece.file, e.clone());
                 }
@@ -201,22 +228,14 @@ impl Writer {
         }
     }
 
-    /// Moves the stretches whose bytes are all in the file into the index.
-    fn index_written(&mut self) {
+    /// Moves the readable end past the stretches whose bytes are all in the file.
+    fn mark_written(&mut self) {
         let end = self.at + self.len as u64;
-        let done = self
-            .stretches
-            .iter()
-            .take_while(|s| s.physical + s.piece.len <= end)
-            .count();
+        let done = self.stretches.iter().take_while(|s| s.end() <= end).count();
         let mut w = self.written.lock().unwrap_or_else(PoisonError::into_inner);
-        for Stretch { piece, physical } in self.stretches.drain(..done) {
-            w.bytes += piece.len;
-            w.index.entry(piece.file).or_default().insert(Extent {
-                start: piece.offset,
-                len: piece.len,
-                physical,
-            });
+        for s in self.stretches.drain(..done) {
+            w.bytes += s.piece.len;
+            w.end = s.end();
         }
     }
 }
