@@ -13,6 +13,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::spool::Span;
+use segment::{NO_SAMPLE, PcmRef, Seg, played_samples};
+pub use segment::{Segment, SegmentPcm};
+
+mod segment;
 
 /// Output samples per second.
 pub const OUTPUT_RATE: u64 = 24_000;
@@ -20,62 +24,6 @@ pub const OUTPUT_RATE: u64 = 24_000;
 pub const ACK_STEP_MS: u64 = 200;
 /// Tolerance for comparing playback times that went through a clock round trip.
 const EPS_S: f64 = 1e-6;
-/// Tolerance, in samples, when converting elapsed time to played samples.
-const EPS_SAMPLES: f64 = 1e-3;
-
-/// One stretch of output audio on the serial clock.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Segment {
-    /// The response it belongs to.
-    pub response_id: Arc<str>,
-    /// Playback start, seconds (`max(receipt, previous segment end)`).
-    pub start_s: f64,
-    /// Playback end, seconds (`start + samples / 24000`).
-    pub end_s: f64,
-    /// PCM16 samples (after any barge-in truncation).
-    pub samples: u64,
-    /// Index of the first sample that is not silence, if any.
-    pub first_nonzero: Option<u64>,
-    /// The PCM16 bytes, when the session keeps audio (in memory or spooled); empty
-    /// otherwise.
-    pub pcm: SegmentPcm,
-}
-
-/// Where a segment's kept PCM16 bytes are.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SegmentPcm {
-    /// Held in memory (sessions without a spool, and nothing kept: empty).
-    Memory(Bytes),
-    /// Spilled to the run's spool; read back after the run.
-    Spooled(Span),
-}
-
-impl Default for SegmentPcm {
-    fn default() -> Self {
-        Self::Memory(Bytes::new())
-    }
-}
-
-impl SegmentPcm {
-    /// Length in bytes.
-    pub fn len(&self) -> usize {
-        match self {
-            Self::Memory(b) => b.len(),
-            Self::Spooled(s) => s.len as usize,
-        }
-    }
-    /// No bytes kept.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Keep the first `n` bytes (a spooled span only shrinks its length).
-    pub fn truncate(&mut self, n: usize) {
-        match self {
-            Self::Memory(b) => b.truncate(n),
-            Self::Spooled(s) => s.len = s.len.min(n as u64),
-        }
-    }
-}
 
 /// One `playback.ack` to send.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,7 +44,7 @@ struct Resp {
     first_arrival_s: f64,
     completed: bool,
     acked_ms: Option<u64>,
-    segs: Vec<usize>,
+    segs: Vec<u32>,
 }
 
 /// The serial playback clock plus its acknowledger.
@@ -104,9 +52,11 @@ struct Resp {
 pub struct PlaybackClock {
     incremental: bool,
     end_s: f64,
-    segments: Vec<Segment>,
+    segments: Vec<Seg>,
     resps: Vec<Resp>,
     by_id: HashMap<Arc<str>, usize>,
+    /// Kept PCM of sessions without a spool.
+    mem: Vec<Bytes>,
 }
 
 impl PlaybackClock {
@@ -136,9 +86,32 @@ impl PlaybackClock {
         self.resps.len() - 1
     }
 
+    /// The public form of segment `i`.
+    fn segment(&self, i: usize) -> Segment {
+        let seg = &self.segments[i];
+        let len = seg.pcm_len as usize;
+        let pcm = match seg.pcm {
+            PcmRef::None => SegmentPcm::default(),
+            PcmRef::Memory(m) => SegmentPcm::Memory(self.mem[m as usize].slice(..len)),
+            PcmRef::Spooled { file, offset } => SegmentPcm::Spooled(Span {
+                file,
+                offset,
+                len: len as u64,
+            }),
+        };
+        Segment {
+            response_id: self.resps[seg.resp as usize].id.clone(),
+            start_s: seg.start_s,
+            end_s: seg.end_s(),
+            samples: u64::from(seg.samples),
+            first_nonzero: (seg.first_nonzero != NO_SAMPLE).then_some(u64::from(seg.first_nonzero)),
+            pcm,
+        }
+    }
+
     /// Queue `pcm` (PCM16, even length) of `response_id` received at `at_s`; keep the bytes
     /// in the segment only when `keep_pcm`. Returns the new segment.
-    pub fn ingest(&mut self, response_id: &str, pcm: &[u8], at_s: f64, keep_pcm: bool) -> &Segment {
+    pub fn ingest(&mut self, response_id: &str, pcm: &[u8], at_s: f64, keep_pcm: bool) -> Segment {
         let kept = if keep_pcm {
             SegmentPcm::Memory(Bytes::copy_from_slice(pcm))
         } else {
@@ -148,36 +121,53 @@ impl PlaybackClock {
     }
 
     /// [`PlaybackClock::ingest`] with the caller's stored form of the bytes: `kept` holds
-    /// all of `pcm` (in memory or spooled) or nothing.
+    /// all of `pcm` (in memory or spooled) or nothing. A delta is at most a WebSocket
+    /// message, far below 4 GiB: lengths are kept as `u32`.
     pub fn ingest_kept(
         &mut self,
         response_id: &str,
         pcm: &[u8],
         at_s: f64,
         kept: SegmentPcm,
-    ) -> &Segment {
+    ) -> Segment {
         let r = self.resp(response_id, at_s);
-        let samples = (pcm.len() / 2) as u64;
+        let samples = (pcm.len() / 2) as u32;
         let start_s = at_s.max(self.end_s);
-        let end_s = start_s + samples as f64 / OUTPUT_RATE as f64;
-        let first_nonzero = pcm.iter().position(|b| *b != 0).map(|i| (i / 2) as u64);
+        let first_nonzero = pcm
+            .iter()
+            .position(|b| *b != 0)
+            .map_or(NO_SAMPLE, |i| (i / 2) as u32);
+        let pcm_len = kept.len() as u32;
+        let pcm = match kept {
+            _ if pcm_len == 0 => PcmRef::None,
+            SegmentPcm::Memory(b) => {
+                self.mem.push(b);
+                PcmRef::Memory((self.mem.len() - 1) as u32)
+            }
+            SegmentPcm::Spooled(s) => PcmRef::Spooled {
+                file: s.file,
+                offset: s.offset,
+            },
+        };
+        let seg = Seg {
+            start_s,
+            resp: r as u32,
+            samples,
+            first_nonzero,
+            pcm_len,
+            pcm,
+        };
+        let end_s = seg.end_s();
         let resp = &mut self.resps[r];
         if resp.total == 0 {
             resp.first_arrival_s = at_s;
         }
-        resp.total += samples;
+        resp.total += u64::from(samples);
         resp.last_end_s = end_s;
-        resp.segs.push(self.segments.len());
+        resp.segs.push(self.segments.len() as u32);
         self.end_s = end_s;
-        self.segments.push(Segment {
-            response_id: resp.id.clone(),
-            start_s,
-            end_s,
-            samples,
-            first_nonzero,
-            pcm: kept,
-        });
-        &self.segments[self.segments.len() - 1]
+        self.segments.push(seg);
+        self.segment(self.segments.len() - 1)
     }
 
     /// `response.done` for `response_id`.
@@ -197,17 +187,18 @@ impl PlaybackClock {
             }
             let mut lost = 0;
             for &s in &resp.segs {
-                let seg = &mut self.segments[s];
-                if seg.end_s <= at_s {
+                let seg = &mut self.segments[s as usize];
+                if seg.end_s() <= at_s {
                     continue;
                 }
-                let keep = played_samples(seg, at_s);
-                lost += seg.samples - keep;
+                let keep = played_samples(seg, at_s) as u32;
+                lost += u64::from(seg.samples - keep);
                 seg.samples = keep;
-                seg.end_s = seg.start_s + keep as f64 / OUTPUT_RATE as f64;
-                seg.first_nonzero = seg.first_nonzero.filter(|i| *i < keep);
-                if !seg.pcm.is_empty() {
-                    seg.pcm.truncate(keep as usize * 2);
+                if seg.first_nonzero >= keep {
+                    seg.first_nonzero = NO_SAMPLE;
+                }
+                if seg.pcm_len > 0 {
+                    seg.pcm_len = seg.pcm_len.min(keep * 2);
                 }
             }
             if lost > 0 {
@@ -215,13 +206,13 @@ impl PlaybackClock {
                 resp.last_end_s = resp
                     .segs
                     .iter()
-                    .map(|&s| self.segments[s].end_s)
+                    .map(|&s| self.segments[s as usize].end_s())
                     .fold(0.0, f64::max);
                 lost_by.push((resp.id.clone(), lost));
             }
         }
         if !lost_by.is_empty() {
-            self.end_s = self.segments.iter().map(|s| s.end_s).fold(0.0, f64::max);
+            self.end_s = self.segments.iter().map(Seg::end_s).fold(0.0, f64::max);
         }
         lost_by
     }
@@ -298,7 +289,7 @@ impl PlaybackClock {
     fn played(&self, r: &Resp, now_s: f64) -> u64 {
         r.segs
             .iter()
-            .map(|&s| played_samples(&self.segments[s], now_s))
+            .map(|&s| played_samples(&self.segments[s as usize], now_s))
             .sum()
     }
 
@@ -306,11 +297,12 @@ impl PlaybackClock {
     fn time_at(&self, r: &Resp, ms: u64) -> Option<f64> {
         let mut need = (ms * OUTPUT_RATE).div_ceil(1000);
         for &s in &r.segs {
-            let seg = &self.segments[s];
-            if need <= seg.samples {
+            let seg = &self.segments[s as usize];
+            let samples = u64::from(seg.samples);
+            if need <= samples {
                 return Some(seg.start_s + need as f64 / OUTPUT_RATE as f64);
             }
-            need -= seg.samples;
+            need -= samples;
         }
         None
     }
@@ -334,14 +326,17 @@ impl PlaybackClock {
         for seg in self.resps[r]
             .segs
             .iter()
-            .map(|&s| &self.segments[s])
+            .map(|&s| &self.segments[s as usize])
             .filter(|s| s.samples > 0)
         {
             let start = (seg.start_s - stream_start_s).max(0.0);
             first_start = first_start.min(start);
             let offset = (start * OUTPUT_RATE as f64).round_ties_even() as u64 * 2;
-            let writable = horizon_bytes.saturating_sub(offset).min(seg.samples * 2);
-            audible |= seg.first_nonzero.is_some_and(|i| i * 2 < writable);
+            let writable = horizon_bytes
+                .saturating_sub(offset)
+                .min(u64::from(seg.samples) * 2);
+            audible |=
+                seg.first_nonzero != NO_SAMPLE && u64::from(seg.first_nonzero) * 2 < writable;
         }
         audible && first_start < horizon_s
     }
@@ -356,25 +351,23 @@ impl PlaybackClock {
             .get(response_id)
             .map_or(0, |&i| self.resps[i].total)
     }
+    /// The responses that had audio queued (even if a barge-in cleared all of it).
+    pub fn responses_with_audio(&self) -> impl Iterator<Item = &str> {
+        self.resps
+            .iter()
+            .filter(|r| !r.segs.is_empty())
+            .map(|r| &*r.id)
+    }
     /// Every segment, in clock order.
-    pub fn segments(&self) -> &[Segment] {
-        &self.segments
+    pub fn segments(&self) -> Vec<Segment> {
+        (0..self.segments.len()).map(|i| self.segment(i)).collect()
     }
     /// The segments that still hold audio (barge-in may have emptied some).
     pub fn into_segments(self) -> Vec<Segment> {
-        self.segments
-            .into_iter()
-            .filter(|s| s.samples > 0)
+        (0..self.segments.len())
+            .filter(|&i| self.segments[i].samples > 0)
+            .map(|i| self.segment(i))
             .collect()
-    }
-}
-
-fn played_samples(seg: &Segment, now_s: f64) -> u64 {
-    let x = ((now_s - seg.start_s) * OUTPUT_RATE as f64 + EPS_SAMPLES).floor();
-    if x <= 0.0 {
-        0
-    } else {
-        (x as u64).min(seg.samples)
     }
 }
 

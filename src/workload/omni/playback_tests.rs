@@ -144,3 +144,13 @@ fn barge_in_truncates_a_spooled_segment_to_what_played() {
     spool.flush();
     assert_eq!(spool.load(kept).unwrap(), bytes[..12_000]);
 }
+
+#[test]
+fn the_clock_keeps_48_bytes_per_audio_delta() {
+    // A long session holds one of these per received delta (the public Segment is
+    // twice the size and is built only on the way out).
+    assert!(std::mem::size_of::<super::segment::Seg>() <= 48);
+    let mut c = PlaybackClock::new(false);
+    let kept = c.ingest("r1", &pcm(2_400), 1.0, true);
+    assert_eq!(c.segments(), [kept]);
+}

@@ -175,8 +175,11 @@ impl Responses {
                 ledger::py_list(&open)
             ));
         }
-        let segs = self.clock.segments();
-        if segs.iter().any(|s| !self.ledger.is_created(&s.response_id)) {
+        if self
+            .clock
+            .responses_with_audio()
+            .any(|id| !self.ledger.is_created(id))
+        {
             return Err("response audio has no matching response.created".into());
         }
         let stray = self
