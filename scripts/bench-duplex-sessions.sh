@@ -3,19 +3,31 @@
 # the reference server in its own process; print the client's CPU time, peak RSS, input
 # pacing lag and the TTFP agreement with the server's own send stamps.
 #
-#   scripts/bench-duplex-sessions.sh [N] [CASE_MS] [--cores C:S] [--rate R] [--floor] …
+#   scripts/bench-duplex-sessions.sh [N] [CASE_MS] [--deltas K:MS] [--cores C:S] [--rate R] [--floor] …
 #
-# (flags: scripts/lib.sh). With --floor the floor client then sends the same bytes to
-# the same server, pinned the same way, and both CPU ratios are printed.
+# (other flags: scripts/lib.sh). With --floor the floor client then sends the same bytes
+# to the same server, pinned the same way, and both CPU ratios are printed. --deltas K:MS
+# makes the server answer each second with K audio deltas of MS ms each (default 3:100);
+# a real server's finer cadence (e.g. 15:20) shows what a session keeps per delta.
 # Defaults: N=50 sessions of 5 s cases. Only 127.0.0.1 is used. Needs GNU time
 # (`apt-get install time`) and a release build (`cargo build --release`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 parse_bench_flags "$@"
+DELTAS=3 DELTA_MS=100 pos=()
+for ((i = 0; i < ${#ARGS[@]}; i++)); do
+  if [ "${ARGS[i]}" = --deltas ]; then
+    spec=${ARGS[i + 1]:-}
+    [[ $spec =~ ^[1-9][0-9]*:[1-9][0-9]*$ ]] || { echo "--deltas wants COUNT:MS, e.g. --deltas 15:20" >&2; exit 2; }
+    DELTAS=${spec%%:*} DELTA_MS=${spec#*:}; i=$((i + 1))
+  else
+    pos+=("${ARGS[i]}")
+  fi
+done
 
-N=${ARGS[0]:-50}
-CASE_MS=${ARGS[1]:-5000}
+N=${pos[0]:-50}
+CASE_MS=${pos[1]:-5000}
 [ -x "$BIN" ] || { echo "build first: cargo build --release (or pass --bin PATH)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install time" >&2; exit 2; }
 [ -z "$FLOOR" ] || [ -x "$FLOOR" ] || { echo "--floor needs: cargo build --release --examples" >&2; exit 2; }
@@ -31,8 +43,8 @@ cat > "$work/server.toml" <<TOML
 workers = 1
 [duplex]
 respond_every_s = 1.0
-audio_deltas = 3
-delta_ms = 100
+audio_deltas = $DELTAS
+delta_ms = $DELTA_MS
 rtf = 0.2
 first_response_delay_ms = 100
 final_decision = "listen"
@@ -63,11 +75,11 @@ fi
 read -r user sys maxrss wall < "$work/time.txt"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: ${CLIENT_PIN[*]:-no}; server pinned: ${SERVER_PIN[*]:-no}; arrivals: $(arrivals)"
 grep -h "generator-bound" "$work/report.txt" || true
-python3 - "$work" "$N" "$CASE_MS" "$user" "$sys" "$maxrss" "$wall" "$FLOOR" <<'PY'
+python3 - "$work" "$N" "$CASE_MS" "$user" "$sys" "$maxrss" "$wall" "$FLOOR" "$DELTAS deltas of $DELTA_MS ms a second" <<'PY'
 import sys; sys.path.insert(0, 'scripts')
 from resources import resources
 import json, sys, glob, os, math
-work, n, case_ms, user, sys_t, rss, wall, floor = sys.argv[1:]
+work, n, case_ms, user, sys_t, rss, wall, floor, deltas = sys.argv[1:]
 text = open(os.path.join(work, "out.json")).read()
 for tok in ("-Infinity", "Infinity", "NaN"):
     text = text.replace(tok, "null")
@@ -86,7 +98,7 @@ if floor:
         print(f"rtload / floor: {r['cpu_us_per_session_s'] / f['cpu_us_per_session_s']:.2f}x per live session-second,"
               f" {r['cpu_s'] / int(n) * 1e6 / f['cpu_us_per_session']:.2f}x per session")
 lags = [s["pacing_max_lag_ms"] for s in rt["samples"] if s.get("pacing_max_lag_ms") is not None]
-print(f"sessions={n} case={int(case_ms)/1000:.1f}s concurrency={n}")
+print(f"sessions={n} case={int(case_ms)/1000:.1f}s concurrency={n} server audio: {deltas}")
 print(f"client cpu: user {float(user):.2f} s + sys {float(sys_t):.2f} s over {float(wall):.2f} s wall"
       f" = {(float(user)+float(sys_t))/float(wall)*100:.0f}% of one core")
 print(f"client peak RSS: {int(rss)/1024:.1f} MiB")
