@@ -1,16 +1,16 @@
 //! The run's capture spool: what measured sessions keep for their artifacts (output PCM
 //! for `output.wav`, the event log for `events.json`) is spilled during the run to one
-//! file in a directory outside the output root, so a session's memory does not grow with
-//! its length. Each session writes its own *logical* files (one per kind), addressed by
-//! offset as if each were a file of its own. Every session's appends gather in one
-//! batch for the whole spool (so a session holds no pending bytes of its own), which is
-//! handed to a channel (never blocking) once it holds [`BATCH_BYTES`]; one dedicated
-//! writer thread ([`writer`]) appends every batch to the spool file, directly rather
-//! than through the page cache, each piece behind a header naming its logical file and
-//! offset. Nothing in memory grows with what is spilled: after the run the report
-//! flushes once (which hands over the last partial batch), the first read builds the
-//! index from the headers ([`extents`]) and each span is read back through it;
-//! publication still happens after timing, from those bytes.
+//! file in a directory outside the output root, so the media and events a session
+//! receives never accumulate in its memory. Each session writes its own *logical* files
+//! (one per kind), addressed by offset as if each were a file of its own. Every session's
+//! appends gather in one batch for the whole spool (so a session holds no pending bytes
+//! of its own), which is handed to a channel (never blocking) once it holds
+//! [`BATCH_BYTES`]; one dedicated writer thread ([`writer`]) appends every batch to the
+//! spool file, directly rather than through the page cache, each piece behind a header
+//! naming its logical file and offset. Nothing in memory grows with what is spilled:
+//! after the run the report flushes once (which hands over the last partial batch), the
+//! first read builds the index from the headers ([`extents`]) and each span is read back
+//! through it; publication still happens after timing, from those bytes.
 //!
 //! One physical file for the whole run, not one per session: creating a file costs an
 //! inode allocation, which on a long-lived ext4 volume took more CPU than the writes

@@ -1,7 +1,7 @@
-//! A session's event log: every recorded event with its receipt time, kept in memory or
-//! — for measured sessions of a run — spilled as lines to the run's spool (a file of its
-//! own per session, read back by the report after timing), so a session's memory does
-//! not grow with its length. Beside it, what the live session must know without its
+//! A session's event log: every recorded event with its receipt time, kept in memory or —
+//! for measured sessions of a run — spilled as lines to the run's spool (a file of its
+//! own per session, read back by the report after timing), so the events never accumulate
+//! in the session's memory. Beside it, what the live session must know without its
 //! events: the per-response metrics so far ([`RowsBuilder`], fed as events arrive, with
 //! exactly [`super::super::metrics::response_rows`]'s stream-start rule) and the events
 //! before the stream started (the negotiated model unit is read from those).
