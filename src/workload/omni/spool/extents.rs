@@ -71,6 +71,7 @@ pub struct Index {
 
 impl Index {
     /// Stretches indexed so far.
+    #[cfg(test)]
     pub fn pieces(&self) -> usize {
         self.files.values().map(|e| e.0.len()).sum()
     }
