@@ -87,16 +87,8 @@ d = json.loads(text)
 rt = d["rtload"]
 resources(rt)
 if floor:
-    f = json.load(open(os.path.join(work, "floor.json")))
-    r = rt.get("resources") or {}
-    print(f"floor (same bytes, raw socket): {f['cpu_us_per_session_s']:.0f} µs CPU per live session-second"
-          f" over {f['live_session_s']:.0f} session-s, {f['failed']} failed, send lateness p99"
-          f" {f['send_lateness_ms']['p99']:.3f} ms, peak RSS {f['peak_rss_mib']:.1f} MiB")
-    if not f.get("cpu_us_per_session_s"):
-        print("rtload / floor: not measured (the floor used less than one 10 ms CPU tick; run more sessions)")
-    elif r.get("cpu_us_per_session_s") and r.get("cpu_s"):
-        print(f"rtload / floor: {r['cpu_us_per_session_s'] / f['cpu_us_per_session_s']:.2f}x per live session-second,"
-              f" {r['cpu_s'] / int(n) * 1e6 / f['cpu_us_per_session']:.2f}x per session")
+    from resources import floor_ratio
+    floor_ratio(rt, json.load(open(os.path.join(work, "floor.json"))), int(n))
 lags = [s["pacing_max_lag_ms"] for s in rt["samples"] if s.get("pacing_max_lag_ms") is not None]
 print(f"sessions={n} case={int(case_ms)/1000:.1f}s concurrency={n} server audio: {deltas}")
 print(f"client cpu: user {float(user):.2f} s + sys {float(sys_t):.2f} s over {float(wall):.2f} s wall"

@@ -2,8 +2,11 @@
 # Run N concurrent realtime video sessions against the reference server in its own
 # process and print the client's CPU time, peak RSS and the cadence it observed.
 #
-#   scripts/bench-video-sessions.sh [N] [CHUNKS] [INTERVAL_MS]
+#   scripts/bench-video-sessions.sh [N] [CHUNKS] [INTERVAL_MS] [--cores C:S] [--rate R] [--floor] …
 #
+# (flags: scripts/lib.sh). With --floor the floor client (examples/floor_video.rs: raw
+# sockets, frame headers only) then receives the same chunks from the same server,
+# pinned the same way, and rtload's CPU is printed as a ratio of it.
 # Defaults: N=100 sessions, 40 chunks each, one chunk every 50 ms per session (so the
 # client receives N*20 chunks/s). Only 127.0.0.1 is used. Needs GNU time
 # (`apt-get install time`) and a release build (`cargo build --release`).
@@ -17,6 +20,8 @@ CHUNKS=${ARGS[1]:-40}
 INTERVAL_MS=${ARGS[2]:-50}
 [ -x "$BIN" ] || { echo "build first: cargo build --release (or pass --bin PATH)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install time" >&2; exit 2; }
+FLOOR=${FLOOR:+target/release/examples/floor_video}
+[ -z "$FLOOR" ] || [ -x "$FLOOR" ] || { echo "--floor needs: cargo build --release --examples" >&2; exit 2; }
 
 work=$(mktemp -d)
 server_pid=
@@ -52,17 +57,24 @@ start_server "$BIN" "$work/server.toml" "$work/server.log"
 "${CLIENT_PIN[@]}" /usr/bin/time -f '%U %S %M %e' -o "$work/time.txt" \
   "${PERF[@]}" "$BIN" run "$work/scenario.toml" --target "ws://$addr" --output-json "$work/out.json" > "$work/report.txt"
 
+if [ -n "$FLOOR" ]; then
+  "${CLIENT_PIN[@]}" "$FLOOR" "$addr" "$N" $(( CHUNKS * 12 - 3 )) $RATE > "$work/floor.json"
+fi
+
 read -r user sys maxrss wall < "$work/time.txt"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: ${CLIENT_PIN[*]:-no}; server pinned: ${SERVER_PIN[*]:-no}; arrivals: $(arrivals)"
 grep -h "generator-bound" "$work/report.txt" || true
-python3 - "$work/out.json" "$N" "$CHUNKS" "$INTERVAL_MS" "$user" "$sys" "$maxrss" "$wall" <<'PY'
+python3 - "$work/out.json" "$N" "$CHUNKS" "$INTERVAL_MS" "$user" "$sys" "$maxrss" "$wall" "${FLOOR:+$work/floor.json}" <<'PY'
 import sys; sys.path.insert(0, 'scripts')
 from resources import resources
 import json, sys
-out, n, chunks, interval, user, sys_t, rss, wall = sys.argv[1:]
+out, n, chunks, interval, user, sys_t, rss, wall, floor = sys.argv[1:]
 d = json.load(open(out))
 rt, m = d["rtload"], d["metrics"]
 resources(rt)
+if floor:
+    from resources import floor_ratio
+    floor_ratio(rt, json.load(open(floor)), int(n))
 cad = rt.get("cadence_vs_server") or {}
 late = rt.get("send_lateness") or {}
 steady = m.get("steady_interval_ms_mean", m.get("interval_steady", {}).get("mean_ms"))

@@ -11,7 +11,8 @@
 #                           older build to compare against in the same run
 #   --perf FILE             record the client with `perf record -g -o FILE` (then
 #                           `perf report -i FILE`); CPU figures include perf's overhead
-#   --floor                 after rtload, run the floor client (examples/floor_duplex.rs:
+#   --floor                 after rtload, run the floor client (examples/floor_duplex.rs,
+#                           or floor_video.rs for the video script:
 #                           the same bytes from a raw socket, frames built before timing)
 #                           on the same server and print rtload's CPU as a ratio of it
 #                           (needs `cargo build --release --examples`)
