@@ -44,36 +44,64 @@ pub struct Seen {
 }
 
 /// Reads server frames until a close frame, EOF or, when `until` is given, a text frame
-/// containing it: (frames, payload bytes). Only frame headers are parsed (rtload's own
-/// parser), and a text frame's payload only when `until` is given.
+/// containing it: (frames, payload bytes). Bytes are read into one reused buffer and
+/// never copied: only frame headers are parsed (rtload's own parser) and payloads are
+/// stepped over, except a text frame's when `until` is given (gathered to be searched).
 pub async fn count_inbound(
     mut rd: tokio::net::tcp::OwnedReadHalf,
-    mut buf: Vec<u8>,
+    first: Vec<u8>,
     until: Option<&[u8]>,
 ) -> (u64, u64) {
     let (mut frames, mut bytes) = (0u64, 0u64);
     let mut chunk = vec![0u8; 64 * 1024];
+    // A header split across reads (at most 14 bytes), the payload bytes still to step
+    // over, and the text payload being gathered when it is searched.
+    let (mut head, mut skip, mut text): (Vec<u8>, u64, Option<Vec<u8>>) = (Vec::new(), 0, None);
+    let mut pending = Some(first);
     loop {
-        let mut used = 0;
-        while let Some((opcode, _, hdr, len)) = peek_header(&buf[used..]) {
-            let end = used + hdr + len as usize;
-            if buf.len() < end {
-                break;
+        let n = match pending.take() {
+            Some(first) => {
+                let n = first.len();
+                chunk[..n].copy_from_slice(&first); // the few bytes after the 101
+                n
             }
+            None => match rd.read(&mut chunk).await {
+                Ok(0) | Err(_) => return (frames, bytes),
+                Ok(n) => n,
+            },
+        };
+        let mut at = 0;
+        while at < n {
+            if skip > 0 {
+                let take = skip.min((n - at) as u64) as usize;
+                if let Some(t) = text.as_mut() {
+                    t.extend_from_slice(&chunk[at..at + take]);
+                }
+                (at, skip) = (at + take, skip - take as u64);
+                if skip == 0
+                    && let (Some(t), Some(u)) = (text.take(), until)
+                    && t.windows(u.len()).any(|w| w == u)
+                {
+                    return (frames, bytes);
+                }
+                continue;
+            }
+            let take = (14 - head.len()).min(n - at);
+            head.extend_from_slice(&chunk[at..at + take]);
+            let Some((opcode, _, hdr, len)) = peek_header(&head) else {
+                at += take;
+                continue;
+            };
+            // The header ends inside what was just added: the rest is payload.
+            at += hdr - (head.len() - take);
+            head.clear();
             frames += 1;
             bytes += len;
-            let payload = &buf[used + hdr..end];
-            let found =
-                until.is_some_and(|u| opcode == 0x1 && payload.windows(u.len()).any(|w| w == u));
-            used = end;
-            if opcode == 0x8 || found {
+            if opcode == 0x8 {
                 return (frames, bytes);
             }
-        }
-        buf.drain(..used);
-        match rd.read(&mut chunk).await {
-            Ok(0) | Err(_) => return (frames, bytes),
-            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            skip = len;
+            text = (until.is_some() && opcode == 0x1).then(Vec::new);
         }
     }
 }
