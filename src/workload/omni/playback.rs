@@ -36,7 +36,7 @@ pub struct Ack {
     pub due_s: f64,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Resp {
     id: Arc<str>,
     total: u64,
@@ -45,16 +45,35 @@ struct Resp {
     completed: bool,
     acked_ms: Option<u64>,
     segs: Vec<u32>,
+    /// In [`PlaybackClock::active`].
+    active: bool,
+}
+
+impl Resp {
+    /// No ack can come due for it until its audio or completion changes: nothing
+    /// queued, or its last ack sent (seed policy: its one ack; incremental: the exact
+    /// total of a completed response).
+    fn settled(&self, incremental: bool) -> bool {
+        self.total == 0
+            || if incremental {
+                self.completed && self.acked_ms == Some(self.total * 1000 / OUTPUT_RATE)
+            } else {
+                self.acked_ms.is_some()
+            }
+    }
 }
 
 /// The serial playback clock plus its acknowledger.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct PlaybackClock {
     incremental: bool,
     end_s: f64,
     segments: Vec<Seg>,
     resps: Vec<Resp>,
     by_id: HashMap<Arc<str>, usize>,
+    /// The responses that are not [`Resp::settled`], ascending: acks and wake-ups look
+    /// only at these, so their cost does not grow with a session's length.
+    active: Vec<u32>,
     /// Kept PCM of sessions without a spool.
     mem: Vec<Bytes>,
 }
@@ -82,8 +101,18 @@ impl PlaybackClock {
             completed: false,
             acked_ms: None,
             segs: Vec::new(),
+            active: false,
         });
         self.resps.len() - 1
+    }
+
+    /// Response `r`'s audio or completion changed: an ack may come due again.
+    fn activate(&mut self, r: usize) {
+        if !self.resps[r].active {
+            self.resps[r].active = true;
+            let at = self.active.partition_point(|&x| (x as usize) < r);
+            self.active.insert(at, r as u32);
+        }
     }
 
     /// The public form of segment `i`.
@@ -167,6 +196,7 @@ impl PlaybackClock {
         resp.segs.push(self.segments.len() as u32);
         self.end_s = end_s;
         self.segments.push(seg);
+        self.activate(r);
         self.segment(self.segments.len() - 1)
     }
 
@@ -174,6 +204,7 @@ impl PlaybackClock {
     pub fn complete(&mut self, response_id: &str, at_s: f64) {
         let r = self.resp(response_id, at_s);
         self.resps[r].completed = true;
+        self.activate(r);
     }
 
     /// Barge-in at `at_s`: drop the audio of `response_id` (every response when `None`)
@@ -181,7 +212,8 @@ impl PlaybackClock {
     /// samples each lost.
     pub fn clear(&mut self, response_id: Option<&str>, at_s: f64) -> Vec<(Arc<str>, u64)> {
         let mut lost_by = Vec::new();
-        for resp in &mut self.resps {
+        let mut changed = Vec::new();
+        for (r, resp) in self.resps.iter_mut().enumerate() {
             if response_id.is_some_and(|id| id != &*resp.id) {
                 continue;
             }
@@ -209,7 +241,11 @@ impl PlaybackClock {
                     .map(|&s| self.segments[s as usize].end_s())
                     .fold(0.0, f64::max);
                 lost_by.push((resp.id.clone(), lost));
+                changed.push(r);
             }
+        }
+        for r in changed {
+            self.activate(r);
         }
         if !lost_by.is_empty() {
             self.end_s = self.segments.iter().map(Seg::end_s).fold(0.0, f64::max);
@@ -220,12 +256,19 @@ impl PlaybackClock {
     /// The acks due at `now_s` (each marked as sent).
     pub fn acks(&mut self, now_s: f64) -> Vec<Ack> {
         let mut out = Vec::new();
-        for i in 0..self.resps.len() {
+        for k in 0..self.active.len() {
+            let i = self.active[k] as usize;
             if let Some(ack) = self.ack_for(i, now_s) {
                 self.resps[i].acked_ms = Some(ack.played_ms);
                 out.push(ack);
             }
         }
+        let (resps, incremental) = (&mut self.resps, self.incremental);
+        self.active.retain(|&i| {
+            let r = &mut resps[i as usize];
+            r.active = !r.settled(incremental);
+            r.active
+        });
         out
     }
 
@@ -266,8 +309,9 @@ impl PlaybackClock {
 
     /// The earliest future moment an ack can become due (for a wake-up), if any.
     pub fn next_due(&self) -> Option<f64> {
-        self.resps
+        self.active
             .iter()
+            .map(|&i| &self.resps[i as usize])
             .filter(|r| r.total > 0)
             .filter_map(|r| {
                 if !self.incremental {

@@ -154,3 +154,78 @@ fn the_clock_keeps_48_bytes_per_audio_delta() {
     let kept = c.ingest("r1", &pcm(2_400), 1.0, true);
     assert_eq!(c.segments(), [kept]);
 }
+
+/// One step of a random session for the clock (times only move forward).
+#[derive(Debug, Clone)]
+enum Step {
+    Audio {
+        resp: usize,
+        samples: usize,
+        dt: f64,
+    },
+    Done {
+        resp: usize,
+        dt: f64,
+    },
+    Clear {
+        resp: Option<usize>,
+        dt: f64,
+    },
+    Tick {
+        dt: f64,
+    },
+}
+
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    let dt = 0.0..0.4f64;
+    prop_oneof![
+        (0..6usize, 1..6_000usize, dt.clone()).prop_map(|(resp, samples, dt)| Step::Audio {
+            resp,
+            samples,
+            dt
+        }),
+        (0..6usize, dt.clone()).prop_map(|(resp, dt)| Step::Done { resp, dt }),
+        (proptest::option::of(0..6usize), dt.clone())
+            .prop_map(|(resp, dt)| Step::Clear { resp, dt }),
+        dt.prop_map(|dt| Step::Tick { dt }),
+    ]
+}
+
+proptest::proptest! {
+    /// Acks and wake-ups look only at the responses that can still ack: at every step
+    /// they equal what looking at every response gives (the clock as it was).
+    #[test]
+    fn settled_responses_never_ack_again(
+        incremental in proptest::bool::ANY,
+        steps in proptest::collection::vec(step(), 1..120),
+    ) {
+        let mut c = PlaybackClock::new(incremental);
+        let mut now = 0.0;
+        for s in steps {
+            let id = |r: usize| format!("r{r}");
+            match s {
+                Step::Audio { resp, samples, dt } => {
+                    now += dt;
+                    c.ingest(&id(resp), &pcm(samples), now, false);
+                }
+                Step::Done { resp, dt } => {
+                    now += dt;
+                    c.complete(&id(resp), now);
+                }
+                Step::Clear { resp, dt } => {
+                    now += dt;
+                    c.clear(resp.map(id).as_deref(), now);
+                }
+                Step::Tick { dt } => now += dt,
+            }
+            let mut all = c.clone();
+            all.active = (0..all.resps.len() as u32).collect();
+            proptest::prop_assert_eq!(c.next_due(), all.next_due());
+            proptest::prop_assert_eq!(c.acks(now), all.acks(now));
+        }
+        let mut all = c.clone();
+        all.active = (0..all.resps.len() as u32).collect();
+        proptest::prop_assert_eq!(c.drain(), all.drain());
+    }
+}

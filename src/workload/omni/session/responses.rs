@@ -3,6 +3,7 @@
 //! reference's output checks after a clean close (spec §1.5 "Case success", §1.7).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -29,7 +30,7 @@ pub(super) struct Ingested {
     pub bytes: usize,
     /// Playable seconds at 24 kHz.
     pub duration_s: f64,
-    /// Position of the response in creation order (count so far if not yet created).
+    /// Position of the response in creation order.
     pub ordinal: u64,
 }
 
@@ -42,7 +43,10 @@ pub(super) struct Responses {
     pub clock: PlaybackClock,
     audio: AudioCheck,
     post: Option<PostCommit>,
-    created: Vec<String>,
+    /// Created response ids in creation order, and each one's position there (looked
+    /// up on every audio delta: a scan of the list grew with the session's length).
+    created: Vec<Arc<str>>,
+    ordinal: HashMap<Arc<str>, usize>,
     info: HashMap<String, RespInfo>,
     orphan_text: bool,
 }
@@ -56,6 +60,7 @@ impl Responses {
             audio: AudioCheck::default(),
             post: None,
             created: Vec::new(),
+            ordinal: HashMap::new(),
             info: HashMap::new(),
             orphan_text: false,
         }
@@ -80,9 +85,9 @@ impl Responses {
                 .check(ev, &mut out.artifact_warnings)
                 .map_err(|e| e.to_string())?;
             // §1.7: checked during ingestion, so the case fails as the delta arrives.
-            if !self.created.iter().any(|c| c == id) {
+            let Some(&ordinal) = self.ordinal.get(id) else {
                 return Err("response audio has no matching response.created".into());
-            }
+            };
             // The decoded Vec becomes the kept Bytes without a copy.
             let pcm = bytes::Bytes::from(pcm);
             let kept = match (capture, spool) {
@@ -91,12 +96,11 @@ impl Responses {
                 (true, Some(spool)) => SegmentPcm::Spooled(spool.append(&pcm)),
             };
             let samples = self.clock.ingest_kept(id, &pcm, at_s, kept).samples;
-            let ordinal = self.created.iter().position(|c| c == id);
             out.audio_bytes += pcm.len() as u64;
             ingested = Some(Ingested {
                 bytes: pcm.len(),
                 duration_s: samples as f64 / OUTPUT_RATE as f64,
-                ordinal: ordinal.unwrap_or(self.created.len()) as u64,
+                ordinal: ordinal as u64,
             });
         }
         self.ledger.observe(ev);
@@ -105,8 +109,10 @@ impl Responses {
         }
         match kind {
             "response.created" => {
-                if let Some(r) = rid.filter(|r| !self.created.iter().any(|c| c == r)) {
-                    self.created.push(r.to_owned());
+                if let Some(r) = rid.filter(|r| !self.ordinal.contains_key(*r)) {
+                    let r: Arc<str> = Arc::from(r);
+                    self.ordinal.insert(Arc::clone(&r), self.created.len());
+                    self.created.push(r);
                 }
             }
             "response.done" => {
@@ -192,7 +198,7 @@ impl Responses {
         // A complete output: terminal, not cancelled, audible inside the horizon, with text.
         let complete = self.created.iter().any(|id| {
             self.info
-                .get(id)
+                .get(&**id)
                 .is_some_and(|i| i.done && !i.cancelled && !i.text.trim().is_empty())
                 && self
                     .clock
@@ -210,9 +216,9 @@ impl Responses {
         self.created
             .iter()
             .map(|id| {
-                let i = info.remove(id).unwrap_or_default();
+                let i = info.remove(&**id).unwrap_or_default();
                 ResponseRecord {
-                    response_id: id.clone(),
+                    response_id: id.to_string(),
                     text: i.text,
                     done: i.done,
                     cancelled: i.cancelled,
