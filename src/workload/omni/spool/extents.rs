@@ -103,8 +103,10 @@ impl Index {
             if let Some(&&(start, stop)) = holes.peek()
                 && start <= at
             {
-                r.seek_relative(i64::try_from(stop - at).map_err(io::Error::other)?)?;
-                at = stop;
+                if stop > at {
+                    r.seek_relative(i64::try_from(stop - at).map_err(io::Error::other)?)?;
+                    at = stop;
+                }
                 holes.next();
                 continue;
             }
