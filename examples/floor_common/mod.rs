@@ -36,10 +36,15 @@ pub fn frame(opcode: u8, payload: &[u8]) -> Bytes {
 /// What one session saw.
 #[derive(Default)]
 pub struct Seen {
+    /// Each scheduled send's lateness past its intended time, ms.
     pub lateness_ms: Vec<f64>,
+    /// Server frames received.
     pub frames_in: u64,
+    /// Their payload bytes.
     pub bytes_in: u64,
+    /// Connect to end, seconds.
     pub span_s: f64,
+    /// Why the session failed, if it did.
     pub failed: Option<String>,
 }
 
