@@ -30,7 +30,7 @@ N=${pos[0]:-50}
 CASE_MS=${pos[1]:-5000}
 [ -x "$BIN" ] || { echo "build first: cargo build --release (or pass --bin PATH)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install time" >&2; exit 2; }
-[ -z "$FLOOR" ] || [ -x "$FLOOR" ] || { echo "--floor needs: cargo build --release --examples" >&2; exit 2; }
+pick_floor floor_duplex
 
 work=$(mktemp -d)
 server_pid=

@@ -20,8 +20,7 @@ CHUNKS=${ARGS[1]:-40}
 INTERVAL_MS=${ARGS[2]:-50}
 [ -x "$BIN" ] || { echo "build first: cargo build --release (or pass --bin PATH)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install time" >&2; exit 2; }
-FLOOR=${FLOOR:+target/release/examples/floor_video}
-[ -z "$FLOOR" ] || [ -x "$FLOOR" ] || { echo "--floor needs: cargo build --release --examples" >&2; exit 2; }
+pick_floor floor_video
 
 work=$(mktemp -d)
 server_pid=

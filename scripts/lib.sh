@@ -34,10 +34,18 @@ parse_bench_flags() {
         [ $# -ge 2 ] || { echo "--perf wants an output file" >&2; exit 2; }
         PERF=(perf record -q -g -o "$2" --); shift 2 ;;
       --floor)
-        FLOOR=target/release/examples/floor_duplex; shift ;;
+        FLOOR=yes; shift ;;
       *) ARGS+=("$1"); shift ;;
     esac
   done
+}
+
+# With --floor, FLOOR becomes the path of the script's floor client (NAME under
+# target/release/examples), which must be built.
+pick_floor() {
+  [ -n "$FLOOR" ] || return 0
+  FLOOR=target/release/examples/$1
+  [ -x "$FLOOR" ] || { echo "--floor needs: cargo build --release --examples" >&2; exit 2; }
 }
 
 # The arrival process in words, for the summary line.

@@ -139,8 +139,8 @@ impl PlaybackClock {
     }
 
     /// Queue `pcm` (PCM16, even length) of `response_id` received at `at_s`; keep the bytes
-    /// in the segment only when `keep_pcm`. Returns the new segment.
-    pub fn ingest(&mut self, response_id: &str, pcm: &[u8], at_s: f64, keep_pcm: bool) -> Segment {
+    /// in the segment only when `keep_pcm`. Returns the samples queued.
+    pub fn ingest(&mut self, response_id: &str, pcm: &[u8], at_s: f64, keep_pcm: bool) -> u64 {
         let kept = if keep_pcm {
             SegmentPcm::Memory(Bytes::copy_from_slice(pcm))
         } else {
@@ -158,7 +158,7 @@ impl PlaybackClock {
         pcm: &[u8],
         at_s: f64,
         kept: SegmentPcm,
-    ) -> Segment {
+    ) -> u64 {
         let r = self.resp(response_id, at_s);
         let samples = (pcm.len() / 2) as u32;
         let start_s = at_s.max(self.end_s);
@@ -197,7 +197,7 @@ impl PlaybackClock {
         self.end_s = end_s;
         self.segments.push(seg);
         self.activate(r);
-        self.segment(self.segments.len() - 1)
+        u64::from(samples)
     }
 
     /// `response.done` for `response_id`.

@@ -39,10 +39,13 @@ fn seed_acks_need_completion_and_audio() {
 #[test]
 fn serialization_example() {
     let mut c = PlaybackClock::new(false);
-    let s = c.ingest("r1", &pcm(24_000), 10.0, true).clone();
+    assert_eq!(c.ingest("r1", &pcm(24_000), 10.0, true), 24_000);
+    assert_eq!(c.ingest("r1", &pcm(12_000), 10.2, false), 12_000);
+    let segs = c.segments();
+    let s = &segs[0];
     assert_eq!((s.start_s, s.end_s, s.samples), (10.0, 11.0, 24_000));
     assert_eq!(s.pcm.len(), 48_000);
-    let s = c.ingest("r1", &pcm(12_000), 10.2, false).clone();
+    let s = &segs[1];
     assert_eq!((s.start_s, s.end_s), (11.0, 11.5));
     assert!(s.pcm.is_empty(), "bytes only when kept");
     assert_eq!(c.end_s(), 11.5);
@@ -150,9 +153,17 @@ fn the_clock_keeps_48_bytes_per_audio_delta() {
     // A long session holds one of these per received delta (the public Segment is
     // twice the size and is built only on the way out).
     assert!(std::mem::size_of::<super::segment::Seg>() <= 48);
+    // What goes in comes back out whole: response, times, samples, kept bytes.
     let mut c = PlaybackClock::new(false);
-    let kept = c.ingest("r1", &pcm(2_400), 1.0, true);
-    assert_eq!(c.segments(), [kept]);
+    let mut quiet_then_loud = vec![0u8; 10];
+    quiet_then_loud.extend_from_slice(&pcm(2_395));
+    c.ingest("r1", &quiet_then_loud, 1.0, true);
+    let segs = c.segments();
+    let s = &segs[0];
+    assert_eq!(&*s.response_id, "r1");
+    assert_eq!((s.start_s, s.end_s, s.samples), (1.0, 1.1, 2_400));
+    assert_eq!(s.first_nonzero, Some(5));
+    assert_eq!(s.pcm, SegmentPcm::Memory(quiet_then_loud.into()));
 }
 
 /// One step of a random session for the clock (times only move forward).

@@ -95,7 +95,7 @@ impl Responses {
                 (true, None) => SegmentPcm::Memory(pcm.clone()),
                 (true, Some(spool)) => SegmentPcm::Spooled(spool.append(&pcm)),
             };
-            let samples = self.clock.ingest_kept(id, &pcm, at_s, kept).samples;
+            let samples = self.clock.ingest_kept(id, &pcm, at_s, kept);
             out.audio_bytes += pcm.len() as u64;
             ingested = Some(Ingested {
                 bytes: pcm.len(),
