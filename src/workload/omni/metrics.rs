@@ -15,6 +15,9 @@ use serde_json::Value;
 use super::tokens::{Stage0Tokens, project_token_timing, round_dp, stage0_metrics, stage0_tokens};
 use crate::workload::omni::bench_metrics::RequestOutcome;
 
+mod live;
+pub use live::LiveTtfp;
+
 /// One server event and the client receipt time of the message that carried it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimedEvent {
@@ -202,10 +205,9 @@ impl Acc {
     }
 }
 
-/// [`response_rows`] one event at a time: a few numbers per response, so a live session
-/// can know its metrics without keeping its events.
+/// [`response_rows`] one event at a time: a few numbers per response.
 #[derive(Debug, Clone)]
-pub struct RowsBuilder {
+struct RowsBuilder {
     order: Vec<String>,
     accs: HashMap<String, Acc>,
     rate_hz: u64,
@@ -224,7 +226,7 @@ impl Default for RowsBuilder {
 impl RowsBuilder {
     /// Account for `ev`, received at `at_s`; `counted` says it came at or after the
     /// stream start (only the decoded-byte fallback counts the others).
-    pub fn observe(&mut self, at_s: f64, ev: &Value, counted: bool) {
+    fn observe(&mut self, at_s: f64, ev: &Value, counted: bool) {
         let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
         let rid = response_id(ev);
         if kind == "response.created"
@@ -254,7 +256,7 @@ impl RowsBuilder {
     }
 
     /// The rows so far (see [`response_rows`]).
-    pub fn rows(&self, session_id: Option<&str>) -> Vec<ResponseRow> {
+    fn rows(&self, session_id: Option<&str>) -> Vec<ResponseRow> {
         rows_in_order(&self.order, &self.accs, self.rate_hz, session_id)
     }
 }
@@ -320,6 +322,17 @@ fn audio_payload(ev: &Value) -> Option<&str> {
             .get("audio")
             .and_then(Value::as_str)
             .or_else(|| ev.get("delta").and_then(Value::as_str)),
+    }
+}
+
+/// Whether an audio delta carries audio, by [`audio_len`]'s rule, without decoding it.
+fn carries_audio(ev: &Value) -> bool {
+    match audio_payload(ev) {
+        Some(b64) => !b64.is_empty(),
+        None => ev
+            .get("audio_bytes")
+            .and_then(Value::as_u64)
+            .is_some_and(|n| n > 0),
     }
 }
 

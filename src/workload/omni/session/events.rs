@@ -2,9 +2,9 @@
 //! for measured sessions of a run — spilled as lines to the run's spool (a file of its
 //! own per session, read back by the report after timing), so the events never accumulate
 //! in the session's memory. Beside it, what the live session must know without its
-//! events: the per-response metrics so far ([`RowsBuilder`], fed as events arrive, with
-//! exactly [`super::super::metrics::response_rows`]'s stream-start rule) and the events
-//! before the stream started (the negotiated model unit is read from those).
+//! events: the mean TTFP so far ([`LiveTtfp`], fed as events arrive, with exactly
+//! [`super::super::metrics::response_rows`]'s stream-start rule) and the events before
+//! the stream started (the negotiated model unit is read from those).
 //!
 //! A spilled line is `<receipt seconds>\t<compact JSON>\n`: Rust prints an `f64` in the
 //! shortest form that parses back to the same value, and compact JSON has no raw
@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use crate::workload::omni::metrics::{RowsBuilder, session_summary};
+use crate::workload::omni::metrics::LiveTtfp;
 use crate::workload::omni::spool::{SessionSpool, Span};
 
 /// The event log and the live metrics of one session.
@@ -25,7 +25,7 @@ pub struct EventLog {
     /// Events recorded before the stream started (a handful: the session is configuring).
     pre_start: Vec<(f64, Value)>,
     stream_start_s: Option<f64>,
-    rows: RowsBuilder,
+    ttfp: LiveTtfp,
 }
 
 impl EventLog {
@@ -57,7 +57,7 @@ impl EventLog {
         }
         self.stream_start_s = Some(at_s);
         for (t, ev) in &self.pre_start {
-            self.rows.observe(*t, ev, *t >= at_s);
+            self.ttfp.observe(*t, ev, *t >= at_s);
         }
     }
 
@@ -65,7 +65,7 @@ impl EventLog {
     pub fn push(&mut self, at_s: f64, ev: Value) {
         self.count += 1;
         match self.stream_start_s {
-            Some(s) => self.rows.observe(at_s, &ev, at_s >= s),
+            Some(s) => self.ttfp.observe(at_s, &ev, at_s >= s),
             None => self.pre_start.push((at_s, ev.clone())),
         }
         let Some(spool) = self.spool.as_mut() else {
@@ -80,17 +80,16 @@ impl EventLog {
     /// The session's mean TTFP so far, ms, as the report will compute it from the events
     /// (a session that never streamed counts every event, as the report does).
     pub fn mean_ttfp_ms(&self) -> Option<f64> {
-        let rows = match self.stream_start_s {
-            Some(_) => self.rows.rows(None),
+        match self.stream_start_s {
+            Some(_) => self.ttfp.mean_ms(),
             None => {
-                let mut rows = self.rows.clone();
+                let mut ttfp = self.ttfp.clone();
                 for (t, ev) in &self.pre_start {
-                    rows.observe(*t, ev, *t >= 0.0);
+                    ttfp.observe(*t, ev, *t >= 0.0);
                 }
-                rows.rows(None)
+                ttfp.mean_ms()
             }
-        };
-        session_summary(&rows, None).mean_ttfp_ms
+        }
     }
 
     /// The events kept in memory and where the spilled ones are.
