@@ -5,7 +5,8 @@
 //! Pure code: events (`serde_json::Value`) in, verdicts out. Every check is incremental
 //! (one event at a time, in arrival order) so a long session never rescans its history.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
@@ -51,18 +52,26 @@ pub enum LedgerError {
 
 /// Created/done bookkeeping over `response.created` / `response.done`, in event order.
 /// The first error is kept and the ledger stops changing after it, like the reference's
-/// scan that raises at the first bad event.
+/// scan that raises at the first bad event. Each id is held once (shared with the rest
+/// of the session when it passes the id in: [`Ledger::observe_with`]).
 #[derive(Debug, Default, Clone)]
 pub struct Ledger {
-    order: Vec<String>,
-    created: HashSet<String>,
-    done: HashSet<String>,
+    order: Vec<Arc<str>>,
+    /// Created ids and whether each is done.
+    done: HashMap<Arc<str>, bool>,
+    done_count: usize,
     error: Option<LedgerError>,
 }
 
 impl Ledger {
     /// Account for one event (other event types are ignored).
     pub fn observe(&mut self, ev: &Value) {
+        self.observe_with(ev, |id| Arc::from(id));
+    }
+
+    /// [`Ledger::observe`], taking a newly created response's id from `intern` (so a
+    /// session keeps one copy of each id).
+    pub fn observe_with(&mut self, ev: &Value, intern: impl FnOnce(&str) -> Arc<str>) {
         let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
         if self.error.is_some() || !matches!(kind, "response.created" | "response.done") {
             return;
@@ -71,23 +80,26 @@ impl Ledger {
             self.error = Some(LedgerError::NoId(kind.to_owned()));
             return;
         };
-        let id = id.to_owned();
         self.error = if kind == "response.created" {
-            if self.created.insert(id.clone()) {
+            if self.done.contains_key(id) {
+                Some(LedgerError::DuplicateCreated(id.to_owned()))
+            } else {
+                let id = intern(id);
+                self.done.insert(Arc::clone(&id), false);
                 self.order.push(id);
                 None
-            } else {
-                Some(LedgerError::DuplicateCreated(id))
             }
-        } else if !self.created.contains(&id) {
-            Some(LedgerError::DoneWithoutCreated(id))
-        } else if self.done.contains(&id) {
-            Some(LedgerError::DuplicateDone(id))
-        } else if reports_failure(ev) {
-            Some(LedgerError::Failed(id))
         } else {
-            self.done.insert(id);
-            None
+            match self.done.get_mut(id) {
+                None => Some(LedgerError::DoneWithoutCreated(id.to_owned())),
+                Some(true) => Some(LedgerError::DuplicateDone(id.to_owned())),
+                Some(_) if reports_failure(ev) => Some(LedgerError::Failed(id.to_owned())),
+                Some(done) => {
+                    *done = true;
+                    self.done_count += 1;
+                    None
+                }
+            }
         };
     }
     /// The first ledger error, if any.
@@ -95,24 +107,24 @@ impl Ledger {
         self.error.as_ref()
     }
     /// Created response ids in creation order.
-    pub fn created(&self) -> &[String] {
+    pub fn created(&self) -> &[Arc<str>] {
         &self.order
     }
     /// Whether `id` was created.
     pub fn is_created(&self, id: &str) -> bool {
-        self.created.contains(id)
+        self.done.contains_key(id)
     }
     /// `created == done` and no error.
     pub fn is_closed(&self) -> bool {
-        self.error.is_none() && self.created.len() == self.done.len()
+        self.error.is_none() && self.order.len() == self.done_count
     }
     /// Created but not done, sorted (as the reference prints them).
     pub fn unfinished(&self) -> Vec<&str> {
         let mut v: Vec<&str> = self
             .order
             .iter()
-            .filter(|id| !self.done.contains(*id))
-            .map(String::as_str)
+            .filter(|id| self.done.get(&***id) == Some(&false))
+            .map(|id| &**id)
             .collect();
         v.sort_unstable();
         v

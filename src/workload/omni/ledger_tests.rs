@@ -86,7 +86,10 @@ fn ledger_tracks_open_responses_in_sorted_order() {
     assert!(l.error().is_none());
     assert!(!l.is_closed());
     assert_eq!(l.unfinished(), ["r1", "r2"]);
-    assert_eq!(l.created(), ["r2", "r1", "r3"]);
+    assert_eq!(
+        l.created().iter().map(|id| &**id).collect::<Vec<_>>(),
+        ["r2", "r1", "r3"]
+    );
     let l = ledger_of(&[
         created("r1"),
         json!({"type": "response.done", "response_id": "r1"}),

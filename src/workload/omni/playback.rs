@@ -87,11 +87,12 @@ impl PlaybackClock {
         }
     }
 
-    fn resp(&mut self, id: &str, at_s: f64) -> usize {
+    /// Response `id`'s position, recorded (under the id `intern` makes) if new.
+    fn resp(&mut self, id: &str, at_s: f64, intern: impl FnOnce() -> Arc<str>) -> usize {
         if let Some(&i) = self.by_id.get(id) {
             return i;
         }
-        let id: Arc<str> = Arc::from(id);
+        let id = intern();
         self.by_id.insert(id.clone(), self.resps.len());
         self.resps.push(Resp {
             id,
@@ -146,20 +147,21 @@ impl PlaybackClock {
         } else {
             SegmentPcm::default()
         };
-        self.ingest_kept(response_id, pcm, at_s, kept)
+        self.ingest_kept(&Arc::from(response_id), pcm, at_s, kept)
     }
 
     /// [`PlaybackClock::ingest`] with the caller's stored form of the bytes: `kept` holds
-    /// all of `pcm` (in memory or spooled) or nothing. A delta is at most a WebSocket
-    /// message, far below 4 GiB: lengths are kept as `u32`.
+    /// all of `pcm` (in memory or spooled) or nothing; a new response is recorded under
+    /// the caller's `response_id` (one copy of the id per session). A delta is at most a
+    /// WebSocket message, far below 4 GiB: lengths are kept as `u32`.
     pub fn ingest_kept(
         &mut self,
-        response_id: &str,
+        response_id: &Arc<str>,
         pcm: &[u8],
         at_s: f64,
         kept: SegmentPcm,
     ) -> u64 {
-        let r = self.resp(response_id, at_s);
+        let r = self.resp(response_id, at_s, || Arc::clone(response_id));
         let samples = (pcm.len() / 2) as u32;
         let start_s = at_s.max(self.end_s);
         let first_nonzero = pcm
@@ -202,7 +204,7 @@ impl PlaybackClock {
 
     /// `response.done` for `response_id`.
     pub fn complete(&mut self, response_id: &str, at_s: f64) {
-        let r = self.resp(response_id, at_s);
+        let r = self.resp(response_id, at_s, || Arc::from(response_id));
         self.resps[r].completed = true;
         self.activate(r);
     }

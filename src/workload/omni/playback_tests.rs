@@ -135,7 +135,7 @@ fn barge_in_truncates_a_spooled_segment_to_what_played() {
     let bytes: Vec<u8> = (0..24_000u32 * 2).map(|i| (i % 251) as u8).collect();
     let mut c = PlaybackClock::new(false);
     let span = file.append(&bytes);
-    c.ingest_kept("r1", &bytes, 0.0, SegmentPcm::Spooled(span));
+    c.ingest_kept(&"r1".into(), &bytes, 0.0, SegmentPcm::Spooled(span));
     assert_eq!(c.segments()[0].pcm.len(), 48_000);
     // Cleared 0.25 s in: 6,000 samples played.
     c.clear(None, 0.25);

@@ -47,7 +47,7 @@ pub(super) struct Responses {
     /// up on every audio delta: a scan of the list grew with the session's length).
     created: Vec<Arc<str>>,
     ordinal: HashMap<Arc<str>, usize>,
-    info: HashMap<String, RespInfo>,
+    info: HashMap<Arc<str>, RespInfo>,
     orphan_text: bool,
 }
 
@@ -85,7 +85,7 @@ impl Responses {
                 .check(ev, &mut out.artifact_warnings)
                 .map_err(|e| e.to_string())?;
             // §1.7: checked during ingestion, so the case fails as the delta arrives.
-            let Some(&ordinal) = self.ordinal.get(id) else {
+            let Some((id, &ordinal)) = self.ordinal.get_key_value(id) else {
                 return Err("response audio has no matching response.created".into());
             };
             // The decoded Vec becomes the kept Bytes without a copy.
@@ -103,29 +103,31 @@ impl Responses {
                 ordinal: ordinal as u64,
             });
         }
-        self.ledger.observe(ev);
+        if kind == "response.created"
+            && let Some(r) = rid.filter(|r| !self.ordinal.contains_key(*r))
+        {
+            let r: Arc<str> = Arc::from(r);
+            self.ordinal.insert(Arc::clone(&r), self.created.len());
+            self.created.push(r);
+        }
+        // The ledger, the clock and the text keep the created id, not copies of it.
+        let ordinal = &self.ordinal;
+        self.ledger.observe_with(ev, |id| intern(ordinal, id));
         if let Some(post) = self.post.as_mut() {
             post.observe(ev);
         }
         match kind {
-            "response.created" => {
-                if let Some(r) = rid.filter(|r| !self.ordinal.contains_key(*r)) {
-                    let r: Arc<str> = Arc::from(r);
-                    self.ordinal.insert(Arc::clone(&r), self.created.len());
-                    self.created.push(r);
-                }
-            }
             "response.done" => {
                 if let Some(r) = rid {
                     self.clock.complete(r, at_s);
-                    let info = self.info.entry(r.to_owned()).or_default();
+                    let info = self.info_mut(r);
                     info.done = true;
                     info.cancelled = ledger::is_cancelled(ev);
                 }
             }
             "output_audio_buffer.cleared" => {
                 for (r, _) in self.clock.clear(rid, at_s) {
-                    self.info.entry(r.to_string()).or_default().cleared = true;
+                    self.info.entry(r).or_default().cleared = true;
                     ledger::warn_once(&mut out.ineligible_reasons, "cleared_response".into());
                 }
             }
@@ -136,7 +138,7 @@ impl Responses {
                 };
                 match rid {
                     Some(r) => {
-                        let info = self.info.entry(r.to_owned()).or_default();
+                        let info = self.info_mut(r);
                         info.has_text = true;
                         info.text.push_str(&delta);
                     }
@@ -146,6 +148,15 @@ impl Responses {
             _ => {}
         }
         Ok(ingested)
+    }
+
+    /// What is known of response `id` (recorded under the created id if there is one).
+    fn info_mut(&mut self, id: &str) -> &mut RespInfo {
+        let key = match self.info.get_key_value(id) {
+            Some((k, _)) => Arc::clone(k),
+            None => intern(&self.ordinal, id),
+        };
+        self.info.entry(key).or_default()
     }
 
     /// The final input was committed (after the events observed so far). A deferred
@@ -226,5 +237,43 @@ impl Responses {
                 }
             })
             .collect()
+    }
+}
+
+/// The created response's own id for `id`, or a new one.
+fn intern(created: &HashMap<Arc<str>, usize>, id: &str) -> Arc<str> {
+    created
+        .get_key_value(id)
+        .map_or_else(|| Arc::from(id), |(k, _)| Arc::clone(k))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::{DuplexOutput, Responses};
+
+    #[test]
+    fn each_response_id_is_held_once() {
+        let mut r = Responses::new(false);
+        let mut out = DuplexOutput::default();
+        let events = [
+            json!({"type": "response.created", "response": {"id": "r1"}}),
+            json!({"type": "response.audio.delta", "response_id": "r1", "delta": "AAAAAA==",
+                   "format": "pcm16", "sample_rate_hz": 24000}),
+            json!({"type": "response.audio_transcript.delta", "response_id": "r1", "delta": "hi"}),
+            json!({"type": "response.audio_transcript.delta", "response_id": "r1", "delta": "!"}),
+            json!({"type": "response.done", "response": {"id": "r1", "status": "completed"}}),
+        ];
+        for (k, ev) in events.iter().enumerate() {
+            r.observe(ev, k as f64 / 10.0, (false, None), &mut out)
+                .unwrap();
+        }
+        // The created list and its index, the ledger's order and map, the clock's
+        // record and its index, the text's key: one allocation, seven holders.
+        assert_eq!(Arc::strong_count(&r.created[0]), 7);
+        assert_eq!(r.records()[0].text, "hi!");
     }
 }
