@@ -364,6 +364,12 @@ fn mp4_case_through_ffprobe_and_ffmpeg() {
     assert!(created >= 1, "the model answered");
     let wav = hound::WavReader::open(d.path.join("output.wav")).unwrap();
     assert_eq!(wav.len(), 3 * 24_000);
+    // The answer's tone is in it: read back from the run's spool (audio and segments).
+    let loud = (wav.into_samples::<i16>()).filter(|s| *s.as_ref().unwrap() != 0);
+    assert!(
+        loud.count() > 2_400,
+        "at least one 100 ms delta of the tone"
+    );
 }
 
 #[test]

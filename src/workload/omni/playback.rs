@@ -14,7 +14,7 @@ use bytes::Bytes;
 
 use super::spool::Span;
 use segment::{NO_SAMPLE, PcmRef, Seg, played_samples};
-pub use segment::{Segment, SegmentPcm};
+pub use segment::{Segment, SegmentPcm, decode as decode_segments, encode as encode_segments};
 
 mod segment;
 

@@ -166,6 +166,48 @@ fn the_clock_keeps_48_bytes_per_audio_delta() {
     assert_eq!(s.pcm, SegmentPcm::Memory(quiet_then_loud.into()));
 }
 
+#[test]
+fn spilled_segments_read_back_exactly() {
+    let mut c = PlaybackClock::new(false);
+    let span = |offset| Span {
+        file: 7,
+        offset,
+        len: 4_800,
+    };
+    c.ingest_kept(
+        &"r1".into(),
+        &pcm(2_400),
+        0.1 + 0.2,
+        SegmentPcm::Spooled(span(0)),
+    );
+    c.ingest("r2 ✓", &vec![0u8; 4_800], 0.35, false);
+    c.ingest_kept(
+        &"r1".into(),
+        &pcm(2_400),
+        0.4,
+        SegmentPcm::Spooled(span(4_800)),
+    );
+    c.clear(Some("r1"), 0.45);
+    let segs = c.segments();
+    assert_eq!(segs.len(), 3);
+    assert_eq!(segs[1].first_nonzero, None);
+    let bytes = encode_segments(&segs).expect("no PCM in memory");
+    assert_eq!(decode_segments(&bytes).unwrap(), segs);
+    assert_eq!(decode_segments(&encode_segments(&[]).unwrap()).unwrap(), []);
+    // Damage is named, never read as other numbers.
+    let want = "spooled playback segments are damaged";
+    assert_eq!(
+        decode_segments(&bytes[..bytes.len() - 1]).unwrap_err(),
+        want
+    );
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert_eq!(decode_segments(&longer).unwrap_err(), want);
+    // PCM held in memory cannot be spilled.
+    c.ingest("r3", &pcm(10), 1.0, true);
+    assert!(encode_segments(&c.segments()).is_none());
+}
+
 /// One step of a random session for the clock (times only move forward).
 #[derive(Debug, Clone)]
 enum Step {

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use super::metrics::{CaseOutcome, DuplexMetrics, TimedEvent, duplex_metrics, request_outcome};
-use super::playback::SegmentPcm;
+use super::playback::{SegmentPcm, decode_segments};
 use super::session::DuplexOutput;
 use super::spool::Spool;
 use super::workload::OmniWorkload;
@@ -250,15 +250,19 @@ fn read_back_all_events(spool: &Spool, run: &mut RunRecord) -> HashMap<usize, St
     errors
 }
 
-/// Reads a session's spilled event log back into `o.events` (the spool is flushed); an
-/// error names the spool file or the damaged line.
+/// Reads a session's spilled event log and playback segments back into `o.events` and
+/// `o.segments` (the spool is flushed); an error names the spool file or the damage.
 fn read_back_events(o: &mut DuplexOutput, spool: &Spool) -> Result<(), String> {
+    let in_file = |e: String| format!("{e} (spool file {})", spool.dir().display());
+    if let Some(span) = o.segments_spooled.take() {
+        let bytes = spool.load(span).map_err(|e| e.to_string())?;
+        o.segments = decode_segments(&bytes).map_err(in_file)?;
+    }
     let Some(span) = o.events_spooled.take() else {
         return Ok(());
     };
     let bytes = spool.load(span).map_err(|e| e.to_string())?;
-    o.events = crate::workload::omni::session::events::decode(&bytes)
-        .map_err(|e| format!("{e} (spool file {})", spool.dir().display()))?;
+    o.events = crate::workload::omni::session::events::decode(&bytes).map_err(in_file)?;
     Ok(())
 }
 

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 
 use super::ledger::{self, ErrorVerdict};
 use super::pacing::{self, BYTES_PER_SECOND, Uploader};
-use super::playback::Ack;
+use super::playback::{Ack, encode_segments};
 use super::spool::SessionSpool;
 use super::upload::SharedUpload;
 use crate::workload::{
@@ -504,7 +504,15 @@ impl Session for DuplexSession {
     fn into_output(self) -> DuplexOutput {
         let mut s = self;
         s.out.responses = s.resp.records();
-        s.out.segments = s.resp.clock.into_segments();
+        let segments = s.resp.clock.into_segments();
+        // With a spool, the segments go there too (one append to the shared batch, no
+        // file IO here); the report reads them back with the events.
+        let spilled =
+            (s.spool.as_mut()).and_then(|spool| Some(spool.append(&encode_segments(&segments)?)));
+        match spilled {
+            Some(span) => s.out.segments_spooled = Some(span),
+            None => s.out.segments = segments,
+        }
         s.out.mean_ttfp_ms = s.events.mean_ttfp_ms();
         (s.out.events, s.out.events_spooled) = s.events.into_parts();
         s.out

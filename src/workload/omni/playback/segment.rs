@@ -1,6 +1,9 @@
 //! A segment of output audio on the serial clock: the public [`Segment`] reports and
-//! artifacts read, and the compact form the clock keeps per received audio delta.
+//! artifacts read, the compact form the clock keeps per received audio delta, and the
+//! bytes a finished session's segments are spilled as ([`encode`], [`decode`]), so a
+//! run's finished sessions do not hold one record per delta until the report.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -110,5 +113,105 @@ pub(super) fn played_samples(seg: &Seg, now_s: f64) -> u64 {
         0
     } else {
         (x as u64).min(u64::from(seg.samples))
+    }
+}
+
+/// [`Segment::first_nonzero`] `None` in the spilled form.
+const NONE_U64: u64 = u64::MAX;
+
+/// `segments` as bytes [`decode`] reads back exactly: the response ids once, then one
+/// fixed-size record per segment. `None` when a segment holds PCM in memory (only
+/// spooled or absent PCM can be spilled).
+pub fn encode(segments: &[Segment]) -> Option<Vec<u8>> {
+    let mut ids: HashMap<&str, u32> = HashMap::new();
+    let mut table = Vec::new();
+    let mut recs = Vec::with_capacity(segments.len() * 65);
+    for seg in segments {
+        let next = ids.len() as u32;
+        let id = *ids.entry(&seg.response_id).or_insert_with(|| {
+            table.extend_from_slice(&(seg.response_id.len() as u32).to_le_bytes());
+            table.extend_from_slice(seg.response_id.as_bytes());
+            next
+        });
+        recs.extend_from_slice(&id.to_le_bytes());
+        recs.extend_from_slice(&seg.start_s.to_le_bytes());
+        recs.extend_from_slice(&seg.end_s.to_le_bytes());
+        recs.extend_from_slice(&seg.samples.to_le_bytes());
+        recs.extend_from_slice(&seg.first_nonzero.unwrap_or(NONE_U64).to_le_bytes());
+        match &seg.pcm {
+            SegmentPcm::Memory(b) if b.is_empty() => recs.push(0),
+            SegmentPcm::Memory(_) => return None,
+            SegmentPcm::Spooled(span) => {
+                recs.push(1);
+                for v in [span.file, span.offset, span.len] {
+                    recs.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+        }
+    }
+    let mut out = (ids.len() as u32).to_le_bytes().to_vec();
+    out.extend(table);
+    out.extend_from_slice(&(segments.len() as u32).to_le_bytes());
+    out.extend(recs);
+    Some(out)
+}
+
+/// The segments [`encode`] wrote; damaged bytes are an error.
+pub fn decode(bytes: &[u8]) -> Result<Vec<Segment>, String> {
+    let mut r = Reader(bytes);
+    let damaged = || "spooled playback segments are damaged".to_string();
+    let mut ids: Vec<Arc<str>> = Vec::new();
+    for _ in 0..r.u32().ok_or_else(damaged)? {
+        let len = r.u32().ok_or_else(damaged)? as usize;
+        let id = r.take(len).and_then(|b| std::str::from_utf8(b).ok());
+        ids.push(Arc::from(id.ok_or_else(damaged)?));
+    }
+    let n = r.u32().ok_or_else(damaged)? as usize;
+    let mut out = Vec::with_capacity(n.min(bytes.len() / 37));
+    for _ in 0..n {
+        let seg = (|| {
+            let id = ids.get(r.u32()? as usize)?.clone();
+            let (start_s, end_s) = (f64::from_bits(r.u64()?), f64::from_bits(r.u64()?));
+            let (samples, first) = (r.u64()?, r.u64()?);
+            let pcm = match r.take(1)?[0] {
+                0 => SegmentPcm::default(),
+                1 => SegmentPcm::Spooled(Span {
+                    file: r.u64()?,
+                    offset: r.u64()?,
+                    len: r.u64()?,
+                }),
+                _ => return None,
+            };
+            Some(Segment {
+                response_id: id,
+                start_s,
+                end_s,
+                samples,
+                first_nonzero: (first != NONE_U64).then_some(first),
+                pcm,
+            })
+        })();
+        out.push(seg.ok_or_else(damaged)?);
+    }
+    if !r.0.is_empty() {
+        return Err(damaged());
+    }
+    Ok(out)
+}
+
+/// Little-endian reads from the front of a byte slice.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
 }

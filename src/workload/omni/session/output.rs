@@ -115,8 +115,12 @@ pub struct DuplexOutput {
     /// The session's mean audio TTFP, ms, computed live as the report computes it from
     /// the events (the progress line's headline; no events needed).
     pub mean_ttfp_ms: Option<f64>,
-    /// The serial playback segments (PCM only when captured).
+    /// The serial playback segments (PCM only when captured). Empty while they are
+    /// spilled (`segments_spooled`) until the report reads them back.
     pub segments: Vec<Segment>,
+    /// Where the spilled segments are in the run's spool (measured sessions of a run:
+    /// a finished session keeps no record per audio delta until the report).
+    pub segments_spooled: Option<crate::workload::omni::spool::Span>,
     /// Created responses, in creation order.
     pub responses: Vec<ResponseRecord>,
     /// All ingested output PCM bytes.

@@ -11,6 +11,7 @@ use tokio::time::Instant;
 
 use super::*;
 use crate::workload::omni::pacing::PacingMode;
+use crate::workload::omni::playback::{SegmentPcm, decode_segments};
 use crate::workload::omni::spool::Spool;
 use crate::workload::omni::upload::CaseUpload;
 
@@ -531,6 +532,35 @@ fn measured_sessions_spill_their_events_and_read_back_the_same() {
     let span = spilled.events_spooled.expect("spilled");
     let back = events::decode(&spool.load(span).unwrap()).unwrap();
     assert_eq!(back, kept.events);
+    // The playback segments too: the same records, their PCM in the spool.
+    assert!(spilled.segments.is_empty() && kept.segments_spooled.is_none());
+    let span = spilled.segments_spooled.expect("segments spilled");
+    let segs = decode_segments(&spool.load(span).unwrap()).unwrap();
+    assert_eq!(segs.len(), kept.segments.len());
+    for (s, k) in segs.iter().zip(&kept.segments) {
+        let same = (
+            &s.response_id,
+            s.start_s,
+            s.end_s,
+            s.samples,
+            s.first_nonzero,
+        );
+        assert_eq!(
+            same,
+            (
+                &k.response_id,
+                k.start_s,
+                k.end_s,
+                k.samples,
+                k.first_nonzero
+            )
+        );
+        let (SegmentPcm::Spooled(pcm), SegmentPcm::Memory(want)) = (&s.pcm, &k.pcm) else {
+            panic!("{:?} {:?}", s.pcm, k.pcm)
+        };
+        assert!(!want.is_empty());
+        assert_eq!(&spool.load(*pcm).unwrap(), want);
+    }
     // The progress headline needs no events: computed live, equal either way.
     assert_eq!(spilled.mean_ttfp_ms, kept.mean_ttfp_ms);
     assert!(kept.mean_ttfp_ms.is_some_and(|t| (t - 100.0).abs() < 1e-6));
