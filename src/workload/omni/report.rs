@@ -95,9 +95,7 @@ pub(super) struct CaseRun<'a> {
 /// Build the report for `run` (the caller holds the output-root lock).
 pub(super) fn build(w: &OmniWorkload, mut run: RunRecord) -> Result<DuplexReport, String> {
     let spool = w.prepared.get().map(|p| &p.spool);
-    let events_errors = spool
-        .map(|s| read_back_all_events(s, &mut run))
-        .unwrap_or_default();
+    let events_errors = restore_outputs(spool, &mut run);
     let measured: Vec<(usize, &SampleRecord)> = (run.samples.iter().enumerate())
         .filter(|(_, s)| !s.warmup)
         .collect();
@@ -233,6 +231,21 @@ fn copy_output_counts(result: &mut CaseResult, o: &DuplexOutput) {
     for r in &o.ineligible_reasons {
         result.add_ineligible_reason(r);
     }
+}
+
+/// What the sessions did not keep while they ran: spilled events and segments read back
+/// (the errors by sample position), and each response's transcript rebuilt from the
+/// events.
+fn restore_outputs(spool: Option<&Spool>, run: &mut RunRecord) -> HashMap<usize, String> {
+    let errors = spool
+        .map(|s| read_back_all_events(s, run))
+        .unwrap_or_default();
+    for s in &mut run.samples {
+        if let Some(Some(o)) = s.output.as_mut() {
+            crate::workload::omni::session::fill_texts(&mut o.responses, &o.events);
+        }
+    }
+    errors
 }
 
 /// Every spooled write was sent before the sessions ended: one barrier, then each

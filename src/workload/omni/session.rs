@@ -31,6 +31,7 @@ mod responses;
 
 pub use output::{DuplexOutput, DuplexSettings, Phase, PreparedMedia, ResponseRecord};
 use responses::Responses;
+pub use responses::fill_texts;
 
 /// The duplex session state machine.
 #[derive(Debug)]

@@ -121,7 +121,8 @@ pub struct DuplexOutput {
     /// Where the spilled segments are in the run's spool (measured sessions of a run:
     /// a finished session keeps no record per audio delta until the report).
     pub segments_spooled: Option<crate::workload::omni::spool::Span>,
-    /// Created responses, in creation order.
+    /// Created responses, in creation order; their text is empty until the report
+    /// rebuilds it from `events` ([`super::fill_texts`]).
     pub responses: Vec<ResponseRecord>,
     /// All ingested output PCM bytes.
     pub audio_bytes: u64,

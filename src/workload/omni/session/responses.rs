@@ -2,6 +2,7 @@
 //! serial playback clock, text per response, the post-commit decision, and the
 //! reference's output checks after a clean close (spec §1.5 "Case success", §1.7).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -15,10 +16,12 @@ use crate::workload::omni::playback::{OUTPUT_RATE, PlaybackClock, SegmentPcm};
 use crate::workload::omni::spool::SessionSpool;
 
 /// What the session accumulates per response id (text may precede `response.created`).
+/// The transcript itself is not kept: the report rebuilds it from the event log
+/// ([`fill_texts`]); the session only needs to know whether it has any non-blank text.
 #[derive(Debug, Default)]
 struct RespInfo {
     has_text: bool,
-    text: String,
+    nonblank: bool,
     done: bool,
     cancelled: bool,
     cleared: bool,
@@ -131,20 +134,15 @@ impl Responses {
                     ledger::warn_once(&mut out.ineligible_reasons, "cleared_response".into());
                 }
             }
-            k if TEXT_DELTA_TYPES.contains(&k) => {
-                let delta = match ev.get("delta") {
-                    Some(d) if ledger::truthy(d) => ledger::py_str(d),
-                    _ => String::new(),
-                };
-                match rid {
-                    Some(r) => {
-                        let info = self.info_mut(r);
-                        info.has_text = true;
-                        info.text.push_str(&delta);
-                    }
-                    None => self.orphan_text = true,
+            k if TEXT_DELTA_TYPES.contains(&k) => match rid {
+                Some(r) => {
+                    let nonblank = !text_delta(ev).trim().is_empty();
+                    let info = self.info_mut(r);
+                    info.has_text = true;
+                    info.nonblank |= nonblank;
                 }
-            }
+                None => self.orphan_text = true,
+            },
             _ => {}
         }
         Ok(ingested)
@@ -210,7 +208,7 @@ impl Responses {
         let complete = self.created.iter().any(|id| {
             self.info
                 .get(&**id)
-                .is_some_and(|i| i.done && !i.cancelled && !i.text.trim().is_empty())
+                .is_some_and(|i| i.done && !i.cancelled && i.nonblank)
                 && self
                     .clock
                     .audible_in_horizon(id, stream_start_s, duration_s)
@@ -221,7 +219,8 @@ impl Responses {
         Ok(())
     }
 
-    /// Records for the created responses, in creation order.
+    /// Records for the created responses, in creation order, their text empty until
+    /// [`fill_texts`] rebuilds it from the event log.
     pub fn records(&mut self) -> Vec<ResponseRecord> {
         let info = &mut self.info;
         self.created
@@ -230,13 +229,43 @@ impl Responses {
                 let i = info.remove(&**id).unwrap_or_default();
                 ResponseRecord {
                     response_id: id.to_string(),
-                    text: i.text,
+                    text: String::new(),
                     done: i.done,
                     cancelled: i.cancelled,
                     audio_cleared: i.cleared,
                 }
             })
             .collect()
+    }
+}
+
+/// A transcript delta's text as the reference appends it (a falsy delta adds nothing).
+fn text_delta(ev: &Value) -> Cow<'_, str> {
+    match ev.get("delta") {
+        Some(Value::String(d)) => Cow::Borrowed(d),
+        Some(d) if ledger::truthy(d) => Cow::Owned(ledger::py_str(d)),
+        _ => Cow::Borrowed(""),
+    }
+}
+
+/// Each created response's transcript, rebuilt from the session's event log: its
+/// transcript deltas concatenated in receipt order, exactly as the session saw them
+/// (every event it observed is in the log, text deltas unchanged).
+pub fn fill_texts(records: &mut [ResponseRecord], events: &[(f64, Value)]) {
+    let at: HashMap<&str, usize> = (records.iter().enumerate())
+        .map(|(i, r)| (r.response_id.as_str(), i))
+        .collect();
+    let mut texts = vec![String::new(); records.len()];
+    for (_, ev) in events {
+        let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
+        if TEXT_DELTA_TYPES.contains(&kind)
+            && let Some(&i) = response_id(ev).and_then(|r| at.get(r))
+        {
+            texts[i].push_str(&text_delta(ev));
+        }
+    }
+    for (r, t) in records.iter_mut().zip(texts) {
+        r.text = t;
     }
 }
 
@@ -272,8 +301,64 @@ mod tests {
                 .unwrap();
         }
         // The created list and its index, the ledger's order and map, the clock's
-        // record and its index, the text's key: one allocation, seven holders.
+        // record and its index, the info's key: one allocation, seven holders.
         assert_eq!(Arc::strong_count(&r.created[0]), 7);
-        assert_eq!(r.records()[0].text, "hi!");
+        let mut records = r.records();
+        assert_eq!(records[0].text, "", "no transcript kept live");
+        let log: Vec<(f64, serde_json::Value)> = events.iter().map(|e| (0.0, e.clone())).collect();
+        super::fill_texts(&mut records, &log);
+        assert_eq!(records[0].text, "hi!");
+    }
+
+    #[test]
+    fn transcripts_are_rebuilt_from_the_log_as_the_reference_appends_them() {
+        let text = |id: &str, d: serde_json::Value| json!({"type": "response.audio_transcript.delta", "response_id": id, "delta": d});
+        let events = [
+            text("r1", json!("hello ")),
+            json!({"type": "response.created", "response": {"id": "r1"}}),
+            json!({"type": "response.created", "response": {"id": "r2"}}),
+            text("r1", json!(5)),
+            text("r1", json!(null)),
+            text("r1", json!(false)),
+            text("r1", json!(true)),
+            json!({"type": "response.output_text.delta", "response_id": "r2", "delta": "x"}),
+            text("r3", json!("never created")),
+            text("", json!("no id")),
+            json!({"type": "response.done", "response": {"id": "r1", "status": "completed"}, "delta": "not text"}),
+        ];
+        let mut r = Responses::new(false);
+        let mut out = DuplexOutput::default();
+        for ev in &events {
+            r.observe(ev, 0.0, (false, None), &mut out).unwrap();
+        }
+        let mut records = r.records();
+        let log: Vec<(f64, serde_json::Value)> = events.iter().map(|e| (0.0, e.clone())).collect();
+        super::fill_texts(&mut records, &log);
+        let texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
+        assert_eq!(texts, ["hello 5True", "x"]);
+    }
+
+    #[test]
+    fn a_blank_transcript_is_no_transcript() {
+        for (delta, complete) in [("  \n\t", false), (" a ", true)] {
+            let mut r = Responses::new(false);
+            let mut out = DuplexOutput::default();
+            let events = [
+                json!({"type": "response.created", "response": {"id": "r1"}}),
+                json!({"type": "response.audio.delta", "response_id": "r1", "delta": "AQABAA==",
+                       "format": "pcm16", "sample_rate_hz": 24000}),
+                json!({"type": "response.audio_transcript.delta", "response_id": "r1", "delta": " "}),
+                json!({"type": "response.audio_transcript.delta", "response_id": "r1", "delta": delta}),
+                json!({"type": "response.done", "response": {"id": "r1", "status": "completed"}}),
+            ];
+            for ev in &events {
+                r.observe(ev, 0.5, (false, None), &mut out).unwrap();
+            }
+            assert_eq!(
+                r.final_checks(true, 0.0, 10.0).is_ok(),
+                complete,
+                "{delta:?}"
+            );
+        }
     }
 }

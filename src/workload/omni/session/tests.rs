@@ -110,8 +110,12 @@ impl H {
             json!({"type": "response.audio_transcript.delta", "response_id": id, "delta": text}),
         );
     }
+    /// The session's output with its transcripts rebuilt from its events, as the
+    /// report does (a spilled log leaves them empty here).
     fn output(self) -> DuplexOutput {
-        self.s.into_output()
+        let mut o = self.s.into_output();
+        fill_texts(&mut o.responses, &o.events);
+        o
     }
 }
 
