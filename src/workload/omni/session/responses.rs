@@ -284,10 +284,27 @@ mod tests {
 
     use super::{DuplexOutput, Responses};
 
-    #[test]
-    fn each_response_id_is_held_once() {
+    /// The state after `events`, received 0.1 s apart.
+    fn observed(events: &[serde_json::Value]) -> Responses {
         let mut r = Responses::new(false);
         let mut out = DuplexOutput::default();
+        for (k, ev) in events.iter().enumerate() {
+            r.observe(ev, k as f64 / 10.0, (false, None), &mut out)
+                .unwrap();
+        }
+        r
+    }
+
+    /// The records' transcripts, rebuilt from `events` as the report does.
+    fn texts(mut r: Responses, events: &[serde_json::Value]) -> Vec<String> {
+        let mut records = r.records();
+        let log: Vec<_> = events.iter().map(|e| (0.0, e.clone())).collect();
+        super::fill_texts(&mut records, &log);
+        records.into_iter().map(|r| r.text).collect()
+    }
+
+    #[test]
+    fn each_response_id_is_held_once() {
         let events = [
             json!({"type": "response.created", "response": {"id": "r1"}}),
             json!({"type": "response.audio.delta", "response_id": "r1", "delta": "AAAAAA==",
@@ -296,18 +313,12 @@ mod tests {
             json!({"type": "response.audio_transcript.delta", "response_id": "r1", "delta": "!"}),
             json!({"type": "response.done", "response": {"id": "r1", "status": "completed"}}),
         ];
-        for (k, ev) in events.iter().enumerate() {
-            r.observe(ev, k as f64 / 10.0, (false, None), &mut out)
-                .unwrap();
-        }
+        let mut r = observed(&events);
         // The created list and its index, the ledger's order and map, the clock's
         // record and its index, the info's key: one allocation, seven holders.
         assert_eq!(Arc::strong_count(&r.created[0]), 7);
-        let mut records = r.records();
-        assert_eq!(records[0].text, "", "no transcript kept live");
-        let log: Vec<(f64, serde_json::Value)> = events.iter().map(|e| (0.0, e.clone())).collect();
-        super::fill_texts(&mut records, &log);
-        assert_eq!(records[0].text, "hi!");
+        assert_eq!(r.records()[0].text, "", "no transcript kept live");
+        assert_eq!(texts(observed(&events), &events), ["hi!"]);
     }
 
     #[test]
@@ -326,23 +337,12 @@ mod tests {
             text("", json!("no id")),
             json!({"type": "response.done", "response": {"id": "r1", "status": "completed"}, "delta": "not text"}),
         ];
-        let mut r = Responses::new(false);
-        let mut out = DuplexOutput::default();
-        for ev in &events {
-            r.observe(ev, 0.0, (false, None), &mut out).unwrap();
-        }
-        let mut records = r.records();
-        let log: Vec<(f64, serde_json::Value)> = events.iter().map(|e| (0.0, e.clone())).collect();
-        super::fill_texts(&mut records, &log);
-        let texts: Vec<&str> = records.iter().map(|r| r.text.as_str()).collect();
-        assert_eq!(texts, ["hello 5True", "x"]);
+        assert_eq!(texts(observed(&events), &events), ["hello 5True", "x"]);
     }
 
     #[test]
     fn a_blank_transcript_is_no_transcript() {
         for (delta, complete) in [("  \n\t", false), (" a ", true)] {
-            let mut r = Responses::new(false);
-            let mut out = DuplexOutput::default();
             let events = [
                 json!({"type": "response.created", "response": {"id": "r1"}}),
                 json!({"type": "response.audio.delta", "response_id": "r1", "delta": "AQABAA==",
@@ -351,11 +351,8 @@ mod tests {
                 json!({"type": "response.audio_transcript.delta", "response_id": "r1", "delta": delta}),
                 json!({"type": "response.done", "response": {"id": "r1", "status": "completed"}}),
             ];
-            for ev in &events {
-                r.observe(ev, 0.5, (false, None), &mut out).unwrap();
-            }
             assert_eq!(
-                r.final_checks(true, 0.0, 10.0).is_ok(),
+                observed(&events).final_checks(true, 0.0, 10.0).is_ok(),
                 complete,
                 "{delta:?}"
             );
