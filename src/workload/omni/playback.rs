@@ -7,15 +7,17 @@
 //!
 //! Pure code: times are seconds on the session's clock, passed in.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use bytes::Bytes;
 
 use super::spool::Span;
+use retire::{Horizon, Retired};
 use segment::{NO_SAMPLE, PcmRef, Seg, played_samples};
 pub use segment::{Segment, SegmentPcm, decode as decode_segments, encode as encode_segments};
 
+mod retire;
 mod segment;
 
 /// Output samples per second.
@@ -44,9 +46,12 @@ struct Resp {
     first_arrival_s: f64,
     completed: bool,
     acked_ms: Option<u64>,
-    segs: Vec<u32>,
+    /// Its segments still held, by clock position, ascending.
+    segs: VecDeque<u32>,
     /// In [`PlaybackClock::active`].
     active: bool,
+    /// What its retired segments contribute.
+    retired: Retired,
 }
 
 impl Resp {
@@ -68,7 +73,13 @@ impl Resp {
 pub struct PlaybackClock {
     incremental: bool,
     end_s: f64,
-    segments: Vec<Seg>,
+    /// The segments not yet retired; the first is clock position `base`.
+    segments: VecDeque<Seg>,
+    base: u32,
+    /// The latest end among retired segments (0 for none).
+    retired_end: f64,
+    /// The output horizon, once the stream started.
+    horizon: Option<Horizon>,
     resps: Vec<Resp>,
     by_id: HashMap<Arc<str>, usize>,
     /// The responses that are not [`Resp::settled`], ascending: acks and wake-ups look
@@ -101,8 +112,9 @@ impl PlaybackClock {
             first_arrival_s: at_s,
             completed: false,
             acked_ms: None,
-            segs: Vec::new(),
+            segs: VecDeque::new(),
             active: false,
+            retired: Retired::default(),
         });
         self.resps.len() - 1
     }
@@ -116,9 +128,13 @@ impl PlaybackClock {
         }
     }
 
-    /// The public form of segment `i`.
-    fn segment(&self, i: usize) -> Segment {
-        let seg = &self.segments[i];
+    /// The held segment at clock position `pos`.
+    fn seg(&self, pos: u32) -> &Seg {
+        &self.segments[(pos - self.base) as usize]
+    }
+
+    /// The public form of `seg`.
+    fn public(&self, seg: &Seg) -> Segment {
         let len = seg.pcm_len as usize;
         let pcm = match seg.pcm {
             PcmRef::None => SegmentPcm::default(),
@@ -195,9 +211,9 @@ impl PlaybackClock {
         }
         resp.total += u64::from(samples);
         resp.last_end_s = end_s;
-        resp.segs.push(self.segments.len() as u32);
+        resp.segs.push_back(self.base + self.segments.len() as u32);
         self.end_s = end_s;
-        self.segments.push(seg);
+        self.segments.push_back(seg);
         self.activate(r);
         u64::from(samples)
     }
@@ -215,13 +231,14 @@ impl PlaybackClock {
     pub fn clear(&mut self, response_id: Option<&str>, at_s: f64) -> Vec<(Arc<str>, u64)> {
         let mut lost_by = Vec::new();
         let mut changed = Vec::new();
+        let base = self.base;
         for (r, resp) in self.resps.iter_mut().enumerate() {
             if response_id.is_some_and(|id| id != &*resp.id) {
                 continue;
             }
             let mut lost = 0;
             for &s in &resp.segs {
-                let seg = &mut self.segments[s as usize];
+                let seg = &mut self.segments[(s - base) as usize];
                 if seg.end_s() <= at_s {
                     continue;
                 }
@@ -237,11 +254,9 @@ impl PlaybackClock {
             }
             if lost > 0 {
                 resp.total -= lost;
-                resp.last_end_s = resp
-                    .segs
-                    .iter()
-                    .map(|&s| self.segments[s as usize].end_s())
-                    .fold(0.0, f64::max);
+                resp.last_end_s = (resp.segs.iter())
+                    .map(|&s| self.segments[(s - base) as usize].end_s())
+                    .fold(resp.retired.end_s, f64::max);
                 lost_by.push((resp.id.clone(), lost));
                 changed.push(r);
             }
@@ -250,7 +265,9 @@ impl PlaybackClock {
             self.activate(r);
         }
         if !lost_by.is_empty() {
-            self.end_s = self.segments.iter().map(Seg::end_s).fold(0.0, f64::max);
+            self.end_s = (self.segments.iter())
+                .map(Seg::end_s)
+                .fold(self.retired_end, f64::max);
         }
         lost_by
     }
@@ -332,18 +349,25 @@ impl PlaybackClock {
             .reduce(f64::min)
     }
 
+    /// Samples of `r` played by `now_s` (its retired segments had all played).
     fn played(&self, r: &Resp, now_s: f64) -> u64 {
-        r.segs
-            .iter()
-            .map(|&s| played_samples(&self.segments[s as usize], now_s))
-            .sum()
+        let held: u64 = (r.segs.iter())
+            .map(|&s| played_samples(self.seg(s), now_s))
+            .sum();
+        r.retired.samples + held
     }
 
-    /// When `r` will have played `ms` milliseconds; `None` if it never will.
+    /// When `r` will have played `ms` milliseconds; `None` if it never will. Asked only
+    /// past the last ack, which is past everything retired (see `retire`).
     fn time_at(&self, r: &Resp, ms: u64) -> Option<f64> {
-        let mut need = (ms * OUTPUT_RATE).div_ceil(1000);
+        let need = (ms * OUTPUT_RATE).div_ceil(1000);
+        debug_assert!(
+            need > r.retired.samples || need == 0,
+            "asked inside retired audio"
+        );
+        let mut need = need.saturating_sub(r.retired.samples);
         for &s in &r.segs {
-            let seg = &self.segments[s as usize];
+            let seg = self.seg(s);
             let samples = u64::from(seg.samples);
             if need <= samples {
                 return Some(seg.start_s + need as f64 / OUTPUT_RATE as f64);
@@ -351,40 +375,6 @@ impl PlaybackClock {
             need -= samples;
         }
         None
-    }
-
-    /// Whether `response_id` has a non-silent sample that lands inside the output WAV
-    /// horizon (`ceil(duration_s)` seconds from `stream_start_s`, offsets rounded half to
-    /// even like the reference) while its first audio starts before the horizon.
-    pub fn audible_in_horizon(
-        &self,
-        response_id: &str,
-        stream_start_s: f64,
-        duration_s: f64,
-    ) -> bool {
-        let Some(&r) = self.by_id.get(response_id) else {
-            return false;
-        };
-        let horizon_s = duration_s.ceil().max(0.0);
-        let horizon_bytes = horizon_s as u64 * OUTPUT_RATE * 2;
-        let mut first_start = f64::INFINITY;
-        let mut audible = false;
-        for seg in self.resps[r]
-            .segs
-            .iter()
-            .map(|&s| &self.segments[s as usize])
-            .filter(|s| s.samples > 0)
-        {
-            let start = (seg.start_s - stream_start_s).max(0.0);
-            first_start = first_start.min(start);
-            let offset = (start * OUTPUT_RATE as f64).round_ties_even() as u64 * 2;
-            let writable = horizon_bytes
-                .saturating_sub(offset)
-                .min(u64::from(seg.samples) * 2);
-            audible |=
-                seg.first_nonzero != NO_SAMPLE && u64::from(seg.first_nonzero) * 2 < writable;
-        }
-        audible && first_start < horizon_s
     }
 
     /// End of the serial clock (0 before any audio).
@@ -401,18 +391,18 @@ impl PlaybackClock {
     pub fn responses_with_audio(&self) -> impl Iterator<Item = &str> {
         self.resps
             .iter()
-            .filter(|r| !r.segs.is_empty())
+            .filter(|r| !r.segs.is_empty() || r.retired.any)
             .map(|r| &*r.id)
     }
-    /// Every segment, in clock order.
+    /// Every segment not retired ([`PlaybackClock::retire`]), in clock order.
     pub fn segments(&self) -> Vec<Segment> {
-        (0..self.segments.len()).map(|i| self.segment(i)).collect()
+        self.segments.iter().map(|s| self.public(s)).collect()
     }
-    /// The segments that still hold audio (barge-in may have emptied some).
+    /// The segments not retired that still hold audio (barge-in may have emptied some).
     pub fn into_segments(self) -> Vec<Segment> {
-        (0..self.segments.len())
-            .filter(|&i| self.segments[i].samples > 0)
-            .map(|i| self.segment(i))
+        (self.segments.iter())
+            .filter(|s| s.samples > 0)
+            .map(|s| self.public(s))
             .collect()
     }
 }

@@ -282,3 +282,65 @@ proptest::proptest! {
         proptest::prop_assert_eq!(c.drain(), all.drain());
     }
 }
+
+proptest::proptest! {
+    /// Retiring played segments changes no answer: at every step the acks and wake-ups
+    /// equal those of a clock that keeps every segment, and at the end so do the drain,
+    /// the audibility checks, the totals and the segments (retired ones first).
+    #[test]
+    fn retiring_played_segments_changes_no_answer(
+        incremental in proptest::bool::ANY,
+        steps in proptest::collection::vec((step(), 0..3usize, 1..4usize), 1..160),
+        (stream_start, duration) in (0.0..2.0f64, 0.5..12.0f64),
+    ) {
+        let mut c = PlaybackClock::new(incremental);
+        c.set_horizon(stream_start, duration);
+        let mut all = c.clone();
+        let mut retired = Vec::new();
+        let mut now = 0.0;
+        let mut offset = 0;
+        for (s, quiet, batch) in steps {
+            let id = |r: usize| format!("r{r}");
+            match s {
+                Step::Audio { resp, samples, dt } => {
+                    now += dt;
+                    // Some deltas open with silence, some are silent throughout.
+                    let mut bytes = vec![0u8; samples.min(quiet * 1_000) * 2];
+                    bytes.resize(samples * 2, u8::from(quiet != 2));
+                    let kept = || SegmentPcm::Spooled(Span { file: 1, offset, len: bytes.len() as u64 });
+                    let r: Arc<str> = id(resp).into();
+                    c.ingest_kept(&r, &bytes, now, kept());
+                    all.ingest_kept(&r, &bytes, now, kept());
+                    offset += bytes.len() as u64;
+                }
+                Step::Done { resp, dt } => {
+                    now += dt;
+                    c.complete(&id(resp), now);
+                    all.complete(&id(resp), now);
+                }
+                Step::Clear { resp, dt } => {
+                    now += dt;
+                    proptest::prop_assert_eq!(
+                        c.clear(resp.map(id).as_deref(), now),
+                        all.clear(resp.map(id).as_deref(), now)
+                    );
+                }
+                Step::Tick { dt } => now += dt,
+            }
+            proptest::prop_assert_eq!(c.next_due(), all.next_due());
+            proptest::prop_assert_eq!(c.acks(now), all.acks(now));
+            proptest::prop_assert_eq!(c.end_s(), all.end_s());
+            retired.extend(c.retire(now, batch));
+        }
+        proptest::prop_assert_eq!(c.drain(), all.drain());
+        for r in (0..6).map(|r| format!("r{r}")) {
+            let heard = |k: &PlaybackClock| k.audible_in_horizon(&r, stream_start, duration);
+            proptest::prop_assert_eq!(heard(&c), heard(&all));
+            proptest::prop_assert_eq!(c.total_samples(&r), all.total_samples(&r));
+        }
+        let ids = |k: &PlaybackClock| k.responses_with_audio().map(String::from).collect::<Vec<_>>();
+        proptest::prop_assert_eq!(ids(&c), ids(&all));
+        retired.extend(c.into_segments());
+        proptest::prop_assert_eq!(retired, all.into_segments());
+    }
+}

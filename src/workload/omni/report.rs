@@ -267,9 +267,14 @@ fn read_back_all_events(spool: &Spool, run: &mut RunRecord) -> HashMap<usize, St
 /// `o.segments` (the spool is flushed); an error names the spool file or the damage.
 fn read_back_events(o: &mut DuplexOutput, spool: &Spool) -> Result<(), String> {
     let in_file = |e: String| format!("{e} (spool file {})", spool.dir().display());
-    if let Some(span) = o.segments_spooled.take() {
-        let bytes = spool.load(span).map_err(|e| e.to_string())?;
-        o.segments = decode_segments(&bytes).map_err(in_file)?;
+    if !o.segments_spooled.is_empty() {
+        let mut all = Vec::new();
+        for span in std::mem::take(&mut o.segments_spooled) {
+            let bytes = spool.load(span).map_err(|e| e.to_string())?;
+            all.extend(decode_segments(&bytes).map_err(in_file)?);
+        }
+        all.append(&mut o.segments);
+        o.segments = all;
     }
     let Some(span) = o.events_spooled.take() else {
         return Ok(());

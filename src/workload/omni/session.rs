@@ -31,6 +31,10 @@ mod responses;
 
 pub use output::{DuplexOutput, DuplexSettings, Phase, PreparedMedia, ResponseRecord};
 use responses::Responses;
+
+/// Played segments retire in batches of at least this many (a spilled batch repeats its
+/// responses' ids once): a session holds at most this many played ones.
+const RETIRE_BATCH: usize = 64;
 pub use responses::fill_texts;
 
 /// The duplex session state machine.
@@ -305,6 +309,7 @@ impl DuplexSession {
             frames,
         ));
         self.out.stream_start_s = Some(self.secs(at));
+        (self.resp.clock).set_horizon(self.secs(at), self.appends.duration_s);
         let slack = self.cfg.timeout_s + self.streamed_len as f64 / BYTES_PER_SECOND as f64;
         self.deadline = Some(at + Duration::from_secs_f64(slack.max(0.0)));
         self.phase = Phase::Streaming;
@@ -379,6 +384,7 @@ impl DuplexSession {
                 self.stream(now, fx);
                 let acks = self.resp.clock.acks(now_s);
                 self.send_acks(acks, true, fx);
+                self.retire_segments(now_s);
                 if self.phase == Phase::Completing {
                     // The completion wait starts right after the commit.
                     self.complete(now, false, fx);
@@ -408,6 +414,7 @@ impl DuplexSession {
         }
         let acks = self.resp.clock.acks(self.secs(now));
         self.send_acks(acks, true, fx);
+        self.retire_segments(self.secs(now));
         if self.committed
             && let Some(e) = self.resp.ledger.error()
         {
@@ -421,6 +428,26 @@ impl DuplexSession {
             fx.send(Outbound::Text(r#"{"type":"session.close"}"#.into()), None);
             self.deadline = Some(now + self.short_timeout());
             self.phase = Phase::Closing;
+        }
+    }
+
+    /// Spills the played segments that can no longer change
+    /// ([`retire`](super::playback::PlaybackClock::retire)),
+    /// right after an ack check at `now_s`: the horizon is no later than that check nor
+    /// than the last event observed (events arrive in receipt order).
+    fn retire_segments(&mut self, now_s: f64) {
+        let Some(last) = self.last_event_at.filter(|_| self.spool.is_some()) else {
+            return;
+        };
+        let horizon_s = now_s.min(self.secs(last));
+        let segs = self.resp.clock.retire(horizon_s, RETIRE_BATCH);
+        let Some(spool) = self.spool.as_mut().filter(|_| !segs.is_empty()) else {
+            return;
+        };
+        match encode_segments(&segs) {
+            Some(bytes) => self.out.segments_spooled.push(spool.append(&bytes)),
+            // Unreachable: nothing retires while PCM is kept in memory. Kept, not lost.
+            None => self.out.segments.extend(segs),
         }
     }
 
@@ -511,8 +538,8 @@ impl Session for DuplexSession {
         let spilled =
             (s.spool.as_mut()).and_then(|spool| Some(spool.append(&encode_segments(&segments)?)));
         match spilled {
-            Some(span) => s.out.segments_spooled = Some(span),
-            None => s.out.segments = segments,
+            Some(span) => s.out.segments_spooled.push(span),
+            None => s.out.segments.extend(segments),
         }
         s.out.mean_ttfp_ms = s.events.mean_ttfp_ms();
         (s.out.events, s.out.events_spooled) = s.events.into_parts();

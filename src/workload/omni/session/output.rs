@@ -118,9 +118,11 @@ pub struct DuplexOutput {
     /// The serial playback segments (PCM only when captured). Empty while they are
     /// spilled (`segments_spooled`) until the report reads them back.
     pub segments: Vec<Segment>,
-    /// Where the spilled segments are in the run's spool (measured sessions of a run:
-    /// a finished session keeps no record per audio delta until the report).
-    pub segments_spooled: Option<crate::workload::omni::spool::Span>,
+    /// Where the spilled segments are in the run's spool, batch by batch in clock order
+    /// (measured sessions of a run: played segments retire while the session runs and
+    /// the rest when it ends, so no session keeps a record per audio delta it played).
+    /// They come before `segments`.
+    pub segments_spooled: Vec<crate::workload::omni::spool::Span>,
     /// Created responses, in creation order; their text is empty until the report
     /// rebuilds it from `events` ([`super::fill_texts`]).
     pub responses: Vec<ResponseRecord>,
