@@ -16,7 +16,7 @@ use super::host::WeakHost;
 use super::sample::SampleMsg;
 use super::slots::{self, SlotKey};
 use super::transport::{ReadEvent, Reassembler, WsSink, WsStream, to_message};
-use crate::workload::playback::{PlayUnit, PlaybackConfig, simulate};
+use crate::workload::playback::{PlayUnit, PlaybackConfig, UnitLog, simulate};
 use crate::workload::{FailureKind, MediaUnit, OutMsg};
 
 /// Messages to the sender.
@@ -255,11 +255,12 @@ pub struct PlaybackArgs {
     pub parent: ActorRef<SampleMsg>,
 }
 
-/// The playback role's state: its settings, the clock origin and the units so far.
+/// The playback role's state: its settings, the clock origin and the units so far
+/// (held compactly: a long session receives one per media delta).
 pub struct PlaybackState {
     args: PlaybackArgs,
     origin: Option<Instant>,
-    units: Vec<PlayUnit>,
+    units: UnitLog,
 }
 
 impl ThreadLocalActor for PlaybackActor {
@@ -275,7 +276,7 @@ impl ThreadLocalActor for PlaybackActor {
         Ok(PlaybackState {
             args,
             origin: None,
-            units: Vec::new(),
+            units: UnitLog::default(),
         })
     }
 
@@ -299,7 +300,7 @@ impl ThreadLocalActor for PlaybackActor {
                 }
             }
             PlaybackMsg::Finish => {
-                let summary = simulate(&st.units, st.args.config);
+                let summary = simulate(&st.units.units(), st.args.config);
                 let _ = st.args.parent.cast(SampleMsg::PlaybackStats(summary));
                 myself.stop(None);
             }

@@ -9,6 +9,10 @@
 
 use serde::Serialize;
 
+pub use log::UnitLog;
+
+mod log;
+
 /// One unit of received media, in seconds on the sample's clock.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlayUnit {
