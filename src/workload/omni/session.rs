@@ -31,11 +31,12 @@ mod responses;
 
 pub use output::{DuplexOutput, DuplexSettings, Phase, PreparedMedia, ResponseRecord};
 use responses::Responses;
+pub use responses::fill_texts;
 
 /// Played segments retire in batches of at least this many (a spilled batch repeats its
-/// responses' ids once): a session holds at most this many played ones.
+/// responses' ids once): a session holds fewer played segments than this, besides those
+/// queued behind one still playing.
 const RETIRE_BATCH: usize = 64;
-pub use responses::fill_texts;
 
 /// The duplex session state machine.
 #[derive(Debug)]
