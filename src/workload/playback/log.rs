@@ -1,8 +1,9 @@
 //! The units a sample's playback role holds until the sample ends, stored compactly: a
 //! long session receives one unit per media delta, and a [`PlayUnit`] is 32 bytes.
 //! Consecutive units of one stream whose indices step evenly (a spoken response's units
-//! all have index 0; a video's chunk indices go up by one) share one run header, so a
-//! unit costs its arrival and its duration: 16 bytes. [`UnitLog::units`] gives back
+//! all have index 0; a video's chunk indices go up by one) share one run header, and
+//! equal durations in a row are kept once ([`Durations`]), so a unit costs its arrival
+//! (8 bytes) at an even cadence and 16 bytes at worst. [`UnitLog::units`] gives back
 //! exactly the units pushed, in order.
 
 use super::PlayUnit;
@@ -24,12 +25,61 @@ impl Run {
     }
 }
 
-/// Units in receipt order, 16 bytes each plus a header per run.
+/// The units' durations in order: equal ones in a row kept once while that is the
+/// smaller form, one per unit once changes are frequent.
+#[derive(Debug, Clone)]
+enum Durations {
+    /// `(duration, how many in a row)`.
+    Runs(Vec<(f64, u32)>),
+    /// One per unit.
+    Each(Vec<f64>),
+}
+
+impl Default for Durations {
+    fn default() -> Self {
+        Self::Runs(Vec::new())
+    }
+}
+
+impl Durations {
+    /// Appends `d`; `n` units were pushed before it.
+    fn push(&mut self, d: f64, n: usize) {
+        let runs = match self {
+            Self::Each(each) => return each.push(d),
+            Self::Runs(runs) => runs,
+        };
+        if let Some((v, k)) = runs.last_mut()
+            && v.to_bits() == d.to_bits()
+            && *k < u32::MAX
+        {
+            *k += 1;
+        } else if runs.len() >= 16 && runs.len() * 2 > n {
+            // A change every other unit or more: one per unit is smaller.
+            let mut each = Self::Runs(std::mem::take(runs)).all();
+            each.push(d);
+            *self = Self::Each(each);
+        } else {
+            runs.push((d, 1));
+        }
+    }
+
+    /// Every duration, in order.
+    fn all(&self) -> Vec<f64> {
+        match self {
+            Self::Runs(runs) => (runs.iter())
+                .flat_map(|&(v, k)| std::iter::repeat_n(v, k as usize))
+                .collect(),
+            Self::Each(each) => each.clone(),
+        }
+    }
+}
+
+/// Units in receipt order: 8 to 16 bytes each plus a header per run.
 #[derive(Debug, Default, Clone)]
 pub struct UnitLog {
     runs: Vec<Run>,
     arrivals: Vec<f64>,
-    durations: Vec<f64>,
+    durations: Durations,
 }
 
 impl UnitLog {
@@ -48,8 +98,8 @@ impl UnitLog {
                 len: 1,
             }),
         }
+        self.durations.push(u.duration_s, self.arrivals.len());
         self.arrivals.push(u.arrival_s);
-        self.durations.push(u.duration_s);
     }
 
     /// Units pushed.
@@ -65,6 +115,7 @@ impl UnitLog {
     /// Every unit pushed, in order, exactly as pushed.
     pub fn units(&self) -> Vec<PlayUnit> {
         let mut out = Vec::with_capacity(self.len());
+        let durations = self.durations.all();
         for r in &self.runs {
             for k in 0..r.len {
                 let i = out.len();
@@ -72,7 +123,7 @@ impl UnitLog {
                     stream: r.stream,
                     index: r.first.wrapping_add(r.step.wrapping_mul(k)),
                     arrival_s: self.arrivals[i],
-                    duration_s: self.durations[i],
+                    duration_s: durations[i],
                 });
             }
         }
@@ -84,41 +135,60 @@ impl UnitLog {
 mod tests {
     use super::*;
 
-    fn unit(stream: u64, index: u64, arrival_s: f64) -> PlayUnit {
+    fn unit(stream: u64, index: u64, arrival_s: f64, duration_s: f64) -> PlayUnit {
         PlayUnit {
             stream,
             index,
             arrival_s,
-            duration_s: 0.02 * (1 + index % 3) as f64,
+            duration_s,
         }
     }
 
     #[test]
-    fn a_spoken_answer_and_a_video_cost_one_header_each() {
+    fn an_even_cadence_costs_one_header_per_stream_and_8_bytes_per_unit() {
         let mut log = UnitLog::default();
-        let spoken: Vec<_> = (0..100).map(|k| unit(3, 0, 0.1 * k as f64)).collect();
+        let spoken: Vec<_> = (0..100).map(|k| unit(3, 0, 0.1 * k as f64, 0.02)).collect();
         let video: Vec<_> = (0..100)
-            .map(|k| unit(0, k, 10.0 + 0.05 * k as f64))
+            .map(|k| unit(0, k, 10.0 + 0.05 * k as f64, 0.05))
             .collect();
         for u in spoken.iter().chain(&video) {
             log.push(*u);
         }
         assert_eq!(log.runs.len(), 2);
+        assert!(matches!(&log.durations, Durations::Runs(r) if r.len() == 2));
         assert_eq!(log.len(), 200);
         assert_eq!(log.units(), [spoken, video].concat());
     }
 
+    #[test]
+    fn durations_that_keep_changing_are_kept_one_per_unit() {
+        let mut log = UnitLog::default();
+        let pushed: Vec<_> = (0..100)
+            .map(|k| unit(0, k, k as f64, (k % 2) as f64))
+            .collect();
+        for u in &pushed {
+            log.push(*u);
+        }
+        assert!(matches!(&log.durations, Durations::Each(e) if e.len() == 100));
+        assert_eq!(log.units(), pushed);
+    }
+
     proptest::proptest! {
-        /// Whatever the streams and indices (out of order, repeated, huge), the log gives
-        /// back exactly what was pushed.
+        /// Whatever the streams, indices (out of order, repeated, huge) and durations
+        /// (repeated or changing), the log gives back exactly what was pushed.
         #[test]
         fn gives_back_exactly_what_was_pushed(
             raw in proptest::collection::vec(
-                (0..4u64, proptest::prop_oneof![0..8u64, proptest::num::u64::ANY], 0.0..1e4f64),
-                0..200,
+                (
+                    0..4u64,
+                    proptest::prop_oneof![0..8u64, proptest::num::u64::ANY],
+                    0.0..1e4f64,
+                    proptest::prop_oneof![3 => proptest::strategy::Just(0.02), 1 => 0.0..1.0f64],
+                ),
+                0..300,
             ),
         ) {
-            let pushed: Vec<_> = raw.iter().map(|&(s, i, a)| unit(s, i, a)).collect();
+            let pushed: Vec<_> = raw.iter().map(|&(s, i, a, d)| unit(s, i, a, d)).collect();
             let mut log = UnitLog::default();
             for u in &pushed {
                 log.push(*u);
