@@ -2,7 +2,8 @@
 //! the client must detect, driven through a fault switch of the embedded reference
 //! server on one of three concurrent sessions; warnings-only faults; LISTEN-only
 //! sessions; client-measured TTFP against the server's own send stamps; a real MP4
-//! through ffprobe/ffmpeg; and secrets kept out of every output.
+//! through ffprobe/ffmpeg; played segments spilled mid-session all reaching `output.wav`;
+//! and secrets kept out of every output.
 
 use std::process::Command;
 
@@ -420,4 +421,34 @@ fn secrets_reach_the_upgrade_request_and_nothing_else() {
     );
     assert!(request.contains("\r\nx-request-id: "), "{request}");
     assert_bundles(&out_dir(&fx), 1, 1);
+}
+
+/// A fine audio cadence (100 deltas of 10 ms a second, as fast as they play) makes each
+/// session retire its played segments to the spool in several batches while it runs;
+/// the report reads every batch back, so the answer's tone fills `output.wav` from the
+/// first response on (read back from the last batch alone, the first second and more
+/// of it would be missing).
+#[test]
+fn played_segments_retired_mid_session_all_reach_output_wav() {
+    let fx = duplex(&Opts {
+        duration_ms: 2000,
+        samples: 1,
+        max_concurrency: 1,
+        server: "respond_every_s = 0.2\naudio_deltas = 20\ndelta_ms = 10",
+        ..Opts::default()
+    });
+    let s = fx.run();
+    assert!(s.passed(), "{:?}", failure_messages(&s));
+    let dirs = assert_bundles(&out_dir(&fx), 1, 0);
+    let deltas = (dirs[0].events().into_iter())
+        .filter(|e| e["type"] == "response.audio.delta")
+        .count();
+    assert!(deltas > 3 * 64, "{deltas} audio deltas");
+    let wav = hound::WavReader::open(dirs[0].path.join("output.wav")).unwrap();
+    assert_eq!(wav.len(), 2 * 24_000);
+    let loud = (wav.into_samples::<i16>()).filter(|s| *s.as_ref().unwrap() != 0);
+    assert!(
+        loud.count() > 24_000,
+        "more than 1 s of the 2 s horizon holds the tone"
+    );
 }
