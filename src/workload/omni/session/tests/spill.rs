@@ -81,7 +81,7 @@ fn long_answer(h: &mut H) -> usize {
     let mut held = 0;
     for k in 0..300 {
         let t = 1.3 + 0.1 * f64::from(k);
-        // Every other delta is silent, and half a delta's worth of time early.
+        // Every other delta is silent.
         h.ev(
             t,
             json!({"type": "response.audio.delta", "response_id": "r1",
