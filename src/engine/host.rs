@@ -6,7 +6,8 @@
 //!
 //! Driving the session where the event happens, instead of casting every message and
 //! wake-up to the supervisor's mailbox, takes two actor hops (a boxed message, a channel
-//! and a task wake each) off every received message and every wake-up. It stays
+//! and a task wake each) off every received message and every wake-up; the messages the
+//! session emits go out through its [`super::outbox`], at once when nothing waits. It stays
 //! single-threaded: the host is an `Rc<RefCell<_>>` that never leaves the shard thread,
 //! and no borrow of it is held across an `.await`, so the tasks that drive it take turns.
 
@@ -16,6 +17,7 @@ use std::rc::{Rc, Weak};
 use ractor::{ActorCell, ActorRef};
 use tokio::time::Instant;
 
+use super::outbox::SendPath;
 use super::roles::{PlaybackMsg, SenderMsg};
 use super::wake::WakeTimer;
 use crate::workload::{DynSession, Effects, Failure, FailureKind, MediaUnit};
@@ -35,8 +37,8 @@ pub struct Host {
     session: Option<Box<dyn DynSession>>,
     /// The sample's outcome, once decided (by the session, a failure or an interrupt).
     pub outcome: Option<Result<(), Failure>>,
-    /// The sender role, until shutdown begins.
-    pub sender: Option<ActorRef<SenderMsg>>,
+    /// Where messages go (at once, or through the sender role), until shutdown begins.
+    pub sender: Option<SendPath>,
     /// The playback role, until shutdown begins.
     pub playback: Option<ActorRef<PlaybackMsg>>,
     /// The reader role, until shutdown begins.
@@ -109,9 +111,9 @@ impl Host {
                 let _ = tx.send(l);
             }
         }
-        if let Some(sender) = &self.sender {
+        if let Some(path) = &self.sender {
             for out in fx.outbound {
-                let _ = sender.cast(SenderMsg::Send(out));
+                path.send(out);
             }
         }
         if self.playback.is_some() {
@@ -140,8 +142,8 @@ impl Host {
         if let Some(mut w) = self.wake.take() {
             w.disarm();
         }
-        if let Some(s) = self.sender.take() {
-            let _ = s.cast(SenderMsg::Close);
+        if let Some(path) = self.sender.take() {
+            path.hand_over(SenderMsg::Close);
         }
         self.flush_media();
         if let Some(p) = self.playback.take() {

@@ -11,6 +11,7 @@ pub mod fdlimit;
 pub mod host;
 pub mod interrupt;
 pub mod live;
+pub mod outbox;
 pub mod progress;
 pub mod roles;
 pub mod sample;

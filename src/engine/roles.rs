@@ -1,10 +1,13 @@
 //! A sample's child roles, each a `ThreadLocalActor` on the sample's shard thread:
-//! the **sender** (owns the write half, writes in order, records lateness against each
-//! message's intended time), the **reader** (owns the read half, timestamps every message
+//! the **sender** (finishes what the host's [`super::outbox`] could not send at once —
+//! queued messages, blocked writes, pongs, the close — in order, timing each message's
+//! lateness when it gets to it; reports a failed write), the **reader** (owns the read half, timestamps every message
 //! as it is read) and **playback** (the serial viewer/listener clock).
 //!
 //! Socket halves (and the reader's [`super::host`]) arrive through [`super::slots`];
 //! nothing here crosses threads.
+
+use std::rc::Rc;
 
 use awc::ws::{CloseCode, Message};
 use futures_util::StreamExt;
@@ -13,27 +16,33 @@ use ractor::{ActorProcessingErr, ActorRef};
 use tokio::time::Instant;
 
 use super::host::WeakHost;
+use super::outbox::{Outbox, SendPath};
 use super::sample::SampleMsg;
 use super::slots::{self, SlotKey};
-use super::transport::{ReadEvent, Reassembler, WsSink, WsStream, to_message};
+use super::transport::{ReadEvent, Reassembler, WsStream};
 use crate::workload::playback::{PlayUnit, PlaybackConfig, UnitLog, simulate};
 use crate::workload::{FailureKind, MediaUnit, OutMsg};
 
-/// Messages to the sender.
+/// Messages to the sender: what the host could not send at once (see [`super::outbox`]).
 #[derive(Debug)]
 pub enum SenderMsg {
-    /// Write one message now; lateness is measured against its intended time.
+    /// Write one message behind those still waiting; lateness is measured when the
+    /// sender gets to it.
     Send(OutMsg),
+    /// Finish a write the socket did not take at once.
+    Flush,
+    /// A write the host attempted failed: report it and stop.
+    Failed(String),
     /// Answer a server ping.
     Pong(bytes::Bytes),
     /// Send a normal close frame, flush and stop.
     Close,
 }
 
-/// Sender start-up: the parked write half and the parent to report to.
+/// Sender start-up: the parked outbox and the parent to report to.
 pub struct SenderArgs {
-    /// Where the write half is parked.
-    pub sink: SlotKey<WsSink>,
+    /// Where the outbox (the write half) is parked.
+    pub outbox: SlotKey<Rc<Outbox>>,
     /// The sample supervisor.
     pub parent: ActorRef<SampleMsg>,
 }
@@ -42,12 +51,11 @@ pub struct SenderArgs {
 #[derive(Default)]
 pub struct SenderActor;
 
-/// The sender's state: created in `pre_start`, dropped when the sender stops (which drops
-/// the write half).
+/// The sender's state: created in `pre_start`; the write half is dropped with the
+/// outbox's last holder (the sender and the host).
 pub struct SenderState {
-    sink: Option<WsSink>,
+    outbox: Option<Rc<Outbox>>,
     parent: ActorRef<SampleMsg>,
-    lateness_s: Vec<f64>,
 }
 
 impl ThreadLocalActor for SenderActor {
@@ -61,9 +69,8 @@ impl ThreadLocalActor for SenderActor {
         args: SenderArgs,
     ) -> Result<SenderState, ActorProcessingErr> {
         Ok(SenderState {
-            sink: slots::take::<WsSink>(args.sink),
+            outbox: slots::take::<Rc<Outbox>>(args.outbox),
             parent: args.parent,
-            lateness_s: Vec::new(),
         })
     }
 
@@ -73,38 +80,33 @@ impl ThreadLocalActor for SenderActor {
         msg: SenderMsg,
         st: &mut SenderState,
     ) -> Result<(), ActorProcessingErr> {
-        let Some(sink) = st.sink.as_mut() else {
+        let Some(outbox) = st.outbox.clone().filter(|o| !o.is_broken()) else {
             myself.stop(None);
             return Ok(());
         };
-        match msg {
-            SenderMsg::Send(out) => {
-                let now = Instant::now();
-                if let Some(intended) = out.intended {
-                    st.lateness_s
-                        .push(now.saturating_duration_since(intended).as_secs_f64());
-                }
-                if let Err(e) = sink.send(to_message(out.msg)).await {
-                    let _ = st
-                        .parent
-                        .cast(SampleMsg::SenderFailed(crate::workload::Failure::new(
-                            crate::workload::FailureKind::Transport,
-                            format!("send failed: {e}"),
-                        )));
-                    st.sink = None;
-                    myself.stop(None);
-                }
-            }
+        let failed = match msg {
+            SenderMsg::Send(out) => outbox.send_queued(out).await.err(),
+            SenderMsg::Flush => outbox.flush().await.err(),
+            SenderMsg::Failed(e) => Some(e),
             SenderMsg::Pong(b) => {
-                let _ = sink.send(Message::Pong(b)).await;
+                let _ = outbox.send_control(Message::Pong(b)).await;
+                None
             }
             SenderMsg::Close => {
-                let _ = sink
-                    .send(Message::Close(Some(CloseCode::Normal.into())))
+                let _ = outbox
+                    .send_control(Message::Close(Some(CloseCode::Normal.into())))
                     .await;
-                let _ = sink.close().await;
+                let _ = outbox.close().await;
                 myself.stop(None);
+                None
             }
+        };
+        outbox.done_one();
+        if let Some(e) = failed {
+            outbox.mark_broken();
+            let failure = crate::workload::Failure::new(FailureKind::Transport, e);
+            let _ = st.parent.cast(SampleMsg::SenderFailed(failure));
+            myself.stop(None);
         }
         Ok(())
     }
@@ -114,9 +116,12 @@ impl ThreadLocalActor for SenderActor {
         _myself: ActorRef<SenderMsg>,
         st: &mut SenderState,
     ) -> Result<(), ActorProcessingErr> {
-        let _ = st
-            .parent
-            .cast(SampleMsg::SenderStats(std::mem::take(&mut st.lateness_s)));
+        let lateness = st
+            .outbox
+            .take()
+            .map(|o| o.take_lateness())
+            .unwrap_or_default();
+        let _ = st.parent.cast(SampleMsg::SenderStats(lateness));
         Ok(())
     }
 }
@@ -128,8 +133,8 @@ pub struct ReaderArgs {
     /// Where the sample's session host is parked: every message drives the session
     /// there, at its receipt time.
     pub host: SlotKey<WeakHost>,
-    /// The sender (answers pings).
-    pub sender: ActorRef<SenderMsg>,
+    /// Where pongs go (`None` when the session ended on open).
+    pub sender: Option<SlotKey<SendPath>>,
 }
 
 /// The reader role: a local task reads the socket and drives the session with each
@@ -169,11 +174,8 @@ impl ThreadLocalActor for ReaderActor {
         };
         let stream = slots::take::<WsStream>(args.stream);
         let host = slots::take::<WeakHost>(args.host).unwrap_or_default();
-        st.task = Some(tokio::task::spawn_local(read_loop(
-            stream,
-            host,
-            args.sender,
-        )));
+        let sender = args.sender.and_then(slots::take::<SendPath>);
+        st.task = Some(tokio::task::spawn_local(read_loop(stream, host, sender)));
         Ok(())
     }
 
@@ -189,7 +191,7 @@ impl ThreadLocalActor for ReaderActor {
     }
 }
 
-async fn read_loop(stream: Option<WsStream>, host: WeakHost, sender: ActorRef<SenderMsg>) {
+async fn read_loop(stream: Option<WsStream>, host: WeakHost, sender: Option<SendPath>) {
     let Some(mut stream) = stream else {
         if let Some(h) = host.upgrade() {
             h.borrow_mut()
@@ -216,7 +218,9 @@ async fn read_loop(stream: Option<WsStream>, host: WeakHost, sender: ActorRef<Se
         match event {
             Ok(ReadEvent::Data(msg)) => h.drive(|s, fx| s.on_inbound(msg, at, fx)),
             Ok(ReadEvent::Ping(b)) => {
-                let _ = sender.cast(SenderMsg::Pong(b));
+                if let Some(path) = &sender {
+                    path.hand_over(SenderMsg::Pong(b));
+                }
             }
             Ok(ReadEvent::Nothing) => {}
             Ok(ReadEvent::Close(reason)) => {

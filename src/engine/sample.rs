@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use super::coordinator::CoordMsg;
 use super::host::{Host, SharedHost};
+use super::outbox::{Outbox, SendPath};
 use super::roles::{
     PlaybackActor, PlaybackArgs, PlaybackMsg, ReaderActor, ReaderArgs, SenderActor, SenderArgs,
 };
@@ -197,10 +198,11 @@ async fn spawn_children(
 ) -> Result<(), ActorProcessingErr> {
     let sp = st.args.spawner.clone();
     let cell = myself.get_cell();
+    let outbox = Outbox::new(sink);
     let (sender, _) = SenderActor::spawn_linked(
         None,
         SenderArgs {
-            sink: slots::park(sink),
+            outbox: slots::park(std::rc::Rc::clone(&outbox)),
             parent: myself.clone(),
         },
         cell.clone(),
@@ -223,16 +225,17 @@ async fn spawn_children(
     let _ = playback.cast(PlaybackMsg::Opened(now));
     {
         let mut host = st.host.borrow_mut();
-        host.sender = Some(sender.clone());
+        host.sender = Some(SendPath { outbox, sender });
         host.playback = Some(playback);
         host.drive(|s, fx| s.on_open(now, fx));
     }
+    let path = st.host.borrow().sender.clone();
     let (reader, _) = ReaderActor::spawn_linked(
         None,
         ReaderArgs {
             stream: slots::park(stream),
             host: slots::park(std::rc::Rc::downgrade(&st.host)),
-            sender,
+            sender: path.map(slots::park),
         },
         cell,
         sp,

@@ -9,14 +9,18 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::rc::Rc;
 
 use super::host::WeakHost;
-use super::transport::{WsSink, WsStream};
+use super::outbox::{Outbox, SendPath};
+use super::transport::WsStream;
 
 /// Everything that can be parked.
 pub enum Parked {
-    /// A socket's write half.
-    Sink(WsSink),
+    /// A socket's write half, in its outbox (for the sender).
+    Outbox(Rc<Outbox>),
+    /// Where a sample's messages go (for the reader's pongs).
+    Path(SendPath),
     /// A socket's read half.
     Stream(WsStream),
     /// The sample's session host, for the reader.
@@ -52,7 +56,7 @@ macro_rules! parkable {
     )+};
 }
 
-parkable!(WsSink => Sink, WsStream => Stream, WeakHost => Host);
+parkable!(Rc<Outbox> => Outbox, SendPath => Path, WsStream => Stream, WeakHost => Host);
 #[cfg(test)]
 parkable!(std::rc::Rc<i32> => Test);
 

@@ -18,6 +18,8 @@ use super::tls::ClientTls;
 use crate::workload::{ConnectSpec, Inbound};
 
 mod split;
+#[cfg(test)]
+pub(crate) use split::split;
 pub use split::{WsSink, WsStream};
 
 /// Default largest inbound frame or message (the reference allows 64 MiB).

@@ -45,19 +45,42 @@ pub fn split(framed: Conn) -> (WsSink, WsStream) {
 
 impl WsSink {
     /// Encodes `msg`, writes it out, then gives back the drained write buffer.
-    pub async fn send(&mut self, msg: Message) -> Result<(), ProtocolError> {
-        {
-            let mut conn = self.0.borrow_mut();
-            let conn = conn.as_mut().ok_or_else(gone)?;
-            Pin::new(conn).write(msg)?;
+    pub async fn send(&self, msg: Message) -> Result<(), ProtocolError> {
+        self.encode(msg)?;
+        self.flush().await
+    }
+
+    /// Encodes `msg` and writes what the socket takes right now, without waiting: `true`
+    /// when every buffered byte went out (the drained buffer is given back), `false` when
+    /// some wait in the write buffer for [`WsSink::flush`] (nothing else wakes for them).
+    pub fn send_now(&self, msg: Message) -> Result<bool, ProtocolError> {
+        self.encode(msg)?;
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        match self.poll_flush(&mut cx) {
+            Poll::Ready(r) => r.map(|()| {
+                self.release_drained();
+                true
+            }),
+            Poll::Pending => Ok(false),
         }
+    }
+
+    /// Writes out everything buffered, then gives back the drained write buffer.
+    pub async fn flush(&self) -> Result<(), ProtocolError> {
         std::future::poll_fn(|cx| self.poll_flush(cx)).await?;
         self.release_drained();
         Ok(())
     }
 
+    /// Appends `msg`'s frame to the write buffer (whole: frames never interleave).
+    fn encode(&self, msg: Message) -> Result<(), ProtocolError> {
+        let mut conn = self.0.borrow_mut();
+        let conn = conn.as_mut().ok_or_else(gone)?;
+        Pin::new(conn).write(msg)
+    }
+
     /// Flushes what is buffered and shuts the write direction down.
-    pub async fn close(&mut self) -> Result<(), ProtocolError> {
+    pub async fn close(&self) -> Result<(), ProtocolError> {
         std::future::poll_fn(|cx| {
             let mut conn = self.0.borrow_mut();
             match conn.as_mut() {

@@ -44,7 +44,7 @@ fn run<F: std::future::Future>(f: F) -> F::Output {
 fn messages_cross_both_ways_and_the_write_buffer_is_given_back() {
     run(async {
         let (client, mut server) = pipe();
-        let (mut sink, mut stream) = split(client);
+        let (sink, mut stream) = split(client);
         let big = "x".repeat(50_000);
         sink.send(Message::Text(big.clone().into())).await.unwrap();
         assert_eq!(write_buf_capacity(&sink), IDLE_WRITE_BUF_BYTES);
