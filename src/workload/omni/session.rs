@@ -193,7 +193,7 @@ impl DuplexSession {
             Err(e) => return self.finish(at, Err((FailureKind::Protocol, e)), fx),
         };
         let verdict = self.dispatch(&ev, text, index, at);
-        self.record(ev, audio_len, at_s);
+        self.record(ev, text, audio_len, at_s);
         self.last_event_at = Some(at);
         if let Some(result) = verdict {
             self.finish(at, result, fx);
@@ -282,17 +282,19 @@ impl DuplexSession {
         }
     }
 
-    /// Appends `ev` to the event log with its receipt time; audio payloads are replaced by
-    /// their decoded length (`audio_bytes`).
-    fn record(&mut self, ev: Value, audio_len: Option<usize>, at_s: f64) {
+    /// Appends `ev` (parsed from `text`) to the event log with its receipt time; audio
+    /// payloads are replaced by their decoded length (`audio_bytes`).
+    fn record(&mut self, ev: Value, text: &str, audio_len: Option<usize>, at_s: f64) {
         let Value::Object(mut obj) = ev else { return };
         if let Some(n) = audio_len {
             obj.remove("delta");
             obj.remove("audio");
             obj.insert("audio_bytes".into(), json!(n));
         }
-        obj.entry("_client_received_at_s").or_insert(json!(at_s));
-        self.events.push(at_s, Value::Object(obj));
+        obj.entry(events::RECEIVED_AT).or_insert(json!(at_s));
+        // Unchanged but for the receipt time: the log may keep the text as received.
+        let raw = audio_len.is_none().then_some(text);
+        self.events.push(at_s, Value::Object(obj), raw);
     }
 
     /// `session.created` (`created`, not yet in the log) arrived at `at`: the tail rule's

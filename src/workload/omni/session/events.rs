@@ -6,9 +6,15 @@
 //! [`super::super::metrics::response_rows`]'s stream-start rule) and the events before
 //! the stream started (the negotiated model unit is read from those).
 //!
-//! A spilled line is `<receipt seconds>\t<compact JSON>\n`: Rust prints an `f64` in the
-//! shortest form that parses back to the same value, and compact JSON has no raw
-//! newline, so [`decode`] returns exactly what was pushed.
+//! A spilled line is `<receipt seconds>\t<JSON>\n`: Rust prints an `f64` in the shortest
+//! form that parses back to the same value. The JSON is the event's text exactly as it
+//! was received when the session recorded it unchanged and the text has no raw newline
+//! (most events: no second serialization on the hot path), else the recorded event
+//! serialized compactly (no raw newline either). [`decode`] parses each line and adds the
+//! receipt time under `_client_received_at_s` when absent — the rule the session applies
+//! before it records — so it returns exactly what was pushed either way.
+
+use std::io::Write as _;
 
 use serde_json::Value;
 
@@ -26,7 +32,12 @@ pub struct EventLog {
     pre_start: Vec<(f64, Value)>,
     stream_start_s: Option<f64>,
     ttfp: LiveTtfp,
+    /// The line being spilled (one buffer reused for every event).
+    line: Vec<u8>,
 }
+
+/// The key under which an event carries its receipt time (seconds from the run start).
+pub const RECEIVED_AT: &str = "_client_received_at_s";
 
 impl EventLog {
     /// Spill the events to `spool` (this session's own logical spool file) from now on.
@@ -61,8 +72,10 @@ impl EventLog {
         }
     }
 
-    /// Records `ev`, received at `at_s`.
-    pub fn push(&mut self, at_s: f64, ev: Value) {
+    /// Records `ev`, received at `at_s`. `raw` is the text it was parsed from when `ev` is
+    /// that text unchanged but for [`RECEIVED_AT`] set to `at_s` where it was absent: a
+    /// spilled line then carries the text as received.
+    pub fn push(&mut self, at_s: f64, ev: Value, raw: Option<&str>) {
         self.count += 1;
         match self.stream_start_s {
             Some(s) => self.ttfp.observe(at_s, &ev, at_s >= s),
@@ -72,7 +85,17 @@ impl EventLog {
             self.mem.push((at_s, ev));
             return;
         };
-        let span = spool.append(&encode_line(at_s, &ev));
+        let raw = raw.filter(|t| !t.as_bytes().contains(&b'\n'));
+        self.line.clear();
+        match raw {
+            Some(text) => {
+                let _ = write!(self.line, "{at_s}\t");
+                self.line.extend_from_slice(text.as_bytes());
+                self.line.push(b'\n');
+            }
+            None => write_line(&mut self.line, at_s, &ev),
+        }
+        let span = spool.append(&self.line);
         let whole = self.spooled.get_or_insert(Span { len: 0, ..span });
         whole.len += span.len;
     }
@@ -98,13 +121,18 @@ impl EventLog {
     }
 }
 
-/// One spilled line.
+/// One spilled line for `ev`, serialized.
 pub fn encode_line(at_s: f64, ev: &Value) -> Vec<u8> {
-    let mut line = format!("{at_s}\t").into_bytes();
-    // Serializing a `Value` into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut line, ev);
-    line.push(b'\n');
+    let mut line = Vec::new();
+    write_line(&mut line, at_s, ev);
     line
+}
+
+fn write_line(line: &mut Vec<u8>, at_s: f64, ev: &Value) {
+    // Writing into a Vec cannot fail.
+    let _ = write!(line, "{at_s}\t");
+    let _ = serde_json::to_writer(&mut *line, ev);
+    line.push(b'\n');
 }
 
 /// The events of a spilled log, in order; a line that does not parse is an error naming
@@ -121,7 +149,10 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<(f64, Value)>, String> {
             .ok()
             .and_then(|t| t.parse().ok())
             .ok_or_else(bad)?;
-        let ev: Value = serde_json::from_slice(&line[tab + 1..]).map_err(|_| bad())?;
+        let mut ev: Value = serde_json::from_slice(&line[tab + 1..]).map_err(|_| bad())?;
+        if let Value::Object(m) = &mut ev {
+            m.entry(RECEIVED_AT).or_insert(Value::from(at_s));
+        }
         out.push((at_s, ev));
     }
     Ok(out)

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{EventLog, decode, encode_line};
+use super::{EventLog, RECEIVED_AT, decode, encode_line};
 use crate::workload::omni::metrics::{TimedEvent, duplex_metrics};
 use crate::workload::omni::spool::Spool;
 
@@ -29,6 +29,15 @@ fn response(t: f64, id: &str) -> Vec<(f64, Value)> {
     ]
 }
 
+/// `ev` as the session records it: its receipt time added where absent.
+fn stamped(at_s: f64, mut ev: Value) -> Value {
+    ev.as_object_mut()
+        .unwrap()
+        .entry(RECEIVED_AT)
+        .or_insert(json!(at_s));
+    ev
+}
+
 /// What the report computes from `events` (its stream-start rule included).
 fn report_ttfp(events: &[(f64, Value)], stream_start_s: Option<f64>) -> Option<f64> {
     let timed: Vec<TimedEvent> = events
@@ -51,7 +60,7 @@ fn spilled_lines_read_back_exactly() {
     for (i, at_s) in odd.into_iter().enumerate() {
         let ev = json!({"type": "x", "i": i, "text": "line\nbreak\t\"quoted\" ✓", "n": {"deep": [1, 2.5, null]}});
         bytes.extend(encode_line(at_s, &ev));
-        want.push((at_s, ev));
+        want.push((at_s, stamped(at_s, ev)));
     }
     assert_eq!(bytes.iter().filter(|b| **b == b'\n').count(), odd.len());
     assert_eq!(decode(&bytes).unwrap(), want);
@@ -84,7 +93,7 @@ fn live_ttfp_equals_the_report_computation() {
         if ev["type"] == "session.created" {
             log.stream_started(*at_s);
         }
-        log.push(*at_s, ev.clone());
+        log.push(*at_s, ev.clone(), None);
     }
     assert_eq!(log.len(), events.len());
     let live = log.mean_ttfp_ms();
@@ -99,7 +108,7 @@ fn a_session_that_never_streamed_counts_every_event_like_the_report() {
     let events = response(0.2, "r0");
     let mut log = EventLog::default();
     for (at_s, ev) in &events {
-        log.push(*at_s, ev.clone());
+        log.push(*at_s, ev.clone(), None);
     }
     assert_eq!(log.mean_ttfp_ms(), report_ttfp(&events, None));
     assert!(log.mean_ttfp_ms().is_some());
@@ -119,13 +128,53 @@ fn a_spilled_log_keeps_nothing_in_memory_and_reads_back_whole() {
     }
     log.stream_started(0.0);
     for (at_s, ev) in &events {
-        log.push(*at_s, ev.clone());
+        log.push(*at_s, stamped(*at_s, ev.clone()), None);
     }
     let ttfp = log.mean_ttfp_ms();
     let (mem, span) = log.into_parts();
     assert!(mem.is_empty());
     spool.flush();
     let back = decode(&spool.load(span.unwrap()).unwrap()).unwrap();
+    let events: Vec<_> = (events.into_iter())
+        .map(|(t, e)| (t, stamped(t, e)))
+        .collect();
     assert_eq!(back, events);
     assert_eq!(ttfp, report_ttfp(&back, Some(0.0)));
+}
+
+#[test]
+fn events_spilled_as_received_read_back_as_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = Spool::create(tmp.path()).unwrap();
+    let mut log = EventLog::default();
+    log.spill_to(spool.session());
+    let texts = [
+        // Compact, as most servers send.
+        r#"{"type":"response.created","response":{"id":"r1"}}"#,
+        // Spaces, escapes, a float that prints differently once parsed, a key order that
+        // is not the serializer's.
+        r#"{ "type" : "x", "text": "tab\t \"q\" \u2713", "z": 1.50, "a": [1e2, null] }"#,
+        // Whitespace with a raw newline: not a line of its own, serialized instead.
+        "{\"type\": \"y\",\n \"n\": 7}",
+        // The server's own receipt-time key is kept, as the session keeps it.
+        r#"{"type":"z","_client_received_at_s":"server's"}"#,
+    ];
+    let mut want = Vec::new();
+    for (k, text) in texts.into_iter().enumerate() {
+        let at_s = 0.1 * (k as f64 + 1.0);
+        let ev = stamped(at_s, serde_json::from_str(text).unwrap());
+        log.push(at_s, ev.clone(), Some(text));
+        want.push((at_s, ev));
+    }
+    let (_, span) = log.into_parts();
+    spool.flush();
+    let bytes = spool.load(span.unwrap()).unwrap();
+    // The compact text went out as received; one line per event.
+    let lines: Vec<&[u8]> = bytes
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(lines.len(), texts.len());
+    assert_eq!(lines[0], format!("0.1\t{}", texts[0]).as_bytes());
+    assert_eq!(decode(&bytes).unwrap(), want);
 }
