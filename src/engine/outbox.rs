@@ -77,6 +77,23 @@ impl Outbox {
         std::mem::take(&mut self.lateness_s.borrow_mut())
     }
 
+    /// Sends `out` at once if nothing waits (its lateness timed at `now`). Otherwise —
+    /// something waits, or the socket did not take all of it, or the write failed — the
+    /// message the sender must be handed, already counted as waiting.
+    fn route(&self, out: OutMsg, now: Instant) -> Option<SenderMsg> {
+        let msg = if self.idle() {
+            match self.send_now(out, now) {
+                Direct::Sent => return None,
+                Direct::Flushing => SenderMsg::Flush,
+                Direct::Failed(e) => SenderMsg::Failed(e),
+            }
+        } else {
+            SenderMsg::Send(out)
+        };
+        self.waiting.set(self.waiting.get() + 1);
+        Some(msg)
+    }
+
     /// Records `out`'s lateness at `now`, then encodes and writes it with one attempt.
     fn send_now(&self, out: OutMsg, now: Instant) -> Direct {
         self.record(out.intended, now);
@@ -141,19 +158,19 @@ pub struct SendPath {
 impl SendPath {
     /// Sends `out` at once if nothing waits, else queues it behind what does.
     pub fn send(&self, out: OutMsg) {
-        if !self.outbox.idle() {
-            return self.hand_over(SenderMsg::Send(out));
-        }
-        match self.outbox.send_now(out, Instant::now()) {
-            Direct::Sent => {}
-            Direct::Flushing => self.hand_over(SenderMsg::Flush),
-            Direct::Failed(e) => self.hand_over(SenderMsg::Failed(e)),
+        if let Some(msg) = self.outbox.route(out, Instant::now()) {
+            self.deliver(msg);
         }
     }
 
     /// Gives `msg` to the sender role; nothing is sent at once until it is done with it.
     pub fn hand_over(&self, msg: SenderMsg) {
         self.outbox.waiting.set(self.outbox.waiting.get() + 1);
+        self.deliver(msg);
+    }
+
+    /// Casts `msg` (already counted as waiting) to the sender.
+    fn deliver(&self, msg: SenderMsg) {
         if self.sender.cast(msg).is_err() {
             // The sender is gone (it stopped after a failure or the close): nothing waits.
             self.outbox.done_one();

@@ -1,8 +1,8 @@
 //! The outbox over an in-memory pipe: an idle socket takes a message at once with its
 //! lateness timed before the write; a blocked one keeps the encoded rest for the
-//! sender's flush, nothing is sent at once while anything waits, and the frames reach the
-//! server whole and in the order the session emitted them; a failed write is the
-//! session's failure message.
+//! sender's flush, a message emitted while anything waits is routed to the sender (timed
+//! when the sender gets to it), and the frames reach the server whole and in the order
+//! the session emitted them; a failed write is the session's failure message.
 
 use std::time::Duration;
 
@@ -15,6 +15,7 @@ use tokio::io::DuplexStream;
 use tokio::time::Instant;
 
 use super::{Direct, Outbox};
+use crate::engine::roles::SenderMsg;
 use crate::engine::transport::{LimitedCodec, split};
 use crate::workload::{OutMsg, Outbound};
 
@@ -82,19 +83,21 @@ fn a_blocked_write_waits_for_the_flush_and_frames_stay_whole_and_in_order() {
         let (outbox, mut server) = pipe(64);
         let big = "x".repeat(5_000);
         let start = Instant::now();
-        assert_eq!(
-            outbox.send_now(text(&big, Some(start)), start),
-            Direct::Flushing
-        );
-        // What SendPath does next: the flush is handed over, so the next message waits.
-        outbox.waiting.set(1);
-        assert!(!outbox.idle());
+        let flush = outbox.route(text(&big, Some(start)), start);
+        assert!(matches!(flush, Some(SenderMsg::Flush)), "{flush:?}");
+        assert!(!outbox.idle(), "the rest of the frame waits for the sender");
+        // The next message is not written at once: it is handed to the sender, behind.
+        let late = start + Duration::from_millis(1);
+        let queued = outbox.route(text("next", Some(late)), late);
+        let Some(SenderMsg::Send(next)) = queued else {
+            panic!("expected the message queued for the sender, got {queued:?}");
+        };
+        // What the sender does with the two, in mailbox order.
         let sender = async {
             outbox.flush().await.unwrap();
             outbox.done_one();
-            // The next message, timed when the sender gets to it (after the flush).
-            let late = start + Duration::from_millis(1);
-            outbox.send_queued(text("next", Some(late))).await.unwrap();
+            outbox.send_queued(next).await.unwrap();
+            outbox.done_one();
         };
         let reader = async {
             tokio::time::sleep(Duration::from_millis(5)).await;
@@ -106,7 +109,8 @@ fn a_blocked_write_waits_for_the_flush_and_frames_stay_whole_and_in_order() {
         assert!(outbox.idle());
         let lateness = outbox.take_lateness();
         assert_eq!(lateness[0], 0.0);
-        // The queued message waited for the server to read: ≥ 4 ms past its intended time.
+        // The queued message was timed when the sender got to it: after the server began
+        // reading, 5 ms after the start, so at least 4 ms past its intended time.
         assert!(lateness[1] >= 0.004, "{lateness:?}");
     });
 }

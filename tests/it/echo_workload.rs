@@ -171,8 +171,8 @@ impl Workload for EchoWorkload {
 }
 
 /// A WebSocket echo server on 127.0.0.1 (port 0), on its own actix system thread.
-struct EchoServer {
-    port: u16,
+pub(crate) struct EchoServer {
+    pub(crate) port: u16,
     handle: actix_web::dev::ServerHandle,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -197,7 +197,7 @@ async fn echo(req: HttpRequest, body: web::Payload) -> Result<HttpResponse, acti
 }
 
 impl EchoServer {
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let (tx, rx) = std::sync::mpsc::channel();
@@ -237,7 +237,8 @@ fn scenario(fx: &Fixture, samples: usize) -> rtload::config::scenario::Scenario 
     sc
 }
 
-fn fixture(port: u16) -> Fixture {
+/// A scenario file aimed at the echo server on `port` (its workload is replaced in code).
+pub(crate) fn fixture(port: u16) -> Fixture {
     Fixture::new(&format!(
         r#"
 name = "echo"

@@ -22,6 +22,7 @@ mod redaction;
 mod schema;
 mod scripted;
 mod scripted_vs_builtin;
+mod send_order;
 mod shard;
 mod surface;
 mod sweep;

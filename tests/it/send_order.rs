@@ -1,0 +1,150 @@
+//! Messages a session emits faster than the socket takes them reach the server whole and
+//! in the order emitted: the first go out at once from the session's host, the rest
+//! through the sender role as the socket drains (`engine/outbox.rs`); every scheduled one
+//! gets a lateness sample. A burst of 24 MB is several times what loopback buffers hold,
+//! so it cannot all go out at once; a second burst, emitted when the first echo comes
+//! back, must not overtake what of the first still waits for the sender. The test
+//! asserts the order and the bytes, whichever path each message took.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rtload::workload::catalogue::{Catalogue, Direction, Family};
+use rtload::workload::{
+    Effects, Inbound, Outbound, Report, RunRecord, Session, SessionContext, Workload,
+};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use crate::echo_workload::{EchoServer, fixture};
+
+/// Messages in the first burst, in the second, and the padding each carries (under
+/// actix-ws's 64 KiB frames).
+const BURST: usize = 400;
+const SECOND: usize = 20;
+const PAD: usize = 60 * 1024;
+const TOTAL: usize = BURST + SECOND;
+
+/// Messages `range`, all meant for `now`.
+fn burst(range: std::ops::Range<usize>, now: Instant, fx: &mut Effects) {
+    let pad = "x".repeat(PAD);
+    for i in range {
+        fx.send(Outbound::Text(format!("{i} {pad}").into()), Some(now));
+    }
+}
+
+struct BurstWorkload;
+
+/// Expects the echoes back in order, each with its whole padding.
+struct BurstSession {
+    next: usize,
+}
+
+impl Session for BurstSession {
+    type Output = usize;
+    fn on_open(&mut self, now: Instant, fx: &mut Effects) {
+        burst(0..BURST, now, fx);
+        // A safety net only: the burst takes well under a second.
+        fx.wake(now + Duration::from_secs(120));
+    }
+    fn on_inbound(&mut self, msg: Inbound, at: Instant, fx: &mut Effects) {
+        let Inbound::Text(t) = msg else {
+            return fx.fail("binary frame from an echo server");
+        };
+        let (i, pad) = t.split_once(' ').unwrap_or_default();
+        if i != self.next.to_string() || pad.len() != PAD || pad.bytes().any(|b| b != b'x') {
+            let n = self.next;
+            return fx.fail(format!(
+                "echo {n} came back as #{i} with {} bytes",
+                pad.len()
+            ));
+        }
+        self.next += 1;
+        if self.next == 1 {
+            burst(BURST..TOTAL, at, fx);
+        }
+        if self.next == TOTAL {
+            fx.succeed();
+        }
+    }
+    fn on_wake(&mut self, _now: Instant, fx: &mut Effects) {
+        fx.fail(format!("only {} of {TOTAL} echoes in 120 s", self.next));
+    }
+    fn into_output(self) -> usize {
+        self.next
+    }
+}
+
+struct Counts(BTreeMap<String, f64>);
+
+impl Report for Counts {
+    fn render_text(&self) -> String {
+        format!("{:?}\n", self.0)
+    }
+    fn to_json(&self) -> Value {
+        json!({"rtload": {"metrics": self.0}})
+    }
+    fn metrics(&self) -> BTreeMap<String, f64> {
+        self.0.clone()
+    }
+}
+
+const FAMILIES: &[Family] = &[Family::new(
+    "echoed",
+    "messages",
+    Direction::Higher,
+    "echoes received in order",
+)];
+
+impl Workload for BurstWorkload {
+    type Session = BurstSession;
+    fn kind(&self) -> &'static str {
+        "burst-test"
+    }
+    fn default_path(&self) -> &'static str {
+        "/echo"
+    }
+    fn describe(&self) -> Vec<(String, String)> {
+        vec![("messages".into(), TOTAL.to_string())]
+    }
+    fn samples(&self) -> usize {
+        1
+    }
+    fn catalogue(&self) -> Catalogue {
+        Catalogue::build(vec!["echoed"], FAMILIES, &["echoed"])
+    }
+    fn session(&self, _ctx: &SessionContext) -> BurstSession {
+        BurstSession { next: 0 }
+    }
+    fn report(&self, run: RunRecord<usize>) -> Result<Box<dyn Report>, String> {
+        let echoed = run.samples.iter().filter_map(|s| s.output).sum::<usize>();
+        Ok(Box::new(Counts(BTreeMap::from([(
+            "echoed".to_string(),
+            echoed as f64,
+        )]))))
+    }
+}
+
+#[test]
+fn a_burst_larger_than_the_socket_arrives_whole_in_order_and_timed() {
+    let server = EchoServer::start();
+    let fx = fixture(server.port);
+    let out = fx.dir.path().join("burst.json");
+    let mut sc = fx.scenario();
+    sc.workload = Arc::new(BurstWorkload);
+    sc.load.samples = 1;
+    sc.output_json = Some(out.clone());
+    let s = rtload::runner::run(&sc, Box::new(std::io::sink())).expect("run");
+    assert!(s.passed(), "{:?}", s.failures);
+    assert_eq!(s.report.metrics()["echoed"], TOTAL as f64);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let lateness = &doc["rtload"]["send_lateness"];
+    assert_eq!(lateness["count"], TOTAL, "{lateness}");
+    // Each burst was meant for one instant; its last messages waited for the socket.
+    assert!(
+        lateness["max_ms"].as_f64().is_some_and(|m| m > 0.0),
+        "{lateness}"
+    );
+    drop(server);
+}
