@@ -1,8 +1,9 @@
 //! A sample's child roles, each a `ThreadLocalActor` on the sample's shard thread:
 //! the **sender** (finishes what the host's [`super::outbox`] could not send at once —
 //! queued messages, blocked writes, pongs, the close — in order, timing each message's
-//! lateness when it gets to it; reports a failed write), the **reader** (owns the read half, timestamps every message
-//! as it is read) and **playback** (the serial viewer/listener clock).
+//! lateness when it gets to it; reports a failed write), the **reader** (owns the read
+//! half, timestamps every message as it is read) and **playback** (the serial
+//! viewer/listener clock).
 //!
 //! Socket halves (and the reader's [`super::host`]) arrive through [`super::slots`];
 //! nothing here crosses threads.

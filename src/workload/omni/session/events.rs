@@ -36,6 +36,9 @@ pub struct EventLog {
     line: Vec<u8>,
 }
 
+/// The largest line buffer a session keeps between events.
+const LINE_KEEP_BYTES: usize = 4096;
+
 /// The key under which an event carries its receipt time (seconds from the run start).
 pub const RECEIVED_AT: &str = "_client_received_at_s";
 
@@ -96,6 +99,10 @@ impl EventLog {
             None => write_line(&mut self.line, at_s, &ev),
         }
         let span = spool.append(&self.line);
+        if self.line.capacity() > LINE_KEEP_BYTES {
+            // A rare large event does not set what the session holds for its whole life.
+            self.line = Vec::new();
+        }
         let whole = self.spooled.get_or_insert(Span { len: 0, ..span });
         whole.len += span.len;
     }

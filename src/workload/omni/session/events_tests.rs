@@ -178,3 +178,32 @@ fn events_spilled_as_received_read_back_as_recorded() {
     assert_eq!(lines[0], format!("0.1\t{}", texts[0]).as_bytes());
     assert_eq!(decode(&bytes).unwrap(), want);
 }
+
+#[test]
+fn a_large_event_does_not_set_what_the_session_keeps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = Spool::create(tmp.path()).unwrap();
+    let mut log = EventLog::default();
+    log.spill_to(spool.session());
+    let small = r#"{"type":"a"}"#;
+    log.push(
+        0.1,
+        stamped(0.1, serde_json::from_str(small).unwrap()),
+        Some(small),
+    );
+    assert!(
+        log.line.capacity() > 0,
+        "the buffer is reused between events"
+    );
+    let big = format!(r#"{{"type":"b","text":"{}"}}"#, "x".repeat(20_000));
+    log.push(
+        0.2,
+        stamped(0.2, serde_json::from_str(&big).unwrap()),
+        Some(&big),
+    );
+    assert!(log.line.capacity() <= super::LINE_KEEP_BYTES);
+    let (_, span) = log.into_parts();
+    spool.flush();
+    let back = decode(&spool.load(span.unwrap()).unwrap()).unwrap();
+    assert_eq!(back[1].1["text"].as_str().map(str::len), Some(20_000));
+}
