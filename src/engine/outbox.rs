@@ -90,8 +90,13 @@ impl Outbox {
         } else {
             SenderMsg::Send(out)
         };
-        self.waiting.set(self.waiting.get() + 1);
+        self.count_waiting();
         Some(msg)
+    }
+
+    /// One more message handed to the sender.
+    fn count_waiting(&self) {
+        self.waiting.set(self.waiting.get() + 1);
     }
 
     /// Records `out`'s lateness at `now`, then encodes and writes it with one attempt.
@@ -165,7 +170,7 @@ impl SendPath {
 
     /// Gives `msg` to the sender role; nothing is sent at once until it is done with it.
     pub fn hand_over(&self, msg: SenderMsg) {
-        self.outbox.waiting.set(self.outbox.waiting.get() + 1);
+        self.outbox.count_waiting();
         self.deliver(msg);
     }
 

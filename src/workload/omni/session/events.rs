@@ -128,13 +128,7 @@ impl EventLog {
     }
 }
 
-/// One spilled line for `ev`, serialized.
-pub fn encode_line(at_s: f64, ev: &Value) -> Vec<u8> {
-    let mut line = Vec::new();
-    write_line(&mut line, at_s, ev);
-    line
-}
-
+/// Appends the spilled line for `ev`, serialized, to `line`.
 fn write_line(line: &mut Vec<u8>, at_s: f64, ev: &Value) {
     // Writing into a Vec cannot fail.
     let _ = write!(line, "{at_s}\t");

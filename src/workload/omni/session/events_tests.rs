@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{EventLog, RECEIVED_AT, decode, encode_line};
+use super::{EventLog, RECEIVED_AT, decode, write_line};
 use crate::workload::omni::metrics::{TimedEvent, duplex_metrics};
 use crate::workload::omni::spool::Spool;
 
@@ -27,6 +27,31 @@ fn response(t: f64, id: &str) -> Vec<(f64, Value)> {
             json!({"type": "response.done", "response": {"id": id, "status": "completed"}}),
         ),
     ]
+}
+
+/// The spilled line for `ev`, serialized.
+fn encode_line(at_s: f64, ev: &Value) -> Vec<u8> {
+    let mut line = Vec::new();
+    write_line(&mut line, at_s, ev);
+    line
+}
+
+/// An event log spilling to a fresh spool (whose directory lives as long as the first).
+fn spilled_log() -> (tempfile::TempDir, Spool, EventLog) {
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = Spool::create(tmp.path()).unwrap();
+    let mut log = EventLog::default();
+    log.spill_to(spool.session());
+    (tmp, spool, log)
+}
+
+/// What a spilled `log` wrote, read back after the spool's flush; it kept nothing in
+/// memory.
+fn spilled_bytes(spool: &Spool, log: EventLog) -> bytes::Bytes {
+    let (mem, span) = log.into_parts();
+    assert!(mem.is_empty());
+    spool.flush();
+    spool.load(span.unwrap()).unwrap()
 }
 
 /// `ev` as the session records it: its receipt time added where absent.
@@ -118,10 +143,7 @@ fn a_session_that_never_streamed_counts_every_event_like_the_report() {
 
 #[test]
 fn a_spilled_log_keeps_nothing_in_memory_and_reads_back_whole() {
-    let tmp = tempfile::tempdir().unwrap();
-    let spool = Spool::create(tmp.path()).unwrap();
-    let mut log = EventLog::default();
-    log.spill_to(spool.session());
+    let (_tmp, spool, mut log) = spilled_log();
     let mut events = Vec::new();
     for k in 0..200 {
         events.extend(response(f64::from(k), &format!("r{k}")));
@@ -131,10 +153,7 @@ fn a_spilled_log_keeps_nothing_in_memory_and_reads_back_whole() {
         log.push(*at_s, stamped(*at_s, ev.clone()), None);
     }
     let ttfp = log.mean_ttfp_ms();
-    let (mem, span) = log.into_parts();
-    assert!(mem.is_empty());
-    spool.flush();
-    let back = decode(&spool.load(span.unwrap()).unwrap()).unwrap();
+    let back = decode(&spilled_bytes(&spool, log)).unwrap();
     let events: Vec<_> = (events.into_iter())
         .map(|(t, e)| (t, stamped(t, e)))
         .collect();
@@ -144,10 +163,7 @@ fn a_spilled_log_keeps_nothing_in_memory_and_reads_back_whole() {
 
 #[test]
 fn events_spilled_as_received_read_back_as_recorded() {
-    let tmp = tempfile::tempdir().unwrap();
-    let spool = Spool::create(tmp.path()).unwrap();
-    let mut log = EventLog::default();
-    log.spill_to(spool.session());
+    let (_tmp, spool, mut log) = spilled_log();
     let texts = [
         // Compact, as most servers send.
         r#"{"type":"response.created","response":{"id":"r1"}}"#,
@@ -166,9 +182,7 @@ fn events_spilled_as_received_read_back_as_recorded() {
         log.push(at_s, ev.clone(), Some(text));
         want.push((at_s, ev));
     }
-    let (_, span) = log.into_parts();
-    spool.flush();
-    let bytes = spool.load(span.unwrap()).unwrap();
+    let bytes = spilled_bytes(&spool, log);
     // The compact text went out as received; one line per event.
     let lines: Vec<&[u8]> = bytes
         .split(|b| *b == b'\n')
@@ -181,10 +195,7 @@ fn events_spilled_as_received_read_back_as_recorded() {
 
 #[test]
 fn a_large_event_does_not_set_what_the_session_keeps() {
-    let tmp = tempfile::tempdir().unwrap();
-    let spool = Spool::create(tmp.path()).unwrap();
-    let mut log = EventLog::default();
-    log.spill_to(spool.session());
+    let (_tmp, spool, mut log) = spilled_log();
     let small = r#"{"type":"a"}"#;
     log.push(
         0.1,
@@ -202,8 +213,6 @@ fn a_large_event_does_not_set_what_the_session_keeps() {
         Some(&big),
     );
     assert!(log.line.capacity() <= super::LINE_KEEP_BYTES);
-    let (_, span) = log.into_parts();
-    spool.flush();
-    let back = decode(&spool.load(span.unwrap()).unwrap()).unwrap();
+    let back = decode(&spilled_bytes(&spool, log)).unwrap();
     assert_eq!(back[1].1["text"].as_str().map(str::len), Some(20_000));
 }
