@@ -5,15 +5,14 @@
 
 mod json;
 mod listener;
+mod restore;
 mod timeline;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use bytes::Bytes;
 use serde_json::Value;
 
 use super::metrics::{CaseOutcome, DuplexMetrics, TimedEvent, duplex_metrics, request_outcome};
-use super::playback::{SegmentPcm, decode_segments};
 use super::session::DuplexOutput;
 use super::spool::Spool;
 use super::workload::OmniWorkload;
@@ -21,8 +20,9 @@ use crate::workload::Report;
 use crate::workload::omni::artifacts::capture::{self, CaptureInput};
 use crate::workload::omni::artifacts::layout::CaseLayout;
 use crate::workload::omni::artifacts::publish::remove_unrun;
-use crate::workload::omni::artifacts::{CaseResult, FinalizeCase, FinalizeSummary, finalize_run};
+use crate::workload::omni::artifacts::{CaseResult, FinalizeCase, FinalizeSummary, Finalizer};
 use crate::workload::omni::bench_metrics::{self, RequestOutcome, SummaryHeader};
+use restore::{Restored, restore, segment_pcm};
 
 /// The engine's run record with each case's typed output.
 pub(super) type RunRecord = crate::workload::RunRecord<Option<DuplexOutput>>;
@@ -90,44 +90,20 @@ pub(super) struct CaseRun<'a> {
     pub(super) out: Option<&'a DuplexOutput>,
     pub(super) metrics: DuplexMetrics,
     pub(super) outcome: RequestOutcome,
+    /// The HTML timeline's spans of the session, taken while its events were held.
+    pub(super) spans: Vec<Value>,
 }
 
 /// Build the report for `run` (the caller holds the output-root lock).
-pub(super) fn build(w: &OmniWorkload, mut run: RunRecord) -> Result<DuplexReport, String> {
+pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, String> {
     let spool = w.prepared.get().map(|p| &p.spool);
-    let events_errors = restore_outputs(spool, &mut run);
-    let measured: Vec<(usize, &SampleRecord)> = (run.samples.iter().enumerate())
-        .filter(|(_, s)| !s.warmup)
-        .collect();
-    let mut finals = Vec::with_capacity(measured.len());
-    let mut runs = Vec::with_capacity(measured.len());
-    let mut ran = vec![false; w.cases.len()];
-    for (i, &(pos, sample)) in measured.iter().enumerate() {
-        // A shard's i-th sample is the whole run's sample k (`--shard`).
-        let k = run.measured_index(i);
-        ran[k % w.cases.len().max(1)] = true;
-        // Cancelled by a signal: no outcome to report and no bundle, so a complete
-        // earlier bundle of the case is kept rather than replaced by a failure.
-        if sample
-            .outcome
-            .as_ref()
-            .is_err_and(|f| f.kind == crate::workload::FailureKind::Interrupted)
-        {
-            continue;
-        }
-        let case = &w.cases[k % w.cases.len().max(1)];
-        let out = sample.output.as_ref().and_then(Option::as_ref);
-        let duration_s = w
-            .prepared
-            .get()
-            .map_or(0.0, |p| p.media[k % p.media.len().max(1)].duration_s);
-        let spooled = (spool, events_errors.get(&pos).map(String::as_str));
-        let (fc, cr) = case_result(case, sample, out, (duration_s, spooled));
-        finals.push(fc);
-        runs.push(cr);
+    // Every spooled write was sent before the sessions ended: one barrier, then each
+    // case's spilled output is read back as its turn comes.
+    if let Some(spool) = spool {
+        spool.flush();
     }
-    // Deferred publication: after timing, one case at a time, then the batch files.
-    let mut summary: FinalizeSummary = finalize_run(&w.output_dir, &mut finals, run.interrupted);
+    let (finals, runs, ran, finalizer) = build_cases(w, &run, spool);
+    let mut summary: FinalizeSummary = finalizer.finish(&finals, run.interrupted);
     // Only a whole run that ended on its own decided to leave a selected case out: an
     // interrupted run did not, and a shard (`--shard`) runs only its share of the cases
     // (the other shards' bundles are theirs).
@@ -171,6 +147,53 @@ pub(super) fn build(w: &OmniWorkload, mut run: RunRecord) -> Result<DuplexReport
     })
 }
 
+/// Each measured case's result, built and published one case at a time (deferred
+/// publication: after timing, and only one case's captured output — events and PCM read
+/// back — held at once); with which of the workload's cases ran, and the finalizer that
+/// writes the batch files.
+fn build_cases<'a>(
+    w: &OmniWorkload,
+    run: &'a RunRecord,
+    spool: Option<&Spool>,
+) -> (Vec<FinalizeCase>, Vec<CaseRun<'a>>, Vec<bool>, Finalizer) {
+    let measured: Vec<&SampleRecord> = run.samples.iter().filter(|s| !s.warmup).collect();
+    let mut finals = Vec::with_capacity(measured.len());
+    let mut runs = Vec::with_capacity(measured.len());
+    let mut ran = vec![false; w.cases.len()];
+    let mut finalizer = Finalizer::new(&w.output_dir);
+    for (i, &sample) in measured.iter().enumerate() {
+        // A shard's i-th sample is the whole run's sample k (`--shard`).
+        let k = run.measured_index(i);
+        ran[k % w.cases.len().max(1)] = true;
+        // Cancelled by a signal: no outcome to report and no bundle, so a complete
+        // earlier bundle of the case is kept rather than replaced by a failure.
+        if sample
+            .outcome
+            .as_ref()
+            .is_err_and(|f| f.kind == crate::workload::FailureKind::Interrupted)
+        {
+            continue;
+        }
+        let case = &w.cases[k % w.cases.len().max(1)];
+        let out = sample.output.as_ref().and_then(Option::as_ref);
+        let duration_s = w
+            .prepared
+            .get()
+            .map_or(0.0, |p| p.media[k % p.media.len().max(1)].duration_s);
+        let (restored, events_error) = match out.map(|o| restore(o, spool)) {
+            Some((r, e)) => (Some(r), e),
+            None => (None, None),
+        };
+        let spooled = (spool, events_error.as_deref());
+        let (mut fc, mut cr) = case_result(case, sample, restored.as_ref(), (duration_s, spooled));
+        finalizer.publish(&mut fc);
+        cr.spans = timeline::spans(sample, restored.as_ref());
+        finals.push(fc);
+        runs.push(cr);
+    }
+    (finals, runs, ran, finalizer)
+}
+
 /// Removes the bundles of the selected cases this run did not run (`ran[i]` false),
 /// recording a failure in `summary`.
 fn remove_unran_bundles(w: &OmniWorkload, ran: &[bool], summary: &mut FinalizeSummary) {
@@ -205,10 +228,10 @@ fn save_result(
     Ok(())
 }
 
-/// The output's events with their arrival times (none without an output).
-fn timed_events(out: Option<&DuplexOutput>) -> Vec<TimedEvent> {
-    out.map(|o| {
-        o.events
+/// The case's events with their arrival times (none without an output).
+fn timed_events(out: Option<&Restored<'_>>) -> Vec<TimedEvent> {
+    out.map(|r| {
+        r.events
             .iter()
             .map(|(at_s, e)| TimedEvent {
                 at_s: *at_s,
@@ -219,13 +242,25 @@ fn timed_events(out: Option<&DuplexOutput>) -> Vec<TimedEvent> {
     .unwrap_or_default()
 }
 
+/// Puts the case's token count and its per-response and session metrics into `result`.
+fn put_metrics(result: &mut CaseResult, dm: &DuplexMetrics) {
+    result.output_tokens = dm.output_tokens;
+    result.duplex_request_metrics = dm
+        .rows
+        .iter()
+        .filter_map(|r| serde_json::to_value(r).ok())
+        .collect();
+    result.duplex_session_metrics = serde_json::to_value(&dm.summary).unwrap_or(Value::Null);
+}
+
 /// Copies the output's input/pacing/response counts and warnings into `result`.
-fn copy_output_counts(result: &mut CaseResult, o: &DuplexOutput) {
+fn copy_output_counts(result: &mut CaseResult, r: &Restored<'_>) {
+    let o = r.out;
     result.input_audio_chunks = o.input_audio_chunks as u64;
     result.input_video_frames = o.input_video_frames as u64;
     result.pacing_mean_lag_s = o.pacing_mean_lag_s;
     result.pacing_max_lag_s = o.pacing_max_lag_s;
-    result.responses = o.responses.len() as u64;
+    result.responses = r.responses.len() as u64;
     result.audio_bytes = o.audio_bytes;
     result.artifact_warnings.clone_from(&o.artifact_warnings);
     for r in &o.ineligible_reasons {
@@ -233,75 +268,15 @@ fn copy_output_counts(result: &mut CaseResult, o: &DuplexOutput) {
     }
 }
 
-/// What the sessions did not keep while they ran: spilled events and segments read back
-/// (the errors by sample position), and each response's transcript rebuilt from the
-/// events.
-fn restore_outputs(spool: Option<&Spool>, run: &mut RunRecord) -> HashMap<usize, String> {
-    let errors = spool
-        .map(|s| read_back_all_events(s, run))
-        .unwrap_or_default();
-    for s in &mut run.samples {
-        if let Some(Some(o)) = s.output.as_mut() {
-            crate::workload::omni::session::fill_texts(&mut o.responses, &o.events);
-        }
-    }
-    errors
-}
-
-/// Every spooled write was sent before the sessions ended: one barrier, then each
-/// session's spilled events are read back; the errors by sample position.
-fn read_back_all_events(spool: &Spool, run: &mut RunRecord) -> HashMap<usize, String> {
-    spool.flush();
-    let mut errors = HashMap::new();
-    for (pos, s) in run.samples.iter_mut().enumerate() {
-        if let Some(Some(o)) = s.output.as_mut()
-            && let Err(e) = read_back_events(o, spool)
-        {
-            errors.insert(pos, e);
-        }
-    }
-    errors
-}
-
-/// Reads a session's spilled event log and playback segments back into `o.events` and
-/// `o.segments` (the spool is flushed); an error names the spool file or the damage.
-fn read_back_events(o: &mut DuplexOutput, spool: &Spool) -> Result<(), String> {
-    let in_file = |e: String| format!("{e} (spool file {})", spool.dir().display());
-    if !o.segments_spooled.is_empty() {
-        let mut all = Vec::new();
-        for span in std::mem::take(&mut o.segments_spooled) {
-            let bytes = spool.load(span).map_err(|e| e.to_string())?;
-            all.extend(decode_segments(&bytes).map_err(in_file)?);
-        }
-        all.append(&mut o.segments);
-        o.segments = all;
-    }
-    let Some(span) = o.events_spooled.take() else {
-        return Ok(());
-    };
-    let bytes = spool.load(span).map_err(|e| e.to_string())?;
-    o.events = crate::workload::omni::session::events::decode(&bytes).map_err(in_file)?;
-    Ok(())
-}
-
-/// A segment's kept bytes: in memory, or read back from the run's spool (flushed).
-fn segment_pcm(pcm: &SegmentPcm, spool: Option<&Spool>) -> Result<Bytes, String> {
-    match (pcm, spool) {
-        (SegmentPcm::Memory(b), _) => Ok(b.clone()),
-        (SegmentPcm::Spooled(span), Some(spool)) => spool.load(*span).map_err(|e| e.to_string()),
-        (SegmentPcm::Spooled(_), None) => Err("spooled output PCM without a spool".into()),
-    }
-}
-
 /// Captures a successful case's context from its segments (spooled ones read back) and
 /// events and applies it to `result`; a spool read-back error is the error.
 fn capture_context(
-    o: &DuplexOutput,
+    r: &Restored<'_>,
     (duration_s, stream_start_s): (f64, f64),
     spool: Option<&Spool>,
     result: &mut CaseResult,
 ) -> Result<capture::ArtifactContext, String> {
-    let segments = o
+    let segments = r
         .segments
         .iter()
         .map(|s| {
@@ -313,15 +288,14 @@ fn capture_context(
             })
         })
         .collect::<Result<Vec<_>, String>>()?;
-    let responses = &o.responses;
     let ctx = capture::capture(
         CaptureInput {
             video_duration_s: duration_s,
             stream_start_s,
             segments: &segments,
-            responses,
+            responses: &r.responses,
         },
-        o.events.iter().map(|(_, e)| e.clone()).collect(),
+        r.events.iter().map(|(_, e)| e.clone()).collect(),
     );
     ctx.apply_to(result);
     Ok(ctx)
@@ -330,9 +304,10 @@ fn capture_context(
 fn case_result<'a>(
     case: &crate::workload::omni::dataset::Case,
     sample: &'a SampleRecord,
-    out: Option<&'a DuplexOutput>,
+    restored: Option<&Restored<'a>>,
     (duration_s, (spool, events_error)): (f64, (Option<&Spool>, Option<&str>)),
 ) -> (FinalizeCase, CaseRun<'a>) {
+    let out = restored.map(|r| r.out);
     let layout = CaseLayout::new(case.subset.name(), &case.video_rel);
     // The reference reports the case's full video path (as `gt_json`), not the
     // dataset-relative one.
@@ -345,7 +320,7 @@ fn case_result<'a>(
         .err()
         .map(|f| f.message.clone())
         .or_else(|| out.and_then(|o| o.error.clone()));
-    let events = timed_events(out);
+    let events = timed_events(restored);
     let stream_start_s = out.and_then(|o| o.stream_start_s).unwrap_or(0.0);
     let session_id = out.map(|o| o.session_id.clone());
     let dm = duplex_metrics(&events, stream_start_s, session_id.as_deref());
@@ -354,20 +329,14 @@ fn case_result<'a>(
     result.error = Some(error.unwrap_or_default());
     result.session_id = session_id;
     result.latency_s = out.map_or(sample.ended_s - sample.started_s, |o| o.latency_s);
-    if let Some(o) = out {
-        copy_output_counts(&mut result, o);
+    if let Some(r) = restored {
+        copy_output_counts(&mut result, r);
     }
-    result.output_tokens = dm.output_tokens;
-    result.duplex_request_metrics = dm
-        .rows
-        .iter()
-        .filter_map(|r| serde_json::to_value(r).ok())
-        .collect();
-    result.duplex_session_metrics = serde_json::to_value(&dm.summary).unwrap_or(Value::Null);
+    put_metrics(&mut result, &dm);
     let times = (duration_s, stream_start_s);
-    let (context, capture_error) = match out {
+    let (context, capture_error) = match restored {
         Some(_) if success && events_error.is_some() => (None, events_error.map(str::to_owned)),
-        Some(o) if success => match capture_context(o, times, spool, &mut result) {
+        Some(r) if success => match capture_context(r, times, spool, &mut result) {
             Ok(ctx) => (Some(ctx), None),
             Err(e) => (None, Some(e)),
         },
@@ -403,6 +372,7 @@ fn case_result<'a>(
             out,
             metrics: dm,
             outcome,
+            spans: Vec::new(),
         },
     )
 }

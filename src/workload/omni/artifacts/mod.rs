@@ -283,26 +283,56 @@ pub fn finalize(root: &Path, cases: &mut [FinalizeCase]) -> FinalizeSummary {
 /// [`finalize`] for a run a signal interrupted: `batch_summary.json` says
 /// `"interrupted": true` (its cases are the ones that ran to an outcome).
 pub fn finalize_run(root: &Path, cases: &mut [FinalizeCase], interrupted: bool) -> FinalizeSummary {
-    let root = absolute(root);
-    let mut errors = Vec::new();
+    let mut finalizer = Finalizer::new(root);
     for case in cases.iter_mut() {
-        publish_one(&root, case, &mut errors);
+        finalizer.publish(case);
     }
-    let counts = count(cases);
-    if let Err(e) = write_batch(&root, counts, cases, interrupted) {
-        errors.push(format!("Batch artifact publication failed: {e}"));
-        // Best effort on every file, even after one removal fails.
-        for name in BATCH_FILES {
-            if let Err(e) = remove_files(&root, &[name]) {
-                errors.push(format!("Partial batch artifact cleanup failed: {e}"));
-            }
+    finalizer.finish(cases, interrupted)
+}
+
+/// [`finalize_run`] one case at a time: each case is published as it is handed over and
+/// its captured context (the case's output PCM and events) released, so a report holds
+/// one case's capture at a time however many sessions ran; the batch files follow.
+#[derive(Debug)]
+pub struct Finalizer {
+    root: PathBuf,
+    errors: Vec<String>,
+}
+
+impl Finalizer {
+    /// A finalizer publishing under `root`.
+    pub fn new(root: &Path) -> Self {
+        Self {
+            root: absolute(root),
+            errors: Vec::new(),
         }
     }
-    FinalizeSummary {
-        counts,
-        artifacts_complete: errors.is_empty(),
-        artifact_errors: errors,
-        exclusion_message: exclusion_message(cases),
+
+    /// Publishes `case` (its bundle, or its failure bundle) and drops its context;
+    /// `case.result` is updated in place. Call in case order.
+    pub fn publish(&mut self, case: &mut FinalizeCase) {
+        publish_one(&self.root, case, &mut self.errors);
+    }
+
+    /// Writes the batch files for `cases`, the cases published, in order.
+    pub fn finish(self, cases: &[FinalizeCase], interrupted: bool) -> FinalizeSummary {
+        let (root, mut errors) = (self.root, self.errors);
+        let counts = count(cases);
+        if let Err(e) = write_batch(&root, counts, cases, interrupted) {
+            errors.push(format!("Batch artifact publication failed: {e}"));
+            // Best effort on every file, even after one removal fails.
+            for name in BATCH_FILES {
+                if let Err(e) = remove_files(&root, &[name]) {
+                    errors.push(format!("Partial batch artifact cleanup failed: {e}"));
+                }
+            }
+        }
+        FinalizeSummary {
+            counts,
+            artifacts_complete: errors.is_empty(),
+            artifact_errors: errors,
+            exclusion_message: exclusion_message(cases),
+        }
     }
 }
 

@@ -259,3 +259,41 @@ fn unavailable_capture_fails_the_case_like_a_publication_error() {
         .collect();
     assert_eq!(names, [FAILED_JSON]);
 }
+
+/// A report hands cases over one at a time: each is on disk and its capture (PCM, events)
+/// released before the next one exists, and the batch files written at the end are the
+/// ones [`finalize`] writes for the same cases.
+#[test]
+fn the_finalizer_publishes_each_case_as_it_is_handed_over() {
+    let root = tempfile::tempdir().unwrap();
+    let mut finalizer = Finalizer::new(root.path());
+    let mut first = case("1q1a", "a.mp4", Some(eligible()), true);
+    finalizer.publish(&mut first);
+    assert!(first.context.is_none(), "its capture is released");
+    let dir = first.layout.dir(root.path());
+    assert!(dir.join(layout::OUTPUT_WAV).is_file());
+    assert!(dir.join(WAV_TRANSCRIPT_JSON).is_file());
+    assert!(!root.path().join(BATCH_SUMMARY_JSON).exists());
+    let mut second = case("1qna", "b.mp4", None, false);
+    finalizer.publish(&mut second);
+    let cases = [first, second];
+    let summary = finalizer.finish(&cases, false);
+    assert!(summary.artifacts_complete, "{:?}", summary.artifact_errors);
+    assert_eq!((summary.counts.success, summary.counts.failed), (1, 1));
+
+    let again = tempfile::tempdir().unwrap();
+    let mut whole = [
+        case("1q1a", "a.mp4", Some(eligible()), true),
+        case("1qna", "b.mp4", None, false),
+    ];
+    assert_eq!(finalize(again.path(), &mut whole), summary);
+    for name in [BATCH_SUMMARY_JSON, OFFICIAL_EVAL_MANIFEST] {
+        let (one_by_one, at_once) = (read(root.path(), name), read(again.path(), name));
+        let root_s = root.path().display().to_string();
+        let again_s = again.path().display().to_string();
+        assert_eq!(
+            one_by_one.replace(&root_s, "ROOT"),
+            at_once.replace(&again_s, "ROOT")
+        );
+    }
+}

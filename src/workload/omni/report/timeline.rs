@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::CaseRun;
+use super::{CaseRun, Restored, SampleRecord};
 use crate::workload::omni::artifacts::FinalizeCase;
 use crate::workload::omni::metrics::response_id;
 
@@ -14,10 +14,11 @@ pub(super) fn rows(runs: &[CaseRun<'_>], finals: &[FinalizeCase]) -> Vec<Value> 
     runs.iter().zip(finals).map(|(r, f)| row(r, f)).collect()
 }
 
-fn row(r: &CaseRun<'_>, f: &FinalizeCase) -> Value {
-    let s = r.sample;
+/// The spans of one session (none without an output or an open socket).
+pub(super) fn spans(s: &SampleRecord, r: Option<&Restored<'_>>) -> Vec<Value> {
     let mut spans = Vec::new();
-    if let (Some(o), Some(origin)) = (r.out, s.opened_s) {
+    if let (Some(r), Some(origin)) = (r, s.opened_s) {
+        let o = r.out;
         if let Some(start) = o.stream_start_s {
             let secs = o.input_audio_chunks as f64 * 0.2;
             spans.push(span(
@@ -29,7 +30,7 @@ fn row(r: &CaseRun<'_>, f: &FinalizeCase) -> Value {
         }
         let mut created: BTreeMap<String, f64> = BTreeMap::new();
         let mut first_audio: BTreeMap<String, f64> = BTreeMap::new();
-        for (at, ev) in &o.events {
+        for (at, ev) in r.events.iter() {
             let Some(id) = response_id(ev) else { continue };
             match ev.get("type").and_then(Value::as_str).unwrap_or("") {
                 "response.created" => {
@@ -42,7 +43,7 @@ fn row(r: &CaseRun<'_>, f: &FinalizeCase) -> Value {
             }
         }
         let mut play_end: BTreeMap<String, f64> = BTreeMap::new();
-        for seg in &o.segments {
+        for seg in r.segments.iter() {
             let e = play_end
                 .entry(seg.response_id.to_string())
                 .or_insert(seg.end_s);
@@ -74,12 +75,17 @@ fn row(r: &CaseRun<'_>, f: &FinalizeCase) -> Value {
             }
         }
     }
+    spans
+}
+
+fn row(r: &CaseRun<'_>, f: &FinalizeCase) -> Value {
+    let s = r.sample;
     json!({
         "label": f.layout.label(),
         "start_s": s.started_s,
         "end_s": s.ended_s,
         "error": f.result.error.as_deref().filter(|e| !e.is_empty()),
-        "spans": spans,
+        "spans": r.spans,
     })
 }
 
