@@ -2,8 +2,10 @@
 # Run N concurrent realtime video sessions against the reference server in its own
 # process and print the client's CPU time, peak RSS and the cadence it observed.
 #
-#   scripts/bench-video-sessions.sh [N] [CHUNKS] [INTERVAL_MS] [--cores C:S] [--rate R] [--floor] …
+#   scripts/bench-video-sessions.sh [N] [CHUNKS] [INTERVAL_MS] [--cores C:S] [--rate R] [--floor] [--save-video] …
 #
+# --save-video makes every session save the media it receives (`save_video`), which the
+# client spools to disk as it arrives and publishes when the session ends.
 # (flags: scripts/lib.sh). With --floor the floor client (examples/floor_video.rs: raw
 # sockets, frame headers only) then receives the same chunks from the same server,
 # pinned the same way, and rtload's CPU is printed as a ratio of it.
@@ -15,9 +17,13 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 parse_bench_flags "$@"
 
-N=${ARGS[0]:-100}
-CHUNKS=${ARGS[1]:-40}
-INTERVAL_MS=${ARGS[2]:-50}
+SAVE= pos=()
+for a in "${ARGS[@]}"; do
+  if [ "$a" = --save-video ]; then SAVE=1; else pos+=("$a"); fi
+done
+N=${pos[0]:-100}
+CHUNKS=${pos[1]:-40}
+INTERVAL_MS=${pos[2]:-50}
 [ -x "$BIN" ] || { echo "build first: cargo build --release (or pass --bin PATH)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "needs GNU time: apt-get install time" >&2; exit 2; }
 pick_floor floor_video
@@ -45,6 +51,7 @@ num_chunks = $CHUNKS
 warmup_chunks = 6
 target_fps = 16
 ping_interval = 0
+${SAVE:+save_video = "saved"}
 [load]
 samples = $N
 max_concurrency = $N
@@ -101,3 +108,6 @@ if cad:
 if late:
     print(f"send lateness: mean {late['mean_ms']:.3f} ms, p99 {late['p99_ms']:.3f} ms, max {late['max_ms']:.3f} ms")
 PY
+if [ -n "$SAVE" ]; then
+  echo "saved: $(find "$work/saved" -name '*.mp4' | wc -l) files, $(du -sb "$work/saved" | cut -f1) bytes"
+fi

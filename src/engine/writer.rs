@@ -14,8 +14,9 @@ use std::thread::JoinHandle;
 
 use tokio::sync::mpsc;
 
+use crate::util::fs::write_atomic_with;
 use crate::util::write_atomic;
-use crate::workload::Artifact;
+use crate::workload::{Artifact, ArtifactBody};
 
 /// Artifacts queued beyond this make `submit` wait (backpressure to the samples).
 const QUEUE: usize = 256;
@@ -38,6 +39,18 @@ impl WriterHandle {
     /// The directory artifacts are published under.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+}
+
+/// Writes `body` to `path` atomically: in-memory bytes at once; a spooled span after the
+/// spool's barrier (its last batch may still be gathering), copied out in pieces.
+fn publish(path: &Path, body: &ArtifactBody) -> std::io::Result<()> {
+    match body {
+        ArtifactBody::Bytes(b) => write_atomic(path, b),
+        ArtifactBody::Spooled(spool, span) => {
+            spool.flush();
+            write_atomic_with(path, |f| spool.copy_to(*span, f))
+        }
     }
 }
 
@@ -65,7 +78,7 @@ impl Writer {
                     let next = || rx.lock().unwrap_or_else(|p| p.into_inner()).blocking_recv();
                     while let Some(a) = next() {
                         let path = root.join(&a.rel_path);
-                        if let Err(e) = write_atomic(&path, &a.bytes) {
+                        if let Err(e) = publish(&path, &a.body) {
                             let msg = format!("{}: {e}", path.display());
                             errors.lock().unwrap_or_else(|p| p.into_inner()).push(msg);
                         }
@@ -113,7 +126,7 @@ mod tests {
                 w.handle()
                     .submit(Artifact {
                         rel_path: format!("s/{i}.bin").into(),
-                        bytes: bytes::Bytes::from(vec![i as u8; 3]),
+                        body: ArtifactBody::Bytes(bytes::Bytes::from(vec![i as u8; 3])),
                     })
                     .await;
             }
@@ -151,7 +164,7 @@ mod tests {
             for i in 0..n {
                 h.submit(Artifact {
                     rel_path: format!("q/{i}.bin").into(),
-                    bytes: bytes::Bytes::from(vec![1u8; 64]),
+                    body: ArtifactBody::Bytes(bytes::Bytes::from(vec![1u8; 64])),
                 })
                 .await;
                 peak = peak.max(thread_count().unwrap_or(0));
@@ -165,6 +178,32 @@ mod tests {
             // per artifact (hundreds) is far beyond it.
             assert!(peak < before + 2 + 64, "threads: {before} -> peak {peak}");
         }
+    }
+
+    /// A spooled body is copied out of the spool (its last batch still gathering when it
+    /// is submitted) and published atomically like in-memory bytes.
+    #[test]
+    fn a_spooled_artifact_is_copied_out_of_the_spool() {
+        let dir = tempfile::tempdir().unwrap();
+        let spool = Arc::new(crate::workload::spool::Spool::create(dir.path()).unwrap());
+        let mut file = spool.session();
+        let media: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        for piece in media.chunks(9_000) {
+            file.append(piece);
+        }
+        let out = dir.path().join("out");
+        let w = Writer::start(out.clone(), 2);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        rt.block_on(w.handle().submit(Artifact {
+            rel_path: "v/session-000.mp4".into(),
+            body: ArtifactBody::Spooled(Arc::clone(&spool), file.whole()),
+        }));
+        assert!(w.finish().is_empty());
+        assert!(fs::read(out.join("v/session-000.mp4")).unwrap() == media);
+        let names: Vec<_> = fs::read_dir(out.join("v")).unwrap().flatten().collect();
+        assert_eq!(names.len(), 1, "no temp file left");
     }
 
     /// Threads of this process (Linux `/proc`); `None` elsewhere.

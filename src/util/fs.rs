@@ -9,6 +9,16 @@ use std::path::Path;
 /// Write `bytes` to `path` atomically (temp file in the same directory + rename). An
 /// existing file at `path` is untouched if anything fails.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, |f| f.write_all(bytes))
+}
+
+/// [`write_atomic`] with the content written by `fill` (which may stream it in pieces):
+/// nothing appears at `path` unless `fill` and the sync succeed; the temp is removed on
+/// any failure.
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -20,8 +30,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.tmp", unique_suffix()));
     let res = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        let mut f = std::io::BufWriter::new(fs::File::create(&tmp)?);
+        fill(&mut f)?;
+        let f = f
+            .into_inner()
+            .map_err(std::io::IntoInnerError::into_error)?;
         f.sync_all()?;
         fs::rename(&tmp, path)
     })();
@@ -42,4 +55,21 @@ fn unique_suffix() -> String {
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+/// True unless the process is known to be gone (`kill(pid, 0)` says "no such process").
+pub fn owner_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    let Ok(raw) = i32::try_from(pid) else {
+        return true;
+    };
+    match rustix::process::Pid::from_raw(raw) {
+        Some(p) => !matches!(
+            rustix::process::test_kill_process(p),
+            Err(e) if e == rustix::io::Errno::SRCH
+        ),
+        None => true,
+    }
 }

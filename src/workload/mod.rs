@@ -56,6 +56,7 @@ pub mod plan;
 pub mod playback;
 pub mod scripted;
 pub mod shard;
+pub mod spool;
 pub mod transcription;
 pub mod video;
 
@@ -115,12 +116,22 @@ pub struct MediaUnit {
 }
 
 /// A file the sample's artifact writer publishes after timing (temp file + rename).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Artifact {
     /// Path relative to the artifact root the workload was configured with.
     pub rel_path: PathBuf,
     /// The file's bytes.
-    pub bytes: Bytes,
+    pub body: ArtifactBody,
+}
+
+/// Where an artifact's bytes are.
+#[derive(Debug, Clone)]
+pub enum ArtifactBody {
+    /// In memory.
+    Bytes(Bytes),
+    /// Spilled to a run's spool while the session ran: the writer thread copies the span
+    /// out piece by piece (a recording is never held whole in memory).
+    Spooled(std::sync::Arc<spool::Spool>, spool::Span),
 }
 
 /// What a session asks of its sample actors in response to one input.

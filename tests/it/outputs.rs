@@ -7,7 +7,9 @@ use crate::support::video;
 
 #[test]
 fn save_video_writes_each_measured_sessions_media() {
-    let fx = video(3, 2, "");
+    // Chunks of 700 kB: each file (2.1 MB) is spooled in many batches and copied out in
+    // several pieces.
+    let fx = video(3, 3, "chunk_bytes = 700000");
     let dir = fx.dir.path().join("media");
     let out = rtload()
         .arg("run")
@@ -28,14 +30,30 @@ fn save_video_writes_each_measured_sessions_media() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    // Warm-up sample 0 saves nothing; measured samples 1 and 2 do.
-    assert_eq!(names, ["session-001.mp4", "session-002.mp4"]);
+    // Warm-up sample 0 saves nothing; measured samples 1, 2 and 3 do.
+    assert_eq!(
+        names,
+        ["session-001.mp4", "session-002.mp4", "session-003.mp4"]
+    );
+    // What the embedded server sent, in order: the first chunk (opening with an `ftyp`
+    // box), two more, and the 24-byte `mfra` trailer.
+    let chunk: Vec<u8> = (0..700_000).map(|i| (i % 251) as u8).collect();
+    let mut first = chunk.clone();
+    first[..24].copy_from_slice(&[
+        0, 0, 0, 24, b'f', b't', b'y', b'p', b'i', b's', b'o', b'5', 0, 0, 2, 0, b'i', b's', b'o',
+        b'6', b'm', b'p', b'4', b'1',
+    ]);
+    let mut want = [first, chunk.clone(), chunk].concat();
+    want.extend_from_slice(&[
+        0, 0, 0, 24, b'm', b'f', b'r', b'a', 0, 0, 0, 16, b'm', b'f', b'r', b'o', 0, 0, 0, 0, 0, 0,
+        0, 24,
+    ]);
     for n in &names {
         let bytes = std::fs::read(dir.join(n)).unwrap();
-        assert_eq!(
-            &bytes[4..8],
-            b"ftyp",
-            "{n} starts with the first chunk's ftyp box"
+        assert_eq!(bytes.len(), want.len(), "{n}");
+        assert!(
+            bytes == want,
+            "{n} holds exactly the media received, in order"
         );
     }
 }

@@ -19,7 +19,6 @@ pub mod pacing;
 pub mod playback;
 pub mod report;
 pub mod session;
-pub mod spool;
 pub mod tokens;
 pub mod upload;
 pub mod url;

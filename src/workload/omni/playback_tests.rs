@@ -130,7 +130,7 @@ fn audible_within_horizon() {
 #[test]
 fn barge_in_truncates_a_spooled_segment_to_what_played() {
     let tmp = tempfile::tempdir().unwrap();
-    let spool = crate::workload::omni::spool::Spool::create(tmp.path()).unwrap();
+    let spool = crate::workload::spool::Spool::create(tmp.path()).unwrap();
     let mut file = spool.session();
     let bytes: Vec<u8> = (0..24_000u32 * 2).map(|i| (i % 251) as u8).collect();
     let mut c = PlaybackClock::new(false);

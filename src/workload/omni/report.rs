@@ -14,7 +14,6 @@ use serde_json::Value;
 
 use super::metrics::{CaseOutcome, DuplexMetrics, TimedEvent, duplex_metrics, request_outcome};
 use super::session::DuplexOutput;
-use super::spool::Spool;
 use super::workload::OmniWorkload;
 use crate::workload::Report;
 use crate::workload::omni::artifacts::capture::{self, CaptureInput};
@@ -22,6 +21,7 @@ use crate::workload::omni::artifacts::layout::CaseLayout;
 use crate::workload::omni::artifacts::publish::remove_unrun;
 use crate::workload::omni::artifacts::{CaseResult, FinalizeCase, FinalizeSummary, Finalizer};
 use crate::workload::omni::bench_metrics::{self, RequestOutcome, SummaryHeader};
+use crate::workload::spool::Spool;
 use restore::{Restored, restore, segment_pcm};
 
 /// The engine's run record with each case's typed output.

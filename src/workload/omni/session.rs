@@ -17,8 +17,8 @@ use tokio::time::Instant;
 use super::ledger::{self, ErrorVerdict};
 use super::pacing::{self, BYTES_PER_SECOND, Uploader};
 use super::playback::{Ack, encode_segments};
-use super::spool::SessionSpool;
 use super::upload::SharedUpload;
+use crate::workload::spool::SessionSpool;
 use crate::workload::{
     ConnectSpec, Effects, FailureKind, Inbound, MediaUnit, Outbound, Secret, Session,
 };

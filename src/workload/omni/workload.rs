@@ -11,13 +11,13 @@ use super::media::{self, MediaOptions};
 use super::pacing::PacingMode;
 use super::session::DuplexOutput;
 use super::session::{DuplexSession, DuplexSettings};
-use super::spool::Spool;
 use super::upload::{CaseUpload, SharedUpload};
 use crate::util::scenario_error::{ScenarioError, parse_section};
 use crate::workload::omni::artifacts::layout::CaseLayout;
 use crate::workload::omni::artifacts::lock::OutputLock;
 use crate::workload::omni::artifacts::publish::clear_outputs;
 use crate::workload::omni::dataset::{self, Case, Subset};
+use crate::workload::spool::Spool;
 use crate::workload::{MaybeFailed, Report, RunRecord, SessionContext, Workload, WorkloadInput};
 
 /// The registered kind name.

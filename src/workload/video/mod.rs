@@ -23,10 +23,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::util::scenario_error::{ScenarioError, parse_section};
+use crate::workload::spool::Spool;
 use crate::workload::{Report, RunRecord, SessionContext, Workload, WorkloadInput};
 use metrics::MetricsConfig;
 use rollout::{Rollout, RolloutOptions};
-use session::{SessionSettings, VideoSession};
+use session::{SaveAs, SessionSettings, VideoSession};
 
 /// The registered kind name.
 pub const KIND: &str = "video-cadence";
@@ -96,6 +97,9 @@ pub struct VideoWorkload {
     settings: SessionSettings,
     metrics: MetricsConfig,
     save_video: Option<PathBuf>,
+    /// The run's spool for `--save-video` (created by `prepare`; shared by a sweep's
+    /// points, removed when the workload is dropped).
+    spool: std::sync::OnceLock<Arc<Spool>>,
     samples: usize,
     /// Built-in rollout keys set next to a workload file (ignored; said in a warning).
     ignored: Vec<&'static str>,
@@ -346,6 +350,7 @@ impl VideoWorkload {
             settings,
             metrics,
             save_video: p.save_video.as_ref().map(|d| base.join(d)),
+            spool: std::sync::OnceLock::new(),
             samples: 1,
             ignored: Vec::new(),
         }
@@ -451,9 +456,31 @@ impl Workload for VideoWorkload {
         out
     }
 
+    /// With `--save-video`, the spool the sessions' media goes to while they run (under
+    /// the system temp dir, outside the artifact root).
+    fn prepare(&self) -> Result<(), String> {
+        if self.save_video.is_none() || self.spool.get().is_some() {
+            return Ok(());
+        }
+        let parent = std::env::temp_dir();
+        let spool = Spool::create(&parent).map_err(|e| {
+            format!(
+                "cannot create the --save-video spool under {} ({e}); set TMPDIR to a writable directory",
+                parent.display()
+            )
+        })?;
+        let _ = self.spool.set(Arc::new(spool));
+        Ok(())
+    }
+
     fn session(&self, ctx: &SessionContext) -> VideoSession {
         let save_as = (!ctx.warmup && self.save_video.is_some())
-            .then(|| PathBuf::from(format!("session-{:03}.mp4", ctx.idx)));
+            .then(|| self.spool.get())
+            .flatten()
+            .map(|spool| SaveAs {
+                path: PathBuf::from(format!("session-{:03}.mp4", ctx.idx)),
+                spool: Arc::clone(spool),
+            });
         VideoSession::new(self.settings.clone(), ctx.idx, save_as)
     }
 

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use serde_json::Value;
 use tokio::time::Instant;
 
@@ -14,7 +14,10 @@ use super::chunk_meta::{self, ChunkMeta};
 use super::metrics::ChunkRecord;
 use super::report::render_chunk_line;
 use super::rollout::{PromptUpdate, interaction};
-use crate::workload::{Artifact, Effects, FailureKind, Inbound, MediaUnit, Outbound, Session};
+use crate::workload::spool::{SessionSpool, Spool};
+use crate::workload::{
+    Artifact, ArtifactBody, Effects, FailureKind, Inbound, MediaUnit, Outbound, Session,
+};
 
 /// Per-run settings every video session shares.
 #[derive(Debug, Clone)]
@@ -60,13 +63,33 @@ pub struct VideoOutput {
     pub done_event: Option<Value>,
 }
 
+/// Where a measured session's media goes for `--save-video`: the file it is published
+/// as (under the artifact root) and the run's spool, which takes the bytes as they
+/// arrive.
+#[derive(Debug, Clone)]
+pub struct SaveAs {
+    /// Path relative to the artifact root.
+    pub path: std::path::PathBuf,
+    /// The run's spool.
+    pub spool: Arc<Spool>,
+}
+
+/// A saving session's media: appended to its own logical file in the spool as it
+/// arrives, so the session holds none of it; copied out by the artifact writer.
+#[derive(Debug)]
+struct Collect {
+    path: std::path::PathBuf,
+    spool: Arc<Spool>,
+    file: SessionSpool,
+}
+
 /// The session state machine.
 #[derive(Debug)]
 pub struct VideoSession {
     cfg: SessionSettings,
     session_index: usize,
-    /// Collect media bytes for `--save-video` (measured sessions only).
-    collect: Option<(BytesMut, std::path::PathBuf)>,
+    /// Where media bytes go for `--save-video` (measured sessions only).
+    collect: Option<Collect>,
     started: Option<Instant>,
     pending: Option<ChunkMeta>,
     last_media: Option<Instant>,
@@ -76,16 +99,16 @@ pub struct VideoSession {
 }
 
 impl VideoSession {
-    /// A session; `save_as` names the media file when media is collected.
-    pub fn new(
-        cfg: SessionSettings,
-        session_index: usize,
-        save_as: Option<std::path::PathBuf>,
-    ) -> Self {
+    /// A session; `save_as` names the media file when media is saved.
+    pub fn new(cfg: SessionSettings, session_index: usize, save_as: Option<SaveAs>) -> Self {
         Self {
             cfg,
             session_index,
-            collect: save_as.map(|p| (BytesMut::new(), p)),
+            collect: save_as.map(|s| Collect {
+                file: s.spool.session(),
+                spool: s.spool,
+                path: s.path,
+            }),
             started: None,
             pending: None,
             last_media: None,
@@ -169,8 +192,8 @@ impl VideoSession {
             return;
         };
         self.out.media_bytes += data.len() as u64;
-        if let Some((buf, _)) = self.collect.as_mut() {
-            buf.extend_from_slice(&data);
+        if let Some(c) = self.collect.as_mut() {
+            c.file.append(&data);
         }
         if !meta.media {
             return; // trailer: no record, does not move the deadline
@@ -304,10 +327,10 @@ impl Session for VideoSession {
 
     fn artifacts(&mut self) -> Vec<Artifact> {
         match self.collect.take() {
-            Some((buf, path)) if self.out.done_event.is_some() => {
+            Some(c) if self.out.done_event.is_some() => {
                 vec![Artifact {
-                    rel_path: path,
-                    bytes: buf.freeze(),
+                    rel_path: c.path,
+                    body: ArtifactBody::Spooled(c.spool, c.file.whole()),
                 }]
             }
             _ => Vec::new(),

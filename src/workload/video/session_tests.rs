@@ -297,9 +297,15 @@ fn later_metadata_replaces_unconsumed_one() {
 }
 
 #[test]
-fn media_is_collected_only_when_saving() {
+fn media_is_spooled_as_it_arrives_and_published_from_the_spool() {
     let t0 = Instant::now();
-    let mut s = VideoSession::new(settings(1, Vec::new()), 4, Some("session-004.mp4".into()));
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = std::sync::Arc::new(crate::workload::spool::Spool::create(tmp.path()).unwrap());
+    let save_as = super::SaveAs {
+        path: "session-004.mp4".into(),
+        spool: std::sync::Arc::clone(&spool),
+    };
+    let mut s = VideoSession::new(settings(1, Vec::new()), 4, Some(save_as));
     let mut fx = Effects::default();
     s.on_open(t0, &mut fx);
     let meta = json!({"type":"video.chunk_metadata","kind":"media","num_frames":9,"generation_chunk_index":0});
@@ -310,5 +316,12 @@ fn media_is_collected_only_when_saving() {
     let a = s.artifacts();
     assert_eq!(a.len(), 1);
     assert_eq!(a[0].rel_path, std::path::PathBuf::from("session-004.mp4"));
-    assert_eq!(&a[0].bytes[..], b"ftyp");
+    let crate::workload::ArtifactBody::Spooled(from, span) = &a[0].body else {
+        panic!("media is spooled, not held: {:?}", a[0].body);
+    };
+    assert!(std::sync::Arc::ptr_eq(from, &spool));
+    spool.flush();
+    let mut copied = Vec::new();
+    spool.copy_to(*span, &mut copied).unwrap();
+    assert_eq!(copied, b"ftyp");
 }

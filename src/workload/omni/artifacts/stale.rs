@@ -6,6 +6,8 @@
 use std::fs;
 use std::path::Path;
 
+pub use crate::util::fs::owner_alive;
+
 /// The owner pid encoded in a leftover's file name, if it is one of ours.
 pub fn owner_pid(name: &str) -> Option<u32> {
     let digits = |s: &str| s.split('-').next().and_then(|p| p.parse::<u32>().ok());
@@ -17,23 +19,6 @@ pub fn owner_pid(name: &str) -> Option<u32> {
         .strip_suffix(".tmp")
         .or_else(|| name.strip_prefix('.')?.strip_suffix(".stage"))?;
     digits(&body[body.rfind('.')? + 1..])
-}
-
-/// True unless the process is known to be gone (`kill(pid, 0)` says "no such process").
-pub fn owner_alive(pid: u32) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    let Ok(raw) = i32::try_from(pid) else {
-        return true;
-    };
-    match rustix::process::Pid::from_raw(raw) {
-        Some(p) => !matches!(
-            rustix::process::test_kill_process(p),
-            Err(e) if e == rustix::io::Errno::SRCH
-        ),
-        None => true,
-    }
 }
 
 /// Remove every leftover directly in `dir` whose owner is gone; returns how many went.

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::super::spool::Span;
 use super::OUTPUT_RATE;
+use crate::workload::spool::Span;
 
 /// Tolerance, in samples, when converting elapsed time to played samples.
 const EPS_SAMPLES: f64 = 1e-3;

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::super::playback::{Segment, SegmentPcm, decode_segments};
 use super::super::session::{DuplexOutput, ResponseRecord, events, fill_texts};
-use super::super::spool::Spool;
+use crate::workload::spool::Spool;
 
 /// A case's output with its spilled parts read back.
 pub(super) struct Restored<'a> {

@@ -19,7 +19,7 @@ use std::io::Write as _;
 use serde_json::Value;
 
 use crate::workload::omni::metrics::LiveTtfp;
-use crate::workload::omni::spool::{SessionSpool, Span};
+use crate::workload::spool::{SessionSpool, Span};
 
 /// The event log and the live metrics of one session.
 #[derive(Debug, Default)]

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::{EventLog, RECEIVED_AT, decode, write_line};
 use crate::workload::omni::metrics::{TimedEvent, duplex_metrics};
-use crate::workload::omni::spool::Spool;
+use crate::workload::spool::Spool;
 
 /// A response's events: created at `t`, audio 0.1 s later, text, done.
 fn response(t: f64, id: &str) -> Vec<(f64, Value)> {

@@ -111,7 +111,7 @@ pub struct DuplexOutput {
     /// (`events_spooled`) until the report reads them back.
     pub events: Vec<(f64, Value)>,
     /// Where the spilled event log is in the run's spool (measured sessions of a run).
-    pub events_spooled: Option<crate::workload::omni::spool::Span>,
+    pub events_spooled: Option<crate::workload::spool::Span>,
     /// The session's mean audio TTFP, ms, computed live as the report computes it from
     /// the events (the progress line's headline; no events needed).
     pub mean_ttfp_ms: Option<f64>,
@@ -122,7 +122,7 @@ pub struct DuplexOutput {
     /// (measured sessions of a run: played segments retire while the session runs and
     /// the rest when it ends, so no session keeps a record per audio delta it played).
     /// They come before `segments`.
-    pub segments_spooled: Vec<crate::workload::omni::spool::Span>,
+    pub segments_spooled: Vec<crate::workload::spool::Span>,
     /// Created responses, in creation order; their text is empty until the report
     /// rebuilds it from `events` ([`super::fill_texts`]).
     pub responses: Vec<ResponseRecord>,

@@ -13,7 +13,7 @@ use crate::workload::omni::ledger::{
     self, AUDIO_DELTA_TYPES, AudioCheck, Ledger, PostCommit, TEXT_DELTA_TYPES, response_id,
 };
 use crate::workload::omni::playback::{OUTPUT_RATE, PlaybackClock, SegmentPcm};
-use crate::workload::omni::spool::SessionSpool;
+use crate::workload::spool::SessionSpool;
 
 /// What the session accumulates per response id (text may precede `response.created`).
 /// The transcript itself is not kept: the report rebuilds it from the event log

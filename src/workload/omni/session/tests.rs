@@ -12,8 +12,8 @@ use tokio::time::Instant;
 use super::*;
 use crate::workload::omni::pacing::PacingMode;
 use crate::workload::omni::playback::{SegmentPcm, decode_segments};
-use crate::workload::omni::spool::Spool;
 use crate::workload::omni::upload::CaseUpload;
+use crate::workload::spool::Spool;
 
 fn settings() -> DuplexSettings {
     let mut s = DuplexSettings::new("m", Arc::from("data:audio/wav;base64,UklGRg=="));

@@ -1,5 +1,6 @@
-//! The run's capture spool: what measured sessions keep for their artifacts (output PCM
-//! for `output.wav`, the event log for `events.json`) is spilled during the run to one
+//! The run's capture spool: what measured sessions keep for their artifacts
+//! (OmniInteract's output PCM for `output.wav` and event log for `events.json`, the video
+//! workload's `--save-video` media) is spilled during the run to one
 //! file in a directory outside the output root, so the media and events a session
 //! receives never accumulate in its memory. Each session writes its own *logical* files
 //! (one per kind), addressed by offset as if each were a file of its own. Every session's
@@ -25,7 +26,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io;
+use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,7 +36,7 @@ use std::thread::JoinHandle;
 use bytes::Bytes;
 use crossbeam_channel::Sender;
 
-use super::artifacts::stale::owner_alive;
+use crate::util::fs::owner_alive;
 use extents::{Extent, Index};
 use writer::Writer;
 
@@ -44,6 +45,8 @@ mod writer;
 
 /// Spool directories created by this process (keeps names unique within it).
 static DIRS: AtomicU64 = AtomicU64::new(0);
+/// [`Spool::copy_to`] reads a span back in pieces of at most this many bytes.
+pub const COPY_BYTES: usize = 1 << 20;
 /// A spool directory's name: this, the owner's pid, `-`, a number.
 const PREFIX: &str = "rtload-spool-";
 /// The run's appends are handed to the writer in batches of about this many bytes (one
@@ -281,6 +284,15 @@ impl Spool {
     /// file, bytes that were never written, or a read error is an error naming the spool
     /// file.
     pub fn load(&self, span: Span) -> io::Result<Bytes> {
+        let mut buf = Vec::with_capacity(span.len as usize);
+        self.copy_to(span, &mut buf)?;
+        Ok(Bytes::from(buf))
+    }
+
+    /// Writes `span` to `out` (call [`Spool::flush`] first), reading at most
+    /// [`COPY_BYTES`] at a time, so a long recording is never held whole in memory. The
+    /// errors of [`Spool::load`], plus `out`'s own write errors as they are.
+    pub fn copy_to(&self, span: Span, out: &mut dyn Write) -> io::Result<()> {
         let path = self.shared.path();
         let named =
             |what: String| io::Error::other(format!("spool file {}: {what}", path.display()));
@@ -294,9 +306,8 @@ impl Spool {
         if let Some(e) = recorded {
             return Err(named(format!("write failed: {e}")));
         }
-        let mut buf = vec![0u8; span.len as usize];
         if span.len == 0 {
-            return Ok(Bytes::from(buf));
+            return Ok(());
         }
         let (file, end, holes) = {
             let w = self
@@ -315,6 +326,7 @@ impl Spool {
         let (Some(file), Some(extents)) = (file, index.get(span.file)) else {
             return Err(named(format!("session {} wrote nothing", span.file)));
         };
+        let mut buf = vec![0u8; (span.len as usize).min(COPY_BYTES)];
         let end = span.offset + span.len;
         let mut at = span.offset;
         for &Extent {
@@ -330,12 +342,15 @@ impl Spool {
                 break; // a hole
             }
             let upto = (start + len).min(end);
-            let dst = &mut buf[(at - span.offset) as usize..(upto - span.offset) as usize];
-            file.read_exact_at(dst, physical + (at - start))
-                .map_err(|e| named(e.to_string()))?;
-            at = upto;
+            while at < upto {
+                let n = ((upto - at) as usize).min(buf.len());
+                file.read_exact_at(&mut buf[..n], physical + (at - start))
+                    .map_err(|e| named(e.to_string()))?;
+                out.write_all(&buf[..n])?;
+                at += n as u64;
+            }
             if at == end {
-                return Ok(Bytes::from(buf));
+                return Ok(());
             }
         }
         Err(named(format!(
@@ -400,6 +415,15 @@ impl SessionSpool {
             self.shared.append(piece, pcm);
         }
         span
+    }
+
+    /// Everything appended so far, as one span from the start of the logical file.
+    pub fn whole(&self) -> Span {
+        Span {
+            file: self.file,
+            offset: 0,
+            len: self.end,
+        }
     }
 }
 

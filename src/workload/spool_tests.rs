@@ -226,3 +226,42 @@ fn spools_of_dead_processes_are_swept_at_create() {
     assert!(live.dir().is_dir(), "this process's spools stay");
     drop((live, other));
 }
+
+/// A recording longer than a copy piece, interleaved with another session's appends and
+/// read back while the run is still appending: `copy_to` streams exactly the session's
+/// bytes (as `load` does), and a failing destination's error comes back as it is.
+#[test]
+fn a_long_recording_is_copied_out_in_pieces_while_others_append() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = Spool::create(tmp.path()).unwrap();
+    let (mut video, mut other) = (spool.session(), spool.session());
+    let mut want = Vec::new();
+    for k in 0..40u8 {
+        let c = chunk(k, 70_001);
+        video.append(&c);
+        want.extend_from_slice(&c);
+        other.append(&chunk(k ^ 0x55, 3_000));
+    }
+    assert!(want.len() > 2 * super::COPY_BYTES);
+    let whole = video.whole();
+    assert_eq!((whole.offset, whole.len), (0, want.len() as u64));
+    spool.flush();
+    // The run goes on appending after the barrier.
+    other.append(&chunk(1, BATCH_BYTES * 2));
+    let mut copied = Vec::new();
+    spool.copy_to(whole, &mut copied).unwrap();
+    assert!(copied == want, "copied bytes differ");
+    assert!(spool.load(whole).unwrap() == want);
+
+    struct Full;
+    impl std::io::Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk full"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let e = spool.copy_to(whole, &mut Full).unwrap_err();
+    assert_eq!(e.to_string(), "disk full");
+}
