@@ -17,9 +17,9 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 parse_bench_flags "$@"
 
-SAVE= pos=()
+SAVE= SAVE_LINE= pos=()
 for a in "${ARGS[@]}"; do
-  if [ "$a" = --save-video ]; then SAVE=1; else pos+=("$a"); fi
+  if [ "$a" = --save-video ]; then SAVE=1 SAVE_LINE='save_video = "saved"'; else pos+=("$a"); fi
 done
 N=${pos[0]:-100}
 CHUNKS=${pos[1]:-40}
@@ -51,7 +51,7 @@ num_chunks = $CHUNKS
 warmup_chunks = 6
 target_fps = 16
 ping_interval = 0
-${SAVE:+save_video = "saved"}
+$SAVE_LINE
 [load]
 samples = $N
 max_concurrency = $N
