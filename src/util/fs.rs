@@ -73,3 +73,27 @@ pub fn owner_alive(pid: u32) -> bool {
         None => true,
     }
 }
+
+/// Helpers the file-system tests of several modules share.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// The pid of a process that has exited and been reaped: it names no live process.
+    pub(crate) fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    /// A destination whose every write fails with "disk full".
+    pub(crate) struct DiskFull;
+
+    impl std::io::Write for DiskFull {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk full"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+}

@@ -258,15 +258,7 @@ fn bad_arguments_are_errors() {
 
 #[test]
 fn io_errors_surface() {
-    struct Broken;
-    impl std::io::Write for Broken {
-        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
-            Err(std::io::Error::other("disk full"))
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::util::fs::test_support::DiskFull as Broken;
     let err = write_interval_log(&mut Broken, RUN_START, 1.0, &two_series()).unwrap_err();
     assert!(matches!(err, HistLogError::Io(_)), "{err}");
 }

@@ -284,8 +284,12 @@ impl Spool {
     /// file, bytes that were never written, or a read error is an error naming the spool
     /// file.
     pub fn load(&self, span: Span) -> io::Result<Bytes> {
-        let mut buf = Vec::with_capacity(span.len as usize);
-        self.copy_to(span, &mut buf)?;
+        let mut buf = vec![0u8; span.len as usize];
+        self.pieces(span, |file, physical, at, n| {
+            let dst = &mut buf[(at - span.offset) as usize..][..n];
+            file.read_exact_at(dst, physical)
+                .map_err(|e| self.named(e.to_string()))
+        })?;
         Ok(Bytes::from(buf))
     }
 
@@ -293,9 +297,29 @@ impl Spool {
     /// [`COPY_BYTES`] at a time, so a long recording is never held whole in memory. The
     /// errors of [`Spool::load`], plus `out`'s own write errors as they are.
     pub fn copy_to(&self, span: Span, out: &mut dyn Write) -> io::Result<()> {
-        let path = self.shared.path();
-        let named =
-            |what: String| io::Error::other(format!("spool file {}: {what}", path.display()));
+        let mut buf = vec![0u8; (span.len as usize).min(COPY_BYTES)];
+        self.pieces(span, |file, physical, _, n| {
+            file.read_exact_at(&mut buf[..n], physical)
+                .map_err(|e| self.named(e.to_string()))?;
+            out.write_all(&buf[..n])
+        })
+    }
+
+    /// An error naming the spool file.
+    fn named(&self, what: String) -> io::Error {
+        io::Error::other(format!(
+            "spool file {}: {what}",
+            self.shared.path().display()
+        ))
+    }
+
+    /// Walks `span` through the index in pieces of at most [`COPY_BYTES`], calling
+    /// `piece(file, physical offset, logical offset, length)` for each in order.
+    fn pieces(
+        &self,
+        span: Span,
+        mut piece: impl FnMut(&File, u64, u64, usize) -> io::Result<()>,
+    ) -> io::Result<()> {
         let recorded = self
             .shared
             .errors
@@ -304,7 +328,7 @@ impl Spool {
             .get(&span.file)
             .cloned();
         if let Some(e) = recorded {
-            return Err(named(format!("write failed: {e}")));
+            return Err(self.named(format!("write failed: {e}")));
         }
         if span.len == 0 {
             return Ok(());
@@ -321,12 +345,11 @@ impl Spool {
         if let Some(file) = file.as_deref() {
             index
                 .scan(file, end, &holes)
-                .map_err(|e| named(e.to_string()))?;
+                .map_err(|e| self.named(e.to_string()))?;
         }
         let (Some(file), Some(extents)) = (file, index.get(span.file)) else {
-            return Err(named(format!("session {} wrote nothing", span.file)));
+            return Err(self.named(format!("session {} wrote nothing", span.file)));
         };
-        let mut buf = vec![0u8; (span.len as usize).min(COPY_BYTES)];
         let end = span.offset + span.len;
         let mut at = span.offset;
         for &Extent {
@@ -343,17 +366,15 @@ impl Spool {
             }
             let upto = (start + len).min(end);
             while at < upto {
-                let n = ((upto - at) as usize).min(buf.len());
-                file.read_exact_at(&mut buf[..n], physical + (at - start))
-                    .map_err(|e| named(e.to_string()))?;
-                out.write_all(&buf[..n])?;
+                let n = ((upto - at) as usize).min(COPY_BYTES);
+                piece(&file, physical + (at - start), at, n)?;
                 at += n as u64;
             }
             if at == end {
                 return Ok(());
             }
         }
-        Err(named(format!(
+        Err(self.named(format!(
             "session {}: bytes {at}..{end} were never written",
             span.file
         )))

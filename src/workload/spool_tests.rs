@@ -213,10 +213,7 @@ fn close_and_drop_remove_the_directory() {
 #[test]
 fn spools_of_dead_processes_are_swept_at_create() {
     let tmp = tempfile::tempdir().unwrap();
-    // A process that has exited and been reaped: its pid is gone.
-    let mut child = std::process::Command::new("true").spawn().unwrap();
-    let dead = child.id();
-    child.wait().unwrap();
+    let dead = crate::util::fs::test_support::dead_pid();
     let dead_dir = tmp.path().join(format!("rtload-spool-{dead}-0"));
     std::fs::create_dir(&dead_dir).unwrap();
     std::fs::write(dead_dir.join("spool.bin"), b"xx").unwrap();
@@ -252,16 +249,7 @@ fn a_long_recording_is_copied_out_in_pieces_while_others_append() {
     spool.copy_to(whole, &mut copied).unwrap();
     assert!(copied == want, "copied bytes differ");
     assert!(spool.load(whole).unwrap() == want);
-
-    struct Full;
-    impl std::io::Write for Full {
-        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
-            Err(std::io::Error::other("disk full"))
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let e = spool.copy_to(whole, &mut Full).unwrap_err();
+    let full = &mut crate::util::fs::test_support::DiskFull;
+    let e = spool.copy_to(whole, full).unwrap_err();
     assert_eq!(e.to_string(), "disk full");
 }

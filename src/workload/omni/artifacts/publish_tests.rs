@@ -249,9 +249,7 @@ fn clear_outputs_removes_batch_files_and_dead_leftovers_but_keeps_bundles() {
     for name in CASE_FILES {
         fs::write(dir.join(name), b"x").unwrap();
     }
-    let mut child = std::process::Command::new("true").spawn().unwrap();
-    let dead = child.id();
-    child.wait().unwrap();
+    let dead = crate::util::fs::test_support::dead_pid();
     let dead_tmp = format!(".output.wav.{dead}-00ab.tmp");
     fs::write(dir.join(&dead_tmp), b"x").unwrap();
     let dead_stage = dir.parent().unwrap().join(format!(".x.{dead}-1.stage"));

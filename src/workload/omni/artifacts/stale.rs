@@ -66,10 +66,7 @@ mod tests {
     #[test]
     fn only_leftovers_of_dead_owners_are_removed() {
         let dir = tempfile::tempdir().unwrap();
-        // A process that has exited and been reaped: its pid is gone.
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let dead = child.id();
-        child.wait().unwrap();
+        let dead = crate::util::fs::test_support::dead_pid();
         let me = std::process::id();
         let dead_tmp = format!(".output.wav.{dead}-1.tmp");
         let live_tmp = format!(".output.wav.{me}-1.tmp");
