@@ -68,6 +68,8 @@ start_server "$BIN" "$work/server.toml" "$work/server.log"
 "${CLIENT_PIN[@]}" /usr/bin/time -f '%U %S %M %e' -o "$work/time.txt" \
   "${PERF[@]}" "$BIN" run "$work/scenario.toml" --target "ws://$addr" --output-json "$work/out.json" -q > "$work/report.txt"
 
+SERVER_CPU=$(server_cpu_s)
+
 if [ -n "$FLOOR" ]; then
   "${CLIENT_PIN[@]}" "$FLOOR" "$addr" "$work/ds" "$N" $RATE > "$work/floor.json"
 fi
@@ -75,9 +77,10 @@ fi
 read -r user sys maxrss wall < "$work/time.txt"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: ${CLIENT_PIN[*]:-no}; server pinned: ${SERVER_PIN[*]:-no}; arrivals: $(arrivals)"
 grep -h "generator-bound" "$work/report.txt" || true
-python3 - "$work" "$N" "$CASE_MS" "$user" "$sys" "$maxrss" "$wall" "$FLOOR" "$DELTAS deltas of $DELTA_MS ms a second" <<'PY'
+SERVER_CPU=$SERVER_CPU python3 - "$work" "$N" "$CASE_MS" "$user" "$sys" "$maxrss" "$wall" "$FLOOR" "$DELTAS deltas of $DELTA_MS ms a second" <<'PY'
 import sys; sys.path.insert(0, 'scripts')
-from resources import resources
+from resources import resources, server_line
+import os
 import json, sys, glob, os, math
 work, n, case_ms, user, sys_t, rss, wall, floor, deltas = sys.argv[1:]
 text = open(os.path.join(work, "out.json")).read()
@@ -86,6 +89,7 @@ for tok in ("-Infinity", "Infinity", "NaN"):
 d = json.loads(text)
 rt = d["rtload"]
 resources(rt)
+server_line(rt, os.environ["SERVER_CPU"])
 if floor:
     from resources import floor_ratio
     floor_ratio(rt, json.load(open(os.path.join(work, "floor.json"))), int(n))

@@ -63,6 +63,8 @@ start_server "$BIN" "$work/server.toml" "$work/server.log"
 "${CLIENT_PIN[@]}" /usr/bin/time -f '%U %S %M %e' -o "$work/time.txt" \
   "${PERF[@]}" "$BIN" run "$work/scenario.toml" --target "ws://$addr" --output-json "$work/out.json" > "$work/report.txt"
 
+SERVER_CPU=$(server_cpu_s)
+
 if [ -n "$FLOOR" ]; then
   "${CLIENT_PIN[@]}" "$FLOOR" "$addr" "$N" $(( CHUNKS * 12 - 3 )) $RATE > "$work/floor.json"
 fi
@@ -70,14 +72,16 @@ fi
 read -r user sys maxrss wall < "$work/time.txt"
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: ${CLIENT_PIN[*]:-no}; server pinned: ${SERVER_PIN[*]:-no}; arrivals: $(arrivals)"
 grep -h "generator-bound" "$work/report.txt" || true
-python3 - "$work/out.json" "$N" "$CHUNKS" "$INTERVAL_MS" "$user" "$sys" "$maxrss" "$wall" "${FLOOR:+$work/floor.json}" <<'PY'
+SERVER_CPU=$SERVER_CPU python3 - "$work/out.json" "$N" "$CHUNKS" "$INTERVAL_MS" "$user" "$sys" "$maxrss" "$wall" "${FLOOR:+$work/floor.json}" <<'PY'
 import sys; sys.path.insert(0, 'scripts')
-from resources import resources
+from resources import resources, server_line
+import os
 import json, sys
 out, n, chunks, interval, user, sys_t, rss, wall, floor = sys.argv[1:]
 d = json.load(open(out))
 rt, m = d["rtload"], d["metrics"]
 resources(rt)
+server_line(rt, os.environ["SERVER_CPU"])
 if floor:
     from resources import floor_ratio
     floor_ratio(rt, json.load(open(floor)), int(n))

@@ -58,6 +58,15 @@ rate_line() {
   if [ -n "$RATE" ]; then echo "request_rate = $RATE"; fi
 }
 
+# The server process's CPU so far (user + system seconds, from /proc): read it before the
+# server is stopped, after the client has finished, to say whether the server had room.
+server_cpu_s() {
+  local f
+  read -ra f < "/proc/$server_pid/stat" || { echo "?"; return; }
+  # fields 14 and 15 (utime, stime) in clock ticks; the comm field has no spaces here
+  echo "$(( f[13] + f[14] )) $(getconf CLK_TCK)" | awk '{printf "%.2f", $1 / $2}'
+}
+
 start_server() {
   local bin=$1 config=$2 log=$3
   "${SERVER_PIN[@]}" "$bin" serve --port 0 --config "$config" 2> "$log" &

@@ -24,3 +24,23 @@ def floor_ratio(rt, f, n):
     elif r.get("cpu_us_per_session_s") and r.get("cpu_s"):
         print(f"rtload / floor: {r['cpu_us_per_session_s'] / f['cpu_us_per_session_s']:.2f}x per live session-second,"
               f" {r['cpu_s'] / n * 1e6 / f['cpu_us_per_session']:.2f}x per session")
+
+
+def server_line(rt, server_cpu_s):
+    """The reference server's CPU while rtload ran (`server_cpu_s`, from /proc), per live
+    session-second and as a share of one core over the live phase: at >= 90 % the server,
+    not the client, bounds the lateness and latency figures."""
+    r = rt.get("resources") or {}
+    spans = [(s.get("opened_s"), s.get("ended_s")) for s in rt.get("samples", [])]
+    spans = [(a, b) for a, b in spans if a is not None and b is not None]
+    try:
+        cpu = float(server_cpu_s)
+    except ValueError:
+        return
+    if not spans or not r.get("live_session_s"):
+        return
+    wall = max(b for _, b in spans) - min(a for a, _ in spans)
+    share = cpu / wall * 100 if wall > 0 else float("nan")
+    print(f"server (reference, its own core): cpu {cpu:.2f} s = {cpu / r['live_session_s'] * 1e6:.0f} µs per live"
+          f" session-second, {share:.0f}% of one core over the {wall:.1f} s live phase"
+          + (" (saturated: the server, not the client, may bound these results)" if share >= 90 else ""))
