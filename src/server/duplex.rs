@@ -216,6 +216,12 @@ impl Connection {
 
     /// Handles one client JSON event.
     async fn on_text(&mut self, text: &str, received: Instant) -> Flow {
+        if let Phase::Active { t0, plan } = &mut self.phase
+            && let Some(actions) =
+                plan.on_append_text(text, received.saturating_duration_since(*t0))
+        {
+            return self.execute(actions).await;
+        }
         let event: Value = match serde_json::from_str(text) {
             Ok(event) => event,
             Err(err) => {
@@ -294,7 +300,7 @@ impl Connection {
                 json!(t0.elapsed().as_secs_f64()),
             );
         }
-        match self.session.text(event.to_string()).await {
+        match self.session.text(super::wire::event_text(event)).await {
             Ok(()) => Flow::Continue,
             Err(closed) => closed.into(),
         }

@@ -24,8 +24,8 @@ use serde_json::Value;
 use super::config::{DuplexServerConfig, FinalDecision};
 use events::{Mark, Responder, listen_event};
 pub(crate) use events::{closed_event, error_event, expired_event};
+use inbound::{Append, checked_append, parse_ack, validate_append};
 pub(crate) use inbound::{INPUT_BYTES_PER_S, UpdateInfo, validate_update};
-use inbound::{parse_ack, validate_append};
 
 /// `reason` of `session.expired` when the idle timeout fires.
 pub(crate) const IDLE_REASON: &str = "idle_timeout";
@@ -212,8 +212,30 @@ impl DuplexPlan {
     /// Handles one client event of type `kind` received `at` after `session.update`:
     /// the timeline actions due by `at`, then the answer, then anything it made due.
     pub(crate) fn on_event(&mut self, kind: &str, event: &Value, at: Duration) -> Vec<Action> {
+        self.answering(at, |plan| plan.answer(kind, event, at))
+    }
+
+    /// [`DuplexPlan::on_event`] for an `input_audio_buffer.append` still in its text, if
+    /// it is one this session accepts now ([`checked_append`]); `None`, with nothing
+    /// changed, for anything else, which the caller parses and passes to `on_event`.
+    pub(crate) fn on_append_text(&mut self, text: &str, at: Duration) -> Option<Vec<Action>> {
+        if self.commit != Commit::Open {
+            return None;
+        }
+        // Taking the due actions first changes neither the commit state nor the input.
+        let append = checked_append(text, self.input_bytes)?;
+        Some(self.answering(at, |plan| plan.apply_append(append, at)))
+    }
+
+    /// The actions already due at `at`, then `answer`'s, then (unless it closes) any
+    /// that became due through it.
+    fn answering(
+        &mut self,
+        at: Duration,
+        answer: impl FnOnce(&mut Self) -> Vec<Action>,
+    ) -> Vec<Action> {
         let mut out = self.take_due(at);
-        let answer = self.answer(kind, event, at);
+        let answer = answer(self);
         let closing = answer.last() == Some(&Action::Close);
         out.extend(answer);
         if !closing {
@@ -278,16 +300,21 @@ impl DuplexPlan {
         if self.commit != Commit::Open {
             return errors("input_audio_buffer.append after the final input_audio_buffer.commit");
         }
-        let append = match validate_append(event, self.input_bytes) {
-            Ok(append) => append,
+        match validate_append(event, self.input_bytes) {
+            Ok(append) => self.apply_append(append, at),
             Err(message) => {
                 let mut out = errors(&message);
                 if self.cfg.faults.fatal_append_errors {
                     out.push(Action::Close);
                 }
-                return out;
+                out
             }
-        };
+        }
+    }
+
+    /// A valid append's bookkeeping: the input so far, a response when it crosses the
+    /// next response point, listens.
+    fn apply_append(&mut self, append: Append, at: Duration) -> Vec<Action> {
         self.input_bytes += append.bytes;
         let responded = self.input_bytes >= self.next_respond;
         if responded {

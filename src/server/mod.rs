@@ -4,11 +4,12 @@
 //! config types, `video` the `/v1/realtime/video` endpoint and `video_plan` its pure
 //! core, `duplex` the `/v1/realtime` duplex speech endpoint and `duplex_plan` its pure
 //! core, `scripted` the `[server.scripted]` rule endpoint and `scripted_plan` its pure
-//! core, //! core, `transcription` the vLLM speech-to-text protocol (on `/v1/realtime` for clients
+//! core, `transcription` the vLLM speech-to-text protocol (on `/v1/realtime` for clients
 //! without `duplex=1`, or its own path) and `transcription_plan` its pure core, `metrics`
-//! the server's own Prometheus `/metrics`. Each endpoint exposes a shared state type and a `register` fn; adding another
-//! endpoint is one more `.configure(..)` in `build_server`. It never imports client modules, and the client side never
-//! imports it.
+//! the server's own Prometheus `/metrics`, `wire` the text of an outbound JSON event.
+//! Each endpoint exposes a shared state type and a `register` fn; adding another endpoint
+//! is one more `.configure(..)` in `build_server`. It never imports client modules, and
+//! the client side never imports it.
 //!
 //! Every accepted TCP connection gets `TCP_NODELAY` (`HttpServer::tcp_nodelay(true)`):
 //! without it small server messages wait ~20 ms (Nagle + delayed ACK).
@@ -25,6 +26,7 @@ mod transcription;
 mod transcription_plan;
 mod video;
 mod video_plan;
+mod wire;
 
 #[cfg(test)]
 mod duplex_tests;

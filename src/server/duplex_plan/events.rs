@@ -2,6 +2,8 @@
 //! response (created, paced transcript + audio deltas, done) with the response faults of
 //! `DuplexFaults` applied. Pure: offsets in, JSON values out.
 
+use std::cell::RefCell;
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -101,7 +103,31 @@ pub(crate) struct Responder {
     /// Session ordinal, part of every response id.
     ordinal: u64,
     /// Base64 of one delta of tone.
-    audio: String,
+    audio: Arc<str>,
+}
+
+/// A tone payload and what it was made for: `(tone_hz bits, delta_ms)`.
+type Tone = ((u64, u32), Arc<str>);
+
+thread_local! {
+    /// The last tone payload made on this thread, by `(tone_hz bits, delta_ms)`: every
+    /// session of a server has the same one, so it is made once, not per session.
+    static TONE: RefCell<Option<Tone>> = const { RefCell::new(None) };
+}
+
+/// Base64 of `ms` of tone at `hz` (see [`tone_pcm`]), shared.
+fn tone_base64(hz: f64, ms: u32) -> Arc<str> {
+    TONE.with_borrow_mut(|cached| {
+        let key = (hz.to_bits(), ms);
+        match cached {
+            Some((k, audio)) if *k == key => Arc::clone(audio),
+            _ => {
+                let audio: Arc<str> = STANDARD.encode(tone_pcm(hz, ms)).into();
+                *cached = Some((key, Arc::clone(&audio)));
+                audio
+            }
+        }
+    })
 }
 
 impl Responder {
@@ -110,7 +136,7 @@ impl Responder {
         Responder {
             cfg: cfg.clone(),
             ordinal,
-            audio: STANDARD.encode(tone_pcm(cfg.tone_hz, cfg.delta_ms)),
+            audio: tone_base64(cfg.tone_hz, cfg.delta_ms),
         }
     }
 
@@ -204,7 +230,7 @@ impl Responder {
             pcm.pop();
             STANDARD.encode(pcm)
         } else {
-            self.audio.clone()
+            self.audio.to_string()
         };
         let mut event = json!({"type": "response.audio.delta", "response_id": id,
             "item_id": format!("item_{id}"), "delta": payload,

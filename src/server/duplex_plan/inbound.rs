@@ -1,9 +1,17 @@
 //! Validation of the client events of the duplex endpoint (spec §1.2, server role):
 //! `session.update`, `input_audio_buffer.append` and `playback.ack`. Every `Err` is the
 //! exact `message` of the `error` event the server sends. Pure: values in, values out.
+//!
+//! Appends are most of what a server reads (each ~8.5 KB of base64), so a valid one is
+//! checked straight from its text ([`checked_append`]: borrowed fields, base64 decoded
+//! into a reused buffer); anything it does not accept goes through [`validate_append`]
+//! over the parsed `Value`, which names the error.
+
+use std::cell::RefCell;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+use serde::Deserialize;
 use serde_json::Value;
 
 /// Input audio byte rate: PCM16 mono at 16 kHz.
@@ -177,6 +185,88 @@ pub(crate) fn validate_append(event: &Value, bytes_before: u64) -> Result<Append
         },
     };
     Ok(Append { bytes, frames })
+}
+
+/// The fields of an append that [`validate_append`] reads, borrowed from the text. A
+/// string with escapes, a duplicate key or a value of another type fails to parse, and
+/// the event then takes the `Value` path.
+#[derive(Deserialize)]
+struct AppendFields<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    input_audio_format: &'a str,
+    sample_rate_hz: f64,
+    audio: &'a str,
+    #[serde(default, deserialize_with = "present")]
+    duration_ms: Option<u64>,
+    #[serde(default, deserialize_with = "present")]
+    audio_end_ms: Option<u64>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    video_frames: Option<Vec<&'a str>>,
+}
+
+/// An optional field that, when present, must hold a `T` (`null` included: the `Value`
+/// path rejects a present `null` too, so it must not read as absent here).
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
+}
+
+thread_local! {
+    /// Decoded base64 goes here (only its length and first bytes are checked), so a
+    /// server thread reuses one buffer instead of allocating one per append.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Decodes strict base64 into `buf` (grown, never shrunk); `None` if it is not.
+fn decode_into<'b>(buf: &'b mut Vec<u8>, text: &str) -> Option<&'b [u8]> {
+    let need = base64::decoded_len_estimate(text.len());
+    if buf.len() < need {
+        buf.resize(need, 0);
+    }
+    let n = STANDARD.decode_slice(text, buf).ok()?;
+    Some(&buf[..n])
+}
+
+/// `Some` only when `text` is an `input_audio_buffer.append` that [`validate_append`]
+/// accepts given `bytes_before`, with the same [`Append`]; `None` for anything else
+/// (another event, an invalid append, or JSON this reader does not take), which the
+/// caller then parses and validates as a `Value`.
+pub(crate) fn checked_append(text: &str, bytes_before: u64) -> Option<Append> {
+    let f: AppendFields = serde_json::from_str(text).ok()?;
+    if f.kind != "input_audio_buffer.append"
+        || f.input_audio_format != "pcm16"
+        || f.sample_rate_hz != 16_000.0
+    {
+        return None;
+    }
+    SCRATCH.with_borrow_mut(|buf| {
+        let bytes = decode_into(buf, f.audio)?.len() as u64;
+        if bytes == 0 || !bytes.is_multiple_of(2) {
+            return None;
+        }
+        let end = bytes_before + bytes;
+        let matches = |field: Option<u64>, expected| field.is_none_or(|v| v == expected);
+        if !matches(f.duration_ms, bytes * 1000 / INPUT_BYTES_PER_S)
+            || !matches(f.audio_end_ms, end * 1000 / INPUT_BYTES_PER_S)
+        {
+            return None;
+        }
+        let frames = match &f.video_frames {
+            None => 0,
+            Some(list) if list.is_empty() => return None,
+            Some(list) => {
+                for frame in list {
+                    if !decode_into(buf, frame)?.starts_with(&[0xFF, 0xD8]) {
+                        return None;
+                    }
+                }
+                list.len()
+            }
+        };
+        Some(Append { bytes, frames })
+    })
 }
 
 /// Checks `video_frames`; returns the number of frames.

@@ -212,10 +212,10 @@ fn appends_of_the_worked_example_of_spec_1_4_validate() {
     assert_eq!((total, frames), (319_998, 10));
 }
 
-#[test]
-fn bad_appends_are_named() {
-    let ok = append_event(6400, 6400, 1);
-    let cases: [(&str, Value, &str); 10] = [
+/// A valid append with one field replaced (JSON pointer, value) and the start of the
+/// error message the server must give for it.
+fn bad_append_cases() -> [(&'static str, Value, &'static str); 10] {
+    [
         ("/audio", json!("@@@@"), "audio is not valid base64"),
         (
             "/audio",
@@ -258,8 +258,13 @@ fn bad_appends_are_named() {
             json!("not base64!"),
             "video_frames[0] is not valid base64",
         ),
-    ];
-    for (pointer, value, message) in cases {
+    ]
+}
+
+#[test]
+fn bad_appends_are_named() {
+    let ok = append_event(6400, 6400, 1);
+    for (pointer, value, message) in bad_append_cases() {
         let mut event = ok.clone();
         *event.pointer_mut(pointer).unwrap() = value;
         let err = validate_append(&event, 0).unwrap_err();
@@ -480,5 +485,6 @@ fn listen_decisions_and_buffering_notifications() {
     }
 }
 
+mod append_text;
 mod faults;
 mod misuse;
