@@ -452,3 +452,32 @@ fn played_segments_retired_mid_session_all_reach_output_wav() {
         "more than 1 s of the 2 s horizon holds the tone"
     );
 }
+
+/// `upstream_event_names` makes the server speak the later vLLM-Omni names (what
+/// vLLM-Omni's own benchmark client reads); rtload reads both, so its sessions succeed
+/// and the answer's audio reaches `output.wav` under the new names too.
+#[test]
+fn upstream_event_names_are_read_like_the_seed_names() {
+    let fx = duplex(&Opts {
+        samples: 1,
+        max_concurrency: 1,
+        server: "upstream_event_names = true",
+        ..Opts::default()
+    });
+    let s = fx.run();
+    assert!(s.passed(), "{:?}", failure_messages(&s));
+    let dirs = assert_bundles(&out_dir(&fx), 1, 0);
+    let kinds: Vec<String> = (dirs[0].events().into_iter())
+        .filter_map(|e| e["type"].as_str().map(str::to_owned))
+        .collect();
+    let count = |k: &str| kinds.iter().filter(|t| *t == k).count();
+    assert!(count("response.output_audio.delta") > 0, "{kinds:?}");
+    assert!(count("response.output_audio_transcript.delta") > 0);
+    assert_eq!(
+        count("response.audio.delta") + count("response.audio_transcript.delta"),
+        0
+    );
+    let wav = hound::WavReader::open(dirs[0].path.join("output.wav")).unwrap();
+    let loud = (wav.into_samples::<i16>()).filter(|s| *s.as_ref().unwrap() != 0);
+    assert!(loud.count() > 0, "the answer's tone is in output.wav");
+}

@@ -52,6 +52,12 @@ pub struct DuplexServerConfig {
     /// Frequency of the tone in the output audio, in Hz.
     #[serde(default = "default_tone_hz")]
     pub tone_hz: f64,
+    /// Name the audio and transcript deltas as later vLLM-Omni servers do
+    /// (`response.output_audio.delta`, `response.output_audio_transcript.delta`) instead
+    /// of the seed's `response.audio.delta` / `response.audio_transcript.delta`, for
+    /// clients that know only those names (vLLM-Omni's own benchmark client, 0.30).
+    #[serde(default)]
+    pub upstream_event_names: bool,
     /// Fault switches; all off by default.
     #[serde(default)]
     pub faults: DuplexFaults,
@@ -179,6 +185,7 @@ impl Default for DuplexServerConfig {
             final_decision: FinalDecision::Respond,
             require_acks: false,
             tone_hz: default_tone_hz(),
+            upstream_event_names: false,
             faults: DuplexFaults::default(),
         }
     }

@@ -187,7 +187,7 @@ impl Responder {
             if lead && f.transcript_unknown_response {
                 push(
                     due,
-                    transcript_event(UNKNOWN_RESPONSE_ID, "stray"),
+                    self.transcript_event(UNKNOWN_RESPONSE_ID, "stray"),
                     Mark::None,
                 );
             }
@@ -197,7 +197,7 @@ impl Responder {
             } else {
                 format!(" {word}")
             };
-            push(due, transcript_event(&id, &text), Mark::None);
+            push(due, self.transcript_event(&id, &text), Mark::None);
             if lead && f.audio_unknown_response {
                 let stray = self.audio_event(UNKNOWN_RESPONSE_ID, k, false);
                 push(due, stray, Mark::None);
@@ -220,6 +220,16 @@ impl Responder {
         Script { id, events, end }
     }
 
+    /// The transcript delta `text` of `id` (`response.audio_transcript.delta`, or the
+    /// upstream name).
+    fn transcript_event(&self, id: &str, text: &str) -> Value {
+        let kind = match self.cfg.upstream_event_names {
+            true => "response.output_audio_transcript.delta",
+            false => "response.audio_transcript.delta",
+        };
+        json!({"type": kind, "response_id": id, "delta": text})
+    }
+
     /// Audio delta `k` of response `id`; `lead` applies the per-delta wire faults.
     fn audio_event(&self, id: &str, k: u32, lead: bool) -> Value {
         let f = &self.cfg.faults;
@@ -232,7 +242,11 @@ impl Responder {
         } else {
             self.audio.to_string()
         };
-        let mut event = json!({"type": "response.audio.delta", "response_id": id,
+        let kind = match self.cfg.upstream_event_names {
+            true => "response.output_audio.delta",
+            false => "response.audio.delta",
+        };
+        let mut event = json!({"type": kind, "response_id": id,
             "item_id": format!("item_{id}"), "delta": payload,
             "metadata": {"audio_duration_ms": u64::from(self.cfg.delta_ms) * u64::from(k + 1)}});
         if !f.omit_format {
@@ -253,11 +267,6 @@ impl Responder {
         }
         event
     }
-}
-
-/// `response.audio_transcript.delta` of `id`.
-fn transcript_event(id: &str, text: &str) -> Value {
-    json!({"type": "response.audio_transcript.delta", "response_id": id, "delta": text})
 }
 
 /// `response.done` of `id` with `status` (and matching `status_details` unless completed).
