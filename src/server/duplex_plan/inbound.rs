@@ -234,6 +234,11 @@ fn decode_into<'b>(buf: &'b mut Vec<u8>, text: &str) -> Option<&'b [u8]> {
 /// (another event, an invalid append, or JSON this reader does not take), which the
 /// caller then parses and validates as a `Value`.
 pub(crate) fn checked_append(text: &str, bytes_before: u64) -> Option<Append> {
+    // serde's derived structs also read a JSON array of the fields in order; an event
+    // is an object.
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
     let f: AppendFields = serde_json::from_str(text).ok()?;
     if f.kind != "input_audio_buffer.append"
         || f.input_audio_format != "pcm16"

@@ -71,6 +71,11 @@ fn what_the_value_path_rejects_the_text_path_never_accepts() {
     let ack = json!({"type": "playback.ack", "response_id": "r", "played_ms": 1});
     assert_eq!(checked_append(&ack.to_string(), 0), None);
     assert_eq!(checked_append("{not json", 0), None);
+    // The fields in order as an array: serde could read it as the struct; it is no event.
+    let o = ok.as_object().unwrap();
+    let fields = ["type", "input_audio_format", "sample_rate_hz", "audio"];
+    let array = json!(fields.map(|k| o[k].clone()));
+    assert_eq!(checked_append(&array.to_string(), 0), None);
 }
 
 #[test]
