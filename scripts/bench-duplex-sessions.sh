@@ -39,29 +39,7 @@ trap 'kill "$server_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 per_subset=$(( (N + 2) / 3 ))
 "$BIN" dataset synth "$work/ds" --cases-per-subset "$per_subset" --duration-ms "$CASE_MS" > /dev/null
 
-cat > "$work/server.toml" <<TOML
-workers = 1
-[duplex]
-respond_every_s = 1.0
-audio_deltas = $DELTAS
-delta_ms = $DELTA_MS
-rtf = 0.2
-first_response_delay_ms = 100
-final_decision = "listen"
-TOML
-
-cat > "$work/scenario.toml" <<TOML
-name = "bench-duplex-sessions"
-[workload]
-kind = "omniinteract"
-dataset_path = "ds"
-ref_audio = "ds/ref_audio.wav"
-output_dir = "out"
-[load]
-samples = $N
-max_concurrency = $N
-$(rate_line)
-TOML
+write_duplex_bench "$work" bench-duplex-sessions "$N" "$DELTAS" "$DELTA_MS"
 
 start_server "$BIN" "$work/server.toml" "$work/server.log"
 

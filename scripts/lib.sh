@@ -67,6 +67,38 @@ server_cpu_s() {
   echo "$(( f[13] + f[14] )) $(getconf CLK_TCK)" | awk '{printf "%.2f", $1 / $2}'
 }
 
+# The duplex benchmark's files in DIR: the server (a response every second of input,
+# DELTAS audio deltas of DELTA_MS ms each at RTF 0.2, final decision listen, plus any
+# EXTRA lines for [duplex]) and the scenario NAME over DIR/ds with N sessions at once
+# or at --rate.
+#   write_duplex_bench DIR NAME N DELTAS DELTA_MS [EXTRA]
+write_duplex_bench() {
+  local dir=$1 name=$2 n=$3 deltas=$4 delta_ms=$5 extra=${6:-}
+  cat > "$dir/server.toml" <<TOML
+workers = 1
+[duplex]
+respond_every_s = 1.0
+audio_deltas = $deltas
+delta_ms = $delta_ms
+rtf = 0.2
+first_response_delay_ms = 100
+final_decision = "listen"
+$extra
+TOML
+  cat > "$dir/scenario.toml" <<TOML
+name = "$name"
+[workload]
+kind = "omniinteract"
+dataset_path = "ds"
+ref_audio = "ds/ref_audio.wav"
+output_dir = "out"
+[load]
+samples = $n
+max_concurrency = $n
+$(rate_line)
+TOML
+}
+
 start_server() {
   local bin=$1 config=$2 log=$3
   "${SERVER_PIN[@]}" "$bin" serve --port 0 --config "$config" 2> "$log" &
