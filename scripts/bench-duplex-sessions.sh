@@ -58,7 +58,6 @@ grep -h "generator-bound" "$work/report.txt" || true
 SERVER_CPU=$SERVER_CPU python3 - "$work" "$N" "$CASE_MS" "$user" "$sys" "$maxrss" "$wall" "$FLOOR" "$DELTAS deltas of $DELTA_MS ms a second" <<'PY'
 import sys; sys.path.insert(0, 'scripts')
 from resources import resources, server_line
-import os
 import json, sys, glob, os, math
 work, n, case_ms, user, sys_t, rss, wall, floor, deltas = sys.argv[1:]
 text = open(os.path.join(work, "out.json")).read()
