@@ -350,7 +350,6 @@ impl DuplexSession {
                 None
             };
             fx.send(Outbound::Text(msg.to_string().into()), intended);
-            self.out.acks.push(ack);
         }
     }
 

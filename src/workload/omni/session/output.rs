@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 pub use crate::workload::omni::media::PreparedMedia;
 use crate::workload::omni::pacing::PacingMode;
-use crate::workload::omni::playback::{Ack, Segment};
+use crate::workload::omni::playback::Segment;
 
 /// Run-wide settings every duplex session shares (behind an `Arc`).
 #[derive(Debug, Clone)]
@@ -132,8 +132,6 @@ pub struct DuplexOutput {
     pub artifact_warnings: Vec<String>,
     /// Reasons known to this session that make a success ineligible (`cleared_response`).
     pub ineligible_reasons: Vec<String>,
-    /// `playback.ack`s sent, in order.
-    pub acks: Vec<Ack>,
     /// The pacing mode used.
     pub pacing: PacingMode,
 }

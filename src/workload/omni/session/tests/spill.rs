@@ -124,9 +124,9 @@ fn a_long_answer_spills_its_played_segments_while_the_session_runs() {
         let held = long_answer(&mut spilled);
         assert!(held <= 2 * RETIRE_BATCH, "held {held} segments at once");
         // Retiring changed no answer: the same acks, verdict and segments.
-        let (kept, spilled) = (kept.output(), spilled.output());
         assert!(kept.acks.len() > usize::from(incremental) * 100);
         assert_eq!(spilled.acks, kept.acks);
+        let (kept, spilled) = (kept.output(), spilled.output());
         assert_eq!(
             (spilled.success, &spilled.error),
             (kept.success, &kept.error)
