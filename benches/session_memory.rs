@@ -62,7 +62,7 @@ fn main() {
     let at = |t: f64| t0 + Duration::from_secs_f64(t);
     let mut fx = Effects::default();
     s.on_open(t0, &mut fx);
-    let mut feed = |s: &mut DuplexSession, t: f64, v: serde_json::Value| {
+    let feed = |s: &mut DuplexSession, t: f64, v: serde_json::Value| {
         let mut fx = Effects::default();
         s.on_inbound(Inbound::Text(v.to_string().into()), at(t), &mut fx);
     };

@@ -56,7 +56,6 @@ pub enum LedgerError {
 /// of the session when it passes the id in: [`Ledger::observe_with`]).
 #[derive(Debug, Default, Clone)]
 pub struct Ledger {
-    order: Vec<Arc<str>>,
     /// Created ids and whether each is done.
     done: HashMap<Arc<str>, bool>,
     done_count: usize,
@@ -84,9 +83,7 @@ impl Ledger {
             if self.done.contains_key(id) {
                 Some(LedgerError::DuplicateCreated(id.to_owned()))
             } else {
-                let id = intern(id);
-                self.done.insert(Arc::clone(&id), false);
-                self.order.push(id);
+                self.done.insert(intern(id), false);
                 None
             }
         } else {
@@ -106,25 +103,19 @@ impl Ledger {
     pub fn error(&self) -> Option<&LedgerError> {
         self.error.as_ref()
     }
-    /// Created response ids in creation order.
-    pub fn created(&self) -> &[Arc<str>] {
-        &self.order
-    }
     /// Whether `id` was created.
     pub fn is_created(&self, id: &str) -> bool {
         self.done.contains_key(id)
     }
     /// `created == done` and no error.
     pub fn is_closed(&self) -> bool {
-        self.error.is_none() && self.order.len() == self.done_count
+        self.error.is_none() && self.done.len() == self.done_count
     }
     /// Created but not done, sorted (as the reference prints them).
     pub fn unfinished(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = self
-            .order
-            .iter()
-            .filter(|id| self.done.get(&***id) == Some(&false))
-            .map(|id| &**id)
+        let mut v: Vec<&str> = (self.done.iter())
+            .filter(|(_, done)| !**done)
+            .map(|(id, _)| &**id)
             .collect();
         v.sort_unstable();
         v

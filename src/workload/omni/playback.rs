@@ -46,8 +46,11 @@ struct Resp {
     first_arrival_s: f64,
     completed: bool,
     acked_ms: Option<u64>,
-    /// Its segments still held, by clock position, ascending.
-    segs: VecDeque<u32>,
+    /// Its segments still held: how many, and the clock position of the first. They are
+    /// found by walking the held segments from there ([`PlaybackClock::held`]): a list
+    /// per response cost a long session 32 bytes a response.
+    held: u32,
+    first_held: u32,
     /// In [`PlaybackClock::active`].
     active: bool,
     /// What its retired segments contribute.
@@ -112,7 +115,8 @@ impl PlaybackClock {
             first_arrival_s: at_s,
             completed: false,
             acked_ms: None,
-            segs: VecDeque::new(),
+            held: 0,
+            first_held: 0,
             active: false,
             retired: Retired::default(),
         });
@@ -131,6 +135,17 @@ impl PlaybackClock {
     /// The held segment at clock position `pos`.
     fn seg(&self, pos: u32) -> &Seg {
         &self.segments[(pos - self.base) as usize]
+    }
+
+    /// The clock positions of response `r`'s held segments, ascending.
+    fn held(&self, r: usize) -> impl Iterator<Item = u32> + '_ {
+        let resp = &self.resps[r];
+        let from = resp.first_held.max(self.base);
+        (from..)
+            .zip(self.segments.range((from - self.base) as usize..))
+            .filter(move |(_, seg)| seg.resp as usize == r)
+            .map(|(pos, _)| pos)
+            .take(resp.held as usize)
     }
 
     /// The public form of `seg`.
@@ -211,7 +226,10 @@ impl PlaybackClock {
         }
         resp.total += u64::from(samples);
         resp.last_end_s = end_s;
-        resp.segs.push_back(self.base + self.segments.len() as u32);
+        if resp.held == 0 {
+            resp.first_held = self.base + self.segments.len() as u32;
+        }
+        resp.held += 1;
         self.end_s = end_s;
         self.segments.push_back(seg);
         self.activate(r);
@@ -232,12 +250,13 @@ impl PlaybackClock {
         let mut lost_by = Vec::new();
         let mut changed = Vec::new();
         let base = self.base;
-        for (r, resp) in self.resps.iter_mut().enumerate() {
-            if response_id.is_some_and(|id| id != &*resp.id) {
+        for r in 0..self.resps.len() {
+            if response_id.is_some_and(|id| id != &*self.resps[r].id) || self.resps[r].held == 0 {
                 continue;
             }
+            let held: Vec<u32> = self.held(r).collect();
             let mut lost = 0;
-            for &s in &resp.segs {
+            for &s in &held {
                 let seg = &mut self.segments[(s - base) as usize];
                 if seg.end_s() <= at_s {
                     continue;
@@ -253,10 +272,12 @@ impl PlaybackClock {
                 }
             }
             if lost > 0 {
-                resp.total -= lost;
-                resp.last_end_s = (resp.segs.iter())
+                let last_end_s = (held.iter())
                     .map(|&s| self.segments[(s - base) as usize].end_s())
-                    .fold(resp.retired.end_s, f64::max);
+                    .fold(self.resps[r].retired.end_s, f64::max);
+                let resp = &mut self.resps[r];
+                resp.total -= lost;
+                resp.last_end_s = last_end_s;
                 lost_by.push((resp.id.clone(), lost));
                 changed.push(r);
             }
@@ -311,12 +332,12 @@ impl PlaybackClock {
                 },
             );
         }
-        let played = self.played(r, now_s);
+        let played = self.played(i, now_s);
         let played_ms = played * 1000 / OUTPUT_RATE;
         let due = match r.acked_ms {
             None => Some(r.first_arrival_s),
             Some(a) if r.completed && played == r.total && a != total_ms => Some(r.last_end_s),
-            Some(a) if played_ms >= a + ACK_STEP_MS => self.time_at(r, a + ACK_STEP_MS),
+            Some(a) if played_ms >= a + ACK_STEP_MS => self.time_at(i, a + ACK_STEP_MS),
             Some(_) => None,
         }?;
         Some(Ack {
@@ -330,9 +351,9 @@ impl PlaybackClock {
     pub fn next_due(&self) -> Option<f64> {
         self.active
             .iter()
-            .map(|&i| &self.resps[i as usize])
-            .filter(|r| r.total > 0)
-            .filter_map(|r| {
+            .map(|&i| (i as usize, &self.resps[i as usize]))
+            .filter(|(_, r)| r.total > 0)
+            .filter_map(|(i, r)| {
                 if !self.incremental {
                     return (r.completed && r.acked_ms.is_none()).then_some(r.last_end_s);
                 }
@@ -340,7 +361,7 @@ impl PlaybackClock {
                 match r.acked_ms {
                     None => Some(r.first_arrival_s),
                     Some(a) => {
-                        let step = self.time_at(r, a + ACK_STEP_MS);
+                        let step = self.time_at(i, a + ACK_STEP_MS);
                         let fin = (r.completed && a != total_ms).then_some(r.last_end_s);
                         [step, fin].into_iter().flatten().reduce(f64::min)
                     }
@@ -349,24 +370,25 @@ impl PlaybackClock {
             .reduce(f64::min)
     }
 
-    /// Samples of `r` played by `now_s` (its retired segments had all played).
-    fn played(&self, r: &Resp, now_s: f64) -> u64 {
-        let held: u64 = (r.segs.iter())
-            .map(|&s| played_samples(self.seg(s), now_s))
+    /// Samples of response `i` played by `now_s` (its retired segments had all played).
+    fn played(&self, i: usize, now_s: f64) -> u64 {
+        let held: u64 = (self.held(i))
+            .map(|s| played_samples(self.seg(s), now_s))
             .sum();
-        r.retired.samples + held
+        self.resps[i].retired.samples + held
     }
 
-    /// When `r` will have played `ms` milliseconds; `None` if it never will. Asked only
-    /// past the last ack, which is past everything retired (see `retire`).
-    fn time_at(&self, r: &Resp, ms: u64) -> Option<f64> {
+    /// When response `i` will have played `ms` milliseconds; `None` if it never will.
+    /// Asked only past the last ack, which is past everything retired (see `retire`).
+    fn time_at(&self, i: usize, ms: u64) -> Option<f64> {
+        let r = &self.resps[i];
         let need = (ms * OUTPUT_RATE).div_ceil(1000);
         debug_assert!(
             need > r.retired.samples || need == 0,
             "asked inside retired audio"
         );
         let mut need = need.saturating_sub(r.retired.samples);
-        for &s in &r.segs {
+        for s in self.held(i) {
             let seg = self.seg(s);
             let samples = u64::from(seg.samples);
             if need <= samples {
@@ -391,7 +413,7 @@ impl PlaybackClock {
     pub fn responses_with_audio(&self) -> impl Iterator<Item = &str> {
         self.resps
             .iter()
-            .filter(|r| !r.segs.is_empty() || r.retired.any)
+            .filter(|r| r.held > 0 || r.retired.any)
             .map(|r| &*r.id)
     }
     /// Every segment not retired ([`PlaybackClock::retire`]), in clock order.

@@ -331,6 +331,18 @@ proptest::proptest! {
             proptest::prop_assert_eq!(c.acks(now), all.acks(now));
             proptest::prop_assert_eq!(c.end_s(), all.end_s());
             retired.extend(c.retire(now, batch));
+            // Each response's held segments, walked from its first, are exactly those
+            // the clock holds for it.
+            for k in [&c, &all] {
+                for i in 0..k.resps.len() {
+                    let want: Vec<u32> = (k.base..)
+                        .zip(&k.segments)
+                        .filter(|(_, s)| s.resp as usize == i)
+                        .map(|(pos, _)| pos)
+                        .collect();
+                    proptest::prop_assert_eq!(k.held(i).collect::<Vec<_>>(), want);
+                }
+            }
         }
         proptest::prop_assert_eq!(c.drain(), all.drain());
         for r in (0..6).map(|r| format!("r{r}")) {

@@ -8,8 +8,6 @@
 //! horizon known since the stream started. A long session then holds no record per
 //! audio delta it has played.
 
-use std::collections::VecDeque;
-
 use super::segment::{NO_SAMPLE, Seg};
 use super::{OUTPUT_RATE, PlaybackClock, Segment};
 
@@ -101,16 +99,26 @@ impl PlaybackClock {
             return Vec::new();
         }
         let mut out = Vec::with_capacity(n);
-        for seg in self.segments.drain(..n).collect::<Vec<_>>() {
+        for _ in 0..n {
+            let seg = self.segments.pop_front().expect("n segments ended");
             if seg.samples > 0 {
                 out.push(self.public(&seg));
             }
-            let r = &mut self.resps[seg.resp as usize];
-            let front = r.segs.pop_front();
-            debug_assert_eq!(front, Some(self.base), "segments retire in clock order");
-            if r.segs.is_empty() {
-                // A finished response's queue would otherwise keep its capacity.
-                r.segs = VecDeque::new();
+            let ri = seg.resp as usize;
+            debug_assert_eq!(
+                self.resps[ri].first_held, self.base,
+                "segments retire in clock order"
+            );
+            // Its next held segment, if any: the first of its own still held (they now
+            // start at clock position `base + 1`).
+            let next = (self.base + 1..)
+                .zip(self.segments.iter())
+                .find(|(_, s)| s.resp as usize == ri)
+                .map(|(pos, _)| pos);
+            let r = &mut self.resps[ri];
+            r.held -= 1;
+            if r.held > 0 {
+                r.first_held = next.expect("a held segment of its own follows");
             }
             let t = &mut r.retired;
             t.any = true;
@@ -147,7 +155,7 @@ impl PlaybackClock {
         let resp = &self.resps[r];
         debug_assert!(!resp.retired.any || self.horizon == Some(horizon));
         let (mut first_start, mut audible) = (resp.retired.first_start, resp.retired.audible);
-        for (start, heard) in resp.segs.iter().filter_map(|&s| horizon.place(self.seg(s))) {
+        for (start, heard) in self.held(r).filter_map(|s| horizon.place(self.seg(s))) {
             first_start = first_start.min(start);
             audible |= heard;
         }

@@ -20,6 +20,8 @@ use crate::workload::spool::SessionSpool;
 /// ([`fill_texts`]); the session only needs to know whether it has any non-blank text.
 #[derive(Debug, Default)]
 struct RespInfo {
+    /// Its position in creation order, once a `response.created` named it.
+    ordinal: Option<u32>,
     has_text: bool,
     nonblank: bool,
     done: bool,
@@ -46,11 +48,12 @@ pub(super) struct Responses {
     pub clock: PlaybackClock,
     audio: AudioCheck,
     post: Option<PostCommit>,
-    /// Created response ids in creation order, and each one's position there (looked
-    /// up on every audio delta: a scan of the list grew with the session's length).
-    created: Vec<Arc<str>>,
-    ordinal: HashMap<Arc<str>, usize>,
+    /// Every response id an event named (the one copy of it the session's holders
+    /// share), with what is known of it: one entry per response, looked up once per
+    /// event, is what a long session holds per response here.
     info: HashMap<Arc<str>, RespInfo>,
+    /// Responses created so far.
+    created: u32,
     orphan_text: bool,
 }
 
@@ -62,9 +65,8 @@ impl Responses {
             clock: PlaybackClock::new(incremental_acks),
             audio: AudioCheck::default(),
             post: None,
-            created: Vec::new(),
-            ordinal: HashMap::new(),
             info: HashMap::new(),
+            created: 0,
             orphan_text: false,
         }
     }
@@ -88,7 +90,9 @@ impl Responses {
                 .check(ev, &mut out.artifact_warnings)
                 .map_err(|e| e.to_string())?;
             // §1.7: checked during ingestion, so the case fails as the delta arrives.
-            let Some((id, &ordinal)) = self.ordinal.get_key_value(id) else {
+            let Some((id, ordinal)) =
+                (self.info.get_key_value(id)).and_then(|(id, i)| Some((id, i.ordinal?)))
+            else {
                 return Err("response audio has no matching response.created".into());
             };
             // The decoded Vec becomes the kept Bytes without a copy.
@@ -107,15 +111,18 @@ impl Responses {
             });
         }
         if kind == "response.created"
-            && let Some(r) = rid.filter(|r| !self.ordinal.contains_key(*r))
+            && let Some(r) = rid
         {
-            let r: Arc<str> = Arc::from(r);
-            self.ordinal.insert(Arc::clone(&r), self.created.len());
-            self.created.push(r);
+            let next = self.created;
+            let info = self.info_mut(r);
+            if info.ordinal.is_none() {
+                info.ordinal = Some(next);
+                self.created += 1;
+            }
         }
-        // The ledger, the clock and the text keep the created id, not copies of it.
-        let ordinal = &self.ordinal;
-        self.ledger.observe_with(ev, |id| intern(ordinal, id));
+        // The ledger and the clock keep the session's id, not copies of it.
+        let info = &self.info;
+        self.ledger.observe_with(ev, |id| intern(info, id));
         if let Some(post) = self.post.as_mut() {
             post.observe(ev);
         }
@@ -130,7 +137,7 @@ impl Responses {
             }
             "output_audio_buffer.cleared" => {
                 for (r, _) in self.clock.clear(rid, at_s) {
-                    self.info.entry(r).or_default().cleared = true;
+                    self.info_mut(&r).cleared = true;
                     ledger::warn_once(&mut out.ineligible_reasons, "cleared_response".into());
                 }
             }
@@ -148,13 +155,12 @@ impl Responses {
         Ok(ingested)
     }
 
-    /// What is known of response `id` (recorded under the created id if there is one).
+    /// What is known of response `id` (recorded on first sight).
     fn info_mut(&mut self, id: &str) -> &mut RespInfo {
-        let key = match self.info.get_key_value(id) {
-            Some((k, _)) => Arc::clone(k),
-            None => intern(&self.ordinal, id),
-        };
-        self.info.entry(key).or_default()
+        if !self.info.contains_key(id) {
+            self.info.insert(Arc::from(id), RespInfo::default());
+        }
+        self.info.get_mut(id).expect("just inserted")
     }
 
     /// The final input was committed (after the events observed so far). A deferred
@@ -205,13 +211,12 @@ impl Responses {
             return Err("response transcript has no matching response.created".into());
         }
         // A complete output: terminal, not cancelled, audible inside the horizon, with text.
-        let complete = self.created.iter().any(|id| {
-            self.info
-                .get(&**id)
-                .is_some_and(|i| i.done && !i.cancelled && i.nonblank)
-                && self
-                    .clock
-                    .audible_in_horizon(id, stream_start_s, duration_s)
+        let complete = self.info.iter().any(|(id, i)| {
+            i.ordinal.is_some()
+                && i.done
+                && !i.cancelled
+                && i.nonblank
+                && (self.clock).audible_in_horizon(id, stream_start_s, duration_s)
         });
         if require && !complete {
             return Err("OmniInteract E2E requires a response with audio and transcript".into());
@@ -222,18 +227,17 @@ impl Responses {
     /// Records for the created responses, in creation order, their text empty until
     /// [`fill_texts`] rebuilds it from the event log.
     pub fn records(&mut self) -> Vec<ResponseRecord> {
-        let info = &mut self.info;
-        self.created
-            .iter()
-            .map(|id| {
-                let i = info.remove(&**id).unwrap_or_default();
-                ResponseRecord {
-                    response_id: id.to_string(),
-                    text: String::new(),
-                    done: i.done,
-                    cancelled: i.cancelled,
-                    audio_cleared: i.cleared,
-                }
+        let mut created: Vec<_> = (std::mem::take(&mut self.info).into_iter())
+            .filter_map(|(id, i)| Some((i.ordinal?, id, i)))
+            .collect();
+        created.sort_unstable_by_key(|(ordinal, ..)| *ordinal);
+        (created.into_iter())
+            .map(|(_, id, i)| ResponseRecord {
+                response_id: id.to_string(),
+                text: String::new(),
+                done: i.done,
+                cancelled: i.cancelled,
+                audio_cleared: i.cleared,
             })
             .collect()
     }
@@ -269,10 +273,9 @@ pub fn fill_texts(records: &mut [ResponseRecord], events: &[(f64, Value)]) {
     }
 }
 
-/// The created response's own id for `id`, or a new one.
-fn intern(created: &HashMap<Arc<str>, usize>, id: &str) -> Arc<str> {
-    created
-        .get_key_value(id)
+/// The session's own copy of `id`, or a new one.
+fn intern(info: &HashMap<Arc<str>, RespInfo>, id: &str) -> Arc<str> {
+    info.get_key_value(id)
         .map_or_else(|| Arc::from(id), |(k, _)| Arc::clone(k))
 }
 
@@ -314,9 +317,10 @@ mod tests {
             json!({"type": "response.done", "response": {"id": "r1", "status": "completed"}}),
         ];
         let mut r = observed(&events);
-        // The created list and its index, the ledger's order and map, the clock's
-        // record and its index, the info's key: one allocation, seven holders.
-        assert_eq!(Arc::strong_count(&r.created[0]), 7);
+        // The session's table, the ledger's map, the clock's record and its index: one
+        // allocation, four holders.
+        let id = r.info.keys().next().unwrap();
+        assert_eq!(Arc::strong_count(id), 4);
         assert_eq!(r.records()[0].text, "", "no transcript kept live");
         assert_eq!(texts(observed(&events), &events), ["hi!"]);
     }
