@@ -294,7 +294,8 @@ impl DuplexSession {
         obj.entry(events::RECEIVED_AT).or_insert(json!(at_s));
         // Unchanged but for the receipt time: the log may keep the text as received.
         let raw = audio_len.is_none().then_some(text);
-        self.events.push(at_s, Value::Object(obj), raw);
+        let resp = &self.resp;
+        (self.events).push_with(at_s, Value::Object(obj), raw, |id| resp.intern(id));
     }
 
     /// `session.created` (`created`, not yet in the log) arrived at `at`: the tail rule's
@@ -302,7 +303,8 @@ impl DuplexSession {
     fn start_streaming(&mut self, created: &Value, at: Instant) {
         let newest_first = std::iter::once(created).chain(self.events.before_stream_newest_first());
         let period = pacing::chunk_period_ms(newest_first);
-        self.events.stream_started(self.secs(at));
+        let (start_s, resp) = (self.secs(at), &self.resp);
+        (self.events).stream_started_with(start_s, |id| resp.intern(id));
         self.streamed_len = pacing::streamed_len(self.appends.pcm_len(), period);
         let frames = self.appends.frame_count();
         self.upload = Some(Uploader::new(

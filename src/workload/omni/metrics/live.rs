@@ -4,6 +4,7 @@
 //! report's per-response accumulators, nor a second base64 decode of every audio delta.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -27,8 +28,8 @@ type Stamps = (Option<f64>, Option<f64>);
 #[derive(Debug, Default, Clone)]
 pub struct LiveTtfp {
     /// Every response id a `response.created` named, counted or not (the report's rows
-    /// follow that order).
-    created: HashMap<Box<str>, Created>,
+    /// follow that order); the session passes in its own copy of each id.
+    created: HashMap<Arc<str>, Created>,
     /// Responses with one of their two stamps.
     open: HashMap<Box<str>, Stamps>,
     /// `(creation position, TTFP ms)` of the responses with both stamps.
@@ -39,13 +40,25 @@ impl LiveTtfp {
     /// Account for `ev`, received at `at_s`; `counted` says it came at or after the
     /// stream start (uncounted events only place a `response.created` in the order).
     pub fn observe(&mut self, at_s: f64, ev: &Value, counted: bool) {
+        self.observe_with(at_s, ev, counted, |id| Arc::from(id));
+    }
+
+    /// [`LiveTtfp::observe`], taking a newly created response's id from `intern` (so a
+    /// session keeps one copy of each id).
+    pub fn observe_with(
+        &mut self,
+        at_s: f64,
+        ev: &Value,
+        counted: bool,
+        intern: impl FnOnce(&str) -> Arc<str>,
+    ) {
         let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
         let Some(rid) = response_id(ev) else { return };
         let is_created = kind == "response.created";
         if is_created && !self.created.contains_key(rid) {
             let ordinal = self.created.len() as u32;
             self.created.insert(
-                rid.into(),
+                intern(rid),
                 Created {
                     ordinal,
                     known: false,

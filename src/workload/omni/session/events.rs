@@ -15,6 +15,7 @@
 //! before it records — so it returns exactly what was pushed either way.
 
 use std::io::Write as _;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -66,12 +67,18 @@ impl EventLog {
     /// The stream started at `at_s`: events recorded before it now count for the metrics
     /// as [`super::super::metrics::response_rows`] would count them.
     pub fn stream_started(&mut self, at_s: f64) {
+        self.stream_started_with(at_s, |id| Arc::from(id));
+    }
+
+    /// [`EventLog::stream_started`]; `intern` gives the session's own copy of a
+    /// response id.
+    pub fn stream_started_with(&mut self, at_s: f64, intern: impl Fn(&str) -> Arc<str>) {
         if self.stream_start_s.is_some() {
             return;
         }
         self.stream_start_s = Some(at_s);
         for (t, ev) in &self.pre_start {
-            self.ttfp.observe(*t, ev, *t >= at_s);
+            self.ttfp.observe_with(*t, ev, *t >= at_s, &intern);
         }
     }
 
@@ -79,9 +86,20 @@ impl EventLog {
     /// that text unchanged but for [`RECEIVED_AT`] set to `at_s` where it was absent: a
     /// spilled line then carries the text as received.
     pub fn push(&mut self, at_s: f64, ev: Value, raw: Option<&str>) {
+        self.push_with(at_s, ev, raw, |id| Arc::from(id));
+    }
+
+    /// [`EventLog::push`]; `intern` gives the session's own copy of a response id.
+    pub fn push_with(
+        &mut self,
+        at_s: f64,
+        ev: Value,
+        raw: Option<&str>,
+        intern: impl FnOnce(&str) -> Arc<str>,
+    ) {
         self.count += 1;
         match self.stream_start_s {
-            Some(s) => self.ttfp.observe(at_s, &ev, at_s >= s),
+            Some(s) => self.ttfp.observe_with(at_s, &ev, at_s >= s, intern),
             None => self.pre_start.push((at_s, ev.clone())),
         }
         let Some(spool) = self.spool.as_mut() else {

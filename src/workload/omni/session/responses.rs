@@ -163,6 +163,11 @@ impl Responses {
         self.info.get_mut(id).expect("just inserted")
     }
 
+    /// The session's own copy of response id `id` (a new one if no event named it).
+    pub fn intern(&self, id: &str) -> Arc<str> {
+        intern(&self.info, id)
+    }
+
     /// The final input was committed (after the events observed so far). A deferred
     /// commit first waits for the responses open right now.
     pub fn committed(&mut self, deferred: bool) {
