@@ -6,7 +6,8 @@
 //! allocator at two points of its life. The difference over the responses between them
 //! is what a session keeps per response: the part of its memory that grows with its
 //! length. Allocation counts are deterministic, so this number is exact and repeatable,
-//! unlike RSS. `cargo bench --bench session_memory [-- SECONDS]` (default 300).
+//! unlike RSS; the tables and maps grow by doublings, so the long default window is the
+//! steadier figure. `cargo bench --bench session_memory [-- SECONDS]` (default 600).
 
 use std::alloc::System;
 use std::sync::Arc;
@@ -45,7 +46,7 @@ fn main() {
     let secs: u64 = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())
-        .unwrap_or(300);
+        .unwrap_or(600);
     let tmp = tempfile::tempdir().expect("temp dir");
     let spool = Spool::create(tmp.path()).expect("spool");
     let media = PreparedMedia {
