@@ -12,6 +12,7 @@
 pub mod artifacts;
 pub mod bench_metrics;
 pub mod dataset;
+pub mod ids;
 pub mod ledger;
 pub mod media;
 pub mod metrics;

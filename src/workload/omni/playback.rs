@@ -7,11 +7,12 @@
 //!
 //! Pure code: times are seconds on the session's clock, passed in.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use bytes::Bytes;
 
+use super::ids::RespIx;
 use crate::workload::spool::Span;
 use retire::{Horizon, Retired};
 use segment::{NO_SAMPLE, PcmRef, Seg, played_samples};
@@ -38,9 +39,11 @@ pub struct Ack {
     pub due_s: f64,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 struct Resp {
-    id: Arc<str>,
+    /// `None` for a slot no audio or completion has touched (the session's index named
+    /// another response first).
+    id: Option<Arc<str>>,
     total: u64,
     last_end_s: f64,
     first_arrival_s: f64,
@@ -83,8 +86,8 @@ pub struct PlaybackClock {
     retired_end: f64,
     /// The output horizon, once the stream started.
     horizon: Option<Horizon>,
+    /// Under the session's response index ([`RespIx`]).
     resps: Vec<Resp>,
-    by_id: HashMap<Arc<str>, usize>,
     /// The responses that are not [`Resp::settled`], ascending: acks and wake-ups look
     /// only at these, so their cost does not grow with a session's length.
     active: Vec<u32>,
@@ -101,26 +104,27 @@ impl PlaybackClock {
         }
     }
 
-    /// Response `id`'s position, recorded (under the id `intern` makes) if new.
-    fn resp(&mut self, id: &str, at_s: f64, intern: impl FnOnce() -> Arc<str>) -> usize {
-        if let Some(&i) = self.by_id.get(id) {
-            return i;
+    /// Response `ix`'s slot, recorded under `id` on first touch.
+    fn resp(&mut self, ix: RespIx, id: &Arc<str>, at_s: f64) -> usize {
+        let r = ix as usize;
+        if self.resps.len() <= r {
+            self.resps.resize_with(r + 1, Resp::default);
         }
-        let id = intern();
-        self.by_id.insert(id.clone(), self.resps.len());
-        self.resps.push(Resp {
-            id,
-            total: 0,
-            last_end_s: 0.0,
-            first_arrival_s: at_s,
-            completed: false,
-            acked_ms: None,
-            held: 0,
-            first_held: 0,
-            active: false,
-            retired: Retired::default(),
-        });
-        self.resps.len() - 1
+        let resp = &mut self.resps[r];
+        if resp.id.is_none() {
+            resp.id = Some(Arc::clone(id));
+            resp.first_arrival_s = at_s;
+        }
+        r
+    }
+
+    /// The index of the response recorded under `id`, or the next free one (for the
+    /// string-keyed calls: a scan, for tests and small clocks).
+    fn ix_of(&self, id: &str) -> RespIx {
+        let r = (self.resps.iter())
+            .position(|r| r.id.as_deref() == Some(id))
+            .unwrap_or(self.resps.len());
+        RespIx::try_from(r).expect("fewer than 2^32 responses")
     }
 
     /// Response `r`'s audio or completion changed: an ack may come due again.
@@ -161,7 +165,7 @@ impl PlaybackClock {
             }),
         };
         Segment {
-            response_id: self.resps[seg.resp as usize].id.clone(),
+            response_id: (self.resps[seg.resp as usize].id.clone()).expect("it has audio"),
             start_s: seg.start_s,
             end_s: seg.end_s(),
             samples: u64::from(seg.samples),
@@ -178,21 +182,29 @@ impl PlaybackClock {
         } else {
             SegmentPcm::default()
         };
-        self.ingest_kept(&Arc::from(response_id), pcm, at_s, kept)
+        self.ingest_kept(
+            self.ix_of(response_id),
+            &Arc::from(response_id),
+            pcm,
+            at_s,
+            kept,
+        )
     }
 
-    /// [`PlaybackClock::ingest`] with the caller's stored form of the bytes: `kept` holds
-    /// all of `pcm` (in memory or spooled) or nothing; a new response is recorded under
-    /// the caller's `response_id` (one copy of the id per session). A delta is at most a
+    /// [`PlaybackClock::ingest`] of response `ix` (the session's index of
+    /// `response_id`) with the caller's stored form of the bytes: `kept` holds all of
+    /// `pcm` (in memory or spooled) or nothing; a new response is recorded under the
+    /// caller's `response_id` (one copy of the id per session). A delta is at most a
     /// WebSocket message, far below 4 GiB: lengths are kept as `u32`.
     pub fn ingest_kept(
         &mut self,
+        ix: RespIx,
         response_id: &Arc<str>,
         pcm: &[u8],
         at_s: f64,
         kept: SegmentPcm,
     ) -> u64 {
-        let r = self.resp(response_id, at_s, || Arc::clone(response_id));
+        let r = self.resp(ix, response_id, at_s);
         let samples = (pcm.len() / 2) as u32;
         let start_s = at_s.max(self.end_s);
         let first_nonzero = pcm
@@ -238,7 +250,12 @@ impl PlaybackClock {
 
     /// `response.done` for `response_id`.
     pub fn complete(&mut self, response_id: &str, at_s: f64) {
-        let r = self.resp(response_id, at_s, || Arc::from(response_id));
+        self.complete_at(self.ix_of(response_id), &Arc::from(response_id), at_s);
+    }
+
+    /// `response.done` for response `ix` (the session's index of `response_id`).
+    pub fn complete_at(&mut self, ix: RespIx, response_id: &Arc<str>, at_s: f64) {
+        let r = self.resp(ix, response_id, at_s);
         self.resps[r].completed = true;
         self.activate(r);
     }
@@ -251,7 +268,9 @@ impl PlaybackClock {
         let mut changed = Vec::new();
         let base = self.base;
         for r in 0..self.resps.len() {
-            if response_id.is_some_and(|id| id != &*self.resps[r].id) || self.resps[r].held == 0 {
+            if self.resps[r].held == 0
+                || response_id.is_some_and(|id| self.resps[r].id.as_deref() != Some(id))
+            {
                 continue;
             }
             let held: Vec<u32> = self.held(r).collect();
@@ -278,7 +297,7 @@ impl PlaybackClock {
                 let resp = &mut self.resps[r];
                 resp.total -= lost;
                 resp.last_end_s = last_end_s;
-                lost_by.push((resp.id.clone(), lost));
+                lost_by.push((resp.id.clone().expect("it held audio"), lost));
                 changed.push(r);
             }
         }
@@ -319,14 +338,12 @@ impl PlaybackClock {
 
     fn ack_for(&self, i: usize, now_s: f64) -> Option<Ack> {
         let r = &self.resps[i];
-        if r.total == 0 {
-            return None;
-        }
+        let id = r.id.as_ref().filter(|_| r.total > 0)?;
         let total_ms = r.total * 1000 / OUTPUT_RATE;
         if !self.incremental {
             return (r.completed && r.acked_ms.is_none() && now_s + EPS_S >= r.last_end_s).then(
                 || Ack {
-                    response_id: r.id.clone(),
+                    response_id: Arc::clone(id),
                     played_ms: total_ms,
                     due_s: r.last_end_s,
                 },
@@ -341,7 +358,7 @@ impl PlaybackClock {
             Some(_) => None,
         }?;
         Some(Ack {
-            response_id: r.id.clone(),
+            response_id: Arc::clone(id),
             played_ms,
             due_s: due.min(now_s),
         })
@@ -405,16 +422,14 @@ impl PlaybackClock {
     }
     /// Samples queued for `response_id` so far.
     pub fn total_samples(&self, response_id: &str) -> u64 {
-        self.by_id
-            .get(response_id)
-            .map_or(0, |&i| self.resps[i].total)
+        (self.resps.get(self.ix_of(response_id) as usize)).map_or(0, |r| r.total)
     }
     /// The responses that had audio queued (even if a barge-in cleared all of it).
     pub fn responses_with_audio(&self) -> impl Iterator<Item = &str> {
         self.resps
             .iter()
             .filter(|r| r.held > 0 || r.retired.any)
-            .map(|r| &*r.id)
+            .filter_map(|r| r.id.as_deref())
     }
     /// Every segment not retired ([`PlaybackClock::retire`]), in clock order.
     pub fn segments(&self) -> Vec<Segment> {

@@ -135,7 +135,7 @@ fn barge_in_truncates_a_spooled_segment_to_what_played() {
     let bytes: Vec<u8> = (0..24_000u32 * 2).map(|i| (i % 251) as u8).collect();
     let mut c = PlaybackClock::new(false);
     let span = file.append(&bytes);
-    c.ingest_kept(&"r1".into(), &bytes, 0.0, SegmentPcm::Spooled(span));
+    c.ingest_kept(0, &"r1".into(), &bytes, 0.0, SegmentPcm::Spooled(span));
     assert_eq!(c.segments()[0].pcm.len(), 48_000);
     // Cleared 0.25 s in: 6,000 samples played.
     c.clear(None, 0.25);
@@ -175,6 +175,7 @@ fn spilled_segments_read_back_exactly() {
         len: 4_800,
     };
     c.ingest_kept(
+        0,
         &"r1".into(),
         &pcm(2_400),
         0.1 + 0.2,
@@ -182,6 +183,7 @@ fn spilled_segments_read_back_exactly() {
     );
     c.ingest("r2 ✓", &vec![0u8; 4_800], 0.35, false);
     c.ingest_kept(
+        0,
         &"r1".into(),
         &pcm(2_400),
         0.4,
@@ -309,14 +311,15 @@ proptest::proptest! {
                     bytes.resize(samples * 2, u8::from(quiet != 2));
                     let kept = || SegmentPcm::Spooled(Span { file: 1, offset, len: bytes.len() as u64 });
                     let r: Arc<str> = id(resp).into();
-                    c.ingest_kept(&r, &bytes, now, kept());
-                    all.ingest_kept(&r, &bytes, now, kept());
+                    // The session's index of the id: sparse, so slots are skipped too.
+                    c.ingest_kept(resp as u32 * 2, &r, &bytes, now, kept());
+                    all.ingest_kept(resp as u32 * 2, &r, &bytes, now, kept());
                     offset += bytes.len() as u64;
                 }
                 Step::Done { resp, dt } => {
                     now += dt;
-                    c.complete(&id(resp), now);
-                    all.complete(&id(resp), now);
+                    c.complete_at(resp as u32 * 2, &id(resp).into(), now);
+                    all.complete_at(resp as u32 * 2, &id(resp).into(), now);
                 }
                 Step::Clear { resp, dt } => {
                     now += dt;

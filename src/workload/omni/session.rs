@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::ledger::{self, ErrorVerdict};
+use super::ledger::{self, ErrorVerdict, response_id};
 use super::pacing::{self, BYTES_PER_SECOND, Uploader};
 use super::playback::{Ack, encode_segments};
 use super::upload::SharedUpload;
@@ -294,8 +294,9 @@ impl DuplexSession {
         obj.entry(events::RECEIVED_AT).or_insert(json!(at_s));
         // Unchanged but for the receipt time: the log may keep the text as received.
         let raw = audio_len.is_none().then_some(text);
-        let resp = &self.resp;
-        (self.events).push_with(at_s, Value::Object(obj), raw, |id| resp.intern(id));
+        let ev = Value::Object(obj);
+        let ix = response_id(&ev).map(|r| self.resp.ix_of(r));
+        self.events.push_at(at_s, ev, raw, ix);
     }
 
     /// `session.created` (`created`, not yet in the log) arrived at `at`: the tail rule's
@@ -303,8 +304,7 @@ impl DuplexSession {
     fn start_streaming(&mut self, created: &Value, at: Instant) {
         let newest_first = std::iter::once(created).chain(self.events.before_stream_newest_first());
         let period = pacing::chunk_period_ms(newest_first);
-        let (start_s, resp) = (self.secs(at), &self.resp);
-        (self.events).stream_started_with(start_s, |id| resp.intern(id));
+        self.events.stream_started(self.secs(at));
         self.streamed_len = pacing::streamed_len(self.appends.pcm_len(), period);
         let frames = self.appends.frame_count();
         self.upload = Some(Uploader::new(

@@ -4,19 +4,23 @@
 //! report's per-response accumulators, nor a second base64 decode of every audio delta.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::{AUDIO_DELTAS, carries_audio, response_id};
+use crate::workload::omni::ids::{RespIx, ResponseIds};
 use crate::workload::omni::tokens::round_dp;
 
-/// A created response: its position in creation order and whether its TTFP is known.
+/// A response: its position in creation order ([`NOT_CREATED`] until a
+/// `response.created` names it) and whether its TTFP is known.
 #[derive(Debug, Clone, Copy)]
 struct Created {
     ordinal: u32,
     known: bool,
 }
+
+/// [`Created::ordinal`] of a response no `response.created` named yet.
+const NOT_CREATED: u32 = u32::MAX;
 
 /// A response's two stamps while only one is known: `response.created` and its first
 /// audio packet, seconds.
@@ -27,11 +31,16 @@ type Stamps = (Option<f64>, Option<f64>);
 /// packet; the mean is taken in creation order, so it is the same number to the bit).
 #[derive(Debug, Default, Clone)]
 pub struct LiveTtfp {
-    /// Every response id a `response.created` named, counted or not (the report's rows
-    /// follow that order); the session passes in its own copy of each id.
-    created: HashMap<Arc<str>, Created>,
+    /// The ids of the calls that pass no index ([`LiveTtfp::observe`]); a session
+    /// passes its own indices and leaves this empty.
+    own: ResponseIds,
+    /// Under each response's index: its place among the ids a `response.created`
+    /// named, counted or not (the report's rows follow that order).
+    created: Vec<Created>,
+    /// How many responses were created.
+    n_created: u32,
     /// Responses with one of their two stamps.
-    open: HashMap<Box<str>, Stamps>,
+    open: HashMap<RespIx, Stamps>,
     /// `(creation position, TTFP ms)` of the responses with both stamps.
     known: Vec<(u32, f64)>,
 }
@@ -40,42 +49,39 @@ impl LiveTtfp {
     /// Account for `ev`, received at `at_s`; `counted` says it came at or after the
     /// stream start (uncounted events only place a `response.created` in the order).
     pub fn observe(&mut self, at_s: f64, ev: &Value, counted: bool) {
-        self.observe_with(at_s, ev, counted, |id| Arc::from(id));
+        let ix = response_id(ev).map(|r| self.own.intern(r));
+        self.observe_at(at_s, ev, counted, ix);
     }
 
-    /// [`LiveTtfp::observe`], taking a newly created response's id from `intern` (so a
-    /// session keeps one copy of each id).
-    pub fn observe_with(
-        &mut self,
-        at_s: f64,
-        ev: &Value,
-        counted: bool,
-        intern: impl FnOnce(&str) -> Arc<str>,
-    ) {
+    /// [`LiveTtfp::observe`] with the session's index of the event's response id
+    /// ([`response_id`]; `None` when it names none), so a session keeps one copy of each
+    /// id and 12 bytes a response here.
+    pub fn observe_at(&mut self, at_s: f64, ev: &Value, counted: bool, ix: Option<RespIx>) {
         let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
-        let Some(rid) = response_id(ev) else { return };
-        let is_created = kind == "response.created";
-        if is_created && !self.created.contains_key(rid) {
-            let ordinal = self.created.len() as u32;
-            self.created.insert(
-                intern(rid),
+        let Some(ix) = ix else { return };
+        let r = ix as usize;
+        if self.created.len() <= r {
+            self.created.resize(
+                r + 1,
                 Created {
-                    ordinal,
+                    ordinal: NOT_CREATED,
                     known: false,
                 },
             );
+        }
+        let is_created = kind == "response.created";
+        if is_created && self.created[r].ordinal == NOT_CREATED {
+            self.created[r].ordinal = self.n_created;
+            self.n_created += 1;
         }
         let audio = AUDIO_DELTAS.contains(&kind) && carries_audio(ev);
         if !counted || !(is_created || audio) {
             return;
         }
-        if self.created.get(rid).is_some_and(|c| c.known) {
+        if self.created[r].known {
             return;
         }
-        let stamps = match self.open.get_mut(rid) {
-            Some(s) => s,
-            None => self.open.entry(rid.into()).or_default(),
-        };
+        let stamps = self.open.entry(ix).or_default();
         if is_created {
             stamps.0.get_or_insert(at_s);
         }
@@ -85,9 +91,10 @@ impl LiveTtfp {
         let (Some(origin), Some(first)) = *stamps else {
             return;
         };
-        self.open.remove(rid);
-        // A counted `response.created` named it, so it is in `created`.
-        if let Some(c) = self.created.get_mut(rid) {
+        self.open.remove(&ix);
+        // A counted `response.created` named it, so it has a creation position.
+        let c = &mut self.created[r];
+        if c.ordinal != NOT_CREATED {
             c.known = true;
             self.known
                 .push((c.ordinal, round_dp((first - origin) * 1000.0, 3)));

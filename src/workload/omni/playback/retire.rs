@@ -10,6 +10,7 @@
 
 use super::segment::{NO_SAMPLE, Seg};
 use super::{OUTPUT_RATE, PlaybackClock, Segment};
+use crate::workload::omni::ids::RespIx;
 
 /// What a response's retired segments contribute to the clock's answers.
 #[derive(Debug, Clone, Copy)]
@@ -145,9 +146,15 @@ impl PlaybackClock {
         stream_start_s: f64,
         duration_s: f64,
     ) -> bool {
-        let Some(&r) = self.by_id.get(response_id) else {
+        self.audible_in_horizon_at(self.ix_of(response_id), stream_start_s, duration_s)
+    }
+
+    /// [`PlaybackClock::audible_in_horizon`] for response `ix` (the session's index).
+    pub fn audible_in_horizon_at(&self, ix: RespIx, stream_start_s: f64, duration_s: f64) -> bool {
+        let r = ix as usize;
+        if self.resps.get(r).is_none_or(|resp| resp.id.is_none()) {
             return false;
-        };
+        }
         let horizon = Horizon {
             stream_start_s,
             duration_s,

@@ -15,11 +15,11 @@
 //! before it records — so it returns exactly what was pushed either way.
 
 use std::io::Write as _;
-use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::workload::omni::metrics::LiveTtfp;
+use crate::workload::omni::ids::{RespIx, ResponseIds};
+use crate::workload::omni::metrics::{LiveTtfp, response_id};
 use crate::workload::spool::{SessionSpool, Span};
 
 /// The event log and the live metrics of one session.
@@ -30,7 +30,9 @@ pub struct EventLog {
     spool: Option<SessionSpool>,
     spooled: Option<Span>,
     /// Events recorded before the stream started (a handful: the session is configuring).
-    pre_start: Vec<(f64, Value)>,
+    pre_start: Vec<(f64, Value, Option<RespIx>)>,
+    /// The ids of [`EventLog::push`]'s events (a session passes its own indices).
+    own: ResponseIds,
     stream_start_s: Option<f64>,
     ttfp: LiveTtfp,
     /// The line being spilled (one buffer reused for every event).
@@ -61,24 +63,18 @@ impl EventLog {
 
     /// The events recorded before the stream started, newest first.
     pub fn before_stream_newest_first(&self) -> impl Iterator<Item = &Value> {
-        self.pre_start.iter().rev().map(|(_, e)| e)
+        self.pre_start.iter().rev().map(|(_, e, _)| e)
     }
 
     /// The stream started at `at_s`: events recorded before it now count for the metrics
     /// as [`super::super::metrics::response_rows`] would count them.
     pub fn stream_started(&mut self, at_s: f64) {
-        self.stream_started_with(at_s, |id| Arc::from(id));
-    }
-
-    /// [`EventLog::stream_started`]; `intern` gives the session's own copy of a
-    /// response id.
-    pub fn stream_started_with(&mut self, at_s: f64, intern: impl Fn(&str) -> Arc<str>) {
         if self.stream_start_s.is_some() {
             return;
         }
         self.stream_start_s = Some(at_s);
-        for (t, ev) in &self.pre_start {
-            self.ttfp.observe_with(*t, ev, *t >= at_s, &intern);
+        for (t, ev, ix) in &self.pre_start {
+            self.ttfp.observe_at(*t, ev, *t >= at_s, *ix);
         }
     }
 
@@ -86,21 +82,18 @@ impl EventLog {
     /// that text unchanged but for [`RECEIVED_AT`] set to `at_s` where it was absent: a
     /// spilled line then carries the text as received.
     pub fn push(&mut self, at_s: f64, ev: Value, raw: Option<&str>) {
-        self.push_with(at_s, ev, raw, |id| Arc::from(id));
+        let ix = response_id(&ev).map(|r| self.own.intern(r));
+        self.push_at(at_s, ev, raw, ix);
     }
 
-    /// [`EventLog::push`]; `intern` gives the session's own copy of a response id.
-    pub fn push_with(
-        &mut self,
-        at_s: f64,
-        ev: Value,
-        raw: Option<&str>,
-        intern: impl FnOnce(&str) -> Arc<str>,
-    ) {
+    /// [`EventLog::push`] with the session's index of the event's response id
+    /// ([`LiveTtfp::observe_at`]; `None` when it names none). A log is fed by this or by
+    /// [`EventLog::push`], never both.
+    pub fn push_at(&mut self, at_s: f64, ev: Value, raw: Option<&str>, ix: Option<RespIx>) {
         self.count += 1;
         match self.stream_start_s {
-            Some(s) => self.ttfp.observe_with(at_s, &ev, at_s >= s, intern),
-            None => self.pre_start.push((at_s, ev.clone())),
+            Some(s) => self.ttfp.observe_at(at_s, &ev, at_s >= s, ix),
+            None => self.pre_start.push((at_s, ev.clone(), ix)),
         }
         let Some(spool) = self.spool.as_mut() else {
             self.mem.push((at_s, ev));
@@ -132,8 +125,8 @@ impl EventLog {
             Some(_) => self.ttfp.mean_ms(),
             None => {
                 let mut ttfp = self.ttfp.clone();
-                for (t, ev) in &self.pre_start {
-                    ttfp.observe(*t, ev, *t >= 0.0);
+                for (t, ev, ix) in &self.pre_start {
+                    ttfp.observe_at(*t, ev, *t >= 0.0, *ix);
                 }
                 ttfp.mean_ms()
             }

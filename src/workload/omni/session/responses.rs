@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::output::{DuplexOutput, ResponseRecord};
+use crate::workload::omni::ids::{RespIx, ResponseIds};
 use crate::workload::omni::ledger::{
     self, AUDIO_DELTA_TYPES, AudioCheck, Ledger, PostCommit, TEXT_DELTA_TYPES, response_id,
 };
@@ -48,10 +49,11 @@ pub(super) struct Responses {
     pub clock: PlaybackClock,
     audio: AudioCheck,
     post: Option<PostCommit>,
-    /// Every response id an event named (the one copy of it the session's holders
-    /// share), with what is known of it: one entry per response, looked up once per
-    /// event, is what a long session holds per response here.
-    info: HashMap<Arc<str>, RespInfo>,
+    /// Every response id an event named: the one copy of it the session's holders
+    /// share, and the index its records are kept under.
+    ids: ResponseIds,
+    /// What is known of each response, under its index.
+    info: Vec<RespInfo>,
     /// Responses created so far.
     created: u32,
     orphan_text: bool,
@@ -65,7 +67,8 @@ impl Responses {
             clock: PlaybackClock::new(incremental_acks),
             audio: AudioCheck::default(),
             post: None,
-            info: HashMap::new(),
+            ids: ResponseIds::default(),
+            info: Vec::new(),
             created: 0,
             orphan_text: false,
         }
@@ -90,8 +93,8 @@ impl Responses {
                 .check(ev, &mut out.artifact_warnings)
                 .map_err(|e| e.to_string())?;
             // §1.7: checked during ingestion, so the case fails as the delta arrives.
-            let Some((id, ordinal)) =
-                (self.info.get_key_value(id)).and_then(|(id, i)| Some((id, i.ordinal?)))
+            let Some((ix, ordinal)) =
+                (self.ids.get(id)).and_then(|ix| Some((ix, self.info[ix as usize].ordinal?)))
             else {
                 return Err("response audio has no matching response.created".into());
             };
@@ -102,7 +105,7 @@ impl Responses {
                 (true, None) => SegmentPcm::Memory(pcm.clone()),
                 (true, Some(spool)) => SegmentPcm::Spooled(spool.append(&pcm)),
             };
-            let samples = self.clock.ingest_kept(id, &pcm, at_s, kept);
+            let samples = (self.clock).ingest_kept(ix, self.ids.id(ix), &pcm, at_s, kept);
             out.audio_bytes += pcm.len() as u64;
             ingested = Some(Ingested {
                 bytes: pcm.len(),
@@ -121,16 +124,17 @@ impl Responses {
             }
         }
         // The ledger and the clock keep the session's id, not copies of it.
-        let info = &self.info;
-        self.ledger.observe_with(ev, |id| intern(info, id));
+        let ids = &self.ids;
+        self.ledger.observe_with(ev, |id| intern(ids, id));
         if let Some(post) = self.post.as_mut() {
             post.observe(ev);
         }
         match kind {
             "response.done" => {
                 if let Some(r) = rid {
-                    self.clock.complete(r, at_s);
-                    let info = self.info_mut(r);
+                    let ix = self.ix(r);
+                    self.clock.complete_at(ix, self.ids.id(ix), at_s);
+                    let info = &mut self.info[ix as usize];
                     info.done = true;
                     info.cancelled = ledger::is_cancelled(ev);
                 }
@@ -155,17 +159,25 @@ impl Responses {
         Ok(ingested)
     }
 
-    /// What is known of response `id` (recorded on first sight).
-    fn info_mut(&mut self, id: &str) -> &mut RespInfo {
-        if !self.info.contains_key(id) {
-            self.info.insert(Arc::from(id), RespInfo::default());
-        }
-        self.info.get_mut(id).expect("just inserted")
+    /// Response `id`'s index in the session's table (recorded on first sight): the
+    /// event log's live TTFP keeps its records under it too.
+    pub fn ix_of(&mut self, id: &str) -> RespIx {
+        self.ix(id)
     }
 
-    /// The session's own copy of response id `id` (a new one if no event named it).
-    pub fn intern(&self, id: &str) -> Arc<str> {
-        intern(&self.info, id)
+    /// Response `id`'s index (recorded on first sight).
+    fn ix(&mut self, id: &str) -> RespIx {
+        let ix = self.ids.intern(id);
+        if ix as usize == self.info.len() {
+            self.info.push(RespInfo::default());
+        }
+        ix
+    }
+
+    /// What is known of response `id` (recorded on first sight).
+    fn info_mut(&mut self, id: &str) -> &mut RespInfo {
+        let ix = self.ix(id);
+        &mut self.info[ix as usize]
     }
 
     /// The final input was committed (after the events observed so far). A deferred
@@ -208,20 +220,18 @@ impl Responses {
         {
             return Err("response audio has no matching response.created".into());
         }
-        let stray = self
-            .info
-            .iter()
-            .any(|(id, i)| i.has_text && !self.ledger.is_created(id));
+        let stray = (self.ids.iter().zip(&self.info))
+            .any(|((_, id), i)| i.has_text && !self.ledger.is_created(id));
         if self.orphan_text || stray {
             return Err("response transcript has no matching response.created".into());
         }
         // A complete output: terminal, not cancelled, audible inside the horizon, with text.
-        let complete = self.info.iter().any(|(id, i)| {
+        let complete = (self.ids.iter().zip(&self.info)).any(|((ix, _), i)| {
             i.ordinal.is_some()
                 && i.done
                 && !i.cancelled
                 && i.nonblank
-                && (self.clock).audible_in_horizon(id, stream_start_s, duration_s)
+                && (self.clock).audible_in_horizon_at(ix, stream_start_s, duration_s)
         });
         if require && !complete {
             return Err("OmniInteract E2E requires a response with audio and transcript".into());
@@ -232,8 +242,8 @@ impl Responses {
     /// Records for the created responses, in creation order, their text empty until
     /// [`fill_texts`] rebuilds it from the event log.
     pub fn records(&mut self) -> Vec<ResponseRecord> {
-        let mut created: Vec<_> = (std::mem::take(&mut self.info).into_iter())
-            .filter_map(|(id, i)| Some((i.ordinal?, id, i)))
+        let mut created: Vec<_> = (self.ids.iter().zip(&self.info))
+            .filter_map(|((_, id), i)| Some((i.ordinal?, id, i)))
             .collect();
         created.sort_unstable_by_key(|(ordinal, ..)| *ordinal);
         (created.into_iter())
@@ -279,9 +289,9 @@ pub fn fill_texts(records: &mut [ResponseRecord], events: &[(f64, Value)]) {
 }
 
 /// The session's own copy of `id`, or a new one.
-fn intern(info: &HashMap<Arc<str>, RespInfo>, id: &str) -> Arc<str> {
-    info.get_key_value(id)
-        .map_or_else(|| Arc::from(id), |(k, _)| Arc::clone(k))
+fn intern(ids: &ResponseIds, id: &str) -> Arc<str> {
+    ids.get(id)
+        .map_or_else(|| Arc::from(id), |ix| Arc::clone(ids.id(ix)))
 }
 
 #[cfg(test)]
@@ -322,10 +332,9 @@ mod tests {
             json!({"type": "response.done", "response": {"id": "r1", "status": "completed"}}),
         ];
         let mut r = observed(&events);
-        // The session's table, the ledger's map, the clock's record and its index: one
-        // allocation, four holders.
-        let id = r.info.keys().next().unwrap();
-        assert_eq!(Arc::strong_count(id), 4);
+        // The session's table, the ledger's map and the clock's record: one allocation,
+        // three holders.
+        assert_eq!(Arc::strong_count(r.ids.id(0)), 3);
         assert_eq!(r.records()[0].text, "", "no transcript kept live");
         assert_eq!(texts(observed(&events), &events), ["hi!"]);
     }
