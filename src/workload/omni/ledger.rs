@@ -5,13 +5,13 @@
 //! Pure code: events (`serde_json::Value`) in, verdicts out. Every check is incremental
 //! (one event at a time, in arrival order) so a long session never rescans its history.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
+use std::collections::HashSet;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use serde_json::Value;
 
+use super::ids::{RespIx, ResponseIds};
 pub use super::metrics::response_id;
 use crate::util::pyfmt::py_repr_json;
 pub use crate::util::pyfmt::{py_float, py_g, py_list, py_repr, py_repr_str, py_str, truthy};
@@ -52,50 +52,71 @@ pub enum LedgerError {
 
 /// Created/done bookkeeping over `response.created` / `response.done`, in event order.
 /// The first error is kept and the ledger stops changing after it, like the reference's
-/// scan that raises at the first bad event. Each id is held once (shared with the rest
-/// of the session when it passes the id in: [`Ledger::observe_with`]).
+/// scan that raises at the first bad event. Its state is kept under each response's
+/// index in the session's id table ([`Ledger::observe_at`]), one byte a response; a
+/// ledger fed by [`Ledger::observe`] keeps a table of its own.
 #[derive(Debug, Default, Clone)]
 pub struct Ledger {
-    /// Created ids and whether each is done.
-    done: HashMap<Arc<str>, bool>,
+    /// The ids of [`Ledger::observe`]'s events (a session passes its own indices).
+    own: ResponseIds,
+    /// Under each response's index: never created, created, or done.
+    state: Vec<Slot>,
+    created: usize,
     done_count: usize,
     error: Option<LedgerError>,
+}
+
+/// One response's place in the ledger.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    #[default]
+    Unseen,
+    Created,
+    Done,
 }
 
 impl Ledger {
     /// Account for one event (other event types are ignored).
     pub fn observe(&mut self, ev: &Value) {
-        self.observe_with(ev, |id| Arc::from(id));
+        let ix = response_id(ev)
+            .filter(|id| !id.is_empty())
+            .map(|id| self.own.intern(id));
+        self.observe_at(ev, ix);
     }
 
-    /// [`Ledger::observe`], taking a newly created response's id from `intern` (so a
-    /// session keeps one copy of each id).
-    pub fn observe_with(&mut self, ev: &Value, intern: impl FnOnce(&str) -> Arc<str>) {
+    /// [`Ledger::observe`] with the session's index of the event's response id
+    /// (`None` when it names none or an empty one). A ledger is fed by this or by
+    /// [`Ledger::observe`], never both.
+    pub fn observe_at(&mut self, ev: &Value, ix: Option<RespIx>) {
         let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
         if self.error.is_some() || !matches!(kind, "response.created" | "response.done") {
             return;
         }
-        let Some(id) = response_id(ev).filter(|id| !id.is_empty()) else {
+        let (Some(id), Some(ix)) = (response_id(ev).filter(|id| !id.is_empty()), ix) else {
             self.error = Some(LedgerError::NoId(kind.to_owned()));
             return;
         };
-        self.error = if kind == "response.created" {
-            if self.done.contains_key(id) {
-                Some(LedgerError::DuplicateCreated(id.to_owned()))
-            } else {
-                self.done.insert(intern(id), false);
+        let r = ix as usize;
+        if self.state.len() <= r {
+            self.state.resize(r + 1, Slot::Unseen);
+        }
+        let slot = &mut self.state[r];
+        self.error = match (kind == "response.created", *slot) {
+            (true, Slot::Unseen) => {
+                *slot = Slot::Created;
+                self.created += 1;
                 None
             }
-        } else {
-            match self.done.get_mut(id) {
-                None => Some(LedgerError::DoneWithoutCreated(id.to_owned())),
-                Some(true) => Some(LedgerError::DuplicateDone(id.to_owned())),
-                Some(_) if reports_failure(ev) => Some(LedgerError::Failed(id.to_owned())),
-                Some(done) => {
-                    *done = true;
-                    self.done_count += 1;
-                    None
-                }
+            (true, _) => Some(LedgerError::DuplicateCreated(id.to_owned())),
+            (false, Slot::Unseen) => Some(LedgerError::DoneWithoutCreated(id.to_owned())),
+            (false, Slot::Done) => Some(LedgerError::DuplicateDone(id.to_owned())),
+            (false, Slot::Created) if reports_failure(ev) => {
+                Some(LedgerError::Failed(id.to_owned()))
+            }
+            (false, Slot::Created) => {
+                *slot = Slot::Done;
+                self.done_count += 1;
+                None
             }
         };
     }
@@ -103,19 +124,31 @@ impl Ledger {
     pub fn error(&self) -> Option<&LedgerError> {
         self.error.as_ref()
     }
-    /// Whether `id` was created.
+    /// Whether `id` was created (a ledger fed by [`Ledger::observe`]).
     pub fn is_created(&self, id: &str) -> bool {
-        self.done.contains_key(id)
+        self.own.get(id).is_some_and(|ix| self.is_created_at(ix))
+    }
+    /// Whether response `ix` was created.
+    pub fn is_created_at(&self, ix: RespIx) -> bool {
+        self.state
+            .get(ix as usize)
+            .is_some_and(|s| *s != Slot::Unseen)
     }
     /// `created == done` and no error.
     pub fn is_closed(&self) -> bool {
-        self.error.is_none() && self.done.len() == self.done_count
+        self.error.is_none() && self.created == self.done_count
     }
-    /// Created but not done, sorted (as the reference prints them).
+    /// Created but not done, sorted (as the reference prints them), for a ledger fed by
+    /// [`Ledger::observe`].
     pub fn unfinished(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = (self.done.iter())
-            .filter(|(_, done)| !**done)
-            .map(|(id, _)| &**id)
+        self.unfinished_in(&self.own)
+    }
+    /// Created but not done, sorted, their ids read from `ids` (the table whose indices
+    /// fed the ledger).
+    pub fn unfinished_in<'a>(&self, ids: &'a ResponseIds) -> Vec<&'a str> {
+        let mut v: Vec<&str> = (ids.iter())
+            .filter(|(ix, _)| self.state.get(*ix as usize) == Some(&Slot::Created))
+            .map(|(_, id)| &**id)
             .collect();
         v.sort_unstable();
         v

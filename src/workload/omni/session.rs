@@ -407,7 +407,7 @@ impl DuplexSession {
         if timed_out {
             let mut msg =
                 String::from("Timed out waiting for committed input and stable responses");
-            let open = self.resp.ledger.unfinished();
+            let open = self.resp.unfinished();
             if self.resp.ledger.error().is_none() && !open.is_empty() {
                 let _ = write!(msg, "; unfinished response_ids={}", ledger::py_list(&open));
             }

@@ -4,7 +4,6 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -123,9 +122,12 @@ impl Responses {
                 self.created += 1;
             }
         }
-        // The ledger and the clock keep the session's id, not copies of it.
-        let ids = &self.ids;
-        self.ledger.observe_with(ev, |id| intern(ids, id));
+        // The ledger keeps its state under the session's index of the id.
+        let ix = match kind {
+            "response.created" | "response.done" => rid.map(|r| self.ix(r)),
+            _ => None,
+        };
+        self.ledger.observe_at(ev, ix);
         if let Some(post) = self.post.as_mut() {
             post.observe(ev);
         }
@@ -165,6 +167,11 @@ impl Responses {
         self.ix(id)
     }
 
+    /// Created but not finished response ids, sorted (as the reference prints them).
+    pub fn unfinished(&self) -> Vec<&str> {
+        self.ledger.unfinished_in(&self.ids)
+    }
+
     /// Response `id`'s index (recorded on first sight).
     fn ix(&mut self, id: &str) -> RespIx {
         let ix = self.ids.intern(id);
@@ -184,7 +191,7 @@ impl Responses {
     /// commit first waits for the responses open right now.
     pub fn committed(&mut self, deferred: bool) {
         let prior = if deferred {
-            self.ledger.unfinished()
+            self.unfinished()
         } else {
             Vec::new()
         };
@@ -206,7 +213,7 @@ impl Responses {
         if let Some(e) = self.ledger.error() {
             return Err(e.to_string());
         }
-        let open = self.ledger.unfinished();
+        let open = self.unfinished();
         if !open.is_empty() {
             return Err(format!(
                 "unfinished response_ids: {}",
@@ -216,12 +223,12 @@ impl Responses {
         if self
             .clock
             .responses_with_audio()
-            .any(|id| !self.ledger.is_created(id))
+            .any(|id| !(self.ids.get(id)).is_some_and(|ix| self.ledger.is_created_at(ix)))
         {
             return Err("response audio has no matching response.created".into());
         }
         let stray = (self.ids.iter().zip(&self.info))
-            .any(|((_, id), i)| i.has_text && !self.ledger.is_created(id));
+            .any(|((ix, _), i)| i.has_text && !self.ledger.is_created_at(ix));
         if self.orphan_text || stray {
             return Err("response transcript has no matching response.created".into());
         }
@@ -288,12 +295,6 @@ pub fn fill_texts(records: &mut [ResponseRecord], events: &[(f64, Value)]) {
     }
 }
 
-/// The session's own copy of `id`, or a new one.
-fn intern(ids: &ResponseIds, id: &str) -> Arc<str> {
-    ids.get(id)
-        .map_or_else(|| Arc::from(id), |ix| Arc::clone(ids.id(ix)))
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -332,9 +333,9 @@ mod tests {
             json!({"type": "response.done", "response": {"id": "r1", "status": "completed"}}),
         ];
         let mut r = observed(&events);
-        // The session's table, the ledger's map and the clock's record: one allocation,
-        // three holders.
-        assert_eq!(Arc::strong_count(r.ids.id(0)), 3);
+        // The session's table and the clock's record (for its acks): one allocation, two
+        // holders.
+        assert_eq!(Arc::strong_count(r.ids.id(0)), 2);
         assert_eq!(r.records()[0].text, "", "no transcript kept live");
         assert_eq!(texts(observed(&events), &events), ["hi!"]);
     }
