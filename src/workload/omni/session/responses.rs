@@ -85,33 +85,11 @@ impl Responses {
     ) -> Result<Option<Ingested>, String> {
         let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
         let rid = response_id(ev).filter(|r| !r.is_empty());
-        let mut ingested = None;
-        if AUDIO_DELTA_TYPES.contains(&kind) {
-            let (id, pcm) = self
-                .audio
-                .check(ev, &mut out.artifact_warnings)
-                .map_err(|e| e.to_string())?;
-            // §1.7: checked during ingestion, so the case fails as the delta arrives.
-            let Some((ix, ordinal)) =
-                (self.ids.get(id)).and_then(|ix| Some((ix, self.info[ix as usize].ordinal?)))
-            else {
-                return Err("response audio has no matching response.created".into());
-            };
-            // The decoded Vec becomes the kept Bytes without a copy.
-            let pcm = bytes::Bytes::from(pcm);
-            let kept = match (capture, spool) {
-                (false, _) => SegmentPcm::default(),
-                (true, None) => SegmentPcm::Memory(pcm.clone()),
-                (true, Some(spool)) => SegmentPcm::Spooled(spool.append(&pcm)),
-            };
-            let samples = (self.clock).ingest_kept(ix, self.ids.id(ix), &pcm, at_s, kept);
-            out.audio_bytes += pcm.len() as u64;
-            ingested = Some(Ingested {
-                bytes: pcm.len(),
-                duration_s: samples as f64 / OUTPUT_RATE as f64,
-                ordinal: ordinal as u64,
-            });
-        }
+        let ingested = if AUDIO_DELTA_TYPES.contains(&kind) {
+            Some(self.ingest(ev, at_s, (capture, spool), out)?)
+        } else {
+            None
+        };
         if kind == "response.created"
             && let Some(r) = rid
         {
@@ -159,6 +137,41 @@ impl Responses {
             _ => {}
         }
         Ok(ingested)
+    }
+
+    /// Validate audio delta `ev` and queue it on the playback clock (see
+    /// [`Responses::observe`]).
+    fn ingest(
+        &mut self,
+        ev: &Value,
+        at_s: f64,
+        (capture, spool): (bool, Option<&mut SessionSpool>),
+        out: &mut DuplexOutput,
+    ) -> Result<Ingested, String> {
+        let (id, pcm) = self
+            .audio
+            .check(ev, &mut out.artifact_warnings)
+            .map_err(|e| e.to_string())?;
+        // §1.7: checked during ingestion, so the case fails as the delta arrives.
+        let Some((ix, ordinal)) =
+            (self.ids.get(id)).and_then(|ix| Some((ix, self.info[ix as usize].ordinal?)))
+        else {
+            return Err("response audio has no matching response.created".into());
+        };
+        // The decoded Vec becomes the kept Bytes without a copy.
+        let pcm = bytes::Bytes::from(pcm);
+        let kept = match (capture, spool) {
+            (false, _) => SegmentPcm::default(),
+            (true, None) => SegmentPcm::Memory(pcm.clone()),
+            (true, Some(spool)) => SegmentPcm::Spooled(spool.append(&pcm)),
+        };
+        let samples = (self.clock).ingest_kept(ix, self.ids.id(ix), &pcm, at_s, kept);
+        out.audio_bytes += pcm.len() as u64;
+        Ok(Ingested {
+            bytes: pcm.len(),
+            duration_s: samples as f64 / OUTPUT_RATE as f64,
+            ordinal: u64::from(ordinal),
+        })
     }
 
     /// Response `id`'s index in the session's table (recorded on first sight): the
