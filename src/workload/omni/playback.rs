@@ -18,6 +18,7 @@ use retire::{Horizon, Retired};
 use segment::{NO_SAMPLE, PcmRef, Seg, played_samples};
 pub use segment::{Segment, SegmentPcm, decode as decode_segments, encode as encode_segments};
 
+mod by_id;
 mod retire;
 mod segment;
 
@@ -118,15 +119,6 @@ impl PlaybackClock {
         r
     }
 
-    /// The index of the response recorded under `id`, or the next free one (for the
-    /// string-keyed calls: a scan, for tests and small clocks).
-    fn ix_of(&self, id: &str) -> RespIx {
-        let r = (self.resps.iter())
-            .position(|r| r.id.as_deref() == Some(id))
-            .unwrap_or(self.resps.len());
-        RespIx::try_from(r).expect("fewer than 2^32 responses")
-    }
-
     /// Response `r`'s audio or completion changed: an ack may come due again.
     fn activate(&mut self, r: usize) {
         if !self.resps[r].active {
@@ -172,23 +164,6 @@ impl PlaybackClock {
             first_nonzero: (seg.first_nonzero != NO_SAMPLE).then_some(u64::from(seg.first_nonzero)),
             pcm,
         }
-    }
-
-    /// Queue `pcm` (PCM16, even length) of `response_id` received at `at_s`; keep the bytes
-    /// in the segment only when `keep_pcm`. Returns the samples queued.
-    pub fn ingest(&mut self, response_id: &str, pcm: &[u8], at_s: f64, keep_pcm: bool) -> u64 {
-        let kept = if keep_pcm {
-            SegmentPcm::Memory(Bytes::copy_from_slice(pcm))
-        } else {
-            SegmentPcm::default()
-        };
-        self.ingest_kept(
-            self.ix_of(response_id),
-            &Arc::from(response_id),
-            pcm,
-            at_s,
-            kept,
-        )
     }
 
     /// [`PlaybackClock::ingest`] of response `ix` (the session's index of
@@ -246,11 +221,6 @@ impl PlaybackClock {
         self.segments.push_back(seg);
         self.activate(r);
         u64::from(samples)
-    }
-
-    /// `response.done` for `response_id`.
-    pub fn complete(&mut self, response_id: &str, at_s: f64) {
-        self.complete_at(self.ix_of(response_id), &Arc::from(response_id), at_s);
     }
 
     /// `response.done` for response `ix` (the session's index of `response_id`).
@@ -419,10 +389,6 @@ impl PlaybackClock {
     /// End of the serial clock (0 before any audio).
     pub fn end_s(&self) -> f64 {
         self.end_s
-    }
-    /// Samples queued for `response_id` so far.
-    pub fn total_samples(&self, response_id: &str) -> u64 {
-        (self.resps.get(self.ix_of(response_id) as usize)).map_or(0, |r| r.total)
     }
     /// The responses that had audio queued (even if a barge-in cleared all of it).
     pub fn responses_with_audio(&self) -> impl Iterator<Item = &str> {

@@ -135,21 +135,8 @@ impl PlaybackClock {
         out
     }
 
-    /// Whether `response_id` has a non-silent sample that lands inside the output WAV
-    /// horizon (`ceil(duration_s)` seconds from `stream_start_s`, offsets rounded half to
-    /// even like the reference) while its first audio starts before the horizon.
-    /// Retired segments count as they were placed when they retired, against the horizon
-    /// [`PlaybackClock::set_horizon`] gave (the same one, from the same session).
-    pub fn audible_in_horizon(
-        &self,
-        response_id: &str,
-        stream_start_s: f64,
-        duration_s: f64,
-    ) -> bool {
-        self.audible_in_horizon_at(self.ix_of(response_id), stream_start_s, duration_s)
-    }
-
-    /// [`PlaybackClock::audible_in_horizon`] for response `ix` (the session's index).
+    /// Whether response `ix` (the session's index) has a non-silent sample inside the
+    /// output horizon ([`PlaybackClock::audible_in_horizon`] by id).
     pub fn audible_in_horizon_at(&self, ix: RespIx, stream_start_s: f64, duration_s: f64) -> bool {
         let r = ix as usize;
         if self.resps.get(r).is_none_or(|resp| resp.id.is_none()) {
