@@ -104,11 +104,6 @@ fn main() {
             let mut fx = Effects::default();
             s.on_wake(at(t + 0.1 * f64::from(w)), &mut fx);
         }
-        if std::env::var_os("MEM_TRACE").is_some() && k % 20 == 0 {
-            spool.flush();
-            let s = GLOBAL.stats();
-            eprintln!("{k} {:?} {:?}", live(), s);
-        }
         if k == early || k == late {
             spool.flush();
             let (bytes, n) = live();

@@ -90,29 +90,24 @@ impl Responses {
         } else {
             None
         };
+        // The id is looked up once; every holder keeps its record under its index.
+        let ix = rid.map(|r| self.ix_of(r));
         if kind == "response.created"
-            && let Some(r) = rid
+            && let Some(ix) = ix
         {
-            let next = self.created;
-            let info = self.info_mut(r);
+            let info = &mut self.info[ix as usize];
             if info.ordinal.is_none() {
-                info.ordinal = Some(next);
+                info.ordinal = Some(self.created);
                 self.created += 1;
             }
         }
-        // The ledger keeps its state under the session's index of the id.
-        let ix = match kind {
-            "response.created" | "response.done" => rid.map(|r| self.ix(r)),
-            _ => None,
-        };
         self.ledger.observe_at(ev, ix);
         if let Some(post) = self.post.as_mut() {
             post.observe(ev);
         }
         match kind {
             "response.done" => {
-                if let Some(r) = rid {
-                    let ix = self.ix(r);
+                if let Some(ix) = ix {
                     self.clock.complete_at(ix, self.ids.id(ix), at_s);
                     let info = &mut self.info[ix as usize];
                     info.done = true;
@@ -125,10 +120,10 @@ impl Responses {
                     ledger::warn_once(&mut out.ineligible_reasons, "cleared_response".into());
                 }
             }
-            k if TEXT_DELTA_TYPES.contains(&k) => match rid {
-                Some(r) => {
+            k if TEXT_DELTA_TYPES.contains(&k) => match ix {
+                Some(ix) => {
                     let nonblank = !text_delta(ev).trim().is_empty();
-                    let info = self.info_mut(r);
+                    let info = &mut self.info[ix as usize];
                     info.has_text = true;
                     info.nonblank |= nonblank;
                 }
@@ -174,19 +169,14 @@ impl Responses {
         })
     }
 
-    /// Response `id`'s index in the session's table (recorded on first sight): the
-    /// event log's live TTFP keeps its records under it too.
-    pub fn ix_of(&mut self, id: &str) -> RespIx {
-        self.ix(id)
-    }
-
     /// Created but not finished response ids, sorted (as the reference prints them).
     pub fn unfinished(&self) -> Vec<&str> {
         self.ledger.unfinished_in(&self.ids)
     }
 
-    /// Response `id`'s index (recorded on first sight).
-    fn ix(&mut self, id: &str) -> RespIx {
+    /// Response `id`'s index in the session's table (recorded on first sight): the
+    /// event log's live TTFP keeps its records under it too.
+    pub fn ix_of(&mut self, id: &str) -> RespIx {
         let ix = self.ids.intern(id);
         if ix as usize == self.info.len() {
             self.info.push(RespInfo::default());
@@ -196,7 +186,7 @@ impl Responses {
 
     /// What is known of response `id` (recorded on first sight).
     fn info_mut(&mut self, id: &str) -> &mut RespInfo {
-        let ix = self.ix(id);
+        let ix = self.ix_of(id);
         &mut self.info[ix as usize]
     }
 
