@@ -151,34 +151,37 @@ impl Shared {
     /// Adds `pcm` (`piece` of a logical file) to the batch, handing the batch over first
     /// if `pcm` would take it past [`BATCH_BYTES`] and again once it holds that many (a
     /// batch is reserved once at its full size: it never grows by doubling).
+    ///
+    /// A batch is sent while the batch lock is held (the channel is unbounded, so sending
+    /// never blocks): batches then reach the writer in the order they were taken, and a
+    /// [`Spool::flush`] on another thread cannot overtake one that an append took just
+    /// before it. Sent after the lock was released, such a batch could arrive behind the
+    /// flush's barrier, and an artifact writer reading a finished session back while the
+    /// run went on found its last bytes "never written" (seen once in CI, in
+    /// `save_video_writes_each_measured_sessions_media`).
     fn append(&self, piece: Piece, pcm: &[u8]) {
-        let mut full = [None, None];
-        {
-            let mut batch = self.batch.lock().unwrap_or_else(PoisonError::into_inner);
-            if !batch.bytes.is_empty() && batch.bytes.len() + pcm.len() > BATCH_BYTES {
-                full[0] = Some(batch.take());
-            }
-            if batch.bytes.capacity() == 0 {
-                batch.bytes.reserve_exact(BATCH_BYTES.max(pcm.len()));
-            }
-            batch.bytes.extend_from_slice(pcm);
-            batch.pieces.push(piece);
-            if batch.bytes.len() >= BATCH_BYTES {
-                full[1] = Some(batch.take());
-            }
+        let mut batch = self.batch.lock().unwrap_or_else(PoisonError::into_inner);
+        if !batch.bytes.is_empty() && batch.bytes.len() + pcm.len() > BATCH_BYTES {
+            let (bytes, pieces) = batch.take();
+            self.send(bytes, pieces);
         }
-        for (bytes, pieces) in full.into_iter().flatten() {
+        if batch.bytes.capacity() == 0 {
+            batch.bytes.reserve_exact(BATCH_BYTES.max(pcm.len()));
+        }
+        batch.bytes.extend_from_slice(pcm);
+        batch.pieces.push(piece);
+        if batch.bytes.len() >= BATCH_BYTES {
+            let (bytes, pieces) = batch.take();
             self.send(bytes, pieces);
         }
     }
 
-    /// Hands over what the batch holds (if anything).
+    /// Hands over what the batch holds (if anything), under the batch lock as
+    /// [`Shared::append`] does.
     fn hand_over(&self) {
-        let taken = {
-            let mut batch = self.batch.lock().unwrap_or_else(PoisonError::into_inner);
-            (!batch.pieces.is_empty()).then(|| batch.take())
-        };
-        if let Some((bytes, pieces)) = taken {
+        let mut batch = self.batch.lock().unwrap_or_else(PoisonError::into_inner);
+        if !batch.pieces.is_empty() {
+            let (bytes, pieces) = batch.take();
             self.send(bytes, pieces);
         }
     }
