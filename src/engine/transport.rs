@@ -17,6 +17,7 @@ use bytes::{Bytes, BytesMut};
 use super::tls::ClientTls;
 use crate::workload::{ConnectSpec, Inbound};
 
+mod frame;
 mod split;
 #[cfg(test)]
 pub(crate) use split::split;

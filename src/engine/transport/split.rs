@@ -3,13 +3,20 @@
 //! neither holds across an `.await` (futures' `split` serializes the halves with a lock
 //! built for threads, which a shard never needs).
 //!
-//! Owning the framed connection lets the sender give back the write buffer once a
-//! message is out: between two sends (200 ms apart for an OmniInteract upload) a session
-//! then holds [`IDLE_WRITE_BUF_BYTES`] instead of its last frame's allocation (~9 KB for
-//! an append with its JPEG frame). Large frames still get exactly their room from
+//! A data message sent at once ([`WsSink::send_now`]) while nothing is buffered skips the
+//! connection's write buffer: its frame is masked into one scratch buffer per shard
+//! thread ([`super::frame`]) and written from there; only what the socket does not take
+//! at once is moved into the write buffer, for [`WsSink::flush`]. So an OmniInteract
+//! append (~9 KB, five a second) costs no allocation and one copy, and a session's write
+//! buffer stays empty between sends.
+//!
+//! Owning the framed connection also lets the sender give back the write buffer once a
+//! queued message is out: a session then holds [`IDLE_WRITE_BUF_BYTES`] instead of its
+//! last frame's allocation. Large frames still get exactly their room from
 //! [`super::fit_if_drained`].
 
 use std::cell::RefCell;
+use std::io::ErrorKind::WriteZero;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
@@ -20,8 +27,9 @@ use awc::BoxedSocket;
 use awc::ws::{Frame, Message};
 use bytes::BytesMut;
 use futures_util::Stream;
+use tokio::io::AsyncWrite;
 
-use super::{FrameError, LimitedCodec};
+use super::{FrameError, KEEP_WRITE_BUF_BYTES, LimitedCodec, frame};
 
 /// What a drained write buffer is reset to: actix-codec grows a buffer with less than
 /// 1 KiB free to 8 KiB before encoding, so 1 KiB lets a small message (an ack, a pong)
@@ -29,6 +37,12 @@ use super::{FrameError, LimitedCodec};
 pub const IDLE_WRITE_BUF_BYTES: usize = 1024;
 
 type Conn = Framed<BoxedSocket, LimitedCodec>;
+
+thread_local! {
+    /// The frame [`WsSink::send_now`] writes directly: one per shard thread, shared by
+    /// its sessions (a frame is written, or moved to its connection, before the next).
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
 type Shared = Rc<RefCell<Option<Conn>>>;
 
 /// The write half of a client WebSocket.
@@ -39,8 +53,11 @@ pub struct WsStream(Shared);
 
 /// Splits `framed` into the halves the sender and the reader own.
 pub fn split(framed: Conn) -> (WsSink, WsStream) {
-    let shared = Rc::new(RefCell::new(Some(framed)));
-    (WsSink(Rc::clone(&shared)), WsStream(shared))
+    let sink = WsSink(Rc::new(RefCell::new(Some(framed))));
+    // The connection's 8 KiB write buffer goes at once: data messages skip it.
+    sink.release_drained();
+    let stream = WsStream(Rc::clone(&sink.0));
+    (sink, stream)
 }
 
 impl WsSink {
@@ -54,6 +71,31 @@ impl WsSink {
     /// when every buffered byte went out (the drained buffer is given back), `false` when
     /// some wait in the write buffer for [`WsSink::flush`] (nothing else wakes for them).
     pub fn send_now(&self, msg: Message) -> Result<bool, ProtocolError> {
+        let (opcode, payload) = match &msg {
+            Message::Text(t) => (0x1, &t.as_bytes()[..]),
+            Message::Binary(b) => (0x2, &b[..]),
+            _ => return self.send_now_buffered(msg),
+        };
+        let mut slot = self.0.borrow_mut();
+        if !slot.as_ref().is_some_and(Conn::is_write_buf_empty) {
+            drop(slot);
+            return self.send_now_buffered(msg);
+        }
+        SCRATCH.with_borrow_mut(|scratch| {
+            scratch.clear();
+            frame::encode_masked(scratch, opcode, payload, rand::random());
+            let sent = write_direct(&mut slot, scratch);
+            if scratch.capacity() > KEEP_WRITE_BUF_BYTES {
+                // One large message (the reference voice) does not stay pinned.
+                *scratch = Vec::new();
+            }
+            sent
+        })
+    }
+
+    /// [`WsSink::send_now`] through the write buffer: control frames, and a message
+    /// behind bytes already buffered.
+    fn send_now_buffered(&self, msg: Message) -> Result<bool, ProtocolError> {
         self.encode(msg)?;
         let mut cx = Context::from_waker(std::task::Waker::noop());
         match self.poll_flush(&mut cx) {
@@ -123,6 +165,36 @@ impl Stream for WsStream {
             None => Poll::Ready(None),
         }
     }
+}
+
+/// Writes `frame` to the connection's socket with non-blocking attempts: `true` when all
+/// of it went out and the socket flushed; otherwise what was not taken is moved into the
+/// (empty) write buffer for [`WsSink::flush`] and `false` is returned.
+fn write_direct(slot: &mut Option<Conn>, frame: &[u8]) -> Result<bool, ProtocolError> {
+    let conn = slot.as_mut().ok_or_else(gone)?;
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    let mut done = 0;
+    while done < frame.len() {
+        match Pin::new(conn.io_mut()).poll_write(&mut cx, &frame[done..]) {
+            Poll::Ready(Ok(0)) => return Err(ProtocolError::Io(WriteZero.into())),
+            Poll::Ready(Ok(n)) => done += n,
+            Poll::Ready(Err(e)) => return Err(ProtocolError::Io(e)),
+            Poll::Pending => break,
+        }
+    }
+    if done == frame.len() {
+        return match Pin::new(conn.io_mut()).poll_flush(&mut cx) {
+            Poll::Ready(r) => r.map(|()| true).map_err(ProtocolError::Io),
+            Poll::Pending => Ok(false),
+        };
+    }
+    let Some(conn) = slot.take() else {
+        return Err(gone());
+    };
+    let mut parts: FramedParts<BoxedSocket, LimitedCodec> = conn.into_parts();
+    parts.write_buf.extend_from_slice(&frame[done..]);
+    *slot = Some(Framed::from_parts(parts));
+    Ok(false)
 }
 
 /// The connection is being put back together: never seen, since no borrow is held

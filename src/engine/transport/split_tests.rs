@@ -70,3 +70,66 @@ fn messages_cross_both_ways_and_the_write_buffer_is_given_back() {
         assert!(server.next().await.is_none());
     });
 }
+
+/// A client connection over a pipe that holds only `cap` bytes, and the server end.
+fn narrow_pipe(
+    cap: usize,
+) -> (
+    Framed<BoxedSocket, LimitedCodec>,
+    Framed<tokio::io::DuplexStream, Codec>,
+) {
+    let (client, server) = tokio::io::duplex(cap);
+    let client = Framed::new(
+        Box::new(client) as BoxedSocket,
+        LimitedCodec::new(Codec::new().client_mode(), 1 << 20),
+    );
+    (client, Framed::new(server, Codec::new().max_size(1 << 20)))
+}
+
+#[test]
+fn a_message_sent_at_once_skips_the_write_buffer() {
+    run(async {
+        let (client, mut server) = pipe();
+        let (sink, _stream) = split(client);
+        assert_eq!(write_buf_capacity(&sink), IDLE_WRITE_BUF_BYTES);
+        let append = "a".repeat(8_683);
+        assert!(sink.send_now(Message::Text(append.clone().into())).unwrap());
+        assert!(
+            sink.send_now(Message::Binary(Bytes::from_static(b"\x00\x01")))
+                .unwrap()
+        );
+        // The frames were written from the shard's scratch buffer, not grown into this one.
+        assert_eq!(write_buf_capacity(&sink), IDLE_WRITE_BUF_BYTES);
+        match server.next().await.unwrap().unwrap() {
+            Frame::Text(b) => assert_eq!(b, Bytes::from(append)),
+            other => panic!("{other:?}"),
+        }
+        match server.next().await.unwrap().unwrap() {
+            Frame::Binary(b) => assert_eq!(b, Bytes::from_static(b"\x00\x01")),
+            other => panic!("{other:?}"),
+        }
+    });
+}
+
+#[test]
+fn what_the_socket_does_not_take_waits_in_order_for_the_flush() {
+    run(async {
+        // The pipe takes 100 bytes: the first frame goes out in part.
+        let (client, mut server) = narrow_pipe(100);
+        let (sink, _stream) = split(client);
+        let first = "f".repeat(10_000);
+        assert!(!sink.send_now(Message::Text(first.clone().into())).unwrap());
+        // Bytes wait: the next message queues behind them in the write buffer.
+        assert!(!sink.send_now(Message::Text("second".into())).unwrap());
+        let flush = async { sink.flush().await.unwrap() };
+        let read = async {
+            let a = server.next().await.unwrap().unwrap();
+            let b = server.next().await.unwrap().unwrap();
+            (a, b)
+        };
+        let ((), (a, b)) = futures_util::join!(flush, read);
+        assert_eq!(a, Frame::Text(Bytes::from(first)));
+        assert_eq!(b, Frame::Text(Bytes::from_static(b"second")));
+        assert_eq!(write_buf_capacity(&sink), IDLE_WRITE_BUF_BYTES);
+    });
+}
