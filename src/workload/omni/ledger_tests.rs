@@ -343,3 +343,56 @@ fn python_renderings() {
     assert_eq!(py_str(&json!("plain")), "plain");
     assert_eq!(py_str(&json!({"a": 1})), "{'a': 1}");
 }
+
+/// Base64 shaped like an audio delta's, then maybe mutated: a byte replaced by one of the
+/// characters a decoder must judge (padding, whitespace, the URL-safe alphabet, one
+/// that changes only the trailing bits), or the padding dropped.
+fn b64_case() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let pcm = proptest::collection::vec(any::<u8>(), 0..200);
+    let mutation = proptest::option::of((any::<prop::sample::Index>(), 0usize..9));
+    (pcm, mutation).prop_map(|(pcm, mutation)| {
+        use base64::Engine as _;
+        let mut s = base64::engine::general_purpose::STANDARD
+            .encode(pcm)
+            .into_bytes();
+        if let (Some((at, what)), false) = (mutation, s.is_empty()) {
+            let i = at.index(s.len());
+            match what {
+                0 => s[i] = b'=',
+                1 => s[i] = b' ',
+                2 => s[i] = b'-',
+                3 => s[i] = b'_',
+                4 => s[i] = b'\n',
+                5 => s.retain(|&c| c != b'='),
+                6 => s.push(b'='),
+                // A last character one step on: the same data, other trailing bits.
+                7 => {
+                    let last = s.iter().rposition(|&c| c != b'=').unwrap_or(0);
+                    s[last] = if s[last] == b'z' { b'0' } else { s[last] + 1 };
+                }
+                _ => s.insert(i, b'A'),
+            }
+        }
+        String::from_utf8(s).unwrap_or_default()
+    })
+}
+
+proptest::proptest! {
+    /// The SIMD path decodes exactly what the strict decoder does and refuses exactly
+    /// what it refuses.
+    #[test]
+    fn audio_base64_decodes_as_the_strict_decoder(s in b64_case()) {
+        proptest::prop_assert_eq!(decode_audio_b64(&s).ok(), STRICT_B64.decode(&s).ok());
+    }
+}
+
+#[test]
+fn audio_base64_accepts_trailing_bits_and_refuses_bad_padding() {
+    // "QR==" carries 0x41 with non-zero trailing bits: the reference accepts it.
+    assert_eq!(decode_audio_b64("QR==").unwrap(), b"A");
+    assert_eq!(decode_audio_b64("QQ==").unwrap(), b"A");
+    assert!(decode_audio_b64("QQ").is_err());
+    assert!(decode_audio_b64("QQ=").is_err());
+    assert!(decode_audio_b64("%%not-base64%%").is_err());
+}

@@ -27,6 +27,7 @@ use events::EventLog;
 mod closed;
 pub mod events;
 mod output;
+pub mod parse;
 mod responses;
 
 pub use output::{DuplexOutput, DuplexSettings, Phase, PreparedMedia, ResponseRecord};
@@ -179,8 +180,8 @@ impl DuplexSession {
     }
 
     fn on_text(&mut self, text: &str, at: Instant, fx: &mut Effects) {
-        let ev = match parse_event(text) {
-            Ok(ev) => ev,
+        let parse::Parsed { ev, audio } = match parse::parse_event(text) {
+            Ok(p) => p,
             Err(msg) => return self.finish(at, Err((FailureKind::Protocol, msg)), fx),
         };
         if !ev.is_object() {
@@ -188,7 +189,7 @@ impl DuplexSession {
         }
         let at_s = self.secs(at);
         let index = self.events.len();
-        let audio_len = match self.observe_media(&ev, at, at_s, fx) {
+        let audio_len = match self.observe_media(&ev, &audio, at, at_s, fx) {
             Ok(n) => n,
             Err(e) => return self.finish(at, Err((FailureKind::Protocol, e)), fx),
         };
@@ -205,13 +206,18 @@ impl DuplexSession {
     fn observe_media(
         &mut self,
         ev: &Value,
+        payload: &parse::AudioPayload<'_>,
         at: Instant,
         at_s: f64,
         fx: &mut Effects,
     ) -> Result<Option<usize>, String> {
-        let Some(i) =
-            self.resp
-                .observe(ev, at_s, (self.capture, self.spool.as_mut()), &mut self.out)?
+        let Some(i) = self.resp.observe(
+            ev,
+            payload,
+            at_s,
+            (self.capture, self.spool.as_mut()),
+            &mut self.out,
+        )?
         else {
             return Ok(None);
         };
@@ -549,18 +555,6 @@ impl Session for DuplexSession {
         (s.out.events, s.out.events_spooled) = s.events.into_parts();
         s.out
     }
-}
-
-/// Parses one inbound text frame; a malformed one fails the session with the reference's
-/// words, then what failed to parse and where.
-fn parse_event(text: &str) -> Result<Value, String> {
-    serde_json::from_str::<Value>(text).map_err(|e| {
-        let head: String = text.chars().take(80).collect();
-        let more = if head.len() < text.len() { "…" } else { "" };
-        format!(
-            "Realtime WebSocket reader failed: server sent malformed JSON ({e}): {head:?}{more}"
-        )
-    })
 }
 
 #[cfg(test)]

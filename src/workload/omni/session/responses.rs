@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::output::{DuplexOutput, ResponseRecord};
+use super::parse::AudioPayload;
 use crate::workload::omni::ids::{RespIx, ResponseIds};
 use crate::workload::omni::ledger::{
     self, AUDIO_DELTA_TYPES, AudioCheck, Ledger, PostCommit, TEXT_DELTA_TYPES, response_id,
@@ -79,6 +80,7 @@ impl Responses {
     pub fn observe(
         &mut self,
         ev: &Value,
+        payload: &AudioPayload<'_>,
         at_s: f64,
         (capture, spool): (bool, Option<&mut SessionSpool>),
         out: &mut DuplexOutput,
@@ -86,7 +88,7 @@ impl Responses {
         let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
         let rid = response_id(ev).filter(|r| !r.is_empty());
         let ingested = if AUDIO_DELTA_TYPES.contains(&kind) {
-            Some(self.ingest(ev, at_s, (capture, spool), out)?)
+            Some(self.ingest(ev, payload, at_s, (capture, spool), out)?)
         } else {
             None
         };
@@ -139,13 +141,14 @@ impl Responses {
     fn ingest(
         &mut self,
         ev: &Value,
+        payload: &AudioPayload<'_>,
         at_s: f64,
         (capture, spool): (bool, Option<&mut SessionSpool>),
         out: &mut DuplexOutput,
     ) -> Result<Ingested, String> {
         let (id, pcm) = self
             .audio
-            .check(ev, &mut out.artifact_warnings)
+            .check_with(ev, payload, &mut out.artifact_warnings)
             .map_err(|e| e.to_string())?;
         // §1.7: checked during ingestion, so the case fails as the delta arrives.
         let Some((ix, ordinal)) =
@@ -311,8 +314,14 @@ mod tests {
         let mut r = Responses::new(false);
         let mut out = DuplexOutput::default();
         for (k, ev) in events.iter().enumerate() {
-            r.observe(ev, k as f64 / 10.0, (false, None), &mut out)
-                .unwrap();
+            r.observe(
+                ev,
+                &Default::default(),
+                k as f64 / 10.0,
+                (false, None),
+                &mut out,
+            )
+            .unwrap();
         }
         r
     }
