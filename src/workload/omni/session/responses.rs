@@ -9,6 +9,14 @@ use serde_json::Value;
 
 use super::output::{DuplexOutput, ResponseRecord};
 use super::parse::AudioPayload;
+
+thread_local! {
+    /// The audio delta being ingested, decoded (one buffer per shard thread).
+    static DECODED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The largest decode buffer a shard thread keeps between deltas.
+const DECODED_KEEP_BYTES: usize = 64 * 1024;
 use crate::workload::omni::ids::{RespIx, ResponseIds};
 use crate::workload::omni::ledger::{
     self, AUDIO_DELTA_TYPES, AudioCheck, Ledger, PostCommit, TEXT_DELTA_TYPES, response_id,
@@ -146,24 +154,42 @@ impl Responses {
         (capture, spool): (bool, Option<&mut SessionSpool>),
         out: &mut DuplexOutput,
     ) -> Result<Ingested, String> {
-        let (id, pcm) = self
-            .audio
-            .check_with(ev, payload, &mut out.artifact_warnings)
-            .map_err(|e| e.to_string())?;
+        // Decoded into the shard thread's buffer: kept in memory only by a copy, spooled
+        // (one append to the shared batch) or dropped without an allocation of its own.
+        DECODED.with_borrow_mut(|pcm| {
+            let id = (self.audio)
+                .check_into(ev, payload, &mut out.artifact_warnings, pcm)
+                .map_err(|e| e.to_string())?;
+            let queued = self.queue_audio(id, pcm, at_s, (capture, spool), out);
+            if pcm.capacity() > DECODED_KEEP_BYTES {
+                // A rare huge delta does not stay pinned.
+                *pcm = Vec::new();
+            }
+            queued
+        })
+    }
+
+    /// Queues a checked delta's decoded `pcm` of response `id` on the playback clock.
+    fn queue_audio(
+        &mut self,
+        id: &str,
+        pcm: &[u8],
+        at_s: f64,
+        (capture, spool): (bool, Option<&mut SessionSpool>),
+        out: &mut DuplexOutput,
+    ) -> Result<Ingested, String> {
         // §1.7: checked during ingestion, so the case fails as the delta arrives.
         let Some((ix, ordinal)) =
             (self.ids.get(id)).and_then(|ix| Some((ix, self.info[ix as usize].ordinal?)))
         else {
             return Err("response audio has no matching response.created".into());
         };
-        // The decoded Vec becomes the kept Bytes without a copy.
-        let pcm = bytes::Bytes::from(pcm);
         let kept = match (capture, spool) {
             (false, _) => SegmentPcm::default(),
-            (true, None) => SegmentPcm::Memory(pcm.clone()),
-            (true, Some(spool)) => SegmentPcm::Spooled(spool.append(&pcm)),
+            (true, None) => SegmentPcm::Memory(bytes::Bytes::copy_from_slice(pcm)),
+            (true, Some(spool)) => SegmentPcm::Spooled(spool.append(pcm)),
         };
-        let samples = (self.clock).ingest_kept(ix, self.ids.id(ix), &pcm, at_s, kept);
+        let samples = (self.clock).ingest_kept(ix, self.ids.id(ix), pcm, at_s, kept);
         out.audio_bytes += pcm.len() as u64;
         Ok(Ingested {
             bytes: pcm.len(),
