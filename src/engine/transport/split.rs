@@ -31,10 +31,10 @@ use tokio::io::AsyncWrite;
 
 use super::{FrameError, KEEP_WRITE_BUF_BYTES, LimitedCodec, frame};
 
-/// What a drained write buffer is reset to: actix-codec grows a buffer with less than
-/// 1 KiB free to 8 KiB before encoding, so 1 KiB lets a small message (an ack, a pong)
-/// go without a new allocation.
-pub const IDLE_WRITE_BUF_BYTES: usize = 1024;
+/// What a drained write buffer is reset to: nothing. Data messages sent at once never
+/// use it; what does (a message queued behind a blocked write, a pong, the close) is
+/// rare enough that allocating for it beats every session holding a buffer.
+pub const IDLE_WRITE_BUF_BYTES: usize = 0;
 
 type Conn = Framed<BoxedSocket, LimitedCodec>;
 
