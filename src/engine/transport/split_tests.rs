@@ -15,12 +15,7 @@ fn pipe() -> (
     Framed<BoxedSocket, LimitedCodec>,
     Framed<tokio::io::DuplexStream, Codec>,
 ) {
-    let (client, server) = tokio::io::duplex(1 << 20);
-    let client = Framed::new(
-        Box::new(client) as BoxedSocket,
-        LimitedCodec::new(Codec::new().client_mode(), 1 << 20),
-    );
-    (client, Framed::new(server, Codec::new()))
+    narrow_pipe(1 << 20)
 }
 
 /// The write buffer's allocation, read by taking the connection apart and back.
@@ -71,7 +66,7 @@ fn messages_cross_both_ways_and_the_write_buffer_is_given_back() {
     });
 }
 
-/// A client connection over a pipe that holds only `cap` bytes, and the server end.
+/// [`pipe`] holding only `cap` bytes in flight.
 fn narrow_pipe(
     cap: usize,
 ) -> (
