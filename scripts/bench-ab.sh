@@ -13,7 +13,7 @@
 # first in even ones), and the end adds each build's median: the figures are then what a
 # lone run costs, and CPU per session-second shows differences the shared core can hide.
 # Each round prints one line per build: CPU per live session-second, RSS per session in
-# flight and send lateness p99.
+# flight, send lateness p99, and its reference server's CPU per live session-second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 alternate=
@@ -26,10 +26,11 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 line() {
   local f=$1
-  printf '%s µs/session-s, %s KiB/session, lateness p99 %s ms\n' \
+  printf '%s µs/session-s, %s KiB/session, lateness p99 %s ms, its server %s µs/session-s\n' \
     "$(grep -oE '= [0-9]+ µs CPU' "$f" | grep -oE '[0-9]+' || echo '?')" \
     "$(grep -oE 'RSS per session in flight: [0-9.]+' "$f" | grep -oE '[0-9.]+$' || echo '?')" \
-    "$(sed -n 's/^send lateness:.* p99 \([0-9.]*\) ms.*/\1/p' "$f" | head -1)"
+    "$(sed -n 's/^send lateness:.* p99 \([0-9.]*\) ms.*/\1/p' "$f" | head -1)" \
+    "$(sed -n 's/^server (reference.* = \([0-9]*\) µs per live session-second.*/\1/p' "$f" | head -1)"
 }
 cpu() { grep -oE '= [0-9]+ µs CPU' "$1" | grep -oE '[0-9]+' || true; }
 median() { sort -n | awk '{v[NR] = $1} END {if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2); else print "?"}'; }

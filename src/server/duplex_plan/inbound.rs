@@ -219,8 +219,15 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Decodes strict base64 into `buf` (grown, never shrunk); `None` if it is not.
-fn decode_into<'b>(buf: &'b mut Vec<u8>, text: &str) -> Option<&'b [u8]> {
+/// Decodes strict base64 into `buf` (grown, never shrunk); `None` if it is not. The
+/// SIMD decoder goes first; what it refuses goes to [`STANDARD`], whose verdict stands, so
+/// what is accepted is exactly [`STANDARD`]'s (checked by a proptest).
+pub(crate) fn decode_into<'b>(buf: &'b mut Vec<u8>, text: &str) -> Option<&'b [u8]> {
+    buf.clear();
+    if base64_simd::STANDARD.decode_append(text, buf).is_ok() {
+        return Some(&buf[..]);
+    }
+    buf.clear();
     let need = base64::decoded_len_estimate(text.len());
     if buf.len() < need {
         buf.resize(need, 0);

@@ -2,7 +2,7 @@
 //! the `Value` path it stands in for: it accepts only what `validate_append` accepts,
 //! with the same result, and a session driven through it sends the same actions.
 
-use super::super::inbound::checked_append;
+use super::super::inbound::{checked_append, decode_into};
 use super::*;
 
 #[test]
@@ -140,5 +140,40 @@ fn a_session_fed_appends_as_text_sends_what_the_value_path_sends() {
         assert_eq!(by_text, session(cfg, false));
         assert!(of_type(&by_text, "response.created").len() >= 4);
         assert_eq!(of_type(&by_text, "error").len(), 1);
+    }
+}
+
+proptest::proptest! {
+    /// The SIMD-first decoder accepts exactly what the strict one does, with its bytes:
+    /// valid base64, then one character replaced by padding, a space, the URL-safe
+    /// alphabet or a trailing-bit change, or the padding dropped.
+    #[test]
+    fn append_base64_decodes_as_the_strict_decoder(
+        pcm in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+        at in proptest::prelude::any::<proptest::sample::Index>(),
+        what in 0usize..8,
+    ) {
+        use base64::Engine as _;
+        let mut s = base64::engine::general_purpose::STANDARD.encode(&pcm).into_bytes();
+        if !s.is_empty() {
+            let i = at.index(s.len());
+            match what {
+                0 => s[i] = b'=',
+                1 => s[i] = b' ',
+                2 => s[i] = b'-',
+                3 => s.retain(|&c| c != b'='),
+                4 => {
+                    let last = s.iter().rposition(|&c| c != b'=').unwrap_or(0);
+                    s[last] = if s[last] == b'z' { b'0' } else { s[last] + 1 };
+                }
+                5 => s.push(b'='),
+                _ => {}
+            }
+        }
+        let text = String::from_utf8(s).unwrap();
+        let mut buf = Vec::new();
+        let got = decode_into(&mut buf, &text).map(<[u8]>::to_vec);
+        let want = base64::engine::general_purpose::STANDARD.decode(&text).ok();
+        proptest::prop_assert_eq!(got, want);
     }
 }
