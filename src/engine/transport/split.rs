@@ -38,12 +38,13 @@ pub const IDLE_WRITE_BUF_BYTES: usize = 0;
 
 type Conn = Framed<BoxedSocket, LimitedCodec>;
 
+type Shared = Rc<RefCell<Option<Conn>>>;
+
 thread_local! {
     /// The frame [`WsSink::send_now`] writes directly: one per shard thread, shared by
     /// its sessions (a frame is written, or moved to its connection, before the next).
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
-type Shared = Rc<RefCell<Option<Conn>>>;
 
 /// The write half of a client WebSocket.
 pub struct WsSink(Shared);

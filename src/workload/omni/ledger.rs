@@ -5,6 +5,7 @@
 //! Pure code: events (`serde_json::Value`) in, verdicts out. Every check is incremental
 //! (one event at a time, in arrival order) so a long session never rescans its history.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use base64::Engine as _;
@@ -13,7 +14,6 @@ use serde_json::Value;
 
 use super::ids::{RespIx, ResponseIds};
 pub use super::metrics::response_id;
-use super::session::parse::AudioPayload;
 use crate::util::pyfmt::py_repr_json;
 pub use crate::util::pyfmt::{py_float, py_g, py_list, py_repr, py_repr_str, py_str, truthy};
 
@@ -305,6 +305,17 @@ pub fn decode_audio_b64_into(encoded: &str, out: &mut Vec<u8>) -> Result<(), bas
     }
     out.clear();
     STRICT_B64.decode_vec(encoded, out)
+}
+
+/// An audio delta's string payload fields, borrowed from the frame by the session's parser
+/// ([`crate::workload::omni::session::parse`]; owned only when the JSON string had
+/// escapes). Both empty for any other event, or when the event carries them itself.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct AudioPayload<'a> {
+    /// The `delta` string.
+    pub delta: Option<Cow<'a, str>>,
+    /// The `audio` string (the reference reads it when `delta` is empty or absent).
+    pub audio: Option<Cow<'a, str>>,
 }
 
 impl AudioCheck {

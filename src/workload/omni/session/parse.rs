@@ -18,16 +18,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
 use crate::workload::omni::ledger::AUDIO_DELTA_TYPES;
-
-/// An audio delta's payload fields, borrowed from the frame (owned only when the JSON
-/// string had escapes). Both empty for any other event.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct AudioPayload<'a> {
-    /// The `delta` string.
-    pub delta: Option<Cow<'a, str>>,
-    /// The `audio` string (the reference reads it when `delta` is empty or absent).
-    pub audio: Option<Cow<'a, str>>,
-}
+pub use crate::workload::omni::ledger::AudioPayload;
 
 /// A parsed inbound event and, for an audio delta, its payload taken out of it.
 #[derive(Debug)]

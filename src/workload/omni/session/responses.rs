@@ -157,12 +157,13 @@ impl Responses {
         // Decoded into the shard thread's buffer: kept in memory only by a copy, spooled
         // (one append to the shared batch) or dropped without an allocation of its own.
         DECODED.with_borrow_mut(|pcm| {
-            let id = (self.audio)
-                .check_into(ev, payload, &mut out.artifact_warnings, pcm)
-                .map_err(|e| e.to_string())?;
-            let queued = self.queue_audio(id, pcm, at_s, (capture, spool), out);
+            let queued = match (self.audio).check_into(ev, payload, &mut out.artifact_warnings, pcm)
+            {
+                Ok(id) => self.queue_audio(id, pcm, at_s, (capture, spool), out),
+                Err(e) => Err(e.to_string()),
+            };
             if pcm.capacity() > DECODED_KEEP_BYTES {
-                // A rare huge delta does not stay pinned.
+                // A rare huge delta, valid or not, does not stay pinned.
                 *pcm = Vec::new();
             }
             queued
