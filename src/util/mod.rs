@@ -11,6 +11,7 @@
 //! mono at a chosen rate (`wav`), shared by the datasets that stream recorded audio; the
 //! process's own CPU and memory from `/proc/self` (`usage`).
 
+pub mod b64;
 pub mod command;
 pub mod fs;
 pub mod histlog;

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use futures_util::{SinkExt as _, StreamExt as _};
 
 use super::super::LimitedCodec;
-use super::{IDLE_WRITE_BUF_BYTES, WsSink, split};
+use super::{IDLE_WRITE_BUF_BYTES, SCRATCH, WsSink, split};
 
 /// A client connection over one end of a pipe, and a server codec over the other.
 fn pipe() -> (
@@ -81,6 +81,11 @@ fn narrow_pipe(
     (client, Framed::new(server, Codec::new().max_size(1 << 20)))
 }
 
+/// The frame the last direct send built, in this thread's scratch buffer.
+fn scratch_len() -> usize {
+    SCRATCH.with_borrow(Vec::len)
+}
+
 #[test]
 fn a_message_sent_at_once_skips_the_write_buffer() {
     run(async {
@@ -89,11 +94,13 @@ fn a_message_sent_at_once_skips_the_write_buffer() {
         assert_eq!(write_buf_capacity(&sink), IDLE_WRITE_BUF_BYTES);
         let append = "a".repeat(8_683);
         assert!(sink.send_now(Message::Text(append.clone().into())).unwrap());
+        // The frame was built in the shard's scratch buffer: a 16-bit length, the key.
+        assert_eq!(scratch_len(), 2 + 2 + 4 + 8_683);
         assert!(
             sink.send_now(Message::Binary(Bytes::from_static(b"\x00\x01")))
                 .unwrap()
         );
-        // The frames were written from the shard's scratch buffer, not grown into this one.
+        assert_eq!(scratch_len(), 2 + 4 + 2);
         assert_eq!(write_buf_capacity(&sink), IDLE_WRITE_BUF_BYTES);
         match server.next().await.unwrap().unwrap() {
             Frame::Text(b) => assert_eq!(b, Bytes::from(append)),
@@ -114,8 +121,11 @@ fn what_the_socket_does_not_take_waits_in_order_for_the_flush() {
         let (sink, _stream) = split(client);
         let first = "f".repeat(10_000);
         assert!(!sink.send_now(Message::Text(first.clone().into())).unwrap());
-        // Bytes wait: the next message queues behind them in the write buffer.
+        assert_eq!(scratch_len(), 2 + 2 + 4 + 10_000);
+        // Bytes wait: the next message queues behind them in the write buffer, not
+        // through the scratch buffer (which still holds the first frame).
         assert!(!sink.send_now(Message::Text("second".into())).unwrap());
+        assert_eq!(scratch_len(), 2 + 2 + 4 + 10_000);
         let flush = async { sink.flush().await.unwrap() };
         let read = async {
             let a = server.next().await.unwrap().unwrap();

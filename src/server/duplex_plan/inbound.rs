@@ -219,21 +219,11 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Decodes strict base64 into `buf` (grown, never shrunk); `None` if it is not. The
-/// SIMD decoder goes first; what it refuses goes to [`STANDARD`], whose verdict stands, so
-/// what is accepted is exactly [`STANDARD`]'s (checked by a proptest).
+/// Decodes strict base64 into `buf` (its allocation reused); `None` if it is not
+/// ([`crate::util::b64`]: SIMD first, [`STANDARD`]'s verdict; checked by a proptest).
 pub(crate) fn decode_into<'b>(buf: &'b mut Vec<u8>, text: &str) -> Option<&'b [u8]> {
-    buf.clear();
-    if base64_simd::STANDARD.decode_append(text, buf).is_ok() {
-        return Some(&buf[..]);
-    }
-    buf.clear();
-    let need = base64::decoded_len_estimate(text.len());
-    if buf.len() < need {
-        buf.resize(need, 0);
-    }
-    let n = STANDARD.decode_slice(text, buf).ok()?;
-    Some(&buf[..n])
+    crate::util::b64::decode_into(&STANDARD, text, buf).ok()?;
+    Some(&buf[..])
 }
 
 /// `Some` only when `text` is an `input_audio_buffer.append` that [`validate_append`]

@@ -8,7 +8,6 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use base64::Engine as _;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
 use serde_json::Value;
 
@@ -287,10 +286,8 @@ const STRICT_B64: GeneralPurpose = GeneralPurpose::new(
     GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
 );
 
-/// Decodes an audio delta's base64 exactly as [`STRICT_B64`] does, at SIMD speed: the
-/// SIMD decoder accepts only canonical padded base64 with zero trailing bits, which
-/// [`STRICT_B64`] decodes to the same bytes; whatever it refuses goes to [`STRICT_B64`],
-/// whose verdict stands (so non-zero trailing bits are still accepted, and a bad payload
+/// Decodes an audio delta's base64 exactly as [`STRICT_B64`] does, at SIMD speed
+/// ([`crate::util::b64`]: non-zero trailing bits are still accepted, and a bad payload
 /// fails the same way). Decoding was ~4 % of a duplex run's CPU with [`STRICT_B64`] alone.
 pub fn decode_audio_b64(encoded: &str) -> Result<Vec<u8>, base64::DecodeError> {
     let mut out = Vec::new();
@@ -299,12 +296,7 @@ pub fn decode_audio_b64(encoded: &str) -> Result<Vec<u8>, base64::DecodeError> {
 
 /// [`decode_audio_b64`] into `out` (cleared first), so a caller can reuse one buffer.
 pub fn decode_audio_b64_into(encoded: &str, out: &mut Vec<u8>) -> Result<(), base64::DecodeError> {
-    out.clear();
-    if base64_simd::STANDARD.decode_append(encoded, out).is_ok() {
-        return Ok(());
-    }
-    out.clear();
-    STRICT_B64.decode_vec(encoded, out)
+    crate::util::b64::decode_into(&STRICT_B64, encoded, out)
 }
 
 /// An audio delta's string payload fields, borrowed from the frame by the session's parser

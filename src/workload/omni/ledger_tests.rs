@@ -1,5 +1,6 @@
 //! Ledger, audio, decision, termination and Python-rendering rules (spec §1.3, §1.5, §1.7).
 
+use base64::Engine as _;
 use serde_json::json;
 
 use super::*;
