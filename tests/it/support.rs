@@ -151,3 +151,22 @@ impl RefusingListener {
         self.thread.join().unwrap()
     }
 }
+
+/// The Python interpreter of the independent test peers (`scripts/test` builds its venv
+/// from `scripts/test-requirements.txt` and exports `RTLOAD_TEST_PYTHON`). A missing
+/// interpreter fails the test with the fix: the tests never skip silently.
+#[allow(dead_code)]
+pub fn python() -> PathBuf {
+    let p = std::env::var_os("RTLOAD_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/pytest-venv/bin/python")
+        });
+    assert!(
+        p.exists(),
+        "{} missing: run the tests with scripts/test, which installs the Python test peers \
+         (scripts/test-requirements.txt)",
+        p.display()
+    );
+    p
+}
