@@ -14,6 +14,7 @@ pub fn registry() -> &'static [WorkloadKind] {
             schema: |g| crate::config::schema::kind_schema::<video::VideoParams>(g, video::KIND),
             families: video::names::FAMILIES,
             headline: video::names::HEADLINE,
+            aliases: video::names::ALIASES,
         },
         WorkloadKind {
             name: omni::KIND,
@@ -24,6 +25,7 @@ pub fn registry() -> &'static [WorkloadKind] {
             },
             families: omni::report::FAMILIES,
             headline: omni::report::HEADLINE,
+            aliases: omni::report::ALIASES,
         },
         WorkloadKind {
             name: transcription::KIND,
@@ -37,6 +39,7 @@ pub fn registry() -> &'static [WorkloadKind] {
             },
             families: transcription::metrics::FAMILIES,
             headline: transcription::metrics::HEADLINE,
+            aliases: transcription::metrics::ALIASES,
         },
         WorkloadKind {
             name: scripted::KIND,
@@ -50,6 +53,7 @@ pub fn registry() -> &'static [WorkloadKind] {
             },
             families: scripted::report::FAMILIES,
             headline: scripted::report::HEADLINE,
+            aliases: &[],
         },
     ]
 }
@@ -64,6 +68,6 @@ pub fn result_catalogue(doc: &serde_json::Value, names: &[&str]) -> Option<Catal
     }
     registry()
         .iter()
-        .find(|k| !names.is_empty() && names.iter().all(|n| k.families.iter().any(|f| f.covers(n))))
-        .map(|k| Catalogue::build(names.iter().copied(), k.families, k.headline))
+        .find(|k| !names.is_empty() && names.iter().all(|n| k.declares(n)))
+        .map(|k| Catalogue::reading(names, k.families, k.headline, k.aliases))
 }

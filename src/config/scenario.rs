@@ -434,7 +434,7 @@ fn check_metric_names(
     sweep: Option<&crate::config::sweep::Sweep>,
     errors: &mut Vec<ScenarioError>,
 ) {
-    let names = w.catalogue().names();
+    let names = w.catalogue().accepted_names();
     let known: Vec<&str> = names.iter().map(String::as_str).collect();
     if let Err(e) = crate::config::thresholds::check_names(path, src, thresholds, &known) {
         errors.extend(e);

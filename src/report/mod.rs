@@ -1,7 +1,8 @@
 //! Reports over finished runs and result files: `compare` (two results, regressions),
 //! `html` (the self-contained SVG page), `merge` (shards of a distributed run), `resultfile` (reads results back, vllm's bare
 //! `NaN` included), `suite` (the suite table and JUnit XML), `sweep` (a finished sweep's
-//! capacity, table and JSON) and `table` (aligned text columns both tables use).
+//! capacity, table and JSON), `table` (aligned text columns both tables use) and
+//! `verdict` (the verdict block every result carries).
 
 pub mod compare;
 pub mod html;
@@ -10,3 +11,4 @@ pub mod resultfile;
 pub mod suite;
 pub mod sweep;
 pub mod table;
+pub mod verdict;

@@ -38,6 +38,14 @@ pub(super) fn write_result(
     let interrupted = summary.interrupted;
     let mut doc = report.to_json();
     scenario.workload.catalogue().write_into(&mut doc);
+    crate::workload::kit::merge_into(
+        &mut doc,
+        serde_json::json!({
+            "metrics": report.metrics(),
+            crate::workload::results::DISTRIBUTIONS_KEY: report.recorded().to_json(),
+            "warnings": report.warnings(),
+        }),
+    );
     let block = crate::workload::kit::generator_block(
         &extras.generator_run,
         &summary.failures_by_kind,
@@ -52,12 +60,16 @@ pub(super) fn write_result(
     let passed = summary.passed();
     crate::workload::kit::merge_into(
         &mut doc,
-        verdict_block(
+        crate::report::verdict::block(
             &summary.verdicts,
             passed,
             interrupted,
-            (summary.measured, summary.failures.len(), summary.cancelled),
-            scenario,
+            crate::report::verdict::Counts {
+                measured: summary.measured,
+                failed: summary.failures.len(),
+                cancelled: summary.cancelled,
+                warmup: summary.warmup,
+            },
         ),
     );
     if extras.tls {
@@ -79,7 +91,7 @@ pub(super) fn write_result(
             serde_json::to_value(tl).unwrap_or_default(),
         );
     }
-    let mut series = report.series();
+    let mut series = report.recorded().series();
     series.extend(extras.engine_series);
     publish(
         path,
@@ -88,45 +100,6 @@ pub(super) fn write_result(
         extras.run_start_unix_s,
         interrupted,
     )
-}
-
-/// The result's verdict: `verdict` (`passed` / `failed` / `interrupted`), every threshold
-/// with its measured value (`null` when the run has no such metric) and whether it held,
-/// and the sample counts, so a report can open with them.
-fn verdict_block(
-    verdicts: &[crate::config::thresholds::Verdict],
-    passed: bool,
-    interrupted: bool,
-    (measured, failed, cancelled): (usize, usize, usize),
-    scenario: &Scenario,
-) -> serde_json::Value {
-    let word = match (interrupted, passed) {
-        (true, _) => "interrupted",
-        (false, true) => "passed",
-        (false, false) => "failed",
-    };
-    let thresholds: Vec<serde_json::Value> = verdicts
-        .iter()
-        .map(|v| {
-            serde_json::json!({
-                "metric": v.threshold.metric,
-                "expr": v.threshold.expr,
-                "measured": v.measured.filter(|m| m.is_finite()),
-                "passed": v.passed,
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "verdict": word,
-        "thresholds": thresholds,
-        "sample_counts": {
-            "measured": measured,
-            "completed": measured.saturating_sub(failed + cancelled),
-            "failed": failed,
-            "cancelled": cancelled,
-            "warmup": scenario.load.warmup_samples,
-        },
-    })
 }
 
 /// Write the result JSON text to `path` and the interval log beside it (`.hlog`), each

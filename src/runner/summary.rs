@@ -35,6 +35,8 @@ pub(super) fn summarize(
         &scenario.thresholds,
     );
     let generator_run = out.run.clone();
+    // What ran: a shard runs its part of the warm-ups.
+    let warmup = out.run.samples.iter().filter(|s| s.warmup).count();
     let achieved = crate::workload::kit::Achieved::of(&out.run);
     let measured_idx: Vec<usize> = out
         .run
@@ -53,13 +55,7 @@ pub(super) fn summarize(
     let failures_by_kind = count_kinds(&failures);
     let failures: Vec<(usize, String)> =
         failures.into_iter().map(|(i, f)| (i, f.message)).collect();
-    // A shard's own numbers say nothing about the run's: `rtload merge` evaluates the
-    // thresholds (carried in the shard tag) on the merged result.
-    let verdicts = if shard.count > 1 {
-        Vec::new()
-    } else {
-        crate::config::thresholds::evaluate(&scenario.thresholds, &report.metrics())
-    };
+    let verdicts = verdicts(scenario, shard, report.as_ref());
     let summary = RunSummary {
         report,
         failures,
@@ -71,7 +67,7 @@ pub(super) fn summarize(
         url: ran.url,
         interrupted,
         cancelled,
-        warmup: scenario.load.warmup_samples,
+        warmup,
         achieved,
         generator_bound,
     };
@@ -88,6 +84,24 @@ pub(super) fn summarize(
         write_result(path, scenario, dist, &summary, extras)?;
     }
     Ok(summary)
+}
+
+/// Each `[thresholds]` entry judged on the report's metrics (legacy names read through
+/// the catalogue's aliases). A shard's own numbers say nothing about the run's: `rtload
+/// merge` evaluates the thresholds (carried in the shard tag) on the merged result.
+fn verdicts(
+    scenario: &Scenario,
+    shard: crate::workload::shard::Shard,
+    report: &dyn Report,
+) -> Vec<crate::config::thresholds::Verdict> {
+    if shard.count > 1 {
+        return Vec::new();
+    }
+    let cat = scenario.workload.catalogue();
+    crate::config::thresholds::evaluate(
+        &scenario.thresholds,
+        &cat.with_alias_values(&report.metrics()),
+    )
 }
 
 fn failures(run: &RunRecord) -> (Vec<(usize, Failure)>, usize) {

@@ -6,7 +6,7 @@ use super::add_report_failures;
 use crate::workload::{Failure, FailureKind, Report};
 
 /// A report that found failures of its own (measured positions 0 and 2).
-struct LateFailures;
+struct LateFailures(crate::workload::results::Recorded);
 
 impl Report for LateFailures {
     fn render_text(&self) -> String {
@@ -15,7 +15,10 @@ impl Report for LateFailures {
     fn to_json(&self) -> serde_json::Value {
         serde_json::Value::Null
     }
-    fn metrics(&self) -> BTreeMap<String, f64> {
+    fn recorded(&self) -> &crate::workload::results::Recorded {
+        &self.0
+    }
+    fn scalars(&self) -> BTreeMap<String, f64> {
         BTreeMap::new()
     }
     fn report_failures(&self) -> Vec<(usize, String)> {
@@ -31,11 +34,21 @@ fn report_time_failures_count_once_with_their_kind() {
     // Warm-up at index 0; measured samples are indices 1, 2, 3.
     let measured_idx = [1, 2, 3];
     let mut failures = vec![(3, Failure::new(FailureKind::Timeout, "late"))];
-    add_report_failures(&mut failures, &LateFailures, &measured_idx, &[]);
+    add_report_failures(
+        &mut failures,
+        &LateFailures(Default::default()),
+        &measured_idx,
+        &[],
+    );
     let got: Vec<(usize, FailureKind)> = failures.iter().map(|(i, f)| (*i, f.kind)).collect();
     assert_eq!(got, [(1, FailureKind::Report), (3, FailureKind::Timeout)]);
     let mut failures = Vec::new();
-    add_report_failures(&mut failures, &LateFailures, &measured_idx, &[1]);
+    add_report_failures(
+        &mut failures,
+        &LateFailures(Default::default()),
+        &measured_idx,
+        &[1],
+    );
     let got: Vec<(usize, FailureKind)> = failures.iter().map(|(i, f)| (*i, f.kind)).collect();
     assert_eq!(got, [(3, FailureKind::Report)]);
 }

@@ -46,7 +46,7 @@ use hdrhistogram::serialization::interval_log::{
 use thiserror::Error;
 
 mod read;
-pub use read::{Interval, read_intervals};
+pub use read::{Interval, read_intervals, read_log};
 
 /// Significant value digits of every histogram written (HdrHistogram precision: 0.1%).
 pub const SIGNIFICANT_DIGITS: u8 = 3;
@@ -72,9 +72,12 @@ pub struct Series {
     /// Histogram tag, e.g. `"ttfc_ms"`: non-empty, unique within a log, and free of `,`,
     /// space, `\r` and `\n`.
     pub tag: String,
-    /// Multiplier from milliseconds to the recorded integer unit: values are recorded as
-    /// `round(value_ms × unit_scale)`. Use [`MICROS_PER_MS`] (1000 → microseconds).
+    /// Multiplier from the metric's unit to the recorded integer unit: values are recorded
+    /// as `round(value × unit_scale)`. Use [`MICROS_PER_MS`] (1000: microseconds for ms).
     pub unit_scale: f64,
+    /// The values' unit (`ms` for latencies; `ratio`, `stalls`, … for others), named in
+    /// the tag's header comment.
+    pub unit: String,
     /// `(time offset in seconds since the run start, value in ms)`, any order. Only present
     /// values belong here; a missing value is left out, never sent as zero.
     pub samples: Vec<(f64, f64)>,
@@ -83,9 +86,20 @@ pub struct Series {
 impl Series {
     /// A series recorded in microseconds ([`MICROS_PER_MS`]), the usual choice.
     pub fn micros(tag: impl Into<String>, samples: Vec<(f64, f64)>) -> Self {
+        Self::thousandths(tag, "ms", samples)
+    }
+
+    /// A series of values in `unit` recorded as integer thousandths of it (×1000): for
+    /// `ms` that is microseconds.
+    pub fn thousandths(
+        tag: impl Into<String>,
+        unit: impl Into<String>,
+        samples: Vec<(f64, f64)>,
+    ) -> Self {
         Self {
             tag: tag.into(),
             unit_scale: MICROS_PER_MS,
+            unit: unit.into(),
             samples,
         }
     }
@@ -179,24 +193,53 @@ pub fn write_interval_log(
     if !interval_s.is_finite() || interval_s < MIN_INTERVAL_S {
         return Err(HistLogError::InvalidInterval(interval_s));
     }
+    validate(series)?;
+    let (intervals, skipped) = bucket_samples(series, interval_s)?;
+    write_bucketed(
+        out,
+        run_start_unix_s,
+        interval_s,
+        series,
+        &intervals,
+        &skipped,
+    )
+}
+
+/// Writes interval histograms already bucketed: `heads[i]` names tag `i` (its tag, unit
+/// and scale; its samples are not read), `intervals[(k, i)]` is tag `i`'s histogram of
+/// interval `k` (`[k·interval_s, (k+1)·interval_s)` after the run start) and
+/// `skipped[i]` the samples tag `i` could not hold. What `rtload merge` writes the added
+/// histograms of its shards with.
+pub fn write_bucketed(
+    out: &mut impl Write,
+    run_start_unix_s: f64,
+    interval_s: f64,
+    heads: &[Series],
+    intervals: &BTreeMap<(u64, usize), Histogram<u64>>,
+    skipped: &[usize],
+) -> Result<(), HistLogError> {
+    if !interval_s.is_finite() || interval_s < MIN_INTERVAL_S {
+        return Err(HistLogError::InvalidInterval(interval_s));
+    }
+    validate(heads)?;
+    let series = heads;
     let run_start = Duration::try_from_secs_f64(run_start_unix_s)
         .map(|d| UNIX_EPOCH + d)
         .map_err(|_| HistLogError::InvalidRunStart(run_start_unix_s))?;
-    validate(series)?;
-
-    let (intervals, skipped) = bucket_samples(series, interval_s)?;
-
     let mut header = IntervalLogWriterBuilder::new();
     header.add_comment(&format!(
         "[Logged with rtload {}]",
         env!("CARGO_PKG_VERSION")
     ));
     header.add_comment("[Histogram log format version 1.3]");
-    for (s, &n) in series.iter().zip(&skipped) {
+    for (s, &n) in series
+        .iter()
+        .zip(skipped.iter().chain(std::iter::repeat(&0)))
+    {
         header.add_comment(&format!(
             "[Tag={}: histogram values are integers in {}]",
             s.tag,
-            unit_description(s.unit_scale)
+            unit_description(s.unit_scale, &s.unit)
         ));
         if n > 0 {
             header.add_comment(&format!(
@@ -226,7 +269,7 @@ pub fn write_interval_log(
         .with_max_value_divisor(divisor.unwrap_or(1.0))
         .begin_log_with(out, &mut serializer)?;
     let interval = Duration::from_secs_f64(interval_s);
-    for ((k, si), h) in &intervals {
+    for ((k, si), h) in intervals {
         let s = &series[*si];
         let start = Duration::from_secs_f64(*k as f64 * interval_s);
         let tag = Tag::new(&s.tag).ok_or_else(|| HistLogError::InvalidTag(s.tag.clone()))?;
@@ -275,8 +318,12 @@ fn common_scale(series: &[Series]) -> Option<f64> {
         .then_some(first)
 }
 
-fn unit_description(scale: f64) -> String {
+fn unit_description(scale: f64, unit: &str) -> String {
     let scale_s = fmt_scale(scale);
+    if unit != "ms" {
+        let unit = if unit.is_empty() { "the value" } else { unit };
+        return format!("{unit} x {scale_s}; divide by {scale_s} for {unit}");
+    }
     let name = match scale_s.as_str() {
         "1" => "milliseconds",
         "1000" => "microseconds",

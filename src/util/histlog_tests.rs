@@ -204,6 +204,7 @@ fn mixed_unit_scales_keep_raw_max_column() {
         Series {
             tag: "b".into(),
             unit_scale: 1.0,
+            unit: "ms".into(),
             samples: vec![(0.0, 2.0)],
         },
     ];
@@ -247,6 +248,7 @@ fn bad_arguments_are_errors() {
     let bad_scale = vec![Series {
         tag: "t".into(),
         unit_scale: 0.0,
+        unit: "ms".into(),
         samples: vec![],
     }];
     assert!(matches!(

@@ -5,6 +5,10 @@
 //! rollout has nine steady intervals), it is computed exactly from the values here, with the
 //! same arithmetic order as the reference so results agree to the last bit where possible.
 //! Histograms are for large populations and live elsewhere.
+//!
+//! [`Summary`] is the one rule for a metric's statistics (count, mean, population std,
+//! min, percentiles, max): every flat metric `<name>.<stat>` of every workload, and the
+//! `vllm bench serve` aggregates, are read from it.
 
 use thiserror::Error;
 
@@ -22,8 +26,9 @@ pub enum StatsError {
 /// Linearly interpolated percentile of `values` (any order) at fraction `f` in `[0, 1]`.
 ///
 /// Sorts a copy, then: one value → itself; `pos = f·(n−1)`, `lo = ⌊pos⌋`,
-/// `hi = min(lo+1, n−1)`, `w = pos − lo`, result `x[lo]·(1−w) + x[hi]·w`.
-/// `[10, 20, 30, 40]` at 0.9 → 37.
+/// `hi = min(lo+1, n−1)`, `w = pos − lo`, result `x[lo] + (x[hi] − x[lo])·w`, computed
+/// from the upper end when `w ≥ ½` as numpy's `percentile` (method `linear`) does, so
+/// values agree with the Python references to the last bit. `[10, 20, 30, 40]` at 0.9 → 37.
 pub fn percentile(values: &[f64], f: f64) -> Result<f64, StatsError> {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
@@ -48,7 +53,95 @@ pub fn percentile_sorted(sorted: &[f64], f: f64) -> Result<f64, StatsError> {
     let lo = (pos.floor() as usize).min(n - 1);
     let hi = (lo + 1).min(n - 1);
     let w = pos - lo as f64;
-    Ok(sorted[lo] * (1.0 - w) + sorted[hi] * w)
+    Ok(lerp(sorted[lo], sorted[hi], w))
+}
+
+/// numpy's `_lerp`: `a + (b − a)·t`, or `b − (b − a)·(1 − t)` when `t ≥ ½`.
+fn lerp(a: f64, b: f64, t: f64) -> f64 {
+    let d = b - a;
+    if t >= 0.5 {
+        b - d * (1.0 - t)
+    } else {
+        a + d * t
+    }
+}
+
+/// The standard percentiles of every distribution metric (in percent), as flat names
+/// `p50`, `p90`, `p95`, `p99`.
+pub const STANDARD_PERCENTILES: [f64; 4] = [50.0, 90.0, 95.0, 99.0];
+
+/// One metric's statistics over its values: the one rule every output reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// Number of values.
+    pub count: usize,
+    /// Arithmetic mean (summed in input order).
+    pub mean: f64,
+    /// Population standard deviation (ddof = 0, numpy's default).
+    pub std: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
+    /// `(percent, value)` for each percentile asked for, in the order asked.
+    pub percentiles: Vec<(f64, f64)>,
+}
+
+impl Summary {
+    /// Summarize `values` (non-finite values must already be gone) at `percents` (each in
+    /// `[0, 100]`); `None` for no values — missing, never zero.
+    pub fn of(values: &[f64], percents: &[f64]) -> Option<Summary> {
+        let mean = mean(values).ok()?;
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        let percentiles = percents
+            .iter()
+            .filter_map(|p| Some((*p, percentile_sorted(&sorted, p / 100.0).ok()?)))
+            .collect();
+        Some(Summary {
+            count: values.len(),
+            mean,
+            std: population_std(values),
+            min: sorted[0],
+            max: sorted[sorted.len() - 1],
+            percentiles,
+        })
+    }
+
+    /// The value at `percent`, when it was asked for.
+    pub fn percentile(&self, percent: f64) -> Option<f64> {
+        self.percentiles
+            .iter()
+            .find(|(p, _)| *p == percent)
+            .map(|(_, v)| *v)
+    }
+
+    /// Flat `(stat, value)` pairs: `count`, `mean`, `std`, `min`, `p<percent>` for each
+    /// percentile (`p50`, `p99.9`), `max`.
+    pub fn stats(&self) -> Vec<(String, f64)> {
+        let mut out = vec![
+            ("count".to_string(), self.count as f64),
+            ("mean".to_string(), self.mean),
+            ("std".to_string(), self.std),
+            ("min".to_string(), self.min),
+        ];
+        out.extend(
+            self.percentiles
+                .iter()
+                .map(|(p, v)| (percent_label(*p), *v)),
+        );
+        out.push(("max".to_string(), self.max));
+        out
+    }
+}
+
+/// `50.0` → `"p50"`, `99.9` → `"p99.9"`: the flat name of a percentile.
+pub fn percent_label(p: f64) -> String {
+    if p.fract() == 0.0 && p.abs() < 1e15 {
+        format!("p{}", p as i64)
+    } else {
+        format!("p{p}")
+    }
 }
 
 /// Arithmetic mean (sum in input order, divided by the count).
@@ -139,6 +232,42 @@ mod tests {
             percentile(&[1.0, 2.0], f64::NAN),
             Err(StatsError::FractionOutOfRange(_))
         ));
+    }
+
+    #[test]
+    fn summary_is_exact_and_absent_when_empty() {
+        assert_eq!(Summary::of(&[], &STANDARD_PERCENTILES), None);
+        let s = Summary::of(&[40.0, 10.0, 30.0, 20.0], &[50.0, 99.9]).unwrap();
+        assert_eq!((s.count, s.mean, s.min, s.max), (4, 25.0, 10.0, 40.0));
+        assert!(close(s.std, 11.180_339_887_498_949));
+        assert_eq!(s.percentile(50.0), Some(25.0));
+        assert!(close(s.percentile(99.9).unwrap(), 39.97));
+        let names: Vec<String> = s.stats().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            names,
+            ["count", "mean", "std", "min", "p50", "p99.9", "max"]
+        );
+    }
+
+    #[test]
+    fn lerp_matches_numpy_from_either_end() {
+        // numpy 2: percentile([0.1, 0.7], 75) == 0.5499999999999999, 25 → 0.25;
+        // percentile([10, 20, 30, 40], p) for p = 90, 95, 99, 99.9 (reprs of numpy 2.4).
+        assert_eq!(
+            percentile(&[0.1, 0.7], 0.75).unwrap(),
+            0.549_999_999_999_999_9
+        );
+        assert_eq!(percentile(&[0.1, 0.7], 0.25).unwrap(), 0.25);
+        let v = [10.0, 20.0, 30.0, 40.0];
+        let want = [
+            (90.0, 37.0),
+            (95.0, 38.5),
+            (99.0, 39.699_999_999_999_996),
+            (99.9, 39.970_000_000_000_006),
+        ];
+        for (p, want) in want {
+            assert_eq!(percentile(&v, p / 100.0).unwrap(), want, "p{p}");
+        }
     }
 
     #[test]

@@ -27,34 +27,140 @@ pub enum Direction {
     NotAScore,
 }
 
-/// A group of metrics sharing one meaning: the exact name `prefix`, or `prefix.<stat>`
-/// (e.g. `ttfc_ms.p99`). A `.count` stat is always [`Direction::NotAScore`].
+/// How `rtload merge` combines a metric over the shards of one run. Declared by the
+/// workload with each family and carried in every result's catalogue (as
+/// [`MergeRule`]), so merge needs no workload names and never guesses.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Family {
+pub enum Merge<'a> {
+    /// A distribution statistic (`name.p99`, `name.mean`, …): recomputed from the
+    /// concatenated raw values of the shards (`rtload.distributions`), so exact.
+    Distribution,
+    /// Summed (counts, totals).
+    Sum,
+    /// The largest shard value.
+    Max,
+    /// The smallest shard value.
+    Min,
+    /// The same in every shard (a configuration echo); left out when they differ.
+    Same,
+    /// The merged run's duration, seconds (first measured release → last measured end).
+    Duration,
+    /// This metric's sum (a summed metric, or the sum of a distribution's values) per
+    /// second of the merged run.
+    PerSecond(&'a str),
+    /// The largest minus the smallest value of this distribution (per-session values).
+    Spread(&'a str),
+    /// The merged value of the first metric divided by the second's (summed metrics, or
+    /// a distribution's `name.count`).
+    Ratio(&'a str, &'a str),
+    /// No exact rule: left out of a merged result, with this reason.
+    Unmergeable(&'a str),
+}
+
+/// [`Merge`] as a result file carries it (`merge` of each catalogue entry).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeRule {
+    /// See [`Merge::Distribution`].
+    Distribution,
+    /// See [`Merge::Sum`].
+    Sum,
+    /// See [`Merge::Max`].
+    Max,
+    /// See [`Merge::Min`].
+    Min,
+    /// See [`Merge::Same`].
+    Same,
+    /// See [`Merge::Duration`].
+    Duration,
+    /// See [`Merge::PerSecond`].
+    PerSecond(String),
+    /// See [`Merge::Spread`].
+    Spread(String),
+    /// See [`Merge::Ratio`].
+    Ratio(String, String),
+    /// See [`Merge::Unmergeable`].
+    Unmergeable(String),
+}
+
+impl From<Merge<'_>> for MergeRule {
+    fn from(m: Merge<'_>) -> Self {
+        match m {
+            Merge::Distribution => MergeRule::Distribution,
+            Merge::Sum => MergeRule::Sum,
+            Merge::Max => MergeRule::Max,
+            Merge::Min => MergeRule::Min,
+            Merge::Same => MergeRule::Same,
+            Merge::Duration => MergeRule::Duration,
+            Merge::PerSecond(x) => MergeRule::PerSecond(x.into()),
+            Merge::Spread(x) => MergeRule::Spread(x.into()),
+            Merge::Ratio(a, b) => MergeRule::Ratio(a.into(), b.into()),
+            Merge::Unmergeable(why) => MergeRule::Unmergeable(why.into()),
+        }
+    }
+}
+
+/// A group of metrics sharing one meaning: the exact name `prefix`, or, for a
+/// distribution, `prefix.<stat>` (e.g. `ttfc_ms.p99`). A `.count` stat is always
+/// [`Direction::NotAScore`]. Workloads keep static tables (`Family<'static>`); a scripted
+/// workload borrows its declared names.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Family<'a> {
     /// The name, or the part before the `.<stat>` suffix.
-    pub prefix: &'static str,
+    pub prefix: &'a str,
     /// Unit (`ms`, `s`, `ratio`, `count`, `req/s`, …; `""` for dimensionless).
-    pub unit: &'static str,
+    pub unit: &'a str,
     /// Which way is better.
     pub direction: Direction,
     /// One line for people.
-    pub description: &'static str,
+    pub description: &'a str,
+    /// Where the measurement starts and ends ("first audio append's intended send →
+    /// first non-empty `transcription.delta` received"), or how the number is made.
+    pub origin: &'a str,
+    /// How merge combines it ([`Merge::Distribution`] makes it a distribution family).
+    pub merge: Merge<'a>,
 }
 
-impl Family {
-    /// A family row (const, so workloads can keep a static table).
+impl<'a> Family<'a> {
+    /// A scalar family row with no merge rule yet (const, so workloads can keep a static
+    /// table; chain [`Family::dist`] / [`Family::merged`] and [`Family::origin`]).
     pub const fn new(
-        prefix: &'static str,
-        unit: &'static str,
+        prefix: &'a str,
+        unit: &'a str,
         direction: Direction,
-        description: &'static str,
+        description: &'a str,
     ) -> Self {
         Self {
             prefix,
             unit,
             direction,
             description,
+            origin: "",
+            merge: Merge::Unmergeable("no merge rule declared"),
         }
+    }
+
+    /// The same family as a distribution: its values are recorded ([`super::results`])
+    /// and it is published as `prefix.<stat>`.
+    pub const fn dist(self) -> Self {
+        self.merged(Merge::Distribution)
+    }
+
+    /// The same family with merge rule `m`.
+    pub const fn merged(mut self, m: Merge<'a>) -> Self {
+        self.merge = m;
+        self
+    }
+
+    /// The same family with its measurement origin.
+    pub const fn origin(mut self, origin: &'a str) -> Self {
+        self.origin = origin;
+        self
+    }
+
+    /// Whether this family is a distribution.
+    pub fn is_dist(&self) -> bool {
+        self.merge == Merge::Distribution
     }
 
     /// True when `name` is `prefix` or `prefix.<anything>`.
@@ -77,6 +183,16 @@ pub struct MetricInfo {
     pub headline: bool,
     /// One line for people.
     pub description: String,
+    /// Where the measurement starts and ends (see [`Family::origin`]).
+    #[serde(default, rename = "measurement_origin")]
+    pub origin: String,
+    /// How `rtload merge` combines it (absent in files written before merge rules:
+    /// read by merge's fallback rules).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merge: Option<MergeRule>,
+    /// The distribution it is a statistic of (`ttft_ms` for `ttft_ms.p99`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<String>,
 }
 
 /// A workload's own unit of work as a load tester reads throughput: the flat metric that
@@ -102,6 +218,7 @@ pub struct Catalogue {
     metrics: Vec<MetricInfo>,
     headline: Vec<String>,
     unit_rate: Option<UnitRate>,
+    aliases: std::collections::BTreeMap<String, String>,
 }
 
 /// Names a workload produced that no family declares (a bug in the workload's table).
@@ -133,7 +250,115 @@ impl Catalogue {
             metrics,
             headline,
             unit_rate: None,
+            aliases: Default::default(),
         }
+    }
+
+    /// Every name `families` publish: each distribution family as
+    /// `prefix.{count,mean,std,min,p<percent>…,max}` (the [`super::results`] stats at
+    /// `percents`), each scalar family as `prefix`.
+    pub fn of(families: &[Family], percents: &[f64], headline: &[&str]) -> Self {
+        let stats: Vec<String> = crate::util::stats::Summary {
+            count: 0,
+            mean: 0.0,
+            std: 0.0,
+            min: 0.0,
+            max: 0.0,
+            percentiles: percents.iter().map(|p| (*p, 0.0)).collect(),
+        }
+        .stats()
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
+        let names = families.iter().flat_map(|f| {
+            if f.is_dist() {
+                stats.iter().map(|s| format!("{}.{s}", f.prefix)).collect()
+            } else {
+                vec![f.prefix.to_string()]
+            }
+        });
+        Self::build(names.collect::<Vec<_>>(), families, headline)
+    }
+
+    /// The catalogue of a result file written without one: `names` (its metrics) read
+    /// with `families`, where a name no family covers but one of `aliases` maps takes
+    /// the meaning of the metric it stands for.
+    pub fn reading(
+        names: &[&str],
+        families: &[Family],
+        headline: &[&str],
+        aliases: &[(&str, &str)],
+    ) -> Self {
+        let mut c = Self::build(names.iter().copied(), families, headline);
+        for m in &mut c.metrics {
+            if families.iter().any(|f| f.covers(&m.name)) {
+                continue;
+            }
+            if let Some((_, target)) = aliases.iter().find(|(a, _)| *a == m.name) {
+                let meant = info((*target).to_string(), families, &[]);
+                *m = MetricInfo {
+                    name: std::mem::take(&mut m.name),
+                    headline: m.headline,
+                    ..meant
+                };
+            }
+        }
+        c.with_aliases(aliases)
+    }
+
+    /// Accept each `(legacy, name)` of `aliases`: thresholds and `compare` read the
+    /// legacy name as `name` (written as `rtload.metric_aliases`). An alias of a name
+    /// this catalogue does not declare is ignored.
+    pub fn with_aliases(mut self, aliases: &[(&str, &str)]) -> Self {
+        for (legacy, name) in aliases {
+            if self.get(name).is_some() {
+                self.aliases.insert((*legacy).into(), (*name).into());
+            }
+        }
+        self
+    }
+
+    /// The declared name `name` stands for: itself, or what its alias points at.
+    pub fn resolve<'a>(&'a self, name: &'a str) -> &'a str {
+        self.aliases.get(name).map_or(name, String::as_str)
+    }
+
+    /// `metrics` with every alias of a present metric added (for threshold and
+    /// comparison lookups; never written back as a second figure).
+    pub fn with_alias_values(
+        &self,
+        metrics: &std::collections::BTreeMap<String, f64>,
+    ) -> std::collections::BTreeMap<String, f64> {
+        let mut m = metrics.clone();
+        for (legacy, name) in &self.aliases {
+            if let Some(v) = metrics.get(name) {
+                m.entry(legacy.clone()).or_insert(*v);
+            }
+        }
+        m
+    }
+
+    /// Every name thresholds and `compare` accept: the declared names, then the aliases.
+    pub fn accepted_names(&self) -> Vec<String> {
+        let mut n = self.names();
+        n.extend(self.aliases.keys().cloned());
+        n
+    }
+
+    /// The legacy names and what they stand for.
+    pub fn aliases(&self) -> &std::collections::BTreeMap<String, String> {
+        &self.aliases
+    }
+
+    /// The distribution families' names (what [`super::results::Recorded`] holds).
+    pub fn distributions(&self) -> Vec<String> {
+        let mut d: Vec<String> = self
+            .metrics
+            .iter()
+            .filter_map(|m| m.distribution.clone())
+            .collect();
+        d.dedup();
+        d
     }
 
     /// Declare the workload's unit of work: `metric` (a rate per second of run) shown as
@@ -210,6 +435,9 @@ impl Catalogue {
         if self.unit_rate.is_none() {
             self.unit_rate = other.unit_rate.clone();
         }
+        for (k, v) in &other.aliases {
+            self.aliases.entry(k.clone()).or_insert_with(|| v.clone());
+        }
     }
 
     /// The JSON form written as `rtload.metrics_catalogue`: an array of
@@ -244,10 +472,15 @@ impl Catalogue {
         let unit_rate = doc
             .pointer("/rtload/unit_rate")
             .and_then(|u| serde_json::from_value(u.clone()).ok());
+        let aliases = doc
+            .pointer("/rtload/metric_aliases")
+            .and_then(|u| serde_json::from_value(u.clone()).ok())
+            .unwrap_or_default();
         Some(Self {
             metrics,
             headline,
             unit_rate,
+            aliases,
         })
     }
 
@@ -268,6 +501,12 @@ impl Catalogue {
                     "unit_rate".into(),
                     serde_json::to_value(&self.unit_rate).unwrap_or(Value::Null),
                 );
+                if !self.aliases.is_empty() {
+                    rt.insert(
+                        "metric_aliases".into(),
+                        serde_json::to_value(&self.aliases).unwrap_or(Value::Null),
+                    );
+                }
             }
         }
     }
@@ -278,109 +517,43 @@ fn info(name: String, families: &[Family], headline: &[&str]) -> MetricInfo {
         .iter()
         .filter(|f| f.covers(&name))
         .max_by_key(|f| f.prefix.len());
-    let is_count = family.is_some_and(|f| name.len() > f.prefix.len()) && name.ends_with(".count");
+    let is_stat = family.is_some_and(|f| name.len() > f.prefix.len());
+    let is_count = is_stat && name.ends_with(".count");
     let headline = headline.contains(&name.as_str());
-    match family {
-        Some(f) if is_count => MetricInfo {
-            unit: "count".into(),
-            direction: Direction::NotAScore,
-            description: format!("number of values behind {}", f.prefix),
-            headline,
-            name,
-        },
-        Some(f) => MetricInfo {
-            unit: f.unit.into(),
-            direction: f.direction,
-            description: f.description.into(),
-            headline,
-            name,
-        },
-        None => MetricInfo {
+    let Some(f) = family else {
+        return MetricInfo {
             unit: String::new(),
             direction: Direction::NotAScore,
             description: String::new(),
             headline,
             name,
-        },
+            origin: String::new(),
+            merge: None,
+            distribution: None,
+        };
+    };
+    let distribution = (f.is_dist() && is_stat).then(|| f.prefix.to_string());
+    let (unit, direction, description) = if is_count {
+        (
+            "count".to_string(),
+            Direction::NotAScore,
+            format!("number of values behind {}", f.prefix),
+        )
+    } else {
+        (f.unit.to_string(), f.direction, f.description.to_string())
+    };
+    MetricInfo {
+        unit,
+        direction,
+        description,
+        headline,
+        name,
+        origin: f.origin.to_string(),
+        merge: Some(f.merge.into()),
+        distribution,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const FAMILIES: [Family; 3] = [
-        Family::new("ttfc_ms", "ms", Direction::Lower, "time to first chunk"),
-        Family::new("ttfc_ms_mean", "ms", Direction::Lower, "mean TTFC"),
-        Family::new(
-            "completed",
-            "count",
-            Direction::Higher,
-            "sessions completed",
-        ),
-    ];
-
-    #[test]
-    fn longest_prefix_wins_and_count_is_not_a_score() {
-        let c = Catalogue::build(
-            [
-                "ttfc_ms.p99",
-                "ttfc_ms_mean",
-                "ttfc_ms.count",
-                "completed",
-                "odd",
-            ],
-            &FAMILIES,
-            &["ttfc_ms.p99", "missing"],
-        );
-        assert_eq!(c.direction("ttfc_ms.p99"), Direction::Lower);
-        assert_eq!(
-            c.get("ttfc_ms_mean").map(|m| m.description.as_str()),
-            Some("mean TTFC")
-        );
-        assert_eq!(c.direction("ttfc_ms.count"), Direction::NotAScore);
-        assert_eq!(c.direction("completed"), Direction::Higher);
-        assert_eq!(c.direction("nope"), Direction::NotAScore);
-        assert_eq!(c.headline(), ["ttfc_ms.p99".to_string()]);
-        assert_eq!(c.check(&FAMILIES), Err(Undeclared(vec!["odd".into()])));
-    }
-
-    #[test]
-    fn per_second_is_missing_without_a_duration() {
-        assert_eq!(per_second(96.0, 4.0), Some(24.0));
-        assert_eq!(per_second(0.0, 2.0), Some(0.0));
-        assert_eq!(per_second(5.0, 0.0), None);
-        assert_eq!(per_second(5.0, -1.0), None);
-        assert_eq!(per_second(f64::NAN, 1.0), None);
-        assert_eq!(per_second(1.0, f64::INFINITY), None);
-    }
-
-    #[test]
-    fn unit_rate_must_be_declared() {
-        let c = Catalogue::build(["completed"], &FAMILIES, &[]);
-        assert_eq!(c.clone().with_unit_rate("nope", "x/s").unit_rate(), None);
-        let c = c.with_unit_rate("completed", "sessions/s");
-        assert_eq!(
-            c.unit_rate(),
-            Some(&UnitRate {
-                metric: "completed".into(),
-                unit: "sessions/s".into()
-            })
-        );
-    }
-
-    #[test]
-    fn round_trips_through_a_result_document() {
-        let c = Catalogue::build(["ttfc_ms.p99", "completed"], &FAMILIES, &["completed"])
-            .with_unit_rate("completed", "sessions/s");
-        let mut doc = serde_json::json!({"metrics": {}});
-        c.write_into(&mut doc);
-        assert_eq!(doc["rtload"]["metrics_catalogue"][0]["direction"], "higher");
-        assert_eq!(doc["rtload"]["unit_rate"]["unit"], "sessions/s");
-        assert_eq!(Catalogue::from_result(&doc), Some(c));
-        assert_eq!(
-            Catalogue::from_result(&serde_json::json!({"rtload": {}})),
-            None
-        );
-    }
-}
+#[path = "catalogue_tests.rs"]
+mod tests;

@@ -268,21 +268,23 @@ pub fn merge_into(doc: &mut Value, block: Value) {
     }
 }
 
-/// A report built once, at the end of the run: its text, JSON, flat metrics, interval
-/// series and the measured samples it failed. The common [`super::Report`] of workloads
-/// that need no JSON dialect.
+/// A report built once, at the end of the run: its text, JSON, scalar metrics, recorded
+/// distributions and the measured samples it failed. The common [`super::Report`] of
+/// workloads that need no JSON dialect.
 #[derive(Debug, Default)]
 pub struct BuiltReport {
     /// The terminal report.
     pub text: String,
     /// The JSON result document.
     pub json: Value,
-    /// Flat metric name → value.
-    pub metrics: std::collections::BTreeMap<String, f64>,
-    /// Latency series for the interval log.
-    pub series: Vec<crate::util::histlog::Series>,
+    /// Scalar metric name → value.
+    pub scalars: std::collections::BTreeMap<String, f64>,
+    /// Every distribution metric's values.
+    pub recorded: super::results::Recorded,
     /// Measured samples the engine saw succeed but the report failed.
     pub failures: Vec<(usize, String)>,
+    /// Notes on the numbers (see [`super::Report::warnings`]).
+    pub warnings: Vec<String>,
 }
 
 impl super::Report for BuiltReport {
@@ -292,14 +294,17 @@ impl super::Report for BuiltReport {
     fn to_json(&self) -> Value {
         self.json.clone()
     }
-    fn metrics(&self) -> std::collections::BTreeMap<String, f64> {
-        self.metrics.clone()
+    fn recorded(&self) -> &super::results::Recorded {
+        &self.recorded
+    }
+    fn scalars(&self) -> std::collections::BTreeMap<String, f64> {
+        self.scalars.clone()
     }
     fn report_failures(&self) -> Vec<(usize, String)> {
         self.failures.clone()
     }
-    fn series(&self) -> Vec<crate::util::histlog::Series> {
-        self.series.clone()
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
     }
 }
 

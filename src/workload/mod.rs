@@ -54,6 +54,7 @@ pub mod omni;
 pub mod outcome;
 pub mod plan;
 pub mod playback;
+pub mod results;
 pub mod scripted;
 pub mod shard;
 pub mod spool;
@@ -393,16 +394,30 @@ pub trait Report: Send {
         t.push('\n');
         t
     }
-    /// Flat metric name → value (e.g. `video_rtf.mean`); missing values are absent.
-    fn metrics(&self) -> BTreeMap<String, f64>;
+    /// The run's distribution metrics, each recorded once as raw values (measured
+    /// samples only): the flat `<name>.<stat>` metrics, the JSON `rtload.distributions`
+    /// and the `.hlog` tags are all read from it (see [`results`]).
+    fn recorded(&self) -> &results::Recorded;
+    /// The run's scalar metrics (counts, totals, rates, ratios: everything that is not a
+    /// distribution statistic); missing values are absent.
+    fn scalars(&self) -> BTreeMap<String, f64>;
+    /// Every flat metric (e.g. `video_rtf.mean`): the scalars plus each recorded
+    /// distribution's statistics. What thresholds, `compare` and sweeps read.
+    fn metrics(&self) -> BTreeMap<String, f64> {
+        let mut m = self.scalars();
+        m.extend(self.recorded().flat());
+        m
+    }
     /// Measured samples the engine saw succeed but the report failed (e.g. too few
     /// chunks for the metrics): `(sample position among measured samples, message)`.
     /// The runner counts them like any other failure (exit code 1).
     fn report_failures(&self) -> Vec<(usize, String)> {
         Vec::new()
     }
-    /// Latency series for the HdrHistogram interval log: (seconds since run start, ms).
-    fn series(&self) -> Vec<crate::util::histlog::Series> {
+    /// Things the reader must know about the numbers (e.g. a per-turn metric with fewer
+    /// values than completed turns); printed after the report and written as
+    /// `rtload.warnings`.
+    fn warnings(&self) -> Vec<String> {
         Vec::new()
     }
 }
@@ -526,6 +541,18 @@ impl WorkloadInput<'_> {
     }
 }
 
+impl WorkloadKind {
+    /// Whether one of this kind's families, or one of its aliases, declares `name`.
+    pub fn declares(&self, name: &str) -> bool {
+        let target = self
+            .aliases
+            .iter()
+            .find(|(a, _)| *a == name)
+            .map_or(name, |(_, t)| t);
+        self.families.iter().any(|f| f.covers(target))
+    }
+}
+
 /// Builds a workload from a scenario, or lists every problem found.
 pub type BuildFn = fn(&WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<ScenarioError>>;
 
@@ -541,7 +568,10 @@ pub struct WorkloadKind {
     pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
     /// Its metric families (see [`catalogue::Family`]): how result files written before
     /// the catalogue existed are read.
-    pub families: &'static [catalogue::Family],
+    pub families: &'static [catalogue::Family<'static>],
     /// Its headline metrics, in display order.
     pub headline: &'static [&'static str],
+    /// Names earlier results used, each with the metric it stands for (thresholds and
+    /// `compare` accept them).
+    pub aliases: &'static [(&'static str, &'static str)],
 }

@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use futures_util::StreamExt;
-use rtload::workload::catalogue::{Catalogue, Direction, Family};
+use rtload::util::stats::STANDARD_PERCENTILES;
+use rtload::workload::catalogue::{Catalogue, Direction, Family, Merge};
+use rtload::workload::results::Recorded;
 use rtload::workload::{
     Effects, Inbound, Outbound, Report, RunRecord, Session, SessionContext, Workload,
 };
@@ -23,31 +25,38 @@ use crate::support::{Fixture, rtload};
 const MESSAGES: usize = 5;
 
 const FAMILIES: &[Family] = &[
-    Family::new("rtt_ms", "ms", Direction::Lower, "send → echo round trip"),
+    Family::new("rtt_ms", "ms", Direction::Lower, "send → echo round trip")
+        .origin("a message's intended send → its echo received")
+        .dist(),
     Family::new(
         "echoed_per_s",
         "msg/s",
         Direction::Higher,
         "echoes per second of run",
-    ),
+    )
+    .origin("echoes received ÷ run duration")
+    .merged(Merge::PerSecond("rtt_ms.count")),
     Family::new(
         "completed",
         "sessions",
         Direction::Higher,
         "sessions that completed",
-    ),
+    )
+    .merged(Merge::Sum),
     Family::new(
         "failed",
         "sessions",
         Direction::Lower,
         "sessions that failed",
-    ),
+    )
+    .merged(Merge::Sum),
     Family::new(
         "payload_bytes",
         "bytes",
         Direction::NotAScore,
         "message size (configuration)",
-    ),
+    )
+    .merged(Merge::Same),
 ];
 
 const HEADLINE: &[&str] = &["rtt_ms.p99", "echoed_per_s"];
@@ -90,31 +99,23 @@ impl Session for EchoSession {
 }
 
 struct EchoReport {
-    metrics: BTreeMap<String, f64>,
+    scalars: BTreeMap<String, f64>,
+    rtts: Recorded,
 }
 
 impl Report for EchoReport {
     fn render_text(&self) -> String {
-        format!("echo: {:?}\n", self.metrics)
+        format!("echo: {:?}\n", self.metrics())
     }
     fn to_json(&self) -> Value {
-        json!({"echo": {"messages": MESSAGES}, "rtload": {"metrics": self.metrics}})
+        json!({"echo": {"messages": MESSAGES}})
     }
-    fn metrics(&self) -> BTreeMap<String, f64> {
-        self.metrics.clone()
+    fn recorded(&self) -> &Recorded {
+        &self.rtts
     }
-}
-
-fn names() -> Vec<&'static str> {
-    vec![
-        "rtt_ms.mean",
-        "rtt_ms.p99",
-        "rtt_ms.count",
-        "echoed_per_s",
-        "completed",
-        "failed",
-        "payload_bytes",
-    ]
+    fn scalars(&self) -> BTreeMap<String, f64> {
+        self.scalars.clone()
+    }
 }
 
 impl Workload for EchoWorkload {
@@ -133,7 +134,7 @@ impl Workload for EchoWorkload {
         self.samples
     }
     fn catalogue(&self) -> Catalogue {
-        Catalogue::build(names(), FAMILIES, HEADLINE)
+        Catalogue::of(FAMILIES, &STANDARD_PERCENTILES, HEADLINE)
     }
     fn session(&self, _ctx: &SessionContext) -> EchoSession {
         EchoSession {
@@ -143,30 +144,27 @@ impl Workload for EchoWorkload {
     }
     fn report(&self, run: RunRecord<Vec<f64>>) -> Result<Box<dyn Report>, String> {
         let measured = run.samples.iter().filter(|s| !s.warmup);
-        let mut rtts: Vec<f64> = Vec::new();
+        let mut rtts = Recorded::default();
+        rtts.declare("rtt_ms", "ms");
         let (mut ok, mut failed) = (0.0, 0.0);
         for s in measured {
             match (&s.outcome, &s.output) {
                 (Ok(()), Some(r)) => {
                     ok += 1.0;
-                    rtts.extend(r);
+                    rtts.extend("rtt_ms", s.ended_s, r.iter().copied());
                 }
                 _ => failed += 1.0,
             }
         }
-        rtts.sort_by(f64::total_cmp);
         let mut m = BTreeMap::new();
-        if !rtts.is_empty() {
-            let n = rtts.len();
-            m.insert("rtt_ms.mean".into(), rtts.iter().sum::<f64>() / n as f64);
-            m.insert("rtt_ms.p99".into(), rtts[(n * 99).div_ceil(100) - 1]);
-            m.insert("rtt_ms.count".into(), n as f64);
+        let n = rtts.values("rtt_ms").len();
+        if n > 0 {
             m.insert("echoed_per_s".into(), n as f64 / run.duration_s.max(1e-9));
         }
         m.insert("completed".into(), ok);
         m.insert("failed".into(), failed);
         m.insert("payload_bytes".into(), 6.0);
-        Ok(Box::new(EchoReport { metrics: m }))
+        Ok(Box::new(EchoReport { scalars: m, rtts }))
     }
 }
 

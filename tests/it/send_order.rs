@@ -77,7 +77,7 @@ impl Session for BurstSession {
     }
 }
 
-struct Counts(BTreeMap<String, f64>);
+struct Counts(BTreeMap<String, f64>, rtload::workload::results::Recorded);
 
 impl Report for Counts {
     fn render_text(&self) -> String {
@@ -86,7 +86,10 @@ impl Report for Counts {
     fn to_json(&self) -> Value {
         json!({"rtload": {"metrics": self.0}})
     }
-    fn metrics(&self) -> BTreeMap<String, f64> {
+    fn recorded(&self) -> &rtload::workload::results::Recorded {
+        &self.1
+    }
+    fn scalars(&self) -> BTreeMap<String, f64> {
         self.0.clone()
     }
 }
@@ -120,10 +123,10 @@ impl Workload for BurstWorkload {
     }
     fn report(&self, run: RunRecord<usize>) -> Result<Box<dyn Report>, String> {
         let echoed = run.samples.iter().filter_map(|s| s.output).sum::<usize>();
-        Ok(Box::new(Counts(BTreeMap::from([(
-            "echoed".to_string(),
-            echoed as f64,
-        )]))))
+        Ok(Box::new(Counts(
+            BTreeMap::from([("echoed".to_string(), echoed as f64)]),
+            Default::default(),
+        )))
     }
 }
 

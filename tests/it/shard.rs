@@ -7,7 +7,6 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use hdrhistogram::Histogram;
 use serde_json::Value;
 
 use crate::support::rtload;
@@ -146,8 +145,14 @@ fn sharded_processes_merge_to_the_unsharded_plan_with_exact_percentiles() {
         merge.arg(results.join(format!("shard-{i}.json")));
     }
     let text = ok(&merge.output().unwrap());
-    assert!(text.contains("7 measured samples, 0 failed"), "{text}");
+    assert!(
+        text.contains(
+            "verdict: passed — merged 3 shard results: 7 measured, 7 completed, 0 failed"
+        ),
+        "{text}"
+    );
     assert!(text.contains("PASS"), "{text}");
+    assert!(merged.with_extension("hlog").is_file(), "a merged .hlog");
 
     let (m, w) = (json(&merged), json(&whole));
     let rec = &m["rtload_merge"];
@@ -190,22 +195,39 @@ fn sharded_processes_merge_to_the_unsharded_plan_with_exact_percentiles() {
     let samples = m["rtload"]["samples"].as_array().unwrap();
     assert_eq!(samples.len(), 7);
     assert_eq!(
-        m["rtload"]["metrics"]["sessions"],
-        w["rtload"]["metrics"]["sessions"]
+        m["rtload"]["metrics"]["completed"],
+        w["rtload"]["metrics"]["completed"]
     );
-    // Percentiles of the merged histograms equal those of one histogram of every raw value.
-    let mut all: Histogram<u64> = Histogram::new(3).unwrap();
-    let mut max: f64 = 0.0;
-    for s in samples {
-        let t = s["client_arrival_s"][0].as_f64().unwrap();
-        all.record((t * 1000.0 * 1000.0).round() as u64).unwrap();
-        max = max.max(t * 1000.0);
+    // The merged verdict, thresholds and counts are the run's, in the JSON itself.
+    assert_eq!(m["rtload"]["verdict"], "passed");
+    assert_eq!(m["rtload"]["sample_counts"], w["rtload"]["sample_counts"]);
+    assert_eq!(m["rtload"]["thresholds"].as_array().unwrap().len(), 2);
+    // Percentiles of the merge are exactly those of every shard's raw values together.
+    let ttfc: Vec<f64> = (0..n)
+        .flat_map(|i| {
+            let d = json(&results.join(format!("shard-{i}.json")));
+            let v: Vec<f64> = d["rtload"]["distributions"]["ttfc_ms"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect();
+            v
+        })
+        .collect();
+    assert_eq!(ttfc.len(), 7);
+    let want = rtload::util::stats::Summary::of(&ttfc, &[50.0, 99.0]).unwrap();
+    for (name, q) in [("ttfc_ms.p50", 50.0), ("ttfc_ms.p99", 99.0)] {
+        assert_eq!(
+            m["rtload"]["metrics"][name].as_f64(),
+            want.percentile(q),
+            "{name}"
+        );
     }
-    for (name, q) in [("ttfc_ms.p50", 0.5), ("ttfc_ms.p99", 0.99)] {
-        let want = all.value_at_quantile(q) as f64 / 1000.0;
-        assert_eq!(m["rtload"]["metrics"][name].as_f64(), Some(want), "{name}");
-    }
-    assert_eq!(m["rtload"]["metrics"]["ttfc_ms.max"].as_f64(), Some(max));
+    assert_eq!(
+        m["rtload"]["metrics"]["ttfc_ms.max"].as_f64(),
+        Some(want.max)
+    );
 }
 
 /// Poll-free helper: spawn now, collect later.

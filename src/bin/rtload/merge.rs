@@ -34,59 +34,77 @@ pub fn distributed(run: &crate::cli::RunArgs) -> Result<rtload::runner::Distribu
     })
 }
 
-/// Merge, print the merged metrics' verdicts, write the result; 0 all held, 1 a sample
-/// failed or a threshold was breached, 2 the inputs could not be merged.
+/// Merge, write the merged result and its `.hlog`, print the merged verdict and
+/// thresholds; 0 all held, 1 a sample failed or a threshold was breached, 2 the inputs
+/// could not be merged.
 pub fn merge_cmd(a: &crate::cli::MergeArgs) -> ExitCode {
-    let inputs: Result<Vec<_>, _> = a.results.iter().map(|p| merge::load(p)).collect();
-    let merged = match inputs.and_then(|i| merge::merge(&i)) {
-        Ok(m) => m,
+    let inputs = match a
+        .results
+        .iter()
+        .map(|p| merge::load(p))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(i) => i,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
     let thresholds = match &a.scenario {
-        Some(path) => {
-            let src = match std::fs::read_to_string(path) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("error: cannot read {}: {e}", path.display());
-                    return ExitCode::from(2);
-                }
-            };
-            match rtload::config::thresholds::parse(path, &src) {
-                Ok(t) => t,
-                Err(errors) => {
-                    for e in errors {
-                        eprintln!("error: {e}");
-                    }
-                    return ExitCode::from(2);
-                }
-            }
-        }
-        None => merged.thresholds.clone(),
+        Some(path) => match scenario_thresholds(path) {
+            Ok(t) => Some(t),
+            Err(code) => return code,
+        },
+        None => None,
     };
-    let mut text = serde_json::to_string_pretty(&merged.doc).unwrap_or_default();
-    text.push('\n');
-    if let Err(e) = rtload::util::write_atomic(&a.output, text.as_bytes()) {
-        eprintln!("error: cannot write {}: {e}", a.output.display());
+    let merged = match merge::merge(&inputs, thresholds.as_deref()) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(e) = merge::publish(&merged, &inputs, &a.output) {
+        eprintln!("error: {e}");
         return ExitCode::from(2);
     }
+    let c = merged.counts;
     println!(
-        "merged {} shard results: {} measured samples, {} failed",
+        "verdict: {} — merged {} shard results: {} measured, {} completed, {} failed",
+        rtload::report::verdict::word(merged.passed(), merged.interrupted),
         a.results.len(),
-        merged.measured,
-        merged.failed
+        c.measured,
+        c.completed(),
+        c.failed,
     );
-    let verdicts = rtload::config::thresholds::evaluate(&thresholds, &merged.metrics);
-    if !verdicts.is_empty() {
+    if !merged.verdicts.is_empty() {
         println!("Thresholds (on the merged result)");
-        print!("{}", rtload::config::thresholds::render(&verdicts));
+        print!("{}", rtload::config::thresholds::render(&merged.verdicts));
     }
-    eprintln!("wrote {}", a.output.display());
-    if merged.failed == 0 && verdicts.iter().all(|v| v.passed) {
+    eprintln!(
+        "wrote {} and {}",
+        a.output.display(),
+        a.output.with_extension("hlog").display()
+    );
+    if merged.passed() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     }
+}
+
+/// The `[thresholds]` of `--scenario PATH` (errors printed; exit 2).
+fn scenario_thresholds(
+    path: &std::path::Path,
+) -> Result<Vec<rtload::config::thresholds::Threshold>, ExitCode> {
+    let src = std::fs::read_to_string(path).map_err(|e| {
+        eprintln!("error: cannot read {}: {e}", path.display());
+        ExitCode::from(2)
+    })?;
+    rtload::config::thresholds::parse(path, &src).map_err(|errors| {
+        for e in errors {
+            eprintln!("error: {e}");
+        }
+        ExitCode::from(2)
+    })
 }

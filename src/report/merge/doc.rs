@@ -37,18 +37,30 @@ pub fn catalogue_counts(doc: &Value) -> std::collections::BTreeSet<String> {
 /// Build the merged document.
 pub fn merged_doc(
     inputs: &[ShardInput],
-    metrics: &BTreeMap<String, f64>,
-    how: &BTreeMap<String, How>,
-    hists: &super::Hists,
+    merged: &super::Merged,
+    values: Option<&BTreeMap<String, Vec<f64>>>,
 ) -> Value {
+    let (metrics, how) = (&merged.metrics, &merged.how);
     let docs: Vec<&Value> = inputs.iter().map(|s| &s.doc).collect();
     let mut out = merge_object(&docs, metrics);
     let rts: Vec<&Value> = docs.iter().filter_map(|d| d.get("rtload")).collect();
     if let (Value::Object(top), Value::Object(mut rt)) = (&mut out, merge_object(&rts, metrics)) {
         rt.insert("metrics".into(), json!(metrics));
-        super::generator::merge_into(&mut rt, inputs, hists);
+        if let Some(v) = values {
+            rt.insert(crate::workload::results::DISTRIBUTIONS_KEY.into(), json!(v));
+        }
+        super::generator::merge_into(&mut rt, inputs, &merged.hists);
         if let Some(d) = span(inputs).map(|(a, b)| b - a) {
             rt.insert("duration_s".into(), json!(d));
+        }
+        let verdict = crate::report::verdict::block(
+            &merged.verdicts,
+            merged.passed(),
+            merged.interrupted,
+            merged.counts,
+        );
+        if let Value::Object(v) = verdict {
+            rt.extend(v);
         }
         top.insert("rtload".into(), Value::Object(rt));
     }

@@ -14,7 +14,9 @@
 
 pub mod doc;
 pub mod generator;
+pub mod hlog;
 pub mod metrics;
+pub mod rules;
 #[cfg(test)]
 mod tests;
 
@@ -136,12 +138,15 @@ pub struct ShardInput {
     pub tag: ShardTag,
     /// Its `.hlog` histograms, one per tag.
     pub hists: Hists,
+    /// Its `.hlog` interval by interval, for the merged log.
+    pub log: hlog::ShardLog,
 }
 
 /// The merged run.
 #[derive(Debug, Clone)]
 pub struct Merged {
-    /// The merged result document (same shape as a shard's, plus `rtload_merge`).
+    /// The merged result document (same shape as a shard's, plus `rtload_merge`), with
+    /// the merged verdict, thresholds and sample counts.
     pub doc: Value,
     /// The merged flat metrics (what thresholds and `compare` read).
     pub metrics: BTreeMap<String, f64>,
@@ -149,12 +154,19 @@ pub struct Merged {
     pub how: BTreeMap<String, How>,
     /// The merged histograms.
     pub hists: Hists,
-    /// Measured samples over all shards.
-    pub measured: usize,
-    /// Failed measured samples over all shards.
-    pub failed: usize,
-    /// The `[thresholds]` the shards carried.
-    pub thresholds: Vec<Threshold>,
+    /// The run's sample counts, summed over the shards.
+    pub counts: crate::report::verdict::Counts,
+    /// Each threshold with its merged measured value.
+    pub verdicts: Vec<crate::config::thresholds::Verdict>,
+    /// A shard was interrupted.
+    pub interrupted: bool,
+}
+
+impl Merged {
+    /// Every measured sample completed, none was interrupted and every threshold held.
+    pub fn passed(&self) -> bool {
+        self.counts.failed == 0 && !self.interrupted && self.verdicts.iter().all(|v| v.passed)
+    }
 }
 
 /// Read one shard result and the `.hlog` beside it (IO edge).
@@ -171,12 +183,21 @@ pub fn load(path: &Path) -> Result<ShardInput, MergeError> {
         .ok_or_else(|| MergeError::NotShard(path.to_path_buf()))?;
     let hlog = path.with_extension("hlog");
     let text = std::fs::read(&hlog).map_err(|e| read_err(&hlog, e.to_string()))?;
-    let hists = metrics::read_hlog(&text).map_err(|m| read_err(&hlog, m))?;
+    let (start_unix_s, intervals) =
+        crate::util::histlog::read_log(&text).map_err(|e| read_err(&hlog, e.to_string()))?;
+    let mut hists = Hists::new();
+    for iv in &intervals {
+        metrics::add(&mut hists, &iv.tag, &iv.hist).map_err(|m| read_err(&hlog, m))?;
+    }
     Ok(ShardInput {
         path: path.to_path_buf(),
         doc,
         tag,
         hists,
+        log: hlog::ShardLog {
+            start_unix_s,
+            intervals,
+        },
     })
 }
 
@@ -223,31 +244,122 @@ pub fn check_complete(inputs: &[ShardInput]) -> Result<(), MergeError> {
     Ok(())
 }
 
-/// Merge complete shard results (pure: everything is already read).
-pub fn merge(inputs: &[ShardInput]) -> Result<Merged, MergeError> {
+/// Merge complete shard results (pure: everything is already read). `thresholds`
+/// replaces the `[thresholds]` the shards carry (`rtload merge --scenario`).
+pub fn merge(
+    inputs: &[ShardInput],
+    thresholds: Option<&[Threshold]>,
+) -> Result<Merged, MergeError> {
     check_complete(inputs)?;
     let shard_hists: Vec<Hists> = inputs.iter().map(|s| s.hists.clone()).collect();
     let hists = metrics::merge_hists(&shard_hists)?;
     let shard_metrics: Vec<BTreeMap<String, f64>> =
         inputs.iter().map(|s| doc::flat_metrics(&s.doc)).collect();
-    let counts = doc::catalogue_counts(&inputs[0].doc);
-    let (metrics, how) = metrics::merge_metrics(&shard_metrics, &shard_hists, &hists, &counts);
-    let thresholds = inputs[0]
-        .tag
-        .thresholds
+    let cat = crate::workload::catalogue::Catalogue::from_result(&inputs[0].doc);
+    let with_values = inputs.iter().all(|s| {
+        s.doc
+            .pointer(&format!(
+                "/rtload/{}",
+                crate::workload::results::DISTRIBUTIONS_KEY
+            ))
+            .is_some()
+    });
+    let (metrics, how, values) = match cat.as_ref().filter(|c| rules::has_rules(c) && with_values) {
+        Some(cat) => {
+            let values: Vec<BTreeMap<String, Vec<f64>>> = inputs
+                .iter()
+                .map(|s| crate::workload::results::values_of(&s.doc))
+                .collect();
+            let input = rules::RuleInput {
+                metrics: &shard_metrics,
+                values: &values,
+                duration_s: doc::span(inputs).map(|(a, b)| b - a),
+            };
+            let out = rules::merge(cat, &input);
+            (out.metrics, out.how, Some(out.values))
+        }
+        // Results written before merge rules: the histogram and name rules.
+        None => {
+            let counts = doc::catalogue_counts(&inputs[0].doc);
+            let (m, h) = metrics::merge_metrics(&shard_metrics, &shard_hists, &hists, &counts);
+            (m, h, None)
+        }
+    };
+    let thresholds: Vec<Threshold> = match thresholds {
+        Some(t) => t.to_vec(),
+        None => inputs[0]
+            .tag
+            .thresholds
+            .iter()
+            .filter_map(ThresholdTag::to_threshold)
+            .collect(),
+    };
+    let lookup = cat
+        .as_ref()
+        .map_or_else(|| metrics.clone(), |c| c.with_alias_values(&metrics));
+    let verdicts = crate::config::thresholds::evaluate(&thresholds, &lookup);
+    let counts = summed_counts(inputs);
+    let interrupted = inputs
         .iter()
-        .filter_map(ThresholdTag::to_threshold)
-        .collect();
-    let doc = doc::merged_doc(inputs, &metrics, &how, &hists);
-    Ok(Merged {
-        doc,
+        .any(|s| s.doc.get("interrupted").and_then(Value::as_bool) == Some(true));
+    let mut merged = Merged {
+        doc: Value::Null,
         metrics,
         how,
         hists,
-        measured: inputs.iter().map(|s| s.tag.measured).sum(),
-        failed: inputs.iter().map(|s| s.tag.failed).sum(),
-        thresholds,
-    })
+        counts,
+        verdicts,
+        interrupted,
+    };
+    merged.doc = doc::merged_doc(inputs, &merged, values.as_ref());
+    Ok(merged)
+}
+
+/// The shards' sample counts added up (from `rtload.sample_counts`, else their tags).
+fn summed_counts(inputs: &[ShardInput]) -> crate::report::verdict::Counts {
+    let mut total = crate::report::verdict::Counts::default();
+    for s in inputs {
+        let c = crate::report::verdict::Counts::of_result(&s.doc).unwrap_or(
+            crate::report::verdict::Counts {
+                measured: s.tag.measured,
+                failed: s.tag.failed,
+                ..Default::default()
+            },
+        );
+        total.measured += c.measured;
+        total.failed += c.failed;
+        total.cancelled += c.cancelled;
+        total.warmup += c.warmup;
+    }
+    total
+}
+
+/// Write the merged result `m` to `path` (the JSON) and its merged interval log beside
+/// it (`.hlog`), each atomically.
+pub fn publish(m: &Merged, inputs: &[ShardInput], path: &Path) -> Result<(), MergeError> {
+    let write_err = |p: &Path, msg: String| MergeError::Read {
+        path: p.to_path_buf(),
+        msg: format!("cannot write: {msg}"),
+    };
+    let mut text = serde_json::to_string_pretty(&m.doc).unwrap_or_default();
+    text.push('\n');
+    crate::util::write_atomic(path, text.as_bytes()).map_err(|e| write_err(path, e.to_string()))?;
+    let cat = crate::workload::catalogue::Catalogue::from_result(&m.doc);
+    let unit = |tag: &str| -> String {
+        cat.as_ref()
+            .and_then(|c| {
+                c.metrics()
+                    .iter()
+                    .find(|i| i.distribution.as_deref() == Some(tag) && !i.name.ends_with(".count"))
+                    .map(|i| i.unit.clone())
+            })
+            .unwrap_or_else(|| "ms".into())
+    };
+    let logs: Vec<hlog::ShardLog> = inputs.iter().map(|s| s.log.clone()).collect();
+    let mut buf = Vec::new();
+    hlog::write(&mut buf, &logs, &unit).map_err(|e| MergeError::Histogram(e.to_string()))?;
+    let hlog_path = path.with_extension("hlog");
+    crate::util::write_atomic(&hlog_path, &buf).map_err(|e| write_err(&hlog_path, e.to_string()))
 }
 
 impl ShardTag {

@@ -29,6 +29,12 @@ pub struct Interval {
 
 /// Every interval histogram of the log `text`, in file order.
 pub fn read_intervals(text: &[u8]) -> Result<Vec<Interval>, HistLogError> {
+    read_log(text).map(|(_, iv)| iv)
+}
+
+/// [`read_intervals`], with the log's `StartTime` (unix seconds) when it has one: what
+/// lines several logs up on one clock.
+pub fn read_log(text: &[u8]) -> Result<(Option<f64>, Vec<Interval>), HistLogError> {
     let (mut start, mut base) = (None, None);
     let mut out = Vec::new();
     for entry in IntervalLogIterator::new(text) {
@@ -66,7 +72,7 @@ pub fn read_intervals(text: &[u8]) -> Result<Vec<Interval>, HistLogError> {
             hist,
         });
     }
-    Ok(out)
+    Ok((start, out))
 }
 
 #[cfg(test)]

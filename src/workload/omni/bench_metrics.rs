@@ -128,6 +128,8 @@ pub struct BenchMetrics {
     pub request_throughput: f64,
     /// good completed / duration; `None` without goodput.
     pub request_goodput: Option<f64>,
+    /// Completed requests meeting every goodput SLO; `None` without goodput.
+    pub good_requests: Option<usize>,
     /// total_output / duration.
     pub output_throughput: f64,
     /// (total_input + total_output) / duration.
@@ -200,6 +202,7 @@ pub fn calculate(
         total_output: t.total_output,
         request_throughput: rate(t.completed as f64),
         request_goodput: (!goodput.is_empty()).then(|| rate(t.good as f64)),
+        good_requests: (!goodput.is_empty()).then_some(t.good),
         output_throughput: rate(t.total_output as f64),
         total_token_throughput: rate((t.total_input + t.total_output) as f64),
         max_output_tokens_per_s,
@@ -289,60 +292,65 @@ impl Tally {
 
     /// Add one successful request's samples (missing and non-finite values skipped).
     fn push_samples(&mut self, o: &RequestOutcome, tpot: Option<f64>) {
-        let mut push = |m: Metric, v: Option<f64>| {
-            if let (Some(v), Some(list)) = (finite(v), self.samples.get_mut(&m)) {
+        for (m, v) in request_samples(o, tpot) {
+            if let Some(list) = self.samples.get_mut(&m) {
                 list.push(v);
             }
-        };
-        push(Metric::Ttft, o.ttft_s);
-        push(Metric::Tpot, tpot);
-        o.itl_s.iter().for_each(|v| push(Metric::Itl, Some(*v)));
-        push(Metric::E2el, Some(o.latency_s));
-        push(Metric::AudioTtfp, o.audio_ttfp_s);
-        push(Metric::AudioRtf, o.audio_rtf);
-        push(Metric::AudioDuration, Some(o.audio_duration_s));
-        push(Metric::AudioUnderrun, Some(o.audio_underrun_s));
+        }
     }
 }
 
+/// One successful request's samples per metric, unscaled (seconds; RTF as is), in the
+/// order the aggregates take them; missing and non-finite values are left out. `tpot` is
+/// [`RequestOutcome::tpot_s`]. The run's recorded values are made from the same list.
+pub fn request_samples(o: &RequestOutcome, tpot: Option<f64>) -> Vec<(Metric, f64)> {
+    let mut out = Vec::with_capacity(7 + o.itl_s.len());
+    let mut push = |m: Metric, v: Option<f64>| {
+        if let Some(v) = finite(v) {
+            out.push((m, v));
+        }
+    };
+    push(Metric::Ttft, o.ttft_s);
+    push(Metric::Tpot, tpot);
+    o.itl_s.iter().for_each(|v| push(Metric::Itl, Some(*v)));
+    push(Metric::E2el, Some(o.latency_s));
+    push(Metric::AudioTtfp, o.audio_ttfp_s);
+    push(Metric::AudioRtf, o.audio_rtf);
+    push(Metric::AudioDuration, Some(o.audio_duration_s));
+    push(Metric::AudioUnderrun, Some(o.audio_underrun_s));
+    out
+}
+
 /// Mean, median, population std and `pcts` of `values` times `scale` (`empty` for
-/// every statistic when there are none).
+/// every statistic when there are none): [`Summary`](crate::util::stats::Summary) of the
+/// scaled values, the one rule every flat metric is read from.
 pub fn aggregate(values: &[f64], scale: f64, empty: f64, pcts: &[f64]) -> Aggregate {
-    if values.is_empty() {
-        return Aggregate {
+    let scaled: Vec<f64> = values.iter().map(|v| v * scale).collect();
+    let mut asked = pcts.to_vec();
+    asked.push(50.0);
+    match crate::util::stats::Summary::of(&scaled, &asked) {
+        None => Aggregate {
             count: 0,
             mean: empty,
             median: empty,
             std: empty,
             percentiles: pcts.iter().map(|p| (*p, empty)).collect(),
-        };
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len() as f64;
-    let mean = sorted.iter().sum::<f64>() / n;
-    let var = sorted.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
-    Aggregate {
-        count: sorted.len(),
-        mean: mean * scale,
-        median: percentile(&sorted, 50.0) * scale,
-        std: var.sqrt() * scale,
-        percentiles: pcts
-            .iter()
-            .map(|p| (*p, percentile(&sorted, *p) * scale))
-            .collect(),
+        },
+        Some(s) => Aggregate {
+            count: s.count,
+            mean: s.mean,
+            median: s.percentile(50.0).unwrap_or(f64::NAN),
+            std: s.std,
+            percentiles: s.percentiles[..pcts.len()].to_vec(),
+        },
     }
 }
 
-/// Linear interpolation between order statistics: `pos = p/100·(n−1)` (numpy default).
+/// Linear interpolation between order statistics at `p` percent (numpy's default; the
+/// one rule in [`crate::util::stats`]).
+#[cfg(test)]
 fn percentile(sorted: &[f64], p: f64) -> f64 {
-    let Some(last) = sorted.len().checked_sub(1) else {
-        return f64::NAN;
-    };
-    let pos = p / 100.0 * last as f64;
-    let lo = (pos.floor() as usize).min(last);
-    let hi = (lo + 1).min(last);
-    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+    crate::util::stats::percentile_sorted(sorted, p / 100.0).unwrap_or(f64::NAN)
 }
 
 /// Peak output tokens and peak active requests over 1-s buckets of successful requests.

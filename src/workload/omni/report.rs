@@ -21,6 +21,7 @@ use crate::workload::omni::artifacts::layout::CaseLayout;
 use crate::workload::omni::artifacts::publish::remove_unrun;
 use crate::workload::omni::artifacts::{CaseResult, FinalizeCase, FinalizeSummary, Finalizer};
 use crate::workload::omni::bench_metrics::{self, RequestOutcome, SummaryHeader};
+use crate::workload::results::Recorded;
 use crate::workload::spool::Spool;
 use restore::{Restored, restore, segment_pcm};
 
@@ -34,8 +35,8 @@ pub(super) type SampleRecord = crate::workload::SampleRecord<Option<DuplexOutput
 pub struct DuplexReport {
     text: String,
     json: serde_json::Map<String, Value>,
-    metrics: BTreeMap<String, f64>,
-    series: Vec<crate::util::histlog::Series>,
+    scalars: BTreeMap<String, f64>,
+    recorded: Recorded,
 }
 
 impl Report for DuplexReport {
@@ -51,37 +52,34 @@ impl Report for DuplexReport {
         t.push('\n');
         t
     }
-    fn metrics(&self) -> BTreeMap<String, f64> {
-        self.metrics.clone()
+    fn recorded(&self) -> &Recorded {
+        &self.recorded
     }
-    fn series(&self) -> Vec<crate::util::histlog::Series> {
-        self.series.clone()
+    fn scalars(&self) -> BTreeMap<String, f64> {
+        self.scalars.clone()
     }
 }
 
-/// TTFT, audio TTFP and E2EL per successful case, at the case's start.
-fn series_of(runs: &[CaseRun<'_>]) -> Vec<crate::util::histlog::Series> {
-    let mut by_tag: Vec<(&str, Vec<(f64, f64)>)> = vec![
-        ("ttft_ms", Vec::new()),
-        ("audio_ttfp_ms", Vec::new()),
-        ("e2el_ms", Vec::new()),
-    ];
+/// Every distribution of the run, from the same per-request samples the `vllm bench
+/// serve` aggregates take (successful cases only, each at its case's end) and the
+/// listener's per-response playback.
+fn recorded_of(runs: &[CaseRun<'_>], percentiles: &[f64]) -> Recorded {
+    let mut pcts = crate::util::stats::STANDARD_PERCENTILES.to_vec();
+    pcts.extend_from_slice(percentiles);
+    let mut rec = Recorded::declaring(FAMILIES, &pcts);
     for r in runs.iter().filter(|r| r.outcome.success) {
         let o = &r.outcome;
-        let at = r.sample.started_s;
-        for (i, v) in [o.ttft_s, o.audio_ttfp_s, Some(o.latency_s)]
-            .into_iter()
-            .enumerate()
-        {
-            if let Some(v) = v.filter(|v| v.is_finite()) {
-                by_tag[i].1.push((at, v * 1000.0));
-            }
+        let at = r.sample.started_s + o.latency_s;
+        for (m, v) in bench_metrics::request_samples(o, o.tpot_s()) {
+            rec.push(
+                &format!("{}{}", m.name(), m.key_suffix()),
+                at,
+                v * m.scale(),
+            );
         }
     }
-    by_tag
-        .into_iter()
-        .map(|(t, v)| crate::util::histlog::Series::micros(t, v))
-        .collect()
+    listener::record(&mut rec, runs);
+    rec
 }
 
 /// One measured sample, as the report sees it.
@@ -126,9 +124,11 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
             .and_then(|l| l.arrival.request_rate)
             .unwrap_or(f64::INFINITY),
     };
-    let mut flat = json::flat_metrics(&bm, &runs);
-    let heard = listener::listener(&runs, w.prebuffer_ms(), &w.percentiles);
-    heard.put_flat(&mut flat);
+    let scalars = json::flat_metrics(&bm, &runs);
+    let recorded = recorded_of(&runs, &w.percentiles);
+    let mut flat = scalars.clone();
+    flat.extend(recorded.flat());
+    let heard = listener::listener(&recorded, w.prebuffer_ms(), &w.percentiles);
     let mut doc = json::saved_result(w, &run, &bm, &runs, &finals, &summary, &flat);
     if run.interrupted {
         doc.insert("interrupted".into(), Value::Bool(true));
@@ -142,8 +142,8 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     Ok(DuplexReport {
         text,
         json: doc,
-        metrics: flat,
-        series: series_of(&runs),
+        scalars,
+        recorded,
     })
 }
 
@@ -377,95 +377,168 @@ fn case_result<'a>(
     )
 }
 
-use crate::workload::catalogue::{Catalogue, Direction::*, Family};
+use crate::workload::catalogue::{Catalogue, Direction::*, Family, Merge};
 
 /// What every duplex metric means (`vllm bench serve` names plus rtload's own).
 pub const FAMILIES: &[Family] = &[
-    Family::new("completed", "requests", Higher, "requests that completed"),
-    Family::new("failed", "requests", Lower, "requests that failed"),
-    Family::new("duration_s", "s", Lower, "benchmark duration"),
+    Family::new("completed", "requests", Higher, "requests that completed")
+        .origin("measured cases that completed successfully")
+        .merged(Merge::Sum),
+    Family::new("failed", "requests", Lower, "requests that failed")
+        .origin("measured cases that failed")
+        .merged(Merge::Sum),
+    Family::new("duration_s", "s", Lower, "benchmark duration")
+        .origin("first measured release → last measured completion")
+        .merged(Merge::Duration),
     Family::new(
         "request_throughput",
         "req/s",
         Higher,
         "completed requests per second",
-    ),
+    )
+    .origin("completed ÷ duration_s")
+    .merged(Merge::PerSecond("completed")),
     Family::new(
         "request_goodput",
         "req/s",
         Higher,
         "requests per second meeting the goodput SLOs",
-    ),
+    )
+    .origin("completed requests meeting every --goodput SLO ÷ duration_s")
+    .merged(Merge::PerSecond("good_requests")),
+    Family::new(
+        "good_requests",
+        "requests",
+        Higher,
+        "completed requests meeting every goodput SLO",
+    )
+    .origin("completed requests meeting every --goodput SLO")
+    .merged(Merge::Sum),
     Family::new(
         "output_throughput",
         "tok/s",
         Higher,
         "output tokens per second",
-    ),
+    )
+    .origin("output tokens of completed requests ÷ duration_s")
+    .merged(Merge::PerSecond("output_tokens.total")),
+    Family::new(
+        "output_tokens",
+        "tokens",
+        NotAScore,
+        "output tokens of completed requests",
+    )
+    .origin("usage output tokens (else 1 per request with text), summed")
+    .merged(Merge::Sum),
     Family::new(
         "audio_throughput",
         "audio s/s",
         Higher,
         "output audio seconds per second",
-    ),
+    )
+    .origin("output audio seconds of completed requests ÷ duration_s")
+    .merged(Merge::PerSecond("audio_duration_s")),
     Family::new(
         "max_concurrent_requests",
         "requests",
         NotAScore,
         "peak requests in flight",
-    ),
+    )
+    .origin("the most completed requests open at one instant (start → end)")
+    .merged(Merge::Unmergeable(
+        "a peak of one shard says nothing of the shards' overlap; see rtload.achieved",
+    )),
     Family::new(
         "pacing_max_lag_ms",
         "ms",
         Lower,
         "largest lag of paced input behind its schedule",
-    ),
-    Family::new("ttft_ms", "ms", Lower, "time to first text token"),
+    )
+    .origin("an input append's intended send → handed to the socket, the largest")
+    .merged(Merge::Max),
+    Family::new("ttft_ms", "ms", Lower, "time to first text token")
+        .origin("per session: mean over responses of response.created received → first non-empty text delta received")
+        .dist(),
     Family::new(
         "tpot_ms",
         "ms",
         Lower,
         "time per output token after the first",
-    ),
-    Family::new("itl_ms", "ms", Lower, "inter-token latency"),
-    Family::new("e2el_ms", "ms", Lower, "end-to-end request latency"),
-    Family::new("audio_ttfp_ms", "ms", Lower, "time to first audio packet"),
+    )
+    .origin("per session: mean gap between output tokens after the first (stage-0 token timing projected from the TTFT)")
+    .dist(),
+    Family::new("itl_ms", "ms", Lower, "inter-token latency")
+        .origin("gaps between consecutive output tokens (stage-0 token timing projected from the TTFT)")
+        .dist(),
+    Family::new("e2el_ms", "ms", Lower, "end-to-end request latency")
+        .origin("per session: the case's start → its end")
+        .dist(),
+    Family::new("audio_ttfp_ms", "ms", Lower, "time to first audio packet")
+        .origin("per session: mean over responses of response.created received → first audio delta received")
+        .dist(),
     Family::new(
         "audio_rtf",
         "ratio",
         Lower,
         "audio generation time / audio duration",
-    ),
+    )
+    .origin("per session: mean over responses of (response.created received → last audio delta received) ÷ the response's audio duration")
+    .dist(),
     Family::new(
         "audio_duration_s",
         "s",
         NotAScore,
         "output audio duration (content length)",
-    ),
+    )
+    .origin("per session: output audio bytes ÷ 48,000 (PCM16 at 24 kHz)")
+    .dist(),
     Family::new(
         "audio_underrun_s",
         "s",
         Lower,
         "time a listener's audio ran dry",
-    ),
+    )
+    .origin("per session: streaming underrun as vllm bench serve reports it (not measured by the duplex client)")
+    .dist(),
     Family::new(
         listener::STALL_COUNT,
         "stalls",
         Lower,
         "times a listener's audio ran dry within one response (after the prebuffer)",
-    ),
+    )
+    .origin("per response: playback start (after playback_prebuffer_ms of its audio) → its last audio played, times the simulated listener ran dry")
+    .dist(),
     Family::new(
         listener::STALL_MS,
         "ms",
         Lower,
         "total time a listener waited for audio within one response",
-    ),
+    )
+    .origin("per response: playback start → its last audio played, time the simulated listener waited")
+    .dist(),
     Family::new(
         listener::FIRST_STALL_MS,
         "ms",
         Higher,
         "from a response's playback start to its first stall (stalled responses only)",
-    ),
+    )
+    .origin("per stalled response: playback start → the first stall")
+    .dist(),
+];
+
+/// Scalar names in [`FAMILIES`] (the distributions publish `<name>.<stat>`).
+const SCALARS: [&str; 11] = [
+    "completed",
+    "failed",
+    "duration_s",
+    "request_throughput",
+    "request_goodput",
+    "good_requests",
+    "output_throughput",
+    "output_tokens.total",
+    "audio_throughput",
+    "max_concurrent_requests",
+    "pacing_max_lag_ms.max",
 ];
 
 /// The summary-row metrics, in display order.
@@ -483,39 +556,33 @@ pub const HEADLINE: &[&str] = &[
 /// a server that keeps answering but with shorter or slower speech.
 pub const UNIT_RATE: (&str, &str) = ("audio_throughput", "audio s/s");
 
-/// The catalogue of a duplex run reporting `percentiles`.
-pub fn catalogue(percentiles: &[f64]) -> Catalogue {
-    Catalogue::build(metric_names(percentiles), FAMILIES, HEADLINE)
-        .with_unit_rate(UNIT_RATE.0, UNIT_RATE.1)
-}
+/// `<metric>.median`, the name of earlier results, reads as `<metric>.p50`.
+pub const ALIASES: &[(&str, &str)] = &[
+    ("ttft_ms.median", "ttft_ms.p50"),
+    ("tpot_ms.median", "tpot_ms.p50"),
+    ("itl_ms.median", "itl_ms.p50"),
+    ("e2el_ms.median", "e2el_ms.p50"),
+    ("audio_ttfp_ms.median", "audio_ttfp_ms.p50"),
+    ("audio_rtf.median", "audio_rtf.p50"),
+    ("audio_duration_s.median", "audio_duration_s.p50"),
+    ("audio_underrun_s.median", "audio_underrun_s.p50"),
+    ("audio_stall_count.median", "audio_stall_count.p50"),
+    ("audio_stall_ms.median", "audio_stall_ms.p50"),
+    (
+        "audio_time_to_first_stall_ms.median",
+        "audio_time_to_first_stall_ms.p50",
+    ),
+];
 
-/// Every flat metric name a duplex report can produce with these percentiles.
-pub fn metric_names(percentiles: &[f64]) -> Vec<String> {
-    let mut names: Vec<String> = [
-        "completed",
-        "failed",
-        "duration_s",
-        "request_throughput",
-        "request_goodput",
-        "output_throughput",
-        "audio_throughput",
-        "max_concurrent_requests",
-        "pacing_max_lag_ms.max",
-    ]
-    .iter()
-    .map(|s| (*s).to_string())
-    .collect();
-    let bases = bench_metrics::Metric::ALL
-        .iter()
-        .map(|m| format!("{}{}", m.name(), m.key_suffix()))
-        .chain(listener::NAMES.map(String::from));
-    for base in bases {
-        for stat in ["mean", "median", "std", "count"] {
-            names.push(format!("{base}.{stat}"));
-        }
-        for p in percentiles {
-            names.push(format!("{base}.p{}", json::pct_label(*p)));
-        }
-    }
-    names
+/// The catalogue of a duplex run reporting `percentiles` (on top of the standard ones).
+pub fn catalogue(percentiles: &[f64]) -> Catalogue {
+    let mut pcts = crate::util::stats::STANDARD_PERCENTILES.to_vec();
+    pcts.extend_from_slice(percentiles);
+    let rec = Recorded::new(&pcts);
+    let dists: Vec<Family> = FAMILIES.iter().filter(|f| f.is_dist()).cloned().collect();
+    let mut names = Catalogue::of(&dists, rec.percents(), &[]).names();
+    names.extend(SCALARS.iter().map(|s| (*s).to_string()));
+    Catalogue::build(names, FAMILIES, HEADLINE)
+        .with_unit_rate(UNIT_RATE.0, UNIT_RATE.1)
+        .with_aliases(ALIASES)
 }

@@ -7,36 +7,16 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::script::{MetricDef, Script};
-use crate::util::stats;
-use crate::workload::catalogue::{Catalogue, Direction, Family};
+use crate::util::stats::{STANDARD_PERCENTILES, Summary};
+use crate::workload::catalogue::{Catalogue, Direction, Family, Merge};
+use crate::workload::results::Recorded;
 use crate::workload::{Report, RunRecord, kit};
-
-/// Statistics published for every declared metric.
-pub const STATS: [(&str, Option<f64>); 8] = [
-    ("mean", None),
-    ("min", Some(0.0)),
-    ("p50", Some(0.5)),
-    ("p90", Some(0.9)),
-    ("p95", Some(0.95)),
-    ("p99", Some(0.99)),
-    ("max", Some(1.0)),
-    ("count", None),
-];
 
 /// One session's declared metric values (several per metric for windows and `gaps`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionValues {
     /// Metric name → values; an empty list means absent.
     pub values: BTreeMap<String, Vec<f64>>,
-}
-
-/// Every flat name the report can produce.
-pub fn metric_names(defs: &[MetricDef]) -> Vec<String> {
-    let mut out = vec!["completed".to_string(), "failed".to_string()];
-    for d in defs {
-        out.extend(STATS.iter().map(|(s, _)| format!("{}.{s}", d.name)));
-    }
-    out
 }
 
 /// Families every scripted result has, whatever it declares (how a result file without a
@@ -47,44 +27,51 @@ pub const FAMILIES: &[Family] = &[
         "sessions",
         Direction::Higher,
         "measured sessions that completed",
-    ),
+    )
+    .origin("measured sessions that ran every step without a failure")
+    .merged(Merge::Sum),
     Family::new(
         "failed",
         "sessions",
         Direction::Lower,
         "measured sessions that failed",
-    ),
+    )
+    .origin("measured sessions whose outcome was a failure")
+    .merged(Merge::Sum),
 ];
 /// Headline metrics every scripted result has.
 pub const HEADLINE: &[&str] = &["failed"];
 
-/// The catalogue of a script: one family per declared metric (its unit, direction and
-/// description), headed by `headline`'s mean and p99. It declares no unit rate: a
-/// script's sessions keep only their declared metrics, no count of messages received, so
-/// a scripted sweep shows completed sessions/s alone.
-pub fn catalogue(defs: &[MetricDef], headline: &str) -> Catalogue {
-    // Families hold `&'static str`: a script's declared names live as long as the process
-    // (one small allocation per declared metric and scenario load).
-    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
-    let mut families = FAMILIES.to_vec();
-    for d in defs {
-        let direction = match d.lower_is_better {
-            Some(true) => Direction::Lower,
-            Some(false) => Direction::Higher,
-            None => Direction::NotAScore,
-        };
-        let desc = d.description.clone().unwrap_or_else(|| d.text.clone());
-        families.push(Family::new(
-            leak(d.name.clone()),
-            leak(d.unit.clone()),
-            direction,
-            leak(desc),
-        ));
+/// The family of one declared metric: a distribution of its values, described by its
+/// expression (the expression is its measurement origin).
+fn family(d: &MetricDef) -> Family<'_> {
+    let direction = match d.lower_is_better {
+        Some(true) => Direction::Lower,
+        Some(false) => Direction::Higher,
+        None => Direction::NotAScore,
+    };
+    Family {
+        prefix: &d.name,
+        unit: &d.unit,
+        direction,
+        description: d.description.as_deref().unwrap_or(&d.text),
+        origin: &d.text,
+        merge: Merge::Distribution,
     }
+}
+
+/// The catalogue of a script: one distribution family per declared metric (its unit,
+/// direction and description; its expression as the origin), headed by `headline`'s
+/// mean and p99. It declares no unit rate: a script's sessions keep only their declared
+/// metrics, no count of messages received, so a scripted sweep shows completed
+/// sessions/s alone.
+pub fn catalogue(defs: &[MetricDef], headline: &str) -> Catalogue {
+    let mut families = FAMILIES.to_vec();
+    families.extend(defs.iter().map(family));
     let heads = [format!("{headline}.mean"), format!("{headline}.p99")];
     let mut head: Vec<&str> = heads.iter().map(String::as_str).collect();
     head.extend(HEADLINE);
-    Catalogue::build(metric_names(defs), &families, &head)
+    Catalogue::of(&families, &STANDARD_PERCENTILES, &head)
 }
 
 /// A finished scripted run.
@@ -92,7 +79,7 @@ pub fn catalogue(defs: &[MetricDef], headline: &str) -> Catalogue {
 pub struct ScriptedReport {
     generator: Value,
     defs: Vec<MetricDef>,
-    pooled: BTreeMap<String, Vec<f64>>,
+    recorded: Recorded,
     sessions: Vec<Value>,
     failures: Vec<(usize, String)>,
     completed: usize,
@@ -102,7 +89,10 @@ pub struct ScriptedReport {
 
 /// Pool the measured sessions of `run`.
 pub fn build(script: &Script, run: RunRecord<SessionValues>) -> ScriptedReport {
-    let mut pooled: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut recorded = Recorded::default();
+    for d in &script.metrics {
+        recorded.declare(&d.name, &d.unit);
+    }
     let (mut sessions, mut failures, mut completed) = (Vec::new(), Vec::new(), 0);
     for s in run.samples.iter().filter(|s| !s.warmup) {
         let vals = s.output.as_ref();
@@ -110,7 +100,7 @@ pub fn build(script: &Script, run: RunRecord<SessionValues>) -> ScriptedReport {
             Ok(()) => {
                 completed += 1;
                 for (k, v) in vals.map(|v| &v.values).into_iter().flatten() {
-                    pooled.entry(k.clone()).or_default().extend(v);
+                    recorded.extend(k, s.ended_s, v.iter().copied());
                 }
             }
             Err(e) => failures.push((s.idx, e.message.clone())),
@@ -128,26 +118,12 @@ pub fn build(script: &Script, run: RunRecord<SessionValues>) -> ScriptedReport {
     ScriptedReport {
         generator,
         defs: script.metrics.clone(),
-        pooled,
+        recorded,
         sessions,
         failures,
         completed,
         duration_s: run.duration_s,
         endpoint: run.endpoint,
-    }
-}
-
-fn stat(values: &[f64], which: (&str, Option<f64>)) -> Option<f64> {
-    match which {
-        ("count", _) => Some(values.len() as f64),
-        (_, None) => stats::mean(values).ok(),
-        (_, Some(q)) => stats::percentile(values, q).ok(),
-    }
-}
-
-impl ScriptedReport {
-    fn values(&self, name: &str) -> &[f64] {
-        self.pooled.get(name).map_or(&[], Vec::as_slice)
     }
 }
 
@@ -165,9 +141,12 @@ impl Report for ScriptedReport {
             "metric", "n", "mean", "p50", "p90", "p99", "max"
         ));
         for d in &self.defs {
-            let v = self.values(&d.name);
-            let cell =
-                |q: (&str, Option<f64>)| stat(v, q).map_or("-".to_string(), |x| format!("{x:.2}"));
+            let sum = self.recorded.summary(&d.name);
+            let cell = |f: &dyn Fn(&Summary) -> Option<f64>| {
+                sum.as_ref()
+                    .and_then(f)
+                    .map_or("-".to_string(), |x| format!("{x:.2}"))
+            };
             let unit = if d.unit.is_empty() {
                 String::new()
             } else {
@@ -176,12 +155,12 @@ impl Report for ScriptedReport {
             out.push_str(&format!(
                 "{:<24} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
                 format!("{}{unit}", d.name),
-                v.len(),
-                cell(STATS[0]),
-                cell(STATS[2]),
-                cell(STATS[3]),
-                cell(STATS[5]),
-                cell(STATS[6]),
+                sum.as_ref().map_or(0, |s| s.count),
+                cell(&|s| Some(s.mean)),
+                cell(&|s| s.percentile(50.0)),
+                cell(&|s| s.percentile(90.0)),
+                cell(&|s| s.percentile(99.0)),
+                cell(&|s| Some(s.max)),
             ));
         }
         for (idx, msg) in self.failures.iter().take(10) {
@@ -195,7 +174,6 @@ impl Report for ScriptedReport {
             .defs
             .iter()
             .map(|d| {
-                let v = self.values(&d.name);
                 let mut m = serde_json::Map::new();
                 m.insert("expr".into(), json!(d.text));
                 m.insert("unit".into(), json!(d.unit));
@@ -210,9 +188,9 @@ impl Report for ScriptedReport {
                 if let Some(desc) = &d.description {
                     m.insert("description".into(), json!(desc));
                 }
-                for q in STATS {
-                    if let Some(x) = stat(v, q) {
-                        m.insert(q.0.into(), json!(x));
+                if let Some(s) = self.recorded.summary(&d.name) {
+                    for (stat, x) in s.stats() {
+                        m.insert(stat, json!(x));
                     }
                 }
                 (d.name.clone(), Value::Object(m))
@@ -233,18 +211,14 @@ impl Report for ScriptedReport {
         })
     }
 
-    fn metrics(&self) -> BTreeMap<String, f64> {
+    fn recorded(&self) -> &Recorded {
+        &self.recorded
+    }
+
+    fn scalars(&self) -> BTreeMap<String, f64> {
         let mut m = BTreeMap::new();
         m.insert("completed".into(), self.completed as f64);
         m.insert("failed".into(), self.failures.len() as f64);
-        for d in &self.defs {
-            let v = self.values(&d.name);
-            for q in STATS {
-                if let Some(x) = stat(v, q) {
-                    m.insert(format!("{}.{}", d.name, q.0), x);
-                }
-            }
-        }
         m
     }
 }

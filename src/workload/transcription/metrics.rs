@@ -17,40 +17,9 @@ use std::collections::BTreeMap;
 
 use super::protocol::{Record, Usage};
 use super::wer::{self, WerCount};
-use crate::util::stats;
-use crate::workload::catalogue::{Catalogue, Direction::*, Family};
-
-/// Distribution summaries written for every latency-like metric.
-pub const PCTS: [(f64, &str); 5] = [
-    (0.5, "p50"),
-    (0.9, "p90"),
-    (0.95, "p95"),
-    (0.99, "p99"),
-    (1.0, "max"),
-];
-
-/// Distribution metrics (each gets `.mean` and the [`PCTS`] suffixes).
-pub const DISTRIBUTIONS: [&str; 5] = [
-    "ttft_ms",
-    "finalization_ms",
-    "itl_ms",
-    "rtf",
-    "streaming_lag_ms",
-];
-
-/// Single-number metrics of a run.
-pub const SCALARS: [&str; 10] = [
-    "wer",
-    "wer.mean",
-    "prompt_tokens.total",
-    "completion_tokens.total",
-    "total_tokens.total",
-    "pacing_max_lag_ms.max",
-    "failed",
-    "completed",
-    "audio_s.total",
-    AUDIO_THROUGHPUT,
-];
+use crate::util::stats::STANDARD_PERCENTILES;
+use crate::workload::catalogue::{Catalogue, Direction::*, Family, Merge};
+use crate::workload::results::Recorded;
 
 /// The transcription workload's unit of work: seconds of audio transcribed by completed
 /// sessions per second of run (`audio s/s`). Audio is what a speech-to-text server
@@ -66,94 +35,168 @@ pub fn audio_throughput(metrics: &BTreeMap<String, f64>, duration_s: f64) -> Opt
 
 /// The metric catalogue: every name [`run_metrics`] produces belongs to one family.
 pub const FAMILIES: &[Family] = &[
-    Family::new("failed", "sessions", Lower, "measured sessions that failed"),
+    Family::new("failed", "sessions", Lower, "measured sessions that failed")
+        .origin("measured sessions whose outcome was a failure")
+        .merged(Merge::Sum),
     Family::new(
         "completed",
         "sessions",
         Higher,
         "measured sessions that completed",
-    ),
+    )
+    .origin("measured sessions that reached transcription.done without a failure")
+    .merged(Merge::Sum),
     Family::new(
         "ttft_ms",
         "ms",
         Lower,
         "first non-empty transcription.delta after the first audio sent",
-    ),
+    )
+    .origin("first input_audio_buffer.append's intended send → first non-empty transcription.delta received")
+    .dist(),
     Family::new(
         "finalization_ms",
         "ms",
         Lower,
         "final commit sent to transcription.done",
-    ),
+    )
+    .origin("final input_audio_buffer.commit's intended send → transcription.done received")
+    .dist(),
     Family::new(
         "itl_ms",
         "ms",
         Lower,
         "gap between consecutive non-empty deltas",
-    ),
+    )
+    .origin("a non-empty transcription.delta received → the next one received")
+    .dist(),
     Family::new(
         "rtf",
         "",
         Lower,
         "(done - first audio sent) / audio duration",
-    ),
+    )
+    .origin("first append's intended send → transcription.done received, over the file's audio duration")
+    .dist(),
     Family::new(
         "streaming_lag_ms",
         "ms",
         Lower,
         "delta receipt minus the speech front (end of the audio sent so far on the pacing clock)",
-    ),
+    )
+    .origin("end of the audio sent so far, on the pacing clock → each non-empty transcription.delta received")
+    .dist(),
     Family::new(
         "wer",
         "",
         Lower,
-        "word error rate against the reference (corpus; .mean: per file)",
-    ),
+        "word error rate against the reference, over the corpus (all files' edits / all reference words)",
+    )
+    .origin("transcription.done text (else the deltas joined) against the reference transcript")
+    .merged(Merge::Ratio("wer_edits.total", "wer_words.total")),
+    Family::new(
+        "file_wer",
+        "",
+        Lower,
+        "word error rate of each file against its reference",
+    )
+    .origin("one file's transcription.done text (else its deltas joined) against its reference")
+    .dist(),
+    Family::new(
+        "wer_edits",
+        "words",
+        NotAScore,
+        "word edits against the references, summed over files",
+    )
+    .origin("word-level edit distance to each reference, summed")
+    .merged(Merge::Sum),
+    Family::new(
+        "wer_words",
+        "words",
+        NotAScore,
+        "reference words, summed over files with a reference",
+    )
+    .origin("words of each file's reference, summed")
+    .merged(Merge::Sum),
     Family::new(
         "prompt_tokens",
         "tokens",
         NotAScore,
         "usage.prompt_tokens summed over sessions",
-    ),
+    )
+    .origin("transcription.done usage.prompt_tokens, summed")
+    .merged(Merge::Sum),
     Family::new(
         "completion_tokens",
         "tokens",
         NotAScore,
         "usage.completion_tokens summed over sessions",
-    ),
+    )
+    .origin("transcription.done usage.completion_tokens, summed")
+    .merged(Merge::Sum),
     Family::new(
         "total_tokens",
         "tokens",
         NotAScore,
         "usage.total_tokens summed over sessions",
-    ),
+    )
+    .origin("transcription.done usage.total_tokens, summed")
+    .merged(Merge::Sum),
     Family::new(
         "pacing_max_lag_ms",
         "ms",
         Lower,
         "largest time an append was handed over after its schedule",
-    ),
+    )
+    .origin("an append's intended send → handed to the socket, the largest")
+    .merged(Merge::Max),
     Family::new(
         AUDIO_THROUGHPUT,
         "audio s/s",
         Higher,
         "seconds of audio transcribed by completed sessions per second of run",
-    ),
+    )
+    .origin("audio seconds of completed sessions ÷ first measured release → last measured end")
+    .merged(Merge::PerSecond("audio_s.total")),
     Family::new(
         "audio_s",
         "s",
         NotAScore,
         "seconds of audio streamed by completed sessions",
-    ),
+    )
+    .origin("audio duration of each completed session's file, summed")
+    .merged(Merge::Sum),
 ];
+
+/// Scalar names in [`FAMILIES`] (the distributions publish `<name>.<stat>`).
+const SCALARS: [&str; 11] = [
+    "failed",
+    "completed",
+    "wer",
+    "wer_edits.total",
+    "wer_words.total",
+    "prompt_tokens.total",
+    "completion_tokens.total",
+    "total_tokens.total",
+    "pacing_max_lag_ms.max",
+    "audio_s.total",
+    AUDIO_THROUGHPUT,
+];
+
+/// Names older results used: `wer.mean` was the per-file mean.
+pub const ALIASES: &[(&str, &str)] = &[("wer.mean", "file_wer.mean")];
 
 /// The metrics shown first (progress, sweeps, comparisons).
 pub const HEADLINE: &[&str] = &["ttft_ms.p50", "ttft_ms.p99", "finalization_ms.p99", "wer"];
 
 /// The catalogue of a transcription run.
 pub fn catalogue() -> Catalogue {
-    Catalogue::build(metric_names(), FAMILIES, HEADLINE)
+    let dists: Vec<Family> = FAMILIES.iter().filter(|f| f.is_dist()).cloned().collect();
+    let mut names = Catalogue::of(&dists, &STANDARD_PERCENTILES, &[]).names();
+    names.extend(SCALARS.iter().map(|s| (*s).to_string()));
+    Catalogue::build(names, FAMILIES, HEADLINE)
         .with_unit_rate(AUDIO_THROUGHPUT, "audio s/s")
+        .with_aliases(ALIASES)
 }
 
 /// One session's numbers.
@@ -225,38 +268,29 @@ pub fn session_metrics(r: &Record, reference: Option<&str>) -> SessionMetrics {
     }
 }
 
-/// Flat run metrics over the completed sessions (plus the failure count): every name
-/// in [`metric_names`] that has a value.
-pub fn run_metrics(done: &[(&SessionMetrics, &Record)], failed: usize) -> BTreeMap<String, f64> {
+/// One completed session: its numbers, its record and when its socket opened (seconds
+/// since the run start: the record's times are relative to it).
+pub type Done<'a> = (&'a SessionMetrics, &'a Record, f64);
+
+/// Run metrics over the completed sessions (plus the failure count): the scalars, and
+/// every distribution's values stamped with when each was observed on the run clock.
+pub fn run_metrics(done: &[Done<'_>], failed: usize) -> (BTreeMap<String, f64>, Recorded) {
     let mut m = BTreeMap::new();
     m.insert("failed".into(), failed as f64);
     m.insert("completed".into(), done.len() as f64);
-    let collect = |f: &dyn Fn(&SessionMetrics) -> Vec<f64>| -> Vec<f64> {
-        done.iter().flat_map(|(s, _)| f(s)).collect()
-    };
-    let series: [(&str, Vec<f64>); 5] = [
-        ("ttft_ms", collect(&|s| s.ttft_ms.into_iter().collect())),
-        (
-            "finalization_ms",
-            collect(&|s| s.finalization_ms.into_iter().collect()),
-        ),
-        ("itl_ms", collect(&|s| s.itl_ms.clone())),
-        ("rtf", collect(&|s| s.rtf.into_iter().collect())),
-        ("streaming_lag_ms", collect(&|s| s.streaming_lag_ms.clone())),
-    ];
-    for (name, v) in &series {
-        put_distribution(&mut m, name, v);
+    let mut rec = Recorded::declaring(FAMILIES, &STANDARD_PERCENTILES);
+    for (s, r, open) in done {
+        record_session(&mut rec, s, r, *open);
     }
-    let counts: Vec<WerCount> = done.iter().filter_map(|(s, _)| s.wer).collect();
+    let counts: Vec<WerCount> = done.iter().filter_map(|(s, _, _)| s.wer).collect();
     if let Some(w) = wer::pooled(&counts) {
         m.insert("wer".into(), w);
-    }
-    let rates: Vec<f64> = counts.iter().filter_map(|c| c.rate()).collect();
-    if let Ok(w) = stats::mean(&rates) {
-        m.insert("wer.mean".into(), w);
+        let sum = |f: fn(&WerCount) -> usize| counts.iter().map(f).sum::<usize>() as f64;
+        m.insert("wer_edits.total".into(), sum(|c| c.edits));
+        m.insert("wer_words.total".into(), sum(|c| c.ref_words));
     }
     let token_sum = |f: fn(&Usage) -> Option<u64>| -> Option<f64> {
-        let v: Vec<u64> = done.iter().filter_map(|(s, _)| f(&s.usage)).collect();
+        let v: Vec<u64> = done.iter().filter_map(|(s, _, _)| f(&s.usage)).collect();
         (!v.is_empty()).then(|| v.iter().sum::<u64>() as f64)
     };
     for (name, f) in [
@@ -274,40 +308,48 @@ pub fn run_metrics(done: &[(&SessionMetrics, &Record)], failed: usize) -> BTreeM
     if !done.is_empty() {
         let lag = done
             .iter()
-            .map(|(_, r)| r.pacing_max_lag_s)
+            .map(|(_, r, _)| r.pacing_max_lag_s)
             .fold(0.0, f64::max);
         m.insert("pacing_max_lag_ms.max".into(), lag * 1000.0);
         m.insert(
             "audio_s.total".into(),
-            done.iter().map(|(_, r)| r.audio_s).sum(),
+            done.iter().map(|(_, r, _)| r.audio_s).sum(),
         );
     }
-    m
+    (m, rec)
 }
 
-/// `name.mean` and `name.<pct>` of `v` (nothing when `v` is empty).
-pub fn put_distribution(m: &mut BTreeMap<String, f64>, name: &str, v: &[f64]) {
-    if let Ok(mean) = stats::mean(v) {
-        m.insert(format!("{name}.mean"), mean);
-        for (f, label) in PCTS {
-            if let Ok(x) = stats::percentile(v, f) {
-                m.insert(format!("{name}.{label}"), x);
-            }
-        }
-    }
-}
-
-/// Every name [`run_metrics`] can produce, plus the report's [`AUDIO_THROUGHPUT`].
-pub fn metric_names() -> Vec<String> {
-    let mut names: Vec<String> = DISTRIBUTIONS
+/// One completed session's values, each at the run time its end event was received.
+fn record_session(rec: &mut Recorded, s: &SessionMetrics, r: &Record, open: f64) {
+    let deltas: Vec<f64> = r
+        .deltas
         .iter()
-        .flat_map(|d| {
-            std::iter::once(format!("{d}.mean"))
-                .chain(PCTS.iter().map(move |(_, l)| format!("{d}.{l}")))
-        })
+        .filter(|d| !d.text.is_empty())
+        .map(|d| open + d.at_s)
         .collect();
-    names.extend(SCALARS.iter().map(|s| (*s).to_owned()));
-    names
+    let done_at = r.done_s.map_or(open, |d| open + d);
+    if let (Some(v), Some(at)) = (s.ttft_ms, deltas.first()) {
+        rec.push("ttft_ms", *at, v);
+    }
+    if let Some(v) = s.finalization_ms {
+        rec.push("finalization_ms", done_at, v);
+    }
+    for (v, at) in s.itl_ms.iter().zip(deltas.iter().skip(1)) {
+        rec.push("itl_ms", *at, *v);
+    }
+    if let Some(v) = s.rtf {
+        rec.push("rtf", done_at, v);
+    }
+    let fronts = r
+        .deltas
+        .iter()
+        .filter(|d| !d.text.is_empty() && d.front_s.is_some());
+    for (v, d) in s.streaming_lag_ms.iter().zip(fronts) {
+        rec.push("streaming_lag_ms", open + d.at_s, *v);
+    }
+    if let Some(w) = s.wer_rate() {
+        rec.push("file_wer", done_at, w);
+    }
 }
 
 #[cfg(test)]

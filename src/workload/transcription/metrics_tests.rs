@@ -100,7 +100,8 @@ fn run_metrics_pool_and_sum() {
     });
     let ma = session_metrics(&a, Some("the cat sat"));
     let mb = session_metrics(&b, Some("the dog"));
-    let m = run_metrics(&[(&ma, &a), (&mb, &b)], 1);
+    let (mut m, rec) = run_metrics(&[(&ma, &a, 0.0), (&mb, &b, 1.0)], 1);
+    m.extend(rec.flat());
     assert_eq!(m["failed"], 1.0);
     assert_eq!(m["completed"], 2.0);
     // ttft: 450 and 200
@@ -108,14 +109,15 @@ fn run_metrics_pool_and_sum() {
     assert!(close(m["ttft_ms.max"], 450.0));
     // corpus WER: (0 + 1) / (3 + 2); mean of rates: (0 + 0.5) / 2
     assert!(close(m["wer"], 0.2));
-    assert!(close(m["wer.mean"], 0.25));
+    assert!(close(m["file_wer.mean"], 0.25));
+    assert_eq!((m["wer_edits.total"], m["wer_words.total"]), (1.0, 5.0));
     assert_eq!(m["prompt_tokens.total"], 30.0);
     assert_eq!(m["completion_tokens.total"], 3.0);
     assert_eq!(m["total_tokens.total"], 34.0);
     assert!(close(m["pacing_max_lag_ms.max"], 2.0));
     assert_eq!(m["audio_s.total"], 4.0);
     // every produced name is declared
-    let names = metric_names();
+    let names = catalogue().names();
     for k in m.keys() {
         assert!(names.contains(k), "{k} not declared");
     }
@@ -131,8 +133,12 @@ fn run_metrics_pool_and_sum() {
 
 #[test]
 fn empty_run_has_only_counts() {
-    let m = run_metrics(&[], 3);
+    let (m, rec) = run_metrics(&[], 3);
     assert_eq!(m.len(), 2);
+    assert!(
+        rec.flat().is_empty(),
+        "no values: no statistics, never zeros"
+    );
     assert_eq!(audio_throughput(&m, 10.0), None);
     assert_eq!(m["failed"], 3.0);
 }

@@ -14,11 +14,11 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::KIND;
-use super::metrics::{SessionMetrics, run_metrics, session_metrics};
-use super::protocol::Record;
+use super::metrics::{Done, SessionMetrics, run_metrics, session_metrics};
 use super::session::TranscriptionOutput;
 use super::workload::TranscriptionWorkload;
 use crate::util::stats;
+use crate::workload::results::Recorded;
 use crate::workload::{RunRecord, SampleRecord};
 
 /// A sample record of this workload.
@@ -52,67 +52,54 @@ pub fn build(
             Row { s, out, m }
         })
         .collect();
-    let done: Vec<(&SessionMetrics, &Record)> = rows
+    let done: Vec<Done<'_>> = rows
         .iter()
         .filter(|r| r.s.outcome.is_ok())
-        .filter_map(|r| Some((r.m.as_ref()?, &r.out?.record)))
+        .filter_map(|r| Some((r.m.as_ref()?, &r.out?.record, r.s.opened_s?)))
         .collect();
     let failed = rows.iter().filter(|r| r.s.outcome.is_err()).count();
-    let mut metrics = run_metrics(&done, failed);
-    if let Some(r) = super::metrics::audio_throughput(&metrics, run.duration_s) {
-        metrics.insert(super::metrics::AUDIO_THROUGHPUT.into(), r);
+    let (mut scalars, recorded) = run_metrics(&done, failed);
+    if let Some(r) = super::metrics::audio_throughput(&scalars, run.duration_s) {
+        scalars.insert(super::metrics::AUDIO_THROUGHPUT.into(), r);
     }
-    let json = to_json(w, &run, &rows, &done, &metrics);
+    let mut metrics = scalars.clone();
+    metrics.extend(recorded.flat());
+    let json = to_json(w, &run, &rows, (done.len(), &recorded), &metrics);
     let text = render_text(w, &run, &rows, &metrics);
-    let series = series_of(&rows);
     TranscriptionReport {
         text,
         json,
-        metrics,
-        series,
+        scalars,
+        recorded,
         failures: Vec::new(),
+        warnings: Vec::new(),
     }
 }
 
-fn dist(v: &[f64]) -> Value {
-    let Ok(mean) = stats::mean(v) else {
+/// The reference-shaped summary of one distribution: `{count, mean, p50, p90, p95,
+/// p99, max}` from the recorded values, or `null` without any.
+fn dist(rec: &Recorded, name: &str) -> Value {
+    let Some(s) = rec.summary(name) else {
         return Value::Null;
     };
-    let p = |f| stats::percentile(v, f).ok();
-    json!({"count": v.len(), "mean": mean, "p50": p(0.5), "p90": p(0.9), "p95": p(0.95),
-           "p99": p(0.99), "max": p(1.0)})
-}
-
-fn pooled(
-    done: &[(&SessionMetrics, &Record)],
-    f: impl Fn(&SessionMetrics) -> Vec<f64>,
-) -> Vec<f64> {
-    done.iter().flat_map(|(m, _)| f(m)).collect()
+    let p = |q| s.percentile(q);
+    json!({"count": s.count, "mean": s.mean, "p50": p(50.0), "p90": p(90.0), "p95": p(95.0),
+           "p99": p(99.0), "max": s.max})
 }
 
 fn to_json(
     w: &TranscriptionWorkload,
     run: &RunRecord<Option<TranscriptionOutput>>,
     rows: &[Row<'_>],
-    done: &[(&SessionMetrics, &Record)],
+    (completed, rec): (usize, &Recorded),
     metrics: &BTreeMap<String, f64>,
 ) -> Value {
     let s = &w.settings;
-    let ttft = pooled(done, |m| m.ttft_ms.into_iter().collect());
-    let fin = pooled(done, |m| m.finalization_ms.into_iter().collect());
-    let itl = pooled(done, |m| m.itl_ms.clone());
-    let rtf = pooled(done, |m| m.rtf.into_iter().collect());
-    let lag = pooled(done, |m| m.streaming_lag_ms.clone());
-    let wer_each = pooled(done, |m| m.wer_rate().into_iter().collect());
     let total = |k: &str| metrics.get(k).copied();
     json!({
         "rtload": {
             "workload": KIND,
             "metrics": metrics,
-            "distributions": {
-                "ttft_ms": ttft, "finalization_ms": fin, "itl_ms": itl,
-                "streaming_lag_ms": lag, "rtf": rtf, "wer": wer_each,
-            },
         },
         "endpoint": run.endpoint,
         "model": s.model,
@@ -120,15 +107,15 @@ fn to_json(
         "sample_rate": s.sample_rate,
         "chunk_ms": s.chunk_ms,
         "duration_s": run.duration_s,
-        "completed": done.len(),
-        "failed": rows.len() - done.len(),
-        "ttft_ms": dist(&ttft),
-        "finalization_ms": dist(&fin),
-        "itl_ms": dist(&itl),
-        "rtf": dist(&rtf),
-        "streaming_lag_ms": dist(&lag),
+        "completed": completed,
+        "failed": rows.len() - completed,
+        "ttft_ms": dist(rec, "ttft_ms"),
+        "finalization_ms": dist(rec, "finalization_ms"),
+        "itl_ms": dist(rec, "itl_ms"),
+        "rtf": dist(rec, "rtf"),
+        "streaming_lag_ms": dist(rec, "streaming_lag_ms"),
         "wer": total("wer"),
-        "wer_mean": total("wer.mean"),
+        "wer_mean": total("file_wer.mean"),
         "tokens": {
             "prompt_tokens": total("prompt_tokens.total"),
             "completion_tokens": total("completion_tokens.total"),
@@ -220,7 +207,7 @@ fn render_text(
             .map_or_else(|| "n/a".into(), |v| format!("{v:.p$}"))
     };
     row(&mut t, "WER (corpus):", opt("wer", 4));
-    row(&mut t, "WER (mean per file):", opt("wer.mean", 4));
+    row(&mut t, "WER (mean per file):", opt("file_wer.mean", 4));
     row(&mut t, "Prompt tokens:", opt("prompt_tokens.total", 0));
     row(
         &mut t,
@@ -243,29 +230,4 @@ fn render_text(
     }
     let _ = writeln!(t, "{}", "=".repeat(60));
     t
-}
-
-/// TTFT and finalization per session at the time each was observed (run clock).
-fn series_of(rows: &[Row<'_>]) -> Vec<crate::util::histlog::Series> {
-    let (mut ttft, mut fin) = (Vec::new(), Vec::new());
-    for r in rows.iter().filter(|r| r.s.outcome.is_ok()) {
-        let (Some(m), Some(o), Some(open)) = (&r.m, r.out, r.s.opened_s) else {
-            continue;
-        };
-        if let (Some(v), Some(d)) = (
-            m.ttft_ms,
-            o.record.deltas.iter().find(|d| !d.text.is_empty()),
-        ) {
-            ttft.push((open + d.at_s, v));
-        }
-        if let (Some(v), Some(d)) = (m.finalization_ms, o.record.done_s) {
-            fin.push((open + d, v));
-        }
-    }
-    let series = |tag: &str, samples| crate::util::histlog::Series {
-        tag: tag.into(),
-        unit_scale: crate::util::histlog::MICROS_PER_MS,
-        samples,
-    };
-    vec![series("ttft_ms", ttft), series("finalization_ms", fin)]
 }

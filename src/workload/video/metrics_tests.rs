@@ -490,13 +490,7 @@ fn session_json_keys_match_reference() {
 #[test]
 fn the_catalogue_declares_every_reported_name() {
     use crate::workload::catalogue::Direction;
-    let cfg = MetricsConfig {
-        fps: 16.0,
-        slo_ms: None,
-        warmup_chunks: 2,
-        buffer_chunks: 1,
-    };
-    let cat = crate::workload::video::names::catalogue(&cfg);
+    let cat = crate::workload::video::names::catalogue();
     cat.check(crate::workload::video::names::FAMILIES)
         .expect("every video metric declared");
     assert_eq!(cat.direction("ttfc_ms.p99"), Direction::Lower);

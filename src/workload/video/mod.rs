@@ -404,7 +404,7 @@ impl Workload for VideoWorkload {
     }
 
     fn catalogue(&self) -> crate::workload::catalogue::Catalogue {
-        names::catalogue(&self.metrics)
+        names::catalogue()
     }
 
     fn expected_session_s(&self) -> Option<f64> {

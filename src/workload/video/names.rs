@@ -1,128 +1,158 @@
-//! Flat metric names of a video run that do not depend on the session count, for
-//! thresholds, comparisons and sweeps: `ttfc_ms.*`, `video_rtf.*`, `chunk_interval_ms.*`
-//! (steady intervals pooled across sessions), `slo_attainment`, `underrun_count`,
-//! `failed`, `completed` — next to the reference-shaped keys of the JSON `metrics`.
+//! The flat metrics of a video run, for thresholds, comparisons and sweeps, next to the
+//! reference-shaped keys of the JSON `metrics`: distributions recorded once per run
+//! (`ttfc_ms`, `video_rtf`, `steady_video_rtf`, `chunk_interval_ms` — steady intervals
+//! pooled across sessions — and `chunk_interval_all_ms`, every interval) and scalars
+//! (`slo_attainment`, `underrun_count`, `failed`, `completed`, …). The reference's own
+//! aggregate keys (`ttfc_ms_mean`, `video_rtf_worst`, …) are accepted as aliases.
 
 use std::collections::BTreeMap;
 
 use super::metrics::{self, ChunkRecord, MetricsConfig, SessionMetrics};
-use crate::util::stats;
+use crate::util::stats::STANDARD_PERCENTILES;
+use crate::workload::results::Recorded;
 
-/// Percentiles reported for pooled intervals.
-const PCTS: [(f64, &str); 5] = [
-    (0.5, "p50"),
-    (0.9, "p90"),
-    (0.95, "p95"),
-    (0.99, "p99"),
-    (1.0, "max"),
-];
+/// One completed session: its metrics, its chunk records (index order) and when its
+/// socket opened (seconds since the run start; record times are relative to it).
+pub type Done<'a> = (&'a SessionMetrics, &'a [ChunkRecord], f64);
 
-/// Normalized metrics over the completed sessions (`records` per session, index order).
+/// The run's scalars and recorded distributions over the completed sessions.
 pub fn normalized(
-    sessions: &[(&SessionMetrics, &[ChunkRecord])],
+    sessions: &[Done<'_>],
     cfg: &MetricsConfig,
     failed: usize,
-) -> BTreeMap<String, f64> {
+) -> (BTreeMap<String, f64>, Recorded) {
     let mut m = BTreeMap::new();
     m.insert("failed".into(), failed as f64);
     m.insert("completed".into(), sessions.len() as f64);
-    let put_dist = |m: &mut BTreeMap<String, f64>, name: &str, v: &[f64]| {
-        if let Ok(mean) = stats::mean(v) {
-            m.insert(format!("{name}.mean"), mean);
-            for (f, label) in PCTS {
-                if let Ok(x) = stats::percentile(v, f) {
-                    m.insert(format!("{name}.{label}"), x);
-                }
-            }
+    m.insert(
+        "chunk_deadline_ms".into(),
+        metrics::chunk_deadline_ms(cfg.fps, cfg.slo_ms),
+    );
+    let mut rec = Recorded::declaring(FAMILIES, &STANDARD_PERCENTILES);
+    let deadline = metrics::chunk_deadline_ms(cfg.fps, cfg.slo_ms);
+    let (mut met, mut steady_n) = (0u64, 0u64);
+    for (s, recs, open) in sessions {
+        let end = open + recs.iter().map(|r| r.arrival_s).fold(0.0, f64::max);
+        if let (Some(t), Some(first)) = (s.ttfc_ms, recs.iter().find(|r| r.index == 0)) {
+            rec.push("ttfc_ms", open + first.arrival_s, t);
         }
-    };
-    let ttfc: Vec<f64> = sessions.iter().filter_map(|(s, _)| s.ttfc_ms).collect();
-    put_dist(&mut m, "ttfc_ms", &ttfc);
-    let rtf: Vec<f64> = sessions.iter().map(|(s, _)| s.video_rtf).collect();
-    put_dist(&mut m, "video_rtf", &rtf);
-    let steady_rtf: Vec<f64> = sessions
-        .iter()
-        .filter_map(|(s, _)| s.steady_video_rtf)
-        .collect();
-    if let Ok(v) = stats::mean(&steady_rtf) {
-        m.insert("video_rtf.steady".into(), v);
+        rec.push("video_rtf", end, s.video_rtf);
+        if let Some(v) = s.steady_video_rtf {
+            rec.push("steady_video_rtf", end, v);
+        }
+        let steady = steady_records(recs, cfg.warmup_chunks);
+        for r in &steady {
+            let v = r.inter_arrival_s * 1000.0;
+            rec.push("chunk_interval_ms", open + r.arrival_s, v);
+            steady_n += 1;
+            met += u64::from(v <= deadline);
+        }
+        if let Some(mean) = s.interval_steady.as_ref().map(|b| b.mean_ms) {
+            rec.push("session_steady_interval_ms", end, mean);
+        }
+        for r in recs.iter().filter(|r| r.index != 0) {
+            rec.push(
+                "chunk_interval_all_ms",
+                open + r.arrival_s,
+                r.inter_arrival_s * 1000.0,
+            );
+        }
+        rec.push("session_stall_ms", end, s.playback.total_stall_ms);
     }
-    let (mut steady, mut all) = (Vec::new(), Vec::new());
-    for (_, recs) in sessions {
-        steady.extend(steady_intervals_ms(recs, cfg.warmup_chunks));
-        all.extend(
-            recs.iter()
-                .filter(|r| r.index != 0)
-                .map(|r| r.inter_arrival_s * 1000.0),
-        );
-    }
-    put_dist(&mut m, "chunk_interval_ms", &steady);
-    put_dist(&mut m, "chunk_interval_all_ms", &all);
-    if !steady.is_empty() {
-        let deadline = metrics::chunk_deadline_ms(cfg.fps, cfg.slo_ms);
-        let within = steady.iter().filter(|v| **v <= deadline).count();
-        m.insert("slo_attainment".into(), within as f64 / steady.len() as f64);
-        m.insert("slo_violations".into(), (steady.len() - within) as f64);
+    if steady_n > 0 {
+        m.insert("slo_attainment".into(), met as f64 / steady_n as f64);
+        m.insert("slo_met".into(), met as f64);
+        m.insert("slo_violations".into(), (steady_n - met) as f64);
     }
     if !sessions.is_empty() {
-        let underruns: u64 = sessions
-            .iter()
-            .map(|(s, _)| s.playback.underrun_count)
-            .sum();
-        let stall: f64 = sessions
-            .iter()
-            .map(|(s, _)| s.playback.total_stall_ms)
-            .sum();
-        m.insert("underrun_count".into(), underruns as f64);
-        m.insert("stall_ms.total".into(), stall);
+        let sum = |f: &dyn Fn(&SessionMetrics) -> f64| sessions.iter().map(|(s, _, _)| f(s)).sum();
+        m.insert(
+            "underrun_count".into(),
+            sum(&|s| s.playback.underrun_count as f64),
+        );
+        m.insert("stall_ms.total".into(), sum(&|s| s.playback.total_stall_ms));
+        m.insert("chunks_received".into(), sum(&|s| s.chunks_received as f64));
+        m.insert("total_frames".into(), sum(&|s| s.total_frames as f64));
+        m.insert("video_seconds".into(), sum(&|s| s.video_seconds));
+        let means = rec.values("session_steady_interval_ms");
+        if let (Some(lo), Some(hi)) = (
+            means.iter().copied().reduce(f64::min),
+            means.iter().copied().reduce(f64::max),
+        ) {
+            m.insert("steady_interval_ms_spread".into(), hi - lo);
+        }
     }
-    m
+    (m, rec)
 }
 
-/// Steady intervals of one session (§5.3.1): indices ≥ warm-up, not the terminal chunk,
+/// Steady records of one session (§5.3.1): indices ≥ warm-up, not the terminal chunk,
 /// not index 0.
-fn steady_intervals_ms(records: &[ChunkRecord], warmup: u32) -> Vec<f64> {
+fn steady_records(records: &[ChunkRecord], warmup: u32) -> Vec<&ChunkRecord> {
     let last = records.iter().map(|r| r.index).max();
     records
         .iter()
         .filter(|r| r.index >= u64::from(warmup) && Some(r.index) != last && r.index != 0)
-        .map(|r| r.inter_arrival_s * 1000.0)
         .collect()
 }
 
-/// Every name a video report can produce (normalized names plus the reference-shaped
-/// keys of one- and several-session aggregates).
-pub fn all_names(cfg: &MetricsConfig) -> Vec<String> {
-    // A synthetic session with steady state, so every optional key exists.
-    let recs: Vec<ChunkRecord> = (0..cfg.warmup_chunks.max(1) as u64 + 3)
-        .map(|i| ChunkRecord {
-            index: i,
-            arrival_s: 1.0 + i as f64,
-            inter_arrival_s: 1.0,
-            byte_length: 1,
-            num_frames: if i == 0 { 9 } else { 12 },
-        })
-        .collect();
-    let mut names: Vec<String> = Vec::new();
-    if let Ok(s) = metrics::compute_metrics(
-        &recs,
-        &MetricsConfig {
-            buffer_chunks: 1,
-            ..*cfg
-        },
-        Some(1.0),
-        None,
-    ) {
-        names.extend(normalized(&[(&s, &recs)], cfg, 0).into_keys());
-        for n in [1, 2] {
-            if let Ok(agg) = metrics::aggregate(&vec![s.clone(); n]) {
-                names.extend(metrics::flat_metrics(&agg).into_keys());
-            }
-        }
-    }
-    names.push(CHUNK_THROUGHPUT.to_string());
+/// Scalar names in [`FAMILIES`] (the distributions publish `<name>.<stat>`).
+const SCALARS: [&str; 13] = [
+    "failed",
+    "completed",
+    "chunk_deadline_ms",
+    "slo_attainment",
+    "slo_met",
+    "slo_violations",
+    "underrun_count",
+    "stall_ms.total",
+    "chunks_received",
+    "total_frames",
+    "video_seconds",
+    "steady_interval_ms_spread",
+    CHUNK_THROUGHPUT,
+];
+
+/// The reference's aggregate keys (one session, several) and older rtload names, read as
+/// the flat metric each stands for.
+pub const ALIASES: &[(&str, &str)] = &[
+    ("ttfc_ms", "ttfc_ms.mean"),
+    ("ttfc_ms_mean", "ttfc_ms.mean"),
+    ("ttfc_ms_max", "ttfc_ms.max"),
+    ("video_rtf", "video_rtf.mean"),
+    ("video_rtf_mean", "video_rtf.mean"),
+    ("video_rtf_best", "video_rtf.min"),
+    ("video_rtf_worst", "video_rtf.max"),
+    ("video_rtf.steady", "steady_video_rtf.mean"),
+    ("steady_video_rtf", "steady_video_rtf.mean"),
+    ("steady_interval_ms_mean", "chunk_interval_ms.mean"),
+    ("playback.underrun_count", "underrun_count"),
+    ("playback.total_stall_ms", "stall_ms.total"),
+    // One session's interval blocks (the pooled metrics over one session).
+    ("interval_steady.count", "chunk_interval_ms.count"),
+    ("interval_steady.mean_ms", "chunk_interval_ms.mean"),
+    ("interval_steady.median_ms", "chunk_interval_ms.p50"),
+    ("interval_steady.min_ms", "chunk_interval_ms.min"),
+    ("interval_steady.p90_ms", "chunk_interval_ms.p90"),
+    ("interval_steady.p95_ms", "chunk_interval_ms.p95"),
+    ("interval_steady.p99_ms", "chunk_interval_ms.p99"),
+    ("interval_steady.max_ms", "chunk_interval_ms.max"),
+    ("interval_all.count", "chunk_interval_all_ms.count"),
+    ("interval_all.mean_ms", "chunk_interval_all_ms.mean"),
+    ("interval_all.median_ms", "chunk_interval_all_ms.p50"),
+    ("interval_all.min_ms", "chunk_interval_all_ms.min"),
+    ("interval_all.p90_ms", "chunk_interval_all_ms.p90"),
+    ("interval_all.p95_ms", "chunk_interval_all_ms.p95"),
+    ("interval_all.p99_ms", "chunk_interval_all_ms.p99"),
+    ("interval_all.max_ms", "chunk_interval_all_ms.max"),
+];
+
+/// Every name a video report can produce.
+pub fn all_names() -> Vec<String> {
+    let dists: Vec<_> = FAMILIES.iter().filter(|f| f.is_dist()).cloned().collect();
+    let mut names =
+        crate::workload::catalogue::Catalogue::of(&dists, &STANDARD_PERCENTILES, &[]).names();
+    names.extend(SCALARS.iter().map(|s| (*s).to_string()));
     names.sort();
-    names.dedup();
     names
 }
 
@@ -139,201 +169,148 @@ pub fn chunk_throughput(completed: usize, chunks: u64, duration_s: f64) -> Optio
         .flatten()
 }
 
-use crate::workload::catalogue::{Catalogue, Direction::*, Family};
+use crate::workload::catalogue::{Catalogue, Direction::*, Family, Merge};
 
-/// What every video metric means: the normalized names, then the reference-shaped keys
-/// of one session (§5.3.3) and of several (§5.3.6). The longest covering prefix wins.
+/// What every video metric means. The longest covering prefix wins.
 pub const FAMILIES: &[Family] = &[
-    Family::new("failed", "sessions", Lower, "measured sessions that failed"),
+    Family::new("failed", "sessions", Lower, "measured sessions that failed")
+        .origin("measured sessions whose outcome was a failure")
+        .merged(Merge::Sum),
     Family::new(
         "completed",
         "sessions",
         Higher,
         "measured sessions that completed",
-    ),
+    )
+    .origin("measured sessions with metrics (the terminal chunk arrived)")
+    .merged(Merge::Sum),
     Family::new(
         "ttfc_ms",
         "ms",
         Lower,
         "time to first chunk after the opening message",
-    ),
-    Family::new(
-        "ttfc_ms_mean",
-        "ms",
-        Lower,
-        "mean time to first chunk over sessions",
-    ),
-    Family::new("ttfc_ms_max", "ms", Lower, "largest time to first chunk"),
+    )
+    .origin("session.start sent → first media chunk received, per session")
+    .dist(),
     Family::new(
         "video_rtf",
         "ratio",
         Lower,
         "wall time / video time (below 1 keeps real time)",
-    ),
-    Family::new(
-        "video_rtf_mean",
-        "ratio",
-        Lower,
-        "mean per-session video RTF",
-    ),
-    Family::new(
-        "video_rtf_best",
-        "ratio",
-        Lower,
-        "lowest per-session video RTF",
-    ),
-    Family::new(
-        "video_rtf_worst",
-        "ratio",
-        Lower,
-        "highest per-session video RTF",
-    ),
+    )
+    .origin("session.start sent → terminal chunk received, over the video seconds received at the real-time fps, per session")
+    .dist(),
     Family::new(
         "steady_video_rtf",
         "ratio",
         Lower,
         "video RTF over steady chunks",
-    ),
-    Family::new("video_rtfx", "ratio", Higher, "video time / wall time"),
-    Family::new(
-        "steady_video_rtfx",
-        "ratio",
-        Higher,
-        "video RTFx over steady chunks",
-    ),
+    )
+    .origin("first steady chunk → terminal chunk received, over their video seconds, per session")
+    .dist(),
     Family::new(
         "chunk_interval_ms",
         "ms",
         Lower,
         "steady chunk inter-arrival, pooled over sessions",
-    ),
+    )
+    .origin("a steady chunk's predecessor received → the chunk received (warm-up, first and terminal chunks excluded)")
+    .dist(),
     Family::new(
         "chunk_interval_all_ms",
         "ms",
         Lower,
         "every chunk inter-arrival, pooled over sessions",
-    ),
+    )
+    .origin("a chunk's predecessor received → the chunk received (every chunk after the first)")
+    .dist(),
     Family::new(
-        "interval_all",
+        "session_steady_interval_ms",
         "ms",
         Lower,
-        "one session's chunk inter-arrival summary",
-    ),
+        "mean steady inter-arrival of each session",
+    )
+    .origin("mean of one session's steady chunk inter-arrivals")
+    .dist(),
     Family::new(
-        "interval_steady",
+        "session_stall_ms",
         "ms",
         Lower,
-        "one session's steady chunk inter-arrival summary",
-    ),
-    Family::new(
-        "steady_interval_ms_mean",
-        "ms",
-        Lower,
-        "pooled steady inter-arrival mean",
-    ),
+        "time one session's simulated viewer stalled",
+    )
+    .origin("playback start (after the buffer chunks) → end of the last chunk's video, time spent waiting for a chunk, per session")
+    .dist(),
     Family::new(
         "steady_interval_ms_spread",
         "ms",
         Lower,
         "max − min of per-session steady means",
-    ),
+    )
+    .origin("largest minus smallest session_steady_interval_ms")
+    .merged(Merge::Spread("session_steady_interval_ms")),
     Family::new(
         "slo_attainment",
         "ratio",
         Higher,
         "share of steady intervals within the chunk deadline",
-    ),
+    )
+    .origin("steady intervals at or under chunk_deadline_ms ÷ steady intervals")
+    .merged(Merge::Ratio(
+        "slo_met",
+        "chunk_interval_ms.count",
+    )),
+    Family::new(
+        "slo_met",
+        "intervals",
+        Higher,
+        "steady intervals within the chunk deadline",
+    )
+    .origin("steady intervals at or under chunk_deadline_ms")
+    .merged(Merge::Sum),
     Family::new(
         "slo_violations",
         "intervals",
         Lower,
         "steady intervals past the chunk deadline",
-    ),
+    )
+    .origin("steady intervals over chunk_deadline_ms")
+    .merged(Merge::Sum),
     Family::new(
         "underrun_count",
         "underruns",
         Lower,
         "times a viewer's playback ran dry",
-    ),
-    Family::new("stall_ms", "ms", Lower, "time a viewer's playback stalled"),
-    Family::new(
-        "playback.underrun_count",
-        "underruns",
-        Lower,
-        "times the viewer ran dry",
-    ),
-    Family::new(
-        "playback.total_stall_ms",
-        "ms",
-        Lower,
-        "time the viewer stalled",
-    ),
-    Family::new(
-        "playback.stall_ratio",
-        "ratio",
-        Lower,
-        "stall time / playback span",
-    ),
-    Family::new(
-        "playback.playback_span_s",
-        "s",
-        NotAScore,
-        "playback start to end of the last chunk",
-    ),
-    Family::new(
-        "playback.first_underrun_chunk",
-        "index",
-        NotAScore,
-        "first chunk that arrived late",
-    ),
-    Family::new(
-        "playback.buffer_chunks",
-        "chunks",
-        NotAScore,
-        "playback start buffer (configuration)",
-    ),
+    )
+    .origin("chunks that arrived after the simulated viewer needed them, summed over sessions")
+    .merged(Merge::Sum),
+    Family::new("stall_ms", "ms", Lower, "time a viewer's playback stalled")
+        .origin("time the simulated viewers waited for chunks, summed over sessions")
+        .merged(Merge::Sum),
     Family::new(
         CHUNK_THROUGHPUT,
         "chunks/s",
         Higher,
         "chunks received by completed sessions per second of run",
-    ),
-    Family::new(
-        "frames_per_second",
-        "fps",
-        Higher,
-        "frames received per wall second",
-    ),
-    Family::new(
-        "steady_state_reached",
-        "bool",
-        Higher,
-        "1 when steady chunks exist",
-    ),
-    Family::new("sessions", "sessions", NotAScore, "sessions aggregated"),
-    Family::new("chunks_received", "chunks", NotAScore, "chunks received"),
-    Family::new(
-        "warmup_chunks",
-        "chunks",
-        NotAScore,
-        "warm-up chunks excluded (configuration)",
-    ),
-    Family::new(
-        "steady_chunks",
-        "chunks",
-        NotAScore,
-        "chunks counted as steady",
-    ),
-    Family::new("total_frames", "frames", NotAScore, "frames received"),
-    Family::new("total_bytes", "bytes", NotAScore, "bytes received"),
-    Family::new("video_seconds", "s", NotAScore, "video time received"),
-    Family::new("wall_seconds", "s", Lower, "wall time of the session"),
+    )
+    .origin("chunks received by completed sessions ÷ first measured release → last measured end")
+    .merged(Merge::PerSecond("chunks_received")),
+    Family::new("chunks_received", "chunks", NotAScore, "chunks received")
+        .origin("media chunks received by completed sessions")
+        .merged(Merge::Sum),
+    Family::new("total_frames", "frames", NotAScore, "frames received")
+        .origin("frames of the chunks received by completed sessions")
+        .merged(Merge::Sum),
+    Family::new("video_seconds", "s", NotAScore, "video time received")
+        .origin("frames received by completed sessions ÷ the real-time fps")
+        .merged(Merge::Sum),
     Family::new(
         "chunk_deadline_ms",
         "ms",
         NotAScore,
         "real-time chunk deadline (configuration)",
-    ),
+    )
+    .origin("chunk_slo_ms, else 12 frames at the real-time fps")
+    .merged(Merge::Same),
 ];
 
 /// The summary-row metrics, in display order (the first is the sweep's featured curve).
@@ -344,8 +321,9 @@ pub const HEADLINE: &[&str] = &[
     "slo_attainment",
 ];
 
-/// The catalogue of a video run configured with `cfg`.
-pub fn catalogue(cfg: &MetricsConfig) -> Catalogue {
-    Catalogue::build(all_names(cfg), FAMILIES, HEADLINE)
+/// The catalogue of a video run.
+pub fn catalogue() -> Catalogue {
+    Catalogue::build(all_names(), FAMILIES, HEADLINE)
         .with_unit_rate(CHUNK_THROUGHPUT, "chunks/s")
+        .with_aliases(ALIASES)
 }

@@ -18,30 +18,6 @@ type SampleRecord = crate::workload::SampleRecord<VideoOutput>;
 /// computed are its `failures`).
 pub type VideoReport = crate::workload::kit::BuiltReport;
 
-/// TTFC per session and every chunk interval, at the time each was observed.
-fn series_of(run: &RunRecord) -> Vec<crate::util::histlog::Series> {
-    let (mut ttfc, mut interval) = (Vec::new(), Vec::new());
-    for s in run
-        .samples
-        .iter()
-        .filter(|s| !s.warmup && s.outcome.is_ok())
-    {
-        let (Some(o), Some(origin)) = (s.output.as_ref(), s.opened_s) else {
-            continue;
-        };
-        if let Some(t) = o.ttfc_s {
-            ttfc.push((origin + t, t * 1000.0));
-        }
-        for r in o.records.iter().filter(|r| r.index != 0) {
-            interval.push((origin + r.arrival_s, r.inter_arrival_s * 1000.0));
-        }
-    }
-    vec![
-        crate::util::histlog::Series::micros("ttfc_ms", ttfc),
-        crate::util::histlog::Series::micros("chunk_interval_ms", interval),
-    ]
-}
-
 /// Build the report for `run`.
 pub fn build_report(
     r: &Rollout,
@@ -86,20 +62,18 @@ pub fn build_report(
     rt["interrupted_sessions"] = json!(interrupted);
     let mut text = render_report(&input);
     text.push_str(&engine_text(&rt));
-    let mut flat = aggregate
-        .as_ref()
-        .map(metrics::flat_metrics)
-        .unwrap_or_default();
-    let pairs: Vec<(&SessionMetrics, &[metrics::ChunkRecord])> = ok
+    let done: Vec<super::names::Done<'_>> = ok
         .iter()
         .zip(&ok_records)
-        .map(|(m, o)| (m, o.records.as_slice()))
+        .map(|(m, (o, open))| (m, o.records.as_slice(), *open))
         .collect();
-    flat.extend(super::names::normalized(&pairs, cfg, input.failures.len()));
+    let (mut scalars, recorded) = super::names::normalized(&done, cfg, input.failures.len());
     let chunks = ok.iter().map(|m| m.chunks_received).sum();
     if let Some(r) = super::names::chunk_throughput(ok.len(), chunks, run.duration_s) {
-        flat.insert(super::names::CHUNK_THROUGHPUT.into(), r);
+        scalars.insert(super::names::CHUNK_THROUGHPUT.into(), r);
     }
+    let mut flat = scalars.clone();
+    flat.extend(recorded.flat());
     rt["metrics"] = serde_json::to_value(&flat).unwrap_or(Value::Null);
     rt["workload"] = json!(super::KIND);
     let doc = result_doc(
@@ -114,9 +88,10 @@ pub fn build_report(
     Ok(VideoReport {
         text,
         json: doc,
-        metrics: flat,
-        series: series_of(&run),
+        scalars,
+        recorded,
         failures: late_failures,
+        warnings: Vec::new(),
     })
 }
 
@@ -130,8 +105,9 @@ struct Sessions<'a> {
     late_failures: Vec<(usize, String)>,
     /// The per-session JSON objects of the result file.
     json_sessions: Vec<Value>,
-    /// The outputs of the sessions with metrics, in the order of `sessions`.
-    ok_records: Vec<&'a VideoOutput>,
+    /// The outputs of the sessions with metrics, in the order of `sessions`, with when
+    /// each socket opened (seconds since the run start).
+    ok_records: Vec<(&'a VideoOutput, f64)>,
     /// The generator's per-sample rows.
     engine_rows: Vec<Value>,
     /// Sessions cancelled by Ctrl-C: their own outcome, neither a session nor a failure.
@@ -145,7 +121,7 @@ fn collect_sessions<'a>(run: &'a RunRecord, cfg: &MetricsConfig) -> Sessions<'a>
     let mut failures = Vec::new();
     let mut late_failures = Vec::new();
     let mut json_sessions = Vec::new();
-    let mut ok_records: Vec<&VideoOutput> = Vec::new();
+    let mut ok_records: Vec<(&VideoOutput, f64)> = Vec::new();
     let mut engine_rows = Vec::new();
     let mut interrupted = 0usize;
     for (session_index, s) in run.samples.iter().filter(|s| !s.warmup).enumerate() {
@@ -199,7 +175,7 @@ fn collect_sessions<'a>(run: &'a RunRecord, cfg: &MetricsConfig) -> Sessions<'a>
             video_start_ms,
             metrics: m,
         });
-        ok_records.push(o);
+        ok_records.push((o, s.opened_s.unwrap_or(s.started_s)));
     }
     Sessions {
         sessions,

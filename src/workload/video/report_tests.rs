@@ -170,9 +170,8 @@ fn chunk_throughput_counts_completed_chunks_per_second_of_run() {
     // No completed session, or no run time: missing, never zero.
     assert_eq!(chunk_throughput(0, 0, 4.0), None);
     assert_eq!(chunk_throughput(2, 48, 0.0), None);
-    let cfg = MetricsConfig::with_fps(16.0);
-    assert!(all_names(&cfg).contains(&CHUNK_THROUGHPUT.to_string()));
-    let cat = catalogue(&cfg);
+    assert!(all_names().contains(&CHUNK_THROUGHPUT.to_string()));
+    let cat = catalogue();
     let unit = cat.unit_rate().expect("video declares a unit rate");
     assert_eq!(
         (unit.metric.as_str(), unit.unit.as_str()),

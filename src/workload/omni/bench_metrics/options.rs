@@ -119,7 +119,7 @@ impl Metric {
     }
 
     /// Seconds to reported units: 1000 for `_ms` metrics, else 1.
-    pub(super) fn scale(self) -> f64 {
+    pub fn scale(self) -> f64 {
         if self.key_suffix() == "_ms" {
             1000.0
         } else {

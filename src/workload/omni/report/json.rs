@@ -10,52 +10,41 @@ use serde_json::{Map, Value, json};
 use super::CaseRun;
 use super::RunRecord;
 use crate::workload::omni::artifacts::{FinalizeCase, FinalizeSummary};
-use crate::workload::omni::bench_metrics::{self, BenchMetrics, SummaryHeader, json_f64};
+use crate::workload::omni::bench_metrics::{self, BenchMetrics, SummaryHeader};
 use crate::workload::omni::workload::OmniWorkload;
 
 const BACKEND: &str = "openai-realtime-duplex";
 
-/// Flat metrics: `<metric><unit>.<stat>` (e.g. `ttft_ms.p99`, `audio_rtf.mean`) plus run
-/// totals (`completed`, `failed`, `request_throughput`, …). Missing values are absent.
+/// The scalar flat metrics: run totals and rates (`completed`, `failed`,
+/// `request_throughput`, …); the distributions' `<metric><unit>.<stat>` come from the
+/// recorded values. Missing values are absent.
 pub(super) fn flat_metrics(bm: &BenchMetrics, runs: &[CaseRun<'_>]) -> BTreeMap<String, f64> {
     let mut m = BTreeMap::new();
-    let mut put = |k: String, v: f64| {
+    let mut put = |k: &str, v: f64| {
         if v.is_finite() {
-            m.insert(k, v);
+            m.insert(k.to_string(), v);
         }
     };
-    for (metric, agg) in &bm.aggregates {
-        if agg.count == 0 {
-            continue;
-        }
-        let name = format!("{}{}", metric.name(), metric.key_suffix());
-        put(format!("{name}.mean"), agg.mean);
-        put(format!("{name}.median"), agg.median);
-        put(format!("{name}.std"), agg.std);
-        put(format!("{name}.count"), agg.count as f64);
-        for (p, v) in &agg.percentiles {
-            put(format!("{name}.p{}", pct_label(*p)), *v);
-        }
-    }
-    put("completed".into(), bm.completed as f64);
-    put("failed".into(), bm.failed as f64);
-    put("duration_s".into(), bm.duration_s);
-    put("request_throughput".into(), bm.request_throughput);
+    put("completed", bm.completed as f64);
+    put("failed", bm.failed as f64);
+    put("duration_s", bm.duration_s);
+    put("request_throughput", bm.request_throughput);
     if let Some(g) = bm.request_goodput {
-        put("request_goodput".into(), g);
+        put("request_goodput", g);
     }
-    put("output_throughput".into(), bm.output_throughput);
-    put("audio_throughput".into(), bm.audio_throughput);
-    put(
-        "max_concurrent_requests".into(),
-        bm.max_concurrent_requests as f64,
-    );
+    if let Some(n) = bm.good_requests {
+        put("good_requests", n as f64);
+    }
+    put("output_throughput", bm.output_throughput);
+    put("output_tokens.total", bm.total_output as f64);
+    put("audio_throughput", bm.audio_throughput);
+    put("max_concurrent_requests", bm.max_concurrent_requests as f64);
     let lag: Vec<f64> = runs
         .iter()
         .filter_map(|r| r.out.map(|o| o.pacing_max_lag_s * 1000.0))
         .collect();
     if let Some(max) = lag.iter().copied().reduce(f64::max) {
-        put("pacing_max_lag_ms.max".into(), max);
+        put("pacing_max_lag_ms.max", max);
     }
     m
 }
@@ -158,22 +147,6 @@ fn rtload_block(
             Value::Object(row)
         })
         .collect();
-    let mut dist: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
-    for r in runs {
-        let o = &r.outcome;
-        if !o.success {
-            continue;
-        }
-        for (k, v) in [
-            ("ttft_ms", o.ttft_s),
-            ("audio_ttfp_ms", o.audio_ttfp_s),
-            ("e2el_ms", Some(o.latency_s)),
-        ] {
-            if let Some(v) = v.filter(|v| v.is_finite()) {
-                dist.entry(k).or_default().push(json_f64(v * 1000.0));
-            }
-        }
-    }
     // The same summaries the runner's generator block writes (one formula, in the kit);
     // kept here because the saved result is written before the runner sees the report.
     let (queue_wait, send_lateness) = crate::workload::kit::wait_and_lateness(run);
@@ -187,7 +160,6 @@ fn rtload_block(
         "metrics": flat,
         "samples": samples,
         "timeline": super::timeline::rows(runs, finals),
-        "distributions": dist,
     })
 }
 

@@ -4,11 +4,10 @@
 //! `playback_prebuffer_ms` of its audio); this module only aggregates them over the
 //! responses of successful measured cases into the flat metrics, the text block and JSON.
 
-use std::collections::BTreeMap;
-
 use super::CaseRun;
 use super::json::pct_label;
 use crate::workload::omni::bench_metrics::{Aggregate, aggregate};
+use crate::workload::results::Recorded;
 
 /// Stall count per response.
 pub const STALL_COUNT: &str = "audio_stall_count";
@@ -30,46 +29,34 @@ pub(super) struct Listener {
     pub aggregates: Vec<(&'static str, Aggregate)>,
 }
 
-/// Aggregate the per-response playback of `runs` with these percentiles.
-pub(super) fn listener(runs: &[CaseRun<'_>], prebuffer_ms: f64, pcts: &[f64]) -> Listener {
-    let streams: Vec<_> = runs
-        .iter()
-        .filter(|r| r.outcome.success)
-        .filter_map(|r| r.sample.playback.as_ref())
-        .flat_map(|p| p.streams.iter())
-        .collect();
-    let counts: Vec<f64> = streams.iter().map(|s| s.stall_count as f64).collect();
-    let stall_ms: Vec<f64> = streams.iter().map(|s| s.total_stall_s * 1000.0).collect();
-    let first: Vec<f64> = streams
-        .iter()
-        .filter_map(|s| s.time_to_first_stall_s)
-        .map(|s| s * 1000.0)
-        .collect();
+/// Record each played response's stall count, stall time and time to first stall (over
+/// successful measured cases, at the end of the case) into `rec`.
+pub(super) fn record(rec: &mut Recorded, runs: &[CaseRun<'_>]) {
+    for r in runs.iter().filter(|r| r.outcome.success) {
+        let at = r.sample.ended_s;
+        for s in r.sample.playback.iter().flat_map(|p| p.streams.iter()) {
+            rec.push(STALL_COUNT, at, s.stall_count as f64);
+            rec.push(STALL_MS, at, s.total_stall_s * 1000.0);
+            if let Some(first) = s.time_to_first_stall_s {
+                rec.push(FIRST_STALL_MS, at, first * 1000.0);
+            }
+        }
+    }
+}
+
+/// The listener block of a run from its recorded values, with these percentiles.
+pub(super) fn listener(rec: &Recorded, prebuffer_ms: f64, pcts: &[f64]) -> Listener {
     Listener {
         prebuffer_ms,
-        responses: streams.len(),
-        aggregates: [counts, stall_ms, first]
+        responses: rec.values(STALL_COUNT).len(),
+        aggregates: NAMES
             .iter()
-            .zip(NAMES)
-            .map(|(v, n)| (n, aggregate(v, 1.0, f64::NAN, pcts)))
+            .map(|n| (*n, aggregate(rec.values(n), 1.0, f64::NAN, pcts)))
             .collect(),
     }
 }
 
 impl Listener {
-    /// Add `<name>.{mean,median,std,count,pNN}` for every metric that has values.
-    pub(super) fn put_flat(&self, m: &mut BTreeMap<String, f64>) {
-        for (name, agg) in self.aggregates.iter().filter(|(_, a)| a.count > 0) {
-            m.insert(format!("{name}.mean"), agg.mean);
-            m.insert(format!("{name}.median"), agg.median);
-            m.insert(format!("{name}.std"), agg.std);
-            m.insert(format!("{name}.count"), agg.count as f64);
-            for (p, v) in &agg.percentiles {
-                m.insert(format!("{name}.p{}", pct_label(*p)), *v);
-            }
-        }
-    }
-
     /// The terminal block.
     pub(super) fn text(&self) -> String {
         let mut t = format!("{:-^50}\n", "Listener Playback");

@@ -1,0 +1,174 @@
+//! The results model: every distribution metric of a run is recorded once, as the raw
+//! values of its measured samples (warm-ups never enter), each stamped with the run time
+//! it belongs to. Every output reads those values and nothing else:
+//!
+//! * the flat metrics `<name>.count/.mean/.std/.min/.p50/.p90/.p95/.p99/.max` (plus any
+//!   percentile a workload is asked for) that thresholds, `compare`, sweeps and the
+//!   terminal use, through the one [`Summary`] rule;
+//! * the JSON result's `rtload.distributions` (`{name: [values]}`), which the HTML report
+//!   draws and `rtload merge` concatenates, so merged statistics are exact;
+//! * the `.hlog` interval log: one tag per metric, the same values as HdrHistograms per
+//!   second of run (negative values, which HdrHistogram cannot hold, are counted in the
+//!   tag's header instead).
+//!
+//! A workload fills one [`Recorded`] in its report; the runner writes it out.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::util::histlog::Series;
+use crate::util::stats::{STANDARD_PERCENTILES, Summary};
+
+/// The JSON key (under `rtload`) of the raw values.
+pub const DISTRIBUTIONS_KEY: &str = "distributions";
+
+/// One metric's values and when each was taken.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Values {
+    unit: String,
+    at_s: Vec<f64>,
+    values: Vec<f64>,
+}
+
+/// Every distribution metric of one run, recorded once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    percents: Vec<f64>,
+    dists: BTreeMap<String, Values>,
+}
+
+impl Default for Recorded {
+    fn default() -> Self {
+        Self::new(&STANDARD_PERCENTILES)
+    }
+}
+
+impl Recorded {
+    /// An empty record whose flat metrics carry `percents` (in percent, e.g. `[50, 99.9]`).
+    pub fn new(percents: &[f64]) -> Self {
+        let mut percents = percents.to_vec();
+        percents.sort_by(f64::total_cmp);
+        percents.dedup();
+        Self {
+            percents,
+            dists: BTreeMap::new(),
+        }
+    }
+
+    /// An empty record at `percents` with every distribution family of `families`
+    /// declared (so one without values is written as empty, never as zeros).
+    pub fn declaring(families: &[crate::workload::catalogue::Family], percents: &[f64]) -> Self {
+        let mut r = Self::new(percents);
+        for f in families.iter().filter(|f| f.is_dist()) {
+            r.declare(f.prefix, f.unit);
+        }
+        r
+    }
+
+    /// The percentiles the flat metrics carry.
+    pub fn percents(&self) -> &[f64] {
+        &self.percents
+    }
+
+    /// Declare metric `name` in `unit` (a metric declared but never given a value is
+    /// written as an empty distribution: no statistics, never zeros).
+    pub fn declare(&mut self, name: &str, unit: &str) {
+        self.dists.entry(name.to_string()).or_default().unit = unit.to_string();
+    }
+
+    /// Record `value` of metric `name` at `at_s` seconds since the run start. Non-finite
+    /// values are missing values: they are not recorded.
+    pub fn push(&mut self, name: &str, at_s: f64, value: f64) {
+        if !value.is_finite() {
+            return;
+        }
+        let d = self.dists.entry(name.to_string()).or_default();
+        d.at_s.push(at_s);
+        d.values.push(value);
+    }
+
+    /// Record every value of `values` at `at_s`.
+    pub fn extend(&mut self, name: &str, at_s: f64, values: impl IntoIterator<Item = f64>) {
+        for v in values {
+            self.push(name, at_s, v);
+        }
+    }
+
+    /// The metric names, in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.dists.keys().map(String::as_str)
+    }
+
+    /// The values of `name` in recording order (empty when it has none).
+    pub fn values(&self, name: &str) -> &[f64] {
+        self.dists.get(name).map_or(&[], |d| d.values.as_slice())
+    }
+
+    /// The statistics of `name` (`None` without values).
+    pub fn summary(&self, name: &str) -> Option<Summary> {
+        Summary::of(self.values(name), &self.percents)
+    }
+
+    /// Every metric's flat statistics.
+    pub fn flat(&self) -> BTreeMap<String, f64> {
+        let mut m = BTreeMap::new();
+        for name in self.dists.keys() {
+            if let Some(s) = self.summary(name) {
+                put_stats(&mut m, name, &s);
+            }
+        }
+        m
+    }
+
+    /// One `.hlog` series per metric (values as thousandths of their unit).
+    pub fn series(&self) -> Vec<Series> {
+        self.dists
+            .iter()
+            .map(|(name, d)| {
+                let samples = d.at_s.iter().copied().zip(d.values.iter().copied());
+                Series::thousandths(name.clone(), d.unit.clone(), samples.collect())
+            })
+            .collect()
+    }
+
+    /// `{name: [values]}` for the JSON result.
+    pub fn to_json(&self) -> Value {
+        Value::Object(
+            self.dists
+                .iter()
+                .map(|(name, d)| (name.clone(), serde_json::json!(d.values)))
+                .collect(),
+        )
+    }
+}
+
+/// Put `name`'s flat statistics (`name.count`, `name.mean`, …) into `m`.
+pub fn put_stats(m: &mut BTreeMap<String, f64>, name: &str, s: &Summary) {
+    for (stat, v) in s.stats() {
+        if v.is_finite() {
+            m.insert(format!("{name}.{stat}"), v);
+        }
+    }
+}
+
+/// The raw values a result document carries (`rtload.distributions`): name → finite
+/// values; anything malformed is skipped.
+pub fn values_of(doc: &Value) -> BTreeMap<String, Vec<f64>> {
+    doc.get("rtload")
+        .and_then(|r| r.get(DISTRIBUTIONS_KEY))
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| {
+                    let vals = v.as_array()?.iter().filter_map(Value::as_f64);
+                    Some((k.clone(), vals.filter(|x| x.is_finite()).collect()))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+#[path = "results_tests.rs"]
+mod tests;
