@@ -338,6 +338,7 @@ fn failed_record(st: &CoordState, idx: usize, msg: crate::workload::Failure) -> 
     SampleRecord {
         idx,
         warmup: idx < st.args.n_warmup,
+        session: None,
         scheduled_s: now,
         queue_wait_s: 0.0,
         started_s: now,
@@ -411,7 +412,7 @@ fn complete(st: &mut CoordState) {
     if let Some(t) = st.release_task.take() {
         t.abort();
     }
-    let samples: Vec<SampleRecord> = st.records.iter_mut().filter_map(Option::take).collect();
+    let mut samples: Vec<SampleRecord> = st.records.iter_mut().filter_map(Option::take).collect();
     let measured: Vec<&SampleRecord> = samples.iter().filter(|s| !s.warmup).collect();
     let first = measured
         .iter()
@@ -423,6 +424,11 @@ fn complete(st: &mut CoordState) {
     } else {
         (last - first).max(0.0)
     };
+    let global = st.args.placement.measured_indices.as_deref();
+    for s in samples.iter_mut().filter(|s| !s.warmup) {
+        let local = s.idx - st.args.n_warmup;
+        s.session = Some(global.and_then(|g| g.get(local).copied()).unwrap_or(local));
+    }
     if let Some(done) = st.done.take() {
         let _ = done.send(RunRecord {
             samples,

@@ -7,6 +7,7 @@ fn rec(warmup: bool, ok: bool, lateness_ms: &[f64]) -> SampleRecord {
     SampleRecord {
         idx: 0,
         warmup,
+        session: None,
         scheduled_s: 0.0,
         queue_wait_s: 0.0,
         started_s: 0.0,

@@ -292,6 +292,7 @@ fn maybe_report(myself: &ActorRef<SampleMsg>, st: &mut SampleState) {
     let record = SampleRecord {
         idx: st.args.idx,
         warmup: st.args.warmup,
+        session: None,
         scheduled_s: st.args.scheduled_s,
         queue_wait_s: st.args.queue_wait_s,
         started_s: since(st.started),

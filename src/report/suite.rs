@@ -143,12 +143,17 @@ pub fn describe_problems(o: &ScenarioOutcome) -> Vec<String> {
         out.push(format!("error: {msg}"));
     }
     out.extend(o.breaches.iter().map(describe_breach));
-    out.extend(
-        o.failed_samples
-            .iter()
-            .map(|(i, msg)| format!("sample {i} failed: {msg}")),
-    );
+    out.extend(o.failed_samples.iter().map(|(i, msg)| failed_line(*i, msg)));
     out
+}
+
+/// `session N failed: …`, or the artifact error itself (recorded without a session).
+fn failed_line(session: usize, msg: &str) -> String {
+    if session == usize::MAX {
+        msg.to_string()
+    } else {
+        format!("session {session} failed: {msg}")
+    }
 }
 
 /// The summary table: one row per scenario (scenario, status, samples ok/total, duration,
@@ -333,11 +338,11 @@ pub fn junit_xml(suite_name: &str, outcomes: &[ScenarioOutcome]) -> String {
 fn failure_message(o: &ScenarioOutcome) -> String {
     let mut parts: Vec<String> = o.breaches.iter().map(describe_breach).collect();
     for (i, msg) in o.failed_samples.iter().take(MESSAGE_SAMPLES) {
-        parts.push(format!("sample {i} failed: {msg}"));
+        parts.push(failed_line(*i, msg));
     }
     let more = o.failed_samples.len().saturating_sub(MESSAGE_SAMPLES);
     if more > 0 {
-        parts.push(format!("{more} more failed samples listed below"));
+        parts.push(format!("{more} more failed sessions listed below"));
     }
     if parts.is_empty() {
         parts.push("scenario failed".into());

@@ -127,7 +127,7 @@ fn problems_name_breaches_and_samples() {
         vec![
             "ttft_ms.p99 < 500: measured 612.400",
             "slo.attainment >= 0.99: missing",
-            "sample 2 failed: connection reset by peer",
+            "session 2 failed: connection reset by peer",
         ]
     );
 }
@@ -163,13 +163,13 @@ fn junit_structure() {
     assert_eq!(
         failure.attr("message"),
         Some(
-            "ttft_ms.p99 < 500: measured 612.400; slo.attainment >= 0.99: missing; sample 2 \
+            "ttft_ms.p99 < 500: measured 612.400; slo.attainment >= 0.99: missing; session 2 \
              failed: connection reset by peer"
         )
     );
     assert_eq!(
         failure.text,
-        "ttft_ms.p99 < 500: measured 612.400\nslo.attainment >= 0.99: missing\nsample 2 failed: \
+        "ttft_ms.p99 < 500: measured 612.400\nslo.attainment >= 0.99: missing\nsession 2 failed: \
          connection reset by peer"
     );
     assert_eq!(cases[2].attr("classname"), Some("rtload.broken"));
@@ -194,7 +194,7 @@ fn junit_escapes_attributes_and_text() {
     e.measured = 0;
     let xml = junit_xml("s\"<&>", &[o, e]);
     assert!(!xml.contains('\u{1}') && !xml.contains('\u{7f}'));
-    assert!(xml.contains("message=\"sample 0 failed: a &lt;&amp;&quot;&gt; &apos;b&apos;&#10;"));
+    assert!(xml.contains("message=\"session 0 failed: a &lt;&amp;&quot;&gt; &apos;b&apos;&#10;"));
     let root = parse_xml(&xml).unwrap();
     let suite = &root.children[0];
     assert_eq!(suite.attr("name"), Some("s\"<&>"));
@@ -205,9 +205,9 @@ fn junit_escapes_attributes_and_text() {
     let failure = &case.children[0];
     assert_eq!(
         failure.attr("message"),
-        Some(format!("sample 0 failed: {clean}").as_str())
+        Some(format!("session 0 failed: {clean}").as_str())
     );
-    assert_eq!(failure.text, format!("sample 0 failed: {clean}"));
+    assert_eq!(failure.text, format!("session 0 failed: {clean}"));
     let error = &suite.children[1].children[0];
     assert_eq!(error.attr("message"), Some(clean));
     assert_eq!(error.text, format!("error: {clean}"));
@@ -221,10 +221,10 @@ fn failure_message_caps_samples_but_body_lists_all() {
     let root = parse_xml(&junit_xml("s", &[o])).unwrap();
     let failure = &root.children[0].children[0].children[0];
     let msg = failure.attr("message").unwrap();
-    assert!(msg.contains("sample 4 failed: boom 4; 2 more failed samples listed below"));
+    assert!(msg.contains("session 4 failed: boom 4; 2 more failed sessions listed below"));
     assert!(!msg.contains("boom 5"));
     assert_eq!(failure.text.lines().count(), 7);
-    assert!(failure.text.ends_with("sample 6 failed: boom 6"));
+    assert!(failure.text.ends_with("session 6 failed: boom 6"));
     let mut bare = outcome("bare", Status::Failed);
     bare.measured = 1;
     let root = parse_xml(&junit_xml("s", &[bare])).unwrap();

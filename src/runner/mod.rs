@@ -105,6 +105,10 @@ pub struct RunSummary {
     /// "results may be generator-bound: …" when the generator itself was the bottleneck
     /// (see [`crate::workload::kit::generator_bound`]).
     pub generator_bound: Option<String>,
+    /// What the reader must know about the numbers: the workload's warnings (e.g. a
+    /// per-turn metric short of values) and any broken invariant of the result
+    /// ([`crate::workload::results::invariant_violations`]); also `rtload.warnings`.
+    pub warnings: Vec<String>,
 }
 
 impl RunSummary {

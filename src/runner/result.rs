@@ -23,6 +23,8 @@ pub(super) struct ResultExtras {
     pub(super) run_start_unix_s: f64,
     /// Whether the run used TLS.
     pub(super) tls: bool,
+    /// Every measured failure (`rtload.failures`).
+    pub(super) failures: serde_json::Value,
 }
 
 /// Builds the JSON result document (report, catalogue, generator, verdict, TLS, interrupt,
@@ -43,7 +45,8 @@ pub(super) fn write_result(
         serde_json::json!({
             "metrics": report.metrics(),
             crate::workload::results::DISTRIBUTIONS_KEY: report.recorded().to_json(),
-            "warnings": report.warnings(),
+            "warnings": summary.warnings,
+            "failures": extras.failures,
         }),
     );
     let block = crate::workload::kit::generator_block(

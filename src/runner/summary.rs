@@ -43,7 +43,7 @@ pub(super) fn summarize(
         .samples
         .iter()
         .filter(|s| !s.warmup)
-        .map(|s| s.idx)
+        .map(|s| s.session.unwrap_or(s.idx))
         .collect();
     let report = ran.this_run.report(out.run).map_err(RunError::Report)?;
     add_report_failures(
@@ -53,9 +53,11 @@ pub(super) fn summarize(
         &cancelled_idx,
     );
     let failures_by_kind = count_kinds(&failures);
+    let failures_json = crate::workload::kit::failures_json(&failures, failures_by_kind.clone());
     let failures: Vec<(usize, String)> =
         failures.into_iter().map(|(i, f)| (i, f.message)).collect();
     let verdicts = verdicts(scenario, shard, report.as_ref());
+    let warnings = warnings(report.as_ref(), (measured, failures.len(), cancelled));
     let summary = RunSummary {
         report,
         failures,
@@ -70,6 +72,7 @@ pub(super) fn summarize(
         warmup,
         achieved,
         generator_bound,
+        warnings,
     };
     if let Some(path) = &summary.json_path {
         let extras = ResultExtras {
@@ -80,10 +83,27 @@ pub(super) fn summarize(
             engine_series,
             run_start_unix_s: ran.run_start_unix_s,
             tls: ran.tls,
+            failures: failures_json,
         };
         write_result(path, scenario, dist, &summary, extras)?;
     }
     Ok(summary)
+}
+
+/// The report's own warnings, then every broken invariant of its numbers with the run's
+/// `(measured, failed, cancelled)` counts.
+fn warnings(
+    report: &dyn Report,
+    (measured, failed, cancelled): (usize, usize, usize),
+) -> Vec<String> {
+    let counts = (measured, measured - failed - cancelled, failed, cancelled);
+    let mut w = report.warnings();
+    w.extend(
+        crate::workload::results::invariant_violations(&report.metrics(), Some(counts))
+            .into_iter()
+            .map(|v| format!("invariant broken (a bug in rtload; please report it): {v}")),
+    );
+    w
 }
 
 /// Each `[thresholds]` entry judged on the report's metrics (legacy names read through
@@ -108,7 +128,10 @@ fn failures(run: &RunRecord) -> (Vec<(usize, Failure)>, usize) {
     let measured: Vec<_> = run.samples.iter().filter(|s| !s.warmup).collect();
     let failed = measured
         .iter()
-        .filter_map(|s| s.outcome.as_ref().err().map(|e| (s.idx, e.clone())))
+        .filter_map(|s| {
+            let e = s.outcome.as_ref().err()?;
+            Some((s.session.unwrap_or(s.idx), e.clone()))
+        })
         .collect();
     (failed, measured.len())
 }
@@ -126,7 +149,7 @@ fn take_cancelled(failures: &mut Vec<(usize, Failure)>) -> Vec<usize> {
 
 /// Failures only the report could see (e.g. too few chunks for the metrics) count like
 /// any other: in the summary, the per-kind counts and the exit code. `measured_idx` maps
-/// a position among measured samples to its sample index.
+/// a position among measured samples to its session number.
 fn add_report_failures(
     failures: &mut Vec<(usize, Failure)>,
     report: &dyn Report,

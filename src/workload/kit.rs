@@ -123,7 +123,8 @@ pub fn wait_and_lateness<O>(run: &RunRecord<O>) -> (Value, Value) {
 }
 
 /// The generator's columns of one per-sample row of `rtload.samples` (a workload adds its
-/// own keys to it): `idx`, `error` (message) and `failure_kind`, `scheduled_s`,
+/// own keys to it): `idx`, `session` (the run's session number), `error` (message) and
+/// `failure_kind`, `scheduled_s`,
 /// `queue_wait_ms`, `started_s`, `opened_s`, `ended_s`, `send_lateness_max_ms` (absent
 /// values are `null`, never 0).
 pub fn sample_row<O>(s: &SampleRecord<O>) -> serde_json::Map<String, Value> {
@@ -131,6 +132,7 @@ pub fn sample_row<O>(s: &SampleRecord<O>) -> serde_json::Map<String, Value> {
     let err = s.outcome.as_ref().err();
     [
         ("idx", json!(s.idx)),
+        ("session", json!(s.session)),
         ("error", json!(err.map(|f| f.message.as_str()))),
         ("failure_kind", json!(err.map(|f| f.kind.label()))),
         ("scheduled_s", json!(s.scheduled_s)),
@@ -147,9 +149,10 @@ pub fn sample_row<O>(s: &SampleRecord<O>) -> serde_json::Map<String, Value> {
 
 /// What load a run actually reached, from the measured samples' own timestamps: the peak
 /// number of sessions in flight (connect start to end), the achieved and the planned
-/// request rates (sessions started / released per second between the first and the last
-/// measured one; `None` with fewer than two samples or all at one instant) and completed
-/// sessions per second over the run. A sweep compares these with its swept value.
+/// request rates (sessions started / released per second: `(n − 1) ÷` the seconds from
+/// the first to the last one; absent with fewer than two, or when they span less than
+/// [`MIN_RATE_SPAN_S`] — a burst released at once has no rate) and completed sessions per
+/// second over the run. A sweep compares these with its swept value.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Achieved {
     /// Peak measured sessions in flight at once.
@@ -164,25 +167,33 @@ pub struct Achieved {
     pub lateness_p99_ms: Option<f64>,
 }
 
+/// The shortest span of starts (or releases), seconds, that a rate is read over.
+pub const MIN_RATE_SPAN_S: f64 = 1.0;
+
+/// Events per second over `times`: `(n − 1) ÷ (last − first)` when they span at least
+/// [`MIN_RATE_SPAN_S`].
+pub fn rate_of(times: &[f64]) -> Option<f64> {
+    let lo = times.iter().copied().reduce(f64::min)?;
+    let hi = times.iter().copied().reduce(f64::max)?;
+    (times.len() >= 2 && hi - lo >= MIN_RATE_SPAN_S).then(|| (times.len() - 1) as f64 / (hi - lo))
+}
+
 impl Achieved {
     /// Measure `run`.
     pub fn of<O>(run: &RunRecord<O>) -> Self {
         let measured: Vec<&SampleRecord<O>> = run.samples.iter().filter(|s| !s.warmup).collect();
         let spans = measured.iter().map(|s| (s.started_s, s.ended_s));
-        let rate = |times: Vec<f64>| {
-            let lo = times.iter().copied().reduce(f64::min)?;
-            let hi = times.iter().copied().reduce(f64::max)?;
-            (times.len() >= 2 && hi > lo).then(|| (times.len() - 1) as f64 / (hi - lo))
-        };
         let ok = measured.iter().filter(|s| s.outcome.is_ok()).count();
         let late: Vec<f64> = measured
             .iter()
             .flat_map(|s| s.send_lateness_s.iter().map(|v| v * 1000.0))
             .collect();
+        let started: Vec<f64> = measured.iter().map(|s| s.started_s).collect();
+        let released: Vec<f64> = measured.iter().map(|s| s.scheduled_s).collect();
         Self {
             concurrency: peak_in_flight(spans),
-            request_rate: rate(measured.iter().map(|s| s.started_s).collect()),
-            planned_rate: rate(measured.iter().map(|s| s.scheduled_s).collect()),
+            request_rate: rate_of(&started),
+            planned_rate: rate_of(&released),
             sessions_per_s: (run.duration_s > 0.0).then(|| ok as f64 / run.duration_s),
             lateness_p99_ms: crate::util::stats::percentile(&late, 0.99).ok(),
         }
@@ -253,6 +264,56 @@ pub fn verdict_line(
         s.push_str(&format!("; {failed_t} of {total_t} thresholds failed"));
     }
     s
+}
+
+/// Longest failure message a result keeps whole; a longer one is cut, its full length
+/// noted.
+pub const FAILURE_TEXT_CHARS: usize = 2000;
+
+/// `text`, cut to `max` characters with `… (N chars)` noting the original length.
+pub fn bounded(text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    if n <= max {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(max).collect();
+    format!("{cut}… ({n} chars)")
+}
+
+/// `rtload.failures`: `{count, by_kind, sessions: [{session, kind, message}]}` for every
+/// measured failure (`failures`: session number and failure, in session order).
+pub fn failures_json(
+    failures: &[(usize, super::Failure)],
+    by_kind: BTreeMap<String, usize>,
+) -> Value {
+    let rows: Vec<Value> = failures
+        .iter()
+        .map(|(session, f)| {
+            json!({
+                "session": session,
+                "kind": f.kind.label(),
+                "message": bounded(&f.message, FAILURE_TEXT_CHARS),
+            })
+        })
+        .collect();
+    json!({"count": failures.len(), "by_kind": by_kind, "sessions": rows})
+}
+
+/// Lines naming the first `limit` failures (`session N: message`), then how many were
+/// left out and where they all are. The one way every text output lists failures.
+pub fn failure_lines(failures: &[(usize, String)], limit: usize, prefix: &str) -> Vec<String> {
+    let mut out: Vec<String> = failures
+        .iter()
+        .take(limit)
+        .map(|(s, m)| format!("{prefix}session {s}: {}", bounded(m, FAILURE_TEXT_CHARS)))
+        .collect();
+    if failures.len() > limit {
+        out.push(format!(
+            "{prefix}… and {} more failed session(s) (all of them: rtload.failures in the JSON result)",
+            failures.len() - limit
+        ));
+    }
+    out
 }
 
 /// Merge `block`'s keys into the document's `rtload` object (creating it).

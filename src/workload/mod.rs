@@ -311,6 +311,9 @@ pub struct SampleRecord<O = ()> {
     pub idx: usize,
     /// Warm-up samples are excluded from every metric.
     pub warmup: bool,
+    /// The whole run's index of this measured sample (`None` for a warm-up): the one
+    /// number a session goes by in every output ("session 3"), the same across shards.
+    pub session: Option<usize>,
     /// Seconds from run start to the arrival plan's release time.
     pub scheduled_s: f64,
     /// Seconds spent waiting for a concurrency slot after release.
@@ -338,6 +341,7 @@ impl SampleRecord {
         SampleRecord {
             idx: self.idx,
             warmup: self.warmup,
+            session: self.session,
             scheduled_s: self.scheduled_s,
             queue_wait_s: self.queue_wait_s,
             started_s: self.started_s,

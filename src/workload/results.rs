@@ -169,6 +169,62 @@ pub fn values_of(doc: &Value) -> BTreeMap<String, Vec<f64>> {
         .unwrap_or_default()
 }
 
+/// What a written result must satisfy, checked on every result a run or a merge writes:
+/// each distribution's statistics are ordered (`min ≤ p50 ≤ … ≤ p99 ≤ max`, the mean
+/// within `[min, max]`) and the sample counts add up (`measured = completed + failed +
+/// cancelled`, and a `completed` metric equals the completed count). Each broken one is
+/// named with its values (empty when all hold).
+pub fn invariant_violations(
+    metrics: &BTreeMap<String, f64>,
+    counts: Option<(usize, usize, usize, usize)>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut by_dist: BTreeMap<&str, Vec<(f64, &str, f64)>> = BTreeMap::new();
+    for (name, v) in metrics {
+        let Some((dist, stat)) = name.rsplit_once('.') else {
+            continue;
+        };
+        let rank = match stat {
+            "min" => Some(-1.0),
+            "max" => Some(101.0),
+            p => p.strip_prefix('p').and_then(|x| x.parse::<f64>().ok()),
+        };
+        if let Some(r) = rank {
+            by_dist.entry(dist).or_default().push((r, stat, *v));
+        }
+    }
+    for (dist, mut stats) in by_dist {
+        stats.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for w in stats.windows(2) {
+            if w[0].2 > w[1].2 {
+                out.push(format!(
+                    "{dist}: {} {} > {} {}",
+                    w[0].1, w[0].2, w[1].1, w[1].2
+                ));
+            }
+        }
+        let get = |k: &str| metrics.get(&format!("{dist}.{k}")).copied();
+        if let (Some(lo), Some(hi), Some(m)) = (get("min"), get("max"), get("mean"))
+            && !(lo - 1e-9 * lo.abs() <= m && m <= hi + 1e-9 * hi.abs())
+        {
+            out.push(format!("{dist}: mean {m} outside [min {lo}, max {hi}]"));
+        }
+    }
+    if let Some((measured, completed, failed, cancelled)) = counts {
+        if measured != completed + failed + cancelled {
+            out.push(format!(
+                "sample counts: measured {measured} != completed {completed} + failed {failed} + cancelled {cancelled}"
+            ));
+        }
+        if let Some(c) = metrics.get("completed").filter(|c| **c != completed as f64) {
+            out.push(format!(
+                "metric completed {c} != {completed} completed measured sessions"
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 #[path = "results_tests.rs"]
 mod tests;

@@ -37,3 +37,23 @@ fn asked_percentiles_are_flat_names() {
     assert!(flat.contains_key("x.p99.9") && flat.contains_key("x.p50"));
     assert!(!flat.contains_key("x.p90"));
 }
+
+#[test]
+fn invariants_name_what_is_out_of_order_and_counts_that_do_not_add_up() {
+    let mut r = Recorded::new(&[50.0, 90.0, 99.0]);
+    r.extend("x", 0.0, [3.0, 1.0, 2.0, 10.0]);
+    let mut m = r.flat();
+    m.insert("completed".into(), 4.0);
+    assert!(invariant_violations(&m, Some((5, 4, 1, 0))).is_empty());
+    m.insert("x.p90".into(), 100.0);
+    let v = invariant_violations(&m, Some((5, 3, 1, 0)));
+    assert!(v.iter().any(|l| l.starts_with("x: p90 100 > p99")), "{v:?}");
+    assert!(
+        v.iter().any(|l| l.starts_with("sample counts: measured 5")),
+        "{v:?}"
+    );
+    assert!(
+        v.iter().any(|l| l.starts_with("metric completed 4")),
+        "{v:?}"
+    );
+}

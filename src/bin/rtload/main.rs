@@ -220,6 +220,9 @@ fn report_run(
     if let Some(w) = &summary.generator_bound {
         println!("WARNING: {w}");
     }
+    for w in &summary.warnings {
+        println!("WARNING: {w}");
+    }
     if let Some(p) = &summary.json_path {
         eprintln!("wrote {}", p.display());
     }
@@ -229,8 +232,8 @@ fn report_run(
     {
         eprintln!("shard {s}: [thresholds] are evaluated on the merged result by `rtload merge`");
     }
-    for (idx, msg) in &summary.failures {
-        eprintln!("ERROR: sample {idx}: {msg}");
+    for line in rtload::workload::kit::failure_lines(&summary.failures, 20, "ERROR: ") {
+        eprintln!("{line}");
     }
     for e in &summary.artifact_errors {
         eprintln!("ERROR: artifact: {e}");

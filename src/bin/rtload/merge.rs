@@ -77,6 +77,9 @@ pub fn merge_cmd(a: &crate::cli::MergeArgs) -> ExitCode {
         c.completed(),
         c.failed,
     );
+    for w in &merged.warnings {
+        println!("WARNING: {w}");
+    }
     if !merged.verdicts.is_empty() {
         println!("Thresholds (on the merged result)");
         print!("{}", rtload::config::thresholds::render(&merged.verdicts));

@@ -62,6 +62,7 @@ pub fn merged_doc(
         if let Value::Object(v) = verdict {
             rt.extend(v);
         }
+        rt.insert("warnings".into(), json!(merged.warnings));
         top.insert("rtload".into(), Value::Object(rt));
     }
     if let Value::Object(top) = &mut out {

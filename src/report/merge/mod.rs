@@ -160,6 +160,8 @@ pub struct Merged {
     pub verdicts: Vec<crate::config::thresholds::Verdict>,
     /// A shard was interrupted.
     pub interrupted: bool,
+    /// Broken invariants of the merged result (also `rtload.warnings`).
+    pub warnings: Vec<String>,
 }
 
 impl Merged {
@@ -302,6 +304,16 @@ pub fn merge(
     let interrupted = inputs
         .iter()
         .any(|s| s.doc.get("interrupted").and_then(Value::as_bool) == Some(true));
+    let c = (
+        counts.measured,
+        counts.completed(),
+        counts.failed,
+        counts.cancelled,
+    );
+    let warnings = crate::workload::results::invariant_violations(&metrics, Some(c))
+        .into_iter()
+        .map(|v| format!("invariant broken (a bug in rtload; please report it): {v}"))
+        .collect();
     let mut merged = Merged {
         doc: Value::Null,
         metrics,
@@ -310,6 +322,7 @@ pub fn merge(
         counts,
         verdicts,
         interrupted,
+        warnings,
     };
     merged.doc = doc::merged_doc(inputs, &merged, values.as_ref());
     Ok(merged)

@@ -353,7 +353,9 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     crate::util::stats::percentile_sorted(sorted, p / 100.0).unwrap_or(f64::NAN)
 }
 
-/// Peak output tokens and peak active requests over 1-s buckets of successful requests.
+/// Peak output tokens over 1-s buckets of successful requests, and the most successful
+/// requests open at one instant (start → end; vllm counts a request in every 1-s bucket
+/// it touches, which can exceed the concurrency cap: this is the definition's number).
 fn peaks(outcomes: &[RequestOutcome]) -> (f64, usize) {
     let ok: Vec<&RequestOutcome> = outcomes
         .iter()
@@ -369,10 +371,7 @@ fn peaks(outcomes: &[RequestOutcome]) -> (f64, usize) {
     let n_buckets = (max_end - min_start).ceil() as i64 + 1;
     let bucket = |t: f64| (t - min_start).trunc() as i64;
     let mut tokens: HashMap<i64, u64> = HashMap::new();
-    let mut edges: Vec<(i64, i64)> = Vec::with_capacity(ok.len() * 2);
     for o in &ok {
-        edges.push((bucket(o.start_s), 1));
-        edges.push((bucket(o.start_s + o.latency_s) + 1, -1));
         let wants = o.output_tokens > 0 || !o.itl_s.is_empty() || o.has_text;
         let Some(ttft) = finite(o.ttft_s).filter(|_| wants && !o.has_duplex_session_metrics) else {
             continue;
@@ -386,18 +385,15 @@ fn peaks(outcomes: &[RequestOutcome]) -> (f64, usize) {
             }
         }
     }
-    edges.sort_unstable();
-    let (mut active, mut peak) = (0i64, 0i64);
-    for (_, delta) in edges {
-        active += delta;
-        peak = peak.max(active);
-    }
+    let peak = crate::workload::kit::peak_in_flight(
+        ok.iter().map(|o| (o.start_s, o.start_s + o.latency_s)),
+    );
     let max_tokens = if ok.iter().any(|o| o.has_duplex_session_metrics) {
         f64::NAN
     } else {
         tokens.values().copied().max().unwrap_or(0) as f64
     };
-    (max_tokens, peak.max(0) as usize)
+    (max_tokens, peak)
 }
 
 /// The percentile word in keys and labels: `99`, `99.9`.

@@ -103,7 +103,7 @@ pub fn build(script: &Script, run: RunRecord<SessionValues>) -> ScriptedReport {
                     recorded.extend(k, s.ended_s, v.iter().copied());
                 }
             }
-            Err(e) => failures.push((s.idx, e.message.clone())),
+            Err(e) => failures.push((s.session.unwrap_or(s.idx), e.message.clone())),
         }
         let mut row = kit::sample_row(s);
         row.insert("values".into(), json!(vals.map(|v| &v.values)));
@@ -163,8 +163,9 @@ impl Report for ScriptedReport {
                 cell(&|s| Some(s.max)),
             ));
         }
-        for (idx, msg) in self.failures.iter().take(10) {
-            out.push_str(&format!("sample {idx} failed: {msg}\n"));
+        for line in kit::failure_lines(&self.failures, 10, "failed ") {
+            out.push_str(&line);
+            out.push('\n');
         }
         out
     }

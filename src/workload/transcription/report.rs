@@ -219,14 +219,15 @@ fn render_text(
         "Input pacing lag, max (ms):",
         opt("pacing_max_lag_ms.max", 3),
     );
-    for r in rows.iter().filter(|r| r.s.outcome.is_err()).take(5) {
-        let e =
-            r.s.outcome
-                .as_ref()
-                .err()
-                .map(|f| f.message.clone())
-                .unwrap_or_default();
-        let _ = writeln!(t, "session {} failed: {e}", r.s.idx);
+    let failed: Vec<(usize, String)> = rows
+        .iter()
+        .filter_map(|r| {
+            let f = r.s.outcome.as_ref().err()?;
+            Some((r.s.session.unwrap_or(r.s.idx), f.message.clone()))
+        })
+        .collect();
+    for line in crate::workload::kit::failure_lines(&failed, 5, "failed ") {
+        let _ = writeln!(t, "{line}");
     }
     let _ = writeln!(t, "{}", "=".repeat(60));
     t

@@ -124,7 +124,9 @@ fn collect_sessions<'a>(run: &'a RunRecord, cfg: &MetricsConfig) -> Sessions<'a>
     let mut ok_records: Vec<(&VideoOutput, f64)> = Vec::new();
     let mut engine_rows = Vec::new();
     let mut interrupted = 0usize;
-    for (session_index, s) in run.samples.iter().filter(|s| !s.warmup).enumerate() {
+    for (pos, s) in run.samples.iter().filter(|s| !s.warmup).enumerate() {
+        // The run's session number (the same across shards), not the position here.
+        let session_index = s.session.unwrap_or(pos);
         let out = s.output.as_ref();
         engine_rows.push(engine_row(session_index, s, out));
         let metrics = match (&s.outcome, out) {
@@ -153,7 +155,7 @@ fn collect_sessions<'a>(run: &'a RunRecord, cfg: &MetricsConfig) -> Sessions<'a>
                 (o, m)
             }
             (_, Err(e)) => {
-                late_failures.push((session_index, e.to_string()));
+                late_failures.push((pos, e.to_string()));
                 failures.push(SessionFailure {
                     session_index,
                     message: e.to_string(),

@@ -259,11 +259,14 @@ pub fn render_summary(m: &BenchMetrics, header: &SummaryHeader) -> String {
         "Output token throughput (tok/s):",
         f2(m.output_throughput),
     );
-    row(
-        &mut out,
-        "Peak output token throughput (tok/s):",
-        f2(m.max_output_tokens_per_s),
-    );
+    // Duplex outputs carry no per-token times: the peak is unknown (vllm's NaN in JSON).
+    if m.max_output_tokens_per_s.is_finite() {
+        row(
+            &mut out,
+            "Peak output token throughput (tok/s):",
+            f2(m.max_output_tokens_per_s),
+        );
+    }
     row(
         &mut out,
         "Peak concurrent requests:",

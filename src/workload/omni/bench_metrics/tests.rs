@@ -490,7 +490,6 @@ Total generated tokens:                  5
 Request throughput (req/s):              1.00      
 Request goodput (req/s):                 0.50      
 Output token throughput (tok/s):         2.50      
-Peak output token throughput (tok/s):    nan       
 Peak concurrent requests:                2.00      
 Total Token throughput (tok/s):          2.50      
 ---------------Time to First Token----------------

@@ -211,9 +211,19 @@ pub(super) fn omni_text(
     if let Some(msg) = &s.exclusion_message {
         t.push_str(&format!("{msg}\n"));
     }
-    for f in finals.iter().filter(|f| !f.result.success) {
-        let err = f.result.error.as_deref().unwrap_or("failed");
-        t.push_str(&format!("FAILED {}: {err}\n", f.layout.label()));
+    let failed: Vec<(usize, String)> = runs
+        .iter()
+        .zip(finals)
+        .filter(|(_, f)| !f.result.success)
+        .map(|(r, f)| {
+            let err = f.result.error.as_deref().unwrap_or("failed");
+            let session = r.sample.session.unwrap_or(r.sample.idx);
+            (session, format!("{} ({})", err, f.layout.label()))
+        })
+        .collect();
+    for line in crate::workload::kit::failure_lines(&failed, 10, "FAILED ") {
+        t.push_str(&line);
+        t.push('\n');
     }
     for e in &s.artifact_errors {
         t.push_str(&format!("ARTIFACT ERROR {e}\n"));
