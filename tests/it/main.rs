@@ -18,6 +18,7 @@ mod layering;
 mod listener;
 mod live;
 mod outputs;
+mod prometheus;
 mod redaction;
 mod schema;
 mod scripted;

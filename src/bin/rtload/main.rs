@@ -130,7 +130,8 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
     )> = Some((mode, Box::new(std::io::stderr())));
     let grace = std::time::Duration::from_secs_f64(run.grace_period);
     let interrupt = listen_for_interrupt(grace);
-    let run_result = rtload::runner::run_distributed(
+    let switch = interrupt.as_ref().map(|i| i.switch.clone());
+    let run_result = rtload::runner::run_serving(
         &scenario,
         Box::new(std::io::stdout()),
         progress,
@@ -138,7 +139,13 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         &dist,
     );
     match run_result {
-        Ok(summary) => report_run(&summary, &scenario, &dist),
+        Ok((summary, endpoint)) => {
+            let code = report_run(&summary, &scenario, &dist);
+            if let Some(ep) = endpoint {
+                linger(ep, run.metrics_linger, switch.as_ref());
+            }
+            code
+        }
         Err(rtload::runner::RunError::Scenario(errors)) => {
             for e in &errors {
                 eprintln!("error: {e}");
@@ -189,6 +196,27 @@ fn listen_for_interrupt(
             None
         }
     }
+}
+
+/// Keeps `--metrics-addr` serving the run's final values for `secs` (`--metrics-linger`)
+/// after the report, saying so; Ctrl-C ends the wait at once without changing the exit
+/// status, and an interrupted run does not linger.
+fn linger(
+    ep: rtload::runner::LiveEndpoint,
+    secs: f64,
+    switch: Option<&rtload::engine::interrupt::InterruptSwitch>,
+) {
+    if let Some(s) = switch {
+        s.run_over();
+    }
+    let linger = std::time::Duration::from_secs_f64(secs);
+    if !linger.is_zero() && !switch.is_some_and(|s| s.is_triggered()) {
+        eprintln!(
+            "live metrics: serving the final values at http://{}/metrics for {secs} s (--metrics-linger); Ctrl-C stops now",
+            ep.addr()
+        );
+    }
+    ep.linger(linger, switch);
 }
 
 /// Prints a finished run (verdict line, report, thresholds, errors, interrupt note) and
