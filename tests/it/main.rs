@@ -21,6 +21,7 @@ mod outputs;
 mod prometheus;
 mod redaction;
 mod schema;
+mod schema_ranges;
 mod scripted;
 mod scripted_vs_builtin;
 mod send_order;
