@@ -24,7 +24,7 @@ mod result;
 mod summary;
 mod target;
 
-pub use describe::{describe, direction_words};
+pub use describe::{describe, describe_placed, direction_words};
 use summary::summarize;
 pub use target::{DEFAULT_METRICS_LINGER, LiveEndpoint};
 use target::{client_tls, serve_live_metrics, start_scraper, start_target};
@@ -262,6 +262,20 @@ pub fn run_serving(
         live_wall_s,
     };
     Ok((summarize(scenario, dist, shard, ran)?, metrics_server))
+}
+
+/// What `run` checks before it starts anything, for `rtload check`: the arrival plan
+/// builds, the shard's share of the concurrency cap exists and the planned concurrency
+/// fits under the open-file limit.
+pub fn preflight(
+    scenario: &Scenario,
+    shard: Option<crate::workload::shard::Shard>,
+) -> Result<(), RunError> {
+    shard_share(
+        scenario,
+        shard.unwrap_or(crate::workload::shard::Shard::WHOLE),
+    )
+    .map(|_| ())
 }
 
 /// This shard's concurrency cap and its `(index, offset)` slice of the whole run's plan,

@@ -332,3 +332,71 @@ values = [0, 2]
         assert!(!err.contains(bare), "{bare}: {err}");
     }
 }
+
+/// `check` takes `run`'s flags and prints the plan `run` would execute with them: the
+/// overrides, the sweep's points, and the thresholds (each metric, operator and bound;
+/// a shard leaves them to `merge`). What `run` refuses, `check` refuses.
+#[test]
+fn check_takes_runs_flags_and_prints_the_thresholds_it_will_apply() {
+    let fx = scenario(
+        "warmup_chunks = 1\n[load]\nsamples = 2\n[thresholds]\n\"ttfc_ms.p99\" = \"< 500\"\nfailed = \"== 0\"\n",
+    );
+    let check = |args: &[&str]| {
+        let out = rtload()
+            .arg("check")
+            .arg(&fx.path)
+            .args(args)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), text)
+    };
+    let (code, plan) = check(&[
+        "--num-prompts",
+        "5",
+        "--max-concurrency",
+        "7",
+        "--request-rate",
+        "3",
+        "--target-fps",
+        "8",
+        "--sweep",
+        "request_rate=1,2",
+    ]);
+    assert_eq!(code, Some(0), "{plan}");
+    for want in [
+        "samples            5 measured",
+        "concurrency        at most 7",
+        "3.0 rps",
+        "real-time basis  8 fps",
+        "thresholds         2, applied to the measured samples",
+        "    ttfc_ms.p99      < 500  (ms, lower is better)",
+        "    failed           == 0",
+        "sweep              2 values",
+        "request_rate=1",
+    ] {
+        assert!(plan.contains(want), "missing {want:?} in\n{plan}");
+    }
+    let (code, sharded) = check(&["--shard", "1/2", "--max-concurrency", "2"]);
+    assert_eq!(code, Some(0), "{sharded}");
+    assert!(
+        sharded.contains("left to `rtload merge` (shard 1/2 of a sharded run"),
+        "{sharded}"
+    );
+    let (code, none) = check(&["--max-concurrency", "0"]);
+    assert_eq!(code, Some(2), "{none}");
+    assert!(
+        none.contains("--max-concurrency: must be in [1, 1000000] (got 0)"),
+        "{none}"
+    );
+    let (code, both) = check(&["--sweep", "max_concurrency=1,2", "--shard", "0/2"]);
+    assert_eq!(code, Some(2), "{both}");
+    assert!(both.contains("cannot be combined with a sweep"), "{both}");
+    let (code, split) = check(&["--shard", "1/4"]);
+    assert_eq!(code, Some(2), "{split}");
+    assert!(split.contains("cannot be split over 4 shards"), "{split}");
+}

@@ -9,6 +9,7 @@ macro_rules! eprintln {
     };
 }
 
+mod check;
 mod cli;
 mod merge;
 
@@ -23,7 +24,7 @@ fn main() -> ExitCode {
     init_logging();
     match args.command {
         cli::Command::Run(run) => run_cmd(&run),
-        cli::Command::Check(c) => check_cmd(&c),
+        cli::Command::Check(c) => check::check_cmd(&c),
         cli::Command::Suite(a) => suite_cmd(&a),
         cli::Command::Report(a) => report_cmd(&a),
         cli::Command::Compare(a) => compare_cmd(&a),
@@ -114,10 +115,8 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         }
     };
     if let Some(sweep) = sweep {
-        if dist.shard.is_some() || dist.start_at_unix_s.is_some() {
-            eprintln!(
-                "error: --shard/--start-at cannot be combined with a sweep; shard each point's run instead"
-            );
+        if let Some(msg) = check::sweep_conflict(&dist) {
+            eprintln!("error: {msg}");
             return ExitCode::from(2);
         }
         return sweep_cmd(run, &scenario, &sweep);
@@ -161,7 +160,7 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
 
 /// The sweep to run, if any: `--sweep` (keeping `[sweep]`'s `samples_per_point`) or the
 /// scenario's `[sweep]`; a malformed flag is reported and yields exit code 2.
-fn requested_sweep(
+pub(crate) fn requested_sweep(
     run: &cli::RunArgs,
     scenario: &rtload::config::scenario::Scenario,
 ) -> Result<Option<rtload::config::sweep::Sweep>, ExitCode> {
@@ -292,35 +291,6 @@ fn report_run(
     } else {
         ExitCode::from(1)
     }
-}
-
-fn check_cmd(c: &cli::CheckArgs) -> ExitCode {
-    let mut code = ExitCode::SUCCESS;
-    for path in &c.scenarios {
-        // Validates exactly as `run` does, without writing anything.
-        match rtload::config::scenario::check(path, &rtload::config::scenario::Overrides::default())
-        {
-            Ok(s) => {
-                for w in s.workload.warnings() {
-                    eprintln!("{w}");
-                }
-                print!("{}", rtload::runner::describe(&s));
-                if let Some(sw) = &s.sweep {
-                    println!("  sweep              {} values", sw.values.len());
-                    for line in sw.describe_points(s.load.samples) {
-                        println!("    {line}");
-                    }
-                }
-            }
-            Err(errors) => {
-                for e in &errors {
-                    eprintln!("error: {e}");
-                }
-                code = ExitCode::from(2);
-            }
-        }
-    }
-    code
 }
 
 fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
