@@ -1,7 +1,7 @@
 //! The embedded server's own `/metrics` (Prometheus text), like a model server exports:
 //! WebSocket connections open now and accepted so far, and sessions started, per endpoint
-//! (video, duplex, transcription, scripted). Clients scrape it through
-//! `[target] metrics_url`; the tests do too.
+//! (video, duplex, transcription, and `scripted_rules` for `[server.scripted]`). Clients
+//! scrape it through `[target] metrics_url`; the tests do too.
 //!
 //! The accounting lives in one place: every endpoint upgrades its request through
 //! [`accept`], which counts the connection and hands back the [`Conn`] the endpoint starts
@@ -39,7 +39,7 @@ pub(crate) enum Endpoint {
 const N: usize = 4;
 
 /// Each endpoint's `endpoint` label, in [`Endpoint`] order.
-const NAMES: [&str; N] = ["video", "duplex", "transcription", "scripted"];
+const NAMES: [&str; N] = ["video", "duplex", "transcription", "scripted_rules"];
 
 /// Connection and session tallies shared by every worker.
 #[derive(Debug, Default)]

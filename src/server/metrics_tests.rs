@@ -18,7 +18,7 @@ fn connections_and_sessions_are_counted_per_endpoint() {
         "rtload_server_websocket_connections_active{endpoint=\"transcription\"} 1\n",
         "rtload_server_websocket_connections_total{endpoint=\"transcription\"} 2\n",
         "rtload_server_sessions_started_total{endpoint=\"transcription\"} 2\n",
-        "rtload_server_sessions_started_total{endpoint=\"scripted\"} 1\n",
+        "rtload_server_sessions_started_total{endpoint=\"scripted_rules\"} 1\n",
         "rtload_server_websocket_connections_active{endpoint=\"video\"} 0\n",
         "rtload_server_sessions_started_total{endpoint=\"duplex\"} 0\n",
     ] {

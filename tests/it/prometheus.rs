@@ -261,7 +261,7 @@ fn rtload_serve_counts_every_endpoint_and_passes_promtool() {
         "client: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for ep in ["video", "duplex", "transcription", "scripted"] {
+    for ep in ["video", "duplex", "transcription", "scripted_rules"] {
         let l = format!("{{endpoint=\"{ep}\"}}");
         for family in [
             "rtload_server_websocket_connections_active",

@@ -42,7 +42,7 @@ pub enum Command {
     /// the bad value and the fix).
     Check(Box<CheckArgs>),
     /// Run the embedded reference server (/v1/realtime/video and /v1/realtime) in the
-    /// foreground.
+    /// foreground; its /metrics counts connections and sessions on every endpoint.
     Serve(ServeArgs),
     /// Run scenario files one after another; one summary table, optional JUnit XML.
     ///
