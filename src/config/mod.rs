@@ -3,6 +3,7 @@
 //! hand-parsed tables, with their evaluation), and `registry`, the composition root and
 //! the only place outside `src/workload/` that names workload kinds.
 
+mod collect;
 pub mod registry;
 pub mod scenario;
 pub mod schema;

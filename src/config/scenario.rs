@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::collect::{collecting, sort_errors};
 use super::registry::registry;
 use crate::workload::WorkloadInput;
 
@@ -92,7 +93,7 @@ pub struct Overrides {
 /// A scenario file as written. Sections owned by other modules are parsed from the text
 /// with positions; here they only exist so unknown top-level keys are errors, and so
 /// `rtload schema` can describe them with the owners' types.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(title = "rtload scenario")]
 pub(crate) struct RawScenario {
@@ -208,15 +209,19 @@ fn parse_with(
     ov: &Overrides,
     check_only: bool,
 ) -> Result<Scenario, Vec<ScenarioError>> {
-    let raw: RawScenario =
-        toml::from_str(src).map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
-    let mut errors = Vec::new();
-    let load = crate::workload::load::parse(path, src, &ov.load)
-        .map_err(|e| errors.extend(e))
-        .ok();
-    let workload = build_workload(path, src, &ov.workload, load.as_ref(), check_only)
-        .map_err(|e| errors.extend(e))
-        .ok();
+    // A syntax error stops here; past it, every section reports (collect.rs).
+    toml::from_str::<toml::Table>(src)
+        .map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
+    let (raw, mut errors) = collecting(src, |s| {
+        toml::from_str::<RawScenario>(s).map_err(|e| vec![ScenarioError::from_toml(path, s, &e)])
+    });
+    let raw = raw.unwrap_or_default();
+    let (load, e) = collecting(src, |s| crate::workload::load::parse(path, s, &ov.load));
+    errors.extend(e);
+    let (workload, e) = collecting(src, |s| {
+        build_workload(path, s, &ov.workload, load.as_ref(), check_only)
+    });
+    errors.extend(e);
     let target = raw.target.as_ref();
     let connect_timeout_s = connect_timeout_s(path, src, target, &mut errors);
     let target_metrics = target_metrics(path, target, &mut errors);
@@ -225,9 +230,8 @@ fn parse_with(
     errors.extend(check_target(path, src, target, ov, workload.as_deref()));
     let output_json = output_json(path, src, &raw, ov, base, &mut errors);
     let max_frame_bytes = max_frame_bytes(path, src, target, &mut errors);
-    let server = parse_server(path, src)
-        .map_err(|e| errors.extend(e))
-        .unwrap_or_default();
+    let (server, e) = collecting(src, |s| parse_server(path, s));
+    errors.extend(e);
     let sweep = crate::config::sweep::parse_table(path, src)
         .map_err(|e| errors.extend(e))
         .unwrap_or_default();
@@ -275,17 +279,9 @@ fn parse_with(
         thresholds,
         target_metrics,
         sweep,
-        server,
+        server: server.unwrap_or_default(),
         src: Arc::from(src),
     })
-}
-
-/// Puts `errors` in file order: positioned errors by line and column, whole-file ones last.
-fn sort_errors(errors: &mut [ScenarioError]) {
-    errors.sort_by_key(|e| match e {
-        ScenarioError::At { line, col, .. } => (0, *line, *col),
-        _ => (1, 0, 0),
-    });
 }
 
 /// `[target] metrics_url` with the series to keep (default: vLLM's); only plain

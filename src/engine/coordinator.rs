@@ -311,7 +311,7 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
             Ok((actor, _)) => {
                 st.in_flight.insert(actor.get_id(), idx);
                 if let Some(live) = &st.args.live {
-                    live.started(warmup, queue_wait_s * 1000.0);
+                    live.started(warmup, queue_wait_s);
                 }
                 st.actors.insert(idx, actor);
                 st.progress(ProgressEvent::SampleStarted { idx, warmup });

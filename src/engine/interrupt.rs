@@ -21,6 +21,9 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 #[derive(Debug, Clone, Default)]
 pub struct InterruptSwitch {
     inner: Arc<(AtomicBool, Notify)>,
+    /// The run is over: a signal now only ends what the caller still waits for (the
+    /// `--metrics-linger`), so the listener does not announce a grace period.
+    over: Arc<AtomicBool>,
 }
 
 impl InterruptSwitch {
@@ -34,6 +37,11 @@ impl InterruptSwitch {
         self.inner.0.store(true, Ordering::SeqCst);
         self.inner.1.notify_waiters();
         self.inner.1.notify_one();
+    }
+
+    /// Say the run is over (what a signal ends now is the caller's to announce).
+    pub fn run_over(&self) {
+        self.over.store(true, Ordering::SeqCst);
     }
 
     /// Whether [`trigger`](Self::trigger) was called.
@@ -63,7 +71,8 @@ pub struct Interrupt {
 }
 
 /// Listen for SIGINT/SIGTERM on a dedicated thread: the first flips the returned switch
-/// (after printing what happens next on stderr), the second exits the process with 130.
+/// (after printing what happens next on stderr, unless the run is already
+/// [over](InterruptSwitch::run_over)), the second exits the process with 130.
 /// Returns once the handlers are installed, so a signal sent afterwards is never missed.
 pub fn listen_for_signals(grace: Duration) -> std::io::Result<Interrupt> {
     use tokio::signal::unix::{SignalKind, signal};
@@ -88,10 +97,12 @@ pub fn listen_for_signals(grace: Duration) -> std::io::Result<Interrupt> {
                     };
                 let _ = ready_tx.send(Ok(()));
                 tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
-                eprintln!(
-                    "interrupted: releasing no new sessions; in-flight sessions get {:.1} s to finish, then are cancelled (signal again to stop at once)",
-                    grace.as_secs_f64()
-                );
+                if !flip.over.load(Ordering::SeqCst) {
+                    eprintln!(
+                        "interrupted: releasing no new sessions; in-flight sessions get {:.1} s to finish, then are cancelled (signal again to stop at once)",
+                        grace.as_secs_f64()
+                    );
+                }
                 flip.trigger();
                 tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
                 eprintln!("interrupted again: stopping now");

@@ -1,54 +1,36 @@
 //! Live metrics of a running run, for `--metrics-addr`: the coordinator updates them as
 //! samples start and end; [`LiveMetrics::render`] writes the Prometheus text.
 //!
-//! Series: `rtload_sessions_active{phase}`, `rtload_sessions_completed_total{phase}`,
-//! `rtload_sessions_failed_total{phase,kind}` (kind: the typed failure kind's label), `rtload_queue_wait_ms` and
-//! `rtload_send_lateness_ms` histograms (measured samples), and the workload's headline
-//! metric as `rtload_headline_ms{metric="…"}` (measured samples that produced one). All
-//! carry the shard when the run is one (`shard="I/N"`).
+//! Series (names in base units, as `promtool check metrics` wants them):
+//! `rtload_sessions_active{phase}`, `rtload_sessions_completed_total{phase}`,
+//! `rtload_sessions_failed_total{phase,kind}` (kind: the typed failure kind's label), the
+//! `rtload_queue_wait_seconds` and `rtload_send_lateness_seconds` histograms (measured
+//! samples), and the workload's headline metric as
+//! `rtload_headline_seconds{metric="…"}` (measured samples that produced one). All carry
+//! the shard when the run is one (`shard="I/N"`).
+//!
+//! One number, one source: the histograms observe the very values the sample records
+//! hold (`queue_wait_s`, each `send_lateness_s`), which the JSON result's generator block
+//! summarizes, so counts agree exactly and sums to rounding.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use hdrhistogram::Histogram;
-
-use crate::util::prom::Exposition;
+use crate::util::prom::{Buckets, Exposition, LATENCY_BUCKETS_S};
 use crate::workload::SampleRecord;
 
 #[cfg(test)]
 #[path = "live_tests.rs"]
 mod tests;
 
-/// One histogram with its exact sum (ms).
-#[derive(Debug)]
-struct Hist {
-    h: Histogram<u64>,
-    sum_ms: f64,
-}
-
-impl Hist {
-    fn new() -> Hist {
-        let mut h = Histogram::new(3).expect("3 significant digits is valid");
-        h.auto(true);
-        Hist { h, sum_ms: 0.0 }
-    }
-
-    fn record(&mut self, ms: f64) {
-        if ms.is_finite() && ms >= 0.0 {
-            let _ = self.h.record((ms * 1000.0).round() as u64);
-            self.sum_ms += ms;
-        }
-    }
-}
-
 #[derive(Debug)]
 struct State {
     active: [u64; 2],
     completed: [u64; 2],
     failed: BTreeMap<(usize, String), u64>,
-    queue_wait: Hist,
-    lateness: Hist,
-    headline: Hist,
+    queue_wait: Buckets,
+    lateness: Buckets,
+    headline: Buckets,
 }
 
 /// The live tallies of one run (shared between the coordinator and the endpoint).
@@ -76,9 +58,9 @@ impl LiveMetrics {
                 active: [0; 2],
                 completed: [0; 2],
                 failed: BTreeMap::new(),
-                queue_wait: Hist::new(),
-                lateness: Hist::new(),
-                headline: Hist::new(),
+                queue_wait: Buckets::new(LATENCY_BUCKETS_S),
+                lateness: Buckets::new(LATENCY_BUCKETS_S),
+                headline: Buckets::new(LATENCY_BUCKETS_S),
             }),
         }
     }
@@ -89,12 +71,13 @@ impl LiveMetrics {
         }
     }
 
-    /// A sample got its slot after waiting `queue_wait_ms` past its release.
-    pub fn started(&self, warmup: bool, queue_wait_ms: f64) {
+    /// A sample got its slot after waiting `queue_wait_s` past its release (the value
+    /// its record keeps).
+    pub fn started(&self, warmup: bool, queue_wait_s: f64) {
         self.with(|st| {
             st.active[phase(warmup)] += 1;
             if !warmup {
-                st.queue_wait.record(queue_wait_ms);
+                st.queue_wait.observe(queue_wait_s);
             }
         });
     }
@@ -113,10 +96,10 @@ impl LiveMetrics {
             }
             if !rec.warmup {
                 for l in &rec.send_lateness_s {
-                    st.lateness.record(l * 1000.0);
+                    st.lateness.observe(*l);
                 }
                 if let Some(v) = headline_ms {
-                    st.headline.record(v);
+                    st.headline.observe(v / 1000.0);
                 }
             }
         });
@@ -176,28 +159,25 @@ impl LiveMetrics {
         );
         let base = with(&[]);
         let b: Vec<(&str, &str)> = base.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        e.histogram_ms(
-            "rtload_queue_wait_ms",
-            "Slot granted minus scheduled release, measured samples (ms).",
+        e.histogram(
+            "rtload_queue_wait_seconds",
+            "Slot granted minus scheduled release, measured samples (seconds).",
             &b,
-            &st.queue_wait.h,
-            st.queue_wait.sum_ms,
+            &st.queue_wait,
         );
-        e.histogram_ms(
-            "rtload_send_lateness_ms",
-            "Actual minus intended send time per scheduled message, measured samples (ms).",
+        e.histogram(
+            "rtload_send_lateness_seconds",
+            "Actual minus intended send time per scheduled message, measured samples (seconds).",
             &b,
-            &st.lateness.h,
-            st.lateness.sum_ms,
+            &st.lateness,
         );
         let hl = with(&[("metric", self.headline.as_str())]);
         let hl: Vec<(&str, &str)> = hl.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        e.histogram_ms(
-            "rtload_headline_ms",
-            "The workload's headline metric per measured sample (ms).",
+        e.histogram(
+            "rtload_headline_seconds",
+            "The workload's headline metric per measured sample (seconds).",
             &hl,
-            &st.headline.h,
-            st.headline.sum_ms,
+            &st.headline,
         );
         e.finish()
     }

@@ -29,8 +29,8 @@ fn tallies_follow_starts_and_ends_and_render_as_prometheus_text() {
     let m = LiveMetrics::new("ttfc_ms", Some("1/4".into()));
     m.started(true, 0.0);
     m.ended(&rec(true, true, &[50.0]), Some(999.0));
-    m.started(false, 2.0);
-    m.started(false, 4.0);
+    m.started(false, 0.002);
+    m.started(false, 0.004);
     m.ended(&rec(false, false, &[1.0, 3.0]), None);
     let text = m.render();
     for want in [
@@ -38,11 +38,12 @@ fn tallies_follow_starts_and_ends_and_render_as_prometheus_text() {
         "rtload_sessions_active{shard=\"1/4\",phase=\"warmup\"} 0\n",
         "rtload_sessions_completed_total{shard=\"1/4\",phase=\"warmup\"} 1\n",
         "rtload_sessions_failed_total{shard=\"1/4\",phase=\"measured\",kind=\"connect\"} 1\n",
-        "rtload_queue_wait_ms_count{shard=\"1/4\"} 2\n",
-        "rtload_queue_wait_ms_sum{shard=\"1/4\"} 6\n",
+        "rtload_queue_wait_seconds_count{shard=\"1/4\"} 2\n",
+        "rtload_queue_wait_seconds_sum{shard=\"1/4\"} 0.006\n",
         // Warm-up lateness and headline values are not measured.
-        "rtload_send_lateness_ms_count{shard=\"1/4\"} 2\n",
-        "rtload_headline_ms_count{shard=\"1/4\",metric=\"ttfc_ms\"} 0\n",
+        "rtload_send_lateness_seconds_count{shard=\"1/4\"} 2\n",
+        "rtload_send_lateness_seconds_bucket{shard=\"1/4\",le=\"0.001\"} 1\n",
+        "rtload_headline_seconds_count{shard=\"1/4\",metric=\"ttfc_ms\"} 0\n",
     ] {
         assert!(text.contains(want), "missing {want}in\n{text}");
     }

@@ -1,11 +1,19 @@
 //! The resolved plan of a scenario as `rtload check` prints it: target, TLS, workload,
-//! samples, concurrency, metrics, arrivals and the expected duration.
+//! samples, concurrency, metrics, arrivals, the expected duration and the thresholds the
+//! run will hold its results to.
 
 use crate::config::scenario::Scenario;
 use crate::util::target::{redact_url, resolve_url};
+use crate::workload::shard::Shard;
 
 /// The resolved plan of a scenario, as `rtload check` prints it.
 pub fn describe(s: &Scenario) -> String {
+    describe_placed(s, None)
+}
+
+/// [`describe`] for the process `shard` of a distributed run (`--shard I/N`): the
+/// thresholds are then left to `rtload merge`.
+pub fn describe_placed(s: &Scenario, shard: Option<Shard>) -> String {
     let w = &s.workload;
     let target = match &s.target {
         Some(t) => resolve_url(t, w.default_path())
@@ -79,7 +87,37 @@ pub fn describe(s: &Scenario) -> String {
     if let Some(j) = &s.output_json {
         row("json result", j.display().to_string());
     }
+    for (k, v) in thresholds(s, shard.filter(|sh| sh.count > 1)) {
+        row(&k, v);
+    }
     out
+}
+
+/// The `thresholds` rows: how many and who applies them, then each metric with its
+/// operator and bound (and the metric's unit and direction).
+fn thresholds(s: &Scenario, shard: Option<Shard>) -> Vec<(String, String)> {
+    let t = &s.thresholds;
+    if t.is_empty() {
+        return vec![(
+            "thresholds".into(),
+            "none: the run passes when every measured sample succeeds".into(),
+        )];
+    }
+    let who = match shard {
+        Some(sh) => format!(
+            "left to `rtload merge` (shard {sh} of a sharded run: evaluated on the merged result)"
+        ),
+        None => "applied to the measured samples' results (a failed one exits 1)".into(),
+    };
+    let cat = s.workload.catalogue();
+    let mut rows = vec![("thresholds".to_string(), format!("{}, {who}", t.len()))];
+    for th in t {
+        let about = cat.get(&th.metric).map_or(String::new(), |m| {
+            format!("  ({}, {})", m.unit, direction_words(m.direction))
+        });
+        rows.push((format!("  {}", th.metric), format!("{}{about}", th.expr)));
+    }
+    rows
 }
 
 /// How a direction reads in `check` output.

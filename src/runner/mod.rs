@@ -24,8 +24,9 @@ mod result;
 mod summary;
 mod target;
 
-pub use describe::{describe, direction_words};
+pub use describe::{describe, describe_placed, direction_words};
 use summary::summarize;
+pub use target::{DEFAULT_METRICS_LINGER, LiveEndpoint};
 use target::{client_tls, serve_live_metrics, start_scraper, start_target};
 
 /// A run that could not happen (as opposed to samples that failed, which are results).
@@ -162,7 +163,8 @@ pub struct Distributed {
     pub shard: Option<crate::workload::shard::Shard>,
     /// Unix time of the measured phase's start on every shard (`--start-at`).
     pub start_at_unix_s: Option<f64>,
-    /// Serve live Prometheus metrics here while the run lasts (`--metrics-addr`).
+    /// Serve live Prometheus metrics here while the run lasts (`--metrics-addr`; see
+    /// [`run_serving`] to keep serving the final values after it).
     pub metrics_addr: Option<SocketAddr>,
     /// Told the bound address once `--metrics-addr` listens (port 0 picks one).
     pub metrics_bound: Option<crossbeam_channel::Sender<SocketAddr>>,
@@ -189,6 +191,19 @@ pub fn run_distributed(
     interrupt: Option<engine::interrupt::Interrupt>,
     dist: &Distributed,
 ) -> Result<RunSummary, RunError> {
+    run_serving(scenario, lines, progress, interrupt, dist).map(|(summary, _)| summary)
+}
+
+/// [`run_distributed`], handing back the `--metrics-addr` endpoint (when one was asked
+/// for) still serving the run's final values, so the caller can keep it up for scrapers
+/// after reporting ([`LiveEndpoint::linger`]); dropping it stops it.
+pub fn run_serving(
+    scenario: &Scenario,
+    lines: Box<dyn Write + Send>,
+    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
+    interrupt: Option<engine::interrupt::Interrupt>,
+    dist: &Distributed,
+) -> Result<(RunSummary, Option<LiveEndpoint>), RunError> {
     let shard = dist.shard.unwrap_or(crate::workload::shard::Shard::WHOLE);
     let (cap, mine) = shard_share(scenario, shard)?;
     let workload = scenario.workload.clone();
@@ -234,9 +249,6 @@ pub fn run_distributed(
     let run_start_unix_s = unix_now();
     let this_run = workload.clone().begin_run();
     let (out, usage, live_wall_s) = live_phase(cfg, this_run.clone());
-    if let Some(m) = metrics_server {
-        m.stop();
-    }
     let target_timeline = scraper.map(crate::util::scrape::Scraper::finish);
     join_printers(printer, progress_thread);
     if let Some(s) = server {
@@ -253,7 +265,21 @@ pub fn run_distributed(
         url,
         live_wall_s,
     };
-    summarize(scenario, dist, shard, ran)
+    Ok((summarize(scenario, dist, shard, ran)?, metrics_server))
+}
+
+/// What `run` checks before it starts anything, for `rtload check`: the arrival plan
+/// builds, the shard's share of the concurrency cap exists and the planned concurrency
+/// fits under the open-file limit.
+pub fn preflight(
+    scenario: &Scenario,
+    shard: Option<crate::workload::shard::Shard>,
+) -> Result<(), RunError> {
+    shard_share(
+        scenario,
+        shard.unwrap_or(crate::workload::shard::Shard::WHOLE),
+    )
+    .map(|_| ())
 }
 
 /// This shard's concurrency cap and its `(index, offset)` slice of the whole run's plan,

@@ -1,12 +1,15 @@
 //! What a run aims at and watches: the target URL (or the embedded reference server,
 //! started here from `[server]`), the run's one client TLS configuration, the target
-//! metrics scraper (`[target] metrics_url`) and the live `--metrics-addr` endpoint.
+//! metrics scraper (`[target] metrics_url`) and the live `--metrics-addr` endpoint, which
+//! outlives the run for its linger.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::{Distributed, RunError};
 use crate::config::scenario::Scenario;
+use crate::engine::interrupt::InterruptSwitch;
 use crate::server::{EmbeddedServer, ServerConfig};
 use crate::util::target::{redact_url, resolve_url};
 
@@ -63,8 +66,55 @@ pub(super) fn start_scraper(
 /// without `--metrics-addr`).
 pub(super) type LiveParts = (
     Option<Arc<crate::engine::live::LiveMetrics>>,
-    Option<crate::util::http::MetricsServer>,
+    Option<LiveEndpoint>,
 );
+
+/// How long `rtload run --metrics-addr` keeps serving the final values after the run
+/// (`--metrics-linger`): two scrape intervals at the 15 s that Prometheus's example
+/// configuration uses, so a scraper sees the finished run at least twice.
+pub const DEFAULT_METRICS_LINGER: Duration = Duration::from_secs(30);
+
+/// The `--metrics-addr` endpoint: serves the run's tallies while it lasts and, handed
+/// back by [`super::run_serving`], its final values after it, until
+/// [`LiveEndpoint::linger`] ends or it is dropped.
+pub struct LiveEndpoint {
+    srv: crate::util::http::MetricsServer,
+}
+
+impl LiveEndpoint {
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.srv.addr()
+    }
+
+    /// Keep serving for `linger`, or until `stop` flips (Ctrl-C), whichever comes first;
+    /// then stop. Returns at once for a zero linger or a switch already flipped.
+    pub fn linger(self, linger: Duration, stop: Option<&InterruptSwitch>) {
+        if linger.is_zero() || stop.is_some_and(InterruptSwitch::is_triggered) {
+            return self.srv.stop();
+        }
+        match tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+        {
+            Ok(rt) => rt.block_on(async {
+                let flipped = async {
+                    match stop {
+                        Some(s) => s.triggered().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    () = tokio::time::sleep(linger) => {}
+                    () = flipped => {}
+                }
+            }),
+            // No timer to wait on: stop at once rather than block past Ctrl-C.
+            Err(e) => tracing::warn!("--metrics-linger: no timer ({e}); stopping at once"),
+        }
+        self.srv.stop();
+    }
+}
 
 /// Start the `--metrics-addr` endpoint over fresh live tallies, when asked.
 pub(super) fn serve_live_metrics(
@@ -89,5 +139,5 @@ pub(super) fn serve_live_metrics(
     if let Some(tx) = &dist.metrics_bound {
         let _ = tx.send(srv.addr());
     }
-    Ok((Some(live), Some(srv)))
+    Ok((Some(live), Some(LiveEndpoint { srv })))
 }

@@ -12,7 +12,6 @@
 //! are accepted; `session_id` names the session when the update gives none.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use actix_ws::{AggregatedMessage, AggregatedMessageStream, CloseCode, CloseReason, Session};
@@ -33,21 +32,13 @@ pub const DUPLEX_PATH: &str = "/v1/realtime";
 pub(crate) struct DuplexState {
     /// The server's whole config (duplex part plus the idle timeout).
     config: ServerConfig,
-    /// Ordinal of the next accepted `session.update`; selects faults, names responses.
-    sessions_started: AtomicU64,
 }
 
 impl DuplexState {
-    /// Sessions started so far (for `/metrics`).
-    pub(crate) fn sessions_started(&self) -> u64 {
-        self.sessions_started.load(Ordering::Relaxed)
-    }
-
     /// State for `config`.
     pub(crate) fn new(config: &ServerConfig) -> DuplexState {
         DuplexState {
             config: config.clone(),
-            sessions_started: AtomicU64::new(0),
         }
     }
 }
@@ -63,26 +54,16 @@ async fn duplex_endpoint(
     req: HttpRequest,
     body: web::Payload,
     state: web::Data<DuplexState>,
-    metrics: web::Data<std::sync::Arc<super::metrics::ServerMetrics>>,
 ) -> Result<HttpResponse, actix_web::Error> {
     let query_session_id = web::Query::<HashMap<String, String>>::from_query(req.query_string())
         .ok()
         .and_then(|q| q.into_inner().remove("session_id"))
         .filter(|id| !id.is_empty());
     let max = state.config.max_inbound_bytes();
-    let body = super::frame_guard::guard(&req, body, max).await?;
-    let (response, session, stream) = actix_ws::handle(&req, body)?;
-    let stream = stream
-        .max_frame_size(max)
-        .aggregate_continuations()
-        .max_continuation_size(max);
-    let open = metrics.open(super::metrics::Endpoint::Duplex);
-    let conn = Connection::new(session, state, query_session_id).run(stream);
-    actix_web::rt::spawn(async move {
-        let _open = open;
-        conn.await
-    });
-    Ok(response)
+    let ws = super::metrics::accept(&req, body, max, super::metrics::Endpoint::Duplex).await?;
+    let conn = Connection::new(ws.session, state, query_session_id, ws.conn);
+    actix_web::rt::spawn(conn.run(ws.stream));
+    Ok(ws.response)
 }
 
 /// Where a connection is in its life.
@@ -110,6 +91,8 @@ struct Connection {
     phase: Phase,
     /// Last client message or scheduled send; the idle timeout counts from here.
     last_activity: Instant,
+    /// This connection in the server's `/metrics`; numbers its session.
+    tally: super::metrics::Conn,
 }
 
 impl Connection {
@@ -117,6 +100,7 @@ impl Connection {
         session: Session,
         state: web::Data<DuplexState>,
         query_session_id: Option<String>,
+        tally: super::metrics::Conn,
     ) -> Connection {
         Connection {
             session,
@@ -124,6 +108,7 @@ impl Connection {
             query_session_id,
             phase: Phase::AwaitingUpdate,
             last_activity: Instant::now(),
+            tally,
         }
     }
 
@@ -258,7 +243,7 @@ impl Connection {
             Err(message) => return self.send(error_event(&message)).await,
         };
         let config = &self.state.config;
-        let ordinal = self.state.sessions_started.fetch_add(1, Ordering::Relaxed);
+        let ordinal = self.tally.session_started();
         let cfg = DuplexServerConfig {
             faults: config.duplex.faults.for_session(ordinal),
             ..config.duplex.clone()

@@ -5,7 +5,6 @@
 //! neither client messages nor scheduled sends for `idle_timeout_s` is closed.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use actix_web::{HttpRequest, HttpResponse, web};
@@ -23,7 +22,6 @@ const MAX_INBOUND_BYTES: usize = 64 * 1024 * 1024;
 pub(crate) struct ScriptedState {
     compiled: Arc<Compiled>,
     idle: Duration,
-    sessions: AtomicU64,
 }
 
 impl ScriptedState {
@@ -33,7 +31,6 @@ impl ScriptedState {
         Some(ScriptedState {
             compiled: Arc::new(compiled),
             idle: Duration::from_secs_f64(cfg.idle_timeout_s),
-            sessions: AtomicU64::new(0),
         })
     }
 }
@@ -49,15 +46,22 @@ async fn scripted_endpoint(
     body: web::Payload,
     state: web::Data<ScriptedState>,
 ) -> Result<HttpResponse, actix_web::Error> {
-    let (response, session, stream) = actix_ws::handle(&req, body)?;
-    let stream = stream
-        .max_frame_size(MAX_INBOUND_BYTES)
-        .aggregate_continuations()
-        .max_continuation_size(MAX_INBOUND_BYTES);
-    let ordinal = state.sessions.fetch_add(1, Ordering::Relaxed);
+    let ws = super::metrics::accept(
+        &req,
+        body,
+        MAX_INBOUND_BYTES,
+        super::metrics::Endpoint::Scripted,
+    )
+    .await?;
+    // A scripted session is its connection.
+    let ordinal = ws.conn.session_started();
     let plan = ConnPlan::new(Arc::clone(&state.compiled), ordinal);
-    actix_web::rt::spawn(run(session, stream, plan, state.idle));
-    Ok(response)
+    let (session, stream, idle, tally) = (ws.session, ws.stream, state.idle, ws.conn);
+    actix_web::rt::spawn(async move {
+        let _tally = tally;
+        run(session, stream, plan, idle).await
+    });
+    Ok(ws.response)
 }
 
 /// Runs one connection to completion.

@@ -5,8 +5,6 @@
 //! schedule never drifts). A connection with no client message and nothing scheduled for
 //! the server's `idle_timeout_s` is closed.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use actix_web::{HttpRequest, HttpResponse, guard, web};
 use actix_ws::{AggregatedMessage, AggregatedMessageStream, CloseCode, CloseReason, Session};
 use tokio::time::{Instant, sleep_until};
@@ -18,8 +16,6 @@ use super::transcription_plan::{Action, TranscriptionPlan};
 /// Shared, read-only state of the transcription endpoint.
 pub(crate) struct TranscriptionState {
     config: ServerConfig,
-    /// Ordinal of the next connection; selects faults and names sessions.
-    sessions: AtomicU64,
 }
 
 impl TranscriptionState {
@@ -27,7 +23,6 @@ impl TranscriptionState {
     pub(crate) fn new(config: &ServerConfig) -> TranscriptionState {
         TranscriptionState {
             config: config.clone(),
-            sessions: AtomicU64::new(0),
         }
     }
 }
@@ -60,27 +55,25 @@ async fn endpoint(
     state: web::Data<TranscriptionState>,
 ) -> Result<HttpResponse, actix_web::Error> {
     let max = state.config.max_inbound_bytes();
-    let body = super::frame_guard::guard(&req, body, max).await?;
-    let (response, session, stream) = actix_ws::handle(&req, body)?;
-    let stream = stream
-        .max_frame_size(max)
-        .aggregate_continuations()
-        .max_continuation_size(max);
-    let ordinal = state.sessions.fetch_add(1, Ordering::Relaxed);
+    let ws =
+        super::metrics::accept(&req, body, max, super::metrics::Endpoint::Transcription).await?;
+    // The protocol's session starts with the connection (`session.created`).
+    let ordinal = ws.conn.session_started();
     let t = &state.config.transcription;
     let cfg = TranscriptionServerConfig {
         faults: t.faults.for_session(ordinal),
         ..t.clone()
     };
     let conn = Connection {
-        session,
+        session: ws.session,
         plan: TranscriptionPlan::new(cfg),
         t0: Instant::now(),
         idle: std::time::Duration::from_secs_f64(state.config.idle_timeout_s),
         last_activity: Instant::now(),
+        _tally: ws.conn,
     };
-    actix_web::rt::spawn(conn.run(stream, ordinal));
-    Ok(response)
+    actix_web::rt::spawn(conn.run(ws.stream, ordinal));
+    Ok(ws.response)
 }
 
 struct Connection {
@@ -89,6 +82,8 @@ struct Connection {
     t0: Instant,
     idle: std::time::Duration,
     last_activity: Instant,
+    /// Counts the connection as open in `/metrics` until it ends.
+    _tally: super::metrics::Conn,
 }
 
 impl Connection {

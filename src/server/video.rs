@@ -39,18 +39,11 @@ pub(crate) struct VideoState {
     media_body: Bytes,
     /// Binary body of the trailer.
     trailer_body: Bytes,
-    /// Ordinal of the next accepted `session.start`; mixed into the jitter seed.
-    sessions_started: AtomicU64,
     /// Sessions currently streaming (for the saturation model).
     active: AtomicU64,
 }
 
 impl VideoState {
-    /// Sessions started so far (for `/metrics`).
-    pub(crate) fn sessions_started(&self) -> u64 {
-        self.sessions_started.load(Ordering::Relaxed)
-    }
-
     /// Precomputes payloads for `config`.
     pub(crate) fn new(config: &ServerConfig) -> VideoState {
         let len = config.video.chunk_bytes;
@@ -59,7 +52,6 @@ impl VideoState {
             first_body: media_payload(true, len),
             media_body: media_payload(false, len),
             trailer_body: trailer_payload(),
-            sessions_started: AtomicU64::new(0),
             active: AtomicU64::new(0),
         }
     }
@@ -76,22 +68,11 @@ async fn video_endpoint(
     req: HttpRequest,
     body: web::Payload,
     state: web::Data<VideoState>,
-    metrics: web::Data<std::sync::Arc<super::metrics::ServerMetrics>>,
 ) -> Result<HttpResponse, actix_web::Error> {
     let max = state.config.max_inbound_bytes();
-    let body = super::frame_guard::guard(&req, body, max).await?;
-    let (response, session, stream) = actix_ws::handle(&req, body)?;
-    let stream = stream
-        .max_frame_size(max)
-        .aggregate_continuations()
-        .max_continuation_size(max);
-    let open = metrics.open(super::metrics::Endpoint::Video);
-    let conn = Connection::new(session, state).run(stream);
-    actix_web::rt::spawn(async move {
-        let _open = open;
-        conn.await
-    });
-    Ok(response)
+    let ws = super::metrics::accept(&req, body, max, super::metrics::Endpoint::Video).await?;
+    actix_web::rt::spawn(Connection::new(ws.session, state, ws.conn).run(ws.stream));
+    Ok(ws.response)
 }
 
 /// Where a connection is in its life.
@@ -130,6 +111,8 @@ struct Connection {
     interactions: u32,
     /// Counted in `VideoState::active` (decremented on drop).
     counted: bool,
+    /// This connection in the server's `/metrics`; numbers its session.
+    tally: super::metrics::Conn,
 }
 
 impl Drop for Connection {
@@ -141,13 +124,18 @@ impl Drop for Connection {
 }
 
 impl Connection {
-    fn new(session: Session, state: web::Data<VideoState>) -> Connection {
+    fn new(
+        session: Session,
+        state: web::Data<VideoState>,
+        tally: super::metrics::Conn,
+    ) -> Connection {
         Connection {
             session,
             state,
             phase: Phase::AwaitingStart,
             interactions: 0,
             counted: false,
+            tally,
         }
     }
 
@@ -342,7 +330,7 @@ impl Connection {
                 };
             }
         };
-        let ordinal = self.state.sessions_started.fetch_add(1, Ordering::Relaxed);
+        let ordinal = self.tally.session_started();
         let active = self.state.active.fetch_add(1, Ordering::Relaxed) + 1;
         self.counted = true;
         let session_cfg = VideoServerConfig {

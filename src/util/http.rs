@@ -1,5 +1,6 @@
 //! Minimal blocking HTTP/1.x for live metrics: a `/metrics` endpoint served from a plain
-//! thread while a run lasts ([`MetricsServer`]), and a plain-`http://` GET for scraping a
+//! thread while a run lasts and until its owner stops it (`--metrics-linger` keeps it up
+//! after the run) ([`MetricsServer`]), and a plain-`http://` GET for scraping a
 //! target's Prometheus endpoint ([`get`]). Nothing else: no keep-alive, no TLS.
 
 use std::io::{Read, Write};

@@ -1,23 +1,65 @@
 //! Prometheus text exposition format (version 0.0.4): a small pure encoder for gauges,
 //! counters and histograms, and a parser of the sample lines a scraper needs. No IO.
 //!
-//! Histograms come from HdrHistograms of integer microseconds (as everywhere in rtload)
-//! and are exposed in milliseconds with fixed `le` buckets; `_sum` is tracked exactly by
-//! the caller (HdrHistogram keeps no sum).
+//! Names carry base units (seconds) as Prometheus asks: a histogram is a [`Buckets`] of
+//! observations in seconds, counted into fixed `le` bounds as they arrive, with their exact
+//! count and sum (every value observed is counted, the same values a result file holds).
 
 use std::fmt::Write as _;
-
-use hdrhistogram::Histogram;
 
 #[cfg(test)]
 #[path = "prom_tests.rs"]
 mod tests;
 
-/// Bucket bounds (ms) for latency-like histograms: 0.1 ms to 60 s.
-pub const LATENCY_BUCKETS_MS: &[f64] = &[
-    0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0,
-    10000.0, 30000.0, 60000.0,
+/// Bucket bounds (seconds) for latency-like histograms: 100 µs to 60 s.
+pub const LATENCY_BUCKETS_S: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0, 30.0, 60.0,
 ];
+
+/// Observations of one histogram: a count per `le` bound (each value in the first bound
+/// it does not exceed, or only in `+Inf`), and the exact count and sum of every value.
+#[derive(Debug, Clone)]
+pub struct Buckets {
+    bounds: &'static [f64],
+    per_bound: Vec<u64>,
+    count: u64,
+    sum: f64,
+}
+
+impl Buckets {
+    /// Empty, with these ascending upper bounds (e.g. [`LATENCY_BUCKETS_S`]).
+    pub fn new(bounds: &'static [f64]) -> Buckets {
+        Buckets {
+            bounds,
+            per_bound: vec![0; bounds.len()],
+            count: 0,
+            sum: 0.0,
+        }
+    }
+
+    /// Count `v` (a non-finite value is not a measurement and is left out).
+    pub fn observe(&mut self, v: f64) {
+        if !v.is_finite() {
+            return;
+        }
+        if let Some(i) = self.bounds.iter().position(|b| v <= *b) {
+            self.per_bound[i] += 1;
+        }
+        self.count += 1;
+        self.sum += v;
+    }
+
+    /// Values observed.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Their sum.
+    pub fn sum(&self) -> f64 {
+        self.sum
+    }
+}
 
 /// Label pairs of one sample.
 pub type Labels<'a> = &'a [(&'a str, &'a str)];
@@ -86,28 +128,17 @@ impl Exposition {
         self.family(name, help, "counter", samples);
     }
 
-    /// A histogram of `h` (integer µs) in ms with cumulative `le` buckets, `_sum` (ms,
-    /// exact, from the caller) and `_count`.
-    pub fn histogram_ms(
-        &mut self,
-        name: &str,
-        help: &str,
-        ls: Labels<'_>,
-        h: &Histogram<u64>,
-        sum_ms: f64,
-    ) {
+    /// A histogram family: cumulative `_bucket{le=…}` lines (bounds in the family's
+    /// unit, which `name` ends with), `+Inf`, `_sum` and `_count`.
+    pub fn histogram(&mut self, name: &str, help: &str, ls: Labels<'_>, b: &Buckets) {
         self.header(name, help, "histogram");
-        for &b in LATENCY_BUCKETS_MS {
-            let le_us = (b * 1000.0).round() as u64;
-            let n = if h.is_empty() {
-                0
-            } else {
-                h.count_between(0, le_us)
-            };
-            let le = fmt_value(b);
+        let mut cumulative = 0;
+        for (bound, n) in b.bounds.iter().zip(&b.per_bound) {
+            cumulative += n;
+            let le = fmt_value(*bound);
             let _ = writeln!(
                 self.out,
-                "{name}_bucket{} {n}",
+                "{name}_bucket{} {cumulative}",
                 labels(ls, Some(("le", &le)))
             );
         }
@@ -115,15 +146,15 @@ impl Exposition {
             self.out,
             "{name}_bucket{} {}",
             labels(ls, Some(("le", "+Inf"))),
-            h.len()
+            b.count
         );
         let _ = writeln!(
             self.out,
             "{name}_sum{} {}",
             labels(ls, None),
-            fmt_value(sum_ms)
+            fmt_value(b.sum)
         );
-        let _ = writeln!(self.out, "{name}_count{} {}", labels(ls, None), h.len());
+        let _ = writeln!(self.out, "{name}_count{} {}", labels(ls, None), b.count);
     }
 
     /// The text.

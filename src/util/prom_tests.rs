@@ -5,10 +5,14 @@ use super::*;
 
 #[test]
 fn gauges_counters_and_histograms_encode_in_the_text_format() {
-    let mut h: Histogram<u64> = Histogram::new(3).unwrap();
-    for us in [200, 800, 3_000, 70_000_000] {
-        h.record(us).unwrap();
+    let mut h = Buckets::new(LATENCY_BUCKETS_S);
+    // 200 µs, 800 µs, 3 ms, a value on a bound (counted in it), 70 s (only in +Inf), a
+    // negative lateness (in the first bucket) and a NaN (not a measurement).
+    for s in [0.0002, 0.0008, 0.003, 0.005, 70.0, -0.001, f64::NAN] {
+        h.observe(s);
     }
+    assert_eq!(h.count(), 6);
+    assert!((h.sum() - 70.008).abs() < 1e-12, "{}", h.sum());
     let mut e = Exposition::default();
     e.gauge(
         "rtload_sessions_active",
@@ -16,45 +20,29 @@ fn gauges_counters_and_histograms_encode_in_the_text_format() {
         &[(&[("phase", "measured")], 3.0)],
     );
     e.counter("rtload_sessions_completed_total", "Done.", &[(&[], 7.0)]);
-    e.histogram_ms("rtload_send_lateness_ms", "Lateness.", &[], &h, 70_004.0);
+    e.histogram("rtload_send_lateness_seconds", "Lateness.", &[], &h);
     let text = e.finish();
-    assert!(
-        text.contains("# TYPE rtload_sessions_active gauge\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("rtload_sessions_active{phase=\"measured\"} 3\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("rtload_sessions_completed_total 7\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("rtload_send_lateness_ms_bucket{le=\"0.25\"} 1\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("rtload_send_lateness_ms_bucket{le=\"1\"} 2\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("rtload_send_lateness_ms_bucket{le=\"5\"} 3\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("rtload_send_lateness_ms_bucket{le=\"60000\"} 3\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("rtload_send_lateness_ms_bucket{le=\"+Inf\"} 4\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("rtload_send_lateness_ms_sum 70004\n"),
-        "{text}"
-    );
-    assert!(text.contains("rtload_send_lateness_ms_count 4\n"), "{text}");
+    for want in [
+        "# TYPE rtload_sessions_active gauge\n",
+        "rtload_sessions_active{phase=\"measured\"} 3\n",
+        "rtload_sessions_completed_total 7\n",
+        "# TYPE rtload_send_lateness_seconds histogram\n",
+        "rtload_send_lateness_seconds_bucket{le=\"0.0001\"} 1\n",
+        "rtload_send_lateness_seconds_bucket{le=\"0.00025\"} 2\n",
+        "rtload_send_lateness_seconds_bucket{le=\"0.001\"} 3\n",
+        "rtload_send_lateness_seconds_bucket{le=\"0.005\"} 5\n",
+        "rtload_send_lateness_seconds_bucket{le=\"60\"} 5\n",
+        "rtload_send_lateness_seconds_bucket{le=\"+Inf\"} 6\n",
+        "rtload_send_lateness_seconds_count 6\n",
+    ] {
+        assert!(text.contains(want), "missing {want}in\n{text}");
+    }
+    let sum = parse_samples(&text)
+        .into_iter()
+        .find(|(s, _)| s == "rtload_send_lateness_seconds_sum")
+        .unwrap()
+        .1;
+    assert_eq!(sum, h.sum());
 }
 
 #[test]

@@ -68,14 +68,89 @@ impl ScenarioError {
         }
     }
 
-    /// Turn a `toml` deserialization error into a positioned error.
+    /// Turn a `toml` deserialization error into a positioned error that names its key:
+    /// `[load] max_concurrency: expected an integer, got the string "ten"`.
     pub fn from_toml(path: &Path, src: &str, err: &toml::de::Error) -> Self {
         let msg = crate::util::textpos::suggest_unknown_field(err.message().trim_end());
         match err.span() {
-            Some(span) => Self::at(path, src, span, msg),
+            Some(span) => {
+                let msg = match crate::util::textpos::entry_at(src, span.start) {
+                    Some((keys, _)) => with_key(&keys, &msg),
+                    None => msg,
+                };
+                Self::at(path, src, span, msg)
+            }
             None => Self::file(path, msg),
         }
     }
+
+    /// Whether this is a shape error from deserializing (a wrong type, an unknown key or
+    /// variant) at a key, which says nothing about the file's other keys: `rtload check`
+    /// sets such a key aside and reads on, to list every error of the file at once.
+    pub fn is_shape_error(&self) -> bool {
+        let Self::At { msg, .. } = self else {
+            return false;
+        };
+        // After `[table] ` and `key: ` (see `with_key`), serde's own words.
+        let rest = msg
+            .strip_prefix('[')
+            .and_then(|m| m.split_once("] "))
+            .map_or(msg.as_str(), |(_, r)| r);
+        let rest = rest
+            .split_once(": ")
+            .filter(|(key, _)| !key.contains(' '))
+            .map_or(rest, |(_, r)| r);
+        [
+            "expected ",
+            "invalid type",
+            "invalid value",
+            "invalid length",
+            "unknown field",
+            "unknown variant",
+        ]
+        .iter()
+        .any(|p| rest.starts_with(p))
+    }
+}
+
+/// serde's message about the value at `keys`, naming them (`[load] max_concurrency: …`)
+/// and its types in words ("expected an integer, got the string "ten"").
+fn with_key(keys: &[String], msg: &str) -> String {
+    let Some((key, table)) = keys.split_last() else {
+        return msg.to_string();
+    };
+    let table = if table.is_empty() {
+        String::new()
+    } else {
+        format!("[{}] ", table.join("."))
+    };
+    if msg.contains(&format!("`{key}`")) {
+        return format!("{table}{msg}");
+    }
+    format!("{table}{key}: {}", in_words(msg))
+}
+
+/// `invalid type: string "ten", expected i64` → `expected an integer, got the string "ten"`.
+fn in_words(msg: &str) -> String {
+    let Some(rest) = msg
+        .strip_prefix("invalid type: ")
+        .or_else(|| msg.strip_prefix("invalid value: "))
+    else {
+        return msg.to_string();
+    };
+    let Some((got, expected)) = rest.rsplit_once(", expected ") else {
+        return msg.to_string();
+    };
+    let expected = match expected {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number ≥ 0".to_string(),
+        "i8" | "i16" | "i32" | "i64" | "isize" => "an integer".to_string(),
+        "f32" | "f64" => "a number".to_string(),
+        "a boolean" | "bool" => "true or false".to_string(),
+        "a sequence" => "an array".to_string(),
+        "a map" => "a table".to_string(),
+        other => other.to_string(),
+    };
+    format!("expected {expected}, got the {got}")
 }
 
 pub use crate::util::textpos::line_col;
@@ -254,9 +329,23 @@ mod tests {
             .unwrap_err();
         let text = err.to_string();
         assert!(
-            text.starts_with("s.toml:4:1: unknown field `bogus`"),
+            text.starts_with("s.toml:4:1: [workload] unknown field `bogus`"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_type_error_names_its_key_in_words() {
+        let src = "[workload]\nkind = \"v\"\nn = \"seven\"\n";
+        let err = parse_section::<W>(Path::new("s.toml"), src, "workload", &toml::Table::new())
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "s.toml:3:5: [workload] n: expected a whole number ≥ 0, got the string \"seven\""
+        );
+        assert!(err.is_shape_error());
+        let range = ScenarioError::file(Path::new("s.toml"), "`n` must be ≥ 1");
+        assert!(!range.is_shape_error());
     }
 
     #[test]

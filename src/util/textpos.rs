@@ -36,6 +36,39 @@ pub fn value_span(src: &str, path: &[&str]) -> Option<Range<usize>> {
     get(table, last).map(toml::Spanned::span)
 }
 
+/// The innermost key/value entry of TOML text `src` whose key or value holds byte `pos`:
+/// its key path from the top (`["load", "max_concurrency"]`) and the span of its key.
+/// `None` when the text does not parse or `pos` is in no entry.
+pub fn entry_at(src: &str, pos: usize) -> Option<(Vec<String>, Range<usize>)> {
+    let doc = DeTable::parse(src).ok()?;
+    let mut path = Vec::new();
+    let key_span = entry_in(doc.get_ref(), pos, &mut path)?;
+    Some((path, key_span))
+}
+
+fn entry_in(table: &DeTable<'_>, pos: usize, path: &mut Vec<String>) -> Option<Range<usize>> {
+    for (k, v) in table {
+        // A table's own span may cover only its header: look inside every one.
+        path.push(k.get_ref().to_string());
+        let inner = match v.get_ref() {
+            DeValue::Table(t) => entry_in(t, pos, path),
+            DeValue::Array(items) => items.iter().find_map(|item| match item.get_ref() {
+                DeValue::Table(t) => entry_in(t, pos, path),
+                _ => None,
+            }),
+            _ => None,
+        };
+        if inner.is_some() {
+            return inner;
+        }
+        if k.span().contains(&pos) || v.span().contains(&pos) {
+            return Some(k.span());
+        }
+        path.pop();
+    }
+    None
+}
+
 fn get<'a, 'i>(table: &'a DeTable<'i>, key: &str) -> Option<&'a toml::Spanned<DeValue<'i>>> {
     table
         .iter()
@@ -170,6 +203,26 @@ mod tests {
         assert_eq!(line_col(src, span.start), (4, 17));
         assert!(value_span(src, &["server", "video", "y"]).is_none());
         assert!(value_span(src, &["load", "x", "y"]).is_none());
+    }
+
+    #[test]
+    fn entry_at_names_the_innermost_key() {
+        let src =
+            "name = \"x\"\n[load]\nmax_concurrency = \"ten\"\n[server.video]\nchunk_bytes = -3\n";
+        let at = |needle: &str| entry_at(src, src.find(needle).unwrap()).map(|(p, _)| p);
+        assert_eq!(
+            at("\"ten\""),
+            Some(vec!["load".into(), "max_concurrency".into()])
+        );
+        assert_eq!(
+            at("max_conc"),
+            Some(vec!["load".into(), "max_concurrency".into()])
+        );
+        assert_eq!(
+            at("-3"),
+            Some(vec!["server".into(), "video".into(), "chunk_bytes".into()])
+        );
+        assert_eq!(at("\"x\""), Some(vec!["name".into()]));
     }
 
     #[test]

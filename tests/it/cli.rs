@@ -156,7 +156,7 @@ fn unknown_keys_and_kinds_are_errors() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr.contains(":3:1: unknown field `num_chunk`"),
+        stderr.contains(":3:1: [workload] unknown field `num_chunk`"),
         "{stderr}"
     );
 }

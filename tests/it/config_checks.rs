@@ -255,3 +255,148 @@ fn workload_file_wins_over_the_shipped_scenarios_rollout_keys() {
     assert!(v["config"]["chunk_slo_ms"].is_null(), "{}", v["config"]);
     assert_eq!(v["workload"]["num_chunks"], 2, "{}", v["workload"]);
 }
+
+/// One `rtload check` lists every independent mistake of a file, across sections and
+/// within one (a type error no longer stops its section or the file), each at its
+/// line:col and naming its key; serde's bare "expected u32" never reaches the user.
+#[test]
+fn check_lists_every_mistake_of_a_file_in_one_pass() {
+    let fx = Fixture::new(
+        r#"name = "seven"
+bogus_top = 1
+[target]
+connect_timeout_s = "ten"
+max_frame_bytes = 0
+[workload]
+kind = "video-cadence"
+num_chunks = "x"
+fps = 0
+widht = 640
+[load]
+max_concurrency = "ten"
+samples = -1
+[server.video]
+chunk_bytes = "a"
+first_chunk_ms = -5
+[thresholds]
+"ttfc_ms.p99" = "about 5"
+[sweep]
+param = "max_concurrency"
+values = [0, 2]
+"#,
+    );
+    let out = rtload().arg("check").arg(&fx.path).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let file = fx.path.display().to_string();
+    let want: &[(&str, &str)] = &[
+        ("2:1", "unknown field `bogus_top`"),
+        (
+            "4:21",
+            "[target] connect_timeout_s: expected a number, got the string \"ten\"",
+        ),
+        ("5:19", "`max_frame_bytes` must be in [1, 4294967296]"),
+        (
+            "8:14",
+            "[workload] num_chunks: expected a whole number ≥ 0, got the string \"x\"",
+        ),
+        ("9:7", "`fps` must be in [1, 1000]"),
+        ("10:1", "[workload] unknown field `widht`"),
+        (
+            "12:19",
+            "[load] max_concurrency: expected an integer, got the string \"ten\"",
+        ),
+        ("13:11", "`samples` must be ≥ 0"),
+        (
+            "15:15",
+            "[server.video] chunk_bytes: expected a whole number ≥ 0",
+        ),
+        ("16:18", "video.first_chunk_ms must be a number in [0, 1e9]"),
+        ("18:17", "bad threshold \"about 5\" for `ttfc_ms.p99`"),
+        ("21:11", "max_concurrency value `0` must be ≥ 1"),
+    ];
+    for (at, msg) in want {
+        let line = format!("error: {file}:{at}: ");
+        assert!(
+            err.lines().any(|l| l.starts_with(&line) && l.contains(msg)),
+            "missing {at} {msg:?} in:\n{err}"
+        );
+    }
+    assert_eq!(err.lines().count(), want.len(), "{err}");
+    for bare in [
+        "expected u32",
+        "expected i64",
+        "expected f64",
+        "expected usize",
+    ] {
+        assert!(!err.contains(bare), "{bare}: {err}");
+    }
+}
+
+/// `check` takes `run`'s flags and prints the plan `run` would execute with them: the
+/// overrides, the sweep's points, and the thresholds (each metric, operator and bound;
+/// a shard leaves them to `merge`). What `run` refuses, `check` refuses.
+#[test]
+fn check_takes_runs_flags_and_prints_the_thresholds_it_will_apply() {
+    let fx = scenario(
+        "warmup_chunks = 1\n[load]\nsamples = 2\n[thresholds]\n\"ttfc_ms.p99\" = \"< 500\"\nfailed = \"== 0\"\n",
+    );
+    let check = |args: &[&str]| {
+        let out = rtload()
+            .arg("check")
+            .arg(&fx.path)
+            .args(args)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code(), text)
+    };
+    let (code, plan) = check(&[
+        "--num-prompts",
+        "5",
+        "--max-concurrency",
+        "7",
+        "--request-rate",
+        "3",
+        "--target-fps",
+        "8",
+        "--sweep",
+        "request_rate=1,2",
+    ]);
+    assert_eq!(code, Some(0), "{plan}");
+    for want in [
+        "samples            5 measured",
+        "concurrency        at most 7",
+        "3.0 rps",
+        "real-time basis  8 fps",
+        "thresholds         2, applied to the measured samples",
+        "    ttfc_ms.p99      < 500  (ms, lower is better)",
+        "    failed           == 0",
+        "sweep              2 values",
+        "request_rate=1",
+    ] {
+        assert!(plan.contains(want), "missing {want:?} in\n{plan}");
+    }
+    let (code, sharded) = check(&["--shard", "1/2", "--max-concurrency", "2"]);
+    assert_eq!(code, Some(0), "{sharded}");
+    assert!(
+        sharded.contains("left to `rtload merge` (shard 1/2 of a sharded run"),
+        "{sharded}"
+    );
+    let (code, none) = check(&["--max-concurrency", "0"]);
+    assert_eq!(code, Some(2), "{none}");
+    assert!(
+        none.contains("--max-concurrency: must be in [1, 1000000] (got 0)"),
+        "{none}"
+    );
+    let (code, both) = check(&["--sweep", "max_concurrency=1,2", "--shard", "0/2"]);
+    assert_eq!(code, Some(2), "{both}");
+    assert!(both.contains("cannot be combined with a sweep"), "{both}");
+    let (code, split) = check(&["--shard", "1/4"]);
+    assert_eq!(code, Some(2), "{split}");
+    assert!(split.contains("cannot be split over 4 shards"), "{split}");
+}

@@ -51,9 +51,9 @@ fn names_what_to_install_when_it_cannot_install() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("missing ffmpeg chromium"), "{err}");
+    assert!(err.contains("missing ffmpeg chromium prometheus"), "{err}");
     assert!(
-        err.contains("apt-get install --no-install-recommends ffmpeg chromium"),
+        err.contains("apt-get install --no-install-recommends ffmpeg chromium prometheus"),
         "{err}"
     );
 }

@@ -1,4 +1,5 @@
-//! Live metrics: `--metrics-addr` serves Prometheus text while the run lasts, the
+//! Live metrics: `--metrics-addr` serves Prometheus text while the run lasts (and its
+//! final values after it, while the caller keeps the endpoint), the
 //! embedded server exposes its own `/metrics`, and `[target] metrics_url` puts the
 //! target's series into the JSON result. Everything on 127.0.0.1, ports chosen by the OS.
 
@@ -56,8 +57,11 @@ json = "out.json"
         let addr: std::net::SocketAddr = rx.recv_timeout(Duration::from_secs(60)).unwrap();
         get(&format!("http://{addr}/metrics"), Duration::from_secs(10))
     });
-    let summary = runner::run_placed(&scenario, Box::new(std::io::sink()), None, &dist).unwrap();
+    let (summary, endpoint) =
+        runner::run_serving(&scenario, Box::new(std::io::sink()), None, None, &dist).unwrap();
     assert!(summary.passed());
+    // The endpoint outlives the run until dropped, so the scrape cannot miss it.
+    let endpoint = endpoint.expect("the --metrics-addr endpoint is handed back");
     let live = scraper
         .join()
         .unwrap()
@@ -65,12 +69,23 @@ json = "out.json"
     for want in [
         "# TYPE rtload_sessions_active gauge",
         "rtload_sessions_completed_total{phase=\"measured\"}",
-        "# TYPE rtload_queue_wait_ms histogram",
-        "rtload_send_lateness_ms_bucket{le=\"+Inf\"}",
-        "rtload_headline_ms_count{metric=\"ttfc\"}",
+        "# TYPE rtload_queue_wait_seconds histogram",
+        "rtload_send_lateness_seconds_bucket{le=\"+Inf\"}",
+        "rtload_headline_seconds_count{metric=\"ttfc\"}",
     ] {
         assert!(live.contains(want), "missing {want} in\n{live}");
     }
+    // After the run: the final values, every measured session completed.
+    let after = get(
+        &format!("http://{}/metrics", endpoint.addr()),
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    assert!(
+        after.contains("rtload_sessions_completed_total{phase=\"measured\"} 2\n"),
+        "{after}"
+    );
+    endpoint.linger(Duration::ZERO, None);
     // The server's own endpoint, after the run: both sessions were served.
     let text = get(
         &format!("http://{}/metrics", srv.addr()),

@@ -48,3 +48,89 @@ fn schema_rejects_what_the_parser_rejects() {
     }
     assert!(v.is_valid(&as_json("[workload]\nkind = \"omniinteract\"\ndataset_path = \"d\"\n[thresholds]\n\"ttft_ms.p99\" = \"< 500\"\n")));
 }
+
+/// `check-jsonschema` (from PyPI, a validator we did not write) on TOML files against
+/// `rtload schema`: its exit code and report.
+fn check_jsonschema(files: &[std::path::PathBuf]) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let schema_path = dir.path().join("rtload.schema.json");
+    std::fs::write(&schema_path, schema().to_string()).unwrap();
+    let out = Command::new(crate::support::python())
+        .args(["-m", "check_jsonschema", "--no-cache", "--schemafile"])
+        .arg(&schema_path)
+        .args(files)
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), said)
+}
+
+#[test]
+fn check_jsonschema_accepts_the_shipped_scenarios() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    assert!(files.len() >= 4);
+    let (code, said) = check_jsonschema(&files);
+    assert_eq!(code, Some(0), "{said}");
+}
+
+#[test]
+fn check_jsonschema_names_the_bad_key_of_the_kind_the_file_names() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each file: its TOML, and what the validator must say about it.
+    let cases: [(&str, &str, &[&str]); 6] = [
+        (
+            "range.toml",
+            "[workload]\nkind = \"video-cadence\"\n[load]\nmax_concurrency = 0\n",
+            &["$.load.max_concurrency: 0 is less than the minimum of 1"],
+        ),
+        (
+            "exclusive.toml",
+            "[workload]\nkind = \"omniinteract\"\ndataset_path = \"d\"\ntimeout_s = 0\n",
+            &["$.workload.timeout_s: 0 is less than or equal to the minimum of 0"],
+        ),
+        (
+            "multiple.toml",
+            "[workload]\nkind = \"video-cadence\"\nwidth = 100\n",
+            &["$.workload.width: 100 is not a multiple of 16"],
+        ),
+        (
+            // A video key under the transcription kind: that kind's keys are the ones
+            // checked, so the stray key is named (not "does not match any kind").
+            "wrong_kind_key.toml",
+            "[workload]\nkind = \"realtime-transcription\"\ndataset_path = \"d\"\nnum_chunks = 3\n",
+            &["$.workload: Additional properties are not allowed ('num_chunks' was unexpected)"],
+        ),
+        (
+            "kind_range.toml",
+            "[workload]\nkind = \"realtime-transcription\"\ndataset_path = \"d\"\nchunk_ms = 0\n",
+            &["$.workload.chunk_ms: 0 is less than the minimum of 1"],
+        ),
+        (
+            "server.toml",
+            "[workload]\nkind = \"scripted\"\n[server.duplex]\ntone_hz = 20000\n",
+            &["$.server.duplex.tone_hz: 20000 is greater than the maximum of 12000"],
+        ),
+    ];
+    for (name, text, wants) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let (code, said) = check_jsonschema(std::slice::from_ref(&path));
+        assert_eq!(code, Some(1), "{name} accepted:\n{said}");
+        for want in wants {
+            assert!(said.contains(want), "{name}: missing {want:?} in\n{said}");
+        }
+        assert!(
+            !said.contains("is not valid under any of the given schemas"),
+            "{name}:\n{said}"
+        );
+    }
+}

@@ -33,10 +33,16 @@ pub enum Command {
     /// Exit status: 0 all measured samples passed and every threshold held, 1 a sample
     /// failed or a threshold was breached, 2 usage or configuration error.
     Run(Box<RunArgs>),
-    /// Validate scenarios and print the resolved plan; exit 2 listing every error.
-    Check(CheckArgs),
+    /// Validate scenarios as `run` would and print the plan it would execute.
+    ///
+    /// Takes every flag of `rtload run` (overrides such as --max-concurrency or
+    /// --num-prompts, workload flags, --sweep, --shard): the plan printed is the one `run`
+    /// would execute with them, thresholds included. Runs nothing and writes nothing.
+    /// Exit status: 0 valid, 2 listing every error of every file (file:line:col, the key,
+    /// the bad value and the fix).
+    Check(Box<CheckArgs>),
     /// Run the embedded reference server (/v1/realtime/video and /v1/realtime) in the
-    /// foreground.
+    /// foreground; its /metrics counts connections and sessions on every endpoint.
     Serve(ServeArgs),
     /// Run scenario files one after another; one summary table, optional JUnit XML.
     ///
@@ -117,12 +123,16 @@ pub struct CompareArgs {
     pub max_regression: Option<String>,
 }
 
-/// `rtload check`.
+/// `rtload check`: `run` minus running. It takes every flag of `rtload run`, so the plan
+/// it prints is the one `run` would execute with them.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Scenario files.
-    #[arg(required = true)]
-    pub scenarios: Vec<PathBuf>,
+    /// The first scenario file, and `run`'s flags (they apply to every file checked).
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// More scenario files, checked the same way.
+    #[arg(value_name = "SCENARIO")]
+    pub more: Vec<PathBuf>,
 }
 
 /// `rtload serve`.

@@ -9,6 +9,7 @@ macro_rules! eprintln {
     };
 }
 
+mod check;
 mod cli;
 mod merge;
 
@@ -23,7 +24,7 @@ fn main() -> ExitCode {
     init_logging();
     match args.command {
         cli::Command::Run(run) => run_cmd(&run),
-        cli::Command::Check(c) => check_cmd(&c),
+        cli::Command::Check(c) => check::check_cmd(&c),
         cli::Command::Suite(a) => suite_cmd(&a),
         cli::Command::Report(a) => report_cmd(&a),
         cli::Command::Compare(a) => compare_cmd(&a),
@@ -114,10 +115,8 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         }
     };
     if let Some(sweep) = sweep {
-        if dist.shard.is_some() || dist.start_at_unix_s.is_some() {
-            eprintln!(
-                "error: --shard/--start-at cannot be combined with a sweep; shard each point's run instead"
-            );
+        if let Some(msg) = check::sweep_conflict(&dist) {
+            eprintln!("error: {msg}");
             return ExitCode::from(2);
         }
         return sweep_cmd(run, &scenario, &sweep);
@@ -130,7 +129,8 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
     )> = Some((mode, Box::new(std::io::stderr())));
     let grace = std::time::Duration::from_secs_f64(run.grace_period);
     let interrupt = listen_for_interrupt(grace);
-    let run_result = rtload::runner::run_distributed(
+    let switch = interrupt.as_ref().map(|i| i.switch.clone());
+    let run_result = rtload::runner::run_serving(
         &scenario,
         Box::new(std::io::stdout()),
         progress,
@@ -138,7 +138,13 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         &dist,
     );
     match run_result {
-        Ok(summary) => report_run(&summary, &scenario, &dist),
+        Ok((summary, endpoint)) => {
+            let code = report_run(&summary, &scenario, &dist);
+            if let Some(ep) = endpoint {
+                linger(ep, run.metrics_linger, switch.as_ref());
+            }
+            code
+        }
         Err(rtload::runner::RunError::Scenario(errors)) => {
             for e in &errors {
                 eprintln!("error: {e}");
@@ -154,7 +160,7 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
 
 /// The sweep to run, if any: `--sweep` (keeping `[sweep]`'s `samples_per_point`) or the
 /// scenario's `[sweep]`; a malformed flag is reported and yields exit code 2.
-fn requested_sweep(
+pub(crate) fn requested_sweep(
     run: &cli::RunArgs,
     scenario: &rtload::config::scenario::Scenario,
 ) -> Result<Option<rtload::config::sweep::Sweep>, ExitCode> {
@@ -189,6 +195,27 @@ fn listen_for_interrupt(
             None
         }
     }
+}
+
+/// Keeps `--metrics-addr` serving the run's final values for `secs` (`--metrics-linger`)
+/// after the report, saying so; Ctrl-C ends the wait at once without changing the exit
+/// status, and an interrupted run does not linger.
+fn linger(
+    ep: rtload::runner::LiveEndpoint,
+    secs: f64,
+    switch: Option<&rtload::engine::interrupt::InterruptSwitch>,
+) {
+    if let Some(s) = switch {
+        s.run_over();
+    }
+    let linger = std::time::Duration::from_secs_f64(secs);
+    if !linger.is_zero() && !switch.is_some_and(|s| s.is_triggered()) {
+        eprintln!(
+            "live metrics: serving the final values at http://{}/metrics for {secs} s (--metrics-linger); Ctrl-C stops now",
+            ep.addr()
+        );
+    }
+    ep.linger(linger, switch);
 }
 
 /// Prints a finished run (verdict line, report, thresholds, errors, interrupt note) and
@@ -267,35 +294,6 @@ fn report_run(
     } else {
         ExitCode::from(1)
     }
-}
-
-fn check_cmd(c: &cli::CheckArgs) -> ExitCode {
-    let mut code = ExitCode::SUCCESS;
-    for path in &c.scenarios {
-        // Validates exactly as `run` does, without writing anything.
-        match rtload::config::scenario::check(path, &rtload::config::scenario::Overrides::default())
-        {
-            Ok(s) => {
-                for w in s.workload.warnings() {
-                    eprintln!("{w}");
-                }
-                print!("{}", rtload::runner::describe(&s));
-                if let Some(sw) = &s.sweep {
-                    println!("  sweep              {} values", sw.values.len());
-                    for line in sw.describe_points(s.load.samples) {
-                        println!("    {line}");
-                    }
-                }
-            }
-            Err(errors) => {
-                for e in &errors {
-                    eprintln!("error: {e}");
-                }
-                code = ExitCode::from(2);
-            }
-        }
-    }
-    code
 }
 
 fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {

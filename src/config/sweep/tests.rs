@@ -187,7 +187,7 @@ fn table_errors_are_positioned() {
     assert_eq!(
         table_errs("[sweep]\nparam = \"max_concurrency\"\nvalues = [1]\nstep = 2\n"),
         vec![
-            "s.toml:4:1: unknown field `step`, expected one of `param`, `values`, `headline`, `samples_per_point`"
+            "s.toml:4:1: [sweep] unknown field `step`, expected one of `param`, `values`, `headline`, `samples_per_point`"
         ]
     );
     assert_eq!(
@@ -196,7 +196,7 @@ fn table_errors_are_positioned() {
     );
     assert_eq!(
         table_errs("[sweep]\nparam = \"max_concurrency\"\nvalues = 4\n"),
-        vec!["s.toml:3:10: invalid type: integer `4`, expected a sequence"]
+        vec!["s.toml:3:10: [sweep] values: expected an array, got the integer `4`"]
     );
 }
 

@@ -11,26 +11,31 @@ use super::{MAX_MILLIS, MAX_SECONDS, ServerError, default_true};
 #[serde(deny_unknown_fields)]
 pub struct DuplexServerConfig {
     /// Model-unit length advertised as `session.created.session.capabilities.chunk_period_ms`.
+    /// Range [1, 3600000].
     #[serde(default = "default_chunk_period_ms")]
     pub chunk_period_ms: u64,
-    /// A response starts after every this many seconds of received input audio.
+    /// A response starts after every this many seconds of received input audio. Range
+    /// (0, 1e9].
     #[serde(default = "default_respond_every_s")]
     pub respond_every_s: f64,
-    /// `response.audio.delta` events per response (one transcript word rides each).
+    /// `response.audio.delta` events per response (one transcript word rides each). Range
+    /// [1, 1000000].
     #[serde(default = "default_audio_deltas")]
     pub audio_deltas: u32,
-    /// Audio carried by each delta (PCM16 24 kHz mono tone), in ms.
+    /// Audio carried by each delta (PCM16 24 kHz mono tone), in ms. Range [1, 60000].
     #[serde(default = "default_delta_ms")]
     pub delta_ms: u32,
     /// Generation real-time factor: a delta of `delta_ms` audio is sent
     /// `delta_ms * rtf` ms after the previous one (the first that long after `response.created`).
+    /// Range [0, 1e9].
     #[serde(default = "default_rtf")]
     pub rtf: f64,
     /// `response.created` is sent this many ms after the input that triggered it arrived.
+    /// Range [0, 1e9].
     #[serde(default = "default_first_response_delay_ms")]
     pub first_response_delay_ms: f64,
     /// While no response is in flight, a `response.listen` decision follows every this
-    /// many seconds of input audio; 0 = never.
+    /// many seconds of input audio; 0 = never. Range [0, 1e9].
     #[serde(default)]
     pub listen_every_s: f64,
     /// Also send buffering notifications (`response.listen` with `buffering: true`): on
@@ -49,7 +54,7 @@ pub struct DuplexServerConfig {
     /// `playback.ack` (played_ms = all its audio) gets an `error` event before `session.closed`.
     #[serde(default)]
     pub require_acks: bool,
-    /// Frequency of the tone in the output audio, in Hz.
+    /// Frequency of the tone in the output audio, in Hz. Range (0, 12000].
     #[serde(default = "default_tone_hz")]
     pub tone_hz: f64,
     /// Name the audio and transcript deltas as later vLLM-Omni servers do
@@ -88,10 +93,12 @@ pub struct DuplexFaults {
     /// Never send `session.created` (the session otherwise runs).
     #[serde(default)]
     pub no_session_created: bool,
-    /// Send `session.expired` (reason `injected_fault`) after N s, then close.
+    /// Send `session.expired` (reason `injected_fault`) after N s, then close. Range
+    /// [0, 1e9].
     #[serde(default)]
     pub expire_after_s: Option<f64>,
-    /// Close the socket (normal close frame) after N s without `session.closed`.
+    /// Close the socket (normal close frame) after N s without `session.closed`. Range
+    /// [0, 1e9].
     #[serde(default)]
     pub close_mid_session_after_s: Option<f64>,
     /// Answer `session.close` with `session.closed` carrying this `reason`.
@@ -140,7 +147,7 @@ pub struct DuplexFaults {
     /// Audio deltas carry no `sample_rate_hz`.
     #[serde(default)]
     pub omit_sample_rate: bool,
-    /// Send an `error` event after N s; the session goes on.
+    /// Send an `error` event after N s; the session goes on. Range [0, 1e9].
     #[serde(default)]
     pub error_event_after_s: Option<f64>,
     /// Never send `input_audio_buffer.committed` (the final decision still follows).

@@ -17,17 +17,19 @@ pub struct TranscriptionServerConfig {
     /// for the OmniInteract duplex mode (`duplex=1` in the query).
     #[serde(default = "default_path")]
     pub path: String,
-    /// Sample rate the server assumes for the PCM16 mono audio, Hz.
+    /// Sample rate the server assumes for the PCM16 mono audio, Hz. Range [4000, 192000].
     #[serde(default = "default_sample_rate_hz")]
     pub sample_rate_hz: u32,
     /// Speaking rate the model decodes at: one word per `1 / words_per_second` s of audio.
+    /// Range (0, 100].
     #[serde(default = "default_words_per_second")]
     pub words_per_second: f64,
     /// Time from the audio of a word having arrived to its `transcription.delta`, ms.
+    /// Range [0, 1e9].
     #[serde(default = "default_latency_ms")]
     pub latency_ms: f64,
     /// Time from the final commit to `transcription.done` (the last words go out just
-    /// before it), ms.
+    /// before it), ms. Range [0, 1e9].
     #[serde(default = "default_final_delay_ms")]
     pub final_delay_ms: f64,
     /// When set, `session.update` must name this model (else `model_not_validated`).

@@ -38,13 +38,14 @@ pub struct ScriptedParams {
     /// reference text) or a JSONL manifest `{"audio": ..., <fields>}`; relative to the
     /// scenario file.
     pub dataset: Option<PathBuf>,
-    /// Sample rate of the streamed PCM16 mono audio, Hz (default 16000).
+    /// Sample rate of the streamed PCM16 mono audio, Hz (default 16000). Range
+    /// [8000, 192000].
     pub sample_rate: Option<u32>,
     /// Default pacing of `stream` steps: `"realtime"`, `"saturate"` or `"<f>x"`.
     pub pacing: Option<String>,
-    /// Whole-session limit, seconds (default 600).
+    /// Whole-session limit, seconds (default 600). Range (0, 1e6].
     pub timeout_s: Option<f64>,
-    /// Default `await` timeout, seconds (default 30).
+    /// Default `await` timeout, seconds (default 30). Range (0, 1e6].
     pub await_timeout_s: Option<f64>,
     /// The declared metric live progress shows, in ms (default: the first duration).
     pub headline: Option<String>,

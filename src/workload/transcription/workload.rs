@@ -34,19 +34,21 @@ pub struct TranscriptionParams {
     /// Directory of audio files (with optional `<name>.txt` references) or a JSONL
     /// manifest `{"audio": path, "text": reference}`, relative to the scenario; required.
     pub dataset_path: Option<PathBuf>,
-    /// Sample rate the audio is resampled to and sent at, Hz (default 16000).
+    /// Sample rate the audio is resampled to and sent at, Hz (default 16000). Range
+    /// [4000, 192000].
     pub sample_rate: Option<u32>,
-    /// Audio per `input_audio_buffer.append`, ms (default 200).
+    /// Audio per `input_audio_buffer.append`, ms (default 200). Range [1, 60000].
     pub chunk_ms: Option<u32>,
     /// `"realtime"` (default), `"saturate"` (as fast as the socket takes it), or `"<f>x"`.
     pub pacing: Option<String>,
-    /// Seconds to wait for `session.created` (default 30).
+    /// Seconds to wait for `session.created` (default 30). Range (0, 1e9].
     pub created_timeout_s: Option<f64>,
     /// Seconds to wait for `transcription.done` after the final commit (default 60).
+    /// Range (0, 1e9].
     pub done_timeout_s: Option<f64>,
-    /// Per ffmpeg decode, seconds (default 600).
+    /// Per ffmpeg decode, seconds (default 600). Range (0, 1e9].
     pub media_timeout_s: Option<f64>,
-    /// Longest accepted audio file, seconds (default 3600).
+    /// Longest accepted audio file, seconds (default 3600). Range (0, 1e9].
     pub max_duration_s: Option<f64>,
 }
 

@@ -74,7 +74,7 @@ pub struct VideoParams {
     /// (0, 1e9] ms.
     pub chunk_slo_ms: Option<f64>,
     /// Chunks the simulated viewer buffers (`--playback-buffer-chunks`, default 1). Range
-    /// [1, the rollout's chunk count].
+    /// [1, 1000000], and at most the rollout's chunk count.
     pub playback_buffer_chunks: Option<u32>,
     /// Seconds to wait for the first chunk (`--first-chunk-timeout`, default 900). Range
     /// (0, 1e9].

@@ -105,9 +105,22 @@ pub struct RunArgs {
     #[arg(long, value_name = "TIME", help_heading = "Distributed")]
     pub start_at: Option<String>,
     /// Serve live Prometheus metrics at http://ADDR/metrics while the run lasts (sessions
-    /// active/completed/failed, queue wait, send lateness, the headline metric).
+    /// active/completed/failed, queue wait, send lateness, the headline metric; names in
+    /// base units: seconds, `_total` counters), and its final values for
+    /// --metrics-linger after it.
     #[arg(long, value_name = "HOST:PORT", help_heading = "Distributed")]
     pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Seconds --metrics-addr keeps serving the final values once the run has reported,
+    /// so a scraper sees the finished run (default 30: two scrapes at a 15 s interval);
+    /// 0 stops at once. Ctrl-C ends the wait; the exit status stays the run's.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = rtload::runner::DEFAULT_METRICS_LINGER.as_secs_f64(),
+        value_parser = parse_grace,
+        help_heading = "Distributed"
+    )]
+    pub metrics_linger: f64,
 
     /// Video workload options (the `[workload]` keys of the video cadence kind).
     #[command(flatten)]

@@ -1,0 +1,67 @@
+//! `rtload check`: `run` minus running. The same flags, the same validation (overrides,
+//! `--sweep`, `--shard`, the open-file limit), then the plan `run` would execute with its
+//! thresholds; nothing runs and nothing is written.
+
+use std::process::ExitCode;
+
+/// `rtload check`: every file validated as `run` would with the same flags (overrides,
+/// `--sweep`, `--shard`, the open-file limit), then the plan `run` would execute.
+pub fn check_cmd(c: &crate::cli::CheckArgs) -> ExitCode {
+    let flags = c
+        .run
+        .overrides()
+        .and_then(|ov| Ok((ov, crate::merge::distributed(&c.run)?)));
+    let (ov, dist) = match flags {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut code = ExitCode::SUCCESS;
+    for path in std::iter::once(&c.run.scenario).chain(&c.more) {
+        // Validates exactly as `run` does, without writing anything.
+        let s = match rtload::config::scenario::check(path, &ov) {
+            Ok(s) => s,
+            Err(errors) => {
+                for e in &errors {
+                    eprintln!("error: {e}");
+                }
+                code = ExitCode::from(2);
+                continue;
+            }
+        };
+        for w in s.workload.warnings() {
+            eprintln!("{w}");
+        }
+        let sweep = match crate::requested_sweep(&c.run, &s) {
+            Ok(sw) => sw,
+            Err(e) => {
+                code = e;
+                continue;
+            }
+        };
+        let conflict = sweep.as_ref().and(sweep_conflict(&dist));
+        let ready = rtload::runner::preflight(&s, dist.shard).map_err(|e| e.to_string());
+        if let Some(msg) = conflict.map(str::to_string).or(ready.err()) {
+            eprintln!("error: {}: {msg}", path.display());
+            code = ExitCode::from(2);
+            continue;
+        }
+        print!("{}", rtload::runner::describe_placed(&s, dist.shard));
+        if let Some(sw) = &sweep {
+            println!("  sweep              {} values", sw.values.len());
+            for line in sw.describe_points(s.load.samples) {
+                println!("    {line}");
+            }
+        }
+    }
+    code
+}
+
+/// Why a sweep cannot run with this placement (`--shard`/`--start-at`), if it cannot.
+pub fn sweep_conflict(dist: &rtload::runner::Distributed) -> Option<&'static str> {
+    (dist.shard.is_some() || dist.start_at_unix_s.is_some()).then_some(
+        "--shard/--start-at cannot be combined with a sweep; shard each point's run instead",
+    )
+}
