@@ -33,3 +33,4 @@ mod trust_interrupt;
 mod trust_io;
 mod video_faults;
 mod wire;
+mod wire_deflate;

@@ -111,3 +111,38 @@ fn close_frames_carry_code_and_reason() {
         ReadEvent::Close(Some("1000 bye".into()))
     );
 }
+
+#[test]
+fn the_wire_block_counts_connections_and_what_they_agreed() {
+    let agreed = deflate::negotiate(
+        Compression::Deflate,
+        &["permessage-deflate; server_max_window_bits=12; client_max_window_bits=12"],
+    )
+    .unwrap()
+    .unwrap();
+    let w = Wire::new(Compression::Deflate);
+    let shared = w.clone();
+    shared.record(Some(&agreed));
+    w.record(Some(&agreed));
+    w.record(None);
+    let v = w.result_block();
+    let c = &v["wire"]["compression"];
+    assert_eq!(v["wire"]["tcp_nodelay"], true);
+    assert_eq!(c["setting"], "deflate");
+    assert_eq!(c["offered"], deflate::OFFER);
+    assert_eq!(
+        (c["connections"].as_u64(), c["negotiated"].as_u64()),
+        (Some(3), Some(2))
+    );
+    assert_eq!(c["agreed"][0]["connections"], 2);
+    assert_eq!(c["agreed"][0]["client_max_window_bits"], 12);
+    assert_eq!(c["agreed"][0]["outbound_compressed"], true);
+    let none = Wire::new(Compression::None).result_block();
+    assert!(none["wire"]["compression"]["offered"].is_null());
+    assert_eq!(none["wire"]["compression"]["agreed"], serde_json::json!([]));
+    assert!(describe_wire(Compression::Deflate).contains(deflate::OFFER));
+    assert_eq!(
+        describe_wire(Compression::None),
+        "TCP_NODELAY; no compression offered"
+    );
+}
