@@ -50,6 +50,9 @@ pub enum Script {
         /// Between chunks.
         every: Duration,
     },
+    /// Answers the upgrade with this `Sec-WebSocket-Extensions` header (whatever was
+    /// offered), then only reads.
+    Extensions(String),
 }
 
 /// One message as the server saw it.
@@ -177,9 +180,13 @@ async fn serve(stream: tokio::net::TcpStream, script: Script, log: Log) -> std::
                 .then(|| v.trim().to_string())
         })
         .ok_or_else(|| std::io::Error::other("no Sec-WebSocket-Key"))?;
+    let extensions = match &script {
+        Script::Extensions(e) => format!("Sec-WebSocket-Extensions: {e}\r\n"),
+        _ => String::new(),
+    };
     let answer = format!(
         "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-         Sec-WebSocket-Accept: {}\r\n\r\n",
+         Sec-WebSocket-Accept: {}\r\n{extensions}\r\n",
         accept_key(&key)
     );
     wr.write_all(answer.as_bytes()).await?;
@@ -209,6 +216,11 @@ async fn serve(stream: tokio::net::TcpStream, script: Script, log: Log) -> std::
             first_after,
             every,
         } => video(reader, out, chunks, first_after, every).await,
+        Script::Extensions(_) => {
+            let mut reader = reader;
+            while !matches!(reader.next().await?.0, Msg::Close) {}
+            out.close().await
+        }
     }
 }
 

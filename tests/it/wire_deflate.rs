@@ -284,3 +284,43 @@ fn check_prints_the_offer_and_none_turns_it_off() {
         );
     }
 }
+
+#[test]
+fn an_answer_the_offer_does_not_allow_fails_the_handshake_saying_why() {
+    for (answer, why) in [
+        (
+            "permessage-deflate; client_max_window_bits=7",
+            "`client_max_window_bits=7` is not a window size (8 to 15)",
+        ),
+        (
+            "x-webkit-deflate-frame",
+            "rtload did not offer the extension",
+        ),
+    ] {
+        let server = crate::raw_server::RawServer::start(crate::raw_server::Script::Extensions(
+            answer.to_string(),
+        ));
+        let fx = Fixture::new(&format!(
+            "[target]\nurl = \"ws://{}/v1/realtime/video\"\n[workload]\n\
+             kind = \"video-cadence\"\nnum_chunks = 3\n[load]\nsamples = 1\n",
+            server.addr
+        ));
+        let s = fx.run();
+        let msgs = failure_messages(&s);
+        assert_eq!(msgs.len(), 1, "{msgs:?}");
+        for part in [
+            &format!("the server answered with `Sec-WebSocket-Extensions: {answer}`"),
+            "does not allow",
+            why,
+            "--compression none",
+        ] {
+            assert!(msgs[0].contains(part), "{part}: {}", msgs[0]);
+        }
+        assert_eq!(
+            s.failures_by_kind.get("handshake"),
+            Some(&1),
+            "{:?}",
+            s.failures_by_kind
+        );
+    }
+}
