@@ -20,6 +20,9 @@ use serde::Deserialize;
 
 use super::collect::{collecting, sort_errors};
 use super::registry::registry;
+use target::max_frame_bytes;
+
+mod target;
 use crate::workload::WorkloadInput;
 
 /// A validated scenario, ready to run.
@@ -40,6 +43,8 @@ pub struct Scenario {
     /// `[target] max_frame_bytes`: largest inbound WebSocket frame or message (default
     /// 64 MiB), enforced from the frame header before the payload is buffered.
     pub max_frame_bytes: usize,
+    /// `[target] compression` (`--compression` wins): what the handshake offers.
+    pub compression: crate::engine::transport::Compression,
     /// The configured workload.
     pub workload: Arc<dyn crate::workload::DynWorkload>,
     /// Samples, arrivals, concurrency.
@@ -88,6 +93,8 @@ pub struct Overrides {
     pub ca_cert: Option<PathBuf>,
     /// `--insecure` (sets `[target] insecure_skip_verify = true`).
     pub insecure: bool,
+    /// `--compression` (wins over `[target] compression`).
+    pub compression: Option<crate::engine::transport::Compression>,
 }
 
 /// A scenario file as written. Sections owned by other modules are parsed from the text
@@ -155,6 +162,9 @@ struct RawTarget {
     /// Largest inbound frame or message in bytes, checked from the frame header before
     /// the payload is buffered (default 67108864 = 64 MiB; 1..=4294967296).
     max_frame_bytes: Option<u64>,
+    /// `"deflate"` (default: offer permessage-deflate as Python websockets and browsers
+    /// do; used only if the server accepts) or `"none"` (offer no extension).
+    compression: Option<crate::engine::transport::Compression>,
 }
 
 /// `[output]`.
@@ -273,6 +283,7 @@ fn parse_with(
         connect_timeout: Duration::from_secs_f64(connect_timeout_s),
         tls,
         max_frame_bytes: usize::try_from(max_frame_bytes).unwrap_or(usize::MAX),
+        compression: target::compression(target, ov),
         workload,
         load,
         output_json,
@@ -394,30 +405,6 @@ fn output_json(
         });
     }
     output_json
-}
-
-/// `[target] max_frame_bytes` (default: the transport's limit), range-checked into
-/// `errors`.
-fn max_frame_bytes(
-    path: &Path,
-    src: &str,
-    target: Option<&RawTarget>,
-    errors: &mut Vec<ScenarioError>,
-) -> u64 {
-    let max_frame_bytes = target
-        .and_then(|t| t.max_frame_bytes)
-        .unwrap_or(crate::engine::transport::MAX_MESSAGE_BYTES as u64);
-    if !(1..=1 << 32).contains(&max_frame_bytes) {
-        errors.push(key_error(
-            path,
-            src,
-            &["target", "max_frame_bytes"],
-            format!(
-                "`max_frame_bytes` must be in [1, 4294967296] (got {max_frame_bytes}); use e.g. 67108864"
-            ),
-        ));
-    }
-    max_frame_bytes
 }
 
 /// Every metric named by `[[thresholds]]` and `[sweep] headline` must be one the

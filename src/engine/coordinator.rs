@@ -64,6 +64,8 @@ pub struct CoordArgs {
     pub tls: Option<super::tls::ClientTls>,
     /// Largest inbound frame or reassembled message.
     pub max_frame_bytes: usize,
+    /// What the handshake offers, and the run's tally of what was agreed.
+    pub wire: super::transport::Wire,
     /// Prefix of measured request ids.
     pub request_id_prefix: String,
     /// Artifact writer.
@@ -292,6 +294,7 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
             connect_timeout: st.args.connect_timeout,
             tls: st.args.tls.clone(),
             max_frame_bytes: st.args.max_frame_bytes,
+            wire: st.args.wire.clone(),
             playback: st.args.workload.playback_config(),
             coordinator: myself.clone(),
             run_start: st.run_start,

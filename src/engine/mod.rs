@@ -52,6 +52,9 @@ pub struct EngineConfig {
     pub tls: Option<tls::ClientTls>,
     /// Largest inbound frame or reassembled message, checked from the frame header.
     pub max_frame_bytes: usize,
+    /// What the handshake offers (`permessage-deflate`), and the run's tally of what the
+    /// server agreed to (`rtload.wire` in the result).
+    pub wire: transport::Wire,
     /// Prefix of measured request ids.
     pub request_id_prefix: String,
     /// Where artifacts are published, when the run publishes any.
@@ -136,6 +139,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         connect_timeout: cfg.connect_timeout,
         tls: cfg.tls.clone(),
         max_frame_bytes: cfg.max_frame_bytes,
+        wire: cfg.wire.clone(),
         request_id_prefix: cfg.request_id_prefix.clone(),
         writer: writer.as_ref().map(writer::Writer::handle),
         lines: cfg.lines.clone(),

@@ -61,6 +61,8 @@ pub struct SampleMeta {
     pub tls: Option<super::tls::ClientTls>,
     /// Largest inbound frame or reassembled message.
     pub max_frame_bytes: usize,
+    /// What the handshake offers, and the run's tally of what was agreed.
+    pub wire: super::transport::Wire,
     /// How the playback role buffers before it starts each stream.
     pub playback: crate::workload::playback::PlaybackConfig,
     /// The coordinator, which receives the [`SampleRecord`].
@@ -135,6 +137,7 @@ impl ThreadLocalActor for SampleActor {
             st.args.connect_timeout,
             st.args.tls.as_ref(),
             st.args.max_frame_bytes,
+            &st.args.wire,
         )
         .await
         {

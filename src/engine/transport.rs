@@ -1,5 +1,7 @@
-//! The WebSocket transport edge: awc connect on the shard thread, a frame-size limit
-//! enforced from the frame header ([`LimitedCodec`]), frame reassembly.
+//! The WebSocket transport edge: awc connect on the shard thread (every socket with
+//! `TCP_NODELAY`, `permessage-deflate` offered and negotiated), a frame-size limit
+//! enforced from the frame header ([`LimitedCodec`], which also inflates and deflates),
+//! frame reassembly.
 //!
 //! awc's client, connection and errors are not `Send`: everything here runs on the shard
 //! thread that owns the sample, and errors leave this module as owned strings. This
@@ -9,19 +11,26 @@
 use std::cell::RefCell;
 use std::time::Duration;
 
-use actix_codec::{Decoder, Encoder};
-use actix_http::ws::{CloseCode, CloseReason, Item, ProtocolError};
-use awc::ws::{Codec, Frame, Message};
+use actix_http::ws::Item;
+use awc::ws::{Frame, Message};
 use bytes::{Bytes, BytesMut};
 
 use super::tls::ClientTls;
 use crate::workload::{ConnectSpec, Inbound};
 
+mod codec;
+pub mod deflate;
 mod frame;
 mod split;
 #[cfg(test)]
+mod tests;
+mod wire;
+pub use codec::{FrameError, KEEP_WRITE_BUF_BYTES, LimitedCodec, fit_if_drained, peek_header};
+pub use deflate::Compression;
+#[cfg(test)]
 pub(crate) use split::split;
 pub use split::{WsSink, WsStream};
+pub use wire::{Wire, describe as describe_wire};
 
 /// Default largest inbound frame or message (the reference allows 64 MiB).
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
@@ -67,7 +76,21 @@ thread_local! {
     static CLIENT: RefCell<Option<ShardClient>> = const { RefCell::new(None) };
 }
 
+/// A connected TCP stream, as actix-tls's connector hands it to awc.
+type TcpConnection = actix_tls::connect::Connection<awc::http::Uri, tokio::net::TcpStream>;
+
+/// Sets `TCP_NODELAY` on a socket awc just connected, before TLS or the upgrade request:
+/// without it a small message sent right after another waits for the peer's delayed ACK
+/// (40 ms on Linux), and no send-lateness figure can see it (the bytes wait in the kernel).
+fn nodelay(conn: TcpConnection) -> TcpConnection {
+    if let Err(e) = conn.io_ref().set_nodelay(true) {
+        tracing::warn!("cannot set TCP_NODELAY: {e}");
+    }
+    conn
+}
+
 fn client(tls: Option<&ClientTls>) -> awc::Client {
+    use actix_service::ServiceExt as _;
     let same = |have: &Option<ClientTls>| match (have, tls) {
         (Some(a), Some(b)) => std::sync::Arc::ptr_eq(&a.0, &b.0),
         (None, None) => true,
@@ -79,7 +102,11 @@ fn client(tls: Option<&ClientTls>) -> awc::Client {
             *c = None;
         }
         c.get_or_insert_with(|| {
-            let mut connector = awc::Connector::new().limit(0);
+            // awc's own resolve-and-connect service, each socket set to TCP_NODELAY.
+            let tcp = actix_tls::connect::Connector::new(actix_tls::connect::Resolver::default())
+                .service()
+                .map(nodelay as fn(TcpConnection) -> TcpConnection);
+            let mut connector = awc::Connector::new().connector(tcp).limit(0);
             if let Some(t) = tls {
                 connector = connector.rustls_0_23(t.0.clone());
             }
@@ -95,13 +122,15 @@ fn client(tls: Option<&ClientTls>) -> awc::Client {
 }
 
 /// Open the session's WebSocket on the current (shard) thread and split it. `tls` is
-/// the run's client TLS configuration (required for `wss://`). Inbound frames and
-/// reassembled messages larger than `max_frame_bytes` fail the read.
+/// the run's client TLS configuration (required for `wss://`); `wire` says what to offer
+/// and counts what was agreed. Inbound frames and reassembled (or inflated) messages
+/// larger than `max_frame_bytes` fail the read.
 pub async fn connect(
     spec: &ConnectSpec,
     timeout: Duration,
     tls: Option<&ClientTls>,
     max_frame_bytes: usize,
+    wire: &Wire,
 ) -> Result<(WsSink, WsStream), TransportError> {
     use crate::workload::FailureKind;
     let err = |msg: String, kind: FailureKind| TransportError::Connect {
@@ -119,6 +148,9 @@ pub async fn connect(
     if let Some(basic) = basic.filter(|_| !has_auth) {
         req = req.set_header("Authorization", basic);
     }
+    if let Some(offer) = wire.compression.offer() {
+        req = req.set_header("Sec-WebSocket-Extensions", offer);
+    }
     for (k, v) in &spec.headers {
         req = req.set_header(k.as_str(), v.as_str());
     }
@@ -130,7 +162,7 @@ pub async fn connect(
                 FailureKind::Timeout,
             )
         })?;
-    let (_resp, framed) = match connected {
+    let (resp, framed) = match connected {
         Ok(ok) => ok,
         Err(awc::error::WsClientError::InvalidResponseStatus(status)) => {
             let body = error_body(spec, timeout, tls).await;
@@ -154,8 +186,41 @@ pub async fn connect(
             });
         }
     };
-    let framed = framed.into_map_codec(|inner| LimitedCodec::new(inner, max_frame_bytes));
+    let agreed = negotiated(&resp, wire.compression)
+        .map_err(|m| err(m, FailureKind::Handshake { status: Some(101) }))?;
+    wire.record(agreed.as_ref());
+    let framed = framed.into_map_codec(|inner| {
+        let codec = LimitedCodec::new(inner, max_frame_bytes);
+        match &agreed {
+            Some(a) => codec.with_deflate(a),
+            None => codec,
+        }
+    });
     Ok(split::split(framed))
+}
+
+/// The extension the server's 101 answer agreed to, or why the answer is not one the
+/// offer allows (RFC 6455 §9.1: the client fails the connection).
+fn negotiated(
+    resp: &awc::ClientResponse,
+    compression: Compression,
+) -> Result<Option<deflate::Agreed>, String> {
+    let values: Vec<&str> = resp
+        .headers()
+        .get_all("sec-websocket-extensions")
+        .map(|v| v.to_str().unwrap_or("\u{fffd}"))
+        .collect();
+    deflate::negotiate(compression, &values).map_err(|why| {
+        let offer = compression
+            .offer()
+            .map_or("no extension".to_string(), |o| format!("`{o}`"));
+        format!(
+            "the server answered with `Sec-WebSocket-Extensions: {}`, which rtload's offer \
+({offer}) does not allow: {why}; set `[target] compression = \"none\"` (--compression none) \
+to offer no compression",
+            values.join(", ")
+        )
+    })
 }
 
 /// awc drops the body of a refused upgrade; to say what the server said, repeat the
@@ -181,156 +246,6 @@ async fn error_body(spec: &ConnectSpec, timeout: Duration, tls: Option<&ClientTl
             format!("; body (from a plain GET): {:?}{more}", text.trim())
         }
         _ => String::new(),
-    }
-}
-
-/// Why reading a frame failed.
-#[derive(Debug, thiserror::Error)]
-pub enum FrameError {
-    /// A frame header announced more than the limit (nothing of the payload is buffered).
-    #[error("frame of {len} bytes exceeds max_frame_bytes ({max})")]
-    FrameTooLarge {
-        /// The announced payload length.
-        len: u64,
-        /// The limit.
-        max: usize,
-    },
-    /// Continuation frames added up to more than the limit.
-    #[error(
-        "message of at least {len} bytes (continuation frames) exceeds max_frame_bytes ({max})"
-    )]
-    MessageTooLarge {
-        /// Bytes of the message so far.
-        len: u64,
-        /// The limit.
-        max: usize,
-    },
-    /// Any other WebSocket protocol error.
-    #[error("{0}")]
-    Protocol(#[from] ProtocolError),
-}
-
-impl From<std::io::Error> for FrameError {
-    fn from(e: std::io::Error) -> Self {
-        FrameError::Protocol(ProtocolError::Io(e))
-    }
-}
-
-/// awc's client codec behind a size gate: the frame header is read before the payload
-/// is buffered, so an oversized frame fails at once with bounded memory (awc's own check
-/// runs only once the whole frame has arrived). Close frames are parsed leniently: any
-/// code, a reason that is not UTF-8 kept lossily (awc calls that "Bad opcode").
-pub struct LimitedCodec {
-    inner: Codec,
-    max: usize,
-    /// Payload bytes of the message being assembled from continuation frames.
-    partial: Option<u64>,
-}
-
-impl LimitedCodec {
-    /// Wrap `inner`, refusing frames and messages above `max` bytes.
-    pub fn new(inner: Codec, max: usize) -> Self {
-        Self {
-            inner,
-            max,
-            partial: None,
-        }
-    }
-}
-
-/// A frame header read from the front of a client-side buffer (server frames are never
-/// masked): (opcode, fin, header length, payload length). `None` until it is complete.
-pub fn peek_header(src: &[u8]) -> Option<(u8, bool, usize, u64)> {
-    let (&b0, &b1) = (src.first()?, src.get(1)?);
-    let masked = b1 & 0x80 != 0;
-    let (len, idx) = match b1 & 0x7f {
-        126 => (
-            u64::from(u16::from_be_bytes([*src.get(2)?, *src.get(3)?])),
-            4,
-        ),
-        127 => (u64::from_be_bytes(src.get(2..10)?.try_into().ok()?), 10),
-        n => (u64::from(n), 2),
-    };
-    let idx = if masked { idx + 4 } else { idx };
-    Some((b0 & 0x0f, b0 & 0x80 != 0, idx, len))
-}
-
-impl Decoder for LimitedCodec {
-    type Item = Frame;
-    type Error = FrameError;
-
-    fn decode(&mut self, src: &mut bytes::BytesMut) -> Result<Option<Frame>, FrameError> {
-        let Some((opcode, fin, idx, len)) = peek_header(src) else {
-            return Ok(None);
-        };
-        let max = self.max;
-        if len > max as u64 {
-            return Err(FrameError::FrameTooLarge { len, max });
-        }
-        if opcode == 0x8 && src.len() as u64 >= idx as u64 + len && (2..=125).contains(&len) {
-            let frame = src.split_to(idx + len as usize);
-            let payload = &frame[idx..];
-            let code = u16::from_be_bytes([payload[0], payload[1]]);
-            let reason =
-                (payload.len() > 2).then(|| String::from_utf8_lossy(&payload[2..]).into_owned());
-            return Ok(Some(Frame::Close(Some(CloseReason {
-                code: CloseCode::from(code),
-                description: reason,
-            }))));
-        }
-        // Continuation frames add up: checked from the header too, before buffering.
-        let so_far = match opcode {
-            0x0 => self.partial.unwrap_or(0).saturating_add(len),
-            _ => len,
-        };
-        if opcode == 0x0 && so_far > max as u64 {
-            return Err(FrameError::MessageTooLarge { len: so_far, max });
-        }
-        let frame = self.inner.decode(src)?;
-        if matches!(opcode, 0x0..=0x2) && frame.is_some() {
-            self.partial = (!fin).then_some(so_far);
-        }
-        Ok(frame)
-    }
-}
-
-/// A drained write buffer whose allocation is larger than this is given back before the
-/// next message is encoded: one large message (OmniInteract's `session.update` carries
-/// the reference voice, ~80 KiB) would otherwise pin that much memory for the session's
-/// whole life.
-pub const KEEP_WRITE_BUF_BYTES: usize = 32 * 1024;
-
-impl Encoder<Message> for LimitedCodec {
-    type Error = ProtocolError;
-
-    fn encode(&mut self, item: Message, dst: &mut bytes::BytesMut) -> Result<(), ProtocolError> {
-        fit_if_drained(dst, encoded_len(&item));
-        self.inner.encode(item, dst)
-    }
-}
-
-/// The most bytes `item` takes as a client frame: its payload plus the longest header
-/// (2 bytes, an 8-byte length, the 4-byte mask).
-fn encoded_len(item: &Message) -> usize {
-    let payload = match item {
-        Message::Text(t) => t.len(),
-        Message::Binary(b) | Message::Ping(b) | Message::Pong(b) => b.len(),
-        _ => 0,
-    };
-    payload + 14
-}
-
-/// Before a frame of at most `needed` bytes is encoded into a drained write buffer (never
-/// while bytes wait to be written), gives it exactly that frame's room when its allocation
-/// is larger than [`KEEP_WRITE_BUF_BYTES`] or too small for the frame. Too large: one big
-/// message would stay pinned. Too small: the encoder's own `reserve` would double it, and
-/// an 8.6 KiB append into the framed writer's 8 KiB buffer would leave 16 KiB held between
-/// appends. A written-out buffer has been advanced past its bytes, so `capacity()` alone
-/// understates what it holds; `try_reclaim` first moves it back to the start of its
-/// allocation.
-pub fn fit_if_drained(buf: &mut bytes::BytesMut, needed: usize) {
-    if buf.is_empty() && (buf.try_reclaim(KEEP_WRITE_BUF_BYTES + 1) || !buf.try_reclaim(needed)) {
-        *buf = bytes::BytesMut::with_capacity(needed);
     }
 }
 
@@ -421,116 +336,5 @@ pub fn to_message(msg: crate::workload::Outbound) -> Message {
     match msg {
         crate::workload::Outbound::Text(s) => Message::Text(s),
         crate::workload::Outbound::Binary(b) => Message::Binary(b),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_drained_buffer_too_small_for_the_next_frame_gets_exactly_its_room() {
-        let mut buf = bytes::BytesMut::with_capacity(8 * 1024);
-        fit_if_drained(&mut buf, 9_000);
-        assert!(
-            (9_000..9_000 + 64).contains(&buf.capacity()),
-            "{}",
-            buf.capacity()
-        );
-        // Enough room already: kept as is.
-        fit_if_drained(&mut buf, 100);
-        assert!(buf.capacity() >= 9_000);
-        // Bytes still to be written are never touched.
-        buf.extend_from_slice(b"pending");
-        fit_if_drained(&mut buf, 50_000);
-        assert_eq!(&buf[..], b"pending");
-        // Through the codec: an append-sized frame into the framed writer's 8 KiB buffer.
-        let mut codec = LimitedCodec::new(Codec::new(), 1 << 20);
-        let mut dst = bytes::BytesMut::with_capacity(8 * 1024);
-        codec
-            .encode(Message::Text("a".repeat(8_800).into()), &mut dst)
-            .unwrap();
-        assert!(
-            dst.capacity() < 8_800 + 64,
-            "not doubled: {}",
-            dst.capacity()
-        );
-    }
-
-    #[test]
-    fn a_drained_large_write_buffer_is_given_back_and_pending_bytes_never_are() {
-        let mut buf = bytes::BytesMut::with_capacity(100 * 1024);
-        buf.extend_from_slice(b"pending");
-        fit_if_drained(&mut buf, 100);
-        assert_eq!(&buf[..], b"pending", "bytes still to be written stay");
-        assert!(buf.capacity() >= 90 * 1024);
-        // Written out the way the framed writer does it: advanced past its bytes.
-        bytes::Buf::advance(&mut buf, 7);
-        fit_if_drained(&mut buf, 100);
-        assert!((100..164).contains(&buf.capacity()), "{}", buf.capacity());
-        let mut small = bytes::BytesMut::with_capacity(8 * 1024);
-        fit_if_drained(&mut small, 100);
-        assert!(
-            small.capacity() >= 8 * 1024,
-            "a buffer of append size is kept"
-        );
-        // Through the codec: a large message, drained, then a small one.
-        let mut codec = LimitedCodec::new(Codec::new(), 1 << 20);
-        let mut dst = bytes::BytesMut::new();
-        codec
-            .encode(Message::Text("x".repeat(80 * 1024).into()), &mut dst)
-            .unwrap();
-        assert!(dst.capacity() >= 80 * 1024);
-        let written = dst.len();
-        bytes::Buf::advance(&mut dst, written);
-        codec
-            .encode(Message::Text("small".into()), &mut dst)
-            .unwrap();
-        assert!(dst.capacity() < KEEP_WRITE_BUF_BYTES, "{}", dst.capacity());
-    }
-
-    #[test]
-    fn joins_fragments() {
-        let mut r = Reassembler::default();
-        assert_eq!(
-            r.push(Frame::Continuation(Item::FirstText(Bytes::from_static(
-                b"{\"a\""
-            ))))
-            .unwrap(),
-            ReadEvent::Nothing
-        );
-        assert_eq!(
-            r.push(Frame::Continuation(Item::Continue(Bytes::from_static(
-                b":"
-            ))))
-            .unwrap(),
-            ReadEvent::Nothing
-        );
-        assert_eq!(
-            r.push(Frame::Continuation(Item::Last(Bytes::from_static(b"1}"))))
-                .unwrap(),
-            ReadEvent::Data(Inbound::Text("{\"a\":1}".into()))
-        );
-        assert!(
-            r.push(Frame::Continuation(Item::Continue(Bytes::new())))
-                .is_err()
-        );
-    }
-
-    #[test]
-    fn close_frames_carry_code_and_reason() {
-        let mut r = Reassembler::default();
-        assert_eq!(
-            r.push(Frame::Close(None)).unwrap(),
-            ReadEvent::Close(Some("1005".into()))
-        );
-        let bye = CloseReason {
-            code: CloseCode::Normal,
-            description: Some("bye".into()),
-        };
-        assert_eq!(
-            r.push(Frame::Close(Some(bye))).unwrap(),
-            ReadEvent::Close(Some("1000 bye".into()))
-        );
     }
 }

@@ -34,6 +34,10 @@ pub fn describe_placed(s: &Scenario, shard: Option<Shard>) -> String {
     } else if s.tls != crate::engine::tls::TlsOptions::default() {
         row("tls", "not used (plain ws:// target)".to_string());
     }
+    row(
+        "wire",
+        crate::engine::transport::describe_wire(s.compression),
+    );
     row("workload", w.kind().to_string());
     for (k, v) in w.describe() {
         row(&format!("  {k}"), v);

@@ -209,6 +209,7 @@ pub fn run_serving(
     let workload = scenario.workload.clone();
     let (url, server) = start_target(scenario)?;
     let tls = client_tls(&url, scenario)?;
+    let wire = crate::engine::transport::Wire::new(scenario.compression);
     workload.prepare().map_err(RunError::Prepare)?;
     tracing::debug!(
         target = %redact_url(&url),
@@ -233,6 +234,7 @@ pub fn run_serving(
         connect_timeout: scenario.connect_timeout,
         tls: tls.clone(),
         max_frame_bytes: scenario.max_frame_bytes,
+        wire: wire.clone(),
         request_id_prefix: request_id_prefix(),
         artifact_root: workload.artifact_root(),
         lines: Some(tx),
@@ -262,6 +264,7 @@ pub fn run_serving(
         usage,
         target_timeline,
         tls: tls.is_some(),
+        wire: wire.result_block(),
         url,
         live_wall_s,
     };
@@ -392,6 +395,8 @@ struct Ran {
     target_timeline: Option<crate::util::scrape::Timeline>,
     /// Whether the run used TLS.
     tls: bool,
+    /// The result's `rtload.wire` block (what the connections negotiated).
+    wire: serde_json::Value,
     /// The target URL.
     url: String,
     /// Wall seconds the engine ran (the live phase), for the generator's core share.

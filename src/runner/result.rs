@@ -25,6 +25,8 @@ pub(super) struct ResultExtras {
     pub(super) tls: bool,
     /// Every measured failure (`rtload.failures`).
     pub(super) failures: serde_json::Value,
+    /// The `rtload.wire` block: TCP_NODELAY and the compression negotiated.
+    pub(super) wire: serde_json::Value,
 }
 
 /// Builds the JSON result document (report, catalogue, generator, verdict, TLS, interrupt,
@@ -78,6 +80,7 @@ pub(super) fn write_result(
     if extras.tls {
         crate::workload::kit::merge_into(&mut doc, crate::engine::tls::result_block(&scenario.tls));
     }
+    crate::workload::kit::merge_into(&mut doc, extras.wire);
     if interrupted && let Some(obj) = doc.as_object_mut() {
         obj.insert("interrupted".into(), serde_json::Value::Bool(true));
     }

@@ -84,6 +84,7 @@ pub(super) fn summarize(
             run_start_unix_s: ran.run_start_unix_s,
             tls: ran.tls,
             failures: failures_json,
+            wire: ran.wire,
         };
         write_result(path, scenario, dist, &summary, extras)?;
     }

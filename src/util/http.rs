@@ -1,7 +1,9 @@
 //! Minimal blocking HTTP/1.x for live metrics: a `/metrics` endpoint served from a plain
 //! thread while a run lasts and until its owner stops it (`--metrics-linger` keeps it up
 //! after the run) ([`MetricsServer`]), and a plain-`http://` GET for scraping a
-//! target's Prometheus endpoint ([`get`]). Nothing else: no keep-alive, no TLS.
+//! target's Prometheus endpoint ([`get`]). Nothing else: no keep-alive, no TLS. Every
+//! socket sets `TCP_NODELAY`: `write!` hands the request or answer over in pieces, and
+//! without it a piece after the first waits for the peer's delayed ACK (~40 ms).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -61,8 +63,10 @@ impl MetricsServer {
 
     fn shutdown(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // Wake the blocking accept so the thread sees the flag.
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        // Wake the blocking accept so the thread sees the flag (it sends nothing).
+        if let Ok(c) = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1)) {
+            let _ = c.set_nodelay(true);
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -76,6 +80,7 @@ impl Drop for MetricsServer {
 }
 
 fn answer(mut c: TcpStream, render: &Render) -> std::io::Result<()> {
+    c.set_nodelay(true)?;
     c.set_read_timeout(Some(Duration::from_secs(2)))?;
     let mut buf = Vec::new();
     let mut chunk = [0u8; 1024];
@@ -126,6 +131,7 @@ pub fn get(url: &str, timeout: Duration) -> Result<String, String> {
         .next()
         .ok_or_else(|| format!("{with_port}: no address"))?;
     let mut c = TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.to_string())?;
+    c.set_nodelay(true).map_err(|e| e.to_string())?;
     c.set_read_timeout(Some(timeout))
         .map_err(|e| e.to_string())?;
     c.set_write_timeout(Some(timeout))

@@ -89,6 +89,7 @@ fn warmups_run_first_and_appear_in_no_metric() {
             connect_timeout: std::time::Duration::from_secs(5),
             tls: None,
             max_frame_bytes: rtload::engine::transport::MAX_MESSAGE_BYTES,
+            wire: rtload::engine::transport::Wire::default(),
             request_id_prefix: "t-".into(),
             artifact_root: None,
             lines: None,

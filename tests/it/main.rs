@@ -2,6 +2,7 @@
 //! bind port 0) and is bounded by the workload's own timeouts.
 
 mod duplex_support;
+mod raw_server;
 mod scripted_server;
 mod support;
 mod transcription_server;
@@ -33,3 +34,5 @@ mod transcription;
 mod trust_interrupt;
 mod trust_io;
 mod video_faults;
+mod wire;
+mod wire_deflate;

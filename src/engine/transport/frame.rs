@@ -2,7 +2,51 @@
 //! mask key, and the payload copied after them and masked in place. What awc's encoder
 //! writes for the same message, into a buffer the caller reuses: awc's goes into the
 //! connection's write buffer, grown to the frame's size for every append (the drained
-//! buffer is given back between sends).
+//! buffer is given back between sends). A compressed message (`permessage-deflate`) is
+//! framed the same way with RSV1 set: the mask applies to the compressed bytes.
+
+/// A buffer a frame is appended to: the shard's scratch `Vec` or a connection's write
+/// buffer.
+pub trait FrameBuf {
+    /// Room for `n` more bytes.
+    fn reserve_more(&mut self, n: usize);
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]);
+    /// The bytes from `start` on.
+    fn tail_mut(&mut self, start: usize) -> &mut [u8];
+    /// Bytes held.
+    fn filled(&self) -> usize;
+}
+
+impl FrameBuf for Vec<u8> {
+    fn reserve_more(&mut self, n: usize) {
+        self.reserve(n);
+    }
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+    fn tail_mut(&mut self, start: usize) -> &mut [u8] {
+        &mut self[start..]
+    }
+    fn filled(&self) -> usize {
+        self.len()
+    }
+}
+
+impl FrameBuf for bytes::BytesMut {
+    fn reserve_more(&mut self, n: usize) {
+        self.reserve(n);
+    }
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+    fn tail_mut(&mut self, start: usize) -> &mut [u8] {
+        &mut self[start..]
+    }
+    fn filled(&self) -> usize {
+        self.len()
+    }
+}
 
 /// The mask key repeated over a word, so eight payload bytes are masked at a time.
 fn mask_word(key: [u8; 4]) -> u64 {
@@ -12,27 +56,33 @@ fn mask_word(key: [u8; 4]) -> u64 {
 }
 
 /// Appends one final (FIN) client frame of `opcode` (0x1 text, 0x2 binary) carrying
-/// `payload` masked with `key` to `out`.
-pub fn encode_masked(out: &mut Vec<u8>, opcode: u8, payload: &[u8], key: [u8; 4]) {
-    out.reserve(payload.len() + 14);
-    out.push(0x80 | (opcode & 0x0f));
+/// `payload` masked with `key` to `out`; `rsv1` marks a compressed message.
+pub fn encode_masked<B: FrameBuf>(
+    out: &mut B,
+    opcode: u8,
+    rsv1: bool,
+    payload: &[u8],
+    key: [u8; 4],
+) {
+    out.reserve_more(payload.len() + 14);
+    let b0 = 0x80 | if rsv1 { 0x40 } else { 0 } | (opcode & 0x0f);
     match payload.len() {
-        n @ 0..=125 => out.push(0x80 | n as u8),
+        n @ 0..=125 => out.put(&[b0, 0x80 | n as u8]),
         n @ 126..=0xffff => {
-            out.push(0x80 | 126);
-            out.extend_from_slice(&(n as u16).to_be_bytes());
+            out.put(&[b0, 0x80 | 126]);
+            out.put(&(n as u16).to_be_bytes());
         }
         n => {
-            out.push(0x80 | 127);
-            out.extend_from_slice(&(n as u64).to_be_bytes());
+            out.put(&[b0, 0x80 | 127]);
+            out.put(&(n as u64).to_be_bytes());
         }
     }
-    out.extend_from_slice(&key);
-    let start = out.len();
-    out.extend_from_slice(payload);
+    out.put(&key);
+    let start = out.filled();
+    out.put(payload);
     // Masked in place, a word at a time (the compiler turns this into vector code).
     let word = mask_word(key);
-    let mut chunks = out[start..].chunks_exact_mut(8);
+    let mut chunks = out.tail_mut(start).chunks_exact_mut(8);
     for c in &mut chunks {
         let mut w = [0u8; 8];
         w.copy_from_slice(c);
@@ -65,7 +115,7 @@ mod tests {
         for len in [0, 1, 7, 8, 9, 125, 126, 127, 8_683, 65_535, 65_536, 100_003] {
             let payload: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
             let mut out = Vec::new();
-            encode_masked(&mut out, 0x2, &payload, [0x12, 0x34, 0xab, 0xcd]);
+            encode_masked(&mut out, 0x2, false, &payload, [0x12, 0x34, 0xab, 0xcd]);
             match server_reads(&out) {
                 Frame::Binary(b) => assert_eq!(&b[..], &payload[..], "len {len}"),
                 other => panic!("len {len}: {other:?}"),
@@ -76,7 +126,7 @@ mod tests {
     #[test]
     fn the_header_is_rfc_6455s() {
         let mut out = Vec::new();
-        encode_masked(&mut out, 0x1, b"Hello", [0x37, 0xfa, 0x21, 0x3d]);
+        encode_masked(&mut out, 0x1, false, b"Hello", [0x37, 0xfa, 0x21, 0x3d]);
         // RFC 6455 §5.7's masked "Hello".
         assert_eq!(
             out,
@@ -85,7 +135,7 @@ mod tests {
             ]
         );
         let mut out = Vec::new();
-        encode_masked(&mut out, 0x1, &[b'a'; 300], [1, 2, 3, 4]);
+        encode_masked(&mut out, 0x1, false, &[b'a'; 300], [1, 2, 3, 4]);
         assert_eq!(out[..8], [0x81, 0xfe, 0x01, 0x2c, 1, 2, 3, 4]);
         assert_eq!(out.len(), 8 + 300);
         match server_reads(&out) {

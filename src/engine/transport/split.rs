@@ -5,7 +5,8 @@
 //!
 //! A data message sent at once ([`WsSink::send_now`]) while nothing is buffered skips the
 //! connection's write buffer: its frame is masked into one scratch buffer per shard
-//! thread ([`super::frame`]) and written from there; only what the socket does not take
+//! thread ([`super::frame`]; compressed first when the server agreed to
+//! `permessage-deflate`) and written from there; only what the socket does not take
 //! at once is moved into the write buffer, for [`WsSink::flush`]. So an OmniInteract
 //! append (~9 KB, five a second) costs no allocation and one copy, and a session's write
 //! buffer stays empty between sends.
@@ -29,7 +30,7 @@ use bytes::BytesMut;
 use futures_util::Stream;
 use tokio::io::AsyncWrite;
 
-use super::{FrameError, KEEP_WRITE_BUF_BYTES, LimitedCodec, frame};
+use super::{FrameError, KEEP_WRITE_BUF_BYTES, LimitedCodec};
 
 /// What a drained write buffer is reset to: nothing. Data messages sent at once never
 /// use it; what does (a message queued behind a blocked write, a pong, the close) is
@@ -84,7 +85,9 @@ impl WsSink {
         }
         SCRATCH.with_borrow_mut(|scratch| {
             scratch.clear();
-            frame::encode_masked(scratch, opcode, payload, rand::random());
+            let conn = slot.as_mut().ok_or_else(gone)?;
+            conn.codec_mut()
+                .frame_into(scratch, opcode, payload, rand::random())?;
             let sent = write_direct(&mut slot, scratch);
             if scratch.capacity() > KEEP_WRITE_BUF_BYTES {
                 // One large message (the reference voice) does not stay pinned.

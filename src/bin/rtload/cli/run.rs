@@ -82,6 +82,11 @@ pub struct RunArgs {
     /// and recorded in the JSON result). Same as `[target] insecure_skip_verify = true`.
     #[arg(long)]
     pub insecure: bool,
+    /// `deflate` (default) offers permessage-deflate as Python websockets and browsers do
+    /// (used only when the server accepts); `none` offers no compression. Overrides
+    /// `[target] compression`.
+    #[arg(long, value_name = "deflate|none", value_parser = rtload::engine::transport::Compression::parse)]
+    pub compression: Option<rtload::engine::transport::Compression>,
     /// Suppress live progress.
     #[arg(long, short)]
     pub quiet: bool,
@@ -165,6 +170,7 @@ impl RunArgs {
                 .collect::<Result<_, _>>()?,
             ca_cert: self.ca_cert.clone(),
             insecure: self.insecure,
+            compression: self.compression,
         })
     }
 }

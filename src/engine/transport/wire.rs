@@ -1,0 +1,84 @@
+//! What a run's sessions put on the wire besides their messages: `TCP_NODELAY` on every
+//! socket (always), the `permessage-deflate` offer (`[target] compression`), and what the
+//! server agreed to, tallied over the run's connections for the result's `rtload.wire`.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::deflate::{Agreed, Compression};
+
+/// The run's wire settings and the tally of what its connections negotiated: one per
+/// run, cloned into every sample (the tally is shared).
+#[derive(Debug, Clone, Default)]
+pub struct Wire {
+    /// What the handshake offers.
+    pub compression: Compression,
+    tally: Arc<Tally>,
+}
+
+#[derive(Debug, Default)]
+struct Tally {
+    /// Completed WebSocket handshakes (warm-ups included).
+    connections: AtomicU64,
+    /// Handshakes by the `permessage-deflate` parameters agreed in them.
+    agreed: Mutex<BTreeMap<Agreed, u64>>,
+}
+
+impl Wire {
+    /// Settings for a run offering `compression`, with an empty tally.
+    pub fn new(compression: Compression) -> Wire {
+        Wire {
+            compression,
+            tally: Arc::default(),
+        }
+    }
+
+    /// Counts one completed handshake and what it agreed to.
+    pub fn record(&self, agreed: Option<&Agreed>) {
+        self.tally.connections.fetch_add(1, Ordering::Relaxed);
+        if let Some(a) = agreed {
+            let mut map = self.tally.agreed.lock().unwrap_or_else(|p| p.into_inner());
+            *map.entry(*a).or_default() += 1;
+        }
+    }
+
+    /// The result's `rtload` keys: `{"wire": {"tcp_nodelay", "compression": {"setting",
+    /// "offered", "connections", "negotiated", "agreed": [{parameters…, "connections"}]}}}`.
+    pub fn result_block(&self) -> serde_json::Value {
+        let map = self.tally.agreed.lock().unwrap_or_else(|p| p.into_inner());
+        let agreed: Vec<serde_json::Value> = map
+            .iter()
+            .map(|(a, n)| {
+                let mut v = serde_json::to_value(a).unwrap_or_default();
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("extension".into(), a.describe().into());
+                    o.insert("outbound_compressed".into(), a.compresses_outbound().into());
+                    o.insert("connections".into(), (*n).into());
+                }
+                v
+            })
+            .collect();
+        serde_json::json!({"wire": {
+            "tcp_nodelay": true,
+            "compression": {
+                "setting": self.compression.name(),
+                "offered": self.compression.offer(),
+                "connections": self.tally.connections.load(Ordering::Relaxed),
+                "negotiated": map.values().sum::<u64>(),
+                "agreed": agreed,
+            },
+        }})
+    }
+}
+
+/// `rtload check`'s line for the wire settings of `compression`.
+pub fn describe(compression: Compression) -> String {
+    match compression.offer() {
+        Some(offer) => format!(
+            "TCP_NODELAY; offers `{offer}` (used only if the server accepts; \
+the embedded server never does)"
+        ),
+        None => "TCP_NODELAY; no compression offered".to_string(),
+    }
+}

@@ -1,0 +1,150 @@
+"""A server rtload did not write, for the permessage-deflate tests: Python `websockets`
+(the library vLLM-Omni's duplex client and the openai SDK use) with its default
+compression, which accepts `permessage-deflate` with 12-bit windows and context takeover
+both ways.
+
+    python deflate_server.py MODE LOG
+
+MODE `duplex`: an OmniInteract duplex peer. `session.created` for `session.update`; for
+every fifth append a response (`response.created`, a transcript delta 20 ms later, then
+five 100 ms audio deltas of 24 kHz PCM16, then `response.done`); for the final commit
+`input_audio_buffer.committed` and a listen decision; `session.closed` for
+`session.close`.
+
+MODE `bomb`: `session.created`, then one text message of 8 MiB of JSON padding (a few
+KB compressed), which no client with a smaller limit may inflate.
+
+Prints the port on stdout, serves until stdin closes, then writes one JSON line per
+connection to LOG: what it sent and received (types, times on its own monotonic clock,
+decoded audio sizes) and how many data frames arrived and left compressed (RSV1).
+"""
+
+import asyncio
+import base64
+import json
+import math
+import sys
+import time
+
+from websockets.asyncio.server import serve
+from websockets.exceptions import ConnectionClosed
+
+MODE, LOG_PATH = sys.argv[1], sys.argv[2]
+CONNS = []
+
+
+def count_compressed(conn, log):
+    """Wrap the agreed extension's frame hooks to count RSV1 data frames each way."""
+    for ext in conn.protocol.extensions:
+        log["extensions"].append(repr(ext))
+        decode, encode = ext.decode, ext.encode
+
+        def counted_decode(frame, *, max_size=None, _d=decode):
+            if frame.opcode.value in (1, 2) and frame.rsv1:
+                log["compressed_in"] += 1
+            return _d(frame, max_size=max_size)
+
+        def counted_encode(frame, _e=encode):
+            out = _e(frame)
+            if out.opcode.value in (1, 2) and out.rsv1:
+                log["compressed_out"] += 1
+            return out
+
+        ext.decode, ext.encode = counted_decode, counted_encode
+
+
+def pcm(ms, phase):
+    n = 24 * ms
+    return b"".join(
+        int(8000 * math.sin((i + phase) / 9.0)).to_bytes(2, "little", signed=True)
+        for i in range(n)
+    )
+
+
+async def handler(conn):
+    log = {
+        "path": conn.request.path,
+        "offer": conn.request.headers.get("Sec-WebSocket-Extensions"),
+        "extensions": [],
+        "compressed_in": 0,
+        "compressed_out": 0,
+        "events": [],
+    }
+    CONNS.append(log)
+    count_compressed(conn, log)
+
+    async def send(ev):
+        await conn.send(json.dumps(ev))
+        kind = ev.get("type")
+        entry = {"dir": "out", "type": kind, "at": time.monotonic()}
+        if kind == "response.audio.delta":
+            entry["audio_bytes"] = len(base64.b64decode(ev["delta"]))
+        log["events"].append(entry)
+
+    if MODE == "bomb":
+        try:
+            await send({"type": "session.created", "id": "py-bomb"})
+            await send({"type": "transcription.delta", "delta": "x" * (8 << 20)})
+            async for _ in conn:
+                pass
+        except ConnectionClosed:
+            pass  # rtload refuses the message and closes: expected
+        return
+    appends, responses = 0, 0
+    async for raw in conn:
+        at = time.monotonic()
+        ev = json.loads(raw)
+        kind = ev.get("type")
+        entry = {"dir": "in", "type": kind, "at": at}
+        if kind == "input_audio_buffer.append":
+            entry["audio_bytes"] = len(base64.b64decode(ev["audio"], validate=True))
+            entry["frames"] = len(ev.get("video_frames") or [])
+        log["events"].append(entry)
+        if kind == "session.update":
+            caps = {"capabilities": {"chunk_period_ms": 1000}}
+            await send({"type": "session.created", "session": caps})
+        elif kind == "input_audio_buffer.append":
+            appends += 1
+            if appends % 5 == 1:
+                responses += 1
+                asyncio.create_task(respond(send, f"resp_py_{responses}"))
+        elif kind == "input_audio_buffer.commit" and ev.get("final"):
+            await send({"type": "input_audio_buffer.committed"})
+            await send(
+                {
+                    "type": "response.listen",
+                    "response": {"metadata": {"model_listen": True, "buffering": False}},
+                }
+            )
+        elif kind == "session.close":
+            await send({"type": "session.closed"})
+
+
+async def respond(send, rid):
+    await send({"type": "response.created", "response": {"id": rid}})
+    await asyncio.sleep(0.02)
+    await send({"type": "response.audio_transcript.delta", "response_id": rid, "delta": "hello there"})
+    for k in range(5):
+        await send(
+            {
+                "type": "response.audio.delta",
+                "response_id": rid,
+                "format": "pcm16",
+                "sample_rate_hz": 24000,
+                "delta": base64.b64encode(pcm(100, 2400 * k)).decode(),
+            }
+        )
+    await send({"type": "response.done", "response": {"id": rid, "status": "completed"}})
+
+
+async def main():
+    async with serve(handler, "127.0.0.1", 0) as server:
+        print(server.sockets[0].getsockname()[1], flush=True)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, sys.stdin.read)
+    with open(LOG_PATH, "w") as f:
+        for c in CONNS:
+            f.write(json.dumps(c) + "\n")
+
+
+asyncio.run(main())
