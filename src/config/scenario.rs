@@ -265,11 +265,7 @@ fn parse_with(
     load.samples = workload.samples();
     Ok(Scenario {
         path: path.to_path_buf(),
-        name: raw.name.unwrap_or_else(|| {
-            path.file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        }),
+        name: raw.name.unwrap_or_else(|| file_stem(path)),
         target: ov
             .target
             .clone()
@@ -293,6 +289,13 @@ fn parse_with(
         server: server.unwrap_or_default(),
         src: Arc::from(src),
     })
+}
+
+/// The scenario's default name: its file name without the extension.
+fn file_stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// `[target] metrics_url` with the series to keep (default: vLLM's); only plain

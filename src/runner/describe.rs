@@ -65,28 +65,8 @@ pub fn describe_placed(s: &Scenario, shard: Option<Shard>) -> String {
             headline.join(", ")
         ),
     );
-    match crate::workload::plan::plan(s.load.samples, &s.load.arrival) {
-        Ok(p) => {
-            row("arrivals", crate::workload::plan::summary(&p));
-            let span = p.offsets_s.last().copied().unwrap_or(0.0);
-            row(
-                "expected",
-                match w.expected_session_s() {
-                    Some(one) => {
-                        let waves = s.load.samples.div_ceil(s.load.max_concurrency.max(1)) as f64;
-                        format!(
-                            "≈ {:.1} s if the server keeps real time ({:.1} s per session, releases over {span:.1} s)",
-                            (waves * one).max(span + one),
-                            one
-                        )
-                    }
-                    None => format!(
-                        "at least {span:.1} s of releases; session length depends on the inputs and the server"
-                    ),
-                },
-            );
-        }
-        Err(e) => row("arrivals", format!("invalid: {e}")),
+    for (k, v) in arrivals(s) {
+        row(k, v);
     }
     if let Some(j) = &s.output_json {
         row("json result", j.display().to_string());
@@ -95,6 +75,34 @@ pub fn describe_placed(s: &Scenario, shard: Option<Shard>) -> String {
         row(&k, v);
     }
     out
+}
+
+/// The `arrivals` and `expected` rows: the plan's releases and how long the run should
+/// take against a server that keeps real time.
+fn arrivals(s: &Scenario) -> Vec<(&'static str, String)> {
+    let w = &s.workload;
+    let p = match crate::workload::plan::plan(s.load.samples, &s.load.arrival) {
+        Ok(p) => p,
+        Err(e) => return vec![("arrivals", format!("invalid: {e}"))],
+    };
+    let span = p.offsets_s.last().copied().unwrap_or(0.0);
+    let expected = match w.expected_session_s() {
+        Some(one) => {
+            let waves = s.load.samples.div_ceil(s.load.max_concurrency.max(1)) as f64;
+            format!(
+                "≈ {:.1} s if the server keeps real time ({:.1} s per session, releases over {span:.1} s)",
+                (waves * one).max(span + one),
+                one
+            )
+        }
+        None => format!(
+            "at least {span:.1} s of releases; session length depends on the inputs and the server"
+        ),
+    };
+    vec![
+        ("arrivals", crate::workload::plan::summary(&p)),
+        ("expected", expected),
+    ]
 }
 
 /// The `thresholds` rows: how many and who applies them, then each metric with its

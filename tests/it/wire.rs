@@ -285,7 +285,8 @@ fn duplex_first_messages_and_the_first_ack_are_on_time_and_ttft_ttfp_match_the_s
     write_wav(&fx.dir.path().join("ds/ref_audio.wav"), 1_600);
     let s = fx.run();
     assert!(s.passed(), "{:?}", failure_messages(&s));
-    let dist = &s.report.to_json()["rtload"]["distributions"];
+    // The recorded values every output reads (JSON distributions, flat metrics, .hlog).
+    let rec = s.report.recorded();
     let mut checks = Checks::default();
     for (i, c) in conns(&server).iter().enumerate() {
         checks.session();
@@ -314,7 +315,11 @@ fn duplex_first_messages_and_the_first_ack_are_on_time_and_ttft_ttfp_match_the_s
         checks.on_time("the first playback.ack", played, ack.at);
         let resp_created = find(&out, "response.created", None).at;
         let text = find(&out, "response.audio_transcript.delta", None).at;
-        let reported = |k: &str| dist[k][i].as_f64().unwrap_or_else(|| panic!("{k}: {dist}"));
+        let reported = |k: &str| {
+            *rec.values(k)
+                .get(i)
+                .unwrap_or_else(|| panic!("{k}: {:?}", rec.values(k)))
+        };
         checks.agrees("ttft_ms", reported("ttft_ms"), ms(resp_created, text));
         checks.agrees(
             "audio_ttfp_ms",

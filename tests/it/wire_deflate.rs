@@ -133,7 +133,8 @@ fn duplex_negotiates_deflate_with_python_websockets_and_its_numbers_hold() {
     assert_eq!(agreed["client_no_context_takeover"], false);
     assert_eq!(agreed["outbound_compressed"], true);
 
-    let dist = &s.report.to_json()["rtload"]["distributions"];
+    // The recorded values every output reads (JSON distributions, flat metrics, .hlog).
+    let rec = s.report.recorded();
     let mut checks = Checks::default();
     let (mut sent_audio, mut appends) = (Vec::new(), 0);
     for (i, conn) in conns.iter().enumerate() {
@@ -188,7 +189,11 @@ fn duplex_negotiates_deflate_with_python_websockets_and_its_numbers_hold() {
             v.iter().sum::<f64>() / v.len() as f64
         };
         checks.session();
-        let reported = |k: &str| dist[k][i].as_f64().unwrap_or_else(|| panic!("{k}: {dist}"));
+        let reported = |k: &str| {
+            *rec.values(k)
+                .get(i)
+                .unwrap_or_else(|| panic!("{k}: {:?}", rec.values(k)))
+        };
         checks.agrees("ttft_ms", reported("ttft_ms"), mean(&texts, 1));
         checks.agrees("audio_ttfp_ms", reported("audio_ttfp_ms"), mean(&audio, 5));
     }
