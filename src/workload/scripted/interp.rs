@@ -1,13 +1,18 @@
 //! The step interpreter: one session's walk through a [`Script`], as a sans-IO state
 //! machine. Inbound messages (with receipt times) and wake-ups go in; frames to send
 //! (with intended times), wake requests and the outcome come out through [`Effects`].
-//! It records marks and matched events for the declared metrics.
+//! It records marks and matched events for the declared metrics, each with a sequence
+//! number (the order things happened in), and ends each mark's metric window with its
+//! turn.
 //!
-//! An `await` also sees messages that arrived since the previous `await` ended (so a
-//! reply that beats the script to its `await` is not lost); every inbound message is
-//! checked against `fail_on` first.
+//! An `await` (and its `until`) sees only messages that arrive after the step starts, or,
+//! with `since = "M"`, after the latest time mark `M` was taken: from that mark on, each
+//! message is checked against that await's patterns as it arrives and only the matches
+//! are kept (a [`Watch`]), so nothing else is held in memory and a reply left over from
+//! an earlier turn can never end a later one. Every inbound message is checked against
+//! `fail_on` first.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,8 +28,9 @@ use crate::util::template::Template;
 use crate::workload::outcome::FailureKind;
 use crate::workload::{Effects, Outbound};
 
-/// Unconsumed inbound messages kept for a later `await`.
-const MAX_PENDING: usize = 1024;
+mod watch;
+use watch::{Hit, Watch};
+
 /// Longest inbound text quoted in a failure message.
 const QUOTE_CHARS: usize = 300;
 
@@ -78,8 +84,13 @@ pub struct Interp {
     phase: Phase,
     start: Option<Instant>,
     deadline: Option<Instant>,
-    pending: VecDeque<(Value, Instant)>,
     record: Record,
+    /// Sequence number of the latest inbound message or mark.
+    seq: u64,
+    /// Marks whose turn has not ended: (step index the turn ends before, mark index).
+    open: Vec<(usize, usize)>,
+    /// Awaits with `since` whose mark was taken, collecting their matches until they run.
+    watches: Vec<Watch>,
     /// The schedule a paced stream left behind: sends that follow it (before any
     /// `await`) were due at this time, so their lateness is recorded.
     sched: Option<Instant>,
@@ -97,8 +108,10 @@ impl Interp {
             phase: Phase::Ready,
             start: None,
             deadline: None,
-            pending: VecDeque::new(),
             record: Record::default(),
+            seq: 0,
+            open: Vec::new(),
+            watches: Vec::new(),
             sched: None,
         }
     }
@@ -123,14 +136,16 @@ impl Interp {
             self.phase = Phase::Done;
             return;
         }
+        self.seq += 1;
         self.record_event(&msg, at);
-        if let Phase::Awaiting { .. } = self.phase {
-            self.offer(msg, at);
-        } else {
-            if self.pending.len() == MAX_PENDING {
-                self.pending.pop_front();
-            }
-            self.pending.push_back((msg, at));
+        let script = Arc::clone(&self.script);
+        for w in &mut self.watches {
+            w.see(&script, &msg, self.seq, at);
+        }
+        if let Phase::Awaiting { .. } = self.phase
+            && let Some(hit) = Hit::of(&script, self.pc, &msg, self.seq, at)
+        {
+            self.offer(hit);
         }
         self.advance(at, fx);
     }
@@ -151,65 +166,63 @@ impl Interp {
         })
     }
 
-    fn push_event(&mut self, name: &str, at: Instant) {
-        let ms = self.ms(at);
-        self.record
-            .events
-            .entry(name.to_string())
-            .or_default()
-            .push(ms);
-    }
-
     fn record_event(&mut self, msg: &Value, at: Instant) {
-        let script = Arc::clone(&self.script);
-        for (name, m) in &script.events {
+        let ms = self.ms(at);
+        for (name, m) in &self.script.events {
             if m.matches(msg) {
-                self.push_event(name, at);
+                self.record.push_event(name, self.seq, ms);
             }
         }
         if let Some(t) = msg.get("type").and_then(Value::as_str)
             && self.wanted.iter().any(|w| w == t)
         {
-            self.push_event(t, at);
+            self.record.push_event(t, self.seq, ms);
         }
     }
 
-    /// Offer one message to the current await; returns whether the await is over.
-    fn offer(&mut self, msg: Value, at: Instant) -> bool {
+    /// Offer one match to the current await; returns whether the await is over.
+    fn offer(&mut self, hit: Hit) -> bool {
         let script = Arc::clone(&self.script);
-        let Some(Action::Await {
-            matcher,
-            name,
-            collect,
-            until,
-            ..
-        }) = script.steps.get(self.pc).map(|s| &s.action)
+        let Some(Action::Await { name, collect, .. }) =
+            script.steps.get(self.pc).map(|s| &s.action)
         else {
             return false;
         };
         let Phase::Awaiting { matched, .. } = &mut self.phase else {
             return false;
         };
-        if matcher.matches(&msg) {
+        if hit.main {
             *matched += 1;
             if let Some(n) = name {
-                self.push_event(n, at);
+                let ms = self.ms(hit.at);
+                self.record.push_event(n, hit.seq, ms);
             }
             if !collect {
                 self.finish_step();
                 return true;
             }
         }
-        if until.as_ref().is_some_and(|u| u.matches(&msg)) {
+        if hit.until {
             self.finish_step();
             return true;
         }
         false
     }
 
+    /// The step at `pc` is over: move on, ending the windows of marks whose turn it
+    /// ended.
     fn finish_step(&mut self) {
         self.pc += 1;
         self.phase = Phase::Ready;
+        let (pc, end) = (self.pc, self.seq + 1);
+        let record = &mut self.record;
+        self.open.retain(|&(until, idx)| {
+            let ended = until <= pc;
+            if ended {
+                record.end_turn(idx, end);
+            }
+            !ended
+        });
     }
 
     fn advance(&mut self, now: Instant, fx: &mut Effects) {
@@ -297,8 +310,16 @@ impl Interp {
                 self.finish_step();
             }
             Action::Mark(name) => {
+                self.seq += 1;
                 let ms = self.ms(now);
-                self.record.marks.push((name.clone(), ms));
+                let idx = self.record.push_mark(name, self.seq, ms);
+                if let Some(rest) = step.turn_rest {
+                    self.open.push((self.pc + rest as usize + 1, idx));
+                }
+                for &j in script.watchers.get(&self.pc).into_iter().flatten() {
+                    self.watches.retain(|w| w.step != j);
+                    self.watches.push(Watch::new(j));
+                }
                 self.finish_step();
             }
             Action::Stream {
@@ -320,13 +341,13 @@ impl Interp {
                     deadline: now + *timeout,
                     matched: 0,
                 };
-                while let Some((msg, at)) = self.pending.pop_front() {
-                    if self.offer(msg, at) {
-                        break;
+                // With `since`: what matched since the mark, in the order it came.
+                if let Some(i) = self.watches.iter().position(|w| w.step == self.pc) {
+                    for hit in self.watches.swap_remove(i).hits {
+                        if self.offer(hit) {
+                            break;
+                        }
                     }
-                }
-                if matches!(self.phase, Phase::Awaiting { .. }) {
-                    self.pending.clear();
                 }
             }
         }

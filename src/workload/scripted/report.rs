@@ -28,6 +28,9 @@ pub const STATS: [(&str, Option<f64>); 8] = [
 pub struct SessionValues {
     /// Metric name → values; an empty list means absent.
     pub values: BTreeMap<String, Vec<f64>>,
+    /// Metric measured per mark (not `gaps`) → (windows that gave a value, times the
+    /// mark was taken).
+    pub turns: BTreeMap<String, (usize, usize)>,
 }
 
 /// Every flat name the report can produce.
@@ -98,12 +101,14 @@ pub struct ScriptedReport {
     completed: usize,
     duration_s: f64,
     endpoint: String,
+    warnings: Vec<String>,
 }
 
 /// Pool the measured sessions of `run`.
 pub fn build(script: &Script, run: RunRecord<SessionValues>) -> ScriptedReport {
     let mut pooled: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     let (mut sessions, mut failures, mut completed) = (Vec::new(), Vec::new(), 0);
+    let mut turns: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for s in run.samples.iter().filter(|s| !s.warmup) {
         let vals = s.output.as_ref();
         match &s.outcome {
@@ -111,6 +116,10 @@ pub fn build(script: &Script, run: RunRecord<SessionValues>) -> ScriptedReport {
                 completed += 1;
                 for (k, v) in vals.map(|v| &v.values).into_iter().flatten() {
                     pooled.entry(k.clone()).or_default().extend(v);
+                }
+                for (k, (got, of)) in vals.map(|v| &v.turns).into_iter().flatten() {
+                    let t = turns.entry(k).or_default();
+                    (t.0, t.1) = (t.0 + got, t.1 + of);
                 }
             }
             Err(e) => failures.push((s.idx, e.message.clone())),
@@ -134,6 +143,7 @@ pub fn build(script: &Script, run: RunRecord<SessionValues>) -> ScriptedReport {
         completed,
         duration_s: run.duration_s,
         endpoint: run.endpoint,
+        warnings: super::turns::warnings(&script.metrics, &turns, completed),
     }
 }
 
@@ -187,6 +197,9 @@ impl Report for ScriptedReport {
         for (idx, msg) in self.failures.iter().take(10) {
             out.push_str(&format!("sample {idx} failed: {msg}\n"));
         }
+        for w in &self.warnings {
+            out.push_str(&format!("warning: {w}\n"));
+        }
         out
     }
 
@@ -230,6 +243,7 @@ impl Report for ScriptedReport {
             "duration_s": self.duration_s,
             "metrics": metrics,
             "sessions": self.sessions,
+            "warnings": self.warnings,
         })
     }
 

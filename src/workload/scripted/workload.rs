@@ -2,7 +2,6 @@
 //! (positioned errors), audio decoded in `prepare` (before timing), one interpreter
 //! session per sample, declared metrics evaluated per session.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -12,6 +11,7 @@ use tokio::time::Instant;
 
 use super::dataset::{self, ItemSpec};
 use super::interp::{Interp, Item, Vars};
+use super::metric::Kind;
 use super::parse::{self, Defaults};
 use super::report::{self, SessionValues};
 use super::script::Script;
@@ -34,9 +34,9 @@ pub struct ScriptedParams {
     pub path: Option<String>,
     /// `${model}` in templates (default `"default"`).
     pub model: Option<String>,
-    /// Audio for `stream` steps: a directory of WAV files (with optional `<name>.txt`
-    /// reference text) or a JSONL manifest `{"audio": ..., <fields>}`; relative to the
-    /// scenario file.
+    /// Items: a directory of WAV files (with optional `<name>.txt` reference text) or a
+    /// JSONL manifest `{"audio": ..., <fields>}` (`audio` may be left out when no step
+    /// streams); relative to the scenario file.
     pub dataset: Option<PathBuf>,
     /// Sample rate of the streamed PCM16 mono audio, Hz (default 16000).
     pub sample_rate: Option<u32>,
@@ -135,6 +135,11 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<Scen
             Script::default()
         }
     };
+    if script.streams()
+        && let Err(m) = dataset::require_audio(&items)
+    {
+        errors.push(err("dataset", m));
+    }
     let headline = resolve_headline(input, p.headline.as_ref(), &script, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
@@ -244,10 +249,9 @@ impl Workload for ScriptedWorkload {
         }
         let mut items = Vec::with_capacity(self.items.len());
         for spec in &self.items {
-            let pcm = if self.script.streams() {
-                dataset::load_pcm(&spec.audio, self.sample_rate)?
-            } else {
-                bytes::Bytes::new()
+            let pcm = match &spec.audio {
+                Some(audio) if self.script.streams() => dataset::load_pcm(audio, self.sample_rate)?,
+                _ => bytes::Bytes::new(),
             };
             items.push(Arc::new(Item {
                 pcm,
@@ -308,12 +312,14 @@ impl Session for ScriptedSession {
     }
     fn into_output(self) -> SessionValues {
         let rec = self.interp.record();
-        let values: BTreeMap<String, Vec<f64>> = self
-            .script
-            .metrics
-            .iter()
-            .map(|m| (m.name.clone(), m.eval(rec)))
-            .collect();
-        SessionValues { values }
+        let mut out = SessionValues::default();
+        for m in &self.script.metrics {
+            let v = m.eval(rec);
+            if m.anchor().is_some() && m.kind != Kind::Series {
+                out.turns.insert(m.name.clone(), (v.measured, v.windows));
+            }
+            out.values.insert(m.name.clone(), v.values);
+        }
+        out
     }
 }
