@@ -1,9 +1,12 @@
 //! The scripted interpreter as a sans-IO state machine: pacing, saturate rounds, awaits
-//! with timeouts and `fail_on`, collecting awaits.
+//! with timeouts and `fail_on`, collecting awaits, turns that do not leak into each other
+//! (an await sees only what arrives after it starts, or since its `since` mark), and
+//! metric windows that follow the session's order and end with their turn.
 
 use std::path::Path;
 
 use super::*;
+use crate::workload::Outbound;
 use crate::workload::outcome::FailureKind;
 use crate::workload::scripted::parse::{Defaults, parse};
 

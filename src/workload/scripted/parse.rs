@@ -206,29 +206,7 @@ fn step(cx: &mut Cx<'_>, item: &Val<'_>, out: &mut Vec<Step>) {
             return;
         }
     };
-    let allowed: &[&str] = match kind {
-        "stream" => &["chunk_ms", "pacing"],
-        "await" => &["timeout_s", "name", "collect", "until", "since"],
-        "repeat" => &["steps"],
-        _ => &[],
-    };
-    for k in t.keys() {
-        let key = k.get_ref().as_ref();
-        if key != kind && !allowed.contains(&key) {
-            let hint = closest(key, allowed.iter().copied())
-                .map(|c| format!("did you mean `{c}`? "))
-                .unwrap_or_default();
-            let keys = if allowed.is_empty() {
-                "none".to_string()
-            } else {
-                allowed.join(", ")
-            };
-            cx.err(
-                k.span(),
-                format!("unknown key `{key}` in a `{kind}` step; {hint}its keys are: {keys}"),
-            );
-        }
-    }
+    check_keys(cx, t, kind);
     let v = &t[kind];
     let action = match kind {
         "send" => template(cx, v, &[]).map(|t| Action::Send(Payload::Json(t))),
@@ -251,6 +229,33 @@ fn step(cx: &mut Cx<'_>, item: &Val<'_>, out: &mut Vec<Step>) {
             turn: 0,
             turn_rest: None,
         });
+    }
+}
+
+/// Keys of a `kind` step other than the action must be that action's own.
+fn check_keys(cx: &mut Cx<'_>, t: &DeTable<'_>, kind: &str) {
+    let allowed: &[&str] = match kind {
+        "stream" => &["chunk_ms", "pacing"],
+        "await" => &["timeout_s", "name", "collect", "until", "since"],
+        "repeat" => &["steps"],
+        _ => &[],
+    };
+    for k in t.keys() {
+        let key = k.get_ref().as_ref();
+        if key != kind && !allowed.contains(&key) {
+            let hint = closest(key, allowed.iter().copied())
+                .map(|c| format!("did you mean `{c}`? "))
+                .unwrap_or_default();
+            let keys = if allowed.is_empty() {
+                "none".to_string()
+            } else {
+                allowed.join(", ")
+            };
+            cx.err(
+                k.span(),
+                format!("unknown key `{key}` in a `{kind}` step; {hint}its keys are: {keys}"),
+            );
+        }
     }
 }
 

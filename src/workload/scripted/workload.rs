@@ -114,14 +114,7 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<Scen
             format!("`path` must start with `/` (got {path:?})"),
         ));
     }
-    let base = input.path.parent().unwrap_or(Path::new("."));
-    let items = match &p.dataset {
-        None => Vec::new(),
-        Some(d) => dataset::discover(&base.join(d)).unwrap_or_else(|m| {
-            errors.push(err("dataset", m));
-            Vec::new()
-        }),
-    };
+    let items = items(input, p.dataset.as_deref(), &mut errors);
     let defaults = Defaults {
         pacing,
         await_timeout,
@@ -159,6 +152,22 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<Scen
         headline: Box::leak(headline.into_boxed_str()),
         prepared: OnceLock::new(),
     }))
+}
+
+/// The dataset's items (none without `dataset`), relative to the scenario file.
+fn items(
+    input: &WorkloadInput<'_>,
+    dataset: Option<&Path>,
+    errors: &mut Vec<ScenarioError>,
+) -> Vec<ItemSpec> {
+    let base = input.path.parent().unwrap_or(Path::new("."));
+    match dataset {
+        None => Vec::new(),
+        Some(d) => dataset::discover(&base.join(d)).unwrap_or_else(|m| {
+            errors.push(input.key_error("dataset", m));
+            Vec::new()
+        }),
+    }
 }
 
 /// The headline metric: `headline` if the script declares it (else an error, unless
