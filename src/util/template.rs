@@ -2,8 +2,10 @@
 //! variables, compiled once and rendered per message. `$$` is a literal `$`; a `$` not
 //! followed by `{` is literal too. A string that is exactly one `${var}` takes the
 //! variable's JSON type (a number stays a number); anywhere else variables are spliced in
-//! as text. Which names exist is the caller's business: compiling checks every name with
-//! the caller's validator, rendering asks the caller's lookup.
+//! as text. A string that is exactly `${null}` is JSON `null` (TOML has none), e.g.
+//! `turn_detection = "${null}"`; `$${null}` stays the text `${null}`. Which other names
+//! exist is the caller's business: compiling checks every name with the caller's
+//! validator, rendering asks the caller's lookup.
 
 use serde_json::Value;
 
@@ -27,6 +29,9 @@ pub struct TemplateError {
     /// What is wrong and the fix.
     pub msg: String,
 }
+
+/// The one variable every template knows: a string that is exactly `${null}` is `null`.
+pub const NULL: &str = "null";
 
 /// A piece of a templated string.
 #[derive(Debug, Clone, PartialEq)]
@@ -151,10 +156,22 @@ fn compile_at(
                 offset,
                 msg,
             })?;
+            if let [Seg::Var(name)] = segs.as_slice()
+                && name == NULL
+            {
+                return Ok(Template::Lit(Value::Null));
+            }
             let mut offset = 0;
             for seg in &segs {
                 if let Seg::Var(name) = seg {
-                    offset = s[offset..].find("${").map_or(offset, |i| offset + i);
+                    offset = next_var(s, offset);
+                    let null = |_: &str| -> Result<(), String> {
+                        Err(format!(
+                            "`${{{NULL}}}` is JSON null only as a whole string (e.g. turn_detection = \"${{{NULL}}}\"); inside text write `$${{{NULL}}}` for the literal text"
+                        ))
+                    };
+                    let check: &dyn Fn(&str) -> Result<(), String> =
+                        if name == NULL { &null } else { check };
                     check(name).map_err(|msg| TemplateError {
                         path: path.clone(),
                         offset,
@@ -189,6 +206,21 @@ fn compile_at(
         }
         other => Template::Lit(other.clone()),
     })
+}
+
+/// Byte offset of the next `${` at or after `from` that starts a variable (skipping
+/// `$$` escapes).
+fn next_var(s: &str, from: usize) -> usize {
+    let b = s.as_bytes();
+    let mut i = from;
+    while i + 1 < b.len() {
+        match (b[i], b[i + 1]) {
+            (b'$', b'$') => i += 2,
+            (b'$', b'{') => return i,
+            _ => i += 1,
+        }
+    }
+    from
 }
 
 fn unescape(segs: &[Seg]) -> String {

@@ -76,3 +76,28 @@ fn closest_suggests_typos_only() {
     assert_eq!(closest("modle", ["model", "sample_index"]), Some("model"));
     assert_eq!(closest("zzz", ["model"]), None);
 }
+
+#[test]
+fn a_whole_string_null_is_json_null_and_escaped_null_stays_text() {
+    let strict = |n: &str| Err(format!("unknown `{n}`"));
+    let t = Template::compile(
+        &json!({"session": {"turn_detection": "${null}", "keep": "$${null}", "n": ["${null}"]}}),
+        &strict,
+    )
+    .unwrap();
+    assert_eq!(
+        t.render_text(&vars).unwrap(),
+        r#"{"session":{"keep":"${null}","n":[null],"turn_detection":null}}"#
+    );
+    assert_eq!(
+        Template::compile(&json!("${ null }"), &strict).unwrap(),
+        Template::Lit(Value::Null)
+    );
+    let e = Template::compile(&json!("x ${null}"), &strict).unwrap_err();
+    assert_eq!(e.offset, 2);
+    assert!(e.msg.contains("only as a whole string"), "{}", e.msg);
+    assert!(e.msg.contains("`$${null}`"), "{}", e.msg);
+    // An escape before a variable does not shift the variable's reported position.
+    let e = Template::compile(&json!("$${a} ${bad}"), &strict).unwrap_err();
+    assert_eq!((e.offset, e.msg.as_str()), (6, "unknown `bad`"));
+}

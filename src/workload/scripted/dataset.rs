@@ -1,8 +1,10 @@
-//! The audio items `stream` steps send: a directory of WAV files (sorted by name, each
-//! with an optional `<name>.txt` reference text beside it) or a JSONL manifest of
-//! `{"audio": "path.wav", ...}` lines whose other fields become `${item.<field>}`.
-//! Listing reads only WAV headers (at load); [`load_pcm`] decodes, downmixes and resamples
-//! to the script's rate before timing.
+//! The items sessions use: a directory of WAV files (sorted by name, each with an
+//! optional `<name>.txt` reference text beside it) or a JSONL manifest of
+//! `{"audio": "path.wav", ...}` lines whose other fields become `${item.<field>}`. A
+//! manifest line may have no `audio` (`{"text": "hello"}`): a text-only item, fine for a
+//! script that streams nothing (the workload refuses it when a step streams). Listing
+//! reads only WAV headers (at load); [`load_pcm`] decodes, downmixes and resamples to the
+//! script's rate before timing.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,10 +15,13 @@ use serde_json::Value;
 /// One dataset item before decoding.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ItemSpec {
-    /// The WAV file.
-    pub audio: PathBuf,
-    /// Template fields: `name`, `file`, `duration_ms`, `text` when known, manifest fields.
+    /// The WAV file (`None`: a text-only manifest line).
+    pub audio: Option<PathBuf>,
+    /// Template fields: `name`, `file`, `duration_ms` (items with audio), `text` when
+    /// known, manifest fields.
     pub fields: BTreeMap<String, Value>,
+    /// Where it was listed: the WAV path, or `manifest:line`.
+    pub origin: String,
 }
 
 /// List the items at `path` (a directory of `.wav` files or a `.jsonl` manifest).
@@ -62,6 +67,17 @@ fn from_dir(dir: &Path) -> Result<Vec<ItemSpec>, String> {
         .collect()
 }
 
+/// The first item without audio (a `stream` step needs every item's), as an error.
+pub fn require_audio(items: &[ItemSpec]) -> Result<(), String> {
+    match items.iter().find(|i| i.audio.is_none()) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "{}: no \"audio\", but a `stream` step streams each item's audio; add \"audio\": \"path.wav\" (relative to the manifest) to every line, or remove the `stream` step for a text-only script",
+            i.origin
+        )),
+    }
+}
+
 fn from_manifest(path: &Path) -> Result<Vec<ItemSpec>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -80,14 +96,26 @@ fn from_manifest(path: &Path) -> Result<Vec<ItemSpec>, String> {
                 "{at}: each line must be a JSON object like {{\"audio\": \"a.wav\", \"text\": \"...\"}}"
             ));
         };
-        let Some(audio) = map.get("audio").and_then(Value::as_str) else {
-            return Err(format!(
-                "{at}: missing \"audio\" (the WAV path, relative to the manifest)"
-            ));
+        let audio = match map.get("audio") {
+            None => None,
+            Some(Value::String(a)) => Some(base.join(a)),
+            Some(other) => {
+                return Err(format!(
+                    "{at}: \"audio\" must be the WAV path as a string, relative to the manifest (got {other})"
+                ));
+            }
         };
-        let audio = base.join(audio);
-        let fields = map.into_iter().filter(|(k, _)| k != "audio").collect();
-        out.push(item(audio, fields).map_err(|e| format!("{at}: {e}"))?);
+        let fields: BTreeMap<String, Value> =
+            map.into_iter().filter(|(k, _)| k != "audio").collect();
+        let spec = match audio {
+            Some(a) => item(a, fields).map_err(|e| format!("{at}: {e}"))?,
+            None => ItemSpec {
+                audio: None,
+                fields,
+                origin: at.clone(),
+            },
+        };
+        out.push(ItemSpec { origin: at, ..spec });
     }
     Ok(out)
 }
@@ -110,7 +138,11 @@ fn item(audio: PathBuf, mut fields: BTreeMap<String, Value>) -> Result<ItemSpec,
     fields
         .entry("duration_ms".into())
         .or_insert(Value::from(ms));
-    Ok(ItemSpec { audio, fields })
+    Ok(ItemSpec {
+        origin: audio.display().to_string(),
+        audio: Some(audio),
+        fields,
+    })
 }
 
 /// Fields every item has (what `${item.<field>}` may name).
@@ -178,18 +210,45 @@ mod tests {
         .unwrap();
         let items = discover(&d.path().join("m.jsonl")).unwrap();
         assert_eq!(items[0].fields["lang"], Value::String("en".into()));
-        let pcm = load_pcm(&items[0].audio, 16_000).unwrap();
+        let pcm = load_pcm(items[0].audio.as_ref().unwrap(), 16_000).unwrap();
         assert_eq!(pcm.len(), 1_600 * 2);
-        std::fs::write(d.path().join("bad.jsonl"), "{\"text\": 1}\n").unwrap();
+        assert_eq!(require_audio(&items), Ok(()));
+        std::fs::write(d.path().join("bad.jsonl"), "{\"audio\": 1}\n").unwrap();
         assert!(
             discover(&d.path().join("bad.jsonl"))
                 .unwrap_err()
-                .contains(":1: missing \"audio\"")
+                .contains(":1: \"audio\" must be the WAV path as a string")
         );
         assert!(
             discover(&d.path().join("none"))
                 .unwrap_err()
                 .contains("does not exist")
         );
+    }
+
+    #[test]
+    fn text_only_manifest_lines_have_fields_and_no_audio() {
+        let d = tempfile::tempdir().unwrap();
+        wav(&d.path().join("s.wav"), 16_000, 1, 1_600);
+        let m = d.path().join("m.jsonl");
+        std::fs::write(
+            &m,
+            "{\"text\": \"hello\", \"lang\": \"en\"}\n\n{\"text\": \"bye\", \"lang\": \"fr\", \"audio\": \"s.wav\"}\n",
+        )
+        .unwrap();
+        let items = discover(&m).unwrap();
+        assert_eq!(items[0].audio, None);
+        assert_eq!(items[0].fields["text"], Value::String("hello".into()));
+        assert!(items[1].audio.is_some());
+        assert_eq!(common_fields(&items), vec!["lang", "text"]);
+        let e = require_audio(&items).unwrap_err();
+        assert!(
+            e.starts_with(&format!(
+                "{}:1: no \"audio\", but a `stream` step",
+                m.display()
+            )),
+            "{e}"
+        );
+        assert!(e.contains("remove the `stream` step"), "{e}");
     }
 }

@@ -1,32 +1,35 @@
 //! The step interpreter: one session's walk through a [`Script`], as a sans-IO state
 //! machine. Inbound messages (with receipt times) and wake-ups go in; frames to send
 //! (with intended times), wake requests and the outcome come out through [`Effects`].
-//! It records marks and matched events for the declared metrics.
+//! It records marks and matched events for the declared metrics, each with a sequence
+//! number (the order things happened in), and ends each mark's metric window with its
+//! turn.
 //!
-//! An `await` also sees messages that arrived since the previous `await` ended (so a
-//! reply that beats the script to its `await` is not lost); every inbound message is
-//! checked against `fail_on` first.
+//! An `await` (and its `until`) sees only messages that arrive after the step starts, or,
+//! with `since = "M"`, after the latest time mark `M` was taken: from that mark on, each
+//! message is checked against that await's patterns as it arrives and only the matches
+//! are kept (a [`Watch`]), so nothing else is held in memory and a reply left over from
+//! an earlier turn can never end a later one. Every inbound message is checked against
+//! `fail_on` first.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine as _;
 use bytes::Bytes;
 use serde_json::Value;
 use tokio::time::Instant;
 
 use super::metric::Record;
-use super::script::{Action, ChunkFrame, Payload, Script};
+use super::script::{Action, Script};
 use crate::util::pacing::PacingMode;
-use crate::util::template::Template;
+use crate::workload::Effects;
 use crate::workload::outcome::FailureKind;
-use crate::workload::{Effects, Outbound};
 
-/// Unconsumed inbound messages kept for a later `await`.
-const MAX_PENDING: usize = 1024;
-/// Longest inbound text quoted in a failure message.
-const QUOTE_CHARS: usize = 300;
+mod render;
+mod watch;
+use render::failure_text;
+use watch::{Hit, Watch};
 
 /// What one session streams and may read in templates.
 #[derive(Debug, Clone, Default)]
@@ -78,8 +81,13 @@ pub struct Interp {
     phase: Phase,
     start: Option<Instant>,
     deadline: Option<Instant>,
-    pending: VecDeque<(Value, Instant)>,
     record: Record,
+    /// Sequence number of the latest inbound message or mark.
+    seq: u64,
+    /// Marks whose turn has not ended: (step index the turn ends before, mark index).
+    open: Vec<(usize, usize)>,
+    /// Awaits with `since` whose mark was taken, collecting their matches until they run.
+    watches: Vec<Watch>,
     /// The schedule a paced stream left behind: sends that follow it (before any
     /// `await`) were due at this time, so their lateness is recorded.
     sched: Option<Instant>,
@@ -97,8 +105,10 @@ impl Interp {
             phase: Phase::Ready,
             start: None,
             deadline: None,
-            pending: VecDeque::new(),
             record: Record::default(),
+            seq: 0,
+            open: Vec::new(),
+            watches: Vec::new(),
             sched: None,
         }
     }
@@ -123,14 +133,16 @@ impl Interp {
             self.phase = Phase::Done;
             return;
         }
+        self.seq += 1;
         self.record_event(&msg, at);
-        if let Phase::Awaiting { .. } = self.phase {
-            self.offer(msg, at);
-        } else {
-            if self.pending.len() == MAX_PENDING {
-                self.pending.pop_front();
-            }
-            self.pending.push_back((msg, at));
+        let script = Arc::clone(&self.script);
+        for w in &mut self.watches {
+            w.see(&script, &msg, self.seq, at);
+        }
+        if let Phase::Awaiting { .. } = self.phase
+            && let Some(hit) = Hit::of(&script, self.pc, &msg, self.seq, at)
+        {
+            self.offer(hit);
         }
         self.advance(at, fx);
     }
@@ -151,65 +163,63 @@ impl Interp {
         })
     }
 
-    fn push_event(&mut self, name: &str, at: Instant) {
-        let ms = self.ms(at);
-        self.record
-            .events
-            .entry(name.to_string())
-            .or_default()
-            .push(ms);
-    }
-
     fn record_event(&mut self, msg: &Value, at: Instant) {
-        let script = Arc::clone(&self.script);
-        for (name, m) in &script.events {
+        let ms = self.ms(at);
+        for (name, m) in &self.script.events {
             if m.matches(msg) {
-                self.push_event(name, at);
+                self.record.push_event(name, self.seq, ms);
             }
         }
         if let Some(t) = msg.get("type").and_then(Value::as_str)
             && self.wanted.iter().any(|w| w == t)
         {
-            self.push_event(t, at);
+            self.record.push_event(t, self.seq, ms);
         }
     }
 
-    /// Offer one message to the current await; returns whether the await is over.
-    fn offer(&mut self, msg: Value, at: Instant) -> bool {
+    /// Offer one match to the current await; returns whether the await is over.
+    fn offer(&mut self, hit: Hit) -> bool {
         let script = Arc::clone(&self.script);
-        let Some(Action::Await {
-            matcher,
-            name,
-            collect,
-            until,
-            ..
-        }) = script.steps.get(self.pc).map(|s| &s.action)
+        let Some(Action::Await { name, collect, .. }) =
+            script.steps.get(self.pc).map(|s| &s.action)
         else {
             return false;
         };
         let Phase::Awaiting { matched, .. } = &mut self.phase else {
             return false;
         };
-        if matcher.matches(&msg) {
+        if hit.main {
             *matched += 1;
             if let Some(n) = name {
-                self.push_event(n, at);
+                let ms = self.ms(hit.at);
+                self.record.push_event(n, hit.seq, ms);
             }
             if !collect {
                 self.finish_step();
                 return true;
             }
         }
-        if until.as_ref().is_some_and(|u| u.matches(&msg)) {
+        if hit.until {
             self.finish_step();
             return true;
         }
         false
     }
 
+    /// The step at `pc` is over: move on, ending the windows of marks whose turn it
+    /// ended.
     fn finish_step(&mut self) {
         self.pc += 1;
         self.phase = Phase::Ready;
+        let (pc, end) = (self.pc, self.seq + 1);
+        let record = &mut self.record;
+        self.open.retain(|&(until, idx)| {
+            let ended = until <= pc;
+            if ended {
+                record.end_turn(idx, end);
+            }
+            !ended
+        });
     }
 
     fn advance(&mut self, now: Instant, fx: &mut Effects) {
@@ -297,8 +307,16 @@ impl Interp {
                 self.finish_step();
             }
             Action::Mark(name) => {
+                self.seq += 1;
                 let ms = self.ms(now);
-                self.record.marks.push((name.clone(), ms));
+                let idx = self.record.push_mark(name, self.seq, ms);
+                if let Some(rest) = step.turn_rest {
+                    self.open.push((self.pc + rest as usize + 1, idx));
+                }
+                for &j in script.watchers.get(&self.pc).into_iter().flatten() {
+                    self.watches.retain(|w| w.step != j);
+                    self.watches.push(Watch::new(j));
+                }
                 self.finish_step();
             }
             Action::Stream {
@@ -320,13 +338,13 @@ impl Interp {
                     deadline: now + *timeout,
                     matched: 0,
                 };
-                while let Some((msg, at)) = self.pending.pop_front() {
-                    if self.offer(msg, at) {
-                        break;
+                // With `since`: what matched since the mark, in the order it came.
+                if let Some(i) = self.watches.iter().position(|w| w.step == self.pc) {
+                    for hit in self.watches.swap_remove(i).hits {
+                        if self.offer(hit) {
+                            break;
+                        }
                     }
-                }
-                if matches!(self.phase, Phase::Awaiting { .. }) {
-                    self.pending.clear();
                 }
             }
         }
@@ -387,99 +405,6 @@ impl Interp {
             }
         }
     }
-
-    fn render_chunk(&self, s: &StreamState, end: usize) -> Result<Outbound, String> {
-        let step = &self.script.steps[self.pc];
-        let Action::Stream { frame, .. } = &step.action else {
-            return Err("internal: stream state without a stream step".into());
-        };
-        let pcm = self.item.pcm.slice(s.offset..end);
-        match frame {
-            ChunkFrame::Binary => Ok(Outbound::Binary(pcm)),
-            ChunkFrame::Json(t) => {
-                let per_ms = f64::from(self.vars.sample_rate) * 2.0 / 1000.0;
-                let lookup = |name: &str| -> Option<Value> {
-                    match name {
-                        "chunk_b64" => Some(Value::String(
-                            base64::engine::general_purpose::STANDARD.encode(&pcm),
-                        )),
-                        "chunk_index" => Some(Value::from(s.index)),
-                        "chunk_ms" => Some(Value::from(
-                            (((end - s.offset) as f64) / per_ms).round() as u64,
-                        )),
-                        "audio_end_ms" => Some(Value::from(((end as f64) / per_ms).round() as u64)),
-                        _ => self.var(name, step.turn),
-                    }
-                };
-                Ok(Outbound::Text(t.render_text(&lookup)?.into()))
-            }
-        }
-    }
-
-    fn render_payload(&self, p: &Payload, turn: u32) -> Result<Outbound, String> {
-        let lookup = |name: &str| self.var(name, turn);
-        let text = |t: &Template| t.render_text(&lookup);
-        Ok(match p {
-            Payload::Json(t) | Payload::Text(t) => Outbound::Text(text(t)?.into()),
-            Payload::Binary(t) => {
-                let b64 = text(t)?;
-                let bytes = base64::engine::general_purpose::STANDARD
-                    .decode(b64.trim())
-                    .map_err(|e| format!("`send_binary` must render base64 ({e})"))?;
-                Outbound::Binary(Bytes::from(bytes))
-            }
-        })
-    }
-
-    fn var(&self, name: &str, turn: u32) -> Option<Value> {
-        Some(match name {
-            "model" => Value::String(self.vars.model.clone()),
-            "sample_index" => Value::from(self.vars.sample_index),
-            "session_id" => Value::String(self.vars.session_id.clone()),
-            "sample_rate" => Value::from(self.vars.sample_rate),
-            "turn" => Value::from(turn),
-            "uuid" => Value::String(uuid_v4()),
-            other => self
-                .item
-                .fields
-                .get(other.strip_prefix(super::script::ITEM_PREFIX)?)?
-                .clone(),
-        })
-    }
-}
-
-/// The failure message for a `fail_on` match: the message's own error text when it has
-/// one (`error` as a string, or `error.message`), else the message itself, shortened.
-fn failure_text(msg: &Value, raw: &str) -> String {
-    let err = msg.get("error");
-    let text = err
-        .and_then(Value::as_str)
-        .or_else(|| err.and_then(|e| e.get("message")).and_then(Value::as_str))
-        .or_else(|| msg.get("message").and_then(Value::as_str));
-    let kind = msg.get("type").and_then(Value::as_str).unwrap_or("message");
-    match text {
-        Some(t) => format!("server sent {kind}: {t}"),
-        None => {
-            let short: String = raw.chars().take(QUOTE_CHARS).collect();
-            format!("server sent {kind}: {short}")
-        }
-    }
-}
-
-/// A random RFC 4122 version-4 UUID.
-fn uuid_v4() -> String {
-    let mut b: [u8; 16] = rand::random();
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
 }
 
 #[cfg(test)]

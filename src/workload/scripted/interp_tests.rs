@@ -1,9 +1,12 @@
 //! The scripted interpreter as a sans-IO state machine: pacing, saturate rounds, awaits
-//! with timeouts and `fail_on`, collecting awaits.
+//! with timeouts and `fail_on`, collecting awaits, turns that do not leak into each other
+//! (an await sees only what arrives after it starts, or since its `since` mark), and
+//! metric windows that follow the session's order and end with their turn.
 
 use std::path::Path;
 
 use super::*;
+use crate::workload::Outbound;
 use crate::workload::outcome::FailureKind;
 use crate::workload::scripted::parse::{Defaults, parse};
 
@@ -36,6 +39,14 @@ fn interp(s: Arc<Script>, pcm_ms: usize) -> Interp {
     Interp::new(s, Arc::new(item), vars, wanted)
 }
 
+/// The ms of each hit of event `name`.
+fn times(rec: &Record, name: &str) -> Vec<f64> {
+    rec.events
+        .get(name)
+        .map(|h| h.iter().map(|h| h.ms).collect())
+        .unwrap_or_default()
+}
+
 fn texts(fx: &Effects) -> Vec<String> {
     fx.outbound
         .iter()
@@ -60,6 +71,8 @@ send = { type = "input_audio_buffer.commit", final = true }
 mark = "final"
 [[workload.steps]]
 await = { type = "transcription.done" }
+[workload.events]
+"transcription.delta" = { type = "transcription.delta" }
 [workload.metrics]
 ttft_ms = "first(transcription.delta) - mark(audio_start)"
 final_ms = "first(transcription.done) - mark(final)"
@@ -114,11 +127,9 @@ fn realtime_stream_is_paced_on_an_absolute_schedule() {
     );
     assert!(matches!(fx.finish, Some(Ok(()))));
     let rec = it.record();
-    assert_eq!(rec.events["transcription.delta"], vec![450.0]);
-    assert_eq!(
-        rec.marks,
-        vec![("audio_start".into(), 0.0), ("final".into(), 500.0)]
-    );
+    assert_eq!(times(rec, "transcription.delta"), vec![450.0]);
+    let marks: Vec<(&str, f64)> = rec.marks.iter().map(|m| (m.name.as_str(), m.ms)).collect();
+    assert_eq!(marks, vec![("audio_start", 0.0), ("final", 500.0)]);
 }
 
 #[test]
@@ -143,7 +154,7 @@ fn saturate_sends_one_chunk_per_round_and_binary_frames() {
 }
 
 #[test]
-fn await_sees_early_replies_times_out_and_fail_on_wins() {
+fn await_times_out_and_fail_on_wins() {
     let s = script(
         "[[workload.steps]]\nsend = { type = \"go\" }\n[[workload.steps]]\nawait = { type = \"done\" }\ntimeout_s = 1\n",
     );
@@ -208,7 +219,134 @@ fn collecting_await_records_every_match_until_the_end_marker() {
     assert!(matches!(fx.finish, Some(Ok(()))));
     assert_eq!(texts(&fx)[1], r#"{"n":1,"type":"response.create"}"#);
     let rec = it.record().clone();
-    assert_eq!(rec.events["d"], vec![10.0, 20.0, 40.0]);
+    assert_eq!(times(&rec, "d"), vec![10.0, 20.0, 40.0]);
     assert_eq!(s.metrics[0].expr.eval(&rec), vec![10.0, 10.0]);
     assert_eq!(s.metrics[1].expr.eval(&rec), vec![3.0]);
+}
+
+/// Issue 29: `first(done) - mark(sent)` in a 2-turn script, where turn 2's mark is taken
+/// in the same instant turn 1's `response.done` ended its await. Each turn must get its
+/// own value (100 and 150 ms), not one 0.00 ms value per session.
+#[test]
+fn each_turn_measures_its_own_done_not_the_one_that_ended_the_previous_turn() {
+    let s = script(
+        "[[workload.steps]]\nrepeat = 2\n[[workload.steps.steps]]\nmark = \"sent\"\n[[workload.steps.steps]]\nsend = { type = \"response.create\" }\n[[workload.steps.steps]]\nawait = { type = \"response.done\" }\n[workload.events]\ndone = { type = \"response.done\" }\n[workload.metrics]\nresponse_ms = \"first(done) - mark(sent)\"\n",
+    );
+    let mut it = interp(s.clone(), 0);
+    let t0 = Instant::now();
+    let ms = |x: u64| t0 + Duration::from_millis(x);
+    let mut fx = Effects::default();
+    it.start(t0, &mut fx);
+    it.inbound(r#"{"type":"response.done"}"#, ms(100), &mut fx);
+    it.inbound(r#"{"type":"response.done"}"#, ms(250), &mut fx);
+    assert!(matches!(fx.finish, Some(Ok(()))));
+    assert_eq!(texts(&fx).len(), 2);
+    assert_eq!(s.metrics[0].eval(it.record()).values, vec![100.0, 150.0]);
+}
+
+/// Two turns of stream, `response.create`, and a collecting await. Turn 1's server also
+/// sent a second response whose delta and `response.done` arrive while turn 2 streams.
+const TWO_TURNS: &str = r#"
+[[workload.steps]]
+repeat = 2
+[[workload.steps.steps]]
+mark = "turn_start"
+[[workload.steps.steps]]
+stream = "binary"
+chunk_ms = 100
+[[workload.steps.steps]]
+send = { type = "response.create" }
+[[workload.steps.steps]]
+mark = "rr"
+[[workload.steps.steps]]
+await = { type = "delta" }
+name = "audio"
+collect = true
+until = { type = "response.done" }
+[workload.events]
+done = { type = "response.done" }
+[workload.metrics]
+first_audio_ms = "first(audio) - mark(rr)"
+response_ms = "last(done) - mark(rr)"
+"#;
+
+#[test]
+fn a_reply_left_over_from_turn_1_cannot_end_turn_2() {
+    let s = script(TWO_TURNS);
+    let mut it = interp(Arc::clone(&s), 100);
+    let t0 = Instant::now();
+    let ms = |x: u64| t0 + Duration::from_millis(x);
+    let mut fx = Effects::default();
+    it.start(t0, &mut fx);
+    it.wake(ms(100), &mut fx);
+    it.inbound(r#"{"type":"delta"}"#, ms(150), &mut fx);
+    it.inbound(r#"{"type":"response.done"}"#, ms(200), &mut fx);
+    // Turn 2 streams; the extra response of turn 1 arrives meanwhile.
+    it.inbound(r#"{"type":"delta"}"#, ms(240), &mut fx);
+    it.inbound(r#"{"type":"response.done"}"#, ms(250), &mut fx);
+    let mut fx = Effects::default();
+    it.wake(ms(300), &mut fx);
+    assert_eq!(texts(&fx), vec![r#"{"type":"response.create"}"#]);
+    assert!(fx.finish.is_none(), "turn 2 waits for its own reply");
+    it.inbound(r#"{"type":"delta"}"#, ms(380), &mut fx);
+    it.inbound(r#"{"type":"response.done"}"#, ms(400), &mut fx);
+    assert!(matches!(fx.finish, Some(Ok(()))));
+    let rec = it.record();
+    assert_eq!(times(rec, "audio"), vec![150.0, 380.0]);
+    let first = s.metrics[0].eval(rec);
+    assert_eq!(first.values, vec![50.0, 80.0]);
+    assert_eq!((first.measured, first.windows), (2, 2));
+    // Turn 1's window ends with turn 1: the extra `done` at 250 is in no window.
+    assert_eq!(s.metrics[1].eval(rec).values, vec![100.0, 100.0]);
+}
+
+#[test]
+fn since_a_mark_an_await_sees_what_arrived_while_streaming() {
+    let src = |since: &str| {
+        format!(
+            "[[workload.steps]]\nmark = \"turn_start\"\n[[workload.steps]]\nstream = \"binary\"\nchunk_ms = 100\n[[workload.steps]]\nawait = {{ type = \"reply\" }}\nname = \"r\"\ntimeout_s = 1\n{since}[workload.metrics]\nreply_ms = \"first(r) - mark(turn_start)\"\n"
+        )
+    };
+    let t0 = Instant::now();
+    let ms = |x: u64| t0 + Duration::from_millis(x);
+    let run = |s: &Arc<Script>| {
+        let mut it = interp(Arc::clone(s), 200);
+        let mut fx = Effects::default();
+        it.start(t0, &mut fx);
+        it.inbound(r#"{"type":"reply","n":1}"#, ms(50), &mut fx);
+        it.wake(ms(100), &mut fx);
+        it.wake(ms(200), &mut fx);
+        (it, fx)
+    };
+    let s = script(&src("since = \"turn_start\"\n"));
+    let (it, fx) = run(&s);
+    assert!(matches!(fx.finish, Some(Ok(()))), "{:?}", fx.finish);
+    assert_eq!(s.metrics[0].eval(it.record()).values, vec![50.0]);
+    // Without `since` the reply came before the await started: it waits, then times out.
+    let s = script(&src(""));
+    let (mut it, mut fx) = run(&s);
+    assert!(fx.finish.is_none());
+    it.wake(ms(1200), &mut fx);
+    assert!(matches!(&fx.finish, Some(Err(f)) if f.kind == FailureKind::Timeout));
+}
+
+#[test]
+fn since_collects_until_its_end_marker_and_ignores_what_came_before_the_mark() {
+    let s = script(
+        "[[workload.steps]]\nawait = { type = \"ready\" }\n[[workload.steps]]\nmark = \"m\"\n[[workload.steps]]\nstream = \"binary\"\nchunk_ms = 100\n[[workload.steps]]\nawait = { type = \"d\" }\nname = \"d\"\ncollect = true\nuntil = { type = \"end\" }\nsince = \"m\"\n",
+    );
+    let t0 = Instant::now();
+    let ms = |x: u64| t0 + Duration::from_millis(x);
+    let mut it = interp(s, 200);
+    let mut fx = Effects::default();
+    it.start(t0, &mut fx);
+    it.inbound(r#"{"type":"d"}"#, ms(5), &mut fx);
+    it.inbound(r#"{"type":"ready"}"#, ms(10), &mut fx);
+    for (t, m) in [(20, "d"), (30, "d"), (40, "end"), (50, "d")] {
+        it.inbound(&format!(r#"{{"type":"{m}"}}"#), ms(t), &mut fx);
+    }
+    it.wake(ms(110), &mut fx);
+    it.wake(ms(210), &mut fx);
+    assert!(matches!(fx.finish, Some(Ok(()))), "{:?}", fx.finish);
+    assert_eq!(times(it.record(), "d"), vec![20.0, 30.0]);
 }

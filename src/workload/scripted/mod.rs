@@ -4,7 +4,8 @@
 //!
 //! [`parse`] reads the script with positions, [`script`] holds it, [`metric`] parses and
 //! evaluates metric expressions, [`interp`] walks one session's steps as a sans-IO state
-//! machine; [`dataset`] loads the audio items `stream` steps send. Message templates and
+//! machine; [`turns`] warns when a per-turn metric missed turns; [`dataset`] loads the
+//! items `stream` steps send (audio) and templates read (`${item.<field>}`). Message templates and
 //! field matching are the shared pure helpers in [`crate::util`] (the embedded server's
 //! `[server.scripted]` rules use the same ones).
 
@@ -14,6 +15,7 @@ pub mod metric;
 pub mod parse;
 pub mod report;
 pub mod script;
+pub mod turns;
 pub mod workload;
 
 pub use workload::build;

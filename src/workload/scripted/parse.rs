@@ -52,6 +52,8 @@ struct Cx<'a> {
     src: &'a str,
     defaults: &'a Defaults,
     errors: Vec<ScenarioError>,
+    /// Mark names set by steps so far, in source order (what `since` may name).
+    marks_seen: Vec<String>,
 }
 
 impl Cx<'_> {
@@ -69,6 +71,7 @@ pub fn parse(path: &Path, src: &str, defaults: &Defaults) -> Result<Script, Vec<
         src,
         defaults,
         errors: Vec::new(),
+        marks_seen: Vec::new(),
     };
     let mut script = Script {
         timeout: defaults.timeout,
@@ -82,7 +85,7 @@ pub fn parse(path: &Path, src: &str, defaults: &Defaults) -> Result<Script, Vec<
         return Err(vec![ScenarioError::file(path, "missing [workload] table")]);
     };
     match w.get("steps") {
-        Some(steps) => parse_steps(&mut cx, steps, 0, &mut script.steps),
+        Some(steps) => parse_steps(&mut cx, steps, &mut script.steps),
         None => cx.errors.push(ScenarioError::file(
             path,
             "[workload] needs `steps`: add `[[workload.steps]]` tables, e.g. `send = { type = \"session.update\" }`",
@@ -110,14 +113,15 @@ pub fn parse(path: &Path, src: &str, defaults: &Defaults) -> Result<Script, Vec<
             }
         }
     }
+    let known = Names::of(&script, doc.get_ref());
     if let Some(ms) = w.get("metrics") {
         for (k, v) in table_entries(&mut cx, ms, "metrics") {
-            if let Some(def) = metric_def(&mut cx, k, v) {
+            if let Some(def) = metric_def(&mut cx, k, v, &known) {
                 script.metrics.push(def);
             }
         }
     }
-    check_names(&mut cx, &script, w);
+    script.link_since();
     if cx.errors.is_empty() {
         Ok(script)
     } else {
@@ -142,7 +146,7 @@ fn table_entries<'t, 'i>(
     }
 }
 
-fn parse_steps(cx: &mut Cx<'_>, v: &Val<'_>, turn: u32, out: &mut Vec<Step>) {
+fn parse_steps(cx: &mut Cx<'_>, v: &Val<'_>, out: &mut Vec<Step>) {
     let Some(items) = v.get_ref().as_array() else {
         cx.err(
             v.span(),
@@ -160,11 +164,11 @@ fn parse_steps(cx: &mut Cx<'_>, v: &Val<'_>, turn: u32, out: &mut Vec<Step>) {
             );
             return;
         }
-        step(cx, item, turn, out);
+        step(cx, item, out);
     }
 }
 
-fn step(cx: &mut Cx<'_>, item: &Val<'_>, turn: u32, out: &mut Vec<Step>) {
+fn step(cx: &mut Cx<'_>, item: &Val<'_>, out: &mut Vec<Step>) {
     let Some(t) = item.get_ref().as_table() else {
         cx.err(
             item.span(),
@@ -202,9 +206,37 @@ fn step(cx: &mut Cx<'_>, item: &Val<'_>, turn: u32, out: &mut Vec<Step>) {
             return;
         }
     };
+    check_keys(cx, t, kind);
+    let v = &t[kind];
+    let action = match kind {
+        "send" => template(cx, v, &[]).map(|t| Action::Send(Payload::Json(t))),
+        "send_text" => string_template(cx, v).map(|t| Action::Send(Payload::Text(t))),
+        "send_binary" => string_template(cx, v).map(|t| Action::Send(Payload::Binary(t))),
+        "mark" => name_value(cx, v, "mark").map(|m| {
+            cx.marks_seen.push(m.clone());
+            Action::Mark(m)
+        }),
+        "stream" => stream(cx, t, v),
+        "await" => await_step(cx, t, v),
+        _ => {
+            repeat(cx, t, v, out);
+            None
+        }
+    };
+    if let Some(action) = action {
+        out.push(Step {
+            action,
+            turn: 0,
+            turn_rest: None,
+        });
+    }
+}
+
+/// Keys of a `kind` step other than the action must be that action's own.
+fn check_keys(cx: &mut Cx<'_>, t: &DeTable<'_>, kind: &str) {
     let allowed: &[&str] = match kind {
         "stream" => &["chunk_ms", "pacing"],
-        "await" => &["timeout_s", "name", "collect", "until"],
+        "await" => &["timeout_s", "name", "collect", "until", "since"],
         "repeat" => &["steps"],
         _ => &[],
     };
@@ -225,22 +257,6 @@ fn step(cx: &mut Cx<'_>, item: &Val<'_>, turn: u32, out: &mut Vec<Step>) {
             );
         }
     }
-    let v = &t[kind];
-    let action = match kind {
-        "send" => template(cx, v, &[]).map(|t| Action::Send(Payload::Json(t))),
-        "send_text" => string_template(cx, v).map(|t| Action::Send(Payload::Text(t))),
-        "send_binary" => string_template(cx, v).map(|t| Action::Send(Payload::Binary(t))),
-        "mark" => name_value(cx, v, "mark").map(Action::Mark),
-        "stream" => stream(cx, t, v),
-        "await" => await_step(cx, t, v),
-        _ => {
-            repeat(cx, t, v, out);
-            None
-        }
-    };
-    if let Some(action) = action {
-        out.push(Step { action, turn });
-    }
 }
 
 fn repeat(cx: &mut Cx<'_>, t: &DeTable<'_>, v: &Val<'_>, out: &mut Vec<Step>) {
@@ -256,7 +272,8 @@ fn repeat(cx: &mut Cx<'_>, t: &DeTable<'_>, v: &Val<'_>, out: &mut Vec<Step>) {
         return;
     };
     let mut body = Vec::new();
-    parse_steps(cx, inner, 0, &mut body);
+    parse_steps(cx, inner, &mut body);
+    let last = body.len().saturating_sub(1);
     for i in 0..n {
         if out.len() + body.len() > MAX_STEPS {
             cx.err(
@@ -267,9 +284,15 @@ fn repeat(cx: &mut Cx<'_>, t: &DeTable<'_>, v: &Val<'_>, out: &mut Vec<Step>) {
             );
             return;
         }
-        out.extend(body.iter().map(|s| Step {
-            action: s.action.clone(),
-            turn: if s.turn == 0 { i } else { s.turn },
+        // The body's own steps belong to turn `i`; steps of a nested `repeat` keep
+        // their (inner) turn.
+        out.extend(body.iter().enumerate().map(|(k, s)| match s.turn_rest {
+            None => Step {
+                action: s.action.clone(),
+                turn: i,
+                turn_rest: Some((last - k) as u32),
+            },
+            Some(_) => s.clone(),
         }));
     }
 }
@@ -357,13 +380,34 @@ fn await_step(cx: &mut Cx<'_>, t: &DeTable<'_>, v: &Val<'_>) -> Option<Action> {
         }
         Some(u) => Some(matcher(cx, u)?),
     };
+    let since = match t.get("since") {
+        None => None,
+        Some(s) => Some(since_mark(cx, s)?),
+    };
     Some(Action::Await {
         matcher: pattern,
         name,
         timeout,
         collect,
         until,
+        since,
     })
+}
+
+/// An `await`'s `since`: a mark some earlier step sets.
+fn since_mark(cx: &mut Cx<'_>, v: &Val<'_>) -> Option<String> {
+    let m = name_value(cx, v, "since")?;
+    if cx.marks_seen.contains(&m) {
+        return Some(m);
+    }
+    let hint = closest(&m, cx.marks_seen.iter().map(String::as_str))
+        .map(|c| format!("did you mean `{c}`? "))
+        .unwrap_or_default();
+    cx.err(
+        v.span(),
+        format!("`since` names mark {m:?}, which no earlier step sets; {hint}add a step `mark = {m:?}` before the step whose replies this `await` may miss (e.g. before a `stream`)"),
+    );
+    None
 }
 
 fn name_value(cx: &mut Cx<'_>, v: &Val<'_>, key: &str) -> Option<String> {
@@ -397,7 +441,12 @@ fn string_template(cx: &mut Cx<'_>, v: &Val<'_>) -> Option<Template> {
         );
         return None;
     }
-    template(cx, v, &[])
+    let t = template(cx, v, &[])?;
+    if t == Template::Lit(serde_json::Value::Null) {
+        cx.err(v.span(), "`${null}` is JSON null, and a frame needs text: use it inside a `send` message, e.g. turn_detection = \"${null}\"");
+        return None;
+    }
+    Some(t)
 }
 
 fn template(cx: &mut Cx<'_>, v: &Val<'_>, extra: &[&str]) -> Option<Template> {
@@ -452,9 +501,11 @@ fn template(cx: &mut Cx<'_>, v: &Val<'_>, extra: &[&str]) -> Option<Template> {
 }
 
 mod metrics;
+mod names;
 mod values;
 
-use metrics::{check_names, metric_def};
+use metrics::metric_def;
+use names::Names;
 use values::{float, int, locate, to_json};
 
 #[cfg(test)]

@@ -17,6 +17,9 @@ use crate::workload::{Report, RunRecord, kit};
 pub struct SessionValues {
     /// Metric name → values; an empty list means absent.
     pub values: BTreeMap<String, Vec<f64>>,
+    /// Metric measured per mark (not `gaps`) → (windows that gave a value, times the
+    /// mark was taken).
+    pub turns: BTreeMap<String, (usize, usize)>,
 }
 
 /// Families every scripted result has, whatever it declares (how a result file without a
@@ -85,6 +88,7 @@ pub struct ScriptedReport {
     completed: usize,
     duration_s: f64,
     endpoint: String,
+    warnings: Vec<String>,
 }
 
 /// Pool the measured sessions of `run`.
@@ -94,6 +98,7 @@ pub fn build(script: &Script, run: RunRecord<SessionValues>) -> ScriptedReport {
         recorded.declare(&d.name, &d.unit);
     }
     let (mut sessions, mut failures, mut completed) = (Vec::new(), Vec::new(), 0);
+    let mut turns: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for s in run.samples.iter().filter(|s| !s.warmup) {
         let vals = s.output.as_ref();
         match &s.outcome {
@@ -101,6 +106,10 @@ pub fn build(script: &Script, run: RunRecord<SessionValues>) -> ScriptedReport {
                 completed += 1;
                 for (k, v) in vals.map(|v| &v.values).into_iter().flatten() {
                     recorded.extend(k, s.ended_s, v.iter().copied());
+                }
+                for (k, (got, of)) in vals.map(|v| &v.turns).into_iter().flatten() {
+                    let t = turns.entry(k).or_default();
+                    (t.0, t.1) = (t.0 + got, t.1 + of);
                 }
             }
             Err(e) => failures.push((s.session.unwrap_or(s.idx), e.message.clone())),
@@ -124,6 +133,7 @@ pub fn build(script: &Script, run: RunRecord<SessionValues>) -> ScriptedReport {
         completed,
         duration_s: run.duration_s,
         endpoint: run.endpoint,
+        warnings: super::turns::warnings(&script.metrics, &turns, completed),
     }
 }
 
@@ -167,6 +177,9 @@ impl Report for ScriptedReport {
             out.push_str(&line);
             out.push('\n');
         }
+        for w in &self.warnings {
+            out.push_str(&format!("warning: {w}\n"));
+        }
         out
     }
 
@@ -209,6 +222,7 @@ impl Report for ScriptedReport {
             "duration_s": self.duration_s,
             "metrics": metrics,
             "sessions": self.sessions,
+            "warnings": self.warnings,
         })
     }
 

@@ -1,7 +1,9 @@
 //! The parsed script: the flat list of steps a session walks (a `repeat` is unrolled at
-//! load, each step knowing its turn), the `fail_on` patterns, named events and declared
-//! metrics. Pure data, built by [`super::parse`], walked by [`super::interp`].
+//! load, each step knowing its turn and where that turn ends), the `fail_on` patterns,
+//! named events and declared metrics. Pure data, built by [`super::parse`], walked by
+//! [`super::interp`].
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::util::jsonmatch::Matcher;
@@ -70,6 +72,9 @@ pub enum Action {
         collect: bool,
         /// With `collect`: stop (successfully) at the first message matching this.
         until: Option<Matcher>,
+        /// Also see messages that arrived since this mark was last taken (else only
+        /// those that arrive after the step starts).
+        since: Option<String>,
     },
     /// Record a named timestamp.
     Mark(String),
@@ -82,6 +87,9 @@ pub struct Step {
     pub action: Action,
     /// 0-based iteration of the innermost enclosing `repeat` (0 outside any).
     pub turn: u32,
+    /// How many steps after this one belong to the same turn (the same iteration of the
+    /// innermost enclosing `repeat`); `None` outside any `repeat`.
+    pub turn_rest: Option<u32>,
 }
 
 /// A declared metric.
@@ -106,9 +114,14 @@ pub struct MetricDef {
 }
 
 impl MetricDef {
-    /// This metric's values for one session's record.
-    pub fn eval(&self, rec: &super::metric::Record) -> Vec<f64> {
+    /// This metric's values for one session's record, with its window counts.
+    pub fn eval(&self, rec: &super::metric::Record) -> super::metric::Values {
         self.expr.eval_per(rec, self.per.as_deref())
+    }
+
+    /// The mark whose windows this metric is measured in, if any.
+    pub fn anchor(&self) -> Option<&str> {
+        self.per.as_deref().or_else(|| self.expr.anchor())
     }
 }
 
@@ -125,6 +138,9 @@ pub struct Script {
     pub metrics: Vec<MetricDef>,
     /// Whole-session limit.
     pub timeout: Duration,
+    /// Mark step index → the `await` steps with `since` that read that mark (the ones
+    /// after it, before the same mark is taken again).
+    pub watchers: BTreeMap<usize, Vec<usize>>,
 }
 
 impl Script {
@@ -144,6 +160,27 @@ impl Script {
             }
         }
         out
+    }
+
+    /// Link each `await` with `since` to the mark step it reads (the latest one before
+    /// it); the parser has checked that one exists.
+    pub fn link_since(&mut self) {
+        let mut latest: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut watchers: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            match &step.action {
+                Action::Mark(m) => {
+                    latest.insert(m, i);
+                }
+                Action::Await { since: Some(m), .. } => {
+                    if let Some(&at) = latest.get(m.as_str()) {
+                        watchers.entry(at).or_default().push(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.watchers = watchers;
     }
 
     /// Whether any step streams audio (then a dataset is required).

@@ -2,7 +2,6 @@
 //! (positioned errors), audio decoded in `prepare` (before timing), one interpreter
 //! session per sample, declared metrics evaluated per session.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -12,6 +11,7 @@ use tokio::time::Instant;
 
 use super::dataset::{self, ItemSpec};
 use super::interp::{Interp, Item, Vars};
+use super::metric::Kind;
 use super::parse::{self, Defaults};
 use super::report::{self, SessionValues};
 use super::script::Script;
@@ -34,9 +34,9 @@ pub struct ScriptedParams {
     pub path: Option<String>,
     /// `${model}` in templates (default `"default"`).
     pub model: Option<String>,
-    /// Audio for `stream` steps: a directory of WAV files (with optional `<name>.txt`
-    /// reference text) or a JSONL manifest `{"audio": ..., <fields>}`; relative to the
-    /// scenario file.
+    /// Items: a directory of WAV files (with optional `<name>.txt` reference text) or a
+    /// JSONL manifest `{"audio": ..., <fields>}` (`audio` may be left out when no step
+    /// streams); relative to the scenario file.
     pub dataset: Option<PathBuf>,
     /// Sample rate of the streamed PCM16 mono audio, Hz (default 16000). Range
     /// [8000, 192000].
@@ -115,14 +115,7 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<Scen
             format!("`path` must start with `/` (got {path:?})"),
         ));
     }
-    let base = input.path.parent().unwrap_or(Path::new("."));
-    let items = match &p.dataset {
-        None => Vec::new(),
-        Some(d) => dataset::discover(&base.join(d)).unwrap_or_else(|m| {
-            errors.push(err("dataset", m));
-            Vec::new()
-        }),
-    };
+    let items = items(input, p.dataset.as_deref(), &mut errors);
     let defaults = Defaults {
         pacing,
         await_timeout,
@@ -136,6 +129,11 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<Scen
             Script::default()
         }
     };
+    if script.streams()
+        && let Err(m) = dataset::require_audio(&items)
+    {
+        errors.push(err("dataset", m));
+    }
     let headline = resolve_headline(input, p.headline.as_ref(), &script, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
@@ -155,6 +153,22 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<Scen
         headline: Box::leak(headline.into_boxed_str()),
         prepared: OnceLock::new(),
     }))
+}
+
+/// The dataset's items (none without `dataset`), relative to the scenario file.
+fn items(
+    input: &WorkloadInput<'_>,
+    dataset: Option<&Path>,
+    errors: &mut Vec<ScenarioError>,
+) -> Vec<ItemSpec> {
+    let base = input.path.parent().unwrap_or(Path::new("."));
+    match dataset {
+        None => Vec::new(),
+        Some(d) => dataset::discover(&base.join(d)).unwrap_or_else(|m| {
+            errors.push(input.key_error("dataset", m));
+            Vec::new()
+        }),
+    }
 }
 
 /// The headline metric: `headline` if the script declares it (else an error, unless
@@ -245,10 +259,9 @@ impl Workload for ScriptedWorkload {
         }
         let mut items = Vec::with_capacity(self.items.len());
         for spec in &self.items {
-            let pcm = if self.script.streams() {
-                dataset::load_pcm(&spec.audio, self.sample_rate)?
-            } else {
-                bytes::Bytes::new()
+            let pcm = match &spec.audio {
+                Some(audio) if self.script.streams() => dataset::load_pcm(audio, self.sample_rate)?,
+                _ => bytes::Bytes::new(),
             };
             items.push(Arc::new(Item {
                 pcm,
@@ -309,12 +322,14 @@ impl Session for ScriptedSession {
     }
     fn into_output(self) -> SessionValues {
         let rec = self.interp.record();
-        let values: BTreeMap<String, Vec<f64>> = self
-            .script
-            .metrics
-            .iter()
-            .map(|m| (m.name.clone(), m.eval(rec)))
-            .collect();
-        SessionValues { values }
+        let mut out = SessionValues::default();
+        for m in &self.script.metrics {
+            let v = m.eval(rec);
+            if m.anchor().is_some() && m.kind != Kind::Series {
+                out.turns.insert(m.name.clone(), (v.measured, v.windows));
+            }
+            out.values.insert(m.name.clone(), v.values);
+        }
+        out
     }
 }

@@ -1,23 +1,29 @@
 //! `[workload.metrics]` entries: an expression string or `{ expr, unit, better,
-//! description, per }`, parsed with positions; and the check that every mark a metric
-//! reads is set by some step.
+//! description, per }`, parsed with positions; every mark and event name it reads is
+//! checked against the scenario's [`Names`], each error pointing at the name.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::{Cx, Val};
+use super::{Cx, Names, Val};
 use crate::util::template::closest;
 use crate::workload::scripted::metric::{self, Kind};
-use crate::workload::scripted::script::{Action, MetricDef, Script};
+use crate::workload::scripted::script::MetricDef;
+
+/// Longest expression text quoted in an error.
+const QUOTE: usize = 80;
 
 /// The metric `k = v` of `[workload.metrics]`: an expression string or a table with
-/// `expr` and optional `unit`, `better`, `description`, `per`; problems go to `cx`.
+/// `expr` and optional `unit`, `better`, `description`, `per`; the names it reads must
+/// be `known`; problems go to `cx`.
 pub(super) fn metric_def(
     cx: &mut Cx<'_>,
     k: &Spanned<Cow<'_, str>>,
     v: &Val<'_>,
+    known: &Names,
 ) -> Option<MetricDef> {
     let name = k.get_ref().to_string();
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -35,19 +41,23 @@ pub(super) fn metric_def(
     let (expr, kind) = match metric::parse(text) {
         Ok(x) => x,
         Err(e) => {
-            let span = expr_v.span();
-            let start = if span.len() == text.len() + 2 {
-                span.start + 1 + e.offset
-            } else {
-                span.start
-            };
-            cx.err(
-                start..start + 1,
-                format!("metric `{name}` = {text:?}: {}", e.msg),
-            );
+            let at = inside(expr_v.span(), text, e.offset);
+            cx.err(at, format!("metric `{name}` = {}: {}", quote(text), e.msg));
             return None;
         }
     };
+    let mut bad = false;
+    for r in expr.refs() {
+        let check = if r.mark {
+            known.check_mark(&name, r.name)
+        } else {
+            known.check_event(&name, r.name)
+        };
+        if let Err(msg) = check {
+            cx.err(inside(expr_v.span(), text, r.offset), msg);
+            bad = true;
+        }
+    }
     let str_key = |cx: &mut Cx<'_>, key: &str| -> Option<String> {
         let v = t?.get(key)?;
         match v.get_ref().as_str() {
@@ -66,6 +76,15 @@ pub(super) fn metric_def(
     let lower_is_better = lower_is_better(cx, better.as_deref(), kind, t, v);
     let description = str_key(cx, "description");
     let per = str_key(cx, "per");
+    if let (Some(p), Some(t)) = (&per, t)
+        && let Err(msg) = known.check_mark(&name, p)
+    {
+        cx.err(t.get("per").map_or(v.span(), |x| x.span()), msg);
+        bad = true;
+    }
+    if bad {
+        return None;
+    }
     Some(MetricDef {
         name,
         text: text.to_string(),
@@ -145,28 +164,22 @@ fn lower_is_better(
     }
 }
 
-/// Marks a metric reads must be set by some step.
-pub(super) fn check_names(cx: &mut Cx<'_>, script: &Script, w: &DeTable<'_>) {
-    let marks: Vec<&str> = script
-        .steps
-        .iter()
-        .filter_map(|s| match &s.action {
-            Action::Mark(m) => Some(m.as_str()),
-            _ => None,
-        })
-        .collect();
-    let Some(metrics) = w.get("metrics").and_then(|m| m.get_ref().as_table()) else {
-        return;
+/// The span of byte `offset` of string value `text` whose source is `span`: inside the
+/// quotes when the source spelling has no escapes, else the whole value.
+fn inside(span: Range<usize>, text: &str, offset: usize) -> Range<usize> {
+    let start = if span.len() == text.len() + 2 {
+        span.start + 1 + offset
+    } else {
+        span.start
     };
-    for def in &script.metrics {
-        for m in def.expr.marks().into_iter().chain(def.per.as_deref()) {
-            if !marks.contains(&m) {
-                let span = metrics.get(def.name.as_str()).map_or(0..0, |v| v.span());
-                let hint = closest(m, marks.iter().copied())
-                    .map(|c| format!("did you mean `{c}`? "))
-                    .unwrap_or_default();
-                cx.err(span, format!("metric `{}` reads mark `{m}`, which no step sets; {hint}add a step `mark = \"{m}\"`", def.name));
-            }
-        }
+    start..start + 1
+}
+
+/// `text` quoted for an error, shortened when long.
+fn quote(text: &str) -> String {
+    if text.chars().count() <= QUOTE {
+        return format!("{text:?}");
     }
+    let head: String = text.chars().take(QUOTE).collect();
+    format!("{head:?}… ({} bytes)", text.len())
 }

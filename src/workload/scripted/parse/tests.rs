@@ -38,6 +38,11 @@ audio = { type = "response.output_audio.delta" }
 [workload.metrics]
 ttft_ms = "first(transcription.delta) - mark(audio_start)"
 deltas = { expr = "count(audio)", better = "higher" }
+
+[server.scripted]
+[[server.scripted.rules]]
+on = { type = "input_audio_buffer.append" }
+do = [{ after_ms = 5, send = [{ type = "transcription.delta", delta = "x" }] }]
 "#;
 
 fn errors(src: &str, fields: Option<&[&str]>) -> Vec<String> {
@@ -126,8 +131,129 @@ fn bad_metric_expressions_name_the_position() {
     );
     let src = "[workload]\nkind = \"scripted\"\n[[workload.steps]]\nmark = \"start\"\n[workload.metrics]\nx_ms = \"first(d) - mark(strat)\"\n";
     let e = errors(src, None);
+    assert_eq!(e.len(), 2, "{e:?}");
     assert!(
-        e[0].contains("reads mark `strat`, which no step sets; did you mean `start`?"),
+        e[0].starts_with("s.toml:6:15: metric `x_ms` reads event `d`, which is not a [workload.events] name, a named `await`, or a message type this scenario mentions;"),
+        "{e:?}"
+    );
+    assert!(
+        e[0].ends_with("declare it under [workload.events] as `d = { type = \"d\" }`"),
+        "{e:?}"
+    );
+    assert!(
+        e[1].starts_with("s.toml:6:25: metric `x_ms` reads mark `strat`, which no step sets; did you mean `start`?"),
+        "{e:?}"
+    );
+}
+
+const NAMES: &str = r#"[workload]
+kind = "scripted"
+fail_on = [{ type = "error" }]
+[[workload.steps]]
+mark = "sent"
+[[workload.steps]]
+await = { type = "response.audio.delta" }
+name = "audio"
+collect = true
+until = { type = "response.done" }
+[workload.events]
+transcript = { type = "response.output_audio_transcript.delta" }
+[server.scripted]
+on_connect = [{ send = { type = "session.created" } }]
+[[server.scripted.rules]]
+on = { type = "x" }
+do = [{ stream = [{ type = "server.only" }, { type = "${event.type}" }], count = 2 }]
+[workload.metrics]
+"#;
+
+#[test]
+fn metric_names_must_be_declared_awaited_or_mentioned() {
+    let ok = format!(
+        "{NAMES}a = \"first(audio) - mark(sent)\"\nb = \"first(transcript) - mark(sent)\"\nc = \"count(response.done)\"\nd = \"count(error)\"\ne = \"count(session.created)\"\nf = \"count(server.only)\"\ng = \"count(response.output_audio_transcript.delta)\"\nh = \"count(response.audio.delta)\"\n"
+    );
+    let s = parse(Path::new("s.toml"), &ok, &defaults(None)).unwrap();
+    assert_eq!(s.metrics.len(), 8);
+    let bad = format!(
+        "{NAMES}x_ms = {{ expr = \"first(transcrpit) - mark(sent)\", per = \"snet\" }}\ny = \"count(response.output_audio.delta)\"\n"
+    );
+    let e = errors(&bad, None);
+    assert_eq!(e.len(), 3, "{e:?}");
+    assert!(
+        e[0].starts_with("s.toml:19:24: metric `x_ms` reads event `transcrpit`"),
+        "{e:?}"
+    );
+    assert!(e[0].contains("did you mean `transcript`?"), "{e:?}");
+    assert!(e[1].starts_with("s.toml:19:57: metric `x_ms` reads mark `snet`, which no step sets; did you mean `sent`?"), "{e:?}");
+    assert!(
+        e[2].starts_with("s.toml:20:12: metric `y` reads event `response.output_audio.delta`"),
+        "{e:?}"
+    );
+    assert!(
+        e[2].ends_with("declare it under [workload.events] as `\"response.output_audio.delta\" = { type = \"response.output_audio.delta\" }`"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn since_must_name_an_earlier_mark() {
+    let src = "[workload]\nkind = \"scripted\"\n[[workload.steps]]\nmark = \"turn_start\"\n[[workload.steps]]\nawait = { type = \"x\" }\nsince = \"turn_strat\"\n[[workload.steps]]\nawait = { type = \"x\" }\nsince = \"later\"\n[[workload.steps]]\nmark = \"later\"\n";
+    let e = errors(src, None);
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert!(
+        e[0].starts_with("s.toml:7:9: `since` names mark \"turn_strat\", which no earlier step sets; did you mean `turn_start`?"),
+        "{e:?}"
+    );
+    assert!(
+        e[1].starts_with("s.toml:10:9: `since` names mark \"later\""),
+        "{e:?}"
+    );
+    let src = "[workload]\nkind = \"scripted\"\n[[workload.steps]]\nmark = \"m\"\n[[workload.steps]]\nrepeat = 2\nsteps = [{ await = { type = \"x\" }, since = \"m\" }, { mark = \"m\" }]\n";
+    let s = parse(Path::new("s.toml"), src, &defaults(None)).unwrap();
+    // Each await reads the latest `m` before it.
+    assert_eq!(s.watchers.get(&0), Some(&vec![1]));
+    assert_eq!(s.watchers.get(&2), Some(&vec![3]));
+    assert_eq!(
+        s.steps
+            .iter()
+            .map(|s| (s.turn, s.turn_rest))
+            .collect::<Vec<_>>(),
+        vec![
+            (0, None),
+            (0, Some(1)),
+            (0, Some(0)),
+            (1, Some(1)),
+            (1, Some(0))
+        ]
+    );
+}
+
+#[test]
+fn nested_repeats_keep_their_inner_turns() {
+    let src = "[workload]\nkind = \"scripted\"\n[[workload.steps]]\nrepeat = 2\nsteps = [{ mark = \"a\" }, { repeat = 2, steps = [{ mark = \"b\" }] }]\n";
+    let s = parse(Path::new("s.toml"), src, &defaults(None)).unwrap();
+    assert_eq!(
+        s.steps
+            .iter()
+            .map(|s| (s.turn, s.turn_rest))
+            .collect::<Vec<_>>(),
+        vec![
+            (0, Some(2)),
+            (0, Some(0)),
+            (1, Some(0)),
+            (1, Some(2)),
+            (0, Some(0)),
+            (1, Some(0))
+        ]
+    );
+}
+
+#[test]
+fn null_is_not_a_text_frame() {
+    let src = "[workload]\nkind = \"scripted\"\n[[workload.steps]]\nsend_text = \"${null}\"\n[[workload.steps]]\nsend = { a = \"${null}\", b = \"$${null}\" }\n";
+    let e = errors(src, None);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with("s.toml:4:13: `${null}` is JSON null, and a frame needs text"),
         "{e:?}"
     );
 }
