@@ -9,6 +9,7 @@ mod transcription_server;
 
 mod cli;
 mod config_checks;
+mod differential;
 mod duplex;
 mod echo_workload;
 mod engine;

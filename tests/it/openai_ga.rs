@@ -146,7 +146,7 @@ fn server_intervals(conn: &Value) -> Vec<f64> {
 fn assert_each_turn_agrees(v: &Value, conns: &[Value], sessions: usize) {
     assert_eq!(v["completed"], sessions, "{v}");
     assert_eq!(conns.len(), sessions);
-    assert_eq!(v["warnings"], serde_json::json!([]), "{v}");
+    assert_eq!(v["rtload"]["warnings"], serde_json::json!([]), "{v}");
     let mut excess = Vec::new();
     for conn in conns {
         let idx = session_of(conn);

@@ -2,7 +2,7 @@
 //! would have crashed `check` and `run` are refused with their position; event and mark
 //! names are checked at `check`; a text-only dataset runs; a stream over an item without
 //! audio is refused naming the manifest line; a per-turn metric that missed turns is a
-//! warning in the text report and the JSON result.
+//! warning in the terminal and the JSON result (`rtload.warnings`).
 
 use std::path::{Path, PathBuf};
 
@@ -151,9 +151,9 @@ fn a_per_turn_metric_that_missed_turns_is_a_warning() {
     let (code, v, text) = run(&path);
     assert_eq!(code, Some(0), "{text}");
     let want = "`hello_ms` has 2 values for 4 turns (mark `sent` taken 4 times in 2 completed sessions): 2 turns had no matching event";
-    let warnings = v["warnings"].as_array().unwrap();
+    let warnings = v["rtload"]["warnings"].as_array().unwrap();
     assert_eq!(warnings.len(), 1, "{v}");
     assert!(warnings[0].as_str().unwrap().starts_with(want), "{v}");
-    assert!(text.contains(&format!("warning: {want}")), "{text}");
+    assert!(text.contains(&format!("WARNING: {want}")), "{text}");
     assert_eq!(v["metrics"]["pong_ms"]["count"], 4.0);
 }

@@ -242,8 +242,10 @@ send = { type = "input_audio_buffer.commit", final = true }
 mark = "final_commit"
 [[workload.steps]]
 await = { type = "transcription.done" }
+[workload.events]
+delta = { type = "transcription.delta" }
 [workload.metrics]
-ttft_ms = "first(transcription.delta) - mark(audio_start)"
+ttft_ms = "first(delta) - mark(audio_start)"
 finalization_ms = "first(transcription.done) - mark(final_commit)""#;
     let fx = fixture(&server, "/v1/realtime", workload);
     let s = fx.run();

@@ -177,9 +177,6 @@ impl Report for ScriptedReport {
             out.push_str(&line);
             out.push('\n');
         }
-        for w in &self.warnings {
-            out.push_str(&format!("warning: {w}\n"));
-        }
         out
     }
 
@@ -222,12 +219,15 @@ impl Report for ScriptedReport {
             "duration_s": self.duration_s,
             "metrics": metrics,
             "sessions": self.sessions,
-            "warnings": self.warnings,
         })
     }
 
     fn recorded(&self) -> &Recorded {
         &self.recorded
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
     }
 
     fn scalars(&self) -> BTreeMap<String, f64> {

@@ -1,0 +1,287 @@
+//! Differential: every shipped scenario kind, run whole and as 2 and as 3 shards of the
+//! same plan (one `--start-at` barrier per set), then `rtload merge`d. The merge must be
+//! the run: the same exit code, verdict, sample counts and thresholds (each with a
+//! measured value), the same metric names (nothing dropped but what the catalogue says
+//! has no exact rule), and every distribution statistic exactly that of the shards' raw
+//! values together — the statistic one process would have computed over those values. A
+//! merged `.hlog` is written, and no result breaks an invariant.
+//!
+//! (Two runs never measure the same latencies, so the merged percentiles are checked
+//! against the union of the shards' recorded values, not against the whole run's.)
+
+use std::path::{Path, PathBuf};
+use std::process::Child;
+
+use serde_json::Value;
+
+use crate::support::rtload;
+
+/// The shipped scenario `file`, its data paths made absolute and `extra` appended, as
+/// one scenario file per run (`tag`) in `dir` (each with its own artifact root).
+fn scenario(dir: &Path, file: &str, extra: &str, tag: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let data = root.join("data").display().to_string();
+    let out = dir.join(format!("{tag}-artifacts")).display().to_string();
+    let text = std::fs::read_to_string(root.join(file))
+        .unwrap()
+        .replace("\"data/", &format!("\"{data}/"))
+        .replace(
+            "output_dir = \"quickstart-output\"",
+            &format!("output_dir = \"{out}\""),
+        )
+        + extra;
+    let p = dir.join(format!("{tag}.toml"));
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn spawn(sc: &Path, json: &Path, args: &[String]) -> Child {
+    rtload()
+        .arg("run")
+        .arg(sc)
+        .arg("--quiet")
+        .args(["--max-concurrency", "6"])
+        .args(args)
+        .arg("--output-json")
+        .arg(json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finish(c: Child) -> (Option<i32>, String) {
+    let o = c.wait_with_output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.code(), text)
+}
+
+fn read(p: &Path) -> Value {
+    rtload::report::resultfile::read(p).unwrap()
+}
+
+/// Run `file` whole and as 2 and 3 shards at once, merge each set, and hold every merge
+/// to the run.
+fn differential(file: &str, extra: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let at = format!("{:.3}", now + 3.0);
+    let whole_json = d.join("whole.json");
+    let whole = spawn(&scenario(d, file, extra, "whole"), &whole_json, &[]);
+    let mut sets = Vec::new();
+    for n in [2, 3] {
+        let shards: Vec<(PathBuf, Child)> = (0..n)
+            .map(|i| {
+                let json = d.join(format!("s{n}-{i}.json"));
+                let sc = scenario(d, file, extra, &format!("s{n}-{i}"));
+                let args = [
+                    "--shard".to_string(),
+                    format!("{i}/{n}"),
+                    "--start-at".into(),
+                    at.clone(),
+                ];
+                (json.clone(), spawn(&sc, &json, &args))
+            })
+            .collect();
+        sets.push(shards);
+    }
+    let (whole_code, whole_text) = finish(whole);
+    let w = read(&whole_json);
+    for shards in sets {
+        let n = shards.len();
+        let jsons: Vec<PathBuf> = shards
+            .into_iter()
+            .map(|(j, c)| {
+                let (code, text) = finish(c);
+                assert!(code == Some(0) || code == Some(1), "{file} shard: {text}");
+                j
+            })
+            .collect();
+        let merged = d.join(format!("merged{n}.json"));
+        let o = rtload()
+            .arg("merge")
+            .args(&jsons)
+            .arg("-o")
+            .arg(&merged)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert_eq!(
+            o.status.code(),
+            whole_code,
+            "{file} {n} shards: merge\n{text}\nwhole\n{whole_text}"
+        );
+        assert!(
+            merged.with_extension("hlog").is_file(),
+            "{file}: merged .hlog"
+        );
+        let m = read(&merged);
+        same_run(file, n, &w, &m);
+        exact_from_the_shards(file, &jsons, &m);
+    }
+}
+
+/// The merged result says what the whole run says.
+fn same_run(file: &str, n: usize, w: &Value, m: &Value) {
+    let (wr, mr) = (&w["rtload"], &m["rtload"]);
+    let at = format!("{file}, {n} shards");
+    assert_eq!(mr["verdict"], wr["verdict"], "{at}");
+    assert_eq!(mr["sample_counts"], wr["sample_counts"], "{at}");
+    let th = |r: &Value| -> Vec<(Value, Value, bool)> {
+        r["thresholds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["metric"].clone(),
+                    t["passed"].clone(),
+                    t["measured"].is_number(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(th(mr), th(wr), "{at}: thresholds");
+    assert!(th(mr).iter().all(|t| t.2), "{at}: every threshold measured");
+    assert_eq!(
+        mr["warnings"],
+        serde_json::json!([]),
+        "{at}: {}",
+        mr["warnings"]
+    );
+    assert_eq!(
+        wr["warnings"],
+        serde_json::json!([]),
+        "{at}: {}",
+        wr["warnings"]
+    );
+    let cat = rtload::workload::catalogue::Catalogue::from_result(m).unwrap();
+    // A distribution empty in one run (no response stalled, say) publishes no
+    // statistics there: such timing-dependent presence is not the merge's doing.
+    let in_both = |k: &String| {
+        let Some(d) = cat.get(k).and_then(|i| i.distribution.clone()) else {
+            return true;
+        };
+        let has = |r: &Value| {
+            r["distributions"][&d]
+                .as_array()
+                .is_some_and(|a| !a.is_empty())
+        };
+        has(wr) && has(mr)
+    };
+    let names = |r: &Value| -> Vec<String> {
+        r["metrics"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .filter(|k| in_both(k))
+            .cloned()
+            .collect()
+    };
+    let dropped: Vec<String> = m["rtload_merge"]["dropped"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    for d in &dropped {
+        let rule = cat.get(d).and_then(|i| i.merge.clone());
+        assert!(
+            matches!(
+                rule,
+                Some(rtload::workload::catalogue::MergeRule::Unmergeable(_))
+            ),
+            "{at}: {d} dropped though it has a rule ({rule:?}): {}",
+            m["rtload_merge"]["dropped"]
+        );
+    }
+    let want: Vec<String> = names(wr)
+        .into_iter()
+        .filter(|k| !dropped.contains(k))
+        .collect();
+    assert_eq!(names(mr), want, "{at}: metric names");
+}
+
+/// Every distribution statistic of the merge is that of the shards' values together.
+fn exact_from_the_shards(file: &str, shards: &[PathBuf], m: &Value) {
+    let cat = rtload::workload::catalogue::Catalogue::from_result(m).unwrap();
+    let metrics = m["rtload"]["metrics"].as_object().unwrap();
+    let mut checked = 0;
+    for dist in cat.distributions() {
+        let all: Vec<f64> = shards
+            .iter()
+            .flat_map(|p| {
+                let d = read(p);
+                let v: Vec<f64> = d["rtload"]["distributions"][&dist]
+                    .as_array()
+                    .map(|a| a.iter().filter_map(Value::as_f64).collect())
+                    .unwrap_or_default();
+                v
+            })
+            .collect();
+        let Some(s) = rtload::util::stats::Summary::of(&all, &[50.0, 90.0, 99.0]) else {
+            assert!(
+                !metrics.contains_key(&format!("{dist}.p50")),
+                "{file}: {dist}"
+            );
+            continue;
+        };
+        for (stat, want) in [
+            ("count", Some(s.count as f64)),
+            ("min", Some(s.min)),
+            ("p50", s.percentile(50.0)),
+            ("p90", s.percentile(90.0)),
+            ("p99", s.percentile(99.0)),
+            ("max", Some(s.max)),
+        ] {
+            let got = metrics[&format!("{dist}.{stat}")].as_f64();
+            assert_eq!(got, want, "{file}: {dist}.{stat}");
+        }
+        let mean = metrics[&format!("{dist}.mean")].as_f64().unwrap();
+        assert!(
+            (mean - s.mean).abs() <= 1e-9 * s.mean.abs().max(1.0),
+            "{file}: {dist}.mean"
+        );
+        checked += 1;
+    }
+    assert!(checked > 0, "{file}: no distribution had values");
+}
+
+#[test]
+fn video_quickstart_merges_to_the_run() {
+    differential(
+        "video-quickstart.toml",
+        "\n[thresholds]\n\"failed\" = \"== 0\"\n\"ttfc_ms.p99\" = \"< 60000\"\n",
+    );
+}
+
+#[test]
+fn duplex_quickstart_merges_to_the_run() {
+    differential(
+        "quickstart.toml",
+        "\n[thresholds]\n\"failed\" = \"== 0\"\n\"audio_ttfp_ms.p99\" = \"< 60000\"\n",
+    );
+}
+
+#[test]
+fn transcription_merges_to_the_run() {
+    differential("transcription.toml", "");
+}
+
+#[test]
+fn scripted_transcription_merges_to_the_run() {
+    differential("scripted-transcription.toml", "");
+}
+
+#[test]
+fn openai_realtime_merges_to_the_run() {
+    differential("openai-realtime.toml", "");
+}
