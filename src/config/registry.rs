@@ -71,3 +71,34 @@ pub fn result_catalogue(doc: &serde_json::Value, names: &[&str]) -> Option<Catal
         .find(|k| !names.is_empty() && names.iter().all(|n| k.declares(n)))
         .map(|k| Catalogue::reading(names, k.families, k.headline, k.aliases))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::catalogue::Merge;
+
+    /// Every metric states where it is measured from and to, and how shards merge it.
+    #[test]
+    fn every_family_states_its_origin_and_merge_rule() {
+        for k in registry() {
+            for f in k.families {
+                assert!(
+                    !f.origin.is_empty(),
+                    "{}: {} has no origin",
+                    k.name,
+                    f.prefix
+                );
+                assert_ne!(
+                    f.merge,
+                    Merge::Unmergeable("no merge rule declared"),
+                    "{}: {} has no merge rule",
+                    k.name,
+                    f.prefix
+                );
+            }
+            for (alias, target) in k.aliases {
+                assert!(k.declares(target), "{}: alias {alias} → {target}", k.name);
+            }
+        }
+    }
+}

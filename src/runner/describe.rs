@@ -77,6 +77,40 @@ pub fn describe_placed(s: &Scenario, shard: Option<Shard>) -> String {
     out
 }
 
+/// Every metric `s` reports, one row per scalar and per distribution (its statistics
+/// folded into `name.<stat>`): unit, which way is better, and what it is measured from
+/// and to — the catalogue's `measurement_origin`, as the JSON result carries it.
+pub fn describe_metrics(s: &Scenario) -> String {
+    let cat = s.workload.catalogue();
+    let mut rows: Vec<[String; 4]> = Vec::new();
+    for m in cat.metrics() {
+        let name = match &m.distribution {
+            Some(d) if m.name.ends_with(".count") => continue,
+            Some(d) if rows.iter().any(|r| r[0] == format!("{d}.<stat>")) => continue,
+            Some(d) => format!("{d}.<stat>"),
+            None => m.name.clone(),
+        };
+        rows.push([
+            name,
+            m.unit.clone(),
+            direction_words(m.direction).to_string(),
+            m.origin.clone(),
+        ]);
+    }
+    let w = rows.iter().map(|r| r[0].len()).max().unwrap_or(0);
+    let u = rows.iter().map(|r| r[1].len()).max().unwrap_or(0);
+    let mut out = format!(
+        "  metrics (<stat>: count mean std min p50 p90 p95 p99 max; aliases: {})\n",
+        cat.aliases().len()
+    );
+    for [name, unit, better, origin] in rows {
+        out.push_str(&format!(
+            "    {name:<w$}  {unit:<u$}  {better:<16}  {origin}\n"
+        ));
+    }
+    out
+}
+
 /// The `arrivals` and `expected` rows: the plan's releases and how long the run should
 /// take against a server that keeps real time.
 fn arrivals(s: &Scenario) -> Vec<(&'static str, String)> {

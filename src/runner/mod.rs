@@ -24,7 +24,7 @@ mod result;
 mod summary;
 mod target;
 
-pub use describe::{describe, describe_placed, direction_words};
+pub use describe::{describe, describe_metrics, describe_placed, direction_words};
 use summary::summarize;
 pub use target::{DEFAULT_METRICS_LINGER, LiveEndpoint};
 use target::{client_tls, serve_live_metrics, start_scraper, start_target};

@@ -19,6 +19,7 @@ mod fuzz;
 mod layering;
 mod listener;
 mod live;
+mod metric_origins;
 mod openai_ga;
 mod outputs;
 mod prometheus;

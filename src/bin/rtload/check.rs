@@ -49,6 +49,9 @@ pub fn check_cmd(c: &crate::cli::CheckArgs) -> ExitCode {
             continue;
         }
         print!("{}", rtload::runner::describe_placed(&s, dist.shard));
+        if c.metrics {
+            print!("{}", rtload::runner::describe_metrics(&s));
+        }
         if let Some(sw) = &sweep {
             println!("  sweep              {} values", sw.values.len());
             for line in sw.describe_points(s.load.samples) {

@@ -133,6 +133,10 @@ pub struct CheckArgs {
     /// More scenario files, checked the same way.
     #[arg(value_name = "SCENARIO")]
     pub more: Vec<PathBuf>,
+    /// Also list every metric the scenario reports: its unit, which way is better, and
+    /// what it is measured from and to (the result's `measurement_origin`).
+    #[arg(long)]
+    pub metrics: bool,
 }
 
 /// `rtload serve`.

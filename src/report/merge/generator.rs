@@ -32,6 +32,23 @@ pub fn merge_into(rt: &mut Map<String, Value>, inputs: &[ShardInput], merged: &H
     if rts.iter().any(|r| r.get("resources").is_some()) {
         rt.insert("resources".into(), resources(&rts));
     }
+    // Each shard judged its own generator with the one rule; the merged run was
+    // generator-bound where any shard was, and says which.
+    let bound: Vec<String> = inputs
+        .iter()
+        .filter_map(|s| {
+            let why = s.doc.pointer("/rtload/generator_bound")?.as_str()?;
+            Some(format!("shard {}: {why}", s.tag.index))
+        })
+        .collect();
+    rt.insert(
+        "generator_bound".into(),
+        if bound.is_empty() {
+            Value::Null
+        } else {
+            json!(bound.join("; "))
+        },
+    );
 }
 
 /// `{count, max_ms, mean_ms, p99_ms}` over every shard: count from the merged

@@ -72,7 +72,7 @@ pub const FAMILIES: &[Family] = &[
     .dist(),
     Family::new(
         "rtf",
-        "",
+        "ratio",
         Lower,
         "(done - first audio sent) / audio duration",
     )
@@ -88,7 +88,7 @@ pub const FAMILIES: &[Family] = &[
     .dist(),
     Family::new(
         "wer",
-        "",
+        "ratio",
         Lower,
         "word error rate against the reference, over the corpus (all files' edits / all reference words)",
     )
@@ -96,7 +96,7 @@ pub const FAMILIES: &[Family] = &[
     .merged(Merge::Ratio("wer_edits.total", "wer_words.total")),
     Family::new(
         "file_wer",
-        "",
+        "ratio",
         Lower,
         "word error rate of each file against its reference",
     )

@@ -201,7 +201,7 @@ pub fn wav_offset(start_s: f64, stream_start_s: f64) -> u64 {
 }
 
 /// Prepares one collected event for `events.json`: adds `_client_received_at_s`
-/// and, for audio deltas, removes `delta` / `audio` and adds `audio_bytes`
+/// (seconds since the session's WebSocket opened) and, for audio deltas, removes `delta` / `audio` and adds `audio_bytes`
 /// (decoded length of the base64 payload). Non-objects pass through unchanged.
 pub fn sanitize_event(mut event: Value, received_at_s: f64) -> Value {
     let Some(obj) = event.as_object_mut() else {

@@ -42,7 +42,9 @@ pub struct EventLog {
 /// The largest line buffer a session keeps between events.
 const LINE_KEEP_BYTES: usize = 4096;
 
-/// The key under which an event carries its receipt time (seconds from the run start).
+/// The key under which an event carries its receipt time: seconds since the session's
+/// WebSocket opened (the session's clock; the reference writes `time.monotonic()`, whose
+/// origin is arbitrary, so only differences within a session mean anything in either).
 pub const RECEIVED_AT: &str = "_client_received_at_s";
 
 impl EventLog {
