@@ -40,7 +40,7 @@ pub fn describe_placed(s: &Scenario, shard: Option<Shard>) -> String {
     );
     row("workload", w.kind().to_string());
     for (k, v) in w.describe() {
-        row(&format!("  {k}"), v);
+        row(&format!("  {k}"), v.clone());
     }
     row(
         "samples",

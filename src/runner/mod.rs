@@ -49,13 +49,13 @@ pub enum RunError {
     Engine(#[from] EngineError),
     /// The workload's preparation before timing failed.
     #[error("{0}")]
-    Prepare(String),
+    Prepare(crate::workload::WorkloadError),
     /// The arrival plan could not be built.
     #[error("arrival plan: {0}")]
     Plan(String),
     /// The workload could not summarize the run.
     #[error("report: {0}")]
-    Report(String),
+    Report(crate::workload::WorkloadError),
     /// The planned concurrency cannot fit under the open-file limit.
     #[error("{0}")]
     FdLimit(String),
@@ -210,7 +210,7 @@ pub fn run_serving(
     let (url, server) = start_target(scenario)?;
     let tls = client_tls(&url, scenario)?;
     let wire = crate::engine::transport::Wire::new(scenario.compression);
-    workload.prepare().map_err(RunError::Prepare)?;
+    let prepared = workload.prepare().map_err(RunError::Prepare)?;
     tracing::debug!(
         target = %redact_url(&url),
         samples = scenario.load.samples,
@@ -267,6 +267,7 @@ pub fn run_serving(
         wire: wire.result_block(),
         url,
         live_wall_s,
+        prepared,
     };
     Ok((summarize(scenario, dist, shard, ran)?, metrics_server))
 }
@@ -401,6 +402,8 @@ struct Ran {
     url: String,
     /// Wall seconds the engine ran (the live phase), for the generator's core share.
     live_wall_s: f64,
+    /// What the workload's preparation said the user should know.
+    prepared: Vec<String>,
 }
 
 /// Seconds since the Unix epoch (0 if the clock is before it).

@@ -38,26 +38,17 @@ pub(super) fn summarize(
     // What ran: a shard runs its part of the warm-ups.
     let warmup = out.run.samples.iter().filter(|s| s.warmup).count();
     let achieved = crate::workload::kit::Achieved::of(&out.run);
-    let measured_idx: Vec<usize> = out
-        .run
-        .samples
-        .iter()
-        .filter(|s| !s.warmup)
-        .map(|s| s.session.unwrap_or(s.idx))
-        .collect();
-    let report = ran.this_run.report(out.run).map_err(RunError::Report)?;
-    add_report_failures(
-        &mut failures,
-        report.as_ref(),
-        &measured_idx,
-        &cancelled_idx,
-    );
+    let report = report_with_failures(&ran.this_run, out.run, &mut failures, &cancelled_idx)?;
     let failures_by_kind = count_kinds(&failures);
     let failures_json = crate::workload::kit::failures_json(&failures, failures_by_kind.clone());
     let failures: Vec<(usize, String)> =
         failures.into_iter().map(|(i, f)| (i, f.message)).collect();
     let verdicts = verdicts(scenario, shard, report.as_ref());
-    let warnings = warnings(report.as_ref(), (measured, failures.len(), cancelled));
+    let mut warnings = ran.prepared;
+    warnings.extend(self::warnings(
+        report.as_ref(),
+        (measured, failures.len(), cancelled),
+    ));
     let summary = RunSummary {
         report,
         failures,
@@ -89,6 +80,25 @@ pub(super) fn summarize(
         write_result(path, scenario, dist, &summary, extras)?;
     }
     Ok(summary)
+}
+
+/// The workload's report of `run`, its own failures added to `failures` (never one for a
+/// sample already failed or cancelled: `cancelled_idx`).
+fn report_with_failures(
+    this_run: &std::sync::Arc<dyn crate::workload::WorkloadRun>,
+    run: RunRecord,
+    failures: &mut Vec<(usize, Failure)>,
+    cancelled_idx: &[usize],
+) -> Result<Box<dyn Report>, RunError> {
+    let measured_idx: Vec<usize> = run
+        .samples
+        .iter()
+        .filter(|s| !s.warmup)
+        .map(|s| s.session.unwrap_or(s.idx))
+        .collect();
+    let report = this_run.report(run).map_err(RunError::Report)?;
+    add_report_failures(failures, report.as_ref(), &measured_idx, cancelled_idx);
+    Ok(report)
 }
 
 /// The report's own warnings, then every broken invariant of its numbers with the run's

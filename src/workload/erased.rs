@@ -15,48 +15,78 @@ use tokio::time::Instant;
 
 use super::catalogue::Catalogue;
 use super::{
-    Artifact, ConnectSpec, Effects, Inbound, Output, Report, RunRecord, SampleRecord, Session,
-    SessionContext, Workload,
+    Artifact, ConnectSpec, Descriptor, Effects, Inbound, Output, Report, RunRecord, SampleRecord,
+    Session, SessionContext, Workload, WorkloadError,
 };
 
 /// A configured workload with its types erased (see [`Workload`] for each method).
 pub trait DynWorkload: Send + Sync + 'static {
-    /// [`Workload::kind`].
-    fn kind(&self) -> &'static str;
-    /// [`Workload::default_path`].
-    fn default_path(&self) -> &'static str;
-    /// [`Workload::describe`].
-    fn describe(&self) -> Vec<(String, String)>;
-    /// [`Workload::samples`].
-    fn samples(&self) -> usize;
-    /// [`Workload::catalogue`].
-    fn catalogue(&self) -> Catalogue;
-    /// [`Workload::headline_name`].
-    fn headline_name(&self) -> &'static str;
-    /// [`Workload::artifact_root`].
-    fn artifact_root(&self) -> Option<PathBuf>;
-    /// [`Workload::files_per_session`].
-    fn files_per_session(&self) -> u64;
+    /// [`Workload::descriptor`].
+    fn descriptor(&self) -> &Descriptor;
     /// [`Workload::prepare`].
-    fn prepare(&self) -> Result<(), String>;
-    /// [`Workload::expected_session_s`].
-    fn expected_session_s(&self) -> Option<f64>;
-    /// [`Workload::warnings`].
-    fn warnings(&self) -> Vec<String>;
+    fn prepare(&self) -> Result<Vec<String>, WorkloadError>;
     /// Start one run: a session factory whose outputs are kept for the report.
     fn begin_run(self: Arc<Self>) -> Arc<dyn WorkloadRun>;
 }
 
+/// Reading a workload's [`Descriptor`], field by field.
+impl dyn DynWorkload {
+    /// [`Descriptor::kind`].
+    pub fn kind(&self) -> &str {
+        &self.descriptor().kind
+    }
+    /// [`Descriptor::default_path`].
+    pub fn default_path(&self) -> &str {
+        &self.descriptor().default_path
+    }
+    /// [`Descriptor::params`].
+    pub fn describe(&self) -> &[(String, String)] {
+        &self.descriptor().params
+    }
+    /// [`Descriptor::samples`].
+    pub fn samples(&self) -> usize {
+        self.descriptor().samples
+    }
+    /// [`Descriptor::catalogue`].
+    pub fn catalogue(&self) -> &Catalogue {
+        &self.descriptor().catalogue
+    }
+    /// [`Descriptor::headline`].
+    pub fn headline_name(&self) -> &str {
+        &self.descriptor().headline
+    }
+    /// [`Descriptor::artifact_root`].
+    pub fn artifact_root(&self) -> Option<PathBuf> {
+        self.descriptor().artifact_root.clone()
+    }
+    /// [`Descriptor::files_per_session`].
+    pub fn files_per_session(&self) -> u64 {
+        self.descriptor().files_per_session
+    }
+    /// [`Descriptor::expected_session_s`].
+    pub fn expected_session_s(&self) -> Option<f64> {
+        self.descriptor().expected_session_s
+    }
+    /// [`Descriptor::warnings`].
+    pub fn warnings(&self) -> &[String] {
+        &self.descriptor().warnings
+    }
+    /// [`Descriptor::playback`].
+    pub fn playback_config(&self) -> super::playback::PlaybackConfig {
+        self.descriptor().playback
+    }
+}
+
 /// One run of a workload, as the engine and the runner use it.
 pub trait WorkloadRun: Send + Sync {
-    /// [`Workload::playback_config`].
+    /// [`Descriptor::playback`].
     fn playback_config(&self) -> super::playback::PlaybackConfig;
     /// The session for sample `ctx.idx`.
     fn session(&self, ctx: &SessionContext) -> Box<dyn DynSession>;
     /// [`Workload::headline_ms`] of a finished sample (its output is already stored).
     fn headline_ms(&self, rec: &SampleRecord) -> Option<f64>;
     /// Join the records with the stored outputs and call [`Workload::report`].
-    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String>;
+    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, WorkloadError>;
 }
 
 /// A [`Session`] with its output type erased: `finish` stores the output in its run.
@@ -121,7 +151,7 @@ struct TypedRun<W: Workload> {
 
 impl<W: Workload> WorkloadRun for TypedRun<W> {
     fn playback_config(&self) -> super::playback::PlaybackConfig {
-        self.workload.playback_config()
+        self.workload.descriptor().playback
     }
     fn session(&self, ctx: &SessionContext) -> Box<dyn DynSession> {
         Box::new(Bound {
@@ -141,7 +171,7 @@ impl<W: Workload> WorkloadRun for TypedRun<W> {
         }
         ms
     }
-    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, String> {
+    fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, WorkloadError> {
         let mut outputs =
             std::mem::take(&mut *self.store.lock().unwrap_or_else(PoisonError::into_inner));
         let samples = run
@@ -164,38 +194,11 @@ impl<W: Workload> WorkloadRun for TypedRun<W> {
 }
 
 impl<W: Workload> DynWorkload for W {
-    fn kind(&self) -> &'static str {
-        Workload::kind(self)
+    fn descriptor(&self) -> &Descriptor {
+        Workload::descriptor(self)
     }
-    fn default_path(&self) -> &'static str {
-        Workload::default_path(self)
-    }
-    fn describe(&self) -> Vec<(String, String)> {
-        Workload::describe(self)
-    }
-    fn samples(&self) -> usize {
-        Workload::samples(self)
-    }
-    fn catalogue(&self) -> Catalogue {
-        Workload::catalogue(self)
-    }
-    fn headline_name(&self) -> &'static str {
-        Workload::headline_name(self)
-    }
-    fn artifact_root(&self) -> Option<PathBuf> {
-        Workload::artifact_root(self)
-    }
-    fn files_per_session(&self) -> u64 {
-        Workload::files_per_session(self)
-    }
-    fn prepare(&self) -> Result<(), String> {
+    fn prepare(&self) -> Result<Vec<String>, WorkloadError> {
         Workload::prepare(self)
-    }
-    fn expected_session_s(&self) -> Option<f64> {
-        Workload::expected_session_s(self)
-    }
-    fn warnings(&self) -> Vec<String> {
-        Workload::warnings(self)
     }
     fn begin_run(self: Arc<Self>) -> Arc<dyn WorkloadRun> {
         Arc::new(TypedRun {

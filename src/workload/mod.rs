@@ -54,6 +54,7 @@ pub mod omni;
 pub mod outcome;
 pub mod plan;
 pub mod playback;
+mod record;
 pub mod results;
 pub mod scripted;
 pub mod shard;
@@ -61,6 +62,7 @@ pub mod spool;
 pub mod transcription;
 pub mod video;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -72,6 +74,7 @@ use crate::util::scenario_error::ScenarioError;
 pub use bytestring::ByteString;
 pub use erased::{DynSession, DynWorkload, WorkloadRun};
 pub use outcome::{Failure, FailureKind};
+pub use record::{RunRecord, SampleRecord};
 
 /// A WebSocket message as the session sees it (control frames are the transport's business).
 #[derive(Debug, Clone, PartialEq)]
@@ -304,85 +307,6 @@ impl<S: Session> Session for MaybeFailed<S> {
     }
 }
 
-/// Everything the engine knows about one sample after it ended.
-#[derive(Debug, Clone)]
-pub struct SampleRecord<O = ()> {
-    /// Position in the run's sample order (warm-ups first).
-    pub idx: usize,
-    /// Warm-up samples are excluded from every metric.
-    pub warmup: bool,
-    /// The whole run's index of this measured sample (`None` for a warm-up): the one
-    /// number a session goes by in every output ("session 3"), the same across shards.
-    pub session: Option<usize>,
-    /// Seconds from run start to the arrival plan's release time.
-    pub scheduled_s: f64,
-    /// Seconds spent waiting for a concurrency slot after release.
-    pub queue_wait_s: f64,
-    /// Seconds from run start to socket connect start.
-    pub started_s: f64,
-    /// Seconds from run start to the socket being open (`Session::on_open`), if it opened.
-    pub opened_s: Option<f64>,
-    /// Seconds from run start to the sample's end.
-    pub ended_s: f64,
-    /// `Ok`, or the failure's kind and message.
-    pub outcome: Result<(), Failure>,
-    /// Sender lateness (actual − intended) for scheduled messages, seconds.
-    pub send_lateness_s: Vec<f64>,
-    /// What the playback role observed (absent when the socket never opened).
-    pub playback: Option<crate::workload::playback::PlaybackSummary>,
-    /// The session's own record, when the session got far enough to have one (the
-    /// engine's own records carry `()` here; the workload sees its typed output).
-    pub output: Option<O>,
-}
-
-impl SampleRecord {
-    /// This record with the session's typed output attached.
-    pub fn with_output<O>(self, output: Option<O>) -> SampleRecord<O> {
-        SampleRecord {
-            idx: self.idx,
-            warmup: self.warmup,
-            session: self.session,
-            scheduled_s: self.scheduled_s,
-            queue_wait_s: self.queue_wait_s,
-            started_s: self.started_s,
-            opened_s: self.opened_s,
-            ended_s: self.ended_s,
-            outcome: self.outcome,
-            send_lateness_s: self.send_lateness_s,
-            playback: self.playback,
-            output,
-        }
-    }
-}
-
-/// A finished run as the workload sees it.
-#[derive(Debug, Clone)]
-pub struct RunRecord<O = ()> {
-    /// Every sample, warm-ups included (flagged), in sample order.
-    pub samples: Vec<SampleRecord<O>>,
-    /// Seconds from the first measured release to the last measured completion.
-    pub duration_s: f64,
-    /// The target URL the run aimed at (secrets stripped).
-    pub endpoint: String,
-    /// The load settings the run used (set by the runner; `None` from the bare engine).
-    pub load: Option<crate::workload::load::Load>,
-    /// A signal interrupted the run (set by the runner): samples not released never ran.
-    pub interrupted: bool,
-    /// The whole run's index of each measured sample, in order, when this run is one
-    /// shard of a distributed run (set by the runner); `None` = `0..n`.
-    pub measured_indices: Option<Vec<usize>>,
-}
-
-impl<O> RunRecord<O> {
-    /// The whole run's index of the `i`-th measured sample (dataset case, request id).
-    pub fn measured_index(&self, i: usize) -> usize {
-        self.measured_indices
-            .as_ref()
-            .and_then(|g| g.get(i).copied())
-            .unwrap_or(i)
-    }
-}
-
 /// A workload's summary of a run: text for people, JSON for machines, named numbers for
 /// thresholds and comparisons.
 pub trait Report: Send {
@@ -429,63 +353,98 @@ pub trait Report: Send {
 /// The typed output of workload `W`'s sessions.
 pub type Output<W> = <<W as Workload>::Session as Session>::Output;
 
-/// A configured workload: a session factory plus a report builder over its sessions'
-/// typed outputs. The engine holds it erased, as `Arc<dyn DynWorkload>`.
+/// What a configured workload is, as data: every fact the runner, the engine, `check`
+/// and the reports read, built once when the workload is configured. A workload's
+/// behaviour is the few methods of [`Workload`]; everything else is here.
+#[derive(Debug, Clone)]
+pub struct Descriptor {
+    /// The registered kind name (`video-cadence`).
+    pub kind: Cow<'static, str>,
+    /// Path appended to a target URL that has none (e.g. `/v1/realtime/video`).
+    pub default_path: Cow<'static, str>,
+    /// Human-readable resolved parameters, for `rtload check` and report headers.
+    pub params: Vec<(String, String)>,
+    /// Measured samples to run (one rollout, one dataset case, …).
+    pub samples: usize,
+    /// Every metric the report can produce for this configuration, with unit,
+    /// direction, origin, merge rule and headline flag.
+    pub catalogue: catalogue::Catalogue,
+    /// The metric live progress shows (e.g. `ttfc`), in milliseconds.
+    pub headline: Cow<'static, str>,
+    /// How the playback role buffers before it starts each stream.
+    pub playback: playback::PlaybackConfig,
+    /// Where the workload's artifacts are published, if it publishes any.
+    pub artifact_root: Option<PathBuf>,
+    /// Files the workload may keep open for each running session (counted in the
+    /// open-file budget checked before the run).
+    pub files_per_session: u64,
+    /// How long one session should last against a server that keeps real time, when
+    /// known without running (for `rtload check`).
+    pub expected_session_s: Option<f64>,
+    /// Things the user should know before the run starts (printed by the CLI).
+    pub warnings: Vec<String>,
+}
+
+impl Descriptor {
+    /// A descriptor with `kind`, `default_path`, `samples` and `catalogue`; headline
+    /// `latency`, default playback, no artifacts, nothing else known.
+    pub fn new(
+        kind: impl Into<Cow<'static, str>>,
+        default_path: impl Into<Cow<'static, str>>,
+        samples: usize,
+        catalogue: catalogue::Catalogue,
+    ) -> Self {
+        Self {
+            kind: kind.into(),
+            default_path: default_path.into(),
+            params: Vec::new(),
+            samples,
+            catalogue,
+            headline: Cow::Borrowed("latency"),
+            playback: playback::PlaybackConfig::default(),
+            artifact_root: None,
+            files_per_session: 0,
+            expected_session_s: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// Why a workload could not prepare its inputs or report a run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WorkloadError {
+    /// Work before timing failed (decoding media, taking an output lock): a
+    /// configuration error, no sample runs.
+    #[error("{0}")]
+    Prepare(String),
+    /// The report of a finished run could not be built.
+    #[error("{0}")]
+    Report(String),
+}
+
+/// A configured workload: what it is ([`Descriptor`]), a session factory and a report
+/// builder over its sessions' typed outputs. The engine holds it erased, as
+/// `Arc<dyn DynWorkload>`.
 pub trait Workload: Send + Sync + 'static {
     /// The session state machine it hands out per sample.
     type Session: Session;
-    /// The registered kind name.
-    fn kind(&self) -> &'static str;
-    /// Path appended to a target URL that has none (e.g. `/v1/realtime/video`).
-    fn default_path(&self) -> &'static str;
-    /// Human-readable resolved parameters, for `rtload check` and report headers.
-    fn describe(&self) -> Vec<(String, String)>;
-    /// Measured samples to run (the workload knows what a "sample" is: one rollout, one
-    /// dataset case).
-    fn samples(&self) -> usize;
-    /// Every metric [`Report::metrics`] can produce for this configuration, with unit,
-    /// direction, headline flag and description (thresholds, sweeps, suite rows, `check`,
-    /// and, through the result file, `compare` and the HTML report read it).
-    fn catalogue(&self) -> catalogue::Catalogue;
-    /// The metric live progress shows (e.g. `ttfc`).
-    fn headline_name(&self) -> &'static str {
-        "latency"
-    }
-    /// That metric for one finished sample, in milliseconds, when it has one.
-    fn headline_ms(&self, _rec: &SampleRecord<Output<Self>>) -> Option<f64> {
-        None
-    }
-    /// How the playback role buffers before it starts each stream (units and seconds).
-    fn playback_config(&self) -> playback::PlaybackConfig {
-        playback::PlaybackConfig::default()
-    }
-    /// Where this workload's artifacts are published, if it publishes any.
-    fn artifact_root(&self) -> Option<PathBuf> {
-        None
-    }
-    /// Files the workload may keep open for each running session (counted in the
-    /// open-file budget checked before the run).
-    fn files_per_session(&self) -> u64 {
-        0
-    }
-    /// Work done once before timing starts (e.g. decoding media, taking an output lock).
-    /// A failure here is a configuration error: no sample runs.
-    fn prepare(&self) -> Result<(), String> {
-        Ok(())
-    }
-    /// How long one session should last against a server that keeps real time, when
-    /// the workload can tell without running (for `rtload check`).
-    fn expected_session_s(&self) -> Option<f64> {
-        None
-    }
-    /// Things the user should know before the run starts (printed on stderr).
-    fn warnings(&self) -> Vec<String> {
-        Vec::new()
+    /// What this workload is (built once).
+    fn descriptor(&self) -> &Descriptor;
+    /// Work done once before timing starts (e.g. decoding media, taking an output
+    /// lock); returns what the user should know about it. A failure is a configuration
+    /// error: no sample runs.
+    fn prepare(&self) -> Result<Vec<String>, WorkloadError> {
+        Ok(Vec::new())
     }
     /// The session for sample `ctx.idx`.
     fn session(&self, ctx: &SessionContext) -> Self::Session;
     /// Summarize a finished run.
-    fn report(&self, run: RunRecord<Output<Self>>) -> Result<Box<dyn Report>, String>;
+    fn report(&self, run: RunRecord<Output<Self>>) -> Result<Box<dyn Report>, WorkloadError>;
+    /// The headline metric ([`Descriptor::headline`]) of one finished sample, in
+    /// milliseconds, when it has one.
+    fn headline_ms(&self, _rec: &SampleRecord<Output<Self>>) -> Option<f64> {
+        None
+    }
 }
 
 /// What the engine tells a workload about the sample it wants a session for.

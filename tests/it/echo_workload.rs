@@ -14,7 +14,8 @@ use rtload::util::stats::STANDARD_PERCENTILES;
 use rtload::workload::catalogue::{Catalogue, Direction, Family, Merge};
 use rtload::workload::results::Recorded;
 use rtload::workload::{
-    Effects, Inbound, Outbound, Report, RunRecord, Session, SessionContext, Workload,
+    Descriptor, Effects, Inbound, Outbound, Report, RunRecord, Session, SessionContext, Workload,
+    WorkloadError,
 };
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -62,7 +63,17 @@ const FAMILIES: &[Family] = &[
 const HEADLINE: &[&str] = &["rtt_ms.p99", "echoed_per_s"];
 
 struct EchoWorkload {
-    samples: usize,
+    descriptor: Descriptor,
+}
+
+impl EchoWorkload {
+    /// What the echo workload is: data, built once.
+    fn new(samples: usize) -> Self {
+        let catalogue = Catalogue::of(FAMILIES, &STANDARD_PERCENTILES, HEADLINE);
+        let mut descriptor = Descriptor::new("echo-test", "/echo", samples, catalogue);
+        descriptor.params = vec![("messages".into(), MESSAGES.to_string())];
+        Self { descriptor }
+    }
 }
 
 struct EchoSession {
@@ -121,20 +132,8 @@ impl Report for EchoReport {
 impl Workload for EchoWorkload {
     type Session = EchoSession;
 
-    fn kind(&self) -> &'static str {
-        "echo-test"
-    }
-    fn default_path(&self) -> &'static str {
-        "/echo"
-    }
-    fn describe(&self) -> Vec<(String, String)> {
-        vec![("messages".into(), MESSAGES.to_string())]
-    }
-    fn samples(&self) -> usize {
-        self.samples
-    }
-    fn catalogue(&self) -> Catalogue {
-        Catalogue::of(FAMILIES, &STANDARD_PERCENTILES, HEADLINE)
+    fn descriptor(&self) -> &Descriptor {
+        &self.descriptor
     }
     fn session(&self, _ctx: &SessionContext) -> EchoSession {
         EchoSession {
@@ -142,7 +141,7 @@ impl Workload for EchoWorkload {
             rtts_ms: Vec::new(),
         }
     }
-    fn report(&self, run: RunRecord<Vec<f64>>) -> Result<Box<dyn Report>, String> {
+    fn report(&self, run: RunRecord<Vec<f64>>) -> Result<Box<dyn Report>, WorkloadError> {
         let measured = run.samples.iter().filter(|s| !s.warmup);
         let mut rtts = Recorded::default();
         rtts.declare("rtt_ms", "ms");
@@ -230,7 +229,7 @@ impl Drop for EchoServer {
 /// A scenario aimed at the echo server, with the echo workload plugged in.
 fn scenario(fx: &Fixture, samples: usize) -> rtload::config::scenario::Scenario {
     let mut sc = fx.scenario();
-    sc.workload = Arc::new(EchoWorkload { samples });
+    sc.workload = Arc::new(EchoWorkload::new(samples));
     sc.load.samples = samples;
     sc
 }
@@ -361,7 +360,7 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
         table.lines().next().unwrap().contains("rtt_ms.p99"),
         "{table}"
     );
-    let legend = rtload::report::sweep::direction_legend(&cols, &catalogue);
+    let legend = rtload::report::sweep::direction_legend(&cols, catalogue);
     assert!(
         legend.contains("rtt_ms.p99 lower is better (ms)"),
         "{legend}"

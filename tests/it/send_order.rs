@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use rtload::workload::catalogue::{Catalogue, Direction, Family};
 use rtload::workload::{
-    Effects, Inbound, Outbound, Report, RunRecord, Session, SessionContext, Workload,
+    Descriptor, Effects, Inbound, Outbound, Report, RunRecord, Session, SessionContext, Workload,
+    WorkloadError,
 };
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -35,7 +36,16 @@ fn burst(range: std::ops::Range<usize>, now: Instant, fx: &mut Effects) {
     }
 }
 
-struct BurstWorkload;
+struct BurstWorkload(Descriptor);
+
+impl BurstWorkload {
+    fn new() -> Self {
+        let catalogue = Catalogue::build(vec!["echoed"], FAMILIES, &["echoed"]);
+        let mut d = Descriptor::new("burst-test", "/echo", 1, catalogue);
+        d.params = vec![("messages".into(), TOTAL.to_string())];
+        Self(d)
+    }
+}
 
 /// Expects the echoes back in order, each with its whole padding.
 struct BurstSession {
@@ -103,25 +113,13 @@ const FAMILIES: &[Family] = &[Family::new(
 
 impl Workload for BurstWorkload {
     type Session = BurstSession;
-    fn kind(&self) -> &'static str {
-        "burst-test"
-    }
-    fn default_path(&self) -> &'static str {
-        "/echo"
-    }
-    fn describe(&self) -> Vec<(String, String)> {
-        vec![("messages".into(), TOTAL.to_string())]
-    }
-    fn samples(&self) -> usize {
-        1
-    }
-    fn catalogue(&self) -> Catalogue {
-        Catalogue::build(vec!["echoed"], FAMILIES, &["echoed"])
+    fn descriptor(&self) -> &Descriptor {
+        &self.0
     }
     fn session(&self, _ctx: &SessionContext) -> BurstSession {
         BurstSession { next: 0 }
     }
-    fn report(&self, run: RunRecord<usize>) -> Result<Box<dyn Report>, String> {
+    fn report(&self, run: RunRecord<usize>) -> Result<Box<dyn Report>, WorkloadError> {
         let echoed = run.samples.iter().filter_map(|s| s.output).sum::<usize>();
         Ok(Box::new(Counts(
             BTreeMap::from([("echoed".to_string(), echoed as f64)]),
@@ -136,7 +134,7 @@ fn a_burst_larger_than_the_socket_arrives_whole_in_order_and_timed() {
     let fx = fixture(server.port);
     let out = fx.dir.path().join("burst.json");
     let mut sc = fx.scenario();
-    sc.workload = Arc::new(BurstWorkload);
+    sc.workload = Arc::new(BurstWorkload::new());
     sc.load.samples = 1;
     sc.output_json = Some(out.clone());
     let s = rtload::runner::run(&sc, Box::new(std::io::sink())).expect("run");

@@ -18,7 +18,10 @@ use crate::workload::omni::artifacts::lock::OutputLock;
 use crate::workload::omni::artifacts::publish::clear_outputs;
 use crate::workload::omni::dataset::{self, Case, Subset};
 use crate::workload::spool::Spool;
-use crate::workload::{MaybeFailed, Report, RunRecord, SessionContext, Workload, WorkloadInput};
+use crate::workload::{
+    Descriptor, MaybeFailed, Report, RunRecord, SessionContext, Workload, WorkloadError,
+    WorkloadInput,
+};
 
 /// The registered kind name.
 pub const KIND: &str = "omniinteract";
@@ -102,6 +105,8 @@ pub struct OmniWorkload {
     pub(super) percentiles: Vec<f64>,
     /// `OPENAI_API_KEY`, sent as `Authorization: Bearer` (never printed or saved).
     api_key: Option<crate::workload::Secret>,
+    /// What this workload is, built on first use.
+    descriptor: OnceLock<Descriptor>,
 }
 
 /// What `prepare` produced: settings shared by every session and each case's appends,
@@ -134,13 +139,8 @@ pub fn build(
     if let Some(msg) = check_prebuffer(p.playback_prebuffer_ms) {
         errors.push(input.key_error("playback_prebuffer_ms", msg));
     }
-    let pacing = match parse_pacing(p.pacing.as_deref()) {
-        Ok(m) => m,
-        Err(msg) => {
-            errors.push(err("pacing", msg));
-            PacingMode::Realtime
-        }
-    };
+    let pacing = parse_pacing(p.pacing.as_deref())
+        .unwrap_or_else(|msg| (errors.push(err("pacing", msg)), PacingMode::Realtime).1);
     let goodput = crate::workload::omni::bench_metrics::parse_goodput(
         p.goodput.as_deref().unwrap_or_default(),
     )
@@ -192,6 +192,7 @@ pub fn build(
         media_opts,
         ref_audio,
         prepared: OnceLock::new(),
+        descriptor: OnceLock::new(),
         lock: Mutex::new(None),
         goodput,
         selected,
@@ -347,33 +348,29 @@ fn check_prebuffer(v: Option<f64>) -> Option<String> {
 /// `"realtime"`, `"saturate"` or `"<factor>x"` (shared with every paced workload).
 pub use crate::util::pacing::parse_pacing;
 
-impl Workload for OmniWorkload {
-    type Session = MaybeFailed<DuplexSession>;
-
-    fn kind(&self) -> &'static str {
-        KIND
-    }
-
-    fn default_path(&self) -> &'static str {
-        "/v1/realtime"
-    }
-
-    fn samples(&self) -> usize {
-        self.cases.len()
-    }
-
-    fn catalogue(&self) -> crate::workload::catalogue::Catalogue {
-        super::report::catalogue(&self.percentiles)
-    }
-
-    fn playback_config(&self) -> crate::workload::playback::PlaybackConfig {
-        crate::workload::playback::PlaybackConfig {
+impl OmniWorkload {
+    fn make_descriptor(&self) -> Descriptor {
+        let mut d = Descriptor::new(
+            KIND,
+            "/v1/realtime",
+            self.cases.len(),
+            super::report::catalogue(&self.percentiles),
+        );
+        d.params = self.params();
+        d.headline = "audio ttfp".into();
+        d.playback = crate::workload::playback::PlaybackConfig {
             buffer_units: 1,
             prebuffer_s: self.prebuffer_ms() / 1000.0,
-        }
+        };
+        d.warnings = self
+            .warnings
+            .iter()
+            .map(|w| format!("warning: {w}"))
+            .collect();
+        d
     }
 
-    fn describe(&self) -> Vec<(String, String)> {
+    fn params(&self) -> Vec<(String, String)> {
         let subsets: Vec<String> = self
             .cases
             .iter()
@@ -390,9 +387,13 @@ impl Workload for OmniWorkload {
             ("artifacts".into(), self.output_dir.display().to_string()),
         ]
     }
+}
 
-    fn headline_name(&self) -> &'static str {
-        "audio ttfp"
+impl Workload for OmniWorkload {
+    type Session = MaybeFailed<DuplexSession>;
+
+    fn descriptor(&self) -> &Descriptor {
+        self.descriptor.get_or_init(|| self.make_descriptor())
     }
 
     fn headline_ms(
@@ -403,21 +404,45 @@ impl Workload for OmniWorkload {
         out.and_then(|o| o.mean_ttfp_ms)
     }
 
-    fn warnings(&self) -> Vec<String> {
-        self.warnings
-            .iter()
-            .map(|w| format!("warning: {w}"))
-            .collect()
+    fn prepare(&self) -> Result<Vec<String>, WorkloadError> {
+        if self.prepared.get().is_some() {
+            return Ok(Vec::new());
+        }
+        self.prepare_inputs().map_err(WorkloadError::Prepare)
     }
 
-    fn prepare(&self) -> Result<(), String> {
-        if self.prepared.get().is_some() {
-            return Ok(());
+    fn session(&self, ctx: &SessionContext) -> MaybeFailed<DuplexSession> {
+        if let Err(e) = Workload::prepare(self) {
+            return MaybeFailed::Failed(e.to_string());
         }
+        self.prepared_session(ctx)
+    }
+
+    fn report(
+        &self,
+        run: RunRecord<Option<DuplexOutput>>,
+    ) -> Result<Box<dyn Report>, WorkloadError> {
+        let lock = self.lock.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let report = super::report::build(self, run);
+        // The spool stays open: a sweep or suite runs this workload (prepared once) again,
+        // and its next run spools into it. It is removed when the workload is dropped.
+        drop(lock);
+        report
+            .map(|r| Box::new(r) as Box<dyn Report>)
+            .map_err(WorkloadError::Report)
+    }
+}
+
+impl OmniWorkload {
+    /// The output lock, the cleared outputs, the reference audio and every case's
+    /// media, once; what the user should know (the lock's warning).
+    fn prepare_inputs(&self) -> Result<Vec<String>, String> {
         let lock = OutputLock::acquire(&self.output_dir).map_err(|e| e.to_string())?;
-        if let Some(w) = lock.warning() {
-            eprintln!("warning: {w}");
-        }
+        let warnings: Vec<String> = lock
+            .warning()
+            .map(|w| format!("warning: {w}"))
+            .into_iter()
+            .collect();
         let layouts: Vec<CaseLayout> = self
             .cases
             .iter()
@@ -444,13 +469,10 @@ impl Workload for OmniWorkload {
             media,
             spool,
         });
-        Ok(())
+        Ok(warnings)
     }
 
-    fn session(&self, ctx: &SessionContext) -> MaybeFailed<DuplexSession> {
-        if let Err(e) = Workload::prepare(self) {
-            return MaybeFailed::Failed(e);
-        }
+    fn prepared_session(&self, ctx: &SessionContext) -> MaybeFailed<DuplexSession> {
         let Some(prepared) = self.prepared.get() else {
             return MaybeFailed::Failed("media was not prepared".into());
         };
@@ -474,15 +496,6 @@ impl Workload for OmniWorkload {
             session = session.with_spool(prepared.spool.session(), prepared.spool.session());
         }
         MaybeFailed::Ready(session.with_request(ctx.request_id.clone(), self.api_key.clone()))
-    }
-
-    fn report(&self, run: RunRecord<Option<DuplexOutput>>) -> Result<Box<dyn Report>, String> {
-        let lock = self.lock.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let report = super::report::build(self, run);
-        // The spool stays open: a sweep or suite runs this workload (prepared once) again,
-        // and its next run spools into it. It is removed when the workload is dropped.
-        drop(lock);
-        report.map(|r| Box::new(r) as Box<dyn Report>)
     }
 }
 

@@ -18,10 +18,9 @@ use super::script::Script;
 use crate::util::pacing::PacingMode;
 use crate::util::pacing::parse_pacing;
 use crate::util::scenario_error::{ScenarioError, parse_section};
-use crate::workload::catalogue::Catalogue;
 use crate::workload::{
-    DynWorkload, Effects, Inbound, Report, RunRecord, SampleRecord, Session, SessionContext,
-    Workload, WorkloadInput,
+    Descriptor, DynWorkload, Effects, Inbound, Report, RunRecord, SampleRecord, Session,
+    SessionContext, Workload, WorkloadError, WorkloadInput,
 };
 
 /// `[workload]` keys of a `scripted` scenario.
@@ -70,13 +69,12 @@ pub struct ScriptedWorkload {
     pub(super) params: ScriptedParams,
     pub(super) script: Arc<Script>,
     wanted: Arc<[String]>,
-    path: &'static str,
     items: Vec<ItemSpec>,
-    samples: usize,
     sample_rate: u32,
     pacing: PacingMode,
-    headline: &'static str,
+    headline: String,
     prepared: OnceLock<Vec<Arc<Item>>>,
+    descriptor: Descriptor,
 }
 
 /// Build from a scenario (registered in `config::registry`, the composition root).
@@ -85,10 +83,8 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<Scen
         parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
     let mut errors = Vec::new();
     let err = |key: &str, msg: String| input.key_error(key, msg);
-    let pacing = parse_pacing(p.pacing.as_deref()).unwrap_or_else(|m| {
-        errors.push(err("pacing", m));
-        PacingMode::Realtime
-    });
+    let pacing = parse_pacing(p.pacing.as_deref())
+        .unwrap_or_else(|m| (errors.push(err("pacing", m)), PacingMode::Realtime).1);
     let secs = |errors: &mut Vec<ScenarioError>, key: &str, v: Option<f64>, default: f64| match v {
         Some(x) if !(x.is_finite() && x > 0.0 && x <= 1e6) => {
             errors.push(err(
@@ -139,20 +135,26 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<Scen
         return Err(errors);
     }
     let samples = input.samples_requested.unwrap_or(items.len().max(1));
-    let wanted = script.wanted_types().into();
-    Ok(Box::new(ScriptedWorkload {
-        params: p,
-        script: Arc::new(script),
-        wanted,
-        // Built once per scenario load; the seam asks for a `&'static str`.
-        path: Box::leak(path.into_boxed_str()),
-        items,
+    let mut descriptor = Descriptor::new(
+        super::KIND,
+        path,
         samples,
+        report::catalogue(&script.metrics, &headline),
+    );
+    descriptor.headline = headline.clone().into();
+    let mut w = ScriptedWorkload {
+        params: p,
+        wanted: script.wanted_types().into(),
+        script: Arc::new(script),
+        items,
         sample_rate,
         pacing,
-        headline: Box::leak(headline.into_boxed_str()),
+        headline,
         prepared: OnceLock::new(),
-    }))
+        descriptor,
+    };
+    w.descriptor.params = w.params();
+    Ok(Box::new(w))
 }
 
 /// The dataset's items (none without `dataset`), relative to the scenario file.
@@ -195,23 +197,7 @@ fn resolve_headline(
 }
 
 impl ScriptedWorkload {
-    fn item(&self, ctx: &SessionContext) -> Arc<Item> {
-        match self.prepared.get() {
-            Some(items) if !items.is_empty() => Arc::clone(&items[ctx.case_index(items.len())]),
-            _ => Arc::new(Item::default()),
-        }
-    }
-}
-
-impl Workload for ScriptedWorkload {
-    type Session = ScriptedSession;
-    fn kind(&self) -> &'static str {
-        super::KIND
-    }
-    fn default_path(&self) -> &'static str {
-        self.path
-    }
-    fn describe(&self) -> Vec<(String, String)> {
+    fn params(&self) -> Vec<(String, String)> {
         let mut d = vec![
             ("steps".into(), self.script.steps.len().to_string()),
             ("pacing".into(), self.pacing.to_string()),
@@ -232,14 +218,19 @@ impl Workload for ScriptedWorkload {
         d.push(("metrics".into(), names.join(", ")));
         d
     }
-    fn samples(&self) -> usize {
-        self.samples
+
+    fn item(&self, ctx: &SessionContext) -> Arc<Item> {
+        match self.prepared.get() {
+            Some(items) if !items.is_empty() => Arc::clone(&items[ctx.case_index(items.len())]),
+            _ => Arc::new(Item::default()),
+        }
     }
-    fn catalogue(&self) -> Catalogue {
-        report::catalogue(&self.script.metrics, self.headline)
-    }
-    fn headline_name(&self) -> &'static str {
-        self.headline
+}
+
+impl Workload for ScriptedWorkload {
+    type Session = ScriptedSession;
+    fn descriptor(&self) -> &Descriptor {
+        &self.descriptor
     }
     fn headline_ms(&self, rec: &SampleRecord<SessionValues>) -> Option<f64> {
         let def = self
@@ -251,16 +242,18 @@ impl Workload for ScriptedWorkload {
             return None;
         }
         let out = rec.output.as_ref()?;
-        out.values.get(self.headline)?.first().copied()
+        out.values.get(&self.headline)?.first().copied()
     }
-    fn prepare(&self) -> Result<(), String> {
+    fn prepare(&self) -> Result<Vec<String>, WorkloadError> {
         if self.prepared.get().is_some() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let mut items = Vec::with_capacity(self.items.len());
         for spec in &self.items {
             let pcm = match &spec.audio {
-                Some(audio) if self.script.streams() => dataset::load_pcm(audio, self.sample_rate)?,
+                Some(audio) if self.script.streams() => {
+                    dataset::load_pcm(audio, self.sample_rate).map_err(WorkloadError::Prepare)?
+                }
                 _ => bytes::Bytes::new(),
             };
             items.push(Arc::new(Item {
@@ -269,7 +262,7 @@ impl Workload for ScriptedWorkload {
             }));
         }
         let _ = self.prepared.set(items);
-        Ok(())
+        Ok(Vec::new())
     }
     fn session(&self, ctx: &SessionContext) -> ScriptedSession {
         let vars = Vars {
@@ -296,7 +289,7 @@ impl Workload for ScriptedWorkload {
             script: Arc::clone(&self.script),
         }
     }
-    fn report(&self, run: RunRecord<SessionValues>) -> Result<Box<dyn Report>, String> {
+    fn report(&self, run: RunRecord<SessionValues>) -> Result<Box<dyn Report>, WorkloadError> {
         Ok(Box::new(report::build(&self.script, run)))
     }
 }

@@ -16,8 +16,8 @@ use super::session::{TranscriptionOutput, TranscriptionSession};
 use crate::util::pacing::parse_pacing;
 use crate::util::scenario_error::{ScenarioError, parse_section};
 use crate::workload::{
-    DynWorkload, MaybeFailed, Report, RunRecord, SampleRecord, SessionContext, Workload,
-    WorkloadInput,
+    Descriptor, DynWorkload, MaybeFailed, Report, RunRecord, SampleRecord, SessionContext,
+    Workload, WorkloadError, WorkloadInput,
 };
 
 /// Model named in `session.update` when the scenario names none.
@@ -59,6 +59,8 @@ pub struct TranscriptionWorkload {
     pub(super) samples: usize,
     media: DecodeOptions,
     pub(super) prepared: OnceLock<Vec<Bytes>>,
+    /// What this workload is, built on first use.
+    descriptor: OnceLock<Descriptor>,
 }
 
 impl std::fmt::Debug for TranscriptionWorkload {
@@ -138,21 +140,26 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<Scen
             ..DecodeOptions::default()
         },
         prepared: OnceLock::new(),
+        descriptor: OnceLock::new(),
     }))
 }
 
-impl Workload for TranscriptionWorkload {
-    type Session = MaybeFailed<TranscriptionSession>;
-
-    fn kind(&self) -> &'static str {
-        KIND
+impl TranscriptionWorkload {
+    fn make_descriptor(&self) -> Descriptor {
+        let mut d = Descriptor::new(
+            KIND,
+            "/v1/realtime",
+            self.samples,
+            super::metrics::catalogue(),
+        );
+        d.params = self.params();
+        d.headline = "ttft".into();
+        d.warnings = self.warnings();
+        d.expected_session_s = self.expected_session_s();
+        d
     }
 
-    fn default_path(&self) -> &'static str {
-        "/v1/realtime"
-    }
-
-    fn describe(&self) -> Vec<(String, String)> {
+    fn params(&self) -> Vec<(String, String)> {
         let s = &self.settings;
         let refs = self.items.iter().filter(|i| i.reference.is_some()).count();
         vec![
@@ -173,23 +180,6 @@ impl Workload for TranscriptionWorkload {
             ),
             ("pacing".into(), s.pacing.to_string()),
         ]
-    }
-
-    fn samples(&self) -> usize {
-        self.samples
-    }
-
-    fn catalogue(&self) -> crate::workload::catalogue::Catalogue {
-        super::metrics::catalogue()
-    }
-
-    fn headline_name(&self) -> &'static str {
-        "ttft"
-    }
-
-    fn headline_ms(&self, rec: &SampleRecord<Option<TranscriptionOutput>>) -> Option<f64> {
-        let out = rec.output.as_ref()?.as_ref()?;
-        super::metrics::session_metrics(&out.record, None).ttft_ms
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -223,10 +213,23 @@ impl Workload for TranscriptionWorkload {
         let speed = self.settings.pacing.due_after_media(one_second)?;
         Some(longest * speed.as_secs_f64())
     }
+}
 
-    fn prepare(&self) -> Result<(), String> {
+impl Workload for TranscriptionWorkload {
+    type Session = MaybeFailed<TranscriptionSession>;
+
+    fn descriptor(&self) -> &Descriptor {
+        self.descriptor.get_or_init(|| self.make_descriptor())
+    }
+
+    fn headline_ms(&self, rec: &SampleRecord<Option<TranscriptionOutput>>) -> Option<f64> {
+        let out = rec.output.as_ref()?.as_ref()?;
+        super::metrics::session_metrics(&out.record, None).ttft_ms
+    }
+
+    fn prepare(&self) -> Result<Vec<String>, WorkloadError> {
         if self.prepared.get().is_some() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let pcm = self
             .items
@@ -234,16 +237,16 @@ impl Workload for TranscriptionWorkload {
             .map(|i| {
                 dataset::load_pcm(&i.path, self.settings.sample_rate, &self.media)
                     .map(Bytes::from)
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| WorkloadError::Prepare(e.to_string()))
             })
             .collect::<Result<Vec<_>, _>>()?;
         let _ = self.prepared.set(pcm);
-        Ok(())
+        Ok(Vec::new())
     }
 
     fn session(&self, ctx: &SessionContext) -> MaybeFailed<TranscriptionSession> {
         if let Err(e) = Workload::prepare(self) {
-            return MaybeFailed::Failed(e);
+            return MaybeFailed::Failed(e.to_string());
         }
         let Some(pcm) = self.prepared.get() else {
             return MaybeFailed::Failed("audio was not prepared".into());
@@ -259,7 +262,7 @@ impl Workload for TranscriptionWorkload {
     fn report(
         &self,
         run: RunRecord<Option<TranscriptionOutput>>,
-    ) -> Result<Box<dyn Report>, String> {
+    ) -> Result<Box<dyn Report>, WorkloadError> {
         Ok(Box::new(super::report::build(self, run)))
     }
 }

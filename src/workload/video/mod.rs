@@ -24,7 +24,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::util::scenario_error::{ScenarioError, parse_section};
 use crate::workload::spool::Spool;
-use crate::workload::{Report, RunRecord, SessionContext, Workload, WorkloadInput};
+use crate::workload::{
+    Descriptor, Report, RunRecord, SessionContext, Workload, WorkloadError, WorkloadInput,
+};
 use metrics::MetricsConfig;
 use rollout::{Rollout, RolloutOptions};
 use session::{SaveAs, SessionSettings, VideoSession};
@@ -103,6 +105,8 @@ pub struct VideoWorkload {
     samples: usize,
     /// Built-in rollout keys set next to a workload file (ignored; said in a warning).
     ignored: Vec<&'static str>,
+    /// What this workload is, built on first use (once configured).
+    descriptor: std::sync::OnceLock<Descriptor>,
 }
 
 /// Build from a scenario (registered in `config::registry`).
@@ -353,22 +357,28 @@ impl VideoWorkload {
             spool: std::sync::OnceLock::new(),
             samples: 1,
             ignored: Vec::new(),
+            descriptor: std::sync::OnceLock::new(),
         }
+    }
+
+    fn make_descriptor(&self) -> Descriptor {
+        let mut d = Descriptor::new(KIND, "/v1/realtime/video", self.samples, names::catalogue());
+        d.params = self.params();
+        // The whole rollout at the real-time basis.
+        d.expected_session_s = Some(f64::from(self.rollout.num_frames()) / self.metrics.fps);
+        d.headline = "ttfc".into();
+        d.playback = crate::workload::playback::PlaybackConfig {
+            buffer_units: self.metrics.buffer_chunks,
+            prebuffer_s: 0.0,
+        };
+        d.artifact_root = self.save_video.clone();
+        d.warnings = self.warnings();
+        d
     }
 }
 
-impl Workload for VideoWorkload {
-    type Session = VideoSession;
-
-    fn kind(&self) -> &'static str {
-        KIND
-    }
-
-    fn default_path(&self) -> &'static str {
-        "/v1/realtime/video"
-    }
-
-    fn describe(&self) -> Vec<(String, String)> {
+impl VideoWorkload {
+    fn params(&self) -> Vec<(String, String)> {
         let r = &self.rollout;
         vec![
             ("model".into(), r.model.clone()),
@@ -399,44 +409,6 @@ impl Workload for VideoWorkload {
         ]
     }
 
-    fn samples(&self) -> usize {
-        self.samples
-    }
-
-    fn catalogue(&self) -> crate::workload::catalogue::Catalogue {
-        names::catalogue()
-    }
-
-    fn expected_session_s(&self) -> Option<f64> {
-        // The whole rollout at the real-time basis.
-        Some(f64::from(self.rollout.num_frames()) / self.metrics.fps)
-    }
-
-    fn headline_name(&self) -> &'static str {
-        "ttfc"
-    }
-
-    fn headline_ms(
-        &self,
-        rec: &crate::workload::SampleRecord<session::VideoOutput>,
-    ) -> Option<f64> {
-        rec.output
-            .as_ref()
-            .and_then(|o| o.ttfc_s)
-            .map(|s| s * 1000.0)
-    }
-
-    fn playback_config(&self) -> crate::workload::playback::PlaybackConfig {
-        crate::workload::playback::PlaybackConfig {
-            buffer_units: self.metrics.buffer_chunks,
-            prebuffer_s: 0.0,
-        }
-    }
-
-    fn artifact_root(&self) -> Option<PathBuf> {
-        self.save_video.clone()
-    }
-
     fn warnings(&self) -> Vec<String> {
         let n = self.rollout.num_chunks();
         let mut out = Vec::new();
@@ -455,22 +427,40 @@ impl Workload for VideoWorkload {
         }
         out
     }
+}
+
+impl Workload for VideoWorkload {
+    type Session = VideoSession;
+
+    fn descriptor(&self) -> &Descriptor {
+        self.descriptor.get_or_init(|| self.make_descriptor())
+    }
+
+    fn headline_ms(
+        &self,
+        rec: &crate::workload::SampleRecord<session::VideoOutput>,
+    ) -> Option<f64> {
+        rec.output
+            .as_ref()
+            .and_then(|o| o.ttfc_s)
+            .map(|s| s * 1000.0)
+    }
 
     /// With `--save-video`, the spool the sessions' media goes to while they run (under
     /// the system temp dir, outside the artifact root).
-    fn prepare(&self) -> Result<(), String> {
+    fn prepare(&self) -> Result<Vec<String>, WorkloadError> {
         if self.save_video.is_none() || self.spool.get().is_some() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let parent = std::env::temp_dir();
         let spool = Spool::create(&parent).map_err(|e| {
-            format!(
+            WorkloadError::Prepare(format!(
                 "cannot create the --save-video spool under {} ({e}); set TMPDIR to a writable directory",
                 parent.display()
-            )
+            ))
         })?;
         let _ = self.spool.set(Arc::new(spool));
-        Ok(())
+        Ok(Vec::new())
     }
 
     fn session(&self, ctx: &SessionContext) -> VideoSession {
@@ -484,8 +474,12 @@ impl Workload for VideoWorkload {
         VideoSession::new(self.settings.clone(), ctx.idx, save_as)
     }
 
-    fn report(&self, run: RunRecord<session::VideoOutput>) -> Result<Box<dyn Report>, String> {
+    fn report(
+        &self,
+        run: RunRecord<session::VideoOutput>,
+    ) -> Result<Box<dyn Report>, WorkloadError> {
         output::build_report(&self.rollout, &self.metrics, run)
             .map(|r| Box::new(r) as Box<dyn Report>)
+            .map_err(WorkloadError::Report)
     }
 }

@@ -124,7 +124,8 @@ fn wait_for(
         Some(l) => format!("up to {:.1} s", l.as_secs_f64()),
         None => "until it is released (--lock-timeout SECONDS gives up instead)".into(),
     };
-    eprintln!(
+    // The library prints nothing itself: the CLI's log subscriber shows warnings.
+    tracing::warn!(
         "waiting for the output lock {}: held by {holder}; waiting {until}",
         path.display()
     );
@@ -132,7 +133,7 @@ fn wait_for(
     let Some(limit) = limit else {
         let res = lock_retrying(file);
         if res.is_ok() {
-            eprintln!(
+            tracing::warn!(
                 "got the output lock after {:.1} s",
                 started.elapsed().as_secs_f64()
             );
