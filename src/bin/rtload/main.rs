@@ -403,7 +403,7 @@ fn sweep_cmd(
             );
             print!(
                 "{}",
-                rtload::report::sweep::direction_legend(&cols, &catalogue)
+                rtload::report::sweep::direction_legend(&cols, catalogue)
             );
             for f in &r.files {
                 eprintln!("wrote {}", f.display());
