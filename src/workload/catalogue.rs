@@ -12,8 +12,12 @@
 //! result file as `rtload.metrics_catalogue` (see [`Catalogue::to_json`]), so tools that
 //! read result files work for any workload, including one defined outside this crate.
 
+pub mod chart;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use chart::Chart;
 
 /// Which way a metric improves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -219,6 +223,7 @@ pub struct Catalogue {
     headline: Vec<String>,
     unit_rate: Option<UnitRate>,
     aliases: std::collections::BTreeMap<String, String>,
+    charts: Option<Vec<Chart>>,
 }
 
 /// Names a workload produced that no family declares (a bug in the workload's table).
@@ -251,6 +256,7 @@ impl Catalogue {
             headline,
             unit_rate: None,
             aliases: Default::default(),
+            charts: None,
         }
     }
 
@@ -371,6 +377,24 @@ impl Catalogue {
         self
     }
 
+    /// Declare the workload's charts ([`chart`]): drawn in this order, followed by a
+    /// distribution plot of every distribution none of them plots.
+    pub fn with_charts(mut self, charts: Vec<Chart>) -> Self {
+        self.charts = Some(charts);
+        self
+    }
+
+    /// Every chart a result of this catalogue gets: the declared ones, then a
+    /// distribution plot of each other distribution (written as `rtload.charts`).
+    pub fn charts(&self) -> Vec<Chart> {
+        chart::default_charts(self.charts.as_deref().unwrap_or(&[]), &self.distributions())
+    }
+
+    /// Whether charts were declared (or read from a result's `rtload.charts`).
+    pub fn declares_charts(&self) -> bool {
+        self.charts.is_some()
+    }
+
     /// The workload's unit of work, if it declares one.
     pub fn unit_rate(&self) -> Option<&UnitRate> {
         self.unit_rate.as_ref()
@@ -438,6 +462,14 @@ impl Catalogue {
         for (k, v) in &other.aliases {
             self.aliases.entry(k.clone()).or_insert_with(|| v.clone());
         }
+        if let Some(theirs) = &other.charts {
+            let mine = self.charts.get_or_insert_with(Vec::new);
+            for c in theirs {
+                if !mine.iter().any(|m| m.id == c.id) {
+                    mine.push(c.clone());
+                }
+            }
+        }
     }
 
     /// The JSON form written as `rtload.metrics_catalogue`: an array of
@@ -448,8 +480,9 @@ impl Catalogue {
     }
 
     /// Read the catalogue back from a result document (`rtload.metrics_catalogue`,
-    /// `rtload.headline_metrics` and `rtload.unit_rate`); `None` when the file predates the catalogue or the
-    /// block is malformed.
+    /// `rtload.headline_metrics`, `rtload.unit_rate`, `rtload.metric_aliases` and
+    /// `rtload.charts`); `None` when the file predates the catalogue or the block is
+    /// malformed.
     pub fn from_result(doc: &Value) -> Option<Self> {
         let rows = doc.pointer("/rtload/metrics_catalogue")?;
         let mut metrics: Vec<MetricInfo> = serde_json::from_value(rows.clone()).ok()?;
@@ -481,11 +514,13 @@ impl Catalogue {
             headline,
             unit_rate,
             aliases,
+            charts: chart::of_result(doc),
         })
     }
 
     /// Write the catalogue into a result document's `rtload` block (creating it); the
-    /// unit rate as `rtload.unit_rate: {metric, unit}` or null.
+    /// unit rate as `rtload.unit_rate: {metric, unit}` or null; every chart
+    /// ([`Catalogue::charts`]) as `rtload.charts`.
     pub fn write_into(&self, doc: &mut Value) {
         if let Some(obj) = doc.as_object_mut() {
             let rt = obj
@@ -507,6 +542,10 @@ impl Catalogue {
                         serde_json::to_value(&self.aliases).unwrap_or(Value::Null),
                     );
                 }
+                rt.insert(
+                    chart::CHARTS_KEY.into(),
+                    serde_json::to_value(self.charts()).unwrap_or(Value::Null),
+                );
             }
         }
     }
