@@ -260,3 +260,7 @@ pub fn of_result(doc: &serde_json::Value) -> Option<Vec<Chart>> {
     }
     Some(out)
 }
+
+#[cfg(test)]
+#[path = "chart_tests.rs"]
+mod tests;
