@@ -11,6 +11,7 @@
 //! them into one [`MetricInfo`] per concrete name. The catalogue travels inside every
 //! result file as `rtload.metrics_catalogue` (see [`Catalogue::to_json`]), so tools that
 //! read result files work for any workload, including one defined outside this crate.
+//! So do the workload's charts ([`chart`], `rtload.charts`): what the HTML report draws.
 
 pub mod chart;
 
@@ -375,24 +376,6 @@ impl Catalogue {
             unit: unit.to_string(),
         });
         self
-    }
-
-    /// Declare the workload's charts ([`chart`]): drawn in this order, followed by a
-    /// distribution plot of every distribution none of them plots.
-    pub fn with_charts(mut self, charts: Vec<Chart>) -> Self {
-        self.charts = Some(charts);
-        self
-    }
-
-    /// Every chart a result of this catalogue gets: the declared ones, then a
-    /// distribution plot of each other distribution (written as `rtload.charts`).
-    pub fn charts(&self) -> Vec<Chart> {
-        chart::default_charts(self.charts.as_deref().unwrap_or(&[]), &self.distributions())
-    }
-
-    /// Whether charts were declared (or read from a result's `rtload.charts`).
-    pub fn declares_charts(&self) -> bool {
-        self.charts.is_some()
     }
 
     /// The workload's unit of work, if it declares one.

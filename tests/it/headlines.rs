@@ -40,8 +40,8 @@ fn numbers(text: &str) -> Vec<(f64, usize)> {
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        let starts = b[i].is_ascii_digit()
-            || (b[i] == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit));
+        let starts =
+            b[i].is_ascii_digit() || (b[i] == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit));
         let glued = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
         if !starts || glued {
             i += 1;
@@ -84,7 +84,11 @@ fn html_number(html: &str, name: &str) -> Option<(f64, usize)> {
         .next()?;
     let row = table.split(&format!("<tr><td>{name}</td>")).nth(1)?;
     let row = row.split("</tr>").next()?;
-    let cell = row.split("<td class=\"value\">").nth(1)?.split("</td>").next()?;
+    let cell = row
+        .split("<td class=\"value\">")
+        .nth(1)?
+        .split("</td>")
+        .next()?;
     numbers(cell).first().copied()
 }
 
@@ -96,7 +100,13 @@ fn check(name: &str, printed: &[Printed]) {
     let html = tmp.path().join(format!("{name}.html"));
     let scenario = format!("scenarios/{name}.toml");
     let run = rtload()
-        .args(["run", &scenario, "--output-json", json.to_str().unwrap(), "-q"])
+        .args([
+            "run",
+            &scenario,
+            "--output-json",
+            json.to_str().unwrap(),
+            "-q",
+        ])
         .current_dir(tmp.path())
         .output()
         .unwrap();
@@ -108,7 +118,12 @@ fn check(name: &str, printed: &[Printed]) {
         String::from_utf8_lossy(&run.stderr)
     );
     let report = rtload()
-        .args(["report", json.to_str().unwrap(), "--html", html.to_str().unwrap()])
+        .args([
+            "report",
+            json.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
+        ])
         .current_dir(tmp.path())
         .output()
         .unwrap();
@@ -129,7 +144,9 @@ fn check(name: &str, printed: &[Printed]) {
             continue;
         };
         match printed.iter().find(|p| p.0 == *h) {
-            None => bad.push(format!("{h}: this test does not know where the terminal prints it")),
+            None => bad.push(format!(
+                "{h}: this test does not know where the terminal prints it"
+            )),
             Some(p) => match terminal_number(&stdout, p) {
                 Some(t) if agrees(value, t) => {}
                 t => bad.push(format!("{h}: JSON {value}, terminal {t:?} ({:?})", p.1)),
@@ -141,13 +158,20 @@ fn check(name: &str, printed: &[Printed]) {
         }
     }
     bad.extend(undrawn(&doc, &page));
-    assert!(bad.is_empty(), "{name}:\n{}\n--- terminal:\n{stdout}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{name}:\n{}\n--- terminal:\n{stdout}",
+        bad.join("\n")
+    );
 }
 
 /// The charts `doc` declares that `page` does not draw: a series or timeline always, a
 /// distribution when the result has values of it.
 fn undrawn(doc: &serde_json::Value, page: &str) -> Vec<String> {
-    let charts = doc["rtload"]["charts"].as_array().cloned().unwrap_or_default();
+    let charts = doc["rtload"]["charts"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let mut bad = Vec::new();
     if charts.is_empty() {
         bad.push("no rtload.charts".to_string());
@@ -157,7 +181,9 @@ fn undrawn(doc: &serde_json::Value, page: &str) -> Vec<String> {
         let (svg_id, needed) = match c["kind"].as_str() {
             Some("distribution") => {
                 let d = c["distribution"].as_str().unwrap_or("?");
-                let n = doc["rtload"]["distributions"][d].as_array().map_or(0, Vec::len);
+                let n = doc["rtload"]["distributions"][d]
+                    .as_array()
+                    .map_or(0, Vec::len);
                 (format!("dist-{id}"), n > 0)
             }
             _ => (id.to_string(), true),

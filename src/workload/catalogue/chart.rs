@@ -244,6 +244,26 @@ pub fn default_charts(declared: &[Chart], distributions: &[String]) -> Vec<Chart
     out
 }
 
+impl super::Catalogue {
+    /// Declare the workload's charts: drawn in this order, followed by a distribution
+    /// plot of every distribution none of them plots.
+    pub fn with_charts(mut self, charts: Vec<Chart>) -> Self {
+        self.charts = Some(charts);
+        self
+    }
+
+    /// Every chart a result of this catalogue gets: the declared ones, then a
+    /// distribution plot of each other distribution (written as `rtload.charts`).
+    pub fn charts(&self) -> Vec<Chart> {
+        default_charts(self.charts.as_deref().unwrap_or(&[]), &self.distributions())
+    }
+
+    /// Whether charts were declared (or read from a result's `rtload.charts`).
+    pub fn declares_charts(&self) -> bool {
+        self.charts.is_some()
+    }
+}
+
 /// The charts a result document declares (`rtload.charts`; a merged result's repeats
 /// of one id read once, a chart this version cannot read left out), `None` when it has
 /// no such block.
