@@ -62,14 +62,40 @@ pub fn registry() -> &'static [WorkloadKind] {
 /// for a file written before the catalogue existed, the first registered kind whose
 /// families declare every name in `names` (the file's metrics). `None` when no kind
 /// declares them all: the caller then treats every metric as not a score.
+///
+/// A file written before `rtload.charts` gets the charts of the kind that wrote it
+/// (`rtload.workload`, else the kind found by its metrics); they draw what the file has
+/// of the blocks they read.
 pub fn result_catalogue(doc: &serde_json::Value, names: &[&str]) -> Option<Catalogue> {
-    if let Some(c) = Catalogue::from_result(doc) {
-        return Some(c);
+    let workload = doc.pointer("/rtload/workload").and_then(|w| w.as_str());
+    let (cat, kind) = match Catalogue::from_result(doc) {
+        Some(c) => (c, workload),
+        None => {
+            let k = registry()
+                .iter()
+                .find(|k| !names.is_empty() && names.iter().all(|n| k.declares(n)))?;
+            let c = Catalogue::reading(names, k.families, k.headline, k.aliases);
+            (c, Some(workload.unwrap_or(k.name)))
+        }
+    };
+    if cat.declares_charts() {
+        return Some(cat);
     }
-    registry()
-        .iter()
-        .find(|k| !names.is_empty() && names.iter().all(|n| k.declares(n)))
-        .map(|k| Catalogue::reading(names, k.families, k.headline, k.aliases))
+    Some(match kind.and_then(kind_charts) {
+        Some(charts) => cat.with_charts(charts),
+        None => cat,
+    })
+}
+
+/// The charts a built-in kind declares (what its results carry as `rtload.charts`).
+fn kind_charts(kind: &str) -> Option<Vec<crate::workload::catalogue::Chart>> {
+    Some(match kind {
+        video::KIND => video::names::charts(),
+        omni::KIND => omni::report::catalogue(&[]).charts(),
+        transcription::KIND => transcription::report::charts(),
+        scripted::KIND => scripted::report::charts(),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

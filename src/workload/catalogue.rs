@@ -11,9 +11,14 @@
 //! them into one [`MetricInfo`] per concrete name. The catalogue travels inside every
 //! result file as `rtload.metrics_catalogue` (see [`Catalogue::to_json`]), so tools that
 //! read result files work for any workload, including one defined outside this crate.
+//! So do the workload's charts ([`chart`], `rtload.charts`): what the HTML report draws.
+
+pub mod chart;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+pub use chart::Chart;
 
 /// Which way a metric improves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -219,6 +224,7 @@ pub struct Catalogue {
     headline: Vec<String>,
     unit_rate: Option<UnitRate>,
     aliases: std::collections::BTreeMap<String, String>,
+    charts: Option<Vec<Chart>>,
 }
 
 /// Names a workload produced that no family declares (a bug in the workload's table).
@@ -251,6 +257,7 @@ impl Catalogue {
             headline,
             unit_rate: None,
             aliases: Default::default(),
+            charts: None,
         }
     }
 
@@ -438,6 +445,14 @@ impl Catalogue {
         for (k, v) in &other.aliases {
             self.aliases.entry(k.clone()).or_insert_with(|| v.clone());
         }
+        if let Some(theirs) = &other.charts {
+            let mine = self.charts.get_or_insert_with(Vec::new);
+            for c in theirs {
+                if !mine.iter().any(|m| m.id == c.id) {
+                    mine.push(c.clone());
+                }
+            }
+        }
     }
 
     /// The JSON form written as `rtload.metrics_catalogue`: an array of
@@ -448,8 +463,9 @@ impl Catalogue {
     }
 
     /// Read the catalogue back from a result document (`rtload.metrics_catalogue`,
-    /// `rtload.headline_metrics` and `rtload.unit_rate`); `None` when the file predates the catalogue or the
-    /// block is malformed.
+    /// `rtload.headline_metrics`, `rtload.unit_rate`, `rtload.metric_aliases` and
+    /// `rtload.charts`); `None` when the file predates the catalogue or the block is
+    /// malformed.
     pub fn from_result(doc: &Value) -> Option<Self> {
         let rows = doc.pointer("/rtload/metrics_catalogue")?;
         let mut metrics: Vec<MetricInfo> = serde_json::from_value(rows.clone()).ok()?;
@@ -481,11 +497,13 @@ impl Catalogue {
             headline,
             unit_rate,
             aliases,
+            charts: chart::of_result(doc),
         })
     }
 
     /// Write the catalogue into a result document's `rtload` block (creating it); the
-    /// unit rate as `rtload.unit_rate: {metric, unit}` or null.
+    /// unit rate as `rtload.unit_rate: {metric, unit}` or null; every chart
+    /// ([`Catalogue::charts`]) as `rtload.charts`.
     pub fn write_into(&self, doc: &mut Value) {
         if let Some(obj) = doc.as_object_mut() {
             let rt = obj
@@ -507,6 +525,10 @@ impl Catalogue {
                         serde_json::to_value(&self.aliases).unwrap_or(Value::Null),
                     );
                 }
+                rt.insert(
+                    chart::CHARTS_KEY.into(),
+                    serde_json::to_value(self.charts()).unwrap_or(Value::Null),
+                );
             }
         }
     }

@@ -134,6 +134,15 @@ fn same_run(file: &str, n: usize, w: &Value, m: &Value) {
     let (wr, mr) = (&w["rtload"], &m["rtload"]);
     let at = format!("{file}, {n} shards");
     assert_eq!(mr["verdict"], wr["verdict"], "{at}");
+    // What the workload declares about itself comes through once, as the run wrote it.
+    for key in [
+        "metrics_catalogue",
+        "headline_metrics",
+        "charts",
+        "unit_rate",
+    ] {
+        assert_eq!(mr[key], wr[key], "{at}: {key}");
+    }
     assert_eq!(mr["sample_counts"], wr["sample_counts"], "{at}");
     let th = |r: &Value| -> Vec<(Value, Value, bool)> {
         r["thresholds"]

@@ -4,7 +4,7 @@
 //! the workload kinds (`workload/video/`, `workload/omni/`, `workload/transcription/`,
 //! which never import each other or the engine) ← `config` ← `report` ←
 //! `runner`/`batch`. Only `config/registry.rs`
-//! names kinds from outside `src/workload/`. `server` imports only `util` and itself, and
+//! names kinds, or the markers a kind's results carry, from outside `src/workload/`. `server` imports only `util` and itself, and
 //! only `config` (its config types) and `runner` import it.
 
 use std::path::{Path, PathBuf};
@@ -185,31 +185,53 @@ fn the_checker_catches_a_back_edge() {
     assert!(forbidden("report/compare.rs", Layer::Report, Layer::Config).is_none());
 }
 
-#[test]
-fn no_file_outside_the_workloads_names_a_built_in_kind() {
-    // The check, test files under src/ included: a kind's name lives in its
-    // folder (`KIND`) and in the composition root that registers it.
+/// What names a built-in workload in a file: its kind (quoted, as code names it) and the
+/// markers its result documents carry (`"benchmark": "lingbot_world_realtime"`,
+/// `"backend": "openai-realtime-duplex"`), in any form.
+fn workload_names(text: &str) -> Vec<String> {
     let kinds = [
         rtload::workload::omni::KIND,
         rtload::workload::video::KIND,
         rtload::workload::transcription::KIND,
         rtload::workload::scripted::KIND,
     ];
+    const MARKERS: [&str; 2] = ["lingbot_world_realtime", "openai-realtime-duplex"];
+    let quoted = kinds.iter().map(|k| format!("\"{k}\""));
+    quoted
+        .chain(MARKERS.iter().map(|m| (*m).to_string()))
+        .filter(|n| text.contains(n.as_str()))
+        .collect()
+}
+
+#[test]
+fn no_file_outside_the_workloads_names_a_built_in_workload() {
+    // The check, test files under src/ included: a kind's name and its result
+    // markers live in its folder and in the composition root that registers it, so
+    // report/ (the HTML report, merge, compare) reads results by their generic blocks.
     let mut bad = Vec::new();
     for (rel, f) in &src_files() {
         if rel.starts_with("workload/") || rel == "config/registry.rs" {
             continue;
         }
         let text = std::fs::read_to_string(f).unwrap();
-        for k in kinds {
-            if text.contains(&format!("\"{k}\"")) {
-                bad.push(format!("src/{rel} names \"{k}\""));
-            }
+        for n in workload_names(&text) {
+            bad.push(format!("src/{rel} names {n}"));
         }
     }
     assert!(
         bad.is_empty(),
-        "kind strings outside src/workload/:\n{}",
+        "workload names outside src/workload/:\n{}",
         bad.join("\n")
     );
+}
+
+#[test]
+fn the_name_check_catches_kinds_and_markers() {
+    let kind = rtload::workload::video::KIND;
+    assert_eq!(workload_names(&format!("x == \"{kind}\"")).len(), 1);
+    assert_eq!(
+        workload_names("Some(\"lingbot_world_realtime\") | // openai-realtime-duplex").len(),
+        2
+    );
+    assert!(workload_names("kind-agnostic text").is_empty());
 }

@@ -16,6 +16,7 @@ mod engine;
 mod fn_lengths;
 mod fresh_machine;
 mod fuzz;
+mod headlines;
 mod layering;
 mod listener;
 mod live;

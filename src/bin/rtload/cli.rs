@@ -51,12 +51,16 @@ pub enum Command {
     Suite(SuiteArgs),
     /// Render result JSON files as one self-contained HTML report with SVG charts.
     ///
-    /// Each result gets its summary, its charts (latency distributions as percentile
-    /// plots, or dot plots under 30 values) and a time-series panel (completions per
-    /// second and the headline metric's p50/p99 over run time) from the `.hlog` beside it
-    /// (same name); without one the panel is left out and the page says so. Results of
-    /// the same workload kind are overlaid in a comparison section first (one line per
-    /// file on shared axes); results of different kinds get separate sections only.
+    /// Each result gets its summary (verdict, thresholds, headline metrics and generator
+    /// health, the result's own numbers), an errors table when anything failed (per
+    /// failure kind: count, sessions, messages in full), the charts its workload declared
+    /// (`rtload.charts`: per-session series, the session timeline, every distribution as
+    /// a percentile plot, or dot plots under 30 values, captioned with what is measured
+    /// from which event to which), a time-series panel (completions per second and the
+    /// headline metric's p50/p99 over run time) from the `.hlog` beside it (same name;
+    /// without one the panel is left out and the page says so) and its metrics table.
+    /// Results of the same workload are overlaid in a comparison section first (one line
+    /// per file on shared axes); results of different workloads get separate sections.
     Report(ReportArgs),
     /// Compare two result files metric by metric; exit 1 past --max-regression.
     Compare(CompareArgs),
@@ -103,7 +107,7 @@ pub struct MergeArgs {
 pub struct ReportArgs {
     /// Result JSON files (from --output-json, --save-result or a sweep); each one's
     /// `.hlog` beside it is read for the time series. Two or more of the same workload
-    /// kind are overlaid.
+    /// are overlaid.
     #[arg(required = true)]
     pub results: Vec<PathBuf>,
     /// The HTML file to write.

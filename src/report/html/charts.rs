@@ -1,16 +1,23 @@
-//! Which charts each recognised result document gets, and how its JSON maps onto them:
-//! video (chunk cadence, session timeline), duplex (session timeline), sweep (headline
-//! and throughput curves); every result's distributions as percentile plots or dot plots
-//! ([`dist`]) and its `.hlog` over run time ([`overtime`]).
+//! The charts of a result, drawn from what the result itself declares: its
+//! `rtload.charts` (the workload's chart declarations, see
+//! [`crate::workload::catalogue::chart`]) over the generic blocks they read —
+//! `rtload.distributions` ([`dist`]), `rtload.session_series` ([`series`]) and
+//! `rtload.timeline` ([`timeline`]) — plus a plot of each `.hlog` tag the JSON has no
+//! raw values for and the `.hlog` over run time ([`overtime`]); a sweep's curves
+//! ([`sweep`]). No chart knows a workload.
+//!
+//! A result without `rtload.charts` (written before charts were declared) gets the
+//! charts of the registered kind that wrote it (`config::registry`), else a
+//! distribution plot per `rtload.distributions` entry.
 //!
 //! Every chart is a `<figure>` with a `<figcaption>`; a chart without data becomes a short
 //! "no data" note instead. Missing or malformed fields mean "no data", never an error.
 
 pub mod dist;
-mod duplex;
 pub mod overtime;
+mod series;
 mod sweep;
-mod video;
+mod timeline;
 
 use std::fmt::Write as _;
 
@@ -18,11 +25,11 @@ use serde_json::Value;
 
 use super::svg::{ellipsize_middle, esc};
 use crate::util::histlog::Interval;
+use crate::workload::catalogue::chart::{self, Chart, Draw};
+use crate::workload::catalogue::{Catalogue, MetricInfo};
 pub use dist::Dist;
 
-pub use duplex::duplex;
 pub use sweep::sweep;
-pub use video::video;
 
 /// The finite number at `v[key]`, if any (JSON `null`, strings and NaN-as-null are `None`).
 pub fn num(v: &Value, key: &str) -> Option<f64> {
@@ -83,19 +90,87 @@ pub fn legend(items: &[(String, String)]) -> String {
     s
 }
 
-/// The distributions of a result: a video result's steady intervals and TTFC, every
-/// `rtload.distributions` entry, then every tag of its interval log (`intervals`) the JSON
-/// has no raw values for.
-pub fn distributions(doc: &Value, video: bool, intervals: Option<&[Interval]>) -> Vec<Dist> {
-    let mut out = if video {
-        video::distributions(doc)
-    } else {
-        Vec::new()
-    };
-    out.extend(dist::json_dists(doc));
+/// What a result declares about itself: its catalogue (its own, or for an older file the
+/// registered kind's) and every chart it gets.
+pub struct Declared {
+    /// The catalogue, when one could be found.
+    pub catalogue: Option<Catalogue>,
+    /// The charts, in drawing order.
+    pub charts: Vec<Chart>,
+}
+
+impl Declared {
+    /// Read `doc`'s declarations: its catalogue's charts, then a distribution plot of
+    /// each `rtload.distributions` entry none of them plots.
+    pub fn of(doc: &Value) -> Declared {
+        let names: Vec<&str> = doc
+            .pointer("/rtload/metrics")
+            .and_then(Value::as_object)
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let catalogue = crate::config::registry::result_catalogue(doc, &names);
+        let declared = catalogue
+            .as_ref()
+            .map(Catalogue::charts)
+            .unwrap_or_default();
+        let raw: Vec<String> = doc
+            .pointer("/rtload/distributions")
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        Declared {
+            charts: chart::default_charts(&declared, &raw),
+            catalogue,
+        }
+    }
+
+    /// The catalogue entry of a statistic of distribution `name` (its unit, description
+    /// and measurement origin), if the catalogue has one.
+    pub fn dist_info(&self, name: &str) -> Option<&MetricInfo> {
+        let c = self.catalogue.as_ref()?;
+        c.metrics()
+            .iter()
+            .find(|m| m.distribution.as_deref() == Some(name) && !m.name.ends_with(".count"))
+    }
+}
+
+/// The distributions of a result, ready to plot: one per distribution chart it declares
+/// (raw values from `rtload.distributions`, or the `.hlog` histogram of the same name
+/// when the JSON has none), then every tag of its interval log (`intervals`) the JSON has
+/// no raw values for.
+pub fn distributions(
+    doc: &Value,
+    declared: &Declared,
+    intervals: Option<&[Interval]>,
+) -> Vec<Dist> {
+    let mut out: Vec<Dist> = declared
+        .charts
+        .iter()
+        .filter_map(|c| match &c.draw {
+            Draw::Distribution {
+                distribution,
+                reference,
+            } => Some(dist::of_chart(
+                doc,
+                declared,
+                c,
+                distribution,
+                reference.as_ref(),
+            )),
+            _ => None,
+        })
+        .collect();
     if let Some(iv) = intervals {
-        let more = dist::hlog_dists(iv, &out);
-        out.extend(more);
+        let have: Vec<Dist> = out.iter().filter(|d| d.raw).cloned().collect();
+        for h in dist::hlog_dists(iv, &have) {
+            match out.iter_mut().find(|d| d.key == h.key) {
+                Some(d) => {
+                    d.counts = h.counts;
+                    d.from_hlog = true;
+                }
+                None => out.push(h),
+            }
+        }
     }
     out
 }
@@ -112,6 +187,43 @@ pub fn dist_figures(dists: &[Dist]) -> String {
                 dist: d,
             };
             dist::dist_figure(&[line], &[], false)
+        })
+        .collect()
+}
+
+/// The figures of `doc`'s charts other than distributions (session series, timelines),
+/// in declared order.
+pub fn other_figures(doc: &Value, declared: &Declared) -> String {
+    let metric = |name: &str| doc.pointer("/rtload/metrics").and_then(|m| num(m, name));
+    let rt = doc.get("rtload").unwrap_or(&Value::Null);
+    declared
+        .charts
+        .iter()
+        .map(|c| match &c.draw {
+            Draw::Distribution { .. } => String::new(),
+            Draw::SessionSeries {
+                series,
+                x,
+                y,
+                reference,
+                band,
+            } => {
+                let reference = reference
+                    .as_ref()
+                    .and_then(|r| Some((metric(&r.metric)?, r)));
+                let spec = series::Spec {
+                    chart: c,
+                    series,
+                    x,
+                    y,
+                    reference,
+                    band: band.as_deref(),
+                };
+                series::figure_of(&spec, arr(rt, chart::SESSION_SERIES_KEY))
+            }
+            Draw::Timeline { lanes, kinds } => {
+                timeline::figure_of(c, lanes, kinds, arr(rt, chart::TIMELINE_KEY))
+            }
         })
         .collect()
 }

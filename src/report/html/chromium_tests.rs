@@ -1,8 +1,10 @@
 //! The headless-Chromium check: every chart of every page kind is laid out with visible
 //! marks inside its SVG, and no text element leaves its SVG (the page's inline script
 //! measures both into `body[data-chartcheck]`; Chromium's `--dump-dom` hands it back).
-//! Page kinds: video (dot plots, cadence, timeline), a failed video, duplex, a sweep, a
-//! result with a percentile curve and a time-series panel, and a comparison of two
+//! Pages: every chart kind a result can declare — distributions (dot plots and percentile
+//! curves), session series, timelines — from real results (a video run, the same with a
+//! failed session, a failed transcription run, a duplex result from before
+//! `rtload.charts`), a sweep, a result with a time-series panel, and a comparison of two
 //! results (overlaid curves, dot rows and time series).
 
 use std::io::Read as _;
@@ -14,7 +16,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::super::{Input, IntervalLog, render};
-use super::{DUPLEX, SWEEP, VIDEO, parse, run_with_log, video_with_failure, with_verdict};
+use super::{DUPLEX, SWEEP, TRANSCRIPTION_FAILED, VIDEO, parse, run_with_log, video_with_failure};
 
 fn chromium_binary() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -99,21 +101,39 @@ fn pages() -> Vec<(&'static str, String, Vec<&'static str>)> {
     vec![
         (
             "video",
-            page(&[single(
-                "video_quickstart.json",
-                with_verdict(parse(VIDEO), "passed"),
-            )]),
-            vec!["data-chart=\"dist-ttfc_ms\"", "class=\"pmark-label\""],
+            page(&[single("video_quickstart.json", parse(VIDEO))]),
+            vec![
+                "data-chart=\"chunk_cadence\"",
+                "class=\"band\"",
+                "data-chart=\"timeline\"",
+                "data-chart=\"dist-chunk_interval_ms\"",
+                "data-chart=\"dist-chunk_interval_all_ms\"",
+                "class=\"pmark-label\"",
+                "data-chart=\"dist-session_stall_ms\"",
+            ],
         ),
         (
             "video-failed",
             page(&[single("video_failed.json", video_with_failure())]),
-            vec![],
+            vec!["class=\"mark span failed\"", "<table class=\"errors\">"],
+        ),
+        (
+            "transcription-failed",
+            page(&[single(
+                "transcription_failed.json",
+                parse(TRANSCRIPTION_FAILED),
+            )]),
+            vec![
+                "data-chart=\"timeline\"",
+                "class=\"mark span k1\"",
+                "class=\"mark span failed\"",
+                "<table class=\"errors\">",
+            ],
         ),
         (
             "duplex",
             page(&[single("duplex_omniinteract.json", parse(DUPLEX))]),
-            vec![],
+            vec!["data-chart=\"timeline\"", "class=\"mark span kx\""],
         ),
         (
             "sweep",

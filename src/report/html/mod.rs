@@ -2,9 +2,18 @@
 //! page (inline CSS and SVG, no external resources) with charts and a metrics table per
 //! result document.
 //!
-//! Results of the same workload kind (two or more) also get a comparison section first:
-//! their distributions and time series overlaid on shared axes, one line per file; each
-//! file's own section keeps its summary, its kind's charts and its metrics table.
+//! Every section is drawn from the result itself and knows no workload: the summary and
+//! errors from its generic blocks (`rtload.verdict`, `thresholds`, `metrics`,
+//! `headline_metrics`, `failures`, `warnings`, `generator_bound`, `achieved`), the charts
+//! its workload declared (`rtload.charts`, see [`charts`]) over `rtload.distributions`,
+//! `rtload.session_series` and `rtload.timeline`, the `.hlog` beside it, and the metrics
+//! table with each metric's unit, direction and measurement origin from
+//! `rtload.metrics_catalogue`.
+//!
+//! Results of the same workload (two or more with one `rtload.workload`) also get a
+//! comparison section first: their distributions and time series overlaid on shared
+//! axes, one line per file; each file's own section keeps its summary, its other charts
+//! and its metrics table.
 //!
 //! Pure rendering: parsed JSON documents and their interval logs in, a `String` out; the
 //! caller reads and writes files. A document that is not recognised gets a section saying
@@ -15,6 +24,8 @@
 
 pub mod cdf;
 pub mod charts;
+mod errors;
+mod metrics;
 mod overlay;
 mod page;
 pub mod summary;
@@ -23,14 +34,11 @@ pub mod svg;
 mod tests;
 pub mod timeseries;
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use svg::{esc, fmt_num};
-
-use crate::workload::catalogue::Direction;
+use svg::esc;
 
 /// Why no report could be rendered.
 #[derive(Debug, thiserror::Error)]
@@ -75,27 +83,24 @@ pub struct Input {
     pub log: IntervalLog,
 }
 
-/// The kinds of result document the report knows how to chart.
+/// The kinds of document the report knows how to draw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DocKind {
-    /// Video cadence result: `"benchmark": "lingbot_world_realtime"`.
-    Video,
-    /// Duplex result: `"backend": "openai-realtime-duplex"`.
-    Duplex,
     /// Sweep result: a top-level `"sweep"` object.
     Sweep,
-    /// Any other rtload result (an `rtload.metrics` object): the metrics table with the
-    /// units and directions of its `rtload.metrics_catalogue`.
-    Generic,
+    /// A run's result (an `rtload.metrics` object), of any workload: drawn from what it
+    /// declares about itself.
+    Run,
 }
 
 impl DocKind {
-    fn name(self) -> &'static str {
+    fn name(self, doc: &Value) -> String {
         match self {
-            DocKind::Video => "video",
-            DocKind::Duplex => "duplex",
-            DocKind::Sweep => "sweep",
-            DocKind::Generic => "rtload result",
+            DocKind::Sweep => "sweep".into(),
+            DocKind::Run => doc
+                .pointer("/rtload/workload")
+                .and_then(Value::as_str)
+                .map_or_else(|| "rtload result".into(), str::to_string),
         }
     }
 }
@@ -105,22 +110,15 @@ pub fn classify(doc: &Value) -> Result<DocKind, String> {
     let Some(obj) = doc.as_object() else {
         return Err(format!("not a JSON object (found {})", json_type(doc)));
     };
-    let s = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
     if obj.get("sweep").is_some_and(Value::is_object) {
         return Ok(DocKind::Sweep);
     }
-    if s(obj.get("benchmark")).as_deref() == Some("lingbot_world_realtime") {
-        return Ok(DocKind::Video);
-    }
-    if s(obj.get("backend")).as_deref() == Some("openai-realtime-duplex") {
-        return Ok(DocKind::Duplex);
-    }
     if doc.pointer("/rtload/metrics").is_some_and(Value::is_object) {
-        return Ok(DocKind::Generic);
+        return Ok(DocKind::Run);
     }
     let keys: Vec<&str> = obj.keys().map(String::as_str).take(12).collect();
     Err(format!(
-        "no `sweep` object, `benchmark = \"lingbot_world_realtime\"`, `backend = \"openai-realtime-duplex\"` or `rtload.metrics` object; top-level keys: {}",
+        "no `sweep` object and no `rtload.metrics` object (not an rtload result); top-level keys: {}",
         if keys.is_empty() {
             "(none)".to_string()
         } else {
@@ -181,16 +179,19 @@ pub fn render(inputs: &[Input]) -> Result<String, HtmlError> {
         );
     }
     for (i, (input, kind)) in inputs.iter().zip(&kinds).enumerate() {
-        let k = kind.as_ref().map_or("not recognized", |k| k.name());
+        let k = kind
+            .as_ref()
+            .map_or_else(|_| "not recognized".to_string(), |k| k.name(&input.doc));
         let _ = write!(
             out,
-            "<li><a href=\"#doc-{i}\">{}</a> ({k})</li>",
-            esc(&input.name)
+            "<li><a href=\"#doc-{i}\">{}</a> ({})</li>",
+            esc(&input.name),
+            esc(&k)
         );
     }
     out.push_str("</ul></nav>\n");
     for (g, (key, members)) in groups.iter().enumerate() {
-        out.push_str(&overlay::section(g, key, inputs, &kinds, members));
+        out.push_str(&overlay::section(g, key, inputs, members));
     }
     for (i, (input, kind)) in inputs.iter().zip(&kinds).enumerate() {
         let overlaid = groups.iter().any(|(_, m)| m.contains(&i));
@@ -214,33 +215,33 @@ fn section(i: usize, input: &Input, kind: &Result<DocKind, String>, overlaid: bo
         }
         Ok(k) => *k,
     };
-    let _ = writeln!(s, " <span class=\"kind\">{}</span></h2>", k.name());
+    let _ = writeln!(s, " <span class=\"kind\">{}</span></h2>", esc(&k.name(doc)));
     s.push_str(&meta(doc));
     if k == DocKind::Sweep {
         s.push_str(&summary::sweep_verdict(doc));
         s.push_str(&charts::sweep(doc));
-    } else {
-        s.push_str(&summary::summary(doc));
-        s.push_str(&match k {
-            DocKind::Video => charts::video(doc),
-            DocKind::Duplex => charts::duplex(doc),
-            _ => String::new(),
-        });
-        if overlaid {
-            s.push_str("<p class=\"nodata\">Distributions and time series: overlaid with the comparable results in the comparison above.</p>\n");
-        } else {
-            let dists = charts::distributions(doc, k == DocKind::Video, input.log.intervals());
-            s.push_str(&charts::dist_figures(&dists));
-            let run = charts::overtime::Run {
-                name,
-                colour: 0,
-                doc,
-                log: &input.log,
-            };
-            s.push_str(&charts::overtime::panel(&[run], false));
-        }
+        s.push_str(&metrics::table(doc, None));
+        s.push_str("</section>\n");
+        return s;
     }
-    s.push_str(&metrics_table(doc));
+    let declared = charts::Declared::of(doc);
+    s.push_str(&summary::summary(doc, declared.catalogue.as_ref()));
+    s.push_str(&errors::section(doc));
+    s.push_str(&charts::other_figures(doc, &declared));
+    if overlaid {
+        s.push_str("<p class=\"nodata\">Distributions and time series: overlaid with the comparable results in the comparison above.</p>\n");
+    } else {
+        let dists = charts::distributions(doc, &declared, input.log.intervals());
+        s.push_str(&charts::dist_figures(&dists));
+        let run = charts::overtime::Run {
+            name,
+            colour: 0,
+            doc,
+            log: &input.log,
+        };
+        s.push_str(&charts::overtime::panel(&[run], false));
+    }
+    s.push_str(&metrics::table(doc, declared.catalogue.as_ref()));
     s.push_str("</section>\n");
     s
 }
@@ -271,84 +272,4 @@ fn meta(doc: &Value) -> String {
     }
     s.push_str("</dl>\n");
     s
-}
-
-/// The metrics table: `rtload.metrics` (flat name → number), sorted by name. Without it,
-/// the numeric leaves of the top-level `metrics` object, flattened with dots.
-fn metrics_table(doc: &Value) -> String {
-    let mut rows: BTreeMap<String, Option<f64>> = BTreeMap::new();
-    let source = match doc.pointer("/rtload/metrics").and_then(Value::as_object) {
-        Some(m) => {
-            for (k, v) in m {
-                rows.insert(k.clone(), v.as_f64().filter(|x| x.is_finite()));
-            }
-            "rtload.metrics"
-        }
-        None => {
-            if let Some(m) = doc.get("metrics").filter(|m| m.is_object()) {
-                flatten(&mut rows, "", m);
-            }
-            "metrics (flattened; no rtload.metrics in this file)"
-        }
-    };
-    if rows.is_empty() {
-        return "<p class=\"nodata\">no metrics in this file</p>\n".into();
-    }
-    let names: Vec<&str> = rows.keys().map(String::as_str).collect();
-    let cat = crate::config::registry::result_catalogue(doc, &names).unwrap_or_default();
-    let mut s = format!(
-        "<table class=\"metrics\"><caption>Metrics ({})</caption><tr><th>metric</th><th>unit</th><th>better</th><th>value</th></tr>",
-        esc(source)
-    );
-    for (k, v) in &rows {
-        let info = cat.get(k);
-        let better = match info.map(|m| m.direction) {
-            Some(Direction::Lower) => "lower",
-            Some(Direction::Higher) => "higher",
-            _ => "–",
-        };
-        let _ = write!(
-            s,
-            "<tr{}><td>{}</td><td>{}</td><td>{better}</td><td>{}</td></tr>",
-            info.map_or_else(String::new, |m| format!(
-                " title=\"{}\"",
-                esc(&m.description)
-            )),
-            esc(k),
-            esc(info.map_or("", |m| m.unit.as_str())),
-            v.map_or_else(|| "–".to_string(), metric_value)
-        );
-    }
-    s.push_str("</table>\n");
-    s
-}
-
-fn flatten(out: &mut BTreeMap<String, Option<f64>>, prefix: &str, v: &Value) {
-    match v {
-        Value::Number(n) => {
-            out.insert(prefix.to_string(), n.as_f64().filter(|x| x.is_finite()));
-        }
-        Value::Object(m) => {
-            for (k, v) in m {
-                let name = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(out, &name, v);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// A table value: integers as integers, others with 3 decimals (more below 1).
-fn metric_value(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        fmt_num(v, 0)
-    } else if v.abs() < 1.0 {
-        fmt_num(v, 6)
-    } else {
-        fmt_num(v, 3)
-    }
 }

@@ -1,5 +1,5 @@
 //! The comparison section of a report over several results: results of the same
-//! workload kind (`rtload.workload`, else the recognised document kind; sweeps never)
+//! workload (the `rtload.workload` they carry; sweeps and results without it never)
 //! are comparable, and each group of two or more gets one section with a side-by-side
 //! verdict table, every distribution overlaid on one set of axes (one line or dot row
 //! per file, the legend naming the file) and the time-series panel overlaid likewise.
@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::charts::dist::{Dist, Line, dist_figure};
 use super::charts::overtime::{Run, panel};
-use super::charts::{LEGEND_CHARS, distributions};
+use super::charts::{Declared, LEGEND_CHARS, distributions};
 use super::summary::cell;
 use super::svg::{ellipsize_middle, esc};
 use super::{DocKind, Input};
@@ -19,16 +19,14 @@ use super::{DocKind, Input};
 /// Headline metrics shown side by side in the comparison table, at most.
 const TABLE_HEADLINES: usize = 4;
 
-/// What makes two results comparable.
+/// What makes two results comparable: the workload that wrote them.
 fn key(doc: &Value, kind: DocKind) -> Option<String> {
     if kind == DocKind::Sweep {
         return None;
     }
-    Some(
-        doc.pointer("/rtload/workload")
-            .and_then(Value::as_str)
-            .map_or_else(|| kind.name().to_string(), str::to_string),
-    )
+    doc.pointer("/rtload/workload")
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
 /// Groups of two or more comparable results: (kind key, indices into `inputs`), in the
@@ -49,13 +47,7 @@ pub fn groups(inputs: &[Input], kinds: &[Result<DocKind, String>]) -> Vec<(Strin
 }
 
 /// The comparison section `g` for `members` (indices into `inputs`) of kind `key`.
-pub fn section(
-    g: usize,
-    key: &str,
-    inputs: &[Input],
-    kinds: &[Result<DocKind, String>],
-    members: &[usize],
-) -> String {
+pub fn section(g: usize, key: &str, inputs: &[Input], members: &[usize]) -> String {
     let mut s = format!(
         "<section class=\"doc compare\" id=\"cmp-{g}\">\n<h2>Comparison: {} <span class=\"kind\">{} results overlaid</span></h2>\n",
         esc(key),
@@ -66,8 +58,8 @@ pub fn section(
     let dists: Vec<Vec<Dist>> = members
         .iter()
         .map(|&i| {
-            let video = kinds[i] == Ok(DocKind::Video);
-            distributions(&inputs[i].doc, video, inputs[i].log.intervals())
+            let doc = &inputs[i].doc;
+            distributions(doc, &Declared::of(doc), inputs[i].log.intervals())
         })
         .collect();
     let mut keys: Vec<&str> = Vec::new();
@@ -153,7 +145,11 @@ fn table(inputs: &[&Input]) -> String {
                 .and_then(|m| m.get(*h))
                 .and_then(Value::as_f64)
                 .filter(|v| v.is_finite());
-            let _ = write!(s, "<td>{}</td>", cell(v));
+            let _ = write!(
+                s,
+                "<td>{}</td>",
+                v.map_or_else(|| "–".into(), super::metrics::value)
+            );
         }
         s.push_str("</tr>");
     }

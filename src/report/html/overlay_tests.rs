@@ -86,7 +86,7 @@ fn completions_are_zero_where_none_completed_and_latencies_break() {
     );
     assert!(done.contains("<title>t.json: 2 /s at 4.5 s</title>"));
     // The session durations, logged only in the .hlog, get their own percentile plot.
-    assert!(html.contains("session: 38 value(s)"));
+    assert!(html.contains("session_ms: 38 value(s)"));
     assert!(html.contains("from the .hlog histogram (3 significant digits)"));
     // The headline (ttft_ms.p99 → tag ttft_ms) per interval, p50 solid and p99 dashed.
     let ttft = chart(&html, "ts-ttft_ms");

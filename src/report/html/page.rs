@@ -22,8 +22,8 @@ svg text{font-size:11px;fill:#444}svg .axis-title{font-size:12px;fill:#222}
 .mark.line{fill:none;stroke:var(--c);stroke-width:1.8}.mark.line.dash{stroke-dasharray:6 4}.mark.dot{fill:var(--c)}.mark.dot.hollow{fill:#fff;stroke:var(--c);stroke-width:1.5}
 .pmark{stroke:#555;stroke-width:1.2}svg .pmark-label{font-size:10px;fill:#555}
 .mark.hl{fill:none;stroke:#2ca02c;stroke-width:3}.mark.fail{fill:#fff;stroke:#d62728;stroke-width:2}
-.queue{--c:#b0b0b0}.session{--c:#1f77b4}.failed{--c:#d62728}.extent{--c:#cfd8e3}
-.k-input{--c:#6baed6}.k-response{--c:#ff7f0e}.k-playback{--c:#a1d99b}.k-audio{--c:#2ca02c}.k-other{--c:#9467bd}
+.failed{--c:#d62728}.extent{--c:#9ecae1}
+.k0{--c:#b0b0b0}.k1{--c:#6baed6}.k2{--c:#a1d99b}.k3{--c:#ff7f0e}.k4{--c:#2ca02c}.k5{--c:#e377c2}.k6{--c:#8c564b}.k7{--c:#bcbd22}.kx{--c:#9467bd}
 .mark.span{fill:var(--c)}
 .ref{stroke:#d62728;stroke-dasharray:6 4;stroke-width:1.5}svg .ref-label{fill:#d62728}
 .ref.cap{stroke:#2ca02c}svg .ref-label.cap{fill:#2ca02c}
@@ -34,6 +34,10 @@ ul.legend{list-style:none;padding:0;margin:4px 0;font-size:12px;display:flex;fle
 table{border-collapse:collapse;font-size:12px;margin:12px 0}caption{text-align:left;font-weight:600;padding:4px 0;white-space:nowrap}
 td,th{border:1px solid #e3e3e3;padding:2px 8px;text-align:left}td:last-child{text-align:right;font-variant-numeric:tabular-nums}
 td.pass{color:#2ca02c}td.fail{color:#d62728}
+td.origin{color:#555;text-align:left;max-width:360px}
+table.errors td:last-child{text-align:left;font-variant-numeric:normal}
+pre.err{white-space:pre-wrap;overflow-wrap:anywhere;margin:2px 0;font-size:12px;background:#fdecea;padding:4px 6px;border-radius:3px}
+div.warnings{padding:4px 10px;border-radius:4px;background:#fff3cd;border:1px solid #e0c36a;margin:12px 0}
 p.verdict{font-size:15px;padding:6px 10px;border-radius:4px;background:#f3f3f3}p.verdict.pass{background:#e8f5e9}p.verdict.fail{background:#fdecea}
 p.banner{padding:8px;border-radius:4px;background:#fff3cd;border:1px solid #e0c36a}
 tr.short td{background:#fff3cd}

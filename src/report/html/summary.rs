@@ -1,32 +1,30 @@
 //! The summary every result section opens with, before any chart: the verdict, each
-//! threshold with its measured value, the sample counts, the headline metrics of the
-//! metric catalogue as p50 / p90 / p99 / max, and the generator's health with a
-//! "results may be generator-bound" banner when its own lateness or CPU says so.
+//! threshold with its measured value, the sample counts, the headline metrics, and the
+//! generator's health with the run's own "results may be generator-bound" verdict.
 //!
-//! Reads only the result JSON (`rtload.verdict`, `rtload.thresholds`,
-//! `rtload.sample_counts`, `rtload.headline_metrics`, `rtload.metrics`, the generator
-//! block); anything missing is left out or shown as `–`, never as zero.
+//! One number, one source: every figure is read from the result as the run wrote it —
+//! the headline values are `rtload.metrics` entries, the generator-bound banner is
+//! `rtload.generator_bound` (never re-judged here against another threshold), peak
+//! concurrency and the start rate are `rtload.achieved`. Anything missing is left out or
+//! shown as `–`, never as zero.
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
 use super::svg::esc;
+use crate::workload::catalogue::Catalogue;
 
-/// Send lateness p99 above this (ms) means the generator could not keep its schedule.
-pub const LATE_P99_MS: f64 = 10.0;
-/// Generator CPU above this share of one core over the run means it may be saturated.
-pub const CPU_SHARE: f64 = 0.8;
-
-/// The summary block for `doc` (empty when the document has no `rtload` block).
-pub fn summary(doc: &Value) -> String {
+/// The summary block for `doc` (empty when the document has no `rtload` block); `cat`
+/// gives the headline metrics their units and measurement origins.
+pub fn summary(doc: &Value, cat: Option<&Catalogue>) -> String {
     let Some(rt) = doc.get("rtload").filter(|r| r.is_object()) else {
         return String::new();
     };
     let mut s = String::from("<div class=\"summary\">\n");
     s.push_str(&verdict(doc, rt));
     s.push_str(&thresholds(rt));
-    s.push_str(&headline_table(rt));
+    s.push_str(&headline_table(rt, cat));
     s.push_str(&generator(rt));
     s.push_str("</div>\n");
     s
@@ -142,118 +140,63 @@ fn thresholds(rt: &Value) -> String {
     s
 }
 
-/// The headline metrics: one row per metric family, its percentiles when the result has
-/// them; a metric without percentiles (a ratio, a count, a mean by definition) shows its
-/// one value.
-fn headline_table(rt: &Value) -> String {
+/// The headline metrics, in the result's order: each one's value exactly as
+/// `rtload.metrics` has it, and for a distribution statistic its distribution's p50 /
+/// p90 / p99 / max (also `rtload.metrics` entries; `–` when absent, never recomputed).
+fn headline_table(rt: &Value, cat: Option<&Catalogue>) -> String {
     let Some(names) = rt.get("headline_metrics").and_then(Value::as_array) else {
         return String::new();
     };
-    let metrics = rt.get("metrics").cloned().unwrap_or(Value::Null);
     let get = |k: &str| {
-        metrics
-            .get(k)
-            .and_then(Value::as_f64)
-            .filter(|x| x.is_finite())
-    };
-    let unit = |k: &str| {
-        rt.pointer("/metrics_catalogue")
-            .and_then(Value::as_array)
-            .and_then(|c| {
-                c.iter()
-                    .find(|m| m.get("name").and_then(Value::as_str) == Some(k))
-            })
-            .and_then(|m| m.get("unit").and_then(Value::as_str))
-            .unwrap_or("")
-            .to_string()
+        num(
+            rt,
+            &format!("/metrics/{}", k.replace('~', "~0").replace('/', "~1")),
+        )
     };
     let mut s = String::from(
-        "<table class=\"headline\"><caption>Headline metrics</caption><tr><th>metric</th><th>unit</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>value</th></tr>",
+        "<table class=\"headline\"><caption>Headline metrics</caption><tr><th>metric</th><th>unit</th><th>measured from → to</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>value</th></tr>",
     );
-    let mut seen: Vec<&str> = Vec::new();
     for n in names.iter().filter_map(Value::as_str) {
-        let family = n.split_once('.').map_or(n, |(f, _)| f);
-        if seen.contains(&family) {
-            continue;
+        let info = cat.and_then(|c| c.get(n));
+        let dist = info.and_then(|i| i.distribution.as_deref());
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td class=\"origin\">{}</td>",
+            esc(n),
+            esc(info.map_or("", |i| i.unit.as_str())),
+            esc(info.map_or("", |i| i.origin.as_str()))
+        );
+        for st in ["p50", "p90", "p99", "max"] {
+            let v = dist.and_then(|d| get(&format!("{d}.{st}")));
+            let _ = write!(
+                s,
+                "<td>{}</td>",
+                v.map_or_else(|| "–".into(), super::metrics::value)
+            );
         }
-        seen.push(family);
-        let raw = raw_values(rt, family);
-        let stat = |st: &str| {
-            get(&format!("{family}.{st}"))
-                .or_else(|| (st == "p50").then(|| get(&format!("{family}.median")))?)
-                .or_else(|| raw_stat(&raw, st))
-        };
-        let pct = ["p50", "p90", "p99", "max"].map(stat);
-        let has_pct = pct[..3].iter().any(Option::is_some);
-        let value = if has_pct { None } else { get(n) };
-        let name = if has_pct { family } else { n };
-        let _ = write!(s, "<tr><td>{}</td><td>{}</td>", esc(name), esc(&unit(n)));
-        for v in pct {
-            let _ = write!(s, "<td>{}</td>", if has_pct { cell(v) } else { "–".into() });
-        }
-        let _ = write!(s, "<td>{}</td></tr>", cell(value));
+        let _ = write!(
+            s,
+            "<td class=\"value\">{}</td></tr>",
+            get(n).map_or_else(|| "–".into(), super::metrics::value)
+        );
     }
     s.push_str("</table>\n");
     s
 }
 
-/// The raw per-request values of `family` the result carries (`distributions`), sorted;
-/// empty when it carries none.
-fn raw_values(rt: &Value, family: &str) -> Vec<f64> {
-    let mut v: Vec<f64> = rt
-        .pointer(&format!("/distributions/{family}"))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_f64)
-                .filter(|x| x.is_finite())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort_by(f64::total_cmp);
-    v
-}
-
-/// A percentile (`p50`, `p90`, `p99`; linear interpolation, as the workloads compute
-/// theirs) or the `max` of sorted raw values; `None` without values.
-fn raw_stat(sorted: &[f64], st: &str) -> Option<f64> {
-    let f = match st {
-        "p50" => 0.5,
-        "p90" => 0.9,
-        "p99" => 0.99,
-        "max" => return sorted.last().copied(),
-        _ => return None,
-    };
-    crate::util::stats::percentile_sorted(sorted, f).ok()
-}
-
-/// Why the results may be generator-bound, if they may.
-pub fn generator_bound(rt: &Value) -> Option<String> {
-    let late = num(rt, "/send_lateness/p99_ms");
-    let cpu = num(rt, "/resources/cpu_s");
-    let dur = num(rt, "/duration_s").filter(|d| *d > 0.0);
-    let mut why = Vec::new();
-    if let Some(l) = late.filter(|l| *l > LATE_P99_MS) {
-        why.push(format!(
-            "send lateness p99 is {l:.1} ms (over {LATE_P99_MS} ms): messages left later than scheduled"
-        ));
-    }
-    if let Some(share) = cpu.zip(dur).map(|(c, d)| c / d).filter(|s| *s > CPU_SHARE) {
-        why.push(format!(
-            "the generator used {:.0}% of a core over the run",
-            share * 100.0
-        ));
-    }
-    (!why.is_empty()).then(|| why.join("; "))
-}
-
+/// The generator's health: the run's own generator-bound verdict as a banner, then its
+/// numbers.
 fn generator(rt: &Value) -> String {
     let mut s = String::new();
-    if let Some(why) = generator_bound(rt) {
+    if let Some(why) = rt
+        .get("generator_bound")
+        .and_then(Value::as_str)
+        .filter(|w| !w.is_empty())
+    {
         let _ = writeln!(
             s,
-            "<p class=\"banner\">Results may be generator-bound: {}. Latencies include the generator's own delay; run fewer sessions per process or more shards.</p>",
-            esc(&why)
+            "<p class=\"banner\">{}. Latencies include the generator's own delay.</p>",
+            esc(&capitalised(why))
         );
     }
     let rows = [
@@ -276,7 +219,7 @@ fn generator(rt: &Value) -> String {
             "KiB",
         ),
         (
-            "peak sessions in flight",
+            "peak concurrent sessions",
             num(rt, "/achieved/concurrency"),
             "",
         ),
@@ -289,10 +232,25 @@ fn generator(rt: &Value) -> String {
     if rows.iter().all(|(_, v, _)| v.is_none()) {
         return s;
     }
+    // An achieved block without a start rate: the starts spanned under a second.
+    let burst = rt.get("achieved").is_some_and(Value::is_object);
     s.push_str("<table class=\"generator\"><caption>Generator health</caption><tr><th>measure</th><th>unit</th><th>value</th></tr>");
     for (k, v, u) in rows {
-        let _ = write!(s, "<tr><td>{k}</td><td>{u}</td><td>{}</td></tr>", cell(v));
+        let shown = match v {
+            None if burst && k == "sessions started/s" => {
+                "— (a burst: the starts spanned under a second)".to_string()
+            }
+            v => cell(v),
+        };
+        let _ = write!(s, "<tr><td>{k}</td><td>{u}</td><td>{shown}</td></tr>");
     }
     s.push_str("</table>\n");
     s
+}
+
+/// `s` with its first letter upper-case.
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
 }

@@ -34,7 +34,18 @@ fn nice_ticks_cover_the_range_with_round_steps() {
     check_ticks(0.1, 0.3, 4, &[0.1, 0.15, 0.2, 0.25, 0.3]);
     check_ticks(-3.0, 7.0, 5, &[-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0]);
     check_ticks(5.0, 5.0, 5, &[4.4, 4.6, 4.8, 5.0, 5.2, 5.4, 5.6]);
-    check_ticks(0.0, 0.0, 5, &[-1.0, -0.5, 0.0, 0.5, 1.0]);
+    // Equal values widen without crossing zero: all zeros (every WER 0, no failures)
+    // get [0, 1], never [-1, 1].
+    check_ticks(0.0, 0.0, 5, &[0.0, 0.2, 0.4, 0.6, 0.8, 1.0]);
+    for v in [0.05, 3.0, -2.0, -0.001] {
+        let t = nice_ticks(v, v, 5);
+        let (first, last) = (t[0], t[t.len() - 1]);
+        assert!(first < v && v < last, "{v}: {t:?}");
+        assert!(v < 0.0 || first >= 0.0, "{v}: {t:?}");
+        assert!(v > 0.0 || last <= 0.0, "{v}: {t:?}");
+    }
+    let zeros = Axis::fit("failed", [0.0, 0.0, 0.0], true).expect("axis");
+    assert_eq!((zeros.lo, zeros.hi), (0.0, 1.0));
     assert!(nice_ticks(f64::NAN, 1.0, 5).is_empty());
     assert!(nice_ticks(0.0, f64::INFINITY, 5).is_empty());
     assert!(nice_ticks(-1e308, 1e308, 5).is_empty());

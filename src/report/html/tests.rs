@@ -1,7 +1,12 @@
-//! Tests of the HTML report: primitives (escaping, ticks, non-finite handling), document
-//! recognition, determinism, and the fixtures the other test files share (the
-//! headless-Chromium check is in `chromium_tests.rs`, comparisons and time series in
-//! `overlay_tests.rs`).
+//! Tests of the HTML report: document recognition, the sections every result gets (its
+//! summary from the result's own numbers, its errors, its declared charts), determinism,
+//! and the fixtures the other test files share (the headless-Chromium check is in
+//! `chromium_tests.rs`, comparisons and time series in `overlay_tests.rs`, the errors
+//! table and axes in `errors_tests.rs`).
+//!
+//! The fixtures are real results written by `rtload run` (a video run and a failed
+//! transcription run of this version, a duplex result from before `rtload.charts`); the
+//! page is drawn from what each declares, so nothing here names a workload.
 
 use serde_json::{Value, json};
 
@@ -12,9 +17,17 @@ pub(super) const VIDEO: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/data/results/video_quickstart.json"
 ));
+pub(super) const VIDEO_LEGACY: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/results/video_legacy.json"
+));
 pub(super) const DUPLEX: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/data/results/duplex_omniinteract.json"
+));
+pub(super) const TRANSCRIPTION_FAILED: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/results/transcription_failed.json"
 ));
 pub(super) const SWEEP: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -33,44 +46,23 @@ pub(super) fn render_docs(docs: &[(&str, Value)]) -> String {
     render_html(&docs).expect("renders")
 }
 
-/// `doc` with the blocks today's runner adds: the verdict, thresholds with measured
-/// values, sample counts, headline metrics with percentiles, generator resources.
-pub(super) fn with_verdict(mut doc: Value, verdict: &str) -> Value {
-    let passed = verdict == "passed";
-    let rt = &mut doc["rtload"];
-    rt["verdict"] = json!(verdict);
-    rt["thresholds"] = json!([
-        {"metric": "ttfc_ms.p99", "expr": "< 1000", "measured": 412.5, "passed": true},
-        {"metric": "failed", "expr": "== 0", "measured": if passed { 0 } else { 1 }, "passed": passed},
-    ]);
-    rt["sample_counts"] = json!({"measured": 3, "completed": if passed { 3 } else { 2 },
-        "failed": if passed { 0 } else { 1 }, "cancelled": 0, "warmup": 1});
-    rt["failures_by_kind"] = json!(if passed {
-        json!({})
-    } else {
-        json!({"closed": 1})
-    });
-    rt["headline_metrics"] = json!(["ttfc_ms.mean", "slo_attainment"]);
-    for (k, v) in [
-        ("ttfc_ms.p50", 300.0),
-        ("ttfc_ms.p90", 380.0),
-        ("ttfc_ms.p99", 412.5),
-        ("ttfc_ms.max", 415.0),
-        ("ttfc_ms.mean", 320.0),
-        ("slo_attainment", 0.98),
-    ] {
-        rt["metrics"][k] = json!(v);
-    }
-    rt["resources"] = json!({"cpu_s": 0.09, "peak_rss_mib": 26.5});
-    doc
-}
-
-/// The video fixture with session 1 failed (as the engine reports a failed sample).
+/// The video run with session 1 failed, as the runner writes a failure: its timeline
+/// row, `rtload.failures`, the counts and the verdict.
 pub(super) fn video_with_failure() -> Value {
-    let mut v = with_verdict(parse(VIDEO), "failed");
-    v["rtload"]["samples"][1]["error"] =
-        json!("server closed the stream: <1011> \"overloaded\" & gone");
-    v["rtload"]["samples"][1]["ended_s"] = json!(2.1);
+    let mut v = parse(VIDEO);
+    let msg = "server closed the stream: <1011> \"overloaded\" & gone";
+    let rt = &mut v["rtload"];
+    rt["timeline"][1]["error"] = json!(msg);
+    rt["timeline"][1]["end_s"] = json!(2.1);
+    rt["failures"] = json!({"count": 1, "by_kind": {"closed": 1},
+        "sessions": [{"session": 1, "kind": "closed", "message": msg}]});
+    rt["failures_by_kind"] = json!({"closed": 1});
+    rt["verdict"] = json!("failed");
+    rt["sample_counts"] =
+        json!({"measured": 3, "completed": 2, "failed": 1, "cancelled": 0, "warmup": 1});
+    rt["thresholds"] = json!([
+        {"metric": "failed", "expr": "== 0", "measured": 1, "passed": false},
+    ]);
     v
 }
 
@@ -88,6 +80,15 @@ pub(super) fn chart<'a>(html: &'a str, kind: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no chart {kind}"))
 }
 
+/// The caption of the figure holding chart `kind`.
+pub(super) fn caption<'a>(html: &'a str, kind: &str) -> &'a str {
+    html.split(&format!("data-chart=\"{kind}\""))
+        .nth(1)
+        .and_then(|s| s.split("<figcaption>").nth(1))
+        .and_then(|s| s.split("</figcaption>").next())
+        .unwrap_or_else(|| panic!("no caption of {kind}"))
+}
+
 /// `series` written by the real interval-log writer and read back, as `rtload report`
 /// finds it beside a result.
 pub(super) fn log_of(series: &[Series]) -> IntervalLog {
@@ -96,9 +97,9 @@ pub(super) fn log_of(series: &[Series]) -> IntervalLog {
     IntervalLog::Read(read_intervals(&buf).expect("reads"))
 }
 
-/// A transcription-like result of `n` TTFT values over a 20 s run (each `slope` ms slower
-/// than the one before) and 3 finalization values, with its interval log: TTFT and a
-/// completion per value, none in second 5, plus the generator's queue wait.
+/// A result of `n` TTFT values over a 20 s run (each `slope` ms slower than the one
+/// before) and 3 finalization values, with its interval log: TTFT and a completion per
+/// value, none in second 5, plus the generator's queue wait.
 pub(super) fn run_with_log(name: &str, n: usize, slope: f64) -> Input {
     let ttft: Vec<(f64, f64)> = (0..n)
         .map(|i| (i as f64 * 20.0 / n as f64, 100.0 + slope * i as f64))
@@ -138,79 +139,122 @@ fn text_from_documents_is_escaped() {
 #[test]
 fn nan_values_in_documents_are_skipped() {
     let mut v = parse(VIDEO);
-    v["sessions"][0]["chunks"][3]["inter_arrival_ms"] = Value::Null;
-    v["rtload"]["samples"][0]["ended_s"] = Value::Null;
+    v["rtload"]["session_series"][0]["points"][3] = json!([4.0, null]);
+    v["rtload"]["timeline"][0]["end_s"] = Value::Null;
     let html = render_docs(&[("v.json", v)]);
     assert!(!html.contains("NaN") && !html.contains("inf\""));
     // Session 0 lost one cadence point: 11 + 11 + 11 - 1 dots.
-    let cadence = html
-        .split("data-chart=\"cadence\"")
-        .nth(1)
-        .and_then(|s| s.split("</svg>").next())
-        .expect("cadence");
-    assert_eq!(cadence.matches("mark dot").count(), 32);
+    assert_eq!(
+        chart(&html, "chunk_cadence").matches("mark dot").count(),
+        32
+    );
 }
 
 #[test]
-fn documents_are_classified() {
-    assert_eq!(classify(&parse(VIDEO)), Ok(DocKind::Video));
-    assert_eq!(classify(&parse(DUPLEX)), Ok(DocKind::Duplex));
+fn documents_are_classified_by_generic_blocks_only() {
+    assert_eq!(classify(&parse(VIDEO)), Ok(DocKind::Run));
+    assert_eq!(classify(&parse(DUPLEX)), Ok(DocKind::Run));
     assert_eq!(classify(&parse(SWEEP)), Ok(DocKind::Sweep));
-    // Any other rtload result is recognised by its metrics, never by a kind name.
     assert_eq!(
         classify(&json!({"rtload": {"workload": "anything", "metrics": {}}})),
-        Ok(DocKind::Generic)
+        Ok(DocKind::Run)
     );
+    // A workload's own marker alone is no rtload result.
+    let marker = parse(VIDEO)["benchmark"].clone();
+    assert!(classify(&json!({"benchmark": marker})).is_err());
     assert!(classify(&json!({"rtload": {"workload": "some-duplex-kind"}})).is_err());
     assert!(classify(&json!([1, 2])).is_err_and(|e| e.contains("not a JSON object")));
     assert!(classify(&json!({"foo": 1})).is_err_and(|e| e.contains("foo")));
 }
 
 #[test]
-fn video_report_has_cadence_timeline_and_dot_plots() {
-    let html = render_docs(&[("q.json", parse(VIDEO))]);
-    for kind in [
-        "cadence",
-        "dist-steady_interval_ms",
-        "dist-ttfc_ms",
-        "session-timeline",
-    ] {
-        assert_eq!(count_chart(&html, kind), 1, "{kind}");
+fn a_result_draws_the_charts_it_declares_in_order() {
+    let doc = parse(VIDEO);
+    let html = render_docs(&[("q.json", doc.clone())]);
+    let ids: Vec<&str> = doc["rtload"]["charts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    let mut at = 0;
+    for id in &ids {
+        let kind = if doc["rtload"]["charts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["id"] == *id && c["kind"] == "distribution")
+        {
+            format!("dist-{id}")
+        } else {
+            id.to_string()
+        };
+        assert_eq!(count_chart(&html, &kind), 1, "{kind}");
+        let pos = html.find(&format!("data-chart=\"{kind}\"")).expect("chart");
+        assert!(pos > at, "{kind} out of declared order");
+        at = pos;
     }
-    assert!(html.contains(">deadline</text>"));
-    assert!(html.contains("class=\"band\""));
-    assert!(html.contains("<td>steady_interval_ms_mean</td>"));
-    // Steady intervals: 5 per session (indexes 6..=10) → 15 values, too few for a
-    // curve: a dot each, and the p50/p90/p99 marks.
-    assert!(html.contains("steady inter-arrival interval: 15 value(s)"));
-    let steady = chart(&html, "dist-steady_interval_ms");
+    // The series: one line per session, the reference at the metric's value, the band.
+    let cadence = chart(&html, "chunk_cadence");
+    assert_eq!(cadence.matches("class=\"mark line\"").count(), 3);
+    assert!(cadence.contains(">deadline</text>") && cadence.contains("class=\"band\""));
+    assert!(caption(&html, "chunk_cadence").contains("deadline 750 ms (chunk_deadline_ms)"));
+    // The distribution the headline's chunk_interval_ms.p99 is read from: the same 15
+    // values (steady only), a dot each with the p50/p90/p99 marks, the origin said.
+    let steady = chart(&html, "dist-chunk_interval_ms");
     assert_eq!(steady.matches("<circle class=\"mark dot").count(), 15);
     for m in ["p50", "p90", "p99"] {
         assert!(steady.contains(&format!(">{m}</text>")), "{m}");
     }
-    assert!(!steady.contains("mark line"));
+    let cap = caption(&html, "dist-chunk_interval_ms");
+    assert!(cap.starts_with("chunk_interval_ms: 15 value(s)"), "{cap}");
+    assert!(cap.contains("measured from → to: a steady chunk"), "{cap}");
+    assert!(cap.contains("deadline 750 ms is off-scale"), "{cap}");
+    // The timeline: a row per session, its queue wait declared as a kind.
+    let tl = chart(&html, "timeline");
+    assert_eq!(tl.matches("class=\"mark span extent\"").count(), 3);
+    assert_eq!(tl.matches("class=\"mark span k0\"").count(), 3);
+    assert!(tl.contains(">session 2</text>"));
 }
 
 #[test]
-fn failed_video_session_is_red_with_error_tooltip() {
+fn a_failed_session_is_red_and_its_error_is_in_a_table_not_a_tooltip() {
     let html = render_docs(&[("q.json", video_with_failure())]);
     assert_eq!(html.matches("class=\"mark span failed\"").count(), 1);
     assert!(html.contains("session 1 failed after"));
+    let table = html
+        .split("<table class=\"errors\">")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .expect("errors table");
+    assert!(table.contains("<caption>Errors: 1 failed session(s)</caption>"));
+    assert!(table.contains(
+        "<tr><td>closed</td><td>1</td><td>session 1</td><td><pre class=\"err\">server closed the stream: &lt;1011&gt;"
+    ));
 }
 
 #[test]
-fn duplex_report_has_timeline_and_one_plot_per_distribution() {
+fn a_result_written_before_charts_gets_its_kinds_charts_from_the_registry() {
     let html = render_docs(&[("d.json", parse(DUPLEX))]);
-    assert_eq!(count_chart(&html, "duplex-timeline"), 1);
+    let tl = chart(&html, "timeline");
+    // Its spans on the lanes the kind declares; "audio" (declared no more) as other.
+    assert!(tl.contains("class=\"mark span k1\""), "input");
+    assert!(tl.contains("class=\"mark span k3\""), "response");
+    assert!(tl.contains("class=\"mark span kx\""), "other");
+    assert!(html.contains("other (a span kind the chart does not declare)"));
     for kind in ["dist-ttft_ms", "dist-audio_ttfp_ms", "dist-e2el_ms"] {
         assert_eq!(count_chart(&html, kind), 1, "{kind}");
     }
     // tpot_ms is empty: a "no data" note, not an empty chart.
     assert_eq!(count_chart(&html, "dist-tpot_ms"), 0);
     assert!(
-        html.contains("<p class=\"nodata\">no data</p><figcaption>tpot: no values</figcaption>")
+        html.contains("<p class=\"nodata\">no data</p><figcaption>tpot_ms: no values</figcaption>")
     );
-    assert!(html.contains("failed: response.done reports failure for resp_2a"));
+    assert!(html.contains("failed after"));
+    // An old result of no registered kind: its distributions (none here) and its table.
+    let old = render_docs(&[("v.json", parse(VIDEO_LEGACY))]);
+    assert!(old.contains("<td>steady_interval_ms_mean</td>"));
+    assert!(!old.contains("<svg"));
 }
 
 #[test]
@@ -270,33 +314,61 @@ fn sweep_without_a_unit_rate_has_no_unit_column_and_a_missing_point_shows_a_dash
 }
 
 #[test]
-fn result_sections_open_with_verdict_thresholds_and_percentiles() {
-    let html = render_docs(&[("q.json", with_verdict(parse(VIDEO), "passed"))]);
+fn result_sections_open_with_verdict_thresholds_and_the_results_own_numbers() {
+    let doc = parse(VIDEO);
+    let html = render_docs(&[("q.json", doc.clone())]);
     let first_chart = html.find("<svg").expect("charts");
     let verdict = html
         .find("verdict: <strong>passed</strong>")
         .expect("verdict");
-    let thresholds = html
-        .find("<caption>Thresholds</caption>")
-        .expect("thresholds");
     let headline = html
         .find("<caption>Headline metrics</caption>")
         .expect("headline");
-    assert!(verdict < thresholds && thresholds < headline && headline < first_chart);
-    assert!(html.contains("<tr><td>ttfc_ms</td><td></td><td>300</td><td>380</td><td>412.50</td><td>415</td><td>–</td></tr>"), "{html}");
+    assert!(html.contains("<p class=\"nodata\">no thresholds set</p>"));
+    assert!(verdict < headline && headline < first_chart);
+    // Each headline value is the rtload.metrics value, with its distribution's
+    // percentiles (also rtload.metrics values) and the events it is measured between.
+    let m = &doc["rtload"]["metrics"];
+    let v = |k: &str| super::metrics::value(m[k].as_f64().unwrap());
+    assert!(html.contains(&format!(
+        "<tr><td>chunk_interval_ms.p99</td><td>ms</td><td class=\"origin\">a steady chunk&#39;s predecessor received → the chunk received (warm-up, first and terminal chunks excluded)</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"value\">{}</td></tr>",
+        v("chunk_interval_ms.p50"), v("chunk_interval_ms.p90"), v("chunk_interval_ms.p99"),
+        v("chunk_interval_ms.max"), v("chunk_interval_ms.p99")
+    )), "{html}");
     // A ratio without percentiles shows its one value.
-    assert!(html.contains(
-        "<td>slo_attainment</td><td></td><td>–</td><td>–</td><td>–</td><td>–</td><td>0.9800</td>"
-    ));
-    assert!(html.contains("<caption>Generator health</caption>"));
+    assert!(
+        html.contains("<td>–</td><td>–</td><td>–</td><td>–</td><td class=\"value\">1</td></tr>")
+    );
+    // The generator: peak concurrency and the start rate are rtload.achieved's (a burst
+    // has no rate); no banner, since the run itself found nothing.
+    assert!(html.contains("<tr><td>peak concurrent sessions</td><td></td><td>3</td></tr>"));
+    assert!(html.contains("— (a burst: the starts spanned under a second)"));
     assert!(!html.contains("generator-bound"));
     let failed = render_docs(&[("f.json", video_with_failure())]);
     assert!(failed.contains("verdict: <strong>failed</strong> — 3 measured: 2 completed, 1 failed (closed: 1); 1 warm-up"));
     assert!(failed.contains("<td class=\"fail\">FAIL</td>"));
-    let mut late = with_verdict(parse(VIDEO), "passed");
+}
+
+#[test]
+fn the_generator_bound_banner_is_the_runs_own_verdict() {
+    // High lateness the run did not call generator-bound (its threshold was higher): no
+    // banner; the report never re-judges with a threshold of its own.
+    let mut late = parse(VIDEO);
     late["rtload"]["send_lateness"]["p99_ms"] = json!(25.0);
+    assert!(!render_docs(&[("l.json", late.clone())]).contains("generator-bound"));
+    let msg = "results may be generator-bound: send lateness p99 25.0 ms > 20 ms (spread the load over more cores or machines)";
+    late["rtload"]["generator_bound"] = json!(msg);
     let html = render_docs(&[("l.json", late)]);
-    assert!(html.contains("Results may be generator-bound: send lateness p99 is 25.0 ms"));
+    assert!(html.contains("<p class=\"banner\">Results may be generator-bound: send lateness p99 25.0 ms &gt; 20 ms (spread"));
+}
+
+#[test]
+fn the_metrics_table_says_where_each_measurement_starts_and_ends() {
+    let html = render_docs(&[("t.json", parse(TRANSCRIPTION_FAILED))]);
+    assert!(html.contains(
+        "<th>metric</th><th>unit</th><th>better</th><th>measured from → to</th><th>value</th>"
+    ));
+    assert!(html.contains("<td>ttft_ms.p99</td><td>ms</td><td>lower</td><td class=\"origin\">first input_audio_buffer.append&#39;s intended send → first non-empty transcription.delta received</td>"), "{html}");
 }
 
 #[test]
@@ -325,7 +397,7 @@ fn unknown_documents_get_a_section_but_do_not_fail_the_report() {
     ]);
     assert!(html.contains("This document was not recognized"));
     assert!(html.contains("hello"));
-    assert_eq!(count_chart(&html, "cadence"), 1);
+    assert_eq!(count_chart(&html, "chunk_cadence"), 1);
 }
 
 #[test]
@@ -346,23 +418,29 @@ fn fails_only_when_nothing_is_renderable() {
 
 #[test]
 fn empty_documents_render_no_data_notes() {
-    let html = render_docs(&[
-        ("v.json", json!({"benchmark": "lingbot_world_realtime"})),
-        ("d.json", json!({"backend": "openai-realtime-duplex"})),
-        ("s.json", json!({"sweep": {}})),
-    ]);
+    let mut empty = parse(VIDEO);
+    for k in ["session_series", "timeline", "distributions"] {
+        empty["rtload"][k] = json!(null);
+    }
+    let html = render_docs(&[("v.json", empty), ("s.json", json!({"sweep": {}}))]);
     assert!(!html.contains("<svg"), "no empty charts");
-    assert!(html.matches("<p class=\"nodata\">no data</p>").count() >= 6);
+    assert!(html.matches("<p class=\"nodata\">no data</p>").count() >= 8);
+    assert!(html.contains("this result has no rtload.session_series rows of chunk_cadence"));
 }
 
 #[test]
 fn malformed_documents_never_panic_or_print_non_finite_numbers() {
+    let mut charts = parse(VIDEO);
+    charts["rtload"]["charts"][0] = json!({"id": 3, "kind": "nope"});
     let odd = [
-        json!({"benchmark": "lingbot_world_realtime", "sessions": "x", "rtload": {"samples": 3}}),
-        json!({"benchmark": "lingbot_world_realtime", "sessions": [{"chunks": [{"index": "a"}, {"index": 2, "inter_arrival_ms": 1e308}, {"index": 3, "inter_arrival_ms": -1e308}]}]}),
-        json!({"backend": "openai-realtime-duplex", "rtload": {"timeline": [{"spans": [{"kind": 5}, {"start_s": 1.0, "end_s": "x"}]}, 7], "distributions": {"a": "b", "b_ms": [1, null, "x", 2]}}}),
+        json!({"rtload": {"metrics": {}, "session_series": "x", "timeline": 3}}),
+        json!({"rtload": {"metrics": {}, "charts": [{"id": "s", "title": "t", "kind": "session_series", "series": "a", "x": {"label": "x"}, "y": {"label": "y"}}],
+            "session_series": [{"series": "a", "points": [["a", 1], [2, 1e308], [3, -1e308], 7]}, 5]}}),
+        json!({"rtload": {"metrics": {}, "timeline": [{"spans": [{"kind": 5}, {"start_s": 1.0, "end_s": "x"}]}, 7], "distributions": {"a": "b", "b_ms": [1, null, "x", 2]}}}),
         json!({"sweep": {"points": [{"value": "a"}, {"value": 1, "metrics": 3}, {"value": 2, "passed": "yes"}], "capacity": "x", "headline": 5}}),
         json!({"rtload": {"workload": "some-duplex-kind", "metrics": {"a": "x", "b": null, "c": 1.5}}}),
+        json!({"rtload": {"metrics": {}, "failures": {"sessions": [{"session": "x"}, 4], "by_kind": 3}, "warnings": [1, "w"]}}),
+        charts,
     ];
     for doc in odd {
         let html = render_docs(&[("odd.json", doc.clone())]);
@@ -375,6 +453,7 @@ fn output_is_deterministic_and_self_contained() {
     let docs = [
         ("q.json", parse(VIDEO)),
         ("d.json", parse(DUPLEX)),
+        ("t.json", parse(TRANSCRIPTION_FAILED)),
         ("s.json", parse(SWEEP)),
     ];
     let a = render_docs(&docs);
@@ -400,13 +479,13 @@ fn output_is_deterministic_and_self_contained() {
 }
 
 #[test]
-fn generic_result_gets_one_plot_per_distribution() {
+fn a_result_without_a_catalogue_gets_one_plot_per_distribution() {
     let doc = json!({"rtload": {"metrics": {"ttft_ms.mean": 355.0},
         "distributions": {"ttft_ms": [350.0, 360.0], "finalization_ms": [100.0],
                           "itl_ms": [], "streaming_lag_ms": [-40.0, 10.0], "rtf": [1.05],
-                          "wer": [0.0, 0.25]}},
+                          "wer": [0.0, 0.0]}},
         "endpoint": "ws://127.0.0.1:1/v1/realtime", "model": "m"});
-    assert_eq!(classify(&doc), Ok(DocKind::Generic));
+    assert_eq!(classify(&doc), Ok(DocKind::Run));
     let html = render_docs(&[("t.json", doc)]);
     for kind in [
         "ttft_ms",
@@ -420,27 +499,19 @@ fn generic_result_gets_one_plot_per_distribution() {
     // No inter-arrival values: a "no data" note, never an empty chart.
     assert_eq!(count_chart(&html, "dist-itl_ms"), 0);
     assert!(
-        html.contains("<p class=\"nodata\">no data</p><figcaption>itl: no values</figcaption>")
+        html.contains("<p class=\"nodata\">no data</p><figcaption>itl_ms: no values</figcaption>")
     );
+    // Every WER is 0: an axis from 0 to 1, never −1 to 1.
+    let wer = chart(&html, "dist-wer");
+    assert!(
+        wer.contains(">0</text>") && wer.contains(">1</text>"),
+        "{wer}"
+    );
+    assert!(!wer.contains(">-"), "{wer}");
 }
 
 #[path = "chromium_tests.rs"]
 mod chromium;
 
-#[test]
-fn headline_table_fills_percentiles_from_median_and_raw_values() {
-    // Duplex results report `median`/`p99` (vllm bench names) and keep the raw values:
-    // p50 is the median, p99 the reported one, p90 and max come from the raw values.
-    let doc = json!({"rtload": {"workload": "some-duplex-kind", "verdict": "passed",
-        "headline_metrics": ["ttft_ms.p99"],
-        "metrics": {"ttft_ms.median": 101.076, "ttft_ms.p99": 101.39},
-        "distributions": {"ttft_ms": [101.076, 101.398, 101.075]}}});
-    let html = super::summary::summary(&doc);
-    let row = html.split("<td>ttft_ms</td>").nth(1).expect("ttft row");
-    let row = &row[..row.find("</tr>").unwrap()];
-    // p90 of [101.075, 101.076, 101.398] = 101.076 + 0.8 · 0.322 = 101.3336.
-    assert!(
-        row.contains("<td>101.08</td><td>101.33</td><td>101.39</td><td>101.40</td>"),
-        "{row}"
-    );
-}
+#[path = "errors_tests.rs"]
+mod errors;

@@ -34,6 +34,16 @@ pub fn catalogue_counts(doc: &Value) -> std::collections::BTreeSet<String> {
         .collect()
 }
 
+/// The `rtload` keys a workload declares about itself (its catalogue, headline names,
+/// unit rate, aliases and charts): one copy in a merged result.
+const CATALOGUE_KEYS: [&str; 5] = [
+    "metrics_catalogue",
+    "headline_metrics",
+    "unit_rate",
+    "metric_aliases",
+    "charts",
+];
+
 /// Build the merged document.
 pub fn merged_doc(
     inputs: &[ShardInput],
@@ -46,6 +56,14 @@ pub fn merged_doc(
     let rts: Vec<&Value> = docs.iter().filter_map(|d| d.get("rtload")).collect();
     if let (Value::Object(top), Value::Object(mut rt)) = (&mut out, merge_object(&rts, metrics)) {
         rt.insert("metrics".into(), json!(metrics));
+        // What the workload declares about itself is the same in every shard: the first
+        // shard's, once (concatenating would repeat every entry per shard).
+        for key in CATALOGUE_KEYS {
+            match rts.first().and_then(|r| r.get(key)) {
+                Some(v) => rt.insert(key.into(), v.clone()),
+                None => rt.remove(key),
+            };
+        }
         if let Some(v) = values {
             rt.insert(crate::workload::results::DISTRIBUTIONS_KEY.into(), json!(v));
         }

@@ -88,8 +88,8 @@ pub(super) struct CaseRun<'a> {
     pub(super) out: Option<&'a DuplexOutput>,
     pub(super) metrics: DuplexMetrics,
     pub(super) outcome: RequestOutcome,
-    /// The HTML timeline's spans of the session, taken while its events were held.
-    pub(super) spans: Vec<Value>,
+    /// The timeline's spans of the session, taken while its events were held.
+    pub(super) spans: Vec<crate::workload::catalogue::chart::Span>,
 }
 
 /// Build the report for `run` (the caller holds the output-root lock).
@@ -585,4 +585,5 @@ pub fn catalogue(percentiles: &[f64]) -> Catalogue {
     Catalogue::build(names, FAMILIES, HEADLINE)
         .with_unit_rate(UNIT_RATE.0, UNIT_RATE.1)
         .with_aliases(ALIASES)
+        .with_charts(timeline::charts())
 }

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::script::{MetricDef, Script};
 use crate::util::stats::{STANDARD_PERCENTILES, Summary};
-use crate::workload::catalogue::{Catalogue, Direction, Family, Merge};
+use crate::workload::catalogue::{Catalogue, Direction, Family, Merge, chart};
 use crate::workload::results::Recorded;
 use crate::workload::{Report, RunRecord, kit};
 
@@ -74,7 +74,17 @@ pub fn catalogue(defs: &[MetricDef], headline: &str) -> Catalogue {
     let heads = [format!("{headline}.mean"), format!("{headline}.p99")];
     let mut head: Vec<&str> = heads.iter().map(String::as_str).collect();
     head.extend(HEADLINE);
-    Catalogue::of(&families, &STANDARD_PERCENTILES, &head)
+    Catalogue::of(&families, &STANDARD_PERCENTILES, &head).with_charts(charts())
+}
+
+/// What a scripted result draws besides a plot of each declared metric: the session
+/// timeline (each session's queue wait and extent, failures in red).
+pub fn charts() -> Vec<chart::Chart> {
+    vec![chart::timeline(
+        "Session timeline: one row per measured session",
+        &["session"],
+        Vec::new(),
+    )]
 }
 
 /// A finished scripted run.
@@ -84,6 +94,7 @@ pub struct ScriptedReport {
     defs: Vec<MetricDef>,
     recorded: Recorded,
     sessions: Vec<Value>,
+    timeline: Vec<chart::TimelineRow>,
     failures: Vec<(usize, String)>,
     completed: usize,
     duration_s: f64,
@@ -99,7 +110,9 @@ pub fn build(script: &Script, run: RunRecord<SessionValues>) -> ScriptedReport {
     }
     let (mut sessions, mut failures, mut completed) = (Vec::new(), Vec::new(), 0);
     let mut turns: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut timeline = Vec::new();
     for s in run.samples.iter().filter(|s| !s.warmup) {
+        timeline.push(chart::timeline_row(s, vec![chart::queue_span(s)]));
         let vals = s.output.as_ref();
         match &s.outcome {
             Ok(()) => {
@@ -129,6 +142,7 @@ pub fn build(script: &Script, run: RunRecord<SessionValues>) -> ScriptedReport {
         defs: script.metrics.clone(),
         recorded,
         sessions,
+        timeline,
         failures,
         completed,
         duration_s: run.duration_s,
@@ -210,6 +224,7 @@ impl Report for ScriptedReport {
         let mut rt = self.generator.clone();
         rt["metrics"] = json!(self.metrics());
         rt["samples"] = json!(self.sessions);
+        rt[chart::TIMELINE_KEY] = json!(self.timeline);
         json!({
             "rtload": rt,
             "kind": super::KIND,

@@ -197,6 +197,7 @@ pub fn catalogue() -> Catalogue {
     Catalogue::build(names, FAMILIES, HEADLINE)
         .with_unit_rate(AUDIO_THROUGHPUT, "audio s/s")
         .with_aliases(ALIASES)
+        .with_charts(super::report::charts())
 }
 
 /// One session's numbers.

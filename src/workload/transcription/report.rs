@@ -6,7 +6,7 @@
 //! (corpus) and `wer_mean`, `tokens`, the flat `metrics`, the generator's own numbers,
 //! and `files[]`: one entry per measured sample with its file, outcome, reference, text
 //! and per-file numbers. `rtload.distributions` carries the raw values the HTML report
-//! draws.
+//! draws, `rtload.timeline` each session's audio streaming and transcript ([`charts`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -18,6 +18,7 @@ use super::metrics::{Done, SessionMetrics, run_metrics, session_metrics};
 use super::session::TranscriptionOutput;
 use super::workload::TranscriptionWorkload;
 use crate::util::stats;
+use crate::workload::catalogue::chart::{self, Chart, Span, SpanKind, TimelineRow};
 use crate::workload::results::Recorded;
 use crate::workload::{RunRecord, SampleRecord};
 
@@ -76,6 +77,45 @@ pub fn build(
     }
 }
 
+/// What a transcription result draws besides a plot of each distribution: the session
+/// timeline (audio streamed, first append → final commit; transcript, first delta →
+/// `transcription.done`).
+pub fn charts() -> Vec<Chart> {
+    let kind = |kind: &str, label: &str, lane| SpanKind {
+        kind: kind.into(),
+        label: label.into(),
+        lane,
+    };
+    vec![chart::timeline(
+        "Session timeline: one row per measured session",
+        &["session", "audio", "transcript"],
+        vec![
+            kind("audio", "audio streamed (first append → final commit)", 1),
+            kind("transcript", "transcript (first delta → done)", 2),
+        ],
+    )]
+}
+
+/// The timeline row of one measured sample (times from its socket's open).
+fn timeline_row(r: &Row<'_>) -> TimelineRow {
+    let mut spans = vec![chart::queue_span(r.s)];
+    if let (Some(o), Some(open)) = (r.out, r.s.opened_s) {
+        let rec = &o.record;
+        if let (Some(a), Some(b)) = (rec.first_audio_s, rec.final_commit_s) {
+            spans.push(Span::new("audio", "audio streamed", open + a, open + b));
+        }
+        if let (Some(d), Some(done)) = (rec.deltas.first(), rec.done_s) {
+            spans.push(Span::new(
+                "transcript",
+                "transcript",
+                open + d.at_s,
+                open + done,
+            ));
+        }
+    }
+    chart::timeline_row(r.s, spans)
+}
+
 /// The reference-shaped summary of one distribution: `{count, mean, p50, p90, p95,
 /// p99, max}` from the recorded values, or `null` without any.
 fn dist(rec: &Recorded, name: &str) -> Value {
@@ -100,6 +140,7 @@ fn to_json(
         "rtload": {
             "workload": KIND,
             "metrics": metrics,
+            chart::TIMELINE_KEY: rows.iter().map(timeline_row).collect::<Vec<_>>(),
         },
         "endpoint": run.endpoint,
         "model": s.model,

@@ -169,7 +169,7 @@ pub fn chunk_throughput(completed: usize, chunks: u64, duration_s: f64) -> Optio
         .flatten()
 }
 
-use crate::workload::catalogue::{Catalogue, Direction::*, Family, Merge};
+use crate::workload::catalogue::{Catalogue, Direction::*, Family, Merge, chart};
 
 /// What every video metric means. The longest covering prefix wins.
 pub const FAMILIES: &[Family] = &[
@@ -321,9 +321,41 @@ pub const HEADLINE: &[&str] = &[
     "slo_attainment",
 ];
 
+/// The series name of the chunk cadence rows in `rtload.session_series`.
+pub const CADENCE_SERIES: &str = "chunk_cadence";
+
+/// What a video result draws besides a plot of each distribution: each session's chunk
+/// cadence and the session timeline, and the inter-arrival distributions against the
+/// chunk deadline.
+pub fn charts() -> Vec<chart::Chart> {
+    let deadline = || {
+        Some(chart::Reference {
+            metric: "chunk_deadline_ms".into(),
+            label: "deadline".into(),
+        })
+    };
+    vec![
+        chart::Chart {
+            id: CADENCE_SERIES.into(),
+            title: "Chunk cadence: inter-arrival time per chunk and session (chunk 0, whose value is the TTFC, is left out)".into(),
+            draw: chart::Draw::SessionSeries {
+                series: CADENCE_SERIES.into(),
+                x: chart::Scale { label: "chunk index".into(), unit: String::new(), integer: true },
+                y: chart::Scale { label: "inter-arrival".into(), unit: "ms".into(), integer: false },
+                reference: deadline(),
+                band: Some("warm-up".into()),
+            },
+        },
+        chart::timeline("Session timeline: one row per measured session", &["session"], Vec::new()),
+        chart::distribution("chunk_interval_ms", deadline()),
+        chart::distribution("chunk_interval_all_ms", deadline()),
+    ]
+}
+
 /// The catalogue of a video run.
 pub fn catalogue() -> Catalogue {
     Catalogue::build(all_names(), FAMILIES, HEADLINE)
         .with_unit_rate(CHUNK_THROUGHPUT, "chunks/s")
         .with_aliases(ALIASES)
+        .with_charts(charts())
 }

@@ -6,10 +6,12 @@
 
 use serde_json::{Value, json};
 
-use super::metrics::{self, ChunkOutput, MetricsConfig, SessionMetrics};
+use super::metrics::{self, ChunkOutput, ChunkRecord, MetricsConfig, SessionMetrics};
 use super::report::{ReportInput, SessionFailure, SessionReport, render_report};
 use super::rollout::Rollout;
 use super::session::VideoOutput;
+use crate::workload::catalogue::chart;
+use crate::workload::results::Recorded;
 
 type RunRecord = crate::workload::RunRecord<VideoOutput>;
 type SampleRecord = crate::workload::SampleRecord<VideoOutput>;
@@ -34,6 +36,8 @@ pub fn build_report(
         ok_records,
         engine_rows,
         interrupted,
+        series,
+        timeline,
     } = collect_sessions(&run, cfg);
     let ok: Vec<SessionMetrics> = sessions.iter().map(|s| s.metrics.clone()).collect();
     let aggregate = if ok.is_empty() {
@@ -72,10 +76,13 @@ pub fn build_report(
     if let Some(r) = super::names::chunk_throughput(ok.len(), chunks, run.duration_s) {
         scalars.insert(super::names::CHUNK_THROUGHPUT.into(), r);
     }
+    text.push_str(&pooled_text(&recorded, &scalars));
     let mut flat = scalars.clone();
     flat.extend(recorded.flat());
     rt["metrics"] = serde_json::to_value(&flat).unwrap_or(Value::Null);
     rt["workload"] = json!(super::KIND);
+    rt[chart::SESSION_SERIES_KEY] = json!(series);
+    rt[chart::TIMELINE_KEY] = json!(timeline);
     let doc = result_doc(
         r,
         cfg,
@@ -112,6 +119,10 @@ struct Sessions<'a> {
     engine_rows: Vec<Value>,
     /// Sessions cancelled by Ctrl-C: their own outcome, neither a session nor a failure.
     interrupted: usize,
+    /// Each session's chunk cadence (`rtload.session_series`).
+    series: Vec<chart::SeriesRow>,
+    /// Every measured session's timeline row (`rtload.timeline`).
+    timeline: Vec<chart::TimelineRow>,
 }
 
 /// Compute each measured session's metrics and sort the sessions into successes and
@@ -124,11 +135,13 @@ fn collect_sessions<'a>(run: &'a RunRecord, cfg: &MetricsConfig) -> Sessions<'a>
     let mut ok_records: Vec<(&VideoOutput, f64)> = Vec::new();
     let mut engine_rows = Vec::new();
     let mut interrupted = 0usize;
+    let (mut series, mut timeline) = (Vec::new(), Vec::new());
     for (pos, s) in run.samples.iter().filter(|s| !s.warmup).enumerate() {
         // The run's session number (the same across shards), not the position here.
         let session_index = s.session.unwrap_or(pos);
         let out = s.output.as_ref();
         engine_rows.push(engine_row(session_index, s, out));
+        timeline.push(chart::timeline_row(s, vec![chart::queue_span(s)]));
         let metrics = match (&s.outcome, out) {
             (Ok(()), Some(o)) => metrics::compute_metrics(&o.records, cfg, o.ttfc_s, o.wall_s),
             (Ok(()), None) => Err(metrics::MetricsError::NoRecords),
@@ -172,6 +185,7 @@ fn collect_sessions<'a>(run: &'a RunRecord, cfg: &MetricsConfig) -> Sessions<'a>
             "chunks": o.records.iter().map(ChunkOutput::from).collect::<Vec<_>>(),
             "metrics": m,
         }));
+        series.push(cadence_row(session_index, &o.records, cfg.warmup_chunks));
         sessions.push(SessionReport {
             session_index,
             video_start_ms,
@@ -187,7 +201,47 @@ fn collect_sessions<'a>(run: &'a RunRecord, cfg: &MetricsConfig) -> Sessions<'a>
         ok_records,
         engine_rows,
         interrupted,
+        series,
+        timeline,
     }
+}
+
+/// One session's chunk cadence: (chunk index, inter-arrival ms) from chunk 1 on (chunk
+/// 0's value is the TTFC), the warm-up chunks shaded when there are any after chunk 0.
+fn cadence_row(session: usize, records: &[ChunkRecord], warmup: u32) -> chart::SeriesRow {
+    let mut points: Vec<(f64, f64)> = records
+        .iter()
+        .filter(|r| r.index >= 1)
+        .map(|r| (r.index as f64, r.inter_arrival_s * 1000.0))
+        .collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    chart::SeriesRow {
+        series: super::names::CADENCE_SERIES.into(),
+        session,
+        points,
+        band_to_x: (warmup > 1).then(|| f64::from(warmup) - 0.5),
+    }
+}
+
+/// The pooled steady-state numbers the headline carries (from the recorded values, as
+/// every output reads them): steady inter-arrival p50 / p99 and the SLO attainment.
+fn pooled_text(rec: &Recorded, scalars: &std::collections::BTreeMap<String, f64>) -> String {
+    let mut t = String::from("\nSteady state pooled over sessions (rtload)\n");
+    if let Some(s) = rec.summary("chunk_interval_ms") {
+        let p = |q| s.percentile(q).map_or("n/a".into(), |v| format!("{v:.3}"));
+        t.push_str(&format!(
+            "  steady interval p50 / p99     {} / {} ms over {} intervals\n",
+            p(50.0),
+            p(99.0),
+            s.count
+        ));
+    }
+    if let Some(a) = scalars.get("slo_attainment") {
+        t.push_str(&format!(
+            "  SLO attainment                {a:.4} (steady intervals within the chunk deadline)\n"
+        ));
+    }
+    t
 }
 
 /// The result JSON document in the reference's layout, with the generator block `rt`.

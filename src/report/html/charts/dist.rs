@@ -3,10 +3,12 @@
 //! [`crate::report::html::cdf`]). One series per result: a result's own section draws
 //! one, a comparison overlays one per file on the same axes.
 //!
-//! Where a result's distributions come from: the raw values in its JSON
-//! (`rtload.distributions`, a video result's chunks and sessions), then every tag of its
+//! Where a result's distributions come from: its distribution charts (`rtload.charts`)
+//! over the raw values in its JSON (`rtload.distributions`), then every tag of its
 //! `.hlog` the JSON has no raw values for (queue wait, send lateness, session duration,
-//! …), from the tag's histogram summed over the run (3 significant digits).
+//! …), from the tag's histogram summed over the run (3 significant digits). The caption
+//! says what each measures and from which event to which (the catalogue's
+//! `measurement_origin`).
 
 use std::fmt::Write as _;
 
@@ -17,8 +19,9 @@ use super::super::cdf::{
     hazen, lanes, marks, nines, nines_ticks, nines_top, total,
 };
 use super::super::svg::{Axis, Plot, RowAxis, fmt_num};
-use super::{axis_title, figure, legend};
+use super::{Declared, axis_title, figure, legend, num};
 use crate::util::histlog::{Interval, MICROS_PER_MS};
+use crate::workload::catalogue::chart::{Chart, Reference};
 
 /// One distribution of one result, ready to plot.
 #[derive(Debug, Clone)]
@@ -33,51 +36,69 @@ pub struct Dist {
     pub counts: Counts,
     /// Drawn from a `.hlog` histogram rather than raw values.
     pub from_hlog: bool,
+    /// The JSON carries its raw values (`rtload.distributions`).
+    pub raw: bool,
     /// A labelled reference value (a deadline), drawn as a dashed vertical line.
     pub reference: Option<(f64, String)>,
+    /// What it measures (the catalogue's description), or empty.
+    pub description: String,
+    /// From which event to which (the catalogue's `measurement_origin`), or empty.
+    pub origin: String,
 }
 
 impl Dist {
-    /// A distribution of raw `values` named `key`; a key ending in `_ms` is in ms.
+    /// A distribution of raw `values` named `key` (titled by it); a key ending in `_ms`
+    /// is in ms.
     pub fn from_values(key: &str, values: &[f64]) -> Dist {
-        let (what, unit) = match key.strip_suffix("_ms") {
-            Some(base) => (base, "ms"),
-            None => (key, ""),
-        };
+        let unit = if key.ends_with("_ms") { "ms" } else { "" };
         Dist {
             key: key.to_string(),
-            what: what.to_string(),
+            what: key.to_string(),
             unit: unit.to_string(),
             counts: counts_of_values(values),
             from_hlog: false,
+            raw: false,
             reference: None,
+            description: String::new(),
+            origin: String::new(),
         }
     }
 }
 
-/// One `rtload.distributions` entry per name (name → array of numbers, sorted by name;
-/// entries that are not arrays count as empty).
-pub fn json_dists(doc: &Value) -> Vec<Dist> {
-    let Some(m) = doc
+/// The distribution a distribution chart of `doc` plots: the values of `name` in
+/// `rtload.distributions` (non-numbers skipped), its unit, description and origin from
+/// the catalogue, and `reference` at its metric's value in `rtload.metrics`.
+pub fn of_chart(
+    doc: &Value,
+    declared: &Declared,
+    chart: &Chart,
+    name: &str,
+    reference: Option<&Reference>,
+) -> Dist {
+    let raw = doc
         .pointer("/rtload/distributions")
-        .and_then(Value::as_object)
-    else {
-        return Vec::new();
-    };
-    let mut names: Vec<&String> = m.keys().collect();
-    names.sort();
-    names
-        .into_iter()
-        .map(|name| {
-            let values: Vec<f64> = m[name]
-                .as_array()
-                .map_or(&[][..], Vec::as_slice)
-                .iter()
-                .map(|v| v.as_f64().unwrap_or(f64::NAN))
-                .collect();
-            Dist::from_values(name, &values)
-        })
-        .collect()
+        .and_then(|m| m.get(name))
+        .and_then(Value::as_array);
+    let values: Vec<f64> = raw
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .map(|v| v.as_f64().unwrap_or(f64::NAN))
+        .collect();
+    let mut d = Dist::from_values(name, &values);
+    d.raw = raw.is_some();
+    d.what = chart.title.clone();
+    if let Some(info) = declared.dist_info(name) {
+        d.unit = info.unit.clone();
+        d.description = info.description.clone();
+        d.origin = info.origin.clone();
+    }
+    d.reference = reference.and_then(|r| {
+        let v = doc
+            .pointer("/rtload/metrics")
+            .and_then(|m| num(m, &r.metric))?;
+        Some((v, r.label.clone()))
+    });
+    d
 }
 
 /// A distribution per `.hlog` tag not among `have` (keys with raw values), in the log's
@@ -209,6 +230,12 @@ fn caption(d: &Dist, lines: &[&Line<'_>], dots: bool) -> String {
     }
     if d.from_hlog {
         s.push_str("; from the .hlog histogram (3 significant digits)");
+    }
+    if !d.description.is_empty() {
+        let _ = write!(s, ". {}", d.description);
+    }
+    if !d.origin.is_empty() {
+        let _ = write!(s, "; measured from → to: {}", d.origin);
     }
     s
 }

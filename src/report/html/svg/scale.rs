@@ -78,7 +78,8 @@ pub fn fmt_num(v: f64, decimals: usize) -> String {
 /// "Nice" tick values (steps of 1, 2 or 5 × 10^k) covering `[lo, hi]` with at most about
 /// `max_ticks` ticks. The first tick is ≤ `lo` and the last ≥ `hi`. Non-finite bounds give
 /// no ticks, and so does a range that would need more than 1000 ticks (overflow); an
-/// empty range is widened around its value.
+/// empty range is widened around its value without crossing zero (all zeros: `[0, 1]`,
+/// never `[-1, 1]`), so an axis of non-negative values never shows negative ones.
 pub fn nice_ticks(lo: f64, hi: f64, max_ticks: usize) -> Vec<f64> {
     if !lo.is_finite() || !hi.is_finite() {
         return Vec::new();
@@ -86,8 +87,11 @@ pub fn nice_ticks(lo: f64, hi: f64, max_ticks: usize) -> Vec<f64> {
     let (mut lo, mut hi) = if lo <= hi { (lo, hi) } else { (hi, lo) };
     if hi - lo < f64::EPSILON * hi.abs().max(1.0) {
         let pad = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
-        lo -= pad;
-        hi += pad;
+        (lo, hi) = if lo > 0.0 || (lo == 0.0 && hi >= 0.0) {
+            ((lo - pad).max(0.0), hi + pad)
+        } else {
+            (lo - pad, (hi + pad).min(0.0))
+        };
     }
     let step = nice_step((hi - lo) / max_ticks.max(2) as f64);
     let first = (lo / step).floor();

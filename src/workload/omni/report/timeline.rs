@@ -1,22 +1,45 @@
-//! Per-session timeline rows for the HTML report: input streaming, and for each response
-//! created → first audio → end of its playback, all in seconds since the run started.
+//! The session timeline (`rtload.timeline`, drawn by the HTML report as this workload's
+//! chart declares): per measured session its queue wait, input streaming, and for each
+//! response created → first audio → end of its playback, all in seconds since the run
+//! started.
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{CaseRun, Restored, SampleRecord};
+use crate::workload::catalogue::chart::{self, Chart, Span, SpanKind, TimelineRow};
 use crate::workload::omni::artifacts::FinalizeCase;
 use crate::workload::omni::metrics::response_id;
 
-/// One row per measured sample: `{label, start_s, end_s, spans: [{kind, label, start_s, end_s}]}`.
-pub(super) fn rows(runs: &[CaseRun<'_>], finals: &[FinalizeCase]) -> Vec<Value> {
+/// The timeline chart: lane 0 the session (and its queue wait), then input streaming,
+/// then the responses (created → first audio, over their playback).
+pub fn charts() -> Vec<Chart> {
+    let kind = |kind: &str, label: &str, lane| SpanKind {
+        kind: kind.into(),
+        label: label.into(),
+        lane,
+    };
+    vec![chart::timeline(
+        "Session timeline: one row per measured session",
+        &["session", "input", "responses"],
+        vec![
+            kind("input", "input streaming", 1),
+            // Playback under the response, so the shorter response span stays visible.
+            kind("playback", "response playback", 2),
+            kind("response", "response created → first audio", 2),
+        ],
+    )]
+}
+
+/// One row per measured sample (its session number, case label, extent, error, spans).
+pub(super) fn rows(runs: &[CaseRun<'_>], finals: &[FinalizeCase]) -> Vec<TimelineRow> {
     runs.iter().zip(finals).map(|(r, f)| row(r, f)).collect()
 }
 
-/// The spans of one session (none without an output or an open socket).
-pub(super) fn spans(s: &SampleRecord, r: Option<&Restored<'_>>) -> Vec<Value> {
-    let mut spans = Vec::new();
+/// The spans of one session (only the queue wait without an output or an open socket).
+pub(super) fn spans(s: &SampleRecord, r: Option<&Restored<'_>>) -> Vec<Span> {
+    let mut spans = vec![chart::queue_span(s)];
     if let (Some(r), Some(origin)) = (r, s.opened_s) {
         let o = r.out;
         if let Some(start) = o.stream_start_s {
@@ -78,17 +101,14 @@ pub(super) fn spans(s: &SampleRecord, r: Option<&Restored<'_>>) -> Vec<Value> {
     spans
 }
 
-fn row(r: &CaseRun<'_>, f: &FinalizeCase) -> Value {
-    let s = r.sample;
-    json!({
-        "label": f.layout.label(),
-        "start_s": s.started_s,
-        "end_s": s.ended_s,
-        "error": f.result.error.as_deref().filter(|e| !e.is_empty()),
-        "spans": r.spans,
-    })
+fn row(r: &CaseRun<'_>, f: &FinalizeCase) -> TimelineRow {
+    TimelineRow {
+        label: Some(f.layout.label()),
+        error: f.result.error.clone().filter(|e| !e.is_empty()),
+        ..chart::timeline_row(r.sample, r.spans.clone())
+    }
 }
 
-fn span(kind: &str, label: &str, start_s: f64, end_s: f64) -> Value {
-    json!({"kind": kind, "label": label, "start_s": start_s, "end_s": end_s.max(start_s)})
+fn span(kind: &str, label: &str, start_s: f64, end_s: f64) -> Span {
+    Span::new(kind, label, start_s, end_s)
 }
