@@ -148,11 +148,12 @@ pub fn sample_row<O>(s: &SampleRecord<O>) -> serde_json::Map<String, Value> {
 }
 
 /// What load a run actually reached, from the measured samples' own timestamps: the peak
-/// number of sessions in flight (connect start to end), the achieved and the planned
-/// request rates (sessions started / released per second: `(n − 1) ÷` the seconds from
-/// the first to the last one; absent with fewer than two, or when they span less than
-/// [`MIN_RATE_SPAN_S`] — a burst released at once has no rate) and completed sessions per
-/// second over the run. A sweep compares these with its swept value.
+/// number of sessions in flight (connect start to end), the planned and the achieved
+/// request rates (sessions released / started per second: `(n − 1) ÷` the seconds from
+/// the first to the last one; both absent with fewer than two, or when the plan released
+/// them all at one instant — a burst has no rate, and its starts are paced by the
+/// concurrency cap, not by a rate) and completed sessions per second over the run. A
+/// sweep compares these with its swept value.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Achieved {
     /// Peak measured sessions in flight at once.
@@ -167,15 +168,12 @@ pub struct Achieved {
     pub lateness_p99_ms: Option<f64>,
 }
 
-/// The shortest span of starts (or releases), seconds, that a rate is read over.
-pub const MIN_RATE_SPAN_S: f64 = 1.0;
-
-/// Events per second over `times`: `(n − 1) ÷ (last − first)` when they span at least
-/// [`MIN_RATE_SPAN_S`].
+/// Events per second over `times`: `(n − 1) ÷ (last − first)`, absent with fewer than
+/// two or when they all fall on one instant.
 pub fn rate_of(times: &[f64]) -> Option<f64> {
     let lo = times.iter().copied().reduce(f64::min)?;
     let hi = times.iter().copied().reduce(f64::max)?;
-    (times.len() >= 2 && hi - lo >= MIN_RATE_SPAN_S).then(|| (times.len() - 1) as f64 / (hi - lo))
+    (times.len() >= 2 && hi > lo).then(|| (times.len() - 1) as f64 / (hi - lo))
 }
 
 impl Achieved {
@@ -190,10 +188,11 @@ impl Achieved {
             .collect();
         let started: Vec<f64> = measured.iter().map(|s| s.started_s).collect();
         let released: Vec<f64> = measured.iter().map(|s| s.scheduled_s).collect();
+        let planned_rate = rate_of(&released);
         Self {
             concurrency: peak_in_flight(spans),
-            request_rate: rate_of(&started),
-            planned_rate: rate_of(&released),
+            request_rate: planned_rate.and(rate_of(&started)),
+            planned_rate,
             sessions_per_s: (run.duration_s > 0.0).then(|| ok as f64 / run.duration_s),
             lateness_p99_ms: crate::util::stats::percentile(&late, 0.99).ok(),
         }
