@@ -78,58 +78,112 @@ pub fn header_problem(name: &str, value: &str) -> Option<String> {
     })
 }
 
-/// Query-string keys whose values are credentials (compared case-insensitively).
-pub const SECRET_QUERY_KEYS: [&str; 7] = [
-    "api_key",
-    "token",
-    "access_token",
-    "key",
-    "sig",
-    "signature",
-    "auth",
+/// Query and fragment keys whose values are known not to be secrets (compared after
+/// percent-decoding, case-insensitively): every other value is redacted. The rule is
+/// "secret unless known public", so a credential under a name nobody listed (`apikey`,
+/// `x-api-key`, `client_secret`, `X-Amz-Signature`, `api%5Fkey`, …) never shows.
+pub const PUBLIC_QUERY_KEYS: [&str; 14] = [
+    "model",
+    "intent",
+    "duplex",
+    "minicpmo45_native_duplex",
+    "autostart",
+    "session_id",
+    "language",
+    "voice",
+    "sample_rate",
+    "encoding",
+    "format",
+    "api-version",
+    "deployment",
+    "tenant",
 ];
 
 /// What a redacted value is replaced with.
 pub const REDACTED: &str = "REDACTED";
 
-/// The URL as it may appear in logs and results: without user info (credentials), and
-/// with the values of credential query parameters ([`SECRET_QUERY_KEYS`]) replaced by
-/// [`REDACTED`]. The one redaction rule: every writer of stderr, reports, results and
-/// artifacts uses this (or [`redact_text`] for free text that may embed a URL).
+/// The URL as it may appear in logs and results: without user info (credentials, even
+/// a password holding an unencoded `/`, `?`, `#` or `@`), and with the value of every
+/// query and fragment parameter replaced by [`REDACTED`] unless its key is one of
+/// [`PUBLIC_QUERY_KEYS`]. The one redaction rule: every writer of stderr, reports,
+/// results and artifacts uses this (or [`redact_text`] for free text that may embed a
+/// URL).
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
+    let rest = match user_info_end(rest, true) {
+        Some(at) => &rest[at + 1..],
+        None => rest,
+    };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (auth, tail) = rest.split_at(end);
-    let host = auth.rsplit('@').next().unwrap_or(auth);
+    let (host, tail) = rest.split_at(end);
     let (tail, fragment) = match tail.find('#') {
-        Some(at) => tail.split_at(at),
-        None => (tail, ""),
+        Some(at) => (&tail[..at], Some(&tail[at + 1..])),
+        None => (tail, None),
     };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => format!("{path}?{}", redact_query(query)),
-        None => tail.to_string(),
-    };
-    format!("{scheme}://{host}{tail}{fragment}")
+    let mut out = format!("{scheme}://{host}");
+    match tail.split_once('?') {
+        Some((path, query)) => {
+            out.push_str(path);
+            out.push('?');
+            out.push_str(&redact_params(query));
+        }
+        None => out.push_str(tail),
+    }
+    if let Some(f) = fragment {
+        out.push('#');
+        out.push_str(&redact_params(f));
+    }
+    out
 }
 
-/// `query` (without `?`) with the values of credential keys replaced.
-fn redact_query(query: &str) -> String {
-    query
+/// Where the user info of `rest` (a URL after `scheme://`) ends: the index of its `@`.
+/// The usual case is an `@` before the first `/`, `?` or `#`. A password may hold an
+/// unencoded `/`, `?` or `#` (curl takes them): then the part before that delimiter has
+/// `user:` and an `@` follows later, before a host-like `host[:port]`. `aggressive` (for
+/// redaction) also takes an all-digit password (`user:123/…@host`), which a host with a
+/// port cannot be told from: better to hide a host than show a password.
+fn user_info_end(rest: &str, aggressive: bool) -> Option<usize> {
+    let first = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    if let Some(at) = rest[..first].rfind('@') {
+        return Some(at);
+    }
+    let (user, pass) = rest[..first].split_once(':')?;
+    let looks_like_port = !pass.is_empty() && pass.bytes().all(|b| b.is_ascii_digit());
+    if user.is_empty() || (looks_like_port && !aggressive) {
+        return None;
+    }
+    // The last `@` followed by a host[:port] that ends the authority.
+    rest.match_indices('@').map(|(i, _)| i).rev().find(|&at| {
+        let after = &rest[at + 1..];
+        let host_end = after.find(['/', '?', '#']).unwrap_or(after.len());
+        let host = &after[..host_end];
+        !host.is_empty()
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']'))
+    })
+}
+
+/// `params` (`k=v&…`, a query without `?` or a fragment without `#`) with every value
+/// whose key is not public replaced. A bare fragment with no `=` (`#section`) is kept.
+fn redact_params(params: &str) -> String {
+    params
         .split('&')
         .map(|field| match field.split_once('=') {
-            Some((k, _)) if is_secret_key(k) => format!("{k}={REDACTED}"),
+            Some((k, _)) if !is_public_key(k) => format!("{k}={REDACTED}"),
             _ => field.to_string(),
         })
         .collect::<Vec<_>>()
         .join("&")
 }
 
-fn is_secret_key(key: &str) -> bool {
-    SECRET_QUERY_KEYS
+fn is_public_key(key: &str) -> bool {
+    let key = percent_decode(key.trim());
+    PUBLIC_QUERY_KEYS
         .iter()
-        .any(|s| s.eq_ignore_ascii_case(key.trim()))
+        .any(|s| s.eq_ignore_ascii_case(&key))
 }
 
 /// Free text (an error message, a log line) with every URL in it passed through
@@ -163,18 +217,17 @@ pub fn split_user_info(url: &str) -> (String, Option<String>) {
     let Some((scheme, rest)) = url.split_once("://") else {
         return (url.to_string(), None);
     };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(end);
-    let Some((user_info, host)) = authority.rsplit_once('@') else {
+    let Some(at) = user_info_end(rest, false) else {
         return (url.to_string(), None);
     };
+    let (user_info, host_and_tail) = (&rest[..at], &rest[at + 1..]);
     let (user, password) = user_info.split_once(':').unwrap_or((user_info, ""));
     let creds = format!("{}:{}", percent_decode(user), percent_decode(password));
     let header = format!(
         "Basic {}",
         base64::engine::general_purpose::STANDARD.encode(creds)
     );
-    (format!("{scheme}://{host}{tail}"), Some(header))
+    (format!("{scheme}://{host_and_tail}"), Some(header))
 }
 
 fn percent_decode(s: &str) -> String {
@@ -257,19 +310,44 @@ mod tests {
     #[test]
     fn redacts_user_info() {
         assert_eq!(redact_url("wss://user:secret@h:1/p"), "wss://h:1/p");
-        assert_eq!(redact_url("ws://h:1/p?x=1"), "ws://h:1/p?x=1");
+        assert_eq!(redact_url("ws://h:1/p?model=1"), "ws://h:1/p?model=1");
     }
 
     #[test]
-    fn redacts_credential_query_values_and_keeps_the_rest() {
-        let url = "ws://u:pw@h:1/p?api_key=A&x=1&Token=B&access_token=C&key=D&sig=E\
-                   &signature=F&auth=G&keyword=k#frag";
+    fn redacts_every_query_and_fragment_value_but_the_public_ones() {
+        let url = "ws://u:pw@h:1/p?api_key=A&x=1&Token=B&apikey=C&x-api-key=D\
+                   &X-Amz-Signature=E&api%5Fkey=F&model=m&Intent=t#access_token=G&section";
         assert_eq!(
             redact_url(url),
-            "ws://h:1/p?api_key=REDACTED&x=1&Token=REDACTED&access_token=REDACTED\
-             &key=REDACTED&sig=REDACTED&signature=REDACTED&auth=REDACTED&keyword=k#frag"
+            "ws://h:1/p?api_key=REDACTED&x=REDACTED&Token=REDACTED&apikey=REDACTED\
+             &x-api-key=REDACTED&X-Amz-Signature=REDACTED&api%5Fkey=REDACTED&model=m\
+             &Intent=t#access_token=REDACTED&section"
         );
         assert_eq!(redact_url("ws://h?token"), "ws://h?token");
+        assert_eq!(redact_url("ws://h/p#frag"), "ws://h/p#frag");
+    }
+
+    #[test]
+    fn a_password_with_unencoded_delimiters_never_shows() {
+        for url in [
+            "wss://user:pa/ss@h:443/v1?model=m",
+            "wss://user:pa?ss@h/v1",
+            "wss://user:pa#ss@h",
+            "wss://user:p@ss@h/v1",
+            "wss://user:123/45@h/v1",
+        ] {
+            let r = redact_url(url);
+            assert!(
+                !r.contains("pa") && !r.contains("ss@") && !r.contains("45"),
+                "{url} → {r}"
+            );
+            assert!(r.starts_with("wss://h"), "{url} → {r}");
+        }
+        let (url, auth) = split_user_info("ws://u:a/b?c#d@h:1/p?q=1");
+        assert_eq!(url, "ws://h:1/p?q=1");
+        assert!(auth.is_some());
+        // A host with a port and an `@` in the query is not user info when connecting.
+        assert_eq!(split_user_info("ws://h:8443/p?email=a@b.example").1, None);
     }
 
     #[test]
@@ -278,6 +356,11 @@ mod tests {
         assert_eq!(
             redact_text(text),
             "connect to ws://h:1/x?api_key=REDACTED failed: 'wss://h/y?sig=REDACTED' (ok)"
+        );
+        let text = "GET http://h:9/metrics?secret=s1&model=m: 500";
+        assert_eq!(
+            redact_text(text),
+            "GET http://h:9/metrics?secret=REDACTED&model=m: 500"
         );
         assert_eq!(redact_text("no url here"), "no url here");
         assert_eq!(redact_text("://x"), "://x");

@@ -30,6 +30,7 @@ mod schema_ranges;
 mod scripted;
 mod scripted_checks;
 mod scripted_vs_builtin;
+mod secrets;
 mod send_order;
 mod shard;
 mod surface;
