@@ -100,8 +100,8 @@ pub struct Row {
     pub better: Better,
     /// In both files or only one.
     pub presence: Presence,
-    /// Worse by more than the bound (always false without a bound, for `Neither`, and
-    /// for added/removed rows).
+    /// Worse by more than the bound, or lost in NEW (always false without a bound, for
+    /// `Neither`, and for added rows).
     pub regressed: bool,
 }
 
@@ -205,10 +205,11 @@ pub fn direction(catalogue: &Catalogue, metric: &str) -> Better {
 }
 
 /// Diff `base` against `new` over the union of names. With a bound (percent), a row
-/// regresses when both values exist, the metric has a direction, and it got worse by
-/// more than `bound`% of |base| (exactly at the bound is not a regression; a relative
-/// slack of 1e-9 absorbs float noise). When base is 0, any worsening beyond 1e-12
-/// regresses. A NaN on either side never regresses.
+/// regresses when the metric has a direction and either it got worse by more than
+/// `bound`% of |base| (exactly at the bound is not a regression; a relative slack of 1e-9
+/// absorbs float noise; when base is 0, any worsening beyond 1e-12 regresses), or BASE
+/// has it and NEW does not (missing, NaN or ±Infinity in NEW: the number was lost). A
+/// metric only NEW has never regresses.
 pub fn compare(
     base: &BTreeMap<String, f64>,
     new: &BTreeMap<String, f64>,
@@ -254,8 +255,11 @@ fn row(
             (d == 0.0).then_some(0.0)
         }
     });
-    let regressed = match (base, delta, bound) {
-        (Some(b), Some(d), Some(pct)) => regressed(better, b, d, pct),
+    let regressed = match (base, new, delta, bound) {
+        (Some(b), Some(_), Some(d), Some(pct)) => regressed(better, b, d, pct),
+        // A scored metric BASE measured and NEW lacks (or has as NaN / ±Infinity, which
+        // a result file carries as null): the new run lost the number, a regression.
+        (Some(b), None, _, Some(_)) => b.is_finite() && better != Better::Neither,
         _ => false,
     };
     Row {
@@ -295,7 +299,8 @@ pub fn render(cmp: &Comparison) -> String {
         let opt = |x: Option<f64>| x.map_or_else(|| "-".to_string(), format_value);
         let status = match (r.presence, r.regressed) {
             (Presence::Added, _) => "added",
-            (Presence::Removed, _) => "removed",
+            (Presence::Removed, true) => "MISSING (regressed)",
+            (Presence::Removed, false) => "removed",
             (Presence::Both, true) => "REGRESSED",
             (Presence::Both, false) => "",
         };

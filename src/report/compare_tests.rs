@@ -194,7 +194,7 @@ fn zero_base_regresses_on_any_real_worsening() {
 }
 
 #[test]
-fn rows_cover_the_union_and_one_sided_rows_never_regress() {
+fn rows_cover_the_union_and_a_scored_metric_new_lost_regresses() {
     let base = map(&[("a_ms", 1.0), ("failed", 0.0), ("gone_ms", 5.0)]);
     let new = map(&[("a_ms", 2.0), ("failed", 0.0), ("new_ms", 7.0)]);
     let cmp = compare(&base, &new, Some(10.0), &cat(&base, &new));
@@ -208,7 +208,7 @@ fn rows_cover_the_union_and_one_sided_rows_never_regress() {
         [
             ("a_ms", Presence::Both, true),
             ("failed", Presence::Both, false),
-            ("gone_ms", Presence::Removed, false),
+            ("gone_ms", Presence::Removed, true),
             ("new_ms", Presence::Added, false),
         ]
     );
@@ -216,7 +216,42 @@ fn rows_cover_the_union_and_one_sided_rows_never_regress() {
     assert_eq!(cmp.rows[0].delta_pct, Some(100.0));
     assert_eq!(cmp.rows[1].delta_pct, Some(0.0));
     assert_eq!((cmp.rows[2].new, cmp.rows[2].delta), (None, None));
-    assert_eq!(cmp.regressions().len(), 1);
+    assert_eq!(cmp.regressions().len(), 2);
+    // Without a bound nothing regresses; a metric with no direction never does.
+    assert!(
+        compare(&base, &new, None, &cat(&base, &new))
+            .regressions()
+            .is_empty()
+    );
+}
+
+/// A NEW result whose every metric is NaN, ±Infinity or null fails a bounded compare.
+#[test]
+fn a_new_result_of_nans_fails_the_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, body: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        p
+    };
+    let base = write(
+        "b.json",
+        r#"{"rtload": {"metrics": {"a_ms.p99": 10.0, "failed": 0}}}"#,
+    );
+    let new = write(
+        "n.json",
+        r#"{"rtload": {"metrics": {"a_ms.p99": NaN, "failed": Infinity}}}"#,
+    );
+    let (b, n) = (load_metrics(&base).unwrap(), load_metrics(&new).unwrap());
+    assert!(n.is_empty(), "{n:?}");
+    let cmp = compare(&b, &n, Some(10.0), &cat(&b, &n));
+    let lost: Vec<&str> = cmp
+        .regressions()
+        .iter()
+        .map(|r| r.metric.as_str())
+        .collect();
+    assert_eq!(lost, ["a_ms.p99", "failed"]);
+    assert!(render(&cmp).contains("MISSING (regressed)"));
 }
 
 #[test]
@@ -239,16 +274,16 @@ fn render_snapshot() {
     let want = "\
 metric                 base      new     delta   delta%  better
 failed                0.000    2.000    +2.000        -  lower   REGRESSED
-gone_ms               1.000        -         -        -  lower   removed
+gone_ms               1.000        -         -        -  lower   MISSING (regressed)
 request_throughput   12.500   12.000    -0.500   -4.00%  higher
 sessions              8.000    8.000     0.000    0.00%  -
 ttft_ms.p99         500.000  612.400  +112.400  +22.48%  lower   REGRESSED
 video_rtf.steady          -    0.800         -        -  lower   added
-2 metrics regressed past 10%
+3 metrics regressed past 10%
 ";
     assert_eq!(text, want, "\n{text}");
     let one = render(&compare(&base, &new, Some(2.5), &cat(&base, &new)));
-    assert!(one.ends_with("3 metrics regressed past 2.5%\n"), "{one}");
+    assert!(one.ends_with("4 metrics regressed past 2.5%\n"), "{one}");
     let (b, n) = (map(&[("a_ms", 1.0)]), map(&[("a_ms", 9.0)]));
     let none = render(&compare(&b, &n, None, &cat(&b, &n)));
     assert_eq!(
