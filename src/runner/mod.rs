@@ -206,6 +206,7 @@ pub fn run_serving(
 ) -> Result<(RunSummary, Option<LiveEndpoint>), RunError> {
     let shard = dist.shard.unwrap_or(crate::workload::shard::Shard::WHOLE);
     let (cap, mine) = shard_share(scenario, shard)?;
+    probe_json(scenario)?;
     let workload = scenario.workload.clone();
     let (url, server) = start_target(scenario)?;
     let tls = client_tls(&url, scenario)?;
@@ -303,7 +304,56 @@ fn shard_share(
         scenario.workload.files_per_session(),
     )
     .map_err(RunError::FdLimit)?;
+    outputs_writable(scenario)?;
     Ok((cap, shard.slice(&whole.offsets_s)))
+}
+
+/// A real write beside the JSON result (a full disk or a read-only mount fails it,
+/// whoever runs) before the first session: the result is never lost after the run for
+/// its path.
+fn probe_json(scenario: &Scenario) -> Result<(), RunError> {
+    match &scenario.output_json {
+        Some(p) => crate::util::fs::check_writable(p).map_err(|e| RunError::Output {
+            path: p.clone(),
+            msg: e.to_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Every place the run will write (the JSON result and its `.hlog`, the workload's
+/// artifact root) can be written by this process: checked before the first session (and
+/// by `check`, which writes nothing: a permission check, no probe), so a result is never
+/// lost after the run for a path that could not take it.
+fn outputs_writable(scenario: &Scenario) -> Result<(), RunError> {
+    let dirs = scenario
+        .output_json
+        .iter()
+        .map(|p| (p.clone(), p.parent().map(std::path::Path::to_path_buf)))
+        .chain(
+            scenario
+                .workload
+                .artifact_root()
+                .map(|r| (r.clone(), Some(r))),
+        );
+    for (what, dir) in dirs {
+        let dir = dir
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or_else(|| ".".into());
+        // The nearest directory that exists is where the missing ones will be created.
+        let existing = dir.ancestors().find(|a| a.is_dir()).unwrap_or(&dir);
+        if let Err(e) = rustix::fs::access(existing, rustix::fs::Access::WRITE_OK) {
+            return Err(RunError::Output {
+                path: what,
+                msg: format!(
+                    "{} is not writable ({}); choose a writable path",
+                    existing.display(),
+                    std::io::Error::from(e)
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Runs the engine (the live phase), returning its output, the process's resource usage

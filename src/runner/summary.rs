@@ -49,12 +49,14 @@ pub(super) fn summarize(
         report.as_ref(),
         (measured, failures.len(), cancelled),
     ));
-    let summary = RunSummary {
+    let mut artifact_errors = out.artifact_errors;
+    artifact_errors.extend(report.publication_errors());
+    let mut summary = RunSummary {
         report,
         failures,
         failures_by_kind,
         measured,
-        artifact_errors: out.artifact_errors,
+        artifact_errors,
         json_path: scenario.output_json.clone(),
         verdicts,
         url: ran.url,
@@ -77,7 +79,11 @@ pub(super) fn summarize(
             failures: failures_json,
             wire: ran.wire,
         };
-        write_result(path, scenario, dist, &summary, extras)?;
+        // A result that could not be written fails the run, and the report is still
+        // printed: nothing already measured is lost with it.
+        if let Err(e) = write_result(path, scenario, dist, &summary, extras) {
+            summary.artifact_errors.push(e.to_string());
+        }
     }
     Ok(summary)
 }

@@ -44,6 +44,30 @@ pub fn write_atomic_with(
     res
 }
 
+/// Checks before a run that a file can be written at `path` later: its directory is
+/// created if missing and a probe file is written there, synced and removed. The error
+/// names what failed (e.g. a read-only directory, a full disk, a path that is a
+/// directory), so a run learns it before its first session, not after its last.
+pub fn check_writable(path: &Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "is a directory",
+        ));
+    }
+    write_atomic_with(&probe_path(path), |f| f.write_all(b"rtload write probe\n"))?;
+    fs::remove_file(probe_path(path))
+}
+
+/// Where [`check_writable`] probes beside `path`.
+fn probe_path(path: &Path) -> std::path::PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{name}.{}.probe", std::process::id()))
+}
+
 fn unique_suffix() -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);

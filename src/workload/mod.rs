@@ -342,6 +342,12 @@ pub trait Report: Send {
     fn report_failures(&self) -> Vec<(usize, String)> {
         Vec::new()
     }
+    /// Files the report had to write (artifact bundles, batch summaries, manifests) and
+    /// could not, each naming the file and the OS error: every one fails the run
+    /// (publication is part of the verdict).
+    fn publication_errors(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Things the reader must know about the numbers (e.g. a per-turn metric with fewer
     /// values than completed turns); printed after the report and written as
     /// `rtload.warnings`.

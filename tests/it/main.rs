@@ -15,6 +15,7 @@ mod echo_workload;
 mod engine;
 mod fn_lengths;
 mod fresh_machine;
+mod full_disk;
 mod fuzz;
 mod headlines;
 mod layering;

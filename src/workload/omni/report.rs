@@ -37,6 +37,8 @@ pub struct DuplexReport {
     json: serde_json::Map<String, Value>,
     scalars: BTreeMap<String, f64>,
     recorded: Recorded,
+    /// Bundles and batch files that could not be written.
+    artifact_errors: Vec<String>,
 }
 
 impl Report for DuplexReport {
@@ -57,6 +59,9 @@ impl Report for DuplexReport {
     }
     fn scalars(&self) -> BTreeMap<String, f64> {
         self.scalars.clone()
+    }
+    fn publication_errors(&self) -> Vec<String> {
+        self.artifact_errors.clone()
     }
 }
 
@@ -144,6 +149,7 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
         json: doc,
         scalars,
         recorded,
+        artifact_errors: summary.artifact_errors,
     })
 }
 

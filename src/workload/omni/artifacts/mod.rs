@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use layout::{BATCH_FILES, BATCH_SUMMARY_JSON, OFFICIAL_EVAL_MANIFEST, WAV_TRANSCRIPT_JSON};
-use publish::{absolute, bundle_scene_type, create_dir, path_string, remove_files, write_json};
+use publish::{absolute, bundle_scene_type, create_dir, path_string, remove_files};
 
 pub use capture::{
     ArtifactContext, CaptureInput, PcmSpan, ResponseRecord, Segment, TranscriptChunk,
@@ -318,14 +318,9 @@ impl Finalizer {
     pub fn finish(self, cases: &[FinalizeCase], interrupted: bool) -> FinalizeSummary {
         let (root, mut errors) = (self.root, self.errors);
         let counts = count(cases);
+        // A failure leaves the previous batch files in place (nothing partial lands).
         if let Err(e) = write_batch(&root, counts, cases, interrupted) {
             errors.push(format!("Batch artifact publication failed: {e}"));
-            // Best effort on every file, even after one removal fails.
-            for name in BATCH_FILES {
-                if let Err(e) = remove_files(&root, &[name]) {
-                    errors.push(format!("Partial batch artifact cleanup failed: {e}"));
-                }
-            }
         }
         FinalizeSummary {
             counts,
@@ -363,12 +358,20 @@ fn publish_one(root: &Path, case: &mut FinalizeCase, errors: &mut Vec<String>) {
         errors.push(format!("{label}: {message}"));
         case.publication_error = Some(message);
     }
-    let res = publish_failure(
+    // The previous manifest may list this case's complete bundle: once the failure
+    // bundle is staged, the batch files go before it replaces that bundle, so no
+    // manifest ever lists an incomplete one (and a bundle that never lands retires
+    // nothing: a full disk leaves the previous run's files as they were).
+    let listed = case.layout.dir(root).join(layout::DONE).is_file();
+    let res = publish::publish_failure_then(
         root,
         &case.layout,
         &mut case.result,
-        &case.annotation,
-        &case.scene_type,
+        (&case.annotation, &case.scene_type),
+        &mut || match listed {
+            true => remove_files(root, &BATCH_FILES),
+            false => Ok(()),
+        },
     );
     if let Err(e) = res {
         errors.push(format!("{label}: failure artifact publication failed: {e}"));
@@ -408,7 +411,7 @@ fn write_batch(
         results,
         interrupted,
     };
-    write_json(root, BATCH_SUMMARY_JSON, &summary)?;
+    let summary = publish::stage_json(root, BATCH_SUMMARY_JSON, &summary)?;
     let mut lines = Vec::new();
     for case in cases
         .iter()
@@ -430,7 +433,11 @@ fn write_batch(
             })?;
         lines.push(b'\n');
     }
-    atomic_write(root, OFFICIAL_EVAL_MANIFEST, |w| w.write_all(&lines))
+    // Both written whole before either replaces the previous run's: the pair changes
+    // together or not at all (a full disk leaves the previous pair as it was).
+    let manifest = publish::stage(root, OFFICIAL_EVAL_MANIFEST, |w| w.write_all(&lines))?;
+    summary.commit()?;
+    manifest.commit()
 }
 
 fn count(cases: &[FinalizeCase]) -> BatchCounts {

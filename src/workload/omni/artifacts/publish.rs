@@ -21,8 +21,8 @@ use serde::Serialize;
 
 use super::capture::{ArtifactContext, OUTPUT_SAMPLE_RATE, PcmSpan};
 use super::layout::{
-    BATCH_SUMMARY_JSON, CASE_FILES, CaseLayout, DONE, EVENTS_JSON, FAILED_JSON,
-    OFFICIAL_EVAL_MANIFEST, OUTPUT_WAV, RESULT_JSON, WAV_TRANSCRIPT_JSON,
+    CASE_FILES, CaseLayout, DONE, EVENTS_JSON, FAILED_JSON, OUTPUT_WAV, RESULT_JSON,
+    WAV_TRANSCRIPT_JSON,
 };
 use super::{ArtifactError, CaseResult, REASON_ARTIFACT_WRITE_FAILED};
 
@@ -38,17 +38,63 @@ pub fn atomic_write<F>(dir: &Path, name: &str, write: F) -> Result<(), ArtifactE
 where
     F: FnOnce(&mut BufWriter<File>) -> io::Result<()>,
 {
+    stage(dir, name, write)?.commit()
+}
+
+/// A file written whole and synced under a temp name beside its destination, not yet in
+/// place: [`Staged::commit`] renames it over the destination; dropping it uncommitted
+/// removes it. Staging several files first and committing them together replaces a set
+/// (the batch summary and the manifest) only when every one of them could be written.
+#[derive(Debug)]
+pub struct Staged {
+    tmp: PathBuf,
+    dest: PathBuf,
+    done: bool,
+}
+
+impl Staged {
+    /// Put the file in place.
+    pub fn commit(mut self) -> Result<(), ArtifactError> {
+        self.done = true;
+        fs::rename(&self.tmp, &self.dest).map_err(|source| {
+            // Best effort: the original error is the one worth reporting.
+            let _ = fs::remove_file(&self.tmp);
+            ArtifactError::Write {
+                path: self.dest.clone(),
+                source,
+            }
+        })
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Write `dir/name`'s content under a temp name beside it (see [`Staged`]).
+pub fn stage<F>(dir: &Path, name: &str, write: F) -> Result<Staged, ArtifactError>
+where
+    F: FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+{
     let dest = dir.join(name);
     let (tmp, file) = create_temp(dir, name).map_err(|source| ArtifactError::Write {
         path: dest.clone(),
         source,
     })?;
-    let res = fill_and_sync(file, write).and_then(|()| fs::rename(&tmp, &dest));
-    if res.is_err() {
-        // Best effort: the original error is the one worth reporting.
-        let _ = fs::remove_file(&tmp);
-    }
-    res.map_err(|source| ArtifactError::Write { path: dest, source })
+    let staged = Staged {
+        tmp,
+        dest,
+        done: false,
+    };
+    fill_and_sync(file, write).map_err(|source| ArtifactError::Write {
+        path: staged.dest.clone(),
+        source,
+    })?;
+    Ok(staged)
 }
 
 /// Publishes one successful case (§4.2): clears the case dir, then writes
@@ -87,13 +133,30 @@ pub fn publish_failure(
     annotation: &Path,
     scene_type: &str,
 ) -> Result<(), ArtifactError> {
+    publish_failure_then(root, layout, result, (annotation, scene_type), &mut || {
+        Ok(())
+    })
+}
+
+/// [`publish_failure`], with `before_swap` run once the failure bundle is staged whole
+/// and just before it replaces what is there (e.g. to retire batch files that list a
+/// complete bundle at that path): nothing is retired for a bundle that never lands.
+pub fn publish_failure_then(
+    root: &Path,
+    layout: &CaseLayout,
+    result: &mut CaseResult,
+    (annotation, scene_type): (&Path, &str),
+    before_swap: &mut dyn FnMut() -> Result<(), ArtifactError>,
+) -> Result<(), ArtifactError> {
     let dir = absolute(&layout.dir(root));
     result.output_dir = path_string(&dir);
     result.success = false;
     result.eligible_for_official_eval = false;
     let stage = staging_dir(&dir)?;
     let bundle = Bundle::new(result, annotation, layout, scene_type);
-    let res = write_json(&stage, FAILED_JSON, &bundle).and_then(|()| swap_in(&stage, &dir));
+    let res = write_json(&stage, FAILED_JSON, &bundle)
+        .and_then(|()| before_swap())
+        .and_then(|()| swap_in(&stage, &dir));
     if res.is_err() {
         let _ = fs::remove_dir_all(&stage);
     }
@@ -104,7 +167,9 @@ pub fn publish_failure(
 /// so they never list a bundle being replaced; leftovers of dead runs are swept.
 /// Case bundles stay until their replacement is swapped in.
 pub fn clear_outputs(root: &Path, layouts: &[CaseLayout]) -> Result<(), ArtifactError> {
-    remove_files(root, &[OFFICIAL_EVAL_MANIFEST, BATCH_SUMMARY_JSON])?;
+    // The previous batch summary and manifest stay until this run's replace them (or
+    // until a bundle they list is about to become a failure bundle: see
+    // `Finalizer::publish`), so a run that cannot publish leaves them as they were.
     super::stale::sweep(root);
     for layout in layouts {
         let dir = layout.dir(root);
@@ -299,7 +364,16 @@ pub(super) fn write_json<T: Serialize + ?Sized>(
     name: &str,
     value: &T,
 ) -> Result<(), ArtifactError> {
-    atomic_write(dir, name, |w| {
+    stage_json(dir, name, value)?.commit()
+}
+
+/// [`write_json`], staged (see [`Staged`]).
+pub(super) fn stage_json<T: Serialize + ?Sized>(
+    dir: &Path,
+    name: &str,
+    value: &T,
+) -> Result<Staged, ArtifactError> {
+    stage(dir, name, |w| {
         let text = serde_json::to_string_pretty(value)?;
         w.write_all(crate::util::target::redact_text(&text).as_bytes())?;
         w.write_all(b"\n")

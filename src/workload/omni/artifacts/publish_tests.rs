@@ -4,6 +4,7 @@ use super::*;
 use crate::workload::omni::artifacts::capture::{
     CaptureInput, ResponseRecord, Segment, capture, sanitize_event,
 };
+use crate::workload::omni::artifacts::layout::{BATCH_SUMMARY_JSON, OFFICIAL_EVAL_MANIFEST};
 use bytes::Bytes;
 use serde_json::{Value, json};
 
@@ -236,11 +237,11 @@ fn failure_bundle() {
     assert_eq!(v["scene_type"], "multi_turn");
 }
 
-/// Issue 11 item 2: starting a run removes the batch files (so they never list a
-/// bundle being replaced) and dead runs' leftovers, but keeps every complete bundle
-/// until its replacement is swapped in.
+/// Starting a run removes dead runs' leftovers but keeps every complete bundle until its
+/// replacement is swapped in, and the batch files until this run's replace them (a run
+/// that cannot publish leaves the previous ones as they were).
 #[test]
-fn clear_outputs_removes_batch_files_and_dead_leftovers_but_keeps_bundles() {
+fn clear_outputs_removes_dead_leftovers_but_keeps_bundles_and_batch_files() {
     let root = tempfile::tempdir().unwrap();
     let a = CaseLayout::new("1q1a", "video.mp4");
     let missing = CaseLayout::new("1qna", "videos_bench/x.mp4");
@@ -264,10 +265,11 @@ fn clear_outputs_removes_batch_files_and_dead_leftovers_but_keeps_bundles() {
     want.sort();
     assert_eq!(left, want);
     assert!(!dead_stage.exists());
+    // The previous batch files stay until this run's replace them.
     assert!(
         [OFFICIAL_EVAL_MANIFEST, BATCH_SUMMARY_JSON]
             .iter()
-            .all(|n| !root.path().join(n).exists())
+            .all(|n| root.path().join(n).exists())
     );
 }
 

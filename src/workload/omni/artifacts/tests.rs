@@ -187,26 +187,27 @@ fn failure_bundle_failure_is_collected_too() {
 }
 
 #[test]
-fn batch_failure_cleans_partial_files() {
+fn a_batch_that_cannot_be_written_leaves_the_previous_pair_and_no_temps() {
     let root = tempfile::tempdir().unwrap();
-    // A non-empty directory where the summary goes: rename and cleanup both fail.
+    // A non-empty directory where the summary goes: its rename fails.
     fs::create_dir_all(root.path().join(BATCH_SUMMARY_JSON).join("x")).unwrap();
-    fs::write(root.path().join(OFFICIAL_EVAL_MANIFEST), b"stale").unwrap();
+    fs::write(root.path().join(OFFICIAL_EVAL_MANIFEST), b"previous").unwrap();
     let mut cases = [case("1q1a", "video.mp4", Some(eligible()), true)];
     let summary = finalize(root.path(), &mut cases);
     let errs = &summary.artifact_errors;
-    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert_eq!(errs.len(), 1, "{errs:?}");
     assert!(
         errs[0].starts_with("Batch artifact publication failed: cannot write "),
         "{errs:?}"
     );
-    assert!(
-        errs[1].starts_with("Partial batch artifact cleanup failed: cannot remove "),
-        "{errs:?}"
-    );
     // Serving success is untouched; the case itself published fine.
     assert!(cases[0].result.success && cases[0].publication_error.is_none());
-    assert!(!root.path().join(OFFICIAL_EVAL_MANIFEST).exists());
+    // Both batch files are written whole before either replaces the previous one: the
+    // summary could not take its place, so the previous manifest stays as it was.
+    assert_eq!(
+        fs::read(root.path().join(OFFICIAL_EVAL_MANIFEST)).unwrap(),
+        b"previous"
+    );
     let leftovers = fs::read_dir(root.path())
         .unwrap()
         .filter(|e| {
