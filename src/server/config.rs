@@ -80,8 +80,9 @@ pub struct ServerConfig {
     #[serde(default = "default_shutdown_timeout_s")]
     pub shutdown_timeout_s: u64,
     /// Largest inbound WebSocket frame or reassembled message a client may send, in bytes,
-    /// checked from the frame header before the payload is buffered (a larger one closes
-    /// the connection). Range [1, 4294967296]; default 67108864 (64 MiB).
+    /// on every endpoint, checked from the frame header before the payload is buffered (a
+    /// larger one is refused: close code 1009 naming the limit). Range [1, 4294967296];
+    /// default 67108864 (64 MiB).
     #[serde(default = "default_max_frame_bytes")]
     pub max_frame_bytes: u64,
 }

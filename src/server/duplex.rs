@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use actix_ws::{AggregatedMessage, AggregatedMessageStream, CloseCode, CloseReason, Session};
+use actix_ws::{AggregatedMessage, CloseCode, CloseReason, Session};
 use serde_json::{Value, json};
 use tokio::time::{Instant, sleep_until};
 
@@ -59,8 +59,7 @@ async fn duplex_endpoint(
         .ok()
         .and_then(|q| q.into_inner().remove("session_id"))
         .filter(|id| !id.is_empty());
-    let max = state.config.max_inbound_bytes();
-    let ws = super::metrics::accept(&req, body, max, super::metrics::Endpoint::Duplex).await?;
+    let ws = super::ws::accept(&req, body, super::ws::Endpoint::Duplex).await?;
     let conn = Connection::new(ws.session, state, query_session_id, ws.conn);
     actix_web::rt::spawn(conn.run(ws.stream));
     Ok(ws.response)
@@ -92,7 +91,7 @@ struct Connection {
     /// Last client message or scheduled send; the idle timeout counts from here.
     last_activity: Instant,
     /// This connection in the server's `/metrics`; numbers its session.
-    tally: super::metrics::Conn,
+    tally: super::ws::Conn,
 }
 
 impl Connection {
@@ -100,7 +99,7 @@ impl Connection {
         session: Session,
         state: web::Data<DuplexState>,
         query_session_id: Option<String>,
-        tally: super::metrics::Conn,
+        tally: super::ws::Conn,
     ) -> Connection {
         Connection {
             session,
@@ -113,7 +112,7 @@ impl Connection {
     }
 
     /// Runs the connection to completion.
-    async fn run(mut self, mut stream: AggregatedMessageStream) {
+    async fn run(mut self, mut stream: super::ws::Inbound) {
         let flow = loop {
             let wake = self.next_wake();
             let flow = tokio::select! {

@@ -2,6 +2,10 @@
 //! header from the raw upgrade body as it streams in and fails the connection as soon as
 //! a header announces more than the limit (or continuation frames add up to more), before
 //! the payload is buffered. actix's own check only fires once the whole frame arrived.
+//! Used only by the endpoint helper, [`super::ws::accept`].
+
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use actix_web::{FromRequest as _, HttpRequest, web};
 use bytes::Bytes;
@@ -84,13 +88,20 @@ fn parse(head: &[u8]) -> Option<(u8, bool, u64)> {
     (head.len() >= need).then_some((b0 & 0x0f, b0 & 0x80 != 0, len))
 }
 
-/// Wrap an upgrade body so oversized frames fail it from their header.
+/// Why the guard failed a connection's body, once it has: the endpoint helper
+/// ([`super::ws`]) reads it to close the socket with 1009 and this text.
+pub type Refusal = Rc<RefCell<Option<String>>>;
+
+/// Wrap an upgrade body so oversized frames fail it from their header; the returned
+/// [`Refusal`] holds the reason once one has.
 pub async fn guard(
     req: &HttpRequest,
     body: web::Payload,
     max: usize,
-) -> Result<web::Payload, actix_web::Error> {
+) -> Result<(web::Payload, Refusal), actix_web::Error> {
     let mut scanner = FrameScanner::new(max);
+    let refusal = Refusal::default();
+    let said = Rc::clone(&refusal);
     let mut failed = false;
     let stream = body.map(move |chunk| {
         if failed {
@@ -100,6 +111,7 @@ pub async fn guard(
         scanner.feed(&chunk).map_err(|msg| {
             failed = true;
             tracing::warn!("closing a WebSocket: {msg}");
+            *said.borrow_mut() = Some(msg.clone());
             actix_web::error::PayloadError::Io(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
                 msg,
@@ -109,7 +121,10 @@ pub async fn guard(
     });
     let boxed: actix_http::BoxedPayloadStream = Box::pin(stream);
     let mut payload = actix_web::dev::Payload::Stream { payload: boxed };
-    web::Payload::from_request(req, &mut payload).await
+    Ok((
+        web::Payload::from_request(req, &mut payload).await?,
+        refusal,
+    ))
 }
 
 #[cfg(test)]

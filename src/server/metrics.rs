@@ -4,14 +4,13 @@
 //! scrape it through `[target] metrics_url`; the tests do too.
 //!
 //! The accounting lives in one place: every endpoint upgrades its request through
-//! [`accept`], which counts the connection and hands back the [`Conn`] the endpoint starts
-//! its sessions through, so no endpoint can be left out of the tallies.
+//! [`super::ws::accept`], which counts the connection here and hands back the [`Conn`]
+//! the endpoint starts its sessions through, so no endpoint can be left out of the tallies.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use actix_web::{HttpRequest, HttpResponse, web};
-use actix_ws::{AggregatedMessageStream, Session};
+use actix_web::{HttpResponse, web};
 
 use crate::util::prom::Exposition;
 
@@ -115,46 +114,6 @@ fn rows(v: &[Row]) -> Vec<(&[(&'static str, &'static str)], f64)> {
     v.iter().map(|(l, x)| (l.as_slice(), *x)).collect()
 }
 
-/// A WebSocket accepted on one endpoint: the handshake answer, both halves, and the
-/// connection's tally.
-pub(crate) struct Accepted {
-    /// The `101 Switching Protocols` answer to return.
-    pub(crate) response: HttpResponse,
-    /// The outbound half.
-    pub(crate) session: Session,
-    /// Inbound messages (continuations aggregated), at most `max` bytes each.
-    pub(crate) stream: AggregatedMessageStream,
-    /// Counts the connection until dropped; starts its sessions.
-    pub(crate) conn: Conn,
-}
-
-/// Upgrade `req` on endpoint `ep`: frames announcing more than `max` bytes fail the
-/// connection from their header ([`super::frame_guard`]), the handshake, the message
-/// stream, and the connection counted on the server's [`ServerMetrics`].
-pub(crate) async fn accept(
-    req: &HttpRequest,
-    body: web::Payload,
-    max: usize,
-    ep: Endpoint,
-) -> Result<Accepted, actix_web::Error> {
-    let metrics = req
-        .app_data::<web::Data<Arc<ServerMetrics>>>()
-        .map(|m| Arc::clone(m.get_ref()))
-        .ok_or_else(|| actix_web::error::ErrorInternalServerError("/metrics not registered"))?;
-    let body = super::frame_guard::guard(req, body, max).await?;
-    let (response, session, stream) = actix_ws::handle(req, body)?;
-    let stream = stream
-        .max_frame_size(max)
-        .aggregate_continuations()
-        .max_continuation_size(max);
-    Ok(Accepted {
-        response,
-        session,
-        stream,
-        conn: metrics.open(ep),
-    })
-}
-
 /// `GET /metrics`.
 async fn metrics_endpoint(metrics: web::Data<Arc<ServerMetrics>>) -> HttpResponse {
     HttpResponse::Ok()
@@ -162,7 +121,7 @@ async fn metrics_endpoint(metrics: web::Data<Arc<ServerMetrics>>) -> HttpRespons
         .body(metrics.render())
 }
 
-/// Registers `/metrics` and the tallies every endpoint's [`accept`] counts on.
+/// Registers `/metrics`, which renders the tallies [`super::ws::accept`] counts on.
 pub(crate) fn register(svc: &mut web::ServiceConfig, metrics: web::Data<Arc<ServerMetrics>>) {
     svc.app_data(metrics)
         .route(METRICS_PATH, web::get().to(metrics_endpoint));

@@ -6,13 +6,16 @@
 //! core, `scripted` the `[server.scripted]` rule endpoint and `scripted_plan` its pure
 //! core, `transcription` the vLLM speech-to-text protocol (on `/v1/realtime` for clients
 //! without `duplex=1`, or its own path) and `transcription_plan` its pure core, `metrics`
-//! the server's own Prometheus `/metrics`, `wire` the text of an outbound JSON event.
-//! Each endpoint exposes a shared state type and a `register` fn; adding another endpoint
-//! is one more `.configure(..)` in `build_server`. It never imports client modules, and
-//! the client side never imports it.
+//! the server's own Prometheus `/metrics`, `wire` the text of an outbound JSON event, and
+//! `ws` the one WebSocket endpoint helper every route upgrades through (`frame_guard`'s
+//! header check, the `max_frame_bytes` limit, the close with 1009, `/metrics` accounting,
+//! socket options). Each endpoint exposes a shared state type and a `register` fn; adding
+//! another endpoint is one more `.configure(..)` in `build_server`. It never imports client
+//! modules, and the client side never imports it.
 //!
-//! Every accepted TCP connection gets `TCP_NODELAY` (`HttpServer::tcp_nodelay(true)`):
-//! without it small server messages wait ~20 ms (Nagle + delayed ACK).
+//! Every accepted TCP connection gets `TCP_NODELAY` (`HttpServer::tcp_nodelay(true)`, and
+//! [`ws::socket_options`] from `on_connect`): without it small server messages wait
+//! ~20 ms (Nagle + delayed ACK).
 
 pub mod config;
 mod duplex;
@@ -27,6 +30,7 @@ mod transcription_plan;
 mod video;
 mod video_plan;
 mod wire;
+mod ws;
 
 #[cfg(test)]
 mod duplex_tests;
@@ -53,8 +57,8 @@ pub use metrics::METRICS_PATH;
 pub use tls::{ServerTls, ServerTlsError, load_tls};
 pub use video::VIDEO_PATH;
 
-/// What an endpoint's socket loop does after handling one event (shared by both
-/// endpoints).
+/// What an endpoint's socket loop does after handling one event (shared by every
+/// endpoint).
 enum Flow {
     Continue,
     /// Stop the loop and send a close frame with this reason.
@@ -217,7 +221,9 @@ fn build_server(
     let video_state = web::Data::new(video::VideoState::new(cfg));
     let duplex_state = web::Data::new(duplex::DuplexState::new(cfg));
     let stt_state = web::Data::new(transcription::TranscriptionState::new(cfg));
-    let metrics = web::Data::new(Arc::new(metrics::ServerMetrics::default()));
+    let tallies = Arc::new(metrics::ServerMetrics::default());
+    let upgrades = web::Data::new(ws::Upgrades::new(cfg, Arc::clone(&tallies)));
+    let metrics = web::Data::new(tallies);
     // Mounted first so that, when configured, its path wins over a built-in endpoint.
     let scripted_state = cfg
         .scripted
@@ -230,10 +236,12 @@ fn build_server(
         let duplex_state = duplex_state.clone();
         let stt_state = stt_state.clone();
         let metrics = metrics.clone();
+        let upgrades = upgrades.clone();
         let scripted_state = scripted_state.clone();
         let scripted_path = scripted_path.clone();
         // Transcription first: on a shared path its guard passes `duplex=1` clients on.
         App::new()
+            .configure(move |svc| ws::register(svc, upgrades))
             .configure(move |svc| {
                 if let Some(state) = scripted_state {
                     scripted::register(svc, &scripted_path, state);
@@ -245,11 +253,7 @@ fn build_server(
             .configure(move |svc| metrics::register(svc, metrics))
     })
     .on_connect(move |io, ext| {
-        // `tcp_nodelay(true)` below already set it; setting it here too keeps the
-        // guarantee even if that builder option ever changes meaning.
-        if let Some(stream) = io.downcast_ref::<actix_rt::net::TcpStream>() {
-            let _ = stream.set_nodelay(true);
-        }
+        ws::socket_options(io);
         ext.insert(conns.enter());
     })
     .workers(cfg.workers)

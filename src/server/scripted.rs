@@ -8,15 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use actix_ws::{AggregatedMessage, AggregatedMessageStream, CloseCode, CloseReason, Session};
+use actix_ws::{AggregatedMessage, CloseCode, CloseReason, Session};
 use tokio::time::{Instant, sleep_until};
 
 use super::Flow;
 use super::config::ServerConfig;
 use super::scripted_plan::{Compiled, ConnPlan, Out};
-
-/// Largest inbound message accepted (appends of long audio chunks).
-const MAX_INBOUND_BYTES: usize = 64 * 1024 * 1024;
 
 /// Shared state of the scripted endpoint.
 pub(crate) struct ScriptedState {
@@ -46,13 +43,7 @@ async fn scripted_endpoint(
     body: web::Payload,
     state: web::Data<ScriptedState>,
 ) -> Result<HttpResponse, actix_web::Error> {
-    let ws = super::metrics::accept(
-        &req,
-        body,
-        MAX_INBOUND_BYTES,
-        super::metrics::Endpoint::Scripted,
-    )
-    .await?;
+    let ws = super::ws::accept(&req, body, super::ws::Endpoint::Scripted).await?;
     // A scripted session is its connection.
     let ordinal = ws.conn.session_started();
     let plan = ConnPlan::new(Arc::clone(&state.compiled), ordinal);
@@ -67,7 +58,7 @@ async fn scripted_endpoint(
 /// Runs one connection to completion.
 async fn run(
     mut session: Session,
-    mut stream: AggregatedMessageStream,
+    mut stream: super::ws::Inbound,
     mut plan: ConnPlan,
     idle: Duration,
 ) {

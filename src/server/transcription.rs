@@ -6,7 +6,7 @@
 //! the server's `idle_timeout_s` is closed.
 
 use actix_web::{HttpRequest, HttpResponse, guard, web};
-use actix_ws::{AggregatedMessage, AggregatedMessageStream, CloseCode, CloseReason, Session};
+use actix_ws::{AggregatedMessage, CloseCode, CloseReason, Session};
 use tokio::time::{Instant, sleep_until};
 
 use super::Flow;
@@ -54,9 +54,7 @@ async fn endpoint(
     body: web::Payload,
     state: web::Data<TranscriptionState>,
 ) -> Result<HttpResponse, actix_web::Error> {
-    let max = state.config.max_inbound_bytes();
-    let ws =
-        super::metrics::accept(&req, body, max, super::metrics::Endpoint::Transcription).await?;
+    let ws = super::ws::accept(&req, body, super::ws::Endpoint::Transcription).await?;
     // The protocol's session starts with the connection (`session.created`).
     let ordinal = ws.conn.session_started();
     let t = &state.config.transcription;
@@ -83,11 +81,11 @@ struct Connection {
     idle: std::time::Duration,
     last_activity: Instant,
     /// Counts the connection as open in `/metrics` until it ends.
-    _tally: super::metrics::Conn,
+    _tally: super::ws::Conn,
 }
 
 impl Connection {
-    async fn run(mut self, mut stream: AggregatedMessageStream, ordinal: u64) {
+    async fn run(mut self, mut stream: super::ws::Inbound, ordinal: u64) {
         let created = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());

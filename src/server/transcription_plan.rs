@@ -139,7 +139,7 @@ impl TranscriptionPlan {
                 "input_audio_buffer.append needs a string \"audio\"",
             );
         };
-        let bytes = match base64::engine::general_purpose::STANDARD.decode(b64) {
+        let bytes = match crate::util::b64::standard().decode(b64) {
             Ok(b) if b.len() % 2 == 0 => b,
             Ok(b) => {
                 let msg = format!("audio is {} bytes, not whole PCM16 samples", b.len());

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use actix_ws::{AggregatedMessage, AggregatedMessageStream, CloseCode, CloseReason, Session};
+use actix_ws::{AggregatedMessage, CloseCode, CloseReason, Session};
 use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::time::{Instant, sleep_until};
@@ -69,8 +69,7 @@ async fn video_endpoint(
     body: web::Payload,
     state: web::Data<VideoState>,
 ) -> Result<HttpResponse, actix_web::Error> {
-    let max = state.config.max_inbound_bytes();
-    let ws = super::metrics::accept(&req, body, max, super::metrics::Endpoint::Video).await?;
+    let ws = super::ws::accept(&req, body, super::ws::Endpoint::Video).await?;
     actix_web::rt::spawn(Connection::new(ws.session, state, ws.conn).run(ws.stream));
     Ok(ws.response)
 }
@@ -112,7 +111,7 @@ struct Connection {
     /// Counted in `VideoState::active` (decremented on drop).
     counted: bool,
     /// This connection in the server's `/metrics`; numbers its session.
-    tally: super::metrics::Conn,
+    tally: super::ws::Conn,
 }
 
 impl Drop for Connection {
@@ -124,11 +123,7 @@ impl Drop for Connection {
 }
 
 impl Connection {
-    fn new(
-        session: Session,
-        state: web::Data<VideoState>,
-        tally: super::metrics::Conn,
-    ) -> Connection {
+    fn new(session: Session, state: web::Data<VideoState>, tally: super::ws::Conn) -> Connection {
         Connection {
             session,
             state,
@@ -140,7 +135,7 @@ impl Connection {
     }
 
     /// Runs the connection to completion.
-    async fn run(mut self, mut stream: AggregatedMessageStream) {
+    async fn run(mut self, mut stream: super::ws::Inbound) {
         let idle = Duration::from_secs_f64(self.state.config.idle_timeout_s);
         let mut last_client_msg = Instant::now();
         let flow = loop {

@@ -14,6 +14,7 @@ mod duplex;
 mod echo_workload;
 mod engine;
 mod fn_lengths;
+mod frame_limit;
 mod fresh_machine;
 mod full_disk;
 mod fuzz;

@@ -10,9 +10,10 @@
 use std::cell::RefCell;
 
 use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use serde::Deserialize;
 use serde_json::Value;
+
+use crate::util::b64;
 
 /// Input audio byte rate: PCM16 mono at 16 kHz.
 pub(crate) const INPUT_BYTES_PER_S: u64 = 32_000;
@@ -106,7 +107,7 @@ fn check_ref_audio(value: &Value) -> Result<(), String> {
     let Some(payload) = payload else {
         return Err("session.ref_audio must be a data:audio/<type>;base64,<data> URL".to_string());
     };
-    STANDARD
+    b64::standard()
         .decode(payload)
         .map(drop)
         .map_err(|err| format!("session.ref_audio is not valid base64: {err}"))
@@ -142,7 +143,7 @@ pub(crate) fn validate_append(event: &Value, bytes_before: u64) -> Result<Append
     let Some(audio) = event.get("audio").and_then(Value::as_str) else {
         return fail("needs a base64 string \"audio\" field".to_string());
     };
-    let pcm = match STANDARD.decode(audio) {
+    let pcm = match b64::standard().decode(audio) {
         Ok(pcm) => pcm,
         Err(err) => return fail(format!("audio is not valid base64: {err}")),
     };
@@ -220,9 +221,9 @@ thread_local! {
 }
 
 /// Decodes strict base64 into `buf` (its allocation reused); `None` if it is not
-/// ([`crate::util::b64`]: SIMD first, [`STANDARD`]'s verdict; checked by a proptest).
+/// ([`crate::util::b64::standard`]: SIMD, the strict engine's verdict; a proptest holds it).
 pub(crate) fn decode_into<'b>(buf: &'b mut Vec<u8>, text: &str) -> Option<&'b [u8]> {
-    crate::util::b64::decode_into(&STANDARD, text, buf).ok()?;
+    b64::decode_into(b64::standard(), text, buf).ok()?;
     Some(&buf[..])
 }
 
@@ -284,7 +285,7 @@ fn check_frames(frames: &Value) -> Result<usize, String> {
                 "video_frames[{i}] must be a base64 string, got {frame}"
             ));
         };
-        let jpeg = STANDARD
+        let jpeg = b64::standard()
             .decode(text)
             .map_err(|err| format!("video_frames[{i}] is not valid base64: {err}"))?;
         if !jpeg.starts_with(&[0xFF, 0xD8]) {

@@ -379,6 +379,13 @@ fn b64_case() -> impl proptest::strategy::Strategy<Value = String> {
     })
 }
 
+/// The scalar engine of the reference's rule: the standard alphabet, canonical padding,
+/// any trailing bits.
+const STRICT_B64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    base64::engine::GeneralPurposeConfig::new().with_decode_allow_trailing_bits(true),
+);
+
 proptest::proptest! {
     /// The SIMD path decodes exactly what the strict decoder does and refuses exactly
     /// what it refuses.

@@ -21,6 +21,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crossbeam_channel::Receiver;
+use rustix::io::Errno;
 
 use super::extents::{HEADER_BYTES, header};
 use super::{Errors, Msg, Piece, Written, record};
@@ -28,6 +29,10 @@ use super::{Errors, Msg, Piece, Written, record};
 /// Direct writes start at, and cover, multiples of this many bytes (the largest logical
 /// block size of common devices).
 const ALIGN: usize = 4096;
+
+/// `O_DIRECT` as `OpenOptionsExt::custom_flags` takes it.
+const O_DIRECT: i32 = rustix::fs::OFlags::DIRECT.bits() as i32;
+
 /// The block the writer gathers batches into before one write.
 pub(super) const BLOCK_BYTES: usize = 1 << 20;
 
@@ -147,13 +152,13 @@ impl Writer {
             let mut o = OpenOptions::new();
             o.create(true).truncate(true).write(true);
             if direct {
-                o.custom_flags(libc::O_DIRECT);
+                o.custom_flags(O_DIRECT);
             }
             o.open(&self.path)
         };
         let out = match self.try_direct.then(|| open(true)) {
             Some(Ok(f)) => (f, true),
-            Some(Err(e)) if e.raw_os_error() != Some(libc::EINVAL) => return Err(e),
+            Some(Err(e)) if Errno::from_io_error(&e) != Some(Errno::INVAL) => return Err(e),
             _ => (open(false)?, false),
         };
         let read = File::open(&self.path)?;
@@ -218,7 +223,7 @@ impl Writer {
         };
         let block = &self.mem[self.head..self.head + padded];
         match file.write_all_at(block, self.at) {
-            Err(e) if *direct && e.raw_os_error() == Some(libc::EINVAL) => {
+            Err(e) if *direct && Errno::from_io_error(&e) == Some(Errno::INVAL) => {
                 let file = OpenOptions::new().write(true).open(&self.path)?;
                 file.write_all_at(block, self.at)?;
                 self.out = Some((file, false));

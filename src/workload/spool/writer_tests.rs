@@ -161,7 +161,7 @@ fn the_spool_file_is_opened_for_direct_io_where_the_file_system_allows() {
     let allows = std::fs::OpenOptions::new()
         .create(true)
         .write(true)
-        .custom_flags(libc::O_DIRECT)
+        .custom_flags(super::O_DIRECT)
         .open(tmp.path().join("probe"))
         .is_ok();
     let (mut w, _written) = writer(tmp.path());

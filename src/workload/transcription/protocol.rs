@@ -354,8 +354,7 @@ impl TranscriptionCore {
                 return;
             }
             let end = (self.next_offset + chunk).min(total);
-            let audio =
-                base64::engine::general_purpose::STANDARD.encode(&self.pcm[self.next_offset..end]);
+            let audio = crate::util::b64::standard().encode(&self.pcm[self.next_offset..end]);
             let msg = json!({"type": "input_audio_buffer.append", "audio": audio});
             out.send.push((msg.to_string(), intended));
             let lag = intended.map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64());

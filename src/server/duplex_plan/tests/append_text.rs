@@ -144,7 +144,7 @@ fn a_session_fed_appends_as_text_sends_what_the_value_path_sends() {
 }
 
 proptest::proptest! {
-    /// The SIMD-first decoder accepts exactly what the strict one does, with its bytes:
+    /// The SIMD decoder (`util::b64::standard`) accepts exactly what the scalar one does:
     /// valid base64, then one character replaced by padding, a space, the URL-safe
     /// alphabet or a trailing-bit change, or the padding dropped.
     #[test]

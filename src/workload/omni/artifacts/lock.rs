@@ -182,9 +182,10 @@ fn note_holder(mut file: &File) {
 
 /// Errors that mean "this filesystem does not do locks" (§3.2 fallback list).
 pub fn lock_unsupported(err: &io::Error) -> bool {
+    use rustix::io::Errno;
     matches!(
-        err.raw_os_error(),
-        Some(libc::ENOLCK | libc::EOPNOTSUPP | libc::EACCES | libc::EINVAL)
+        Errno::from_io_error(err),
+        Some(Errno::NOLCK | Errno::OPNOTSUPP | Errno::ACCESS | Errno::INVAL)
     )
 }
 
@@ -269,14 +270,15 @@ mod tests {
 
     #[test]
     fn unsupported_errnos_fall_back() {
-        for errno in [libc::ENOLCK, libc::EOPNOTSUPP, libc::EACCES, libc::EINVAL] {
+        use rustix::io::Errno;
+        for errno in [Errno::NOLCK, Errno::OPNOTSUPP, Errno::ACCESS, Errno::INVAL] {
             assert!(
-                lock_unsupported(&io::Error::from_raw_os_error(errno)),
+                lock_unsupported(&io::Error::from_raw_os_error(errno.raw_os_error())),
                 "{errno}"
             );
         }
         assert!(!lock_unsupported(&io::Error::from_raw_os_error(
-            libc::EBADF
+            Errno::BADF.raw_os_error()
         )));
         assert!(!lock_unsupported(&io::Error::other("x")));
     }
