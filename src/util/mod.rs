@@ -9,9 +9,11 @@
 //! scraper (`scrape`); and, shared by the client side and the embedded server, JSON field
 //! matching (`jsonmatch`) and `${var}` message templates (`template`); WAV decoding to PCM16
 //! mono at a chosen rate (`wav`), shared by the datasets that stream recorded audio; the
-//! process's own CPU and memory from `/proc/self` (`usage`).
+//! process's own CPU and memory from `/proc/self` (`usage`); text copied into outputs
+//! cut to a bound with its length noted (`bounded`).
 
 pub mod b64;
+pub mod bounded;
 pub mod command;
 pub mod fs;
 pub mod histlog;

@@ -265,19 +265,7 @@ pub fn verdict_line(
     s
 }
 
-/// Longest failure message a result keeps whole; a longer one is cut, its full length
-/// noted.
-pub const FAILURE_TEXT_CHARS: usize = 2000;
-
-/// `text`, cut to `max` characters with `… (N chars)` noting the original length.
-pub fn bounded(text: &str, max: usize) -> String {
-    let n = text.chars().count();
-    if n <= max {
-        return text.to_string();
-    }
-    let cut: String = text.chars().take(max).collect();
-    format!("{cut}… ({n} chars)")
-}
+pub use crate::util::bounded::{MESSAGE_CHARS as FAILURE_TEXT_CHARS, bounded};
 
 /// `rtload.failures`: `{count, by_kind, sessions: [{session, kind, message}]}` for every
 /// measured failure (`failures`: session number and failure, in session order).

@@ -62,11 +62,20 @@ pub struct Failure {
 }
 
 impl Failure {
-    /// A failure of `kind` with `message`.
+    /// A failure of `kind` with `message`, cut to
+    /// [`MESSAGE_CHARS`](crate::util::bounded::MESSAGE_CHARS) characters with its
+    /// original length noted: a server's 5 MB error text is not copied into every
+    /// output and every session's record.
     pub fn new(kind: FailureKind, message: impl Into<String>) -> Self {
+        let message = message.into();
+        let max = crate::util::bounded::MESSAGE_CHARS;
         Self {
             kind,
-            message: message.into(),
+            message: if message.len() > max {
+                crate::util::bounded::bounded(&message, max)
+            } else {
+                message
+            },
         }
     }
 }
@@ -112,5 +121,17 @@ mod tests {
             FailureKind::Timeout,
         ]);
         assert_eq!(render_counts(&c), "handshake 2, timeout 1");
+    }
+
+    #[test]
+    fn a_huge_message_is_cut_with_its_length_noted() {
+        let huge = format!("server sent error: {}", "x".repeat(5_000_000));
+        let f = Failure::new(FailureKind::ServerError, huge);
+        assert!(f.message.chars().count() < 2100, "{}", f.message.len());
+        assert!(
+            f.message.ends_with("… (5000019 chars)"),
+            "{}",
+            &f.message[1990..]
+        );
     }
 }

@@ -1,0 +1,27 @@
+//! Text copied from a server or a scenario into rtload's outputs is bounded: a failure
+//! message quoting a 5 MB error event, or a 10 MB `await` pattern echoed into a
+//! timeout, would otherwise be copied into every session's record, the terminal, stderr
+//! and the JSON. [`bounded`] cuts such text and notes its original length.
+
+/// Longest text a failure message keeps whole.
+pub const MESSAGE_CHARS: usize = 2000;
+
+/// `text`, cut to `max` characters with `… (N chars)` noting the original length.
+pub fn bounded(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}… ({} chars)", &text[..cut], text.chars().count()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_long_text_noting_its_length_and_keeps_short_text() {
+        assert_eq!(bounded("héllo", 5), "héllo");
+        assert_eq!(bounded("héllo wörld", 5), "héllo… (11 chars)");
+        assert_eq!(bounded("", 0), "");
+    }
+}
