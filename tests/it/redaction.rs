@@ -39,7 +39,7 @@ fn query() -> String {
     for (k, v) in TOKENS {
         q.push_str(&format!("&{k}={v}"));
     }
-    q + "&keep=visible"
+    q + "&intent=visible"
 }
 
 #[test]
@@ -111,7 +111,7 @@ fn url_password_and_query_tokens_appear_in_no_output() {
     let doc = std::fs::read_to_string(&json).unwrap();
     let want = format!("\"endpoint\": \"ws://{addr}/v1/realtime?api_key=REDACTED&token=REDACTED");
     assert!(
-        doc.contains(&want) && doc.contains("&keep=visible"),
+        doc.contains(&want) && doc.contains("&intent=visible"),
         "{doc}"
     );
 }
