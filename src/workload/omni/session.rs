@@ -189,6 +189,15 @@ impl DuplexSession {
         }
         let at_s = self.secs(at);
         let index = self.events.len();
+        if index >= self.cfg.max_events {
+            let msg = format!(
+                "the server sent more than {} events in one session: rtload keeps every \
+                 event of a session for its artifacts, so it stops here (the other sessions \
+                 go on)",
+                self.cfg.max_events
+            );
+            return self.finish(at, Err((FailureKind::Protocol, msg)), fx);
+        }
         let audio_len = match self.observe_media(&ev, &audio, at, at_s, fx) {
             Ok(n) => n,
             Err(e) => return self.finish(at, Err((FailureKind::Protocol, e)), fx),

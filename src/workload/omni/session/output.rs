@@ -29,7 +29,15 @@ pub struct DuplexSettings {
     pub incremental_acks: bool,
     /// How appends are placed in time.
     pub pacing: PacingMode,
+    /// The most server events one session records (its event log, read back whole for
+    /// its artifacts after timing): past it the session fails with a clear message and
+    /// the others go on, so one flooding session cannot exhaust memory.
+    pub max_events: usize,
 }
+
+/// [`DuplexSettings::max_events`] by default: about 3 hours of a session answering with
+/// ten events a second, ~250 MB when the report reads one case's events back.
+pub const DEFAULT_MAX_EVENTS: usize = 100_000;
 
 impl DuplexSettings {
     /// Settings with the reference defaults.
@@ -43,6 +51,7 @@ impl DuplexSettings {
             require_response: false,
             incremental_acks: false,
             pacing: PacingMode::Realtime,
+            max_events: DEFAULT_MAX_EVENTS,
         }
     }
 }

@@ -526,3 +526,29 @@ fn invalid_audio_fails_immediately() {
 mod close;
 mod spill;
 mod upload;
+
+/// A server flooding one session fails that session at its event limit, with the
+/// reason, instead of growing its event log without bound.
+#[test]
+fn a_session_past_its_event_limit_fails_saying_why() {
+    let mut cfg = settings();
+    cfg.max_events = 5;
+    let mut h = H::new(cfg);
+    h.stream_all();
+    let mut last = Effects::default();
+    for k in 0..10 {
+        last = h.ev(
+            1.2 + f64::from(k) * 0.01,
+            json!({"type": "rate_limits.updated"}),
+        );
+        if last.finish.is_some() {
+            break;
+        }
+    }
+    assert_failed(
+        &last,
+        "the server sent more than 5 events in one session: rtload keeps every event of a \
+         session for its artifacts, so it stops here (the other sessions go on)",
+    );
+    assert!(h.s.events.len() <= 5);
+}
