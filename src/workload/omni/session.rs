@@ -545,7 +545,15 @@ impl Session for DuplexSession {
         } else {
             "Realtime WebSocket closed before the requested event arrived".into()
         };
-        self.finish(at, Err((FailureKind::ClosedEarly, msg)), fx);
+        // An error event the server sent before it closed is the reason: say it (the
+        // reference's message first, as it reads).
+        match self.held_error.take() {
+            Some(err) => {
+                let msg = format!("{msg}; the server had sent an error: {err}");
+                self.finish(at, Err((FailureKind::ServerError, msg)), fx);
+            }
+            None => self.finish(at, Err((FailureKind::ClosedEarly, msg)), fx),
+        }
     }
 
     fn into_output(self) -> DuplexOutput {

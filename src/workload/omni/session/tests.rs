@@ -552,3 +552,28 @@ fn a_session_past_its_event_limit_fails_saying_why() {
     );
     assert!(h.s.events.len() <= 5);
 }
+
+/// An error event that arrives while the session is still configuring, then a close:
+/// the failure carries the server's own text, not only the close.
+#[test]
+fn an_error_before_the_close_is_the_reason_given() {
+    let mut h = H::new(settings());
+    h.ev(
+        0.05,
+        json!({"type": "error", "message": "the model is overloaded"}),
+    );
+    let mut fx = Effects::default();
+    h.s.on_closed(h.at(0.06), Some("1011".into()), &mut fx);
+    match &fx.finish {
+        Some(Err(f)) => {
+            assert_eq!(f.kind, FailureKind::ServerError);
+            assert!(
+                f.message.starts_with("Realtime WebSocket closed before the requested event arrived; the server had sent an error: ")
+                    && f.message.contains("the model is overloaded"),
+                "{}",
+                f.message
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
