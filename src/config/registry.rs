@@ -11,6 +11,8 @@ pub fn registry() -> &'static [WorkloadKind] {
             name: video::KIND,
             summary: "LingBot-World realtime video cadence (/v1/realtime/video)",
             build: video::build,
+            flags: video::FLAGS,
+            flag_heading: "Video cadence workload",
             schema: |g| crate::config::schema::kind_schema::<video::VideoParams>(g, video::KIND),
             families: video::names::FAMILIES,
             headline: video::names::HEADLINE,
@@ -20,6 +22,8 @@ pub fn registry() -> &'static [WorkloadKind] {
             name: omni::KIND,
             summary: "OmniInteract duplex speech benchmark (/v1/realtime)",
             build: omni::build,
+            flags: omni::workload::FLAGS,
+            flag_heading: "OmniInteract workload",
             schema: |g| {
                 crate::config::schema::kind_schema::<omni::workload::OmniParams>(g, omni::KIND)
             },
@@ -31,6 +35,8 @@ pub fn registry() -> &'static [WorkloadKind] {
             name: transcription::KIND,
             summary: "vLLM realtime speech-to-text (/v1/realtime)",
             build: transcription::build,
+            flags: transcription::workload::FLAGS,
+            flag_heading: "Realtime transcription workload",
             schema: |g| {
                 crate::config::schema::kind_schema::<transcription::workload::TranscriptionParams>(
                     g,
@@ -45,6 +51,8 @@ pub fn registry() -> &'static [WorkloadKind] {
             name: scripted::KIND,
             summary: "any JSON-over-WebSocket protocol described as steps in the scenario",
             build: scripted::build,
+            flags: scripted::workload::FLAGS,
+            flag_heading: "Scripted workload",
             schema: |g| {
                 crate::config::schema::kind_schema::<scripted::workload::ScriptedParams>(
                     g,
@@ -76,6 +84,55 @@ pub fn result_catalogue(doc: &serde_json::Value, names: &[&str]) -> Option<Catal
 mod tests {
     use super::*;
     use crate::workload::catalogue::Merge;
+
+    /// The `[workload]` keys kind `k` declares (its schema's properties).
+    fn declared_keys(k: &WorkloadKind) -> Vec<String> {
+        let mut g = schemars::SchemaGenerator::default();
+        (k.schema)(&mut g).as_value()["properties"]
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Every flag a kind declares sets a `[workload]` key of that kind, once; a flag
+    /// several kinds declare is one command-line option, so they agree on how it is typed.
+    #[test]
+    fn every_declared_flag_sets_a_declared_workload_key() {
+        let mut seen: Vec<&crate::workload::FlagSpec> = Vec::new();
+        for k in registry() {
+            let keys = declared_keys(k);
+            assert!(!keys.is_empty(), "{}: no schema properties", k.name);
+            for (i, f) in k.flags.iter().enumerate() {
+                assert!(
+                    keys.iter().any(|key| key == f.key),
+                    "{}: {} sets `{}`, which is not a [workload] key",
+                    k.name,
+                    f.long(),
+                    f.key
+                );
+                assert_ne!(f.key, "kind", "{}: a flag may not change the kind", k.name);
+                assert!(!f.help.is_empty() && !f.flag.starts_with('-'), "{f:?}");
+                assert!(
+                    k.flags[..i]
+                        .iter()
+                        .all(|g| g.flag != f.flag && g.key != f.key),
+                    "{}: {} declared twice",
+                    k.name,
+                    f.long()
+                );
+                if let Some(other) = seen.iter().find(|g| g.flag == f.flag) {
+                    assert_eq!(
+                        (other.kind, other.value_name),
+                        (f.kind, f.value_name),
+                        "{} is typed differently by two kinds",
+                        f.long()
+                    );
+                } else {
+                    seen.push(f);
+                }
+            }
+        }
+    }
 
     /// Every metric states where it is measured from and to, and how shards merge it.
     #[test]

@@ -16,11 +16,10 @@ mod merge;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use clap::Parser as _;
 use rtload::util::target::redact_text;
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    let args = cli::parse();
     init_logging();
     match args.command {
         cli::Command::Run(run) => run_cmd(&run),
@@ -81,11 +80,6 @@ fn load(
 }
 
 fn run_cmd(run: &cli::RunArgs) -> ExitCode {
-    if let Some(t) = run.lock_timeout {
-        rtload::workload::omni::artifacts::lock::set_wait_limit(
-            std::time::Duration::from_secs_f64(t),
-        );
-    }
     let ov = match run.overrides() {
         Ok(ov) => ov,
         Err(e) => {
@@ -97,10 +91,10 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    for w in scenario.workload.warnings() {
+    for w in scenario.workload().warnings() {
         eprintln!("{w}");
     }
-    if scenario.tls.insecure_skip_verify {
+    if scenario.tls().insecure_skip_verify {
         eprintln!("{}", rtload::engine::tls::INSECURE_WARNING);
     }
     let sweep = match requested_sweep(run, &scenario) {
@@ -173,10 +167,10 @@ pub(crate) fn requested_sweep(
         // The flag replaces `[sweep]`'s values; its `samples_per_point` still applies.
         Ok(s) => Ok(s
             .map(|mut s| {
-                s.samples_per_point = scenario.sweep.as_ref().and_then(|t| t.samples_per_point);
+                s.samples_per_point = scenario.sweep().and_then(|t| t.samples_per_point);
                 s
             })
-            .or_else(|| scenario.sweep.clone())),
+            .or_else(|| scenario.sweep().cloned())),
         Err(e) => {
             eprintln!("error: {e}");
             Err(ExitCode::from(2))
@@ -255,7 +249,7 @@ fn report_run(
     }
     if let Some(s) = dist
         .shard
-        .filter(|s| s.count > 1 && !scenario.thresholds.is_empty())
+        .filter(|s| s.count > 1 && !scenario.thresholds().is_empty())
     {
         eprintln!("shard {s}: [thresholds] are evaluated on the merged result by `rtload merge`");
     }
@@ -375,7 +369,7 @@ fn sweep_cmd(
     let dir = run
         .sweep_dir
         .clone()
-        .unwrap_or_else(|| std::path::PathBuf::from(format!("sweep-{}", sc.name)));
+        .unwrap_or_else(|| std::path::PathBuf::from(format!("sweep-{}", sc.name())));
     let grace = std::time::Duration::from_secs_f64(run.grace_period);
     let interrupt = match rtload::engine::interrupt::listen_for_signals(grace) {
         Ok(i) => Some(i),
@@ -386,7 +380,7 @@ fn sweep_cmd(
     };
     match rtload::batch::run_sweep_interruptible(sc, sweep, &dir, run.quiet, interrupt) {
         Ok(r) => {
-            let catalogue = sc.workload.catalogue();
+            let catalogue = sc.workload().catalogue();
             let cols = rtload::report::sweep::table_columns(
                 sweep.headline.as_deref(),
                 catalogue.headline(),
