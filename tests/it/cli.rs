@@ -270,3 +270,37 @@ fn a_flag_of_another_workload_kind_is_an_error() {
         "{stderr}"
     );
 }
+
+/// `rtload run --help` lists the workload flags as README "The command line" documents
+/// them, each with the `[workload]` key it sets.
+#[test]
+fn run_help_lists_the_documented_workload_flags() {
+    let out = rtload().args(["run", "--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    for (flag, key) in [
+        ("--omniinteract-timeout-s <S>", "[timeout_s]"),
+        (
+            "--omniinteract-max-video-duration-s <S>",
+            "[max_video_duration_s]",
+        ),
+        ("--omniinteract-subsets <SUBSET>...", "[subsets]"),
+        ("--dataset-path <PATH>", "[dataset_path"),
+        ("--extra-body <JSON>", "[extra_body]"),
+        ("--lock-timeout <SECONDS>", "[lock_timeout_s]"),
+        ("--video-seed <N>", "[seed]"),
+        ("--workload <FILE>", "[workload_file]"),
+        ("--num-chunks <N>", "[num_chunks]"),
+        ("--print-chunks", "[print_chunks]"),
+        ("--model <MODEL>", "[model"),
+    ] {
+        let entry = help
+            .split("\n\n")
+            .find(|e| e.lines().any(|l| l.trim() == flag))
+            .unwrap_or_else(|| panic!("{flag} not in run --help:\n{help}"));
+        assert!(entry.contains(key), "{flag}: {entry}");
+    }
+    for heading in ["Video cadence workload:", "OmniInteract workload:"] {
+        assert!(help.contains(heading), "{heading}:\n{help}");
+    }
+}

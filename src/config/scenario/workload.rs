@@ -17,15 +17,23 @@ pub(super) fn build(
     check_only: bool,
 ) -> Result<Arc<dyn DynWorkload>, Vec<ScenarioError>> {
     let kind = kind(doc)?;
-    let patches = patches(kind, flags)?;
+    // A bad flag does not hide the other problems: the kind builds with the rest.
+    let (patches, mut errors) = patches(kind, flags);
     let section = doc.section_with("workload", &patches);
-    (kind.build)(&WorkloadInput {
+    let built = (kind.build)(&WorkloadInput {
         section: &section,
         samples_requested: load.and_then(|l| l.samples_requested),
         seed: load.map_or(0, |l| l.arrival.seed),
         check_only,
-    })
-    .map(Arc::from)
+    });
+    match built {
+        Ok(w) if errors.is_empty() => Ok(Arc::from(w)),
+        Ok(_) => Err(errors),
+        Err(e) => {
+            errors.extend(e);
+            Err(errors)
+        }
+    }
 }
 
 /// The registered kind `[workload] kind` names.
@@ -60,8 +68,9 @@ fn kind(doc: &ScenarioDoc<'_>) -> Result<&'static WorkloadKind, Vec<ScenarioErro
         return Err(vec![doc.at(
             kind.span(),
             format!(
-                "[workload] kind: expected a string, got {}",
-                kind.get_ref().type_str()
+                "[workload] kind: expected a string, got `{}`; use e.g. `kind = \"{}\"`",
+                doc.src().get(kind.span()).unwrap_or("?").trim(),
+                registry().first().map_or("", |k| k.name)
             ),
         )]);
     };
@@ -73,12 +82,9 @@ fn kind(doc: &ScenarioDoc<'_>) -> Result<&'static WorkloadKind, Vec<ScenarioErro
     })
 }
 
-/// The typed patches the workload `flags` make to `kind`'s `[workload]` table; a flag
-/// the kind does not declare, or a value it refuses, is an error naming the flag.
-pub(super) fn patches(
-    kind: &WorkloadKind,
-    flags: &[WorkloadFlag],
-) -> Result<Vec<Patch>, Vec<ScenarioError>> {
+/// The typed patches the workload `flags` make to `kind`'s `[workload]` table, and an
+/// error naming each flag the kind does not declare or whose value it refuses.
+fn patches(kind: &WorkloadKind, flags: &[WorkloadFlag]) -> (Vec<Patch>, Vec<ScenarioError>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for f in flags {
@@ -93,11 +99,7 @@ pub(super) fn patches(
             }),
         }
     }
-    if errors.is_empty() {
-        Ok(out)
-    } else {
-        Err(errors)
-    }
+    (out, errors)
 }
 
 /// Why `--flag` does not apply to a scenario of `kind`, with the kinds it belongs to and
@@ -108,6 +110,11 @@ fn not_an_option(kind: &WorkloadKind, flag: &str) -> String {
         .filter(|k| k.flag(flag).is_some())
         .map(|k| format!("\"{}\"", k.name))
         .collect();
+    let owners = match owners.split_last() {
+        None => String::new(),
+        Some((one, [])) => format!("the {one} workload"),
+        Some((last, rest)) => format!("the {} and {last} workloads", rest.join(", ")),
+    };
     let own: Vec<String> = kind.flags.iter().map(|f| f.long()).collect();
     let own = if own.is_empty() {
         "it has none".to_string()
@@ -121,9 +128,8 @@ fn not_an_option(kind: &WorkloadKind, flag: &str) -> String {
         )
     } else {
         format!(
-            "an option of the {} workload, but the scenario's workload is \"{}\" ({own}); \
-             drop the flag or set the key in the file",
-            owners.join(", "),
+            "an option of {owners}, but the scenario's workload is \"{}\" ({own}); drop \
+             the flag",
             kind.name
         )
     }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 pub use super::flags::FLAGS;
 use super::media::{self, MediaOptions};
@@ -34,7 +34,7 @@ pub const DEFAULT_MODEL: &str = "openbmb/MiniCPM-o-4_5";
 
 /// `[workload]` keys of an `omniinteract` scenario (the PR's `--omniinteract-*` options
 /// without the prefix, plus `vllm bench serve`'s result options).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OmniParams {
     /// Always `"omniinteract"`.

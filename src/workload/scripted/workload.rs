@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tokio::time::Instant;
 
 use super::dataset::{self, ItemSpec};
@@ -24,7 +24,7 @@ use crate::workload::{
 };
 
 /// `[workload]` keys of a `scripted` scenario.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptedParams {
     /// Always `"scripted"`.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::KIND;
 use super::dataset::DecodeOptions;
@@ -24,7 +24,7 @@ use crate::workload::{
 pub const DEFAULT_MODEL: &str = "mistralai/Voxtral-Mini-4B-Realtime-2602";
 
 /// `[workload]` keys of a `realtime-transcription` scenario.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TranscriptionParams {
     /// Always `"realtime-transcription"`.

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::util::scenario_error::ScenarioError;
 use crate::workload::spool::Spool;
@@ -38,7 +38,7 @@ pub const KIND: &str = "video-cadence";
 
 /// `[workload]` keys of a video-cadence scenario: the reference's options (§6.2) under the
 /// same names. Everything is optional; defaults are the reference's.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VideoParams {
     /// Always `"video-cadence"`.

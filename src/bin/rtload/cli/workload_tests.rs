@@ -4,7 +4,7 @@
 
 use crate::cli::{Cli, command};
 use clap::FromArgMatches as _;
-use rtload::workload::WorkloadFlag;
+use rtload::workload::{FlagKind, FlagSpec, WorkloadFlag};
 
 /// The workload flags `rtload SUB s.toml ARGS...` hands over (the derived part of the
 /// command line parses alongside them).
@@ -27,11 +27,11 @@ fn every_registered_flag_is_accepted_and_handed_over_as_typed() {
         for spec in kind.flags {
             let long = spec.long();
             let sample: &[&str] = match spec.kind {
-                rtload::workload::FlagKind::Switch => &[],
-                rtload::workload::FlagKind::List => &["a", "b"],
-                rtload::workload::FlagKind::Int => &["3"],
-                rtload::workload::FlagKind::Float => &["2.5"],
-                rtload::workload::FlagKind::JsonObject => &["{\"a\": 1}"],
+                FlagKind::Switch => &[],
+                FlagKind::List => &["a", "b"],
+                FlagKind::Int => &["3"],
+                FlagKind::Float => &["2.5"],
+                FlagKind::JsonObject => &["{\"a\": 1}"],
                 _ => &["x"],
             };
             let mut args = vec![long.as_str()];
@@ -47,50 +47,50 @@ fn every_registered_flag_is_accepted_and_handed_over_as_typed() {
     assert!(given("run", &[]).is_empty());
 }
 
-#[test]
-fn a_repeated_list_flag_keeps_every_value() {
-    let w = given(
-        "run",
-        &[
-            "--metadata",
-            "a=1",
-            "--metadata",
-            "b=2",
-            "c=3",
-            "--video-seed",
-            "7",
-        ],
-    );
-    let by = |f: &str| w.iter().find(|w| w.flag == f).unwrap().values.clone();
-    assert_eq!(by("metadata"), ["a=1", "b=2", "c=3"]);
-    assert_eq!(by("video-seed"), ["7"]);
+/// The first registered flag of `kind`.
+fn first_flag(kind: FlagKind) -> &'static FlagSpec {
+    rtload::config::registry::registry()
+        .iter()
+        .flat_map(|k| k.flags)
+        .find(|f| f.kind == kind)
+        .unwrap_or_else(|| panic!("no {kind:?} flag registered"))
 }
 
 #[test]
-fn help_lists_each_workload_flag_with_its_key() {
+fn a_repeated_list_flag_keeps_every_value() {
+    let (list, int) = (first_flag(FlagKind::List), first_flag(FlagKind::Int));
+    let (list_long, int_long) = (list.long(), int.long());
+    let w = given(
+        "run",
+        &[&list_long, "a=1", &list_long, "b=2", "c=3", &int_long, "7"],
+    );
+    let by = |f: &str| w.iter().find(|w| w.flag == f).unwrap().values.clone();
+    assert_eq!(by(list.flag), ["a=1", "b=2", "c=3"]);
+    assert_eq!(by(int.flag), ["7"]);
+}
+
+#[test]
+fn help_lists_each_workload_flag_under_its_kind_with_its_key() {
     let help = command()
         .find_subcommand_mut("run")
         .unwrap()
         .render_long_help()
         .to_string();
-    for (flag, key) in [
-        ("--omniinteract-timeout-s", "[timeout_s]"),
-        (
-            "--omniinteract-max-video-duration-s",
-            "[max_video_duration_s]",
-        ),
-        ("--video-seed", "[seed]"),
-        ("--workload", "[workload_file]"),
-        ("--lock-timeout", "[lock_timeout_s]"),
-    ] {
-        // Each option is its name line and its help, up to a blank line.
-        let entry = help
-            .split("\n\n")
-            .find(|e| e.trim_start().starts_with(&format!("{flag} ")) || e.trim() == flag)
-            .unwrap_or_else(|| panic!("{flag} not in --help:\n{help}"));
-        assert!(entry.contains(key), "{flag}: {entry}");
+    for kind in rtload::config::registry::registry() {
+        for spec in kind.flags {
+            // Each option is its name line and its help, up to a blank line.
+            let entry = help
+                .split("\n\n")
+                .find(|e| {
+                    e.lines().any(|l| {
+                        l.trim() == spec.long()
+                            || l.trim().starts_with(&format!("{} ", spec.long()))
+                    })
+                })
+                .unwrap_or_else(|| panic!("{} not in --help:\n{help}", spec.long()));
+            assert!(entry.contains(&format!("[{}", spec.key)), "{entry}");
+        }
     }
-    for heading in ["Video cadence workload:", "OmniInteract workload:"] {
-        assert!(help.contains(heading), "{heading}\n{help}");
-    }
+    let first = &rtload::config::registry::registry()[0];
+    assert!(help.contains(&format!("{}:", first.flag_heading)), "{help}");
 }
