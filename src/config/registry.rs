@@ -1,8 +1,12 @@
 //! The composition root: every workload kind rtload knows. The only file outside
 //! `src/workload/` that names kinds; adding a workload is one entry here.
 
+use std::path::Path;
+
 use crate::workload::catalogue::Catalogue;
-use crate::workload::{WorkloadKind, omni, scripted, transcription, video};
+use crate::workload::{
+    DatasetSynth, SynthOptions, WorkloadKind, omni, scripted, transcription, video,
+};
 
 /// Every workload kind rtload knows, by name.
 pub fn registry() -> &'static [WorkloadKind] {
@@ -13,6 +17,7 @@ pub fn registry() -> &'static [WorkloadKind] {
             build: video::build,
             flags: video::FLAGS,
             flag_heading: "Video cadence workload",
+            dataset: None,
             schema: |g| crate::config::schema::kind_schema::<video::VideoParams>(g, video::KIND),
             families: video::names::FAMILIES,
             headline: video::names::HEADLINE,
@@ -24,6 +29,10 @@ pub fn registry() -> &'static [WorkloadKind] {
             build: omni::build,
             flags: omni::workload::FLAGS,
             flag_heading: "OmniInteract workload",
+            dataset: Some(DatasetSynth {
+                name: "omniinteract",
+                write: omni_dataset,
+            }),
             schema: |g| {
                 crate::config::schema::kind_schema::<omni::workload::OmniParams>(g, omni::KIND)
             },
@@ -37,6 +46,10 @@ pub fn registry() -> &'static [WorkloadKind] {
             build: transcription::build,
             flags: transcription::workload::FLAGS,
             flag_heading: "Realtime transcription workload",
+            dataset: Some(DatasetSynth {
+                name: "transcription",
+                write: transcription_dataset,
+            }),
             schema: |g| {
                 crate::config::schema::kind_schema::<transcription::workload::TranscriptionParams>(
                     g,
@@ -53,6 +66,7 @@ pub fn registry() -> &'static [WorkloadKind] {
             build: scripted::build,
             flags: scripted::workload::FLAGS,
             flag_heading: "Scripted workload",
+            dataset: None,
             schema: |g| {
                 crate::config::schema::kind_schema::<scripted::workload::ScriptedParams>(
                     g,
@@ -64,6 +78,53 @@ pub fn registry() -> &'static [WorkloadKind] {
             aliases: &[],
         },
     ]
+}
+
+/// Every test dataset `rtload dataset synth` can write, in registry order (the first is
+/// the default).
+pub fn datasets() -> Vec<DatasetSynth> {
+    registry().iter().filter_map(|k| k.dataset).collect()
+}
+
+/// The OmniInteract layout (1q1a, 1q1a_math, 1qna) and a reference voice.
+fn omni_dataset(dir: &Path, o: &SynthOptions) -> Result<Vec<String>, String> {
+    let opts = omni::dataset::SynthOptions {
+        seed: o.seed,
+        cases_per_subset: o.cases_per_subset,
+        duration_ms: o.duration_ms,
+        tar: o.tar,
+        mp4: o.mp4,
+    };
+    let r = omni::dataset::synth(dir, &opts).map_err(|e| e.to_string())?;
+    let mut lines = vec![
+        format!(
+            "wrote {} cases ({} frames each) under {}",
+            r.cases,
+            r.frames_per_case,
+            r.data_dir.display()
+        ),
+        format!("reference audio: {}", r.ref_audio.display()),
+    ];
+    lines.extend(r.archive.map(|t| format!("archive: {}", t.display())));
+    Ok(lines)
+}
+
+/// WAV files with reference transcripts the embedded server transcribes exactly.
+fn transcription_dataset(dir: &Path, o: &SynthOptions) -> Result<Vec<String>, String> {
+    let opts = transcription::synth::SynthOptions {
+        files: o.files,
+        words: o.words,
+        sample_rate: o.sample_rate,
+        words_per_second: o.words_per_second,
+        seed: o.seed,
+    };
+    let r = transcription::synth::synth(dir, &opts)?;
+    Ok(vec![format!(
+        "wrote {} audio files ({:.1} s each, with .txt references) under {}",
+        r.files.len(),
+        r.seconds_per_file,
+        dir.display()
+    )])
 }
 
 /// The metric catalogue of a result document: its own `rtload.metrics_catalogue`, or,

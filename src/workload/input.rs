@@ -156,6 +156,39 @@ fn absolute(p: &Path) -> String {
         .to_string()
 }
 
+/// The knobs of `rtload dataset synth`; each kind's writer reads the ones it has.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SynthOptions {
+    /// Seed of all generated content.
+    pub seed: u64,
+    /// Also write an archive of the data tree.
+    pub tar: bool,
+    /// Write real MP4 cases instead of frames cases.
+    pub mp4: bool,
+    /// Cases per subset.
+    pub cases_per_subset: usize,
+    /// Audio length of each case, milliseconds.
+    pub duration_ms: u32,
+    /// Audio files to write.
+    pub files: usize,
+    /// Words per audio file.
+    pub words: usize,
+    /// Speaking rate, words per second.
+    pub words_per_second: f64,
+    /// Sample rate of the audio files, Hz.
+    pub sample_rate: u32,
+}
+
+/// A small test dataset a kind can write (`rtload dataset synth --kind NAME DIR`), so
+/// its scenarios run offline against the embedded server.
+#[derive(Debug, Clone, Copy)]
+pub struct DatasetSynth {
+    /// The `--kind` value.
+    pub name: &'static str,
+    /// Write it into a directory; what to tell the user (paths to use in a scenario).
+    pub write: fn(&Path, &SynthOptions) -> Result<Vec<String>, String>,
+}
+
 /// What a workload builder gets: its `[workload]` table (patched by the command line),
 /// and the `[load]` facts a workload needs to choose its samples.
 #[derive(Debug, Clone)]

@@ -74,7 +74,10 @@ use crate::util::scenario_error::ScenarioError;
 /// Shared UTF-8 bytes: the text payload of [`Inbound`] and [`Outbound`] frames.
 pub use bytestring::ByteString;
 pub use erased::{DynSession, DynWorkload, WorkloadRun};
-pub use input::{FlagKind, FlagSpec, Patch, ScenarioDoc, Section, WorkloadFlag, WorkloadInput};
+pub use input::{
+    DatasetSynth, FlagKind, FlagSpec, Patch, ScenarioDoc, Section, SynthOptions, WorkloadFlag,
+    WorkloadInput,
+};
 pub use outcome::{Failure, FailureKind};
 pub use record::{RunRecord, SampleRecord};
 
@@ -505,6 +508,8 @@ pub struct WorkloadKind {
     pub flags: &'static [FlagSpec],
     /// The `--help` heading of its flags (`OmniInteract workload`).
     pub flag_heading: &'static str,
+    /// The test dataset `rtload dataset synth` writes for it, if any.
+    pub dataset: Option<DatasetSynth>,
     /// The JSON Schema of its `[workload]` table (from the type `build` parses).
     pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
     /// Its metric families (see [`catalogue::Family`]): how result files written before

@@ -14,7 +14,7 @@ mod dataset;
 mod run;
 mod workload;
 
-pub use dataset::{DatasetCommand, SynthArgs, SynthKind};
+pub use dataset::{DatasetCommand, SynthArgs};
 pub use run::RunArgs;
 
 /// The command line: the derived commands plus every workload kind's flags on `run` and

@@ -314,49 +314,32 @@ fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
 }
 
 fn synth_cmd(a: &cli::SynthArgs) -> anyhow::Result<()> {
-    if a.kind == cli::SynthKind::Transcription {
-        use rtload::workload::transcription::synth;
-        let opts = synth::SynthOptions {
-            files: a.files,
-            words: a.words,
-            sample_rate: a.sample_rate,
-            words_per_second: a.words_per_second,
-            seed: a.seed,
-        };
-        let r = synth::synth(&a.dir, &opts)
-            .map_err(anyhow::Error::msg)
-            .with_context(|| {
-                format!(
-                    "writing a synthetic transcription set into {}",
-                    a.dir.display()
-                )
-            })?;
-        println!(
-            "wrote {} audio files ({:.1} s each, with .txt references) under {}",
-            r.files.len(),
-            r.seconds_per_file,
-            a.dir.display()
-        );
-        return Ok(());
-    }
-    let opts = rtload::workload::omni::dataset::SynthOptions {
+    let synth = rtload::config::registry::datasets()
+        .into_iter()
+        .find(|d| d.name == a.kind)
+        .with_context(|| format!("no dataset named {:?}", a.kind))?;
+    let opts = rtload::workload::SynthOptions {
         seed: a.seed,
-        cases_per_subset: a.cases_per_subset,
-        duration_ms: a.duration_ms,
         tar: a.tar,
         mp4: a.mp4,
+        cases_per_subset: a.cases_per_subset,
+        duration_ms: a.duration_ms,
+        files: a.files,
+        words: a.words,
+        words_per_second: a.words_per_second,
+        sample_rate: a.sample_rate,
     };
-    let r = rtload::workload::omni::dataset::synth(&a.dir, &opts)
-        .with_context(|| format!("writing a synthetic dataset into {}", a.dir.display()))?;
-    println!(
-        "wrote {} cases ({} frames each) under {}",
-        r.cases,
-        r.frames_per_case,
-        r.data_dir.display()
-    );
-    println!("reference audio: {}", r.ref_audio.display());
-    if let Some(t) = r.archive {
-        println!("archive: {}", t.display());
+    let lines = (synth.write)(&a.dir, &opts)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| {
+            format!(
+                "writing a synthetic {} dataset into {}",
+                synth.name,
+                a.dir.display()
+            )
+        })?;
+    for line in lines {
+        println!("{line}");
     }
     Ok(())
 }
