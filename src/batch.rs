@@ -35,7 +35,7 @@ pub fn run_suite(paths: &[PathBuf], quiet: bool) -> Result<Vec<ScenarioOutcome>,
             ),
             Ok(sc) => match run_quiet(&sc, quiet) {
                 Ok(s) => outcome_of(&sc, &s, started.elapsed().as_secs_f64()),
-                Err(e) => error_outcome(sc.name.clone(), &path, e.to_string()),
+                Err(e) => error_outcome(sc.name().to_string(), &path, e.to_string()),
             },
         };
         out.push(outcome);
@@ -87,7 +87,7 @@ pub fn outcome_of(sc: &Scenario, s: &RunSummary, duration_s: f64) -> ScenarioOut
         .collect();
     let metrics = s.report.metrics();
     let headline = sc
-        .workload
+        .workload()
         .catalogue()
         .headline()
         .iter()
@@ -100,8 +100,8 @@ pub fn outcome_of(sc: &Scenario, s: &RunSummary, duration_s: f64) -> ScenarioOut
             .map(|e| (usize::MAX, format!("artifact: {e}"))),
     );
     ScenarioOutcome {
-        name: sc.name.clone(),
-        path: sc.path.clone(),
+        name: sc.name().to_string(),
+        path: sc.path().to_path_buf(),
         duration_s,
         status: if s.passed() {
             Status::Passed
@@ -172,9 +172,9 @@ pub fn run_sweep_interruptible(
     // first headline metric, so sweep.json/sweep.html always have a curve to draw.
     let mut featured = sweep.clone();
     if featured.headline.is_none() {
-        featured.headline = sc.workload.catalogue().headline().first().cloned();
+        featured.headline = sc.workload().catalogue().headline().first().cloned();
     }
-    let catalogue = sc.workload.catalogue();
+    let catalogue = sc.workload().catalogue();
     let mut doc =
         crate::report::sweep::sweep_json(&featured, &points, catalogue.unit_rate(), capacity);
     catalogue.write_into(&mut doc);
@@ -203,23 +203,25 @@ pub fn run_sweep_interruptible(
 /// The scenario of sweep point `value`: `sc` with its samples and swept parameter set
 /// (closed-loop sweeps drop the arrival rate), writing its JSON to the returned file.
 fn point_scenario(sc: &Scenario, sweep: &Sweep, value: f64, dir: &Path) -> (Scenario, PathBuf) {
-    let mut point = sc.clone();
-    point.load.samples = sweep.point_samples(sc.load.samples, value);
+    let mut load = sc.load().clone();
     if sweep.closed_loop() {
-        point.load.arrival.request_rate = None;
-        point.load.arrival.ramp_up = None;
+        load.arrival.request_rate = None;
+        load.arrival.ramp_up = None;
     }
     match sweep.param {
-        SweepParam::MaxConcurrency => point.load.max_concurrency = value as usize,
-        SweepParam::RequestRate => {
-            point.load.arrival.request_rate = value.is_finite().then_some(value)
-        }
+        SweepParam::MaxConcurrency => load.max_concurrency = value as usize,
+        SweepParam::RequestRate => load.arrival.request_rate = value.is_finite().then_some(value),
     }
     let file = dir.join(format!(
         "{}.json",
         crate::config::sweep::point_file_stem(sweep, value)
     ));
-    point.output_json = Some(file.clone());
+    let point = sc
+        .to_builder()
+        .samples(sweep.point_samples(sc.samples(), value))
+        .load(load)
+        .output_json(file.clone())
+        .build();
     (point, file)
 }
 
@@ -232,7 +234,7 @@ fn point_result(sc: &Scenario, sweep: &Sweep, value: f64, s: &RunSummary) -> Poi
         value,
         unit_rate: crate::report::sweep::unit_rate_of(
             &metrics,
-            sc.workload.catalogue().unit_rate(),
+            sc.workload().catalogue().unit_rate(),
         ),
         metrics,
         passed: s.passed(),

@@ -1,103 +1,51 @@
 //! Every error of a scenario in one pass. serde stops a section at its first bad value
 //! (a string where a number goes, an unknown key), which would hide the file's other
-//! mistakes behind it: [`collecting`] keeps such an error, blanks the entry it is about
-//! (spaces over the same bytes, so every other position stays true) and reads the text
-//! again, until the parser gets through or fails for a reason no blanking can remove.
+//! mistakes behind it: [`collecting`] keeps such an error, sets the entry it is about
+//! aside (removed from the parsed tree; every other entry keeps its position) and reads
+//! the section again, until the parser gets through or fails for a reason no setting
+//! aside can remove. The text is parsed once, before; nothing here parses it again.
 
 use crate::config::scenario::ScenarioError;
+use crate::util::scenario_doc::ScenarioDoc;
 
 /// How many entries one parse may set aside before giving up (a file has far fewer).
 const MAX_ROUNDS: usize = 64;
 
-/// Run `parse` on `src`, setting aside each entry a shape error is about (see
+/// Run `parse` on `doc`, setting aside each entry a shape error is about (see
 /// [`ScenarioError::is_shape_error`]) and parsing again: the value parsed from what was
 /// left (if any) and every error found on the way, the set-aside ones first.
-pub(crate) fn collecting<T>(
-    src: &str,
-    mut parse: impl FnMut(&str) -> Result<T, Vec<ScenarioError>>,
+pub(crate) fn collecting<'i, T>(
+    doc: &ScenarioDoc<'i>,
+    mut parse: impl FnMut(&ScenarioDoc<'i>) -> Result<T, Vec<ScenarioError>>,
 ) -> (Option<T>, Vec<ScenarioError>) {
-    let mut text = src.to_string();
+    let mut doc = doc.clone();
     let mut kept = Vec::new();
     for _ in 0..MAX_ROUNDS {
-        let errors = match parse(&text) {
+        let errors = match parse(&doc) {
             Ok(v) => return (Some(v), kept),
             Err(errors) => errors,
         };
-        let before = text.clone();
         let (shape, other): (Vec<_>, Vec<_>) =
             errors.into_iter().partition(ScenarioError::is_shape_error);
+        let mut fewer = None;
         for e in &shape {
-            if let ScenarioError::At { line, col, .. } = e {
-                blank_entry(&mut text, *line, *col);
+            if let ScenarioError::At { line, col, .. } = e
+                && let Some(pos) = crate::util::textpos::offset(doc.src(), *line, *col)
+                && let Some(d) = fewer.as_ref().unwrap_or(&doc).without_entry_at(pos)
+            {
+                fewer = Some(d);
             }
         }
-        if shape.is_empty() || text == before {
-            kept.extend(shape);
-            kept.extend(other);
-            return (None, kept);
-        }
         kept.extend(shape);
+        match fewer {
+            Some(d) => doc = d,
+            None => {
+                kept.extend(other);
+                return (None, kept);
+            }
+        }
     }
     (None, kept)
-}
-
-/// Spaces over the entry at 1-based `line:col` of `text`: its whole line(s) when the
-/// entry starts its line (`key = value`, a dotted key, a `[table]` header with its body),
-/// nothing otherwise (inside an inline table, blanking would not leave valid TOML).
-fn blank_entry(text: &mut String, line: usize, col: usize) {
-    let Some(pos) = offset(text, line, col) else {
-        return;
-    };
-    let Some((_, key)) = crate::util::textpos::entry_at(text, pos) else {
-        return;
-    };
-    let line_start = text[..key.start].rfind('\n').map_or(0, |i| i + 1);
-    let lead = text[line_start..key.start].trim();
-    let header = lead.starts_with('[');
-    if !(lead.is_empty() || header) {
-        return;
-    }
-    let end = if header {
-        // The header and its body, up to the next header.
-        text[key.start..]
-            .find("\n[")
-            .map_or(text.len(), |i| key.start + i + 1)
-    } else {
-        let value_end = value_end(text, pos).unwrap_or(pos);
-        text[value_end..]
-            .find('\n')
-            .map_or(text.len(), |i| value_end + i)
-    };
-    // Byte for byte: a multi-byte character becomes as many spaces as it had bytes.
-    let fill: String = text[line_start..end]
-        .bytes()
-        .map(|b| if b == b'\n' { '\n' } else { ' ' })
-        .collect();
-    text.replace_range(line_start..end, &fill);
-}
-
-/// End of the value whose entry holds byte `pos`.
-fn value_end(text: &str, pos: usize) -> Option<usize> {
-    let (keys, _) = crate::util::textpos::entry_at(text, pos)?;
-    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-    crate::util::textpos::value_span(text, &keys).map(|s| s.end)
-}
-
-/// Byte offset of 1-based `line:col` (col in characters).
-fn offset(text: &str, line: usize, col: usize) -> Option<usize> {
-    let start = if line == 1 {
-        0
-    } else {
-        text.match_indices('\n').nth(line - 2)?.0 + 1
-    };
-    let rest = &text[start..];
-    Some(
-        start
-            + rest
-                .char_indices()
-                .nth(col - 1)
-                .map_or(rest.len(), |(i, _)| i),
-    )
 }
 
 /// Puts `errors` in file order (positioned errors by line and column, whole-file ones
@@ -114,22 +62,35 @@ pub(crate) fn sort_errors(errors: &mut Vec<ScenarioError>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Load {
+        samples: Option<u32>,
+        max_concurrency: Option<u32>,
+        warmups: Option<u32>,
+    }
 
     #[test]
-    fn blanking_keeps_every_other_position() {
-        let mut t = "[load]\nsamples = \"x\" # no\nmax_concurrency = 2\n[bogus]\na = 1\n[output]\n"
-            .to_string();
-        let len = t.len();
-        blank_entry(&mut t, 2, 11);
-        assert_eq!(t.len(), len);
-        assert!(
-            t.contains("\n                  \nmax_concurrency = 2\n"),
-            "{t:?}"
+    fn every_bad_entry_is_listed_and_the_rest_still_read() {
+        let src = "[load]\nsamples = \"x\" # no\nmax_concurrency = 2\nbogus = 1\nwarmups = -1\n";
+        let doc = ScenarioDoc::parse(Path::new("s.toml"), src).unwrap();
+        let (load, mut errors) = collecting(&doc, |d| {
+            d.section("load").deserialize::<Load>().map_err(|e| vec![e])
+        });
+        let load = load.expect("read past every bad entry");
+        assert_eq!(load.max_concurrency, Some(2));
+        assert_eq!((load.samples, load.warmups), (None, None));
+        sort_errors(&mut errors);
+        let at: Vec<String> = errors
+            .iter()
+            .map(|e| e.to_string().split(": ").next().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            at,
+            ["s.toml:2:11", "s.toml:4:1", "s.toml:5:11"],
+            "{errors:?}"
         );
-        blank_entry(&mut t, 4, 2);
-        assert_eq!(t.len(), len);
-        assert!(t.ends_with("\n       \n     \n[output]\n"), "{t:?}");
-        let doc: toml::Table = toml::from_str(&t).unwrap();
-        assert_eq!(doc["load"]["max_concurrency"].as_integer(), Some(2));
     }
 }

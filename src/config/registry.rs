@@ -1,8 +1,12 @@
 //! The composition root: every workload kind rtload knows. The only file outside
 //! `src/workload/` that names kinds; adding a workload is one entry here.
 
+use std::path::Path;
+
 use crate::workload::catalogue::Catalogue;
-use crate::workload::{WorkloadKind, omni, scripted, transcription, video};
+use crate::workload::{
+    DatasetSynth, SynthOptions, WorkloadKind, omni, scripted, transcription, video,
+};
 
 /// Every workload kind rtload knows, by name.
 pub fn registry() -> &'static [WorkloadKind] {
@@ -11,6 +15,9 @@ pub fn registry() -> &'static [WorkloadKind] {
             name: video::KIND,
             summary: "LingBot-World realtime video cadence (/v1/realtime/video)",
             build: video::build,
+            flags: video::FLAGS,
+            flag_heading: "Video cadence workload",
+            dataset: None,
             schema: |g| crate::config::schema::kind_schema::<video::VideoParams>(g, video::KIND),
             families: video::names::FAMILIES,
             headline: video::names::HEADLINE,
@@ -20,6 +27,12 @@ pub fn registry() -> &'static [WorkloadKind] {
             name: omni::KIND,
             summary: "OmniInteract duplex speech benchmark (/v1/realtime)",
             build: omni::build,
+            flags: omni::workload::FLAGS,
+            flag_heading: "OmniInteract workload",
+            dataset: Some(DatasetSynth {
+                name: "omniinteract",
+                write: omni_dataset,
+            }),
             schema: |g| {
                 crate::config::schema::kind_schema::<omni::workload::OmniParams>(g, omni::KIND)
             },
@@ -31,6 +44,12 @@ pub fn registry() -> &'static [WorkloadKind] {
             name: transcription::KIND,
             summary: "vLLM realtime speech-to-text (/v1/realtime)",
             build: transcription::build,
+            flags: transcription::workload::FLAGS,
+            flag_heading: "Realtime transcription workload",
+            dataset: Some(DatasetSynth {
+                name: "transcription",
+                write: transcription_dataset,
+            }),
             schema: |g| {
                 crate::config::schema::kind_schema::<transcription::workload::TranscriptionParams>(
                     g,
@@ -45,6 +64,9 @@ pub fn registry() -> &'static [WorkloadKind] {
             name: scripted::KIND,
             summary: "any JSON-over-WebSocket protocol described as steps in the scenario",
             build: scripted::build,
+            flags: scripted::workload::FLAGS,
+            flag_heading: "Scripted workload",
+            dataset: None,
             schema: |g| {
                 crate::config::schema::kind_schema::<scripted::workload::ScriptedParams>(
                     g,
@@ -56,6 +78,53 @@ pub fn registry() -> &'static [WorkloadKind] {
             aliases: &[],
         },
     ]
+}
+
+/// Every test dataset `rtload dataset synth` can write, in registry order (the first is
+/// the default).
+pub fn datasets() -> Vec<DatasetSynth> {
+    registry().iter().filter_map(|k| k.dataset).collect()
+}
+
+/// The OmniInteract layout (1q1a, 1q1a_math, 1qna) and a reference voice.
+fn omni_dataset(dir: &Path, o: &SynthOptions) -> Result<Vec<String>, String> {
+    let opts = omni::dataset::SynthOptions {
+        seed: o.seed,
+        cases_per_subset: o.cases_per_subset,
+        duration_ms: o.duration_ms,
+        tar: o.tar,
+        mp4: o.mp4,
+    };
+    let r = omni::dataset::synth(dir, &opts).map_err(|e| e.to_string())?;
+    let mut lines = vec![
+        format!(
+            "wrote {} cases ({} frames each) under {}",
+            r.cases,
+            r.frames_per_case,
+            r.data_dir.display()
+        ),
+        format!("reference audio: {}", r.ref_audio.display()),
+    ];
+    lines.extend(r.archive.map(|t| format!("archive: {}", t.display())));
+    Ok(lines)
+}
+
+/// WAV files with reference transcripts the embedded server transcribes exactly.
+fn transcription_dataset(dir: &Path, o: &SynthOptions) -> Result<Vec<String>, String> {
+    let opts = transcription::synth::SynthOptions {
+        files: o.files,
+        words: o.words,
+        sample_rate: o.sample_rate,
+        words_per_second: o.words_per_second,
+        seed: o.seed,
+    };
+    let r = transcription::synth::synth(dir, &opts)?;
+    Ok(vec![format!(
+        "wrote {} audio files ({:.1} s each, with .txt references) under {}",
+        r.files.len(),
+        r.seconds_per_file,
+        dir.display()
+    )])
 }
 
 /// The metric catalogue of a result document: its own `rtload.metrics_catalogue`, or,
@@ -102,6 +171,55 @@ fn kind_charts(kind: &str) -> Option<Vec<crate::workload::catalogue::Chart>> {
 mod tests {
     use super::*;
     use crate::workload::catalogue::Merge;
+
+    /// The `[workload]` keys kind `k` declares (its schema's properties).
+    fn declared_keys(k: &WorkloadKind) -> Vec<String> {
+        let mut g = schemars::SchemaGenerator::default();
+        (k.schema)(&mut g).as_value()["properties"]
+            .as_object()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Every flag a kind declares sets a `[workload]` key of that kind, once; a flag
+    /// several kinds declare is one command-line option, so they agree on how it is typed.
+    #[test]
+    fn every_declared_flag_sets_a_declared_workload_key() {
+        let mut seen: Vec<&crate::workload::FlagSpec> = Vec::new();
+        for k in registry() {
+            let keys = declared_keys(k);
+            assert!(!keys.is_empty(), "{}: no schema properties", k.name);
+            for (i, f) in k.flags.iter().enumerate() {
+                assert!(
+                    keys.iter().any(|key| key == f.key),
+                    "{}: {} sets `{}`, which is not a [workload] key",
+                    k.name,
+                    f.long(),
+                    f.key
+                );
+                assert_ne!(f.key, "kind", "{}: a flag may not change the kind", k.name);
+                assert!(!f.help.is_empty() && !f.flag.starts_with('-'), "{f:?}");
+                assert!(
+                    k.flags[..i]
+                        .iter()
+                        .all(|g| g.flag != f.flag && g.key != f.key),
+                    "{}: {} declared twice",
+                    k.name,
+                    f.long()
+                );
+                if let Some(other) = seen.iter().find(|g| g.flag == f.flag) {
+                    assert_eq!(
+                        (other.kind, other.value_name),
+                        (f.kind, f.value_name),
+                        "{} is typed differently by two kinds",
+                        f.long()
+                    );
+                } else {
+                    seen.push(f);
+                }
+            }
+        }
+    }
 
     /// Every metric states where it is measured from and to, and how shards merge it.
     #[test]

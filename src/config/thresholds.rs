@@ -9,12 +9,12 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
-use std::path::Path;
 
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
+use crate::util::scenario_doc::Section;
 use crate::util::scenario_error::ScenarioError;
 use crate::util::textpos::{close_matches, line_col};
 
@@ -106,12 +106,13 @@ pub struct Verdict {
     pub passed: bool,
 }
 
-/// Read the `[thresholds]` table of scenario text `src` (absent table = no thresholds),
-/// in file order. Every malformed entry is reported, positioned at its value.
-pub fn parse(path: &Path, src: &str) -> Result<Vec<Threshold>, Vec<ScenarioError>> {
+/// Read a scenario's `[thresholds]` table (absent table = no thresholds), in file order.
+/// Every malformed entry is reported, positioned at its value.
+pub fn parse(section: &Section<'_>) -> Result<Vec<Threshold>, Vec<ScenarioError>> {
+    let src = section.doc().src();
     let mut errors = Vec::new();
     let mut out = Vec::new();
-    for entry in entries(path, src)? {
+    for entry in entries(section)? {
         let parsed = match &entry.value {
             Node::Expr(text) => parse_expr(text.as_str()).map_err(|why| {
                 format!(
@@ -134,7 +135,7 @@ pub fn parse(path: &Path, src: &str) -> Result<Vec<Threshold>, Vec<ScenarioError
                 bound,
                 expr: format!("{op} {number}"),
             }),
-            Err(msg) => errors.push(ScenarioError::at(path, src, entry.value_span, msg)),
+            Err(msg) => errors.push(section.doc().at(entry.value_span, msg)),
         }
     }
     if errors.is_empty() {
@@ -148,8 +149,7 @@ pub fn parse(path: &Path, src: &str) -> Result<Vec<Threshold>, Vec<ScenarioError
 /// workload produces). An unknown name is an error positioned at its key, suggesting up
 /// to three close matches or, when nothing is close, listing a few known names.
 pub fn check_names(
-    path: &Path,
-    src: &str,
+    section: &Section<'_>,
     thresholds: &[Threshold],
     known: &[&str],
 ) -> Result<(), Vec<ScenarioError>> {
@@ -160,7 +160,8 @@ pub fn check_names(
     if unknown.is_empty() {
         return Ok(());
     }
-    let spans: BTreeMap<String, Range<usize>> = entries(path, src)?
+    let doc = section.doc();
+    let spans: BTreeMap<String, Range<usize>> = entries(section)?
         .into_iter()
         .map(|e| (e.metric, e.key_span))
         .collect();
@@ -169,8 +170,8 @@ pub fn check_names(
         .map(|t| {
             let msg = unknown_metric_message(&t.metric, known, "[thresholds]");
             match spans.get(&t.metric) {
-                Some(span) => ScenarioError::at(path, src, span.clone(), msg),
-                None => ScenarioError::file(path, msg),
+                Some(span) => doc.at(span.clone(), msg),
+                None => doc.file_error(msg),
             }
         })
         .collect();
@@ -300,24 +301,20 @@ enum Node {
     Other,
 }
 
-#[derive(Deserialize)]
-struct Doc {
-    #[serde(default)]
-    thresholds: Option<Spanned<Node>>,
-}
-
 /// Every leaf of `[thresholds]` in file order; nested keys joined with `.`. Duplicate
 /// names (e.g. `"a.b"` and dotted `a.b`) are errors at the later key.
-fn entries(path: &Path, src: &str) -> Result<Vec<Entry>, Vec<ScenarioError>> {
-    let doc: Doc = toml::from_str(src).map_err(|e| vec![toml_error(path, src, &e)])?;
-    let Some(root) = doc.thresholds else {
+fn entries(section: &Section<'_>) -> Result<Vec<Entry>, Vec<ScenarioError>> {
+    let (doc, src) = (section.doc(), section.doc().src());
+    let Some(value) = section.value() else {
         return Ok(Vec::new());
     };
+    let root = Spanned::<Node>::deserialize(toml::de::ValueDeserializer::from(value.clone()))
+        .map_err(|e| vec![toml_error(section, &e)])?;
     let span = root.span();
     let Node::Table(items) = root.into_inner() else {
         let msg = "`thresholds` must be a table; write it as `[thresholds]` with lines like \
                    \"ttft_ms.p99\" = \"< 500\"";
-        return Err(vec![ScenarioError::at(path, src, span, msg)]);
+        return Err(vec![doc.at(span, msg)]);
     };
     let mut out = Vec::new();
     flatten(src, "", None, items, &mut out);
@@ -331,7 +328,7 @@ fn entries(path: &Path, src: &str) -> Result<Vec<Entry>, Vec<ScenarioError>> {
                 "duplicate threshold for `{}` (first set on line {line}); keep one",
                 e.metric
             );
-            errors.push(ScenarioError::at(path, src, e.key_span.clone(), msg));
+            errors.push(doc.at(e.key_span.clone(), msg));
         }
     }
     if errors.is_empty() {
@@ -341,16 +338,18 @@ fn entries(path: &Path, src: &str) -> Result<Vec<Entry>, Vec<ScenarioError>> {
     }
 }
 
-/// A `toml` error, positioned; a date-time value (which `toml` hands over as a private
-/// map that our spanned keys reject) gets the ordinary "must be a quoted string" message.
-fn toml_error(path: &Path, src: &str, err: &toml::de::Error) -> ScenarioError {
+/// A deserialization error, positioned; a date-time value (which `toml` hands over as a
+/// private map that our spanned keys reject) gets the ordinary "must be a quoted string"
+/// message.
+fn toml_error(section: &Section<'_>, err: &toml::de::Error) -> ScenarioError {
+    let doc = section.doc();
     match err.span() {
         Some(span) if err.message().contains("$__toml_private_datetime") => {
-            let got = src.get(span.clone()).unwrap_or("a date-time").trim();
+            let got = doc.src().get(span.clone()).unwrap_or("a date-time").trim();
             let msg = format!("threshold values must be quoted strings (got {got}); {FORM}");
-            ScenarioError::at(path, src, span, msg)
+            doc.at(span, msg)
         }
-        _ => ScenarioError::from_toml(path, src, err),
+        _ => section.error(err),
     }
 }
 

@@ -2,11 +2,25 @@
 //! positioned errors with close-match suggestions.
 
 use super::*;
+use crate::util::scenario_doc::ScenarioDoc;
+use std::path::Path;
 
 const P: &str = "s.toml";
 
 fn parse_src(src: &str) -> Result<Vec<Threshold>, Vec<String>> {
-    parse(Path::new(P), src).map_err(|es| es.iter().map(ToString::to_string).collect())
+    let doc = ScenarioDoc::parse(Path::new(P), src).map_err(|e| vec![e.to_string()])?;
+    parse(&doc.section("thresholds")).map_err(|es| es.iter().map(ToString::to_string).collect())
+}
+
+/// [`super::check_names`] on scenario text `src` (named `p`).
+fn check_names(
+    p: &Path,
+    src: &str,
+    ts: &[Threshold],
+    known: &[&str],
+) -> Result<(), Vec<ScenarioError>> {
+    let doc = ScenarioDoc::parse(p, src).map_err(|e| vec![e])?;
+    super::check_names(&doc.section("thresholds"), ts, known)
 }
 
 /// Parse a one-entry table and check the op, bound and normalized expression.

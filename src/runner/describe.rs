@@ -14,8 +14,8 @@ pub fn describe(s: &Scenario) -> String {
 /// [`describe`] for the process `shard` of a distributed run (`--shard I/N`): the
 /// thresholds are then left to `rtload merge`.
 pub fn describe_placed(s: &Scenario, shard: Option<Shard>) -> String {
-    let w = &s.workload;
-    let target = match &s.target {
+    let w = s.workload();
+    let target = match &s.target() {
         Some(t) => resolve_url(t, w.default_path())
             .map_or_else(|e| format!("{t} (invalid: {e})"), |u| redact_url(&u)),
         None => format!(
@@ -23,20 +23,19 @@ pub fn describe_placed(s: &Scenario, shard: Option<Shard>) -> String {
             w.default_path()
         ),
     };
-    let mut out = format!("{} ({})\n", s.name, s.path.display());
+    let mut out = format!("{} ({})\n", s.name(), s.path().display());
     let mut row = |k: &str, v: String| out.push_str(&format!("  {k:<18} {v}\n"));
     row("target", target);
-    if s.target
-        .as_deref()
+    if s.target()
         .is_some_and(|t| resolve_url(t, w.default_path()).is_ok_and(|u| u.starts_with("wss://")))
     {
-        row("tls", s.tls.describe());
-    } else if s.tls != crate::engine::tls::TlsOptions::default() {
+        row("tls", s.tls().describe());
+    } else if *s.tls() != crate::engine::tls::TlsOptions::default() {
         row("tls", "not used (plain ws:// target)".to_string());
     }
     row(
         "wire",
-        crate::engine::transport::describe_wire(s.compression),
+        crate::engine::transport::describe_wire(s.compression()),
     );
     row("workload", w.kind().to_string());
     for (k, v) in w.describe() {
@@ -46,10 +45,14 @@ pub fn describe_placed(s: &Scenario, shard: Option<Shard>) -> String {
         "samples",
         format!(
             "{} measured + {} warm-up",
-            s.load.samples, s.load.warmup_samples
+            s.samples(),
+            s.load().warmup_samples
         ),
     );
-    row("concurrency", format!("at most {}", s.load.max_concurrency));
+    row(
+        "concurrency",
+        format!("at most {}", s.load().max_concurrency),
+    );
     let cat = w.catalogue();
     let headline: Vec<String> = cat
         .headline()
@@ -68,7 +71,7 @@ pub fn describe_placed(s: &Scenario, shard: Option<Shard>) -> String {
     for (k, v) in arrivals(s) {
         row(k, v);
     }
-    if let Some(j) = &s.output_json {
+    if let Some(j) = &s.output_json() {
         row("json result", j.display().to_string());
     }
     for (k, v) in thresholds(s, shard.filter(|sh| sh.count > 1)) {
@@ -81,7 +84,7 @@ pub fn describe_placed(s: &Scenario, shard: Option<Shard>) -> String {
 /// folded into `name.<stat>`): unit, which way is better, and what it is measured from
 /// and to — the catalogue's `measurement_origin`, as the JSON result carries it.
 pub fn describe_metrics(s: &Scenario) -> String {
-    let cat = s.workload.catalogue();
+    let cat = s.workload().catalogue();
     let mut rows: Vec<[String; 4]> = Vec::new();
     for m in cat.metrics() {
         let name = match &m.distribution {
@@ -114,15 +117,15 @@ pub fn describe_metrics(s: &Scenario) -> String {
 /// The `arrivals` and `expected` rows: the plan's releases and how long the run should
 /// take against a server that keeps real time.
 fn arrivals(s: &Scenario) -> Vec<(&'static str, String)> {
-    let w = &s.workload;
-    let p = match crate::workload::plan::plan(s.load.samples, &s.load.arrival) {
+    let w = s.workload();
+    let p = match crate::workload::plan::plan(s.samples(), &s.load().arrival) {
         Ok(p) => p,
         Err(e) => return vec![("arrivals", format!("invalid: {e}"))],
     };
     let span = p.offsets_s.last().copied().unwrap_or(0.0);
     let expected = match w.expected_session_s() {
         Some(one) => {
-            let waves = s.load.samples.div_ceil(s.load.max_concurrency.max(1)) as f64;
+            let waves = s.samples().div_ceil(s.load().max_concurrency.max(1)) as f64;
             format!(
                 "≈ {:.1} s if the server keeps real time ({:.1} s per session, releases over {span:.1} s)",
                 (waves * one).max(span + one),
@@ -142,7 +145,7 @@ fn arrivals(s: &Scenario) -> Vec<(&'static str, String)> {
 /// The `thresholds` rows: how many and who applies them, then each metric with its
 /// operator and bound (and the metric's unit and direction).
 fn thresholds(s: &Scenario, shard: Option<Shard>) -> Vec<(String, String)> {
-    let t = &s.thresholds;
+    let t = s.thresholds();
     if t.is_empty() {
         return vec![(
             "thresholds".into(),
@@ -155,7 +158,7 @@ fn thresholds(s: &Scenario, shard: Option<Shard>) -> Vec<(String, String)> {
         ),
         None => "applied to the measured samples' results (a failed one exits 1)".into(),
     };
-    let cat = s.workload.catalogue();
+    let cat = s.workload().catalogue();
     let mut rows = vec![("thresholds".to_string(), format!("{}, {who}", t.len()))];
     for th in t {
         let about = cat.get(&th.metric).map_or(String::new(), |m| {

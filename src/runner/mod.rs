@@ -207,40 +207,40 @@ pub fn run_serving(
     let shard = dist.shard.unwrap_or(crate::workload::shard::Shard::WHOLE);
     let (cap, mine) = shard_share(scenario, shard)?;
     probe_json(scenario)?;
-    let workload = scenario.workload.clone();
+    let workload = scenario.workload().clone();
     let (url, server) = start_target(scenario)?;
     let tls = client_tls(&url, scenario)?;
-    let wire = crate::engine::transport::Wire::new(scenario.compression);
+    let wire = crate::engine::transport::Wire::new(scenario.compression());
     let prepared = workload.prepare().map_err(RunError::Prepare)?;
     tracing::debug!(
         target = %redact_url(&url),
-        samples = scenario.load.samples,
-        warmup = scenario.load.warmup_samples,
+        samples = scenario.samples(),
+        warmup = scenario.load().warmup_samples,
         "run starting"
     );
     let (tx, printer) = spawn_line_printer(lines);
     let (progress_tx, progress_thread) = spawn_progress(
         progress,
         workload.headline_name(),
-        scenario.load.generator_bound_ms,
+        scenario.load().generator_bound_ms,
     );
     let (live, metrics_server) = serve_live_metrics(dist, shard, workload.headline_name())?;
     let cfg = EngineConfig {
         url: url.clone(),
-        headers: scenario.headers.clone(),
-        n_warmup: shard.part(scenario.load.warmup_samples),
+        headers: scenario.headers().to_vec(),
+        n_warmup: shard.part(scenario.load().warmup_samples),
         offsets_s: mine.iter().map(|m| m.1).collect(),
         max_concurrency: Some(cap),
-        shards: scenario.load.shards,
-        connect_timeout: scenario.connect_timeout,
+        shards: scenario.load().shards,
+        connect_timeout: scenario.connect_timeout(),
         tls: tls.clone(),
-        max_frame_bytes: scenario.max_frame_bytes,
+        max_frame_bytes: scenario.max_frame_bytes(),
         wire: wire.clone(),
         request_id_prefix: request_id_prefix(),
         artifact_root: workload.artifact_root(),
         lines: Some(tx),
         progress: progress_tx,
-        generator_bound_ms: scenario.load.generator_bound_ms,
+        generator_bound_ms: scenario.load().generator_bound_ms,
         interrupt,
         placement: crate::engine::Placement {
             measured_indices: Some(mine.iter().map(|m| m.0).collect()),
@@ -294,14 +294,14 @@ fn shard_share(
     shard: crate::workload::shard::Shard,
 ) -> Result<(usize, Vec<(usize, f64)>), RunError> {
     let cap = shard
-        .cap(scenario.load.max_concurrency)
+        .cap(scenario.load().max_concurrency)
         .map_err(|e| RunError::Plan(e.to_string()))?;
-    let whole = crate::workload::plan::plan(scenario.load.samples, &scenario.load.arrival)
+    let whole = crate::workload::plan::plan(scenario.samples(), &scenario.load().arrival)
         .map_err(|e| RunError::Plan(e.to_string()))?;
     engine::fdlimit::ensure(
-        scenario.load.max_concurrency,
-        scenario.target.is_none(),
-        scenario.workload.files_per_session(),
+        scenario.load().max_concurrency,
+        scenario.target().is_none(),
+        scenario.workload().files_per_session(),
     )
     .map_err(RunError::FdLimit)?;
     outputs_writable(scenario)?;
@@ -312,9 +312,9 @@ fn shard_share(
 /// whoever runs) before the first session: the result is never lost after the run for
 /// its path.
 fn probe_json(scenario: &Scenario) -> Result<(), RunError> {
-    match &scenario.output_json {
+    match scenario.output_json() {
         Some(p) => crate::util::fs::check_writable(p).map_err(|e| RunError::Output {
-            path: p.clone(),
+            path: p.to_path_buf(),
             msg: e.to_string(),
         }),
         None => Ok(()),
@@ -327,12 +327,17 @@ fn probe_json(scenario: &Scenario) -> Result<(), RunError> {
 /// lost after the run for a path that could not take it.
 fn outputs_writable(scenario: &Scenario) -> Result<(), RunError> {
     let dirs = scenario
-        .output_json
-        .iter()
-        .map(|p| (p.clone(), p.parent().map(std::path::Path::to_path_buf)))
+        .output_json()
+        .map(|p| {
+            (
+                p.to_path_buf(),
+                p.parent().map(std::path::Path::to_path_buf),
+            )
+        })
+        .into_iter()
         .chain(
             scenario
-                .workload
+                .workload()
                 .artifact_root()
                 .map(|r| (r.clone(), Some(r))),
         );

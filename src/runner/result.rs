@@ -41,7 +41,7 @@ pub(super) fn write_result(
     let report = &summary.report;
     let interrupted = summary.interrupted;
     let mut doc = report.to_json();
-    scenario.workload.catalogue().write_into(&mut doc);
+    scenario.workload().catalogue().write_into(&mut doc);
     crate::workload::kit::merge_into(
         &mut doc,
         serde_json::json!({
@@ -78,7 +78,10 @@ pub(super) fn write_result(
         ),
     );
     if extras.tls {
-        crate::workload::kit::merge_into(&mut doc, crate::engine::tls::result_block(&scenario.tls));
+        crate::workload::kit::merge_into(
+            &mut doc,
+            crate::engine::tls::result_block(scenario.tls()),
+        );
     }
     crate::workload::kit::merge_into(&mut doc, extras.wire);
     if interrupted && let Some(obj) = doc.as_object_mut() {

@@ -17,7 +17,7 @@ pub(super) fn summarize(
     ran: Ran,
 ) -> Result<RunSummary, RunError> {
     let mut out = ran.out;
-    out.run.load = Some(scenario.load.clone());
+    out.run.load = Some(scenario.load().clone());
     let (mut failures, measured) = failures(&out.run);
     // Samples cancelled by an interrupt are their own outcome, not failures.
     let cancelled_idx = take_cancelled(&mut failures);
@@ -26,13 +26,13 @@ pub(super) fn summarize(
     let engine_series = engine_series(&out.run);
     let generator_bound = generator_bound(&out.run, ran.usage, ran.live_wall_s, scenario);
     let tag = crate::report::merge::ShardTag::of_run(
-        &scenario.name,
+        scenario.name(),
         shard,
         dist.start_at_unix_s,
         &ran.mine,
         &out.run,
         ran.run_start_unix_s,
-        &scenario.thresholds,
+        scenario.thresholds(),
     );
     let generator_run = out.run.clone();
     // What ran: a shard runs its part of the warm-ups.
@@ -57,7 +57,7 @@ pub(super) fn summarize(
         failures_by_kind,
         measured,
         artifact_errors,
-        json_path: scenario.output_json.clone(),
+        json_path: scenario.output_json().map(std::path::Path::to_path_buf),
         verdicts,
         url: ran.url,
         interrupted,
@@ -134,9 +134,9 @@ fn verdicts(
     if shard.count > 1 {
         return Vec::new();
     }
-    let cat = scenario.workload.catalogue();
+    let cat = scenario.workload().catalogue();
     crate::config::thresholds::evaluate(
-        &scenario.thresholds,
+        scenario.thresholds(),
         &cat.with_alias_values(&report.metrics()),
     )
 }
@@ -203,7 +203,7 @@ fn generator_bound(
     kit::generator_bound(
         lateness["p99_ms"].as_f64(),
         kit::core_share(usage.start, usage.end, live_wall_s),
-        scenario.load.generator_bound_ms,
+        scenario.load().generator_bound_ms,
     )
 }
 

@@ -18,8 +18,8 @@ use crate::util::target::{redact_url, resolve_url};
 pub(super) fn start_target(
     scenario: &Scenario,
 ) -> Result<(String, Option<EmbeddedServer>), RunError> {
-    let workload = &scenario.workload;
-    Ok(match &scenario.target {
+    let workload = scenario.workload();
+    Ok(match &scenario.target() {
         Some(t) => (resolve_url(t, workload.default_path())?, None),
         None => {
             let cfg = embedded_config(scenario)?;
@@ -35,7 +35,7 @@ pub(super) fn start_target(
 
 /// The embedded server's configuration: `[server]`, already validated at load.
 fn embedded_config(scenario: &Scenario) -> Result<ServerConfig, RunError> {
-    Ok(scenario.server.clone())
+    Ok(scenario.server().clone())
 }
 
 /// The run's one TLS configuration, shared by every shard's client (`None` for `ws://`).
@@ -45,7 +45,7 @@ pub(super) fn client_tls(
 ) -> Result<Option<crate::engine::tls::ClientTls>, RunError> {
     Ok(url
         .starts_with("wss://")
-        .then(|| crate::engine::tls::ClientTls::build(&scenario.tls))
+        .then(|| crate::engine::tls::ClientTls::build(scenario.tls()))
         .transpose()?)
 }
 
@@ -53,7 +53,7 @@ pub(super) fn client_tls(
 pub(super) fn start_scraper(
     scenario: &Scenario,
 ) -> Result<Option<crate::util::scrape::Scraper>, RunError> {
-    Ok(match &scenario.target_metrics {
+    Ok(match &scenario.target_metrics() {
         Some((u, names)) => Some(
             crate::util::scrape::Scraper::start(u.clone(), redact_url(u), names.clone())
                 .map_err(|e| RunError::Server(format!("metrics scraper: {e}")))?,

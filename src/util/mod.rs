@@ -1,6 +1,7 @@
 //! Generic helpers every layer may use; nothing here knows a workload, the engine or the
 //! scenario layout: Python-compatible number formatting (`pyfmt`), percentiles and summaries
-//! (`stats`), atomic file writes (`fs`), positioned scenario errors and section parsing
+//! (`stats`), atomic file writes (`fs`), a scenario file parsed once into its spanned tree,
+//! with typed command-line patches (`scenario_doc`), positioned scenario errors
 //! (`scenario_error`), the HdrHistogram interval log (`histlog`) and target URL rules
 //! (`target`), text positions with close-match suggestions (`textpos`), media pacing modes
 //! (`pacing`), the bounded external-command runner (`command`) and the tone-coded words
@@ -22,6 +23,7 @@ pub mod jsonmatch;
 pub mod pacing;
 pub mod prom;
 pub mod pyfmt;
+pub mod scenario_doc;
 pub mod scenario_error;
 pub mod scrape;
 pub mod stats;

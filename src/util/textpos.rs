@@ -20,13 +20,37 @@ pub fn line_col(src: &str, pos: usize) -> (usize, usize) {
     (line, col)
 }
 
+/// Byte offset of 1-based `line:col` (col in characters) in `src`, the inverse of
+/// [`line_col`]; `None` past the last line.
+pub fn offset(src: &str, line: usize, col: usize) -> Option<usize> {
+    let start = if line <= 1 {
+        0
+    } else {
+        src.match_indices('\n').nth(line - 2)?.0 + 1
+    };
+    let rest = &src[start..];
+    Some(
+        start
+            + rest
+                .char_indices()
+                .nth(col.saturating_sub(1))
+                .map_or(rest.len(), |(i, _)| i),
+    )
+}
+
 /// Byte span of the value at `path` (table keys from the top, e.g.
 /// `["server", "video", "chunk_bytes"]`) in TOML text `src`, from the parser's spans.
-/// `None` when the text does not parse or the key is absent.
+/// `None` when the text does not parse or the key is absent. (Parses `src`: a caller
+/// holding the parsed tree uses [`value_span_in`].)
 pub fn value_span(src: &str, path: &[&str]) -> Option<Range<usize>> {
     let doc = DeTable::parse(src).ok()?;
+    value_span_in(doc.get_ref(), path)
+}
+
+/// [`value_span`] in an already parsed tree.
+pub fn value_span_in(root: &DeTable<'_>, path: &[&str]) -> Option<Range<usize>> {
     let (last, parents) = path.split_last()?;
-    let mut table: &DeTable<'_> = doc.get_ref();
+    let mut table = root;
     for key in parents {
         match &get(table, key)?.get_ref() {
             DeValue::Table(t) => table = t,
@@ -36,14 +60,38 @@ pub fn value_span(src: &str, path: &[&str]) -> Option<Range<usize>> {
     get(table, last).map(toml::Spanned::span)
 }
 
-/// The innermost key/value entry of TOML text `src` whose key or value holds byte `pos`:
-/// its key path from the top (`["load", "max_concurrency"]`) and the span of its key.
-/// `None` when the text does not parse or `pos` is in no entry.
-pub fn entry_at(src: &str, pos: usize) -> Option<(Vec<String>, Range<usize>)> {
-    let doc = DeTable::parse(src).ok()?;
+/// The innermost key/value entry of the parsed tree `root` whose key or value holds byte
+/// `pos`: its key path from the top (`["load", "max_concurrency"]`) and the span of its
+/// key. `None` when `pos` is in no entry.
+pub fn entry_at(root: &DeTable<'_>, pos: usize) -> Option<(Vec<String>, Range<usize>)> {
     let mut path = Vec::new();
-    let key_span = entry_in(doc.get_ref(), pos, &mut path)?;
+    let key_span = entry_in(root, pos, &mut path)?;
     Some((path, key_span))
+}
+
+/// Removes from the parsed tree `table` the innermost entry whose key or value holds
+/// byte `pos` (what [`entry_at`] names), wherever it is nested; `false` when `pos` is in
+/// no entry.
+pub fn remove_entry_at(table: &mut DeTable<'_>, pos: usize) -> bool {
+    let mut hit = None;
+    for (k, v) in table.iter_mut() {
+        let inner = match v.get_mut() {
+            DeValue::Table(t) => remove_entry_at(t, pos),
+            DeValue::Array(items) => items.iter_mut().any(|item| match item.get_mut() {
+                DeValue::Table(t) => remove_entry_at(t, pos),
+                _ => false,
+            }),
+            _ => false,
+        };
+        if inner {
+            return true;
+        }
+        if k.span().contains(&pos) || v.span().contains(&pos) {
+            hit = Some(k.get_ref().to_string());
+            break;
+        }
+    }
+    hit.is_some_and(|k| table.remove(k.as_str()).is_some())
 }
 
 fn entry_in(table: &DeTable<'_>, pos: usize, path: &mut Vec<String>) -> Option<Range<usize>> {
@@ -188,6 +236,16 @@ mod tests {
     }
 
     #[test]
+    fn offset_inverts_line_col() {
+        let src = "ab\néx\ny";
+        for pos in [0, 1, 3, 5, 7] {
+            let (l, c) = line_col(src, pos);
+            assert_eq!(offset(src, l, c), Some(pos));
+        }
+        assert_eq!(offset(src, 9, 1), None);
+    }
+
+    #[test]
     fn num_is_short() {
         assert_eq!(num(1e300), "1e300");
         assert_eq!(num(2.5), "2.5");
@@ -209,7 +267,8 @@ mod tests {
     fn entry_at_names_the_innermost_key() {
         let src =
             "name = \"x\"\n[load]\nmax_concurrency = \"ten\"\n[server.video]\nchunk_bytes = -3\n";
-        let at = |needle: &str| entry_at(src, src.find(needle).unwrap()).map(|(p, _)| p);
+        let doc = DeTable::parse(src).unwrap();
+        let at = |needle: &str| entry_at(doc.get_ref(), src.find(needle).unwrap()).map(|(p, _)| p);
         assert_eq!(
             at("\"ten\""),
             Some(vec!["load".into(), "max_concurrency".into()])

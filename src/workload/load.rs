@@ -2,12 +2,12 @@
 //! `vllm bench serve`'s flag names as overrides.
 
 use std::ops::Range;
-use std::path::Path;
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::util::scenario_error::{ScenarioError, key_span};
+use crate::util::scenario_doc::{ScenarioDoc, Section};
+use crate::util::scenario_error::ScenarioError;
 use crate::workload::plan::{ArrivalSpec, PlanError, RampStrategy, RampUp};
 
 /// Largest `samples`, `warmup_samples` and `max_concurrency` (one million: the plan and
@@ -23,10 +23,9 @@ pub const MIN_RATE: f64 = 1e-6;
 /// Validated load parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Load {
-    /// Measured samples to run. The workload decides it from [`Load::samples_requested`]
-    /// (video: the request, default 1; OmniInteract: the number of selected cases).
-    pub samples: usize,
-    /// `samples` / `--num-prompts` / `--sessions` as given, `None` when not given.
+    /// `samples` / `--num-prompts` / `--sessions` as given, `None` when not given. The
+    /// workload decides how many measured samples run from it (video: the request,
+    /// default 1; OmniInteract: the number of selected cases): its `Descriptor::samples`.
     pub samples_requested: Option<usize>,
     /// Warm-up samples run first and excluded from metrics (`warmup_samples`,
     /// `--num-warmups`, `--warmup-sessions`). Default 0.
@@ -42,6 +41,21 @@ pub struct Load {
     /// generator-bound (`generator_bound_ms`, default
     /// [`crate::workload::kit::DEFAULT_GENERATOR_BOUND_MS`]).
     pub generator_bound_ms: f64,
+}
+
+impl Default for Load {
+    /// What an absent `[load]` table means: one measured sample at a time, no warm-up,
+    /// everything released at once.
+    fn default() -> Self {
+        Self {
+            samples_requested: None,
+            warmup_samples: 0,
+            arrival: ArrivalSpec::default(),
+            max_concurrency: 1,
+            shards: None,
+            generator_bound_ms: crate::workload::kit::DEFAULT_GENERATOR_BOUND_MS,
+        }
+    }
 }
 
 /// `[load]` values given on the command line; they win over the file.
@@ -119,12 +133,6 @@ pub(crate) struct RawLoad {
     generator_bound_ms: Option<Spanned<NumOrStr>>,
 }
 
-#[derive(Debug, Deserialize)]
-struct LoadDoc {
-    #[serde(default)]
-    load: RawLoad,
-}
-
 /// Where a value came from, for the error message.
 #[derive(Clone)]
 enum Origin<'a> {
@@ -133,15 +141,14 @@ enum Origin<'a> {
 }
 
 struct Ctx<'a> {
-    path: &'a Path,
-    src: &'a str,
+    doc: &'a ScenarioDoc<'a>,
     errors: Vec<ScenarioError>,
 }
 
 impl Ctx<'_> {
     fn err(&mut self, origin: Origin<'_>, msg: String) {
         self.errors.push(match origin {
-            Origin::File(span) => ScenarioError::at(self.path, self.src, span, msg),
+            Origin::File(span) => self.doc.at(span, msg),
             Origin::Flag(flag) => ScenarioError::Flag {
                 flag: flag.into(),
                 msg,
@@ -192,12 +199,11 @@ impl Ctx<'_> {
 
     /// An error about `[load] key`: at the flag when it came from one, else at the key.
     fn at_key(&mut self, key: &str, flag: &str, from_flag: bool, msg: String) {
-        match key_span(self.src, "load", key) {
-            _ if from_flag => self.err(Origin::Flag(flag), msg),
-            Some(span) => self.err(Origin::File(span), msg),
-            None => self
-                .errors
-                .push(ScenarioError::file(self.path, format!("[load]: {msg}"))),
+        if from_flag {
+            self.err(Origin::Flag(flag), msg);
+        } else {
+            let e = self.doc.key_error(&["load", key], msg);
+            self.errors.push(e);
         }
     }
 
@@ -223,18 +229,11 @@ impl Ctx<'_> {
     }
 }
 
-/// Parse and validate `[load]`, applying `ov`.
-pub(crate) fn parse(
-    path: &Path,
-    src: &str,
-    ov: &LoadOverrides,
-) -> Result<Load, Vec<ScenarioError>> {
-    let doc: LoadDoc =
-        toml::from_str(src).map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
-    let raw = doc.load;
+/// Parse and validate the `[load]` section, applying `ov`.
+pub(crate) fn parse(section: &Section<'_>, ov: &LoadOverrides) -> Result<Load, Vec<ScenarioError>> {
+    let raw: RawLoad = section.deserialize().map_err(|e| vec![e])?;
     let mut cx = Ctx {
-        path,
-        src,
+        doc: section.doc(),
         errors: Vec::new(),
     };
     let samples_requested = (ov.num_prompts.is_some() || raw.samples.is_some()).then(|| {
@@ -292,7 +291,6 @@ pub(crate) fn parse(
     check_rate_ranges(&mut cx, ov, arrival.request_rate, start, end);
     if cx.errors.is_empty() {
         Ok(Load {
-            samples: samples_requested.unwrap_or(1),
             samples_requested,
             warmup_samples,
             arrival,

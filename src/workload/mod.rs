@@ -48,6 +48,7 @@ pub mod env_info;
 pub mod erased;
 #[cfg(test)]
 pub(crate) mod fuzz;
+mod input;
 pub mod kit;
 pub mod load;
 pub mod omni;
@@ -64,7 +65,7 @@ pub mod video;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use bytes::Bytes;
 use tokio::time::Instant;
@@ -73,6 +74,10 @@ use crate::util::scenario_error::ScenarioError;
 /// Shared UTF-8 bytes: the text payload of [`Inbound`] and [`Outbound`] frames.
 pub use bytestring::ByteString;
 pub use erased::{DynSession, DynWorkload, WorkloadRun};
+pub use input::{
+    DatasetSynth, FlagKind, FlagSpec, Patch, ScenarioDoc, Section, SynthOptions, WorkloadFlag,
+    WorkloadInput,
+};
 pub use outcome::{Failure, FailureKind};
 pub use record::{RunRecord, SampleRecord};
 
@@ -476,41 +481,12 @@ impl SessionContext {
     }
 }
 
-/// What a workload builder gets: the scenario source (for positioned errors) and the
-/// `[workload]` keys the CLI overrides.
-#[derive(Debug, Clone)]
-pub struct WorkloadInput<'a> {
-    /// The scenario file, for error messages.
-    pub path: &'a Path,
-    /// Its text; builders deserialize their `[workload]` table from it with spans.
-    pub src: &'a str,
-    /// `key = value` overrides from CLI flags, applied after the file.
-    pub overrides: &'a toml::Table,
-    /// `[load] samples` / `--num-prompts` as given (`None` = not given).
-    pub samples_requested: Option<usize>,
-    /// `[load] seed` / `--seed` (also the dataset shuffle seed).
-    pub seed: u64,
-    /// `rtload check`: validate without writing anything (no archive extraction, no
-    /// output directories); inputs known only after such writes may stay unresolved.
-    pub check_only: bool,
-}
-
-impl WorkloadInput<'_> {
-    /// An error about `[workload] key`: at the flag when the CLI set it, else at the key
-    /// in the file (the one helper every workload uses).
-    pub fn key_error(&self, key: &str, msg: String) -> ScenarioError {
-        crate::util::scenario_error::override_key_error(
-            self.path,
-            self.src,
-            "workload",
-            self.overrides,
-            key,
-            msg,
-        )
-    }
-}
-
 impl WorkloadKind {
+    /// The option `--flag` (named without dashes) of this kind, if it declares one.
+    pub fn flag(&self, flag: &str) -> Option<&'static FlagSpec> {
+        self.flags.iter().find(|f| f.flag == flag)
+    }
+
     /// Whether one of this kind's families, or one of its aliases, declares `name`.
     pub fn declares(&self, name: &str) -> bool {
         let target = self
@@ -533,6 +509,13 @@ pub struct WorkloadKind {
     pub summary: &'static str,
     /// Build from a scenario.
     pub build: BuildFn,
+    /// Its command-line options: one flag per `[workload]` key a flag may set (clap's
+    /// arguments, `--help` and every error about a flag's value come from here).
+    pub flags: &'static [FlagSpec],
+    /// The `--help` heading of its flags (`OmniInteract workload`).
+    pub flag_heading: &'static str,
+    /// The test dataset `rtload dataset synth` writes for it, if any.
+    pub dataset: Option<DatasetSynth>,
     /// The JSON Schema of its `[workload]` table (from the type `build` parses).
     pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
     /// Its metric families (see [`catalogue::Family`]): how result files written before

@@ -192,3 +192,115 @@ fn serve_then_run_against_it_with_json_output() {
     );
     assert!(stdout.matches("chunk").count() >= 3, "{stdout}");
 }
+
+/// The shipped OmniInteract scenario copied into a temp dir (its dataset named by
+/// absolute path), so anything a run would write lands there.
+fn omniinteract_copy() -> (tempfile::TempDir, std::path::PathBuf) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let dir = tempfile::tempdir().unwrap();
+    let sc = dir.path().join("omniinteract.toml");
+    let data = root.join("data").display().to_string();
+    let text = std::fs::read_to_string(root.join("omniinteract.toml"))
+        .unwrap()
+        .replace("\"data/", &format!("\"{data}/"));
+    std::fs::write(&sc, text).unwrap();
+    (dir, sc)
+}
+
+/// An error about a value a workload flag set names that flag, as typed (not a `--{key}`
+/// that does not exist), exits 2 and runs nothing.
+#[test]
+fn an_omniinteract_flag_error_names_the_flag_and_runs_nothing() {
+    for (flag, key) in [
+        ("--omniinteract-timeout-s", "timeout_s"),
+        (
+            "--omniinteract-max-video-duration-s",
+            "max_video_duration_s",
+        ),
+    ] {
+        let (dir, sc) = omniinteract_copy();
+        let out = rtload()
+            .arg("run")
+            .arg(&sc)
+            .args([flag, "0"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(
+            lines,
+            [format!(
+                "error: {flag}: `{key}` must be in (0, 1e9] seconds (got 0)"
+            )],
+            "{flag}"
+        );
+        assert!(
+            out.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let written: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(written, ["omniinteract.toml"], "nothing ran: {written:?}");
+    }
+}
+
+/// A workload flag the scenario's kind does not have is an error naming the flag and the
+/// kind it belongs to, not silently ignored.
+#[test]
+fn a_flag_of_another_workload_kind_is_an_error() {
+    let (dir, sc) = omniinteract_copy();
+    let out = rtload()
+        .arg("check")
+        .arg(&sc)
+        .args(["--num-chunks", "3"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "error: --num-chunks: an option of the \"video-cadence\" workload, but the scenario's workload is \"omniinteract\""
+        ),
+        "{stderr}"
+    );
+}
+
+/// `rtload run --help` lists the workload flags as README "The command line" documents
+/// them, each with the `[workload]` key it sets.
+#[test]
+fn run_help_lists_the_documented_workload_flags() {
+    let out = rtload().args(["run", "--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    for (flag, key) in [
+        ("--omniinteract-timeout-s <S>", "[timeout_s]"),
+        (
+            "--omniinteract-max-video-duration-s <S>",
+            "[max_video_duration_s]",
+        ),
+        ("--omniinteract-subsets <SUBSET>...", "[subsets]"),
+        ("--dataset-path <PATH>", "[dataset_path"),
+        ("--extra-body <JSON>", "[extra_body]"),
+        ("--lock-timeout <SECONDS>", "[lock_timeout_s]"),
+        ("--video-seed <N>", "[seed]"),
+        ("--workload <FILE>", "[workload_file]"),
+        ("--num-chunks <N>", "[num_chunks]"),
+        ("--print-chunks", "[print_chunks]"),
+        ("--model <MODEL>", "[model"),
+    ] {
+        let entry = help
+            .split("\n\n")
+            .find(|e| e.lines().any(|l| l.trim() == flag))
+            .unwrap_or_else(|| panic!("{flag} not in run --help:\n{help}"));
+        assert!(entry.contains(key), "{flag}: {entry}");
+    }
+    for heading in ["Video cadence workload:", "OmniInteract workload:"] {
+        assert!(help.contains(heading), "{heading}:\n{help}");
+    }
+}

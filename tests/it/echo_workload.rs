@@ -20,7 +20,7 @@ use rtload::workload::{
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::support::{Fixture, rtload};
+use crate::support::rtload;
 
 /// Messages each echo session sends.
 const MESSAGES: usize = 5;
@@ -226,38 +226,30 @@ impl Drop for EchoServer {
     }
 }
 
-/// A scenario aimed at the echo server, with the echo workload plugged in.
-fn scenario(fx: &Fixture, samples: usize) -> rtload::config::scenario::Scenario {
-    let mut sc = fx.scenario();
-    sc.workload = Arc::new(EchoWorkload::new(samples));
-    sc.load.samples = samples;
-    sc
-}
-
-/// A scenario file aimed at the echo server on `port` (its workload is replaced in code).
-pub(crate) fn fixture(port: u16) -> Fixture {
-    Fixture::new(&format!(
-        r#"
-name = "echo"
-[target]
-url = "ws://127.0.0.1:{port}"
-[workload]
-kind = "video-cadence"
-num_chunks = 3
-[load]
-samples = 2
-max_concurrency = 2
-"#
-    ))
+/// A scenario aimed at the echo server on `port`, built in code around `workload` (no
+/// scenario file, no borrowed kind): two samples at a time.
+pub(crate) fn echo_scenario(
+    workload: Arc<dyn rtload::workload::DynWorkload>,
+    port: u16,
+) -> rtload::config::scenario::ScenarioBuilder {
+    rtload::config::scenario::Scenario::builder(workload)
+        .name("echo")
+        .target(format!("ws://127.0.0.1:{port}"))
+        .load(rtload::config::scenario::Load {
+            max_concurrency: 2,
+            ..Default::default()
+        })
 }
 
 #[test]
 fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
     let server = EchoServer::start();
-    let fx = fixture(server.port);
-    let base = fx.dir.path().join("base.json");
-    let mut sc = scenario(&fx, 2);
-    sc.output_json = Some(base.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("base.json");
+    let sc = echo_scenario(Arc::new(EchoWorkload::new(2)), server.port)
+        .output_json(&base)
+        .build();
+    assert_eq!(sc.samples(), 2, "the workload's own count");
     let s = rtload::runner::run(&sc, Box::new(std::io::sink())).expect("run");
     assert!(s.passed(), "{:?}", s.failures);
     assert_eq!(s.report.metrics()["completed"], 2.0);
@@ -320,7 +312,7 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
     m["rtt_ms.p99"] = json!(m["rtt_ms.p99"].as_f64().unwrap() * 3.0 + 10.0);
     m["echoed_per_s"] = json!(m["echoed_per_s"].as_f64().unwrap() / 3.0);
     m["payload_bytes"] = json!(600.0);
-    let new = fx.dir.path().join("new.json");
+    let new = dir.path().join("new.json");
     std::fs::write(&new, worse.to_string()).unwrap();
     let o = rtload()
         .args(["compare", base.to_str().unwrap(), new.to_str().unwrap()])
@@ -347,10 +339,10 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
         headline: None,
         samples_per_point: None,
     };
-    let dir = fx.dir.path().join("sweep");
-    let r = rtload::batch::run_sweep(&sc, &sweep, &dir, true).expect("sweep");
+    let sweep_dir = dir.path().join("sweep");
+    let r = rtload::batch::run_sweep(&sc, &sweep, &sweep_dir, true).expect("sweep");
     assert!(r.points.iter().all(|p| p.passed));
-    let catalogue = sc.workload.catalogue();
+    let catalogue = sc.workload().catalogue();
     let cols: Vec<&str> = catalogue.headline().iter().map(String::as_str).collect();
     // The echo workload declares no unit rate: no unit column, none recorded.
     assert!(catalogue.unit_rate().is_none());
@@ -370,7 +362,8 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
         "{legend}"
     );
     let sweep_doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(sweep_dir.join("sweep.json")).unwrap())
+            .unwrap();
     assert_eq!(sweep_doc["sweep"]["headline"], "rtt_ms.p99");
 
     // The HTML report: recognised by its metrics, units and directions from the file.

@@ -19,7 +19,7 @@ use rtload::workload::{
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::echo_workload::{EchoServer, fixture};
+use crate::echo_workload::{EchoServer, echo_scenario};
 
 /// Messages in the first burst, in the second, and the padding each carries (under
 /// actix-ws's 64 KiB frames).
@@ -131,12 +131,12 @@ impl Workload for BurstWorkload {
 #[test]
 fn a_burst_larger_than_the_socket_arrives_whole_in_order_and_timed() {
     let server = EchoServer::start();
-    let fx = fixture(server.port);
-    let out = fx.dir.path().join("burst.json");
-    let mut sc = fx.scenario();
-    sc.workload = Arc::new(BurstWorkload::new());
-    sc.load.samples = 1;
-    sc.output_json = Some(out.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("burst.json");
+    let sc = echo_scenario(Arc::new(BurstWorkload::new()), server.port)
+        .output_json(&out)
+        .build();
+    assert_eq!(sc.samples(), 1, "the workload's own count");
     let s = rtload::runner::run(&sc, Box::new(std::io::sink())).expect("run");
     assert!(s.passed(), "{:?}", s.failures);
     assert_eq!(s.report.metrics()["echoed"], TOTAL as f64);

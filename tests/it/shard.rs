@@ -159,7 +159,7 @@ fn sharded_processes_merge_to_the_unsharded_plan_with_exact_percentiles() {
     assert_eq!(rec["measured"], 7);
     // The union of the shards' intended releases is the unsharded run's plan.
     let scenario = rtload::config::scenario::load(&sc, &Default::default()).unwrap();
-    let plan = rtload::workload::plan::plan(scenario.load.samples, &scenario.load.arrival).unwrap();
+    let plan = rtload::workload::plan::plan(scenario.samples(), &scenario.load().arrival).unwrap();
     assert_eq!(
         rec["samples"],
         serde_json::json!((0..7).collect::<Vec<usize>>())

@@ -29,7 +29,7 @@ values = [1, 2, 4]
 "#,
     );
     let sc = fx.scenario();
-    let sweep = sc.sweep.clone().expect("[sweep] parsed");
+    let sweep = sc.sweep().cloned().expect("[sweep] parsed");
     let out = fx.dir.path().join("sweep");
     let r = rtload::batch::run_sweep(&sc, &sweep, &out, true).unwrap();
     let passed: Vec<bool> = r.points.iter().map(|p| p.passed).collect();
@@ -83,7 +83,7 @@ fn assert_unit_rate_column(
         assert!((rate - 8.0 * sessions).abs() < 1e-9, "{rate} vs {sessions}");
         assert_eq!(j["unit_rate"].as_f64(), Some(rate));
     }
-    let catalogue = sc.workload.catalogue();
+    let catalogue = sc.workload().catalogue();
     let unit = catalogue.unit_rate().map(|u| u.unit.as_str());
     let table = rtload::report::sweep::render_table(sweep, &r.points, unit, &[]);
     let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();

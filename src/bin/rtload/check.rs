@@ -31,7 +31,7 @@ pub fn check_cmd(c: &crate::cli::CheckArgs) -> ExitCode {
                 continue;
             }
         };
-        for w in s.workload.warnings() {
+        for w in s.workload().warnings() {
             eprintln!("{w}");
         }
         let sweep = match crate::requested_sweep(&c.run, &s) {
@@ -54,7 +54,7 @@ pub fn check_cmd(c: &crate::cli::CheckArgs) -> ExitCode {
         }
         if let Some(sw) = &sweep {
             println!("  sweep              {} values", sw.values.len());
-            for line in sw.describe_points(s.load.samples) {
+            for line in sw.describe_points(s.samples()) {
                 println!("    {line}");
             }
         }

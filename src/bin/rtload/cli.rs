@@ -3,18 +3,49 @@
 //!
 //! This file holds the subcommands and the small argument groups; `run` the flags of
 //! `rtload run` (load, target, sweep, distributed) and their scenario overrides,
-//! `workload` its workload flag groups (video, OmniInteract), `dataset` `rtload dataset`.
+//! `workload` the workload flags (added at run time from every registered kind's own
+//! flag table), `dataset` `rtload dataset`.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 mod dataset;
 mod run;
 mod workload;
 
-pub use dataset::{DatasetCommand, SynthArgs, SynthKind};
+pub use dataset::{DatasetCommand, SynthArgs};
 pub use run::RunArgs;
+
+/// The command line: the derived commands plus every workload kind's flags on `run` and
+/// `check`, whose values land in [`RunArgs::workload`].
+pub fn parse() -> Cli {
+    let matches = command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    match &mut cli.command {
+        Command::Run(r) => {
+            r.workload = matches
+                .subcommand_matches("run")
+                .map(workload::given)
+                .unwrap_or_default();
+        }
+        Command::Check(c) => {
+            c.run.workload = matches
+                .subcommand_matches("check")
+                .map(workload::given)
+                .unwrap_or_default();
+        }
+        _ => {}
+    }
+    cli
+}
+
+/// The whole command: [`Cli`] with the workload flags on `run` and `check`.
+pub fn command() -> clap::Command {
+    Cli::command()
+        .mut_subcommand("run", workload::with_flags)
+        .mut_subcommand("check", workload::with_flags)
+}
 
 /// rtload: load generator for realtime streaming AI endpoints (WebSocket audio/video).
 #[derive(Debug, Parser)]

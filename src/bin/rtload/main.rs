@@ -16,11 +16,10 @@ mod merge;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use clap::Parser as _;
 use rtload::util::target::redact_text;
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    let args = cli::parse();
     init_logging();
     match args.command {
         cli::Command::Run(run) => run_cmd(&run),
@@ -81,11 +80,6 @@ fn load(
 }
 
 fn run_cmd(run: &cli::RunArgs) -> ExitCode {
-    if let Some(t) = run.lock_timeout {
-        rtload::workload::omni::artifacts::lock::set_wait_limit(
-            std::time::Duration::from_secs_f64(t),
-        );
-    }
     let ov = match run.overrides() {
         Ok(ov) => ov,
         Err(e) => {
@@ -97,10 +91,10 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(code) => return code,
     };
-    for w in scenario.workload.warnings() {
+    for w in scenario.workload().warnings() {
         eprintln!("{w}");
     }
-    if scenario.tls.insecure_skip_verify {
+    if scenario.tls().insecure_skip_verify {
         eprintln!("{}", rtload::engine::tls::INSECURE_WARNING);
     }
     let sweep = match requested_sweep(run, &scenario) {
@@ -173,10 +167,10 @@ pub(crate) fn requested_sweep(
         // The flag replaces `[sweep]`'s values; its `samples_per_point` still applies.
         Ok(s) => Ok(s
             .map(|mut s| {
-                s.samples_per_point = scenario.sweep.as_ref().and_then(|t| t.samples_per_point);
+                s.samples_per_point = scenario.sweep().and_then(|t| t.samples_per_point);
                 s
             })
-            .or_else(|| scenario.sweep.clone())),
+            .or_else(|| scenario.sweep().cloned())),
         Err(e) => {
             eprintln!("error: {e}");
             Err(ExitCode::from(2))
@@ -255,7 +249,7 @@ fn report_run(
     }
     if let Some(s) = dist
         .shard
-        .filter(|s| s.count > 1 && !scenario.thresholds.is_empty())
+        .filter(|s| s.count > 1 && !scenario.thresholds().is_empty())
     {
         eprintln!("shard {s}: [thresholds] are evaluated on the merged result by `rtload merge`");
     }
@@ -320,49 +314,32 @@ fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
 }
 
 fn synth_cmd(a: &cli::SynthArgs) -> anyhow::Result<()> {
-    if a.kind == cli::SynthKind::Transcription {
-        use rtload::workload::transcription::synth;
-        let opts = synth::SynthOptions {
-            files: a.files,
-            words: a.words,
-            sample_rate: a.sample_rate,
-            words_per_second: a.words_per_second,
-            seed: a.seed,
-        };
-        let r = synth::synth(&a.dir, &opts)
-            .map_err(anyhow::Error::msg)
-            .with_context(|| {
-                format!(
-                    "writing a synthetic transcription set into {}",
-                    a.dir.display()
-                )
-            })?;
-        println!(
-            "wrote {} audio files ({:.1} s each, with .txt references) under {}",
-            r.files.len(),
-            r.seconds_per_file,
-            a.dir.display()
-        );
-        return Ok(());
-    }
-    let opts = rtload::workload::omni::dataset::SynthOptions {
+    let synth = rtload::config::registry::datasets()
+        .into_iter()
+        .find(|d| d.name == a.kind)
+        .with_context(|| format!("no dataset named {:?}", a.kind))?;
+    let opts = rtload::workload::SynthOptions {
         seed: a.seed,
-        cases_per_subset: a.cases_per_subset,
-        duration_ms: a.duration_ms,
         tar: a.tar,
         mp4: a.mp4,
+        cases_per_subset: a.cases_per_subset,
+        duration_ms: a.duration_ms,
+        files: a.files,
+        words: a.words,
+        words_per_second: a.words_per_second,
+        sample_rate: a.sample_rate,
     };
-    let r = rtload::workload::omni::dataset::synth(&a.dir, &opts)
-        .with_context(|| format!("writing a synthetic dataset into {}", a.dir.display()))?;
-    println!(
-        "wrote {} cases ({} frames each) under {}",
-        r.cases,
-        r.frames_per_case,
-        r.data_dir.display()
-    );
-    println!("reference audio: {}", r.ref_audio.display());
-    if let Some(t) = r.archive {
-        println!("archive: {}", t.display());
+    let lines = (synth.write)(&a.dir, &opts)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| {
+            format!(
+                "writing a synthetic {} dataset into {}",
+                synth.name,
+                a.dir.display()
+            )
+        })?;
+    for line in lines {
+        println!("{line}");
     }
     Ok(())
 }
@@ -375,7 +352,7 @@ fn sweep_cmd(
     let dir = run
         .sweep_dir
         .clone()
-        .unwrap_or_else(|| std::path::PathBuf::from(format!("sweep-{}", sc.name)));
+        .unwrap_or_else(|| std::path::PathBuf::from(format!("sweep-{}", sc.name())));
     let grace = std::time::Duration::from_secs_f64(run.grace_period);
     let interrupt = match rtload::engine::interrupt::listen_for_signals(grace) {
         Ok(i) => Some(i),
@@ -386,7 +363,7 @@ fn sweep_cmd(
     };
     match rtload::batch::run_sweep_interruptible(sc, sweep, &dir, run.quiet, interrupt) {
         Ok(r) => {
-            let catalogue = sc.workload.catalogue();
+            let catalogue = sc.workload().catalogue();
             let cols = rtload::report::sweep::table_columns(
                 sweep.headline.as_deref(),
                 catalogue.headline(),

@@ -104,10 +104,13 @@ fn scenario_thresholds(
         eprintln!("error: cannot read {}: {e}", path.display());
         ExitCode::from(2)
     })?;
-    rtload::config::thresholds::parse(path, &src).map_err(|errors| {
+    let fail = |errors: Vec<rtload::config::scenario::ScenarioError>| {
         for e in errors {
             eprintln!("error: {e}");
         }
         ExitCode::from(2)
-    })
+    };
+    let doc =
+        rtload::config::scenario::ScenarioDoc::parse(path, &src).map_err(|e| fail(vec![e]))?;
+    rtload::config::thresholds::parse(&doc.section("thresholds")).map_err(fail)
 }

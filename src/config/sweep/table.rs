@@ -2,14 +2,14 @@
 //! problem positioned (file:line:col) with its fix.
 
 use std::ops::Range;
-use std::path::Path;
 
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::{Lit, Origin, SAMPLES_PER_SLOT, Sweep, SweepParam, check_order, check_value};
 use crate::config::scenario::MAX_SAMPLES;
-use crate::util::scenario_error::{ScenarioError, key_span};
+use crate::util::scenario_doc::Section;
+use crate::util::scenario_error::ScenarioError;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -20,38 +20,25 @@ struct RawSweep {
     samples_per_point: Option<Spanned<toml::Value>>,
 }
 
-#[derive(Debug, Deserialize)]
-struct SweepDoc {
-    sweep: Option<Spanned<RawSweep>>,
-}
-
-/// Parse the optional `[sweep]` table of scenario text `src` (named `path` in errors):
+/// Parse a scenario's optional `[sweep]` table:
 /// `param = "max_concurrency" | "request_rate"`, `values = [...]` (strictly increasing;
 /// `inf` or `"inf"` allowed for `request_rate`), optional `headline = "metric"`.
 /// `Ok(None)` when there is no `[sweep]`. Every problem is returned, positioned.
-pub fn parse_table(path: &Path, src: &str) -> Result<Option<Sweep>, Vec<ScenarioError>> {
-    let at = |span: Range<usize>, msg: String| ScenarioError::at(path, src, span, msg);
-    let doc: toml::Table =
-        toml::from_str(src).map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
-    match doc.get("sweep") {
-        None => return Ok(None),
-        Some(toml::Value::Table(_)) => {}
-        Some(other) => {
-            let msg = format!(
-                "`sweep` must be a table (got {}); write it as `[sweep]`",
-                other.type_str()
-            );
-            return Err(vec![match key_span(src, "", "sweep") {
-                Some(span) => at(span, msg),
-                None => ScenarioError::file(path, msg),
-            }]);
-        }
-    }
-    let doc: SweepDoc =
-        toml::from_str(src).map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
-    let Some(table) = doc.sweep else {
+pub fn parse_table(section: &Section<'_>) -> Result<Option<Sweep>, Vec<ScenarioError>> {
+    let doc = section.doc();
+    let src = doc.src();
+    let at = |span: Range<usize>, msg: String| doc.at(span, msg);
+    let Some(value) = section.value() else {
         return Ok(None);
     };
+    if !value.get_ref().is_table() {
+        let msg = format!(
+            "`sweep` must be a table (got {}); write it as `[sweep]`",
+            value.get_ref().type_str()
+        );
+        return Err(vec![at(value.span(), msg)]);
+    }
+    let table: Spanned<RawSweep> = section.deserialize().map_err(|e| vec![e])?;
     let header = table.span();
     let raw = table.into_inner();
     let mut errors = Vec::new();

@@ -4,6 +4,13 @@
 use std::path::Path;
 
 use super::*;
+use crate::util::scenario_error::ScenarioError;
+
+/// The `[sweep]` table of scenario text `src` (named `p`), parsed as the loader does.
+fn parse_table(p: &Path, src: &str) -> Result<Option<Sweep>, Vec<ScenarioError>> {
+    let doc = crate::util::scenario_doc::ScenarioDoc::parse(p, src).map_err(|e| vec![e])?;
+    super::parse_table(&doc.section("sweep"))
+}
 
 fn flag_err(s: &str) -> String {
     parse_flag(s).unwrap_err().to_string()

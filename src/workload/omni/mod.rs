@@ -2,8 +2,8 @@
 //! long-lived `/v1/realtime` session per dataset video, streaming audio and frames in real
 //! time while the model answers with audio and text.
 //!
-//! [`workload`] is the configured workload (dataset selection, media preparation before
-//! timing, the output lock); [`session`] the per-case state machine built from
+//! [`workload`] is the configured workload (its command-line flags in `flags`, dataset
+//! selection, media preparation before timing, the output lock); [`session`] the per-case state machine built from
 //! [`pacing`], [`playback`], [`ledger`] and [`url`]; [`media`] prepares inputs and
 //! [`upload`] builds every append message from them before timing;
 //! [`metrics`] and [`tokens`] are the duplex metric formulas; [`report`] turns a run into
@@ -12,6 +12,7 @@
 pub mod artifacts;
 pub mod bench_metrics;
 pub mod dataset;
+mod flags;
 pub mod ids;
 pub mod ledger;
 pub mod media;

@@ -5,14 +5,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
+pub use super::flags::FLAGS;
 use super::media::{self, MediaOptions};
 use super::pacing::PacingMode;
 use super::session::DuplexOutput;
 use super::session::{DuplexSession, DuplexSettings};
 use super::upload::{CaseUpload, SharedUpload};
-use crate::util::scenario_error::{ScenarioError, parse_section};
+use crate::util::scenario_error::ScenarioError;
 use crate::workload::omni::artifacts::layout::CaseLayout;
 use crate::workload::omni::artifacts::lock::OutputLock;
 use crate::workload::omni::artifacts::publish::clear_outputs;
@@ -33,7 +34,7 @@ pub const DEFAULT_MODEL: &str = "openbmb/MiniCPM-o-4_5";
 
 /// `[workload]` keys of an `omniinteract` scenario (the PR's `--omniinteract-*` options
 /// without the prefix, plus `vllm bench serve`'s result options).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OmniParams {
     /// Always `"omniinteract"`.
@@ -60,6 +61,10 @@ pub struct OmniParams {
     pub require_response: Option<bool>,
     /// Artifact root and lock (default `omniinteract-output`).
     pub output_dir: Option<PathBuf>,
+    /// When another run holds the output root's lock: give up after this many seconds
+    /// (`--lock-timeout`) instead of waiting until it is released (default: wait).
+    /// Range [0, 3600].
+    pub lock_timeout_s: Option<f64>,
     /// Extra keys forwarded in `session.update.session.extra_body`.
     #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub extra_body: Option<toml::Table>,
@@ -130,12 +135,14 @@ impl std::fmt::Debug for OmniWorkload {
 pub fn build(
     input: &WorkloadInput<'_>,
 ) -> Result<Box<dyn crate::workload::DynWorkload>, Vec<ScenarioError>> {
-    let mut p: OmniParams =
-        parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
-    let base = input.path.parent().unwrap_or(Path::new("."));
+    let mut p: OmniParams = input.params()?;
+    let base = input.base_dir();
     let mut errors = Vec::new();
     let err = |key: &str, msg: String| input.key_error(key, msg);
     check_durations(input, &p, &mut errors);
+    if let Some(msg) = check_lock_timeout(p.lock_timeout_s) {
+        errors.push(input.key_error("lock_timeout_s", msg));
+    }
     if let Some(msg) = check_prebuffer(p.playback_prebuffer_ms) {
         errors.push(input.key_error("playback_prebuffer_ms", msg));
     }
@@ -224,6 +231,18 @@ fn check_durations(input: &WorkloadInput<'_>, p: &OmniParams, errors: &mut Vec<S
     }
 }
 
+/// Largest `lock_timeout_s`, seconds.
+const MAX_LOCK_TIMEOUT_S: f64 = 3600.0;
+
+/// Why `lock_timeout_s` is out of range, if it is.
+fn check_lock_timeout(v: Option<f64>) -> Option<String> {
+    let v = v.filter(|v| !(v.is_finite() && (0.0..=MAX_LOCK_TIMEOUT_S).contains(v)))?;
+    Some(format!(
+        "`lock_timeout_s` must be a number of seconds in [0, {MAX_LOCK_TIMEOUT_S}] (got {}); use e.g. 5",
+        crate::util::textpos::num(v)
+    ))
+}
+
 /// `ref_audio` (relative to the scenario's folder `base`): required, and must exist.
 fn ref_audio(
     input: &WorkloadInput<'_>,
@@ -233,7 +252,7 @@ fn ref_audio(
 ) -> PathBuf {
     match &p.ref_audio {
         None => {
-            errors.push(ScenarioError::file(input.path, "[workload] needs `ref_audio = \"path/to/reference.wav\"` (the PR's --omniinteract-ref-audio); `rtload dataset synth DIR` writes one as DIR/ref_audio.wav"));
+            errors.push(input.file_error("[workload] needs `ref_audio = \"path/to/reference.wav\"` (the PR's --omniinteract-ref-audio); `rtload dataset synth DIR` writes one as DIR/ref_audio.wav"));
             PathBuf::new()
         }
         Some(r) => {
@@ -266,7 +285,7 @@ fn discover_cases(
 ) -> (Vec<Case>, Vec<String>) {
     let (cases, warnings) = match &p.dataset_path {
         None => {
-            errors.push(ScenarioError::file(input.path, "[workload] needs `dataset_path` (a local OmniInteract directory or archive); `rtload dataset synth DIR` makes a small one"));
+            errors.push(input.file_error("[workload] needs `dataset_path` (a local OmniInteract directory or archive); `rtload dataset synth DIR` makes a small one"));
             (Vec::new(), Vec::new())
         }
         Some(d) if errors.is_empty() => {
@@ -437,7 +456,12 @@ impl OmniWorkload {
     /// The output lock, the cleared outputs, the reference audio and every case's
     /// media, once; what the user should know (the lock's warning).
     fn prepare_inputs(&self) -> Result<Vec<String>, String> {
-        let lock = OutputLock::acquire(&self.output_dir).map_err(|e| e.to_string())?;
+        let limit = self
+            .params
+            .lock_timeout_s
+            .map(std::time::Duration::from_secs_f64);
+        let lock =
+            OutputLock::acquire_within(&self.output_dir, limit).map_err(|e| e.to_string())?;
         let warnings: Vec<String> = lock
             .warning()
             .map(|w| format!("warning: {w}"))
@@ -502,3 +526,7 @@ impl OmniWorkload {
 fn random_hex32() -> String {
     format!("{:032x}", rand::random::<u128>())
 }
+
+#[cfg(test)]
+#[path = "workload_tests.rs"]
+mod tests;

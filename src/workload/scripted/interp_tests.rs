@@ -19,7 +19,8 @@ fn script(steps: &str) -> Arc<Script> {
         timeout: Duration::from_secs(60),
         item_fields: Some(vec!["name".into()]),
     };
-    Arc::new(parse(Path::new("s.toml"), &src, &d).unwrap())
+    let doc = crate::util::scenario_doc::ScenarioDoc::parse(Path::new("s.toml"), &src).unwrap();
+    Arc::new(parse(&doc, &d).unwrap())
 }
 
 fn interp(s: Arc<Script>, pcm_ms: usize) -> Interp {

@@ -16,6 +16,7 @@ use super::script::{
 use crate::util::jsonmatch::Matcher;
 use crate::util::pacing::PacingMode;
 use crate::util::pacing::parse_pacing;
+use crate::util::scenario_doc::ScenarioDoc;
 use crate::util::scenario_error::ScenarioError;
 use crate::util::template::{Template, closest};
 
@@ -63,9 +64,9 @@ impl Cx<'_> {
     }
 }
 
-/// Parse the script of the scenario `src`.
-pub fn parse(path: &Path, src: &str, defaults: &Defaults) -> Result<Script, Vec<ScenarioError>> {
-    let doc = DeTable::parse(src).map_err(|e| vec![ScenarioError::from_toml(path, src, &e)])?;
+/// Parse the script of the scenario `doc` (parsed once, by the scenario loader).
+pub fn parse(doc: &ScenarioDoc<'_>, defaults: &Defaults) -> Result<Script, Vec<ScenarioError>> {
+    let (path, src) = (doc.path(), doc.src());
     let mut cx = Cx {
         path,
         src,
@@ -78,7 +79,7 @@ pub fn parse(path: &Path, src: &str, defaults: &Defaults) -> Result<Script, Vec<
         ..Script::default()
     };
     let workload = doc
-        .get_ref()
+        .root()
         .get("workload")
         .and_then(|w| w.get_ref().as_table());
     let Some(w) = workload else {
@@ -113,7 +114,7 @@ pub fn parse(path: &Path, src: &str, defaults: &Defaults) -> Result<Script, Vec<
             }
         }
     }
-    let known = Names::of(&script, doc.get_ref());
+    let known = Names::of(&script, doc.root());
     if let Some(ms) = w.get("metrics") {
         for (k, v) in table_entries(&mut cx, ms, "metrics") {
             if let Some(def) = metric_def(&mut cx, k, v, &known) {

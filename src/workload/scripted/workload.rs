@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tokio::time::Instant;
 
 use super::dataset::{self, ItemSpec};
@@ -17,14 +17,14 @@ use super::report::{self, SessionValues};
 use super::script::Script;
 use crate::util::pacing::PacingMode;
 use crate::util::pacing::parse_pacing;
-use crate::util::scenario_error::{ScenarioError, parse_section};
+use crate::util::scenario_error::ScenarioError;
 use crate::workload::{
-    Descriptor, DynWorkload, Effects, Inbound, Report, RunRecord, SampleRecord, Session,
-    SessionContext, Workload, WorkloadError, WorkloadInput,
+    Descriptor, DynWorkload, Effects, FlagKind, FlagSpec, Inbound, Report, RunRecord, SampleRecord,
+    Session, SessionContext, Workload, WorkloadError, WorkloadInput,
 };
 
 /// `[workload]` keys of a `scripted` scenario.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptedParams {
     /// Always `"scripted"`.
@@ -63,6 +63,25 @@ pub struct ScriptedParams {
     pub metrics: Option<toml::Table>,
 }
 
+/// The command-line options of the scripted workload: the `vllm bench serve` names it
+/// shares with the built-in kinds; each sets the `[workload]` key beside it.
+pub const FLAGS: &[FlagSpec] = &[
+    FlagSpec {
+        key: "model",
+        flag: "model",
+        help: "`${model}` in templates",
+        value_name: "MODEL",
+        kind: FlagKind::Text,
+    },
+    FlagSpec {
+        key: "pacing",
+        flag: "pacing",
+        help: "Default pacing of `stream` steps: realtime, saturate, or a speed factor like 2x",
+        value_name: "MODE",
+        kind: FlagKind::Text,
+    },
+];
+
 /// A configured scripted workload.
 #[derive(Debug)]
 pub struct ScriptedWorkload {
@@ -79,8 +98,7 @@ pub struct ScriptedWorkload {
 
 /// Build from a scenario (registered in `config::registry`, the composition root).
 pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<ScenarioError>> {
-    let p: ScriptedParams =
-        parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
+    let p: ScriptedParams = input.params()?;
     let mut errors = Vec::new();
     let err = |key: &str, msg: String| input.key_error(key, msg);
     let pacing = parse_pacing(p.pacing.as_deref())
@@ -118,7 +136,7 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<Scen
         timeout,
         item_fields: p.dataset.as_ref().map(|_| dataset::common_fields(&items)),
     };
-    let script = match parse::parse(input.path, input.src, &defaults) {
+    let script = match parse::parse(input.section.doc(), &defaults) {
         Ok(s) => s,
         Err(mut e) => {
             errors.append(&mut e);
@@ -163,7 +181,7 @@ fn items(
     dataset: Option<&Path>,
     errors: &mut Vec<ScenarioError>,
 ) -> Vec<ItemSpec> {
-    let base = input.path.parent().unwrap_or(Path::new("."));
+    let base = input.base_dir();
     match dataset {
         None => Vec::new(),
         Some(d) => dataset::discover(&base.join(d)).unwrap_or_else(|m| {

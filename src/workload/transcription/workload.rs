@@ -2,11 +2,11 @@
 //! positioned errors, dataset discovery at build time, audio decoding before timing,
 //! one [`TranscriptionSession`] per sample.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::KIND;
 use super::dataset::DecodeOptions;
@@ -14,17 +14,17 @@ use super::dataset::{self, Item};
 use super::protocol::Settings;
 use super::session::{TranscriptionOutput, TranscriptionSession};
 use crate::util::pacing::parse_pacing;
-use crate::util::scenario_error::{ScenarioError, parse_section};
+use crate::util::scenario_error::ScenarioError;
 use crate::workload::{
-    Descriptor, DynWorkload, MaybeFailed, Report, RunRecord, SampleRecord, SessionContext,
-    Workload, WorkloadError, WorkloadInput,
+    Descriptor, DynWorkload, FlagKind, FlagSpec, MaybeFailed, Report, RunRecord, SampleRecord,
+    SessionContext, Workload, WorkloadError, WorkloadInput,
 };
 
 /// Model named in `session.update` when the scenario names none.
 pub const DEFAULT_MODEL: &str = "mistralai/Voxtral-Mini-4B-Realtime-2602";
 
 /// `[workload]` keys of a `realtime-transcription` scenario.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TranscriptionParams {
     /// Always `"realtime-transcription"`.
@@ -52,6 +52,32 @@ pub struct TranscriptionParams {
     pub max_duration_s: Option<f64>,
 }
 
+/// The command-line options of the transcription workload: the `vllm bench serve` names
+/// it shares with the other kinds; each sets the `[workload]` key beside it.
+pub const FLAGS: &[FlagSpec] = &[
+    FlagSpec {
+        key: "model",
+        flag: "model",
+        help: "Model named in session.update",
+        value_name: "MODEL",
+        kind: FlagKind::Text,
+    },
+    FlagSpec {
+        key: "dataset_path",
+        flag: "dataset-path",
+        help: "Directory of audio files or a JSONL manifest",
+        value_name: "PATH",
+        kind: FlagKind::Path,
+    },
+    FlagSpec {
+        key: "pacing",
+        flag: "pacing",
+        help: "realtime, saturate, or a speed factor like 2x",
+        value_name: "MODE",
+        kind: FlagKind::Text,
+    },
+];
+
 /// A configured transcription workload.
 pub struct TranscriptionWorkload {
     pub(super) settings: Arc<Settings>,
@@ -73,9 +99,8 @@ impl std::fmt::Debug for TranscriptionWorkload {
 
 /// Build from a scenario (registered in `config::registry`).
 pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<ScenarioError>> {
-    let p: TranscriptionParams =
-        parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
-    let base = input.path.parent().unwrap_or(Path::new("."));
+    let p: TranscriptionParams = input.params()?;
+    let base = input.base_dir();
     let mut errors = Vec::new();
     let err = |key: &str, msg: String| input.key_error(key, msg);
     for (key, v) in [
@@ -111,7 +136,7 @@ pub fn build(input: &WorkloadInput<'_>) -> Result<Box<dyn DynWorkload>, Vec<Scen
     });
     let items = match &p.dataset_path {
         None => {
-            errors.push(ScenarioError::file(input.path, "[workload] needs `dataset_path` (a directory of audio files or a .jsonl manifest); `rtload dataset synth --kind transcription DIR` writes a small one"));
+            errors.push(input.file_error("[workload] needs `dataset_path` (a directory of audio files or a .jsonl manifest); `rtload dataset synth --kind transcription DIR` writes a small one"));
             Vec::new()
         }
         Some(d) => dataset::discover(&base.join(d)).unwrap_or_else(|e| {

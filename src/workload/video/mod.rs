@@ -8,6 +8,7 @@
 //! assembles the JSON result.
 
 pub mod chunk_meta;
+mod flags;
 pub mod image;
 pub mod metrics;
 pub mod names;
@@ -20,13 +21,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use crate::util::scenario_error::{ScenarioError, parse_section};
+use crate::util::scenario_error::ScenarioError;
 use crate::workload::spool::Spool;
 use crate::workload::{
     Descriptor, Report, RunRecord, SessionContext, Workload, WorkloadError, WorkloadInput,
 };
+pub use flags::FLAGS;
 use metrics::MetricsConfig;
 use rollout::{Rollout, RolloutOptions};
 use session::{SaveAs, SessionSettings, VideoSession};
@@ -36,7 +38,7 @@ pub const KIND: &str = "video-cadence";
 
 /// `[workload]` keys of a video-cadence scenario: the reference's options (§6.2) under the
 /// same names. Everything is optional; defaults are the reference's.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VideoParams {
     /// Always `"video-cadence"`.
@@ -113,9 +115,8 @@ pub struct VideoWorkload {
 pub fn build(
     input: &WorkloadInput<'_>,
 ) -> Result<Box<dyn crate::workload::DynWorkload>, Vec<ScenarioError>> {
-    let p: VideoParams =
-        parse_section(input.path, input.src, "workload", input.overrides).map_err(|e| vec![e])?;
-    let base = input.path.parent().unwrap_or(std::path::Path::new("."));
+    let p: VideoParams = input.params()?;
+    let base = input.base_dir();
     let mut errors = Vec::new();
     check_settings(&p, &mut |ok, key, msg| {
         if !ok {
@@ -133,7 +134,7 @@ pub fn build(
         return Err(errors);
     }
     let rollout = rollout::resolve(&rollout_options(&p), base)
-        .map_err(|e| vec![ScenarioError::file(input.path, format!("[workload]: {e}"))])?;
+        .map_err(|e| vec![input.file_error(format!("[workload]: {e}"))])?;
     if let Some(depth) = p.playback_buffer_chunks
         && depth > rollout.num_chunks()
     {
@@ -483,3 +484,6 @@ impl Workload for VideoWorkload {
             .map_err(WorkloadError::Report)
     }
 }
+
+#[cfg(test)]
+mod tests;

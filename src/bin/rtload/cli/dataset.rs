@@ -1,5 +1,5 @@
-//! `rtload dataset`: its subcommands and the flags of `dataset synth` (OmniInteract or
-//! transcription test data).
+//! `rtload dataset`: its subcommands and the flags of `dataset synth` (the test data of
+//! the kinds that declare one in the registry; this file names none).
 
 use std::path::PathBuf;
 
@@ -8,33 +8,38 @@ use clap::{Args, Subcommand};
 /// `rtload dataset ...`.
 #[derive(Debug, Subcommand)]
 pub enum DatasetCommand {
-    /// Write a small OmniInteract dataset in the official layout (1q1a, 1q1a_math, 1qna)
-    /// from generated audio and frames, so the duplex benchmark runs offline; with
-    /// `--kind transcription`, WAV files and reference transcripts for the
-    /// realtime-transcription workload.
+    /// Write a small test dataset from generated audio (and frames), so a workload's
+    /// scenarios run offline against the embedded server. The default `--kind` writes
+    /// the OmniInteract layout (1q1a, 1q1a_math, 1qna) and a reference voice;
+    /// `--kind transcription` WAV files with reference transcripts the embedded server
+    /// transcribes exactly.
     Synth(SynthArgs),
 }
 
-/// What `rtload dataset synth` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum SynthKind {
-    /// The OmniInteract layout (1q1a, 1q1a_math, 1qna) and a reference voice.
-    #[default]
-    Omniinteract,
-    /// WAV files with reference transcripts for the realtime-transcription workload,
-    /// which the embedded server transcribes exactly.
-    Transcription,
+/// The datasets `--kind` may name (every registered kind's), the first by default.
+fn dataset_kinds() -> clap::builder::PossibleValuesParser {
+    rtload::config::registry::datasets()
+        .iter()
+        .map(|d| d.name)
+        .collect::<Vec<_>>()
+        .into()
+}
+
+fn default_kind() -> &'static str {
+    rtload::config::registry::datasets()
+        .first()
+        .map_or("", |d| d.name)
 }
 
 /// `rtload dataset synth`.
 #[derive(Debug, Args)]
 pub struct SynthArgs {
-    /// Directory to write (omniinteract: `DIR/data/...`, `DIR/ref_audio.wav`;
+    /// Directory to write (the default kind: `DIR/data/...`, `DIR/ref_audio.wav`;
     /// transcription: `DIR/utt_NNN.wav` + `DIR/utt_NNN.txt`).
     pub dir: PathBuf,
     /// Which dataset to write.
-    #[arg(long, value_enum, default_value_t = SynthKind::Omniinteract)]
-    pub kind: SynthKind,
+    #[arg(long, value_parser = dataset_kinds(), default_value = default_kind())]
+    pub kind: String,
     /// Transcription: files to write.
     #[arg(long, default_value_t = 3)]
     pub files: usize,

@@ -1,12 +1,11 @@
-//! `rtload run`'s flags: the scenario, target, output, interrupt and lock options, the
+//! `rtload run`'s flags: the scenario, target, output and interrupt options, the
 //! `[load]` overrides, headers and TLS, sweeps and distributed runs; and the
-//! [`Overrides`](rtload::config::scenario::Overrides) they express.
+//! [`Overrides`](rtload::config::scenario::Overrides) they express (with the workload
+//! flags, which `super::workload` adds).
 
 use std::path::PathBuf;
 
 use clap::Args;
-
-use super::workload::{OmniArgs, VideoArgs};
 
 /// `rtload run`.
 #[derive(Debug, Args)]
@@ -26,11 +25,6 @@ pub struct RunArgs {
     /// 130. A second signal stops at once (files on disk stay consistent).
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0, value_parser = parse_grace)]
     pub grace_period: f64,
-    /// When another run holds the output directory's lock: give up (exit 2) after this
-    /// many seconds instead of waiting until it is released. The holder's pid is printed
-    /// either way.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_grace)]
-    pub lock_timeout: Option<f64>,
 
     /// Measured samples (`[load] samples`).
     #[arg(
@@ -127,13 +121,10 @@ pub struct RunArgs {
     )]
     pub metrics_linger: f64,
 
-    /// Video workload options (the `[workload]` keys of the video cadence kind).
-    #[command(flatten)]
-    pub video: VideoArgs,
-
-    /// OmniInteract workload options (the `[workload]` keys of the OmniInteract kind).
-    #[command(flatten)]
-    pub omni: OmniArgs,
+    /// The workload flags given (each kind's own, from its flag table; see
+    /// `super::workload`): the scenario's kind types them into `[workload]` patches.
+    #[arg(skip)]
+    pub workload: Vec<rtload::workload::WorkloadFlag>,
 }
 
 impl RunArgs {
@@ -154,11 +145,7 @@ impl RunArgs {
             target: self.target.clone(),
             output_json: self.output_json.clone(),
             load,
-            workload: {
-                let mut t = self.video.table()?;
-                self.omni.extend(&mut t)?;
-                t
-            },
+            workload: self.workload.clone(),
             headers: self
                 .headers
                 .iter()
@@ -175,7 +162,7 @@ impl RunArgs {
     }
 }
 
-/// `--grace-period`, `--lock-timeout`: finite seconds in 0..=3600.
+/// `--grace-period`, `--metrics-linger`: finite seconds in 0..=3600.
 fn parse_grace(v: &str) -> Result<f64, String> {
     match v.trim().parse::<f64>() {
         Ok(s) if s.is_finite() && (0.0..=3600.0).contains(&s) => Ok(s),

@@ -1,266 +1,96 @@
-//! The workload flag groups of `rtload run`: video cadence and OmniInteract. Each flag
-//! sets the `[workload]` key of its field's name: a group's override table is the struct
-//! serialized (unset options left out), with command-line paths made absolute.
+//! The workload flags of `rtload run` and `rtload check`, added to clap at run time from
+//! every registered kind's flag table (`WorkloadKind::flags`): this file names no
+//! workload. A flag several kinds declare is one option (listed under the first kind's
+//! heading); its text is handed over as given, and the scenario's kind types it into a
+//! patch of its `[workload]` key (or names the flag in an error when it has no such
+//! option).
 
-use std::path::PathBuf;
+use clap::parser::ValueSource;
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use rtload::workload::{FlagKind, FlagSpec, WorkloadFlag};
 
-use clap::Args;
-
-/// Options of the OmniInteract workload, named as in `vllm bench serve --omni`; each sets
-/// the `[workload]` key shown in brackets, which is the field's name: the override table
-/// is this struct serialized (unset options are left out), so a key is written once here.
-#[derive(Debug, Args, Default, serde::Serialize)]
-#[command(next_help_heading = "OmniInteract workload")]
-pub struct OmniArgs {
-    /// Local OmniInteract directory or archive [dataset_path].
-    #[arg(long, value_name = "PATH")]
-    #[serde(
-        serialize_with = "absolute_path",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub dataset_path: Option<PathBuf>,
-    /// Subsets in concatenation order: 1q1a 1q1a_math 1qna [subsets].
-    #[arg(long = "omniinteract-subsets", num_args = 1.., value_name = "SUBSET")]
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub subsets: Vec<String>,
-    /// Reference voice WAV [ref_audio].
-    #[arg(long = "omniinteract-ref-audio", value_name = "WAV")]
-    #[serde(
-        serialize_with = "absolute_path",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub ref_audio: Option<PathBuf>,
-    /// Session idle timeout / completion wait, seconds [timeout_s].
-    #[arg(long = "omniinteract-timeout-s", value_name = "S")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timeout_s: Option<f64>,
-    /// Per ffprobe/ffmpeg command, seconds [media_timeout_s].
-    #[arg(long = "omniinteract-media-timeout-s", value_name = "S")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub media_timeout_s: Option<f64>,
-    /// Longest accepted video, seconds [max_video_duration_s].
-    #[arg(long = "omniinteract-max-video-duration-s", value_name = "S")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_video_duration_s: Option<f64>,
-    /// Fail LISTEN-only cases [require_response].
-    #[arg(long = "omniinteract-require-response")]
-    #[serde(skip_serializing_if = "is_false")]
-    pub require_response: bool,
-    /// Artifact root [output_dir].
-    #[arg(long = "omniinteract-output-dir", value_name = "DIR")]
-    #[serde(
-        serialize_with = "absolute_path",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub output_dir: Option<PathBuf>,
-    /// Keep dataset order [disable_shuffle].
-    #[arg(long)]
-    #[serde(skip_serializing_if = "is_false")]
-    pub disable_shuffle: bool,
-    /// JSON object forwarded in session.update extra_body [extra_body].
-    #[arg(long, value_name = "JSON")]
-    #[serde(skip)]
-    pub extra_body: Option<String>,
-    /// realtime, saturate, or a speed factor like 2x [pacing].
-    #[arg(long, value_name = "MODE")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pacing: Option<String>,
-    /// Save the vllm-style result JSON [save_result].
-    #[arg(long)]
-    #[serde(skip_serializing_if = "is_false")]
-    pub save_result: bool,
-    /// Directory of the saved result [result_dir].
-    #[arg(long, value_name = "DIR")]
-    #[serde(
-        serialize_with = "absolute_path",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub result_dir: Option<PathBuf>,
-    /// File name of the saved result [result_filename].
-    #[arg(long, value_name = "NAME")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub result_filename: Option<String>,
-    /// Label of the result [label].
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    /// KEY=VALUE added to the saved result (repeatable) [metadata].
-    #[arg(long, num_args = 1.., value_name = "KEY=VALUE")]
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub metadata: Vec<String>,
-    /// Goodput SLOs KEY:MS, keys ttft tpot e2el itl audio_ttfp audio_rtf [goodput].
-    #[arg(long, num_args = 1.., value_name = "KEY:MS")]
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub goodput: Vec<String>,
-    /// Comma-separated metrics with percentiles [percentile_metrics].
-    #[arg(long, value_name = "LIST")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub percentile_metrics: Option<String>,
-    /// Comma-separated percentiles, e.g. 50,90,99 [metric_percentiles].
-    #[arg(long, value_name = "LIST")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub metric_percentiles: Option<String>,
+/// One command-line option: its first declaration, the heading it is listed under, and
+/// every kind declaring it.
+struct Declared {
+    spec: &'static FlagSpec,
+    heading: &'static str,
+    kinds: Vec<&'static str>,
 }
 
-impl OmniArgs {
-    /// Add the set options to the `[workload]` override table `t`; `--extra-body` must be
-    /// a JSON object.
-    pub(super) fn extend(&self, t: &mut toml::Table) -> Result<(), String> {
-        t.extend(toml::Table::try_from(self).map_err(|e| format!("OmniInteract options: {e}"))?);
-        if let Some(json) = &self.extra_body {
-            let v: serde_json::Value = serde_json::from_str(json)
-                .map_err(|e| format!("--extra-body: not valid JSON ({e}): {json}"))?;
-            let table = toml::Value::try_from(&v)
-                .ok()
-                .filter(toml::Value::is_table)
-                .ok_or_else(|| format!("--extra-body: must be a JSON object (got {json})"))?;
-            t.insert("extra_body".into(), table);
+/// Every distinct workload flag, in registry order.
+fn options() -> Vec<Declared> {
+    let mut out: Vec<Declared> = Vec::new();
+    for kind in rtload::config::registry::registry() {
+        for spec in kind.flags {
+            match out.iter_mut().find(|o| o.spec.flag == spec.flag) {
+                Some(o) => o.kinds.push(kind.name),
+                None => out.push(Declared {
+                    spec,
+                    heading: kind.flag_heading,
+                    kinds: vec![kind.name],
+                }),
+            }
         }
-        Ok(())
     }
+    out
 }
 
-/// Options of the video-cadence workload; each sets the `[workload]` key of the same name
-/// (the override table is this struct serialized; unset options are left out).
-#[derive(Debug, Args, Default, serde::Serialize)]
-#[command(next_help_heading = "Video cadence workload")]
-pub struct VideoArgs {
-    /// Model id sent in session.start.
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// JSON rollout file (the reference's --workload format). The file wins: the built-in
-    /// rollout's --num-chunks and --camera-pattern (and those `[workload]` keys) are
-    /// ignored, as the reference does.
-    #[arg(long = "workload", value_name = "FILE")]
-    #[serde(
-        serialize_with = "absolute_path",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub workload_file: Option<PathBuf>,
-    /// First frame: URL, data URL or image file (default: generated).
-    #[arg(long)]
-    #[serde(serialize_with = "image_arg", skip_serializing_if = "Option::is_none")]
-    pub image: Option<String>,
-    /// Prompt text.
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prompt: Option<String>,
-    /// Negative prompt (an empty string is a real value).
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub negative_prompt: Option<String>,
-    /// Chunks of the built-in rollout.
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub num_chunks: Option<u32>,
-    /// Camera pattern of the built-in rollout: forward, orbit, hold.
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub camera_pattern: Option<String>,
-    /// Frame width (multiple of 16).
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub width: Option<u32>,
-    /// Frame height (multiple of 16).
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub height: Option<u32>,
-    /// Integer fps label sent to the server (mux label).
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fps: Option<u32>,
-    /// Generation seed sent to the server (the reference's --seed; rtload's --seed is
-    /// the arrival seed).
-    #[arg(long)]
-    #[serde(rename = "seed", skip_serializing_if = "Option::is_none")]
-    pub video_seed: Option<i64>,
-    /// flow_shift extra parameter.
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub flow_shift: Option<f64>,
-    /// Real-time basis for RTF, deadline and playback (default: --fps).
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub target_fps: Option<f64>,
-    /// Chunks excluded from steady-state metrics.
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub warmup_chunks: Option<u32>,
-    /// Steady chunk deadline in ms (default 12 / target fps).
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub chunk_slo_ms: Option<f64>,
-    /// Chunks the simulated viewer buffers before playing.
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub playback_buffer_chunks: Option<u32>,
-    /// Seconds to wait for the first media chunk.
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_chunk_timeout: Option<f64>,
-    /// Seconds to wait between media chunks.
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub chunk_timeout: Option<f64>,
-    /// session.ping period in seconds (0 disables).
-    #[arg(long)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ping_interval: Option<f64>,
-    /// Print one line per chunk as it arrives.
-    #[arg(long)]
-    #[serde(skip_serializing_if = "is_false")]
-    pub print_chunks: bool,
-    /// Save each measured session's received media (fragmented MP4) in this directory.
-    #[arg(long, value_name = "DIR")]
-    #[serde(
-        serialize_with = "absolute_path",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub save_video: Option<PathBuf>,
+/// `cmd` with every workload flag.
+pub(super) fn with_flags(cmd: Command) -> Command {
+    cmd.args(options().iter().map(arg))
 }
 
-impl VideoArgs {
-    /// The `[workload]` override table of the set options.
-    pub(super) fn table(&self) -> Result<toml::Table, String> {
-        toml::Table::try_from(self).map_err(|e| format!("video options: {e}"))
-    }
-}
-
-/// Paths on the command line are relative to the current directory, not the scenario's.
-fn absolute(p: &std::path::Path) -> String {
-    std::path::absolute(p)
-        .unwrap_or_else(|_| p.to_path_buf())
-        .display()
-        .to_string()
-}
-
-/// Serialize an optional command-line path made absolute ([`absolute`]).
-fn absolute_path<S: serde::Serializer>(p: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
-    match p {
-        Some(p) => s.serialize_str(&absolute(p)),
-        None => s.serialize_none(),
-    }
-}
-
-/// `--image`: URLs as given, a local file made absolute.
-fn image_arg<S: serde::Serializer>(v: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
-    let Some(v) = v else {
-        return s.serialize_none();
+/// The clap argument of one option: help from its table, the `[workload]` key it sets
+/// in brackets.
+fn arg(o: &Declared) -> Arg {
+    let spec = o.spec;
+    let also = match o.kinds.get(1..) {
+        Some(more) if !more.is_empty() => format!("; also {}", more.join(", ")),
+        _ => String::new(),
     };
-    let is_url = ["http://", "https://", "data:"]
-        .iter()
-        .any(|p| v.starts_with(p));
-    if is_url {
-        s.serialize_str(v)
-    } else {
-        s.serialize_str(&absolute(std::path::Path::new(v)))
+    let a = Arg::new(spec.flag)
+        .long(spec.flag)
+        .help(format!("{} [{}{also}]", spec.help, spec.key))
+        .help_heading(o.heading);
+    match spec.kind {
+        FlagKind::Switch => a.action(ArgAction::SetTrue),
+        FlagKind::List => a
+            .action(ArgAction::Append)
+            .num_args(1..)
+            .value_name(spec.value_name),
+        FlagKind::Int => a
+            .value_name(spec.value_name)
+            .value_parser(clap::value_parser!(i64)),
+        FlagKind::Float => a
+            .value_name(spec.value_name)
+            .value_parser(clap::value_parser!(f64)),
+        FlagKind::Path => a
+            .value_name(spec.value_name)
+            .value_parser(clap::value_parser!(std::path::PathBuf)),
+        FlagKind::Text | FlagKind::UrlOrPath | FlagKind::JsonObject => {
+            a.value_name(spec.value_name)
+        }
     }
 }
 
-/// `skip_serializing_if` for flags: an unset switch is left out.
-fn is_false(b: &bool) -> bool {
-    !*b
+/// The workload flags given on the command line `m`, with their text as typed.
+pub(super) fn given(m: &ArgMatches) -> Vec<WorkloadFlag> {
+    options()
+        .iter()
+        .filter(|o| m.value_source(o.spec.flag) == Some(ValueSource::CommandLine))
+        .map(|o| WorkloadFlag {
+            flag: o.spec.flag.to_string(),
+            values: match o.spec.kind {
+                FlagKind::Switch => Vec::new(),
+                _ => m
+                    .get_raw(o.spec.flag)
+                    .into_iter()
+                    .flatten()
+                    .map(|v| v.to_string_lossy().into_owned())
+                    .collect(),
+            },
+        })
+        .collect()
 }
 
 #[cfg(test)]

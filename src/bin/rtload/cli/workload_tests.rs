@@ -1,137 +1,96 @@
-//! The workload flag groups: every video and OmniInteract flag sets a declared
-//! `[workload]` key.
+//! The workload flags on the command line: built from the registry's flag tables, no
+//! clash with `run`'s own flags, every flag accepted by `run` and `check` and handed over
+//! with its text as typed, and `--help` listing each with the key it sets.
 
-use clap::Parser as _;
+use crate::cli::{Cli, command};
+use clap::FromArgMatches as _;
+use rtload::workload::{FlagKind, FlagSpec, WorkloadFlag};
 
-use crate::cli::{Cli, Command, RunArgs};
-
-fn run_args(args: &[&str]) -> RunArgs {
-    let mut argv = vec!["rtload", "run", "s.toml"];
+/// The workload flags `rtload SUB s.toml ARGS...` hands over (the derived part of the
+/// command line parses alongside them).
+fn given(sub: &str, args: &[&str]) -> Vec<WorkloadFlag> {
+    let mut argv = vec!["rtload", sub, "s.toml"];
     argv.extend(args);
-    match Cli::parse_from(argv).command {
-        Command::Run(r) => *r,
-        _ => unreachable!(),
-    }
-}
-
-fn params_keys<T: schemars::JsonSchema>() -> Vec<String> {
-    let schema = schemars::schema_for!(T);
-    schema.as_value()["properties"]
-        .as_object()
-        .map(|m| m.keys().cloned().collect())
-        .unwrap_or_default()
+    let m = command().try_get_matches_from(argv).unwrap();
+    Cli::from_arg_matches(&m).unwrap();
+    super::given(m.subcommand_matches(sub).unwrap())
 }
 
 #[test]
-fn every_video_flag_sets_a_declared_workload_key() {
-    let r = run_args(&[
-        "--model",
-        "m",
-        "--workload",
-        "w.json",
-        "--image",
-        "data:x",
-        "--prompt",
-        "p",
-        "--negative-prompt",
-        "",
-        "--num-chunks",
-        "3",
-        "--camera-pattern",
-        "hold",
-        "--width",
-        "16",
-        "--height",
-        "32",
-        "--fps",
-        "8",
-        "--video-seed",
-        "7",
-        "--flow-shift",
-        "1.5",
-        "--target-fps",
-        "8",
-        "--warmup-chunks",
-        "1",
-        "--chunk-slo-ms",
-        "500",
-        "--playback-buffer-chunks",
-        "2",
-        "--first-chunk-timeout",
-        "9",
-        "--chunk-timeout",
-        "9",
-        "--ping-interval",
-        "0",
-        "--print-chunks",
-        "--save-video",
-        "out",
-    ]);
-    let t = r.video.table().unwrap();
-    let known = params_keys::<rtload::workload::video::VideoParams>();
-    for k in t.keys() {
-        assert!(known.contains(k), "--{k} has no [workload] key");
-    }
-    assert_eq!(t.len(), known.len() - 1, "{t:?}"); // all but `kind`
-    assert_eq!(t["seed"].as_integer(), Some(7));
-    assert_eq!(t["num_chunks"].as_integer(), Some(3));
-    assert_eq!(t["target_fps"].as_float(), Some(8.0));
-    assert_eq!(t["print_chunks"].as_bool(), Some(true));
-    assert_eq!(t["negative_prompt"].as_str(), Some(""));
-    assert!(std::path::Path::new(t["save_video"].as_str().unwrap()).is_absolute());
-    assert!(run_args(&[]).video.table().unwrap().is_empty());
+fn the_command_is_consistent() {
+    command().debug_assert();
 }
 
 #[test]
-fn every_omni_flag_sets_a_declared_workload_key() {
-    let r = run_args(&[
-        "--dataset-path",
-        "d",
-        "--omniinteract-subsets",
-        "1q1a",
-        "1qna",
-        "--omniinteract-ref-audio",
-        "r.wav",
-        "--omniinteract-timeout-s",
-        "5",
-        "--omniinteract-media-timeout-s",
-        "5",
-        "--omniinteract-max-video-duration-s",
-        "5",
-        "--omniinteract-require-response",
-        "--omniinteract-output-dir",
-        "o",
-        "--disable-shuffle",
-        "--extra-body",
-        "{\"a\": 1}",
-        "--pacing",
-        "2x",
-        "--save-result",
-        "--result-dir",
-        "rd",
-        "--result-filename",
-        "f.json",
-        "--label",
-        "l",
-        "--metadata",
-        "k=v",
-        "--goodput",
-        "ttft:100",
-        "--percentile-metrics",
-        "ttft",
-        "--metric-percentiles",
-        "50,99",
-    ]);
-    let mut t = toml::Table::new();
-    r.omni.extend(&mut t).unwrap();
-    let known = params_keys::<rtload::workload::omni::workload::OmniParams>();
-    for k in t.keys() {
-        assert!(known.contains(k), "--{k} has no [workload] key");
+fn every_registered_flag_is_accepted_and_handed_over_as_typed() {
+    for kind in rtload::config::registry::registry() {
+        for spec in kind.flags {
+            let long = spec.long();
+            let sample: &[&str] = match spec.kind {
+                FlagKind::Switch => &[],
+                FlagKind::List => &["a", "b"],
+                FlagKind::Int => &["3"],
+                FlagKind::Float => &["2.5"],
+                FlagKind::JsonObject => &["{\"a\": 1}"],
+                _ => &["x"],
+            };
+            let mut args = vec![long.as_str()];
+            args.extend(sample);
+            for sub in ["run", "check"] {
+                let w = given(sub, &args);
+                assert_eq!(w.len(), 1, "{sub} {long}: {w:?}");
+                assert_eq!(w[0].flag, spec.flag);
+                assert_eq!(w[0].values, sample, "{sub} {long}");
+            }
+        }
     }
-    assert_eq!(t["subsets"].as_array().map(Vec::len), Some(2));
-    assert_eq!(t["extra_body"]["a"].as_integer(), Some(1));
-    assert_eq!(t["disable_shuffle"].as_bool(), Some(true));
-    let mut empty = toml::Table::new();
-    run_args(&[]).omni.extend(&mut empty).unwrap();
-    assert!(empty.is_empty(), "{empty:?}");
+    assert!(given("run", &[]).is_empty());
+}
+
+/// The first registered flag of `kind`.
+fn first_flag(kind: FlagKind) -> &'static FlagSpec {
+    rtload::config::registry::registry()
+        .iter()
+        .flat_map(|k| k.flags)
+        .find(|f| f.kind == kind)
+        .unwrap_or_else(|| panic!("no {kind:?} flag registered"))
+}
+
+#[test]
+fn a_repeated_list_flag_keeps_every_value() {
+    let (list, int) = (first_flag(FlagKind::List), first_flag(FlagKind::Int));
+    let (list_long, int_long) = (list.long(), int.long());
+    let w = given(
+        "run",
+        &[&list_long, "a=1", &list_long, "b=2", "c=3", &int_long, "7"],
+    );
+    let by = |f: &str| w.iter().find(|w| w.flag == f).unwrap().values.clone();
+    assert_eq!(by(list.flag), ["a=1", "b=2", "c=3"]);
+    assert_eq!(by(int.flag), ["7"]);
+}
+
+#[test]
+fn help_lists_each_workload_flag_under_its_kind_with_its_key() {
+    let help = command()
+        .find_subcommand_mut("run")
+        .unwrap()
+        .render_long_help()
+        .to_string();
+    for kind in rtload::config::registry::registry() {
+        for spec in kind.flags {
+            // Each option is its name line and its help, up to a blank line.
+            let entry = help
+                .split("\n\n")
+                .find(|e| {
+                    e.lines().any(|l| {
+                        l.trim() == spec.long()
+                            || l.trim().starts_with(&format!("{} ", spec.long()))
+                    })
+                })
+                .unwrap_or_else(|| panic!("{} not in --help:\n{help}", spec.long()));
+            assert!(entry.contains(&format!("[{}", spec.key)), "{entry}");
+        }
+    }
+    let first = &rtload::config::registry::registry()[0];
+    assert!(help.contains(&format!("{}:", first.flag_heading)), "{help}");
 }

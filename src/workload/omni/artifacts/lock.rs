@@ -4,7 +4,8 @@
 //! and manifests. A second holder (another process, or another open of the
 //! file in this process) waits until the first is dropped, saying on stderr who holds
 //! the lock (the holder writes its pid and start time into the lock file); with a wait
-//! limit ([`set_wait_limit`], `--lock-timeout`) it fails instead once the limit passes.
+//! limit ([`OutputLock::acquire_within`], `lock_timeout_s` / `--lock-timeout`) it fails
+//! instead once the limit passes.
 //!
 //! Filesystems without lock support (NFS, Lustre, FSx: `ENOLCK`,
 //! `EOPNOTSUPP`, `EACCES`, `EINVAL`) do not stop the run: the lock proceeds
@@ -13,23 +14,13 @@
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use super::ArtifactError;
 use super::layout::LOCK_FILE;
 
-/// How long [`OutputLock::acquire`] waits for another holder; unset = as long as it takes.
-static WAIT_LIMIT: OnceLock<Duration> = OnceLock::new();
-
 /// Poll period while waiting with a limit.
 const POLL: Duration = Duration::from_millis(100);
-
-/// Make every later [`OutputLock::acquire`] in this process give up after `limit` (the
-/// CLI's `--lock-timeout`; set once at start, later calls are ignored).
-pub fn set_wait_limit(limit: Duration) {
-    let _ = WAIT_LIMIT.set(limit);
-}
 
 /// The held output-root lock; released when dropped (or when the process exits).
 #[derive(Debug)]
@@ -47,6 +38,15 @@ impl OutputLock {
     /// exclusive lock is held. Fails only on errors other than "no lock
     /// support" (those give an unlocked value with a [`warning`](Self::warning)).
     pub fn acquire(root: &Path) -> Result<OutputLock, ArtifactError> {
+        Self::acquire_within(root, None)
+    }
+
+    /// [`OutputLock::acquire`], giving up once another holder has kept the lock for
+    /// `limit` (`None`: wait as long as it takes).
+    pub fn acquire_within(
+        root: &Path,
+        limit: Option<Duration>,
+    ) -> Result<OutputLock, ArtifactError> {
         fs::create_dir_all(root).map_err(|source| ArtifactError::CreateDir {
             path: root.to_owned(),
             source,
@@ -62,7 +62,7 @@ impl OutputLock {
             .create(true)
             .open(&path)
             .map_err(lock_err)?;
-        let warning = match wait_for(&file, &path, WAIT_LIMIT.get().copied())? {
+        let warning = match wait_for(&file, &path, limit)? {
             Ok(()) => {
                 note_holder(&file);
                 None

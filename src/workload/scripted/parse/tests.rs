@@ -45,6 +45,12 @@ on = { type = "input_audio_buffer.append" }
 do = [{ after_ms = 5, send = [{ type = "transcription.delta", delta = "x" }] }]
 "#;
 
+/// The script of scenario text `src` (named `path`), parsed as the loader does.
+fn parse(path: &Path, src: &str, defaults: &Defaults) -> Result<Script, Vec<ScenarioError>> {
+    let doc = ScenarioDoc::parse(path, src).map_err(|e| vec![e])?;
+    super::parse(&doc, defaults)
+}
+
 fn errors(src: &str, fields: Option<&[&str]>) -> Vec<String> {
     parse(Path::new("s.toml"), src, &defaults(fields))
         .unwrap_err()
