@@ -60,10 +60,13 @@ fn init_logging() {
         }),
         _ => EnvFilter::new("warn"),
     };
+    // A closed stderr (a parent that stopped reading) must not turn a log line into a
+    // panic: the subscriber then drops the line instead of reporting its own write error.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(true)
+        .log_internal_errors(false)
         .try_init();
 }
 
