@@ -296,7 +296,7 @@ pub fn check(path: &Path, ov: &Overrides) -> Result<Scenario, Vec<ScenarioError>
 fn read(path: &Path) -> Result<String, Vec<ScenarioError>> {
     #[cfg(test)]
     READS.with(|c| c.set(c.get() + 1));
-    std::fs::read_to_string(path).map_err(|e| {
+    crate::util::fs::read_text_bounded(path, crate::util::fs::MAX_SCENARIO_BYTES).map_err(|e| {
         vec![ScenarioError::Read {
             path: path.to_path_buf(),
             msg: e.to_string(),

@@ -133,10 +133,11 @@ pub fn load_metrics(path: &Path) -> Result<BTreeMap<String, f64>, CompareError> 
 pub fn load_result(
     path: &Path,
 ) -> Result<(BTreeMap<String, f64>, Option<Catalogue>), CompareError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CompareError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = crate::util::fs::read_text_bounded(path, crate::util::fs::MAX_RESULT_BYTES)
+        .map_err(|source| CompareError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let doc: serde_json::Value =
         crate::report::resultfile::parse_lenient(&text).map_err(|source| CompareError::Json {
             path: path.to_path_buf(),

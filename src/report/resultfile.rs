@@ -21,7 +21,8 @@ pub fn parse_lenient(text: &str) -> Result<serde_json::Value, serde_json::Error>
 
 /// Read and parse a result file; errors name the file.
 pub fn read(path: &Path) -> Result<serde_json::Value, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = crate::util::fs::read_text_bounded(path, crate::util::fs::MAX_RESULT_BYTES)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     parse_lenient(&text).map_err(|e| format!("{}: not a JSON result: {e}", path.display()))
 }
 

@@ -44,6 +44,49 @@ pub fn write_atomic_with(
     res
 }
 
+/// The text of the regular file at `path`, refusing anything else before reading a
+/// byte: a FIFO (which would block), a device (`/dev/zero` would be read forever), a
+/// directory, or a file over `max_bytes` (named with its size and the bound).
+pub fn read_text_bounded(path: &Path, max_bytes: u64) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let meta = fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, device or directory is not read)",
+        ));
+    }
+    if meta.len() > max_bytes {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "{} bytes, over the {max_bytes}-byte bound for this kind of file",
+                meta.len()
+            ),
+        ));
+    }
+    let mut text = String::with_capacity(meta.len() as usize);
+    fs::File::open(path)?
+        .take(max_bytes + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > max_bytes {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("grew past the {max_bytes}-byte bound while being read"),
+        ));
+    }
+    Ok(text)
+}
+
+/// The largest scenario file read (a scenario is a few KiB; this bounds a mistake).
+pub const MAX_SCENARIO_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The largest result file `report`, `compare` and `merge` read: they hold a result in
+/// memory several times its size while they work, so a bigger one is refused up front
+/// with its size (its `.hlog` and distributions are what grow; split such a run into
+/// shards and merge them).
+pub const MAX_RESULT_BYTES: u64 = 256 * 1024 * 1024;
+
 /// Checks before a run that a file can be written at `path` later: its directory is
 /// created if missing and a probe file is written there, synced and removed. The error
 /// names what failed (e.g. a read-only directory, a full disk, a path that is a

@@ -15,6 +15,14 @@ pub enum TargetError {
         "target URL '{0}' has no host: expected ws://, wss://, http:// or https://<host>[:port][/path]"
     )]
     Host(String),
+    /// The port is not a number in 1..=65535.
+    #[error("target URL '{url}' has port {port}: a port is a number from 1 to 65535")]
+    Port {
+        /// The URL as given (redacted).
+        url: String,
+        /// The port text.
+        port: String,
+    },
 }
 
 /// The WebSocket URL for `base`, appending `default_path` when `base` has no path.
@@ -46,6 +54,19 @@ pub fn resolve_url(base: &str, default_path: &str) -> Result<String, TargetError
     };
     if host.is_empty() {
         return Err(TargetError::Host(base.to_string()));
+    }
+    let port = if host_port.starts_with('[') {
+        host_port.rsplit_once("]:").map(|(_, p)| p)
+    } else {
+        host_port.split_once(':').map(|(_, p)| p)
+    };
+    if let Some(p) = port.filter(|p| !p.is_empty())
+        && !p.parse::<u16>().is_ok_and(|n| n > 0)
+    {
+        return Err(TargetError::Port {
+            url: redact_url(base),
+            port: p.to_string(),
+        });
     }
     let path = path.trim_end_matches('/');
     let path = if path.is_empty() { default_path } else { path };
@@ -295,6 +316,17 @@ mod tests {
             let e = resolve_url(bad, P).expect_err(bad).to_string();
             assert!(e.contains(&format!("'{bad}'")), "{e}");
             assert!(e.contains("ws://, wss://, http:// or https://"), "{e}");
+        }
+        for (bad, port) in [
+            ("ws://h:99999", "99999"),
+            ("ws://h:0/x", "0"),
+            ("ws://[::1]:x", "x"),
+        ] {
+            let e = resolve_url(bad, P).expect_err(bad).to_string();
+            assert!(
+                e.contains(&format!("port {port}")) && e.contains("1 to 65535"),
+                "{e}"
+            );
         }
         for bad in [
             "ws://",

@@ -41,6 +41,18 @@ pub enum ShardError {
         /// The rejected text.
         got: String,
     },
+    /// A barrier so far from now that the run would never be what was meant: an hour
+    /// or more in the past (every release already late by that much) or more than a week
+    /// ahead (the run would wait silently).
+    #[error(
+        "--start-at {got:?} is {how}; the barrier is when every shard starts, e.g. two minutes from now: $(date -u -d '+2 min' +%Y-%m-%dT%H:%M:%SZ)"
+    )]
+    StartAtOutOfRange {
+        /// The time as given.
+        got: String,
+        /// How far off it is.
+        how: String,
+    },
     /// The cap leaves some shard no slot at all.
     #[error(
         "max_concurrency {cap} cannot be split over {count} shards (each shard needs at least 1); raise max_concurrency to >= {count} or use fewer shards"
@@ -121,6 +133,34 @@ pub fn parse_start_at(s: &str) -> Result<f64, ShardError> {
         };
     }
     rfc3339_unix_s(t).ok_or_else(bad)
+}
+
+/// The most a barrier may lie in the past (s): later than that, every release is late.
+pub const MAX_START_AT_PAST_S: f64 = 3600.0;
+/// The most a barrier may lie ahead (s).
+pub const MAX_START_AT_AHEAD_S: f64 = 7.0 * 86_400.0;
+
+/// [`parse_start_at`], then the barrier `s` checked against `now_unix_s`: no more than
+/// [`MAX_START_AT_PAST_S`] in the past and [`MAX_START_AT_AHEAD_S`] ahead.
+pub fn start_at_from(s: &str, now_unix_s: f64) -> Result<f64, ShardError> {
+    let at = parse_start_at(s)?;
+    let how = if at < now_unix_s - MAX_START_AT_PAST_S {
+        Some(format!(
+            "{:.0} s in the past (more than {MAX_START_AT_PAST_S:.0} s)",
+            now_unix_s - at
+        ))
+    } else if at > now_unix_s + MAX_START_AT_AHEAD_S {
+        Some(format!("{:.0} s ahead (more than a week)", at - now_unix_s))
+    } else {
+        None
+    };
+    match how {
+        Some(how) => Err(ShardError::StartAtOutOfRange {
+            got: s.to_string(),
+            how,
+        }),
+        None => Ok(at),
+    }
 }
 
 /// `YYYY-MM-DD(T|t| )HH:MM:SS(.frac)?(Z|z|±HH:MM)` → unix seconds.

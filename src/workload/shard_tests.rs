@@ -62,3 +62,16 @@ fn start_at_reads_unix_seconds_and_rfc3339() {
         assert!(e.to_string().contains("RFC 3339"), "{bad}: {e}");
     }
 }
+
+#[test]
+fn a_barrier_far_from_now_is_refused_saying_how_far() {
+    let now = 1_800_000_000.0;
+    assert_eq!(start_at_from("1800000100", now).unwrap(), 1_800_000_100.0);
+    assert_eq!(start_at_from("1799999000", now).unwrap(), 1_799_999_000.0);
+    let e = start_at_from("1", now).unwrap_err().to_string();
+    assert!(e.contains("1799999999 s in the past"), "{e}");
+    let e = start_at_from("99999999999999999", now)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("ahead (more than a week)"), "{e}");
+}

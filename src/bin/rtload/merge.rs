@@ -15,7 +15,12 @@ pub fn distributed(run: &crate::cli::RunArgs) -> Result<rtload::runner::Distribu
     let start_at_unix_s = run
         .start_at
         .as_deref()
-        .map(rtload::workload::shard::parse_start_at)
+        .map(|s| {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            rtload::workload::shard::start_at_from(s, now)
+        })
         .transpose()
         .map_err(|e| e.to_string())?;
     Ok(rtload::runner::Distributed {

@@ -89,6 +89,11 @@ pub struct SynthReport {
     pub frames_per_case: usize,
 }
 
+/// The most cases per subset `synth` writes.
+pub const MAX_CASES_PER_SUBSET: usize = 10_000;
+/// The longest synthetic case, seconds.
+pub const MAX_CASE_S: u64 = 3600;
+
 /// Write a synthetic dataset into `dir` (created if needed; see the module docs). Refuses
 /// to overwrite an existing `data/`, `ref_audio.wav` or (with `tar`) `data.tar.gz`.
 pub fn synth(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, DatasetError> {
@@ -96,6 +101,16 @@ pub fn synth(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, DatasetErro
         return Err(DatasetError::SynthOptions(
             "cases per subset and duration must both be at least 1".to_owned(),
         ));
+    }
+    // A bound on what one command writes: ~100 KB per case-second of frames and audio.
+    let case_s = u64::from(opts.duration_ms).div_ceil(1000);
+    if opts.cases_per_subset > MAX_CASES_PER_SUBSET || case_s > MAX_CASE_S {
+        return Err(DatasetError::SynthOptions(format!(
+            "at most {MAX_CASES_PER_SUBSET} cases per subset of at most {MAX_CASE_S} s each \
+             (got {} cases of {} ms): a synthetic set is for trying rtload, not for a \
+             benchmark of that size",
+            opts.cases_per_subset, opts.duration_ms
+        )));
     }
     let data = dir.join("data");
     let ref_audio = dir.join("ref_audio.wav");

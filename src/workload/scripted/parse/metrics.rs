@@ -16,6 +16,9 @@ use crate::workload::scripted::script::MetricDef;
 /// Longest expression text quoted in an error.
 const QUOTE: usize = 80;
 
+/// Names every scripted result reports itself (session counts).
+const RESERVED: [&str; 2] = ["completed", "failed"];
+
 /// The metric `k = v` of `[workload.metrics]`: an expression string or a table with
 /// `expr` and optional `unit`, `better`, `description`, `per`; the names it reads must
 /// be `known`; problems go to `cx`.
@@ -30,6 +33,21 @@ pub(super) fn metric_def(
         cx.err(
             k.span(),
             format!("metric name `{name}` must be letters, digits and `_` (e.g. ttft_ms)"),
+        );
+        return None;
+    }
+    if RESERVED.contains(&name.as_str()) {
+        cx.err(
+            k.span(),
+            format!(
+                "metric name `{name}` is taken: every scripted result reports `{name}` itself \
+                 (the sessions that {}); choose another name, e.g. `{name}_turns`",
+                if name == "completed" {
+                    "completed"
+                } else {
+                    "failed"
+                }
+            ),
         );
         return None;
     }

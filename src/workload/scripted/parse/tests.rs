@@ -280,3 +280,15 @@ fn structural_mistakes_are_explained() {
     let src = "[workload]\nkind = \"scripted\"\n[[workload.steps]]\nawait = {type=\"a\"}\nuntil = {type=\"b\"}\n";
     assert!(errors(src, None)[0].contains("collect = true"));
 }
+
+#[test]
+fn a_metric_named_like_a_session_count_is_refused() {
+    let src = "[workload]\nkind = \"scripted\"\n[[workload.steps]]\nmark = \"a\"\n[workload.metrics]\ncompleted = \"count(x)\"\n[workload.events]\nx = { type = \"x\" }\n";
+    let e = parse(Path::new("s.toml"), src, &defaults(None)).unwrap_err();
+    let text: Vec<String> = e.iter().map(ToString::to_string).collect();
+    assert!(
+        text.iter()
+            .any(|t| t.contains("s.toml:6:1") && t.contains("metric name `completed` is taken")),
+        "{text:?}"
+    );
+}
