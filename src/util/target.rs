@@ -34,15 +34,20 @@ pub fn resolve_url(base: &str, default_path: &str) -> Result<String, TargetError
         "wss" | "https" => "wss",
         _ => return Err(bad_scheme()),
     };
+    // User info (even a password with an unencoded `/`, `?` or `#`) is kept as given
+    // and not read as host, port or path.
+    let (user_info, rest) = match user_info_end(rest, false) {
+        Some(at) => rest.split_at(at + 1),
+        None => ("", rest),
+    };
     let (before_query, query) = match rest.find(['?', '#']) {
         Some(at) => rest.split_at(at),
         None => (rest, ""),
     };
-    let (authority, path) = match before_query.find('/') {
+    let (host_port, path) = match before_query.find('/') {
         Some(at) => before_query.split_at(at),
         None => (before_query, ""),
     };
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     let host = if host_port.starts_with('[') {
         host_port
             .split(']')
@@ -63,14 +68,20 @@ pub fn resolve_url(base: &str, default_path: &str) -> Result<String, TargetError
     if let Some(p) = port.filter(|p| !p.is_empty())
         && !p.parse::<u16>().is_ok_and(|n| n > 0)
     {
+        // Only digits are quoted: anything else may be part of a credential.
+        let shown = if p.bytes().all(|b| b.is_ascii_digit()) && p.len() < 12 {
+            p.to_string()
+        } else {
+            "(not a number)".to_string()
+        };
         return Err(TargetError::Port {
             url: redact_url(base),
-            port: p.to_string(),
+            port: shown,
         });
     }
     let path = path.trim_end_matches('/');
     let path = if path.is_empty() { default_path } else { path };
-    Ok(format!("{scheme}://{authority}{path}{query}"))
+    Ok(format!("{scheme}://{user_info}{host_port}{path}{query}"))
 }
 
 /// Why an upgrade header cannot be sent, or `None` when it can: the name must be an
@@ -303,6 +314,8 @@ mod tests {
         ok("HTTPS://h:9", "wss://h:9/v1/realtime/video");
         ok("ws://h:1?token=x", "ws://h:1/v1/realtime/video?token=x");
         ok("ws://u:p@h:1", "ws://u:p@h:1/v1/realtime/video");
+        ok("ws://u:a/b?c@h:1/p", "ws://u:a/b?c@h:1/p");
+        ok("ws://u:a/b@h:1", "ws://u:a/b@h:1/v1/realtime/video");
         ok("ws://[::1]:8000", "ws://[::1]:8000/v1/realtime/video");
         assert_eq!(
             resolve_url("http://h", "/v1/realtime").unwrap(),
@@ -320,7 +333,7 @@ mod tests {
         for (bad, port) in [
             ("ws://h:99999", "99999"),
             ("ws://h:0/x", "0"),
-            ("ws://[::1]:x", "x"),
+            ("ws://[::1]:x", "(not a number)"),
         ] {
             let e = resolve_url(bad, P).expect_err(bad).to_string();
             assert!(
