@@ -59,6 +59,19 @@ pub fn load_tls(cert: &Path, key: &Path) -> Result<ServerTls, ServerTlsError> {
         )
     })?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    // A key that parses as PEM but that the crypto provider cannot sign with (an RSA key
+    // under 2048 bits, an unsupported curve) is named as such, not as a mismatch.
+    if let Err(e) = provider.key_provider.load_private_key(key_der.clone_key()) {
+        return Err(fail(
+            key,
+            format!(
+                "the key cannot be used for TLS ({e}): rustls (ring) signs with RSA keys of \
+                 2048 to 8192 bits, ECDSA P-256 or P-384, and Ed25519 — a shorter RSA key \
+                 (e.g. 1024 bits) is refused; make one with `openssl genrsa -out key.pem 2048` \
+                 or `openssl ecparam -genkey -name prime256v1 -noout -out key.pem`"
+            ),
+        ));
+    }
     let cfg = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| fail(cert, e.to_string()))?
@@ -76,6 +89,24 @@ pub fn load_tls(cert: &Path, key: &Path) -> Result<ServerTls, ServerTlsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_rsa_key_is_named_as_unusable_not_as_a_mismatch() {
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/tls");
+        let e = load_tls(
+            &data.join("rsa1024-cert.pem"),
+            &data.join("rsa1024-key.pem"),
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(e.contains("rsa1024-key.pem"), "{e}");
+        assert!(
+            e.contains("2048 to 8192 bits") && e.contains("openssl genrsa"),
+            "{e}"
+        );
+        assert!(!e.contains("does not fit"), "{e}");
+    }
 
     #[test]
     fn loads_a_pair_and_names_the_bad_file() {
