@@ -540,10 +540,18 @@ impl Session for DuplexSession {
     fn on_closed(&mut self, at: Instant, reason: Option<String>, fx: &mut Effects) {
         // While uploading, the reference's next send hits the closed socket and it reports
         // the library's exception; while waiting, its reader-stopped message.
-        let msg = if self.phase == Phase::Streaming {
-            closed::send_after_close(reason.as_deref())
-        } else {
-            "Realtime WebSocket closed before the requested event arrived".into()
+        // The reference's words first (what `vllm bench` users grep for), then what
+        // happened in plain words, with the close code the server sent.
+        let msg = match (self.phase == Phase::Streaming, reason.as_deref()) {
+            (true, r) => format!(
+                "{} (the server closed the WebSocket while the case's audio was still streaming)",
+                closed::send_after_close(r)
+            ),
+            (false, Some(r)) => format!(
+                "Realtime WebSocket closed before the requested event arrived (the server closed with {})",
+                closed::describe(r)
+            ),
+            (false, None) => "Realtime WebSocket closed before the requested event arrived".into(),
         };
         // An error event the server sent before it closed is the reason: say it (the
         // reference's message first, as it reads).

@@ -31,19 +31,28 @@ fn explanation(code: u16) -> &'static str {
 /// `str(ConnectionClosed)` for a send after the server's close: `close` is the transport's
 /// `"<code>[ <reason>]"` of the server's close frame, `None` when none arrived.
 pub(super) fn send_after_close(close: Option<&str>) -> String {
-    let Some(close) = close else {
-        return "no close frame received or sent".into();
-    };
+    match close.and_then(frame) {
+        Some(frame) => format!("received {frame}; then sent {frame}"),
+        None => "no close frame received or sent".into(),
+    }
+}
+
+/// A close as `4999 (private use) gone away` (the code, what it means, the reason), or
+/// the text as given when it is not a code.
+pub(super) fn describe(close: &str) -> String {
+    frame(close).unwrap_or_else(|| close.to_string())
+}
+
+/// `code (meaning) reason` of a close given as `code reason`.
+fn frame(close: &str) -> Option<String> {
     let (code, reason) = close.split_once(' ').unwrap_or((close, ""));
-    let Ok(code) = code.parse::<u16>() else {
-        return "no close frame received or sent".into();
-    };
+    let code = code.parse::<u16>().ok()?;
     let mut frame = format!("{code} ({})", explanation(code));
     if !reason.is_empty() {
         frame.push(' ');
         frame.push_str(reason);
     }
-    format!("received {frame}; then sent {frame}")
+    Some(frame)
 }
 
 #[cfg(test)]

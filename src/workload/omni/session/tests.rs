@@ -568,7 +568,7 @@ fn an_error_before_the_close_is_the_reason_given() {
         Some(Err(f)) => {
             assert_eq!(f.kind, FailureKind::ServerError);
             assert!(
-                f.message.starts_with("Realtime WebSocket closed before the requested event arrived; the server had sent an error: ")
+                f.message.starts_with("Realtime WebSocket closed before the requested event arrived (the server closed with 1011 (internal error)); the server had sent an error: ")
                     && f.message.contains("the model is overloaded"),
                 "{}",
                 f.message

@@ -103,7 +103,7 @@ fn server_ending_the_session_early_fails() {
     h.s.on_closed(h.at(0.06), Some("1000".into()), &mut fx);
     assert_failed(
         &fx,
-        "Realtime WebSocket closed before the requested event arrived",
+        "Realtime WebSocket closed before the requested event arrived (the server closed with 1000 (OK))",
     );
 }
 
@@ -117,14 +117,20 @@ fn server_ending_the_session_while_uploading_reads_like_the_reference() {
     assert!(h.ev(0.6, expired.clone()).finish.is_none());
     let mut fx = Effects::default();
     h.s.on_closed(h.at(0.61), Some("1000".into()), &mut fx);
-    assert_failed(&fx, "received 1000 (OK); then sent 1000 (OK)");
+    assert_failed(
+        &fx,
+        "received 1000 (OK); then sent 1000 (OK) (the server closed the WebSocket while the case's audio was still streaming)",
+    );
 
     // A connection that just ends (no close frame).
     let mut h = H::new(settings());
     h.ev(0.1, json!({"type": "session.created"}));
     let mut fx = Effects::default();
     h.s.on_closed(h.at(0.5), None, &mut fx);
-    assert_failed(&fx, "no close frame received or sent");
+    assert_failed(
+        &fx,
+        "no close frame received or sent (the server closed the WebSocket while the case's audio was still streaming)",
+    );
 
     // Expired but left open: the completion wait reports it right after the commit.
     let mut h = H::new(settings());
@@ -229,7 +235,7 @@ fn transport_close_and_bad_frames() {
     h.s.on_closed(h.at(0.5), Some("1006".into()), &mut fx);
     assert_failed(
         &fx,
-        "Realtime WebSocket closed before the requested event arrived",
+        "Realtime WebSocket closed before the requested event arrived (the server closed with 1006 (abnormal closure [internal]))",
     );
     assert!(
         h.output().events.is_empty(),
