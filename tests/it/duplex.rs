@@ -30,7 +30,7 @@ fn error_on_update() {
     let m = fault_message("error_on_update = \"model is loading\"");
     assert!(
         m.starts_with(
-            "Realtime WebSocket closed before the requested event arrived; the server had sent an error: "
+            "Realtime WebSocket closed before the requested event arrived (the server closed with 1000 (OK)); the server had sent an error: "
         ) && m.contains("model is loading"),
         "{m}"
     );
