@@ -375,6 +375,15 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
             late: u32::try_from(late).unwrap_or(u32::MAX),
         });
     }
+    if let Some(p) = rec
+        .playback
+        .as_ref()
+        .filter(|p| !warmup && !p.streams.is_empty())
+    {
+        st.progress(ProgressEvent::Played {
+            stalls: p.stall_count(),
+        });
+    }
     if let Some(live) = &st.args.live {
         live.ended(&rec, headline_ms);
     }

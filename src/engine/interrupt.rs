@@ -141,11 +141,13 @@ pub fn listen_for_signals(
                 Err(e) => return drop(ready_tx.send(Err(e))),
             };
             rt.block_on(async move {
-                let (mut int, mut term) =
-                    match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
-                        (Ok(i), Ok(t)) => (i, t),
-                        (Err(e), _) | (_, Err(e)) => return drop(ready_tx.send(Err(e))),
-                    };
+                let (mut int, mut term) = match (
+                    signal(SignalKind::interrupt()),
+                    signal(SignalKind::terminate()),
+                ) {
+                    (Ok(i), Ok(t)) => (i, t),
+                    (Err(e), _) | (_, Err(e)) => return drop(ready_tx.send(Err(e))),
+                };
                 let _ = ready_tx.send(Ok(()));
                 for n in 1u32.. {
                     tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }

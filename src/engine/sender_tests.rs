@@ -39,7 +39,11 @@ fn text(s: &str, intended: Option<Instant>) -> OutMsg {
 }
 
 async fn next_frame(server: &mut Framed<DuplexStream, Codec>) -> Frame {
-    server.next().await.expect("a frame").expect("a valid frame")
+    server
+        .next()
+        .await
+        .expect("a frame")
+        .expect("a valid frame")
 }
 
 async fn next_text(server: &mut Framed<DuplexStream, Codec>) -> Bytes {

@@ -203,7 +203,10 @@ impl Live {
             Ok(ReadEvent::Ping(payload)) => self.sender.pong(payload),
             Ok(ReadEvent::Nothing) => {}
             Ok(ReadEvent::Close(reason)) => {
-                tracing::debug!(reason = reason.as_deref().unwrap_or("none"), "close received");
+                tracing::debug!(
+                    reason = reason.as_deref().unwrap_or("none"),
+                    "close received"
+                );
                 self.drive(|s, fx| s.on_closed(at, reason, fx));
                 // Nothing more can arrive: a session that did not decide ends here.
                 self.fail(

@@ -123,7 +123,9 @@ impl Rig {
 
     async fn run(&mut self) {
         self.live.drive(|s, fx| s.on_open(Instant::now(), fx));
-        self.live.until_decided(&mut self.reader, &mut self.rx).await;
+        self.live
+            .until_decided(&mut self.reader, &mut self.rx)
+            .await;
     }
 
     fn log(&self) -> Vec<String> {

@@ -226,9 +226,7 @@ impl Listener {
     pub fn finish(mut self) -> PlaybackSummary {
         self.settle();
         self.close_open();
-        PlaybackSummary {
-            streams: self.done,
-        }
+        PlaybackSummary { streams: self.done }
     }
 
     /// Seconds of stream `stream`'s media the listener had heard by `now_s`, for `now_s`
