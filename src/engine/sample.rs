@@ -141,7 +141,15 @@ async fn live(args: SampleArgs, mut control: UnboundedReceiver<Control>, me: Act
         .catch_unwind()
         .instrument(span.clone())
         .await;
-    let (record, artifacts) = record(&meta, started, ended);
+    let heading = Heading {
+        idx: meta.idx,
+        warmup: meta.warmup,
+        run_start: meta.run_start,
+        scheduled_s: meta.scheduled_s,
+        queue_wait_s: meta.queue_wait_s,
+        publishes: meta.writer.is_some() && !meta.warmup,
+    };
+    let (record, artifacts) = record(&heading, started, ended);
     span.in_scope(|| trace_outcome(&record.outcome));
     // Backpressure: the slot stays taken until the writer queue has room for every file.
     if let Some(w) = &meta.writer {
@@ -153,21 +161,32 @@ async fn live(args: SampleArgs, mut control: UnboundedReceiver<Control>, me: Act
     me.stop(None);
 }
 
+/// What a sample's record says whatever happened in it.
+struct Heading {
+    idx: usize,
+    warmup: bool,
+    run_start: Instant,
+    scheduled_s: f64,
+    queue_wait_s: f64,
+    /// The run publishes this sample's artifacts (a measured sample with a writer).
+    publishes: bool,
+}
+
 /// The sample's record (and the artifacts its session publishes) from how its live
 /// phase ended; a panic there is this sample's `crashed` outcome.
 fn record(
-    meta: &SampleMeta,
+    h: &Heading,
     started: Instant,
     ended: std::thread::Result<Ended>,
 ) -> (SampleRecord, Vec<Artifact>) {
     let now = Instant::now();
-    let since = |t: Instant| t.saturating_duration_since(meta.run_start).as_secs_f64();
+    let since = |t: Instant| t.saturating_duration_since(h.run_start).as_secs_f64();
     let mut rec = SampleRecord {
-        idx: meta.idx,
-        warmup: meta.warmup,
+        idx: h.idx,
+        warmup: h.warmup,
         session: None,
-        scheduled_s: meta.scheduled_s,
-        queue_wait_s: meta.queue_wait_s,
+        scheduled_s: h.scheduled_s,
+        queue_wait_s: h.queue_wait_s,
         started_s: since(started),
         opened_s: None,
         ended_s: since(now),
@@ -182,14 +201,15 @@ fn record(
             let why = (panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a panic".into());
-            let msg = format!("sample {} crashed: {why}", meta.idx);
+            let msg = format!("sample {} crashed: {why}", h.idx);
             rec.outcome = Err(Failure::new(FailureKind::Crashed, msg));
             return (rec, Vec::new());
         }
     };
-    let artifacts = match (&meta.writer, meta.warmup) {
-        (Some(_), false) => ended.session.artifacts(),
-        _ => Vec::new(),
+    let artifacts = if h.publishes {
+        ended.session.artifacts()
+    } else {
+        Vec::new()
     };
     rec.opened_s = ended.opened.map(since);
     rec.outcome = ended.outcome;
@@ -211,3 +231,7 @@ fn trace_outcome(outcome: &Result<(), Failure>) {
         ),
     }
 }
+
+#[cfg(test)]
+#[path = "sample_tests.rs"]
+mod tests;
