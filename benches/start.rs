@@ -1,7 +1,7 @@
-//! Benchmark of the sample start path: coordinator release → slot → sample actor tree on
-//! a shard → WebSocket connect → `session.start` → first chunk, against the embedded
-//! server in-process on 127.0.0.1. Prints per-sample start latency and the whole run's
-//! throughput. `cargo bench --bench start`.
+//! Benchmark of the sample start path: coordinator release → slot → sample supervisor
+//! and its live phase on a shard → WebSocket connect → `session.start` → first chunk,
+//! against the embedded server in-process on 127.0.0.1. Prints per-sample start latency
+//! and the whole run's throughput. `cargo bench --bench start`.
 
 use std::time::Instant;
 

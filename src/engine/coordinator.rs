@@ -40,6 +40,8 @@ pub enum CoordMsg {
     },
     /// The grace period of an interruption is over: cancel what still runs.
     GraceOver,
+    /// A second signal: stop releasing (if not yet) and cancel what runs, now.
+    CancelNow,
 }
 
 /// The run as the coordinator executes it.
@@ -160,13 +162,16 @@ impl Actor for Coordinator {
             CoordMsg::Released { .. } => {} // interrupted: released too late
             CoordMsg::Ended(rec) => finish_sample(&myself, st, *rec),
             CoordMsg::Interrupt { grace } => interrupt(&myself, st, grace),
-            CoordMsg::GraceOver => {
-                for actor in st.actors.values() {
-                    let msg = format!(
-                        "{INTERRUPTED}: the run was interrupted and the grace period ended before the session finished"
-                    );
-                    let _ = actor.cast(SampleMsg::Interrupt(msg));
-                }
+            CoordMsg::GraceOver => cancel_all(
+                st,
+                "the run was interrupted and the grace period ended before the session finished",
+            ),
+            CoordMsg::CancelNow => {
+                stop_releasing(st);
+                cancel_all(
+                    st,
+                    "the run was interrupted again and the session was cancelled at once",
+                );
             }
         }
         fill_slots(&myself, st).await;
@@ -302,7 +307,6 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
                 .saturating_duration_since(st.run_start)
                 .as_secs_f64(),
             queue_wait_s,
-            spawner: shard.clone(),
             writer: st.args.writer.clone(),
             lines: st.args.lines.clone(),
         };
@@ -371,6 +375,15 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
             late: u32::try_from(late).unwrap_or(u32::MAX),
         });
     }
+    if let Some(p) = rec
+        .playback
+        .as_ref()
+        .filter(|p| !warmup && !p.streams.is_empty())
+    {
+        st.progress(ProgressEvent::Played {
+            stalls: p.stall_count(),
+        });
+    }
     if let Some(live) = &st.args.live {
         live.ended(&rec, headline_ms);
     }
@@ -393,8 +406,22 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
 /// First signal: release nothing more, drop what waits for a slot, and give the samples
 /// in flight `grace` before they are cancelled. Unstarted samples leave no record.
 fn interrupt(myself: &ActorRef<CoordMsg>, st: &mut CoordState, grace: Duration) {
-    if st.interrupted {
+    if !stop_releasing(st) {
         return;
+    }
+    if st.remaining > 0 {
+        let me = myself.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(grace).await;
+            let _ = me.cast(CoordMsg::GraceOver);
+        });
+    }
+}
+
+/// Releases nothing more and drops what waits for a slot; `false` if it had already.
+fn stop_releasing(st: &mut CoordState) -> bool {
+    if st.interrupted {
+        return false;
     }
     st.interrupted = true;
     if let Some(t) = st.release_task.take() {
@@ -402,12 +429,13 @@ fn interrupt(myself: &ActorRef<CoordMsg>, st: &mut CoordState, grace: Duration) 
     }
     st.ready.clear();
     st.remaining = st.in_flight.len();
-    if st.remaining > 0 {
-        let me = myself.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(grace).await;
-            let _ = me.cast(CoordMsg::GraceOver);
-        });
+    true
+}
+
+/// Ends every sample in flight as interrupted, with `why` after the outcome's prefix.
+fn cancel_all(st: &CoordState, why: &str) {
+    for actor in st.actors.values() {
+        let _ = actor.cast(SampleMsg::Interrupt(format!("{INTERRUPTED}: {why}")));
     }
 }
 

@@ -1,11 +1,13 @@
-//! Graceful interruption: a switch the first SIGINT/SIGTERM flips (the coordinator then
-//! stops releasing samples, gives in-flight ones a grace period and cancels the rest as
-//! interrupted), and the signal listener that flips it. A second signal ends the process
-//! at once with exit code 130; every file rtload writes is published atomically, so what
-//! is on disk stays consistent.
+//! Interruption: a switch with two stages — the first SIGINT/SIGTERM flips it (the
+//! coordinator then stops releasing samples, gives in-flight ones a grace period and
+//! cancels the rest as interrupted), the second cancels the in-flight samples at once —
+//! and the signal listener that flips it. Either way the run returns, so the caller still
+//! writes everything that finished, marked interrupted. The library neither prints nor
+//! exits: the listener tells the caller each signal it acted on ([`Signal`]) and the
+//! caller says what happens.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -17,12 +19,13 @@ pub const INTERRUPTED: &str = "interrupted";
 /// Exit code of an interrupted run (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
-/// A one-way switch shared by whoever asks for the interruption and the engine.
+/// A one-way, two-stage switch shared by whoever asks for the interruption and the
+/// engine: stage 1 stops the run gracefully, stage 2 cancels what still runs.
 #[derive(Debug, Clone, Default)]
 pub struct InterruptSwitch {
-    inner: Arc<(AtomicBool, Notify)>,
+    inner: Arc<(AtomicU8, Notify)>,
     /// The run is over: a signal now only ends what the caller still waits for (the
-    /// `--metrics-linger`), so the listener does not announce a grace period.
+    /// `--metrics-linger`).
     over: Arc<AtomicBool>,
 }
 
@@ -32,9 +35,18 @@ impl InterruptSwitch {
         Self::default()
     }
 
-    /// Ask the run to stop (idempotent).
+    /// Ask the run to stop gracefully (idempotent).
     pub fn trigger(&self) {
-        self.inner.0.store(true, Ordering::SeqCst);
+        self.raise(1);
+    }
+
+    /// Ask the run to cancel what still runs, now (implies [`trigger`](Self::trigger)).
+    pub fn cancel_now(&self) {
+        self.raise(2);
+    }
+
+    fn raise(&self, stage: u8) {
+        self.inner.0.fetch_max(stage, Ordering::SeqCst);
         self.inner.1.notify_waiters();
         self.inner.1.notify_one();
     }
@@ -44,16 +56,35 @@ impl InterruptSwitch {
         self.over.store(true, Ordering::SeqCst);
     }
 
-    /// Whether [`trigger`](Self::trigger) was called.
+    /// Whether [`run_over`](Self::run_over) was called.
+    pub fn is_run_over(&self) -> bool {
+        self.over.load(Ordering::SeqCst)
+    }
+
+    /// Whether [`trigger`](Self::trigger) (or [`cancel_now`](Self::cancel_now)) was called.
     pub fn is_triggered(&self) -> bool {
-        self.inner.0.load(Ordering::SeqCst)
+        self.inner.0.load(Ordering::SeqCst) >= 1
+    }
+
+    /// Whether [`cancel_now`](Self::cancel_now) was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.0.load(Ordering::SeqCst) >= 2
     }
 
     /// Resolve once the switch is flipped.
     pub async fn triggered(&self) {
+        self.reached(1).await;
+    }
+
+    /// Resolve once what runs is to be cancelled now.
+    pub async fn cancelled(&self) {
+        self.reached(2).await;
+    }
+
+    async fn reached(&self, stage: u8) {
         loop {
             let notified = self.inner.1.notified();
-            if self.is_triggered() {
+            if self.inner.0.load(Ordering::SeqCst) >= stage {
                 return;
             }
             notified.await;
@@ -64,17 +95,37 @@ impl InterruptSwitch {
 /// How a run reacts to an interruption.
 #[derive(Debug, Clone)]
 pub struct Interrupt {
-    /// Flipped by the first signal.
+    /// Flipped by the first signal, raised by the second.
     pub switch: InterruptSwitch,
     /// How long in-flight samples may still finish before they are cancelled.
     pub grace: Duration,
 }
 
-/// Listen for SIGINT/SIGTERM on a dedicated thread: the first flips the returned switch
-/// (after printing what happens next on stderr, unless the run is already
-/// [over](InterruptSwitch::run_over)), the second exits the process with 130.
-/// Returns once the handlers are installed, so a signal sent afterwards is never missed.
-pub fn listen_for_signals(grace: Duration) -> std::io::Result<Interrupt> {
+/// A signal the listener acted on, for the caller to announce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// The first: nothing new is released; in-flight sessions get the grace period.
+    /// `run_over`: the run had already ended (the signal only ends what the caller waits
+    /// for, e.g. the `--metrics-linger`).
+    First {
+        /// The run had already ended.
+        run_over: bool,
+    },
+    /// The second: in-flight sessions are cancelled now; the run still returns.
+    Second,
+    /// A later one (the third is 3): the library has nothing more to stop; the caller
+    /// may end the process.
+    Later(u32),
+}
+
+/// Listen for SIGINT/SIGTERM on a dedicated thread: the first flips the returned switch,
+/// the second [cancels](InterruptSwitch::cancel_now) what runs; `told` hears of each
+/// signal right after the switch moved. Returns once the handlers are installed, so a
+/// signal sent afterwards is never missed.
+pub fn listen_for_signals(
+    grace: Duration,
+    told: impl Fn(Signal) + Send + 'static,
+) -> std::io::Result<Interrupt> {
     use tokio::signal::unix::{SignalKind, signal};
     let switch = InterruptSwitch::new();
     let flip = switch.clone();
@@ -90,23 +141,30 @@ pub fn listen_for_signals(grace: Duration) -> std::io::Result<Interrupt> {
                 Err(e) => return drop(ready_tx.send(Err(e))),
             };
             rt.block_on(async move {
-                let (mut int, mut term) =
-                    match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
-                        (Ok(i), Ok(t)) => (i, t),
-                        (Err(e), _) | (_, Err(e)) => return drop(ready_tx.send(Err(e))),
-                    };
+                let (mut int, mut term) = match (
+                    signal(SignalKind::interrupt()),
+                    signal(SignalKind::terminate()),
+                ) {
+                    (Ok(i), Ok(t)) => (i, t),
+                    (Err(e), _) | (_, Err(e)) => return drop(ready_tx.send(Err(e))),
+                };
                 let _ = ready_tx.send(Ok(()));
-                tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
-                if !flip.over.load(Ordering::SeqCst) {
-                    eprintln!(
-                        "interrupted: releasing no new sessions; in-flight sessions get {:.1} s to finish, then are cancelled (signal again to stop at once)",
-                        grace.as_secs_f64()
-                    );
+                for n in 1u32.. {
+                    tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
+                    match n {
+                        1 => {
+                            flip.trigger();
+                            told(Signal::First {
+                                run_over: flip.is_run_over(),
+                            });
+                        }
+                        2 => {
+                            flip.cancel_now();
+                            told(Signal::Second);
+                        }
+                        n => told(Signal::Later(n)),
+                    }
                 }
-                flip.trigger();
-                tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
-                eprintln!("interrupted again: stopping now");
-                std::process::exit(i32::from(EXIT_INTERRUPTED));
             });
         })?;
     ready_rx
@@ -133,6 +191,14 @@ mod tests {
             s.trigger();
             waiter.await.unwrap();
             s.triggered().await; // already flipped: returns at once
+            assert!(!s.is_cancelled());
+            let s3 = s.clone();
+            let waiter = tokio::spawn(async move { s3.cancelled().await });
+            tokio::task::yield_now().await;
+            s.cancel_now();
+            waiter.await.unwrap();
+            s.trigger(); // never lowers the stage
+            assert!(s.is_triggered() && s.is_cancelled());
         });
     }
 }

@@ -2,20 +2,21 @@
 //!
 //! Runtime arrangement (see ARCHITECTURE.md): a small multi-threaded tokio runtime hosts
 //! the [`coordinator`]; session shards — one OS thread each with a current-thread runtime
-//! and `LocalSet` (ractor's `ThreadLocalActorSpawner`) — host the [`sample`] actor trees;
-//! [`writer`] threads publish artifacts. The engine never interprets a payload: that is
-//! the workload's [`crate::workload::Session`].
+//! and `LocalSet` (ractor's `ThreadLocalActorSpawner`) — host the [`sample`] supervisors,
+//! each with its live phase ([`session`]: the session and its [`reader`], [`sender`] and
+//! [`playback`] roles); [`writer`] threads publish artifacts. The engine never interprets
+//! a payload: that is the workload's [`crate::workload::Session`].
 
 pub mod coordinator;
 pub mod fdlimit;
-pub mod host;
 pub mod interrupt;
 pub mod live;
-pub mod outbox;
+pub mod playback;
 pub mod progress;
-pub mod roles;
+pub mod reader;
 pub mod sample;
-pub mod slots;
+pub mod sender;
+pub mod session;
 pub mod tls;
 pub mod transport;
 pub mod wake;
@@ -161,6 +162,8 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
             tokio::spawn(async move {
                 i.switch.triggered().await;
                 let _ = coord.cast(CoordMsg::Interrupt { grace: i.grace });
+                i.switch.cancelled().await;
+                let _ = coord.cast(CoordMsg::CancelNow);
             })
         });
         let run = rx.await.map_err(|_| {

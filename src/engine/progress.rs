@@ -70,6 +70,13 @@ pub enum ProgressEvent {
         /// Of those, sends later than the run's generator-bound threshold.
         late: u32,
     },
+    /// What the listener of a measured sample that ended experienced, from its playback
+    /// role's summary (the values the report prints); sent before its
+    /// [`ProgressEvent::SampleEnded`], only when media played.
+    Played {
+        /// Times its listener ran dry.
+        stalls: u64,
+    },
 }
 
 /// Running tally of a run's progress; a pure state machine fed with [`ProgressEvent`]s.
@@ -87,6 +94,10 @@ pub struct Progress {
     /// Finite headline values of measured samples, ascending.
     values: Vec<f64>,
     last_event_s: Option<f64>,
+    /// Measured samples whose media played, those whose listener stalled, and stalls.
+    played: usize,
+    stalled: usize,
+    stalls: u64,
     /// Scheduled sends of measured samples, and those later than `bound_ms`.
     sends: usize,
     late_sends: usize,
@@ -109,6 +120,9 @@ impl Progress {
             warm_done: 0,
             values: Vec::new(),
             last_event_s: None,
+            played: 0,
+            stalled: 0,
+            stalls: 0,
             sends: 0,
             late_sends: 0,
             bound_ms: None,
@@ -161,6 +175,11 @@ impl Progress {
             ProgressEvent::Sends { sends, late } => {
                 self.sends += sends as usize;
                 self.late_sends += late as usize;
+            }
+            ProgressEvent::Played { stalls } => {
+                self.played += 1;
+                self.stalled += usize::from(stalls > 0);
+                self.stalls += stalls;
             }
             ProgressEvent::SampleEnded {
                 warmup: false,
@@ -227,9 +246,11 @@ impl Progress {
     }
 
     /// The status line at `now_s` seconds since the run started, e.g.
-    /// `[  12.3s] done 40/100  in flight 8  failed 1  warm-up 2/2  ttfc p50 312.4 ms p99 401.2 ms`.
+    /// `[  12.3s] done 40/100  in flight 8  failed 1  warm-up 2/2  ttfc p50 312.4 ms p99 401.2 ms  stalled 2/39 (3 stalls)`.
     /// Totals appear once [`ProgressEvent::Planned`] was seen; the warm-up segment only when
-    /// warm-ups are planned or seen; `–` stands for a percentile with no value yet.
+    /// warm-ups are planned or seen; `–` stands for a percentile with no value yet; the
+    /// playback segment once a measured sample's media played (sessions whose listener
+    /// stalled, of those, and their stalls).
     pub fn line(&self, now_s: f64) -> String {
         let elapsed = if now_s.is_finite() {
             now_s.max(0.0)
@@ -268,6 +289,13 @@ impl Progress {
             fmt_ms(self.p50_ms()),
             fmt_ms(self.p99_ms())
         ));
+        if self.played > 0 {
+            let plural = if self.stalls == 1 { "" } else { "s" };
+            s.push_str(&format!(
+                "  stalled {}/{} ({} stall{plural})",
+                self.stalled, self.played, self.stalls
+            ));
+        }
         if let Some(w) = self.generator_bound() {
             s.push_str("  ");
             s.push_str(&w);

@@ -294,3 +294,22 @@ fn surely_above_agrees_with_the_reported_p99() {
     assert!(p99_surely_above(2, 57));
     assert!(!p99_surely_above(0, 0));
 }
+
+#[test]
+fn line_counts_the_stalled_listeners_of_measured_samples_once_media_played() {
+    let mut p = Progress::new("ttfp");
+    assert!(!p.line(1.0).contains("stall"), "no media yet: no segment");
+    p.on_event(ProgressEvent::Played { stalls: 0 }, 1.0);
+    assert!(
+        p.line(1.0).ends_with("stalled 0/1 (0 stalls)"),
+        "{}",
+        p.line(1.0)
+    );
+    p.on_event(ProgressEvent::Played { stalls: 3 }, 2.0);
+    p.on_event(ProgressEvent::Played { stalls: 1 }, 3.0);
+    assert!(
+        p.line(3.0).ends_with("stalled 2/3 (4 stalls)"),
+        "{}",
+        p.line(3.0)
+    );
+}

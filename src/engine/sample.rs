@@ -1,40 +1,30 @@
-//! The sample supervisor: one per session, on one shard thread, never migrating.
-//!
-//! It connects (on the shard thread, in `post_start`), spawns its linked children —
-//! sender, playback, reader — and holds the [`Host`] of the workload's pure
-//! [`Session`](crate::workload::Session): the reader drives it with each message and the
-//! wake-up timer with each wake-up, where they happen; the supervisor drives it on open,
-//! on an interrupt and on a failed send. Any child failure becomes this sample's recorded
-//! outcome; the sample reports to the coordinator only after every child has reported
-//! *and* terminated, in whichever order those arrive.
+//! The sample supervisor: one `ThreadLocalActor` per session, on one shard thread, never
+//! migrating. **Owns** the sample's fixed parameters and the handle of its live phase.
+//! Its job: start the live phase ([`super::session`]) on its own shard thread — so the
+//! socket halves, which are not `Send`, are made and kept there by their owners and
+//! never cross an actor boundary — pass the coordinator's interrupts on to it, and turn
+//! how it ended into the sample's one [`SampleRecord`]: its outcome (a panic in the live
+//! phase becomes a `crashed` record, never a lost sample), the artifacts it hands the
+//! writer pool, then the record to the coordinator. One completion, one report.
 
+use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
-use ractor::thread_local::{ThreadLocalActor, ThreadLocalActorSpawner};
-use ractor::{ActorCell, ActorProcessingErr, ActorRef, SupervisionEvent};
+use futures_util::FutureExt as _;
+use ractor::thread_local::ThreadLocalActor;
+use ractor::{ActorProcessingErr, ActorRef};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::Instant;
+use tracing::Instrument as _;
 
 use super::coordinator::CoordMsg;
-use super::host::{Host, SharedHost};
-use super::outbox::{Outbox, SendPath};
-use super::roles::{
-    PlaybackActor, PlaybackArgs, PlaybackMsg, ReaderActor, ReaderArgs, SenderActor, SenderArgs,
-};
+use super::session::{self, Control, Ended, Setup};
 use super::writer::WriterHandle;
-use super::{slots, transport};
-use crate::workload::playback::PlaybackSummary;
-use crate::workload::{ConnectSpec, DynSession, FailureKind, SampleRecord};
+use crate::workload::{Artifact, ConnectSpec, DynSession, Failure, FailureKind, SampleRecord};
 
-/// Messages to a sample supervisor (received messages and wake-ups do not come here:
-/// the reader and the timer drive the session in the [`Host`] directly).
+/// Messages to a sample supervisor.
 #[derive(Debug)]
 pub enum SampleMsg {
-    /// The sender could not write.
-    SenderFailed(crate::workload::Failure),
-    /// The sender's lateness samples (sent as it stops).
-    SenderStats(Vec<f64>),
-    /// The playback summary (sent as playback stops).
-    PlaybackStats(PlaybackSummary),
     /// The run was interrupted: end the session now with this outcome message.
     Interrupt(String),
 }
@@ -73,8 +63,6 @@ pub struct SampleMeta {
     pub scheduled_s: f64,
     /// Seconds the sample waited for a concurrency slot.
     pub queue_wait_s: f64,
-    /// This sample's shard; children are spawned on it too.
-    pub spawner: ThreadLocalActorSpawner,
     /// Artifact writer, when the run publishes artifacts.
     pub writer: Option<WriterHandle>,
     /// Live log lines (`--print-chunks`), when enabled.
@@ -85,17 +73,10 @@ pub struct SampleMeta {
 #[derive(Default)]
 pub struct SampleActor;
 
-/// Supervisor state: the session host (children are set in it once connected, the
-/// outcome once decided) and what the report needs.
+/// Supervisor state: where interrupts go, and what the live phase starts with.
 pub struct SampleState {
-    args: SampleMeta,
-    host: SharedHost,
-    started: Instant,
-    opened: Option<Instant>,
-    live_children: usize,
-    sender_stats: Option<Vec<f64>>,
-    playback_stats: Option<PlaybackSummary>,
-    reported: bool,
+    control: UnboundedSender<Control>,
+    start: Option<(SampleArgs, UnboundedReceiver<Control>)>,
 }
 
 impl ThreadLocalActor for SampleActor {
@@ -106,19 +87,12 @@ impl ThreadLocalActor for SampleActor {
     async fn pre_start(
         &self,
         _myself: ActorRef<SampleMsg>,
-        mut args: SampleArgs,
+        args: SampleArgs,
     ) -> Result<SampleState, ActorProcessingErr> {
-        // The host carries out the session's effects, live log lines included.
-        let host = Host::new(args.session, args.meta.lines.take());
+        let (control, rx) = unbounded_channel();
         Ok(SampleState {
-            args: args.meta,
-            host,
-            started: Instant::now(),
-            opened: None,
-            live_children: 0,
-            sender_stats: None,
-            playback_stats: None,
-            reported: false,
+            control,
+            start: Some((args, rx)),
         })
     }
 
@@ -127,198 +101,137 @@ impl ThreadLocalActor for SampleActor {
         myself: ActorRef<SampleMsg>,
         st: &mut SampleState,
     ) -> Result<(), ActorProcessingErr> {
-        st.started = Instant::now();
-        let spec = match st.host.borrow_mut().session_mut() {
-            Some(s) => s.connect(&st.args.connect),
-            None => st.args.connect.clone(),
-        };
-        match transport::connect(
-            &spec,
-            st.args.connect_timeout,
-            st.args.tls.as_ref(),
-            st.args.max_frame_bytes,
-            &st.args.wire,
-        )
-        .await
-        {
-            Err(e) => {
-                st.host.borrow_mut().outcome = Some(Err(e.failure()));
-                st.sender_stats = Some(Vec::new());
-                st.playback_stats = Some(PlaybackSummary::default());
-                maybe_report(&myself, st);
-            }
-            Ok((sink, stream)) => spawn_children(&myself, st, sink, stream).await?,
+        // Spawned after start-up, on this shard thread: the spawner does not wait for the
+        // connection, and what the live phase makes stays on this thread.
+        if let Some((args, rx)) = st.start.take() {
+            tokio::task::spawn_local(live(args, rx, myself));
         }
         Ok(())
     }
 
     async fn handle(
         &self,
-        myself: ActorRef<SampleMsg>,
+        _myself: ActorRef<SampleMsg>,
         msg: SampleMsg,
         st: &mut SampleState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            SampleMsg::SenderFailed(e) => st.host.borrow_mut().fail(e.kind, e.message),
-            SampleMsg::Interrupt(e) => st.host.borrow_mut().fail(FailureKind::Interrupted, e),
-            SampleMsg::SenderStats(v) => st.sender_stats = Some(v),
-            SampleMsg::PlaybackStats(p) => st.playback_stats = Some(p),
+            // The live phase may have ended already: then there is nothing to interrupt.
+            SampleMsg::Interrupt(m) => drop(st.control.send(Control::Interrupt(m))),
         }
-        maybe_report(&myself, st);
-        Ok(())
-    }
-
-    async fn handle_supervisor_evt(
-        &self,
-        myself: ActorRef<SampleMsg>,
-        evt: SupervisionEvent,
-        st: &mut SampleState,
-    ) -> Result<(), ActorProcessingErr> {
-        match evt {
-            SupervisionEvent::ActorTerminated(cell, ..) => child_gone(st, &cell, None),
-            SupervisionEvent::ActorFailed(cell, err) => {
-                child_gone(st, &cell, Some(err.to_string()))
-            }
-            _ => {}
-        }
-        let mut host = st.host.borrow_mut();
-        if host.outcome.is_some() {
-            host.begin_shutdown();
-        }
-        drop(host);
-        maybe_report(&myself, st);
         Ok(())
     }
 }
 
-/// Spawns sender and playback, opens the session (its first messages go to the sender),
-/// then spawns the reader: the session sees no message before `on_open`.
-async fn spawn_children(
-    myself: &ActorRef<SampleMsg>,
-    st: &mut SampleState,
-    sink: transport::WsSink,
-    stream: transport::WsStream,
-) -> Result<(), ActorProcessingErr> {
-    let sp = st.args.spawner.clone();
-    let cell = myself.get_cell();
-    let outbox = Outbox::new(sink);
-    let (sender, _) = SenderActor::spawn_linked(
-        None,
-        SenderArgs {
-            outbox: slots::park(std::rc::Rc::clone(&outbox)),
-            parent: myself.clone(),
-        },
-        cell.clone(),
-        sp.clone(),
-    )
-    .await?;
-    let (playback, _) = PlaybackActor::spawn_linked(
-        None,
-        PlaybackArgs {
-            config: st.args.playback,
-            parent: myself.clone(),
-        },
-        cell.clone(),
-        sp.clone(),
-    )
-    .await?;
-    st.live_children = 2;
-    let now = Instant::now();
-    st.opened = Some(now);
-    let _ = playback.cast(PlaybackMsg::Opened(now));
-    {
-        let mut host = st.host.borrow_mut();
-        host.sender = Some(SendPath { outbox, sender });
-        host.playback = Some(playback);
-        host.drive(|s, fx| s.on_open(now, fx));
-    }
-    let path = st.host.borrow().sender.clone();
-    let (reader, _) = ReaderActor::spawn_linked(
-        None,
-        ReaderArgs {
-            stream: slots::park(stream),
-            host: slots::park(std::rc::Rc::downgrade(&st.host)),
-            sender: path.map(slots::park),
-        },
-        cell,
-        sp,
-    )
-    .await?;
-    st.live_children = 3;
-    let mut host = st.host.borrow_mut();
-    if host.outcome.is_some() {
-        // The session ended on open: the reader stops with the others.
-        reader.stop(None);
-    } else {
-        host.reader = Some(reader.get_cell());
-    }
-    Ok(())
-}
-
-fn child_gone(st: &mut SampleState, cell: &ActorCell, failure: Option<String>) {
-    st.live_children = st.live_children.saturating_sub(1);
-    let mut host = st.host.borrow_mut();
-    if let Some(err) = failure {
-        // A crashed child sends no stats; do not wait for them.
-        st.sender_stats.get_or_insert_with(Vec::new);
-        st.playback_stats
-            .get_or_insert_with(PlaybackSummary::default);
-        if host.outcome.is_none() {
-            host.outcome = Some(Err(crate::workload::Failure::new(
-                crate::workload::FailureKind::Crashed,
-                format!("sample actor {} failed: {err}", cell.get_id()),
-            )));
-        }
-    }
-}
-
-/// Report to the coordinator once the outcome is decided, every child has terminated and
-/// both stats messages arrived; then stop.
-fn maybe_report(myself: &ActorRef<SampleMsg>, st: &mut SampleState) {
-    let outcome = st.host.borrow().outcome.clone();
-    if st.reported
-        || outcome.is_none()
-        || st.live_children > 0
-        || st.sender_stats.is_none()
-        || st.playback_stats.is_none()
-    {
-        return;
-    }
-    st.reported = true;
-    let ended = Instant::now();
-    let mut session = st.host.borrow_mut().take_session();
-    let mut artifacts = Vec::new();
-    if let (Some(_), Some(s), false) = (&st.args.writer, session.as_mut(), st.args.warmup) {
-        artifacts = s.artifacts();
-    }
-    let since = |t: Instant| t.saturating_duration_since(st.args.run_start).as_secs_f64();
-    let record = SampleRecord {
-        idx: st.args.idx,
-        warmup: st.args.warmup,
-        session: None,
-        scheduled_s: st.args.scheduled_s,
-        queue_wait_s: st.args.queue_wait_s,
-        started_s: since(st.started),
-        opened_s: st.opened.map(since),
-        ended_s: since(ended),
-        outcome: outcome.unwrap_or(Ok(())),
-        send_lateness_s: st.sender_stats.take().unwrap_or_default(),
-        playback: st.playback_stats.take(),
-        output: session.map(|s| s.finish()),
+/// The sample's life: the live phase, then its record, its artifacts, its report.
+async fn live(args: SampleArgs, mut control: UnboundedReceiver<Control>, me: ActorRef<SampleMsg>) {
+    let SampleArgs { session, meta } = args;
+    let span = tracing::debug_span!("session", idx = meta.idx, warmup = meta.warmup);
+    let started = Instant::now();
+    let setup = Setup {
+        connect: meta.connect.clone(),
+        connect_timeout: meta.connect_timeout,
+        tls: meta.tls.clone(),
+        max_frame_bytes: meta.max_frame_bytes,
+        wire: meta.wire.clone(),
+        playback: meta.playback,
+        lines: meta.lines.clone(),
     };
-    let (writer, coordinator, me) = (
-        st.args.writer.clone(),
-        st.args.coordinator.clone(),
-        myself.clone(),
-    );
+    let ended = AssertUnwindSafe(session::run(setup, session, &mut control))
+        .catch_unwind()
+        .instrument(span.clone())
+        .await;
+    let heading = Heading {
+        idx: meta.idx,
+        warmup: meta.warmup,
+        run_start: meta.run_start,
+        scheduled_s: meta.scheduled_s,
+        queue_wait_s: meta.queue_wait_s,
+        publishes: meta.writer.is_some() && !meta.warmup,
+    };
+    let (record, artifacts) = record(&heading, started, ended);
+    span.in_scope(|| trace_outcome(&record.outcome));
     // Backpressure: the slot stays taken until the writer queue has room for every file.
-    tokio::task::spawn_local(async move {
-        if let Some(w) = writer {
-            for a in artifacts {
-                w.submit(a).await;
-            }
+    if let Some(w) = &meta.writer {
+        for a in artifacts {
+            w.submit(a).await;
         }
-        let _ = coordinator.cast(CoordMsg::Ended(Box::new(record)));
-        me.stop(None);
-    });
+    }
+    let _ = meta.coordinator.cast(CoordMsg::Ended(Box::new(record)));
+    me.stop(None);
 }
+
+/// What a sample's record says whatever happened in it.
+struct Heading {
+    idx: usize,
+    warmup: bool,
+    run_start: Instant,
+    scheduled_s: f64,
+    queue_wait_s: f64,
+    /// The run publishes this sample's artifacts (a measured sample with a writer).
+    publishes: bool,
+}
+
+/// The sample's record (and the artifacts its session publishes) from how its live
+/// phase ended; a panic there is this sample's `crashed` outcome.
+fn record(
+    h: &Heading,
+    started: Instant,
+    ended: std::thread::Result<Ended>,
+) -> (SampleRecord, Vec<Artifact>) {
+    let now = Instant::now();
+    let since = |t: Instant| t.saturating_duration_since(h.run_start).as_secs_f64();
+    let mut rec = SampleRecord {
+        idx: h.idx,
+        warmup: h.warmup,
+        session: None,
+        scheduled_s: h.scheduled_s,
+        queue_wait_s: h.queue_wait_s,
+        started_s: since(started),
+        opened_s: None,
+        ended_s: since(now),
+        outcome: Ok(()),
+        send_lateness_s: Vec::new(),
+        playback: None,
+        output: None,
+    };
+    let mut ended = match ended {
+        Ok(e) => e,
+        Err(panic) => {
+            let why = (panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".into());
+            let msg = format!("sample {} crashed: {why}", h.idx);
+            rec.outcome = Err(Failure::new(FailureKind::Crashed, msg));
+            return (rec, Vec::new());
+        }
+    };
+    let artifacts = if h.publishes {
+        ended.session.artifacts()
+    } else {
+        Vec::new()
+    };
+    rec.opened_s = ended.opened.map(since);
+    rec.outcome = ended.outcome;
+    rec.send_lateness_s = ended.send_lateness_s;
+    rec.playback = ended.playback;
+    // The typed output goes to the run's store; the engine's record says it is there.
+    ended.session.finish();
+    rec.output = Some(());
+    (rec, artifacts)
+}
+
+fn trace_outcome(outcome: &Result<(), Failure>) {
+    match outcome {
+        Ok(()) => tracing::debug!(outcome = "ok", "outcome"),
+        Err(f) => tracing::debug!(
+            outcome = f.kind.label(),
+            error = %crate::util::target::redact_text(&f.message),
+            "outcome"
+        ),
+    }
+}
+
+#[cfg(test)]
+#[path = "sample_tests.rs"]
+mod tests;

@@ -1,91 +1,85 @@
-//! A sample's one wake-up timer: the session asks to be woken at an instant
+//! A sample's one wake-up: the session asks to be woken at an instant
 //! ([`crate::workload::Effects::wake`]); the newest request replaces the previous one.
+//! **Owns** one timer entry, the requested instant and the instant the entry is set to;
+//! the sample's loop awaits [`Wake::due`] beside the reader and the sender, and drives
+//! the session's `on_wake` when it resolves.
 //!
-//! One long-lived local task per sample sleeps until the requested instant and then
-//! fires (the sample's [`super::host`] drives the session's `on_wake` right there).
-//! Re-arming never spawns: a request *later* than the one the task sleeps towards only
-//! moves the target (the task wakes at the old instant, sees the new one and sleeps on),
-//! and only an *earlier* one (or the first) wakes the task to sleep less. A video session re-arms its chunk timeout on every message, so this is a store
-//! of an `Instant` per message instead of a task spawned and aborted per message.
+//! Re-arming never touches the timer wheel for a *later* instant: it only moves the
+//! target (the entry fires at the old instant, sees the new one and is set to it), and
+//! only an *earlier* one (or the first) resets the entry. A video session re-arms its
+//! chunk timeout on every message, so this is a store of an `Instant` per message.
 
-use std::cell::Cell;
-use std::rc::Rc;
+use std::pin::Pin;
 
-use tokio::sync::Notify;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
-/// What the sample and its timer task share (one thread: plain cells).
-#[derive(Default)]
-struct Shared {
+/// The sample's wake-up (see the module header).
+pub struct Wake {
+    sleep: Pin<Box<Sleep>>,
     /// The requested instant; `None` when nothing is armed.
-    target: Cell<Option<Instant>>,
-    /// The instant the task currently sleeps towards, if it sleeps on one.
-    sleeping_to: Cell<Option<Instant>>,
-    /// Wakes the task when the target moved earlier (or was armed while it idled).
-    poke: Notify,
+    target: Option<Instant>,
+    /// The instant the timer entry is set to, while it means anything.
+    set_to: Option<Instant>,
 }
 
-/// The sample's wake-up timer; dropping it ends its task.
-pub struct WakeTimer {
-    shared: Rc<Shared>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl WakeTimer {
-    /// Start the timer task on the current thread's `LocalSet`; `fire` is called when a
-    /// request comes due (the sample's host drives the session's `on_wake`) and returns
-    /// `false` once nobody listens.
-    pub fn start(fire: impl Fn() -> bool + 'static) -> Self {
-        let shared = Rc::new(Shared::default());
-        let task = tokio::task::spawn_local(run(shared.clone(), fire));
-        Self { shared, task }
+impl Default for Wake {
+    fn default() -> Self {
+        Wake {
+            sleep: Box::pin(tokio::time::sleep_until(Instant::now())),
+            target: None,
+            set_to: None,
+        }
     }
+}
 
+impl Wake {
     /// Wake the sample at `at`, replacing any earlier request.
     pub fn arm(&mut self, at: Instant) {
-        self.shared.target.set(Some(at));
-        if self.shared.sleeping_to.get().is_none_or(|s| at < s) {
-            self.shared.poke.notify_one();
+        self.target = Some(at);
+        if self.set_to.is_none_or(|s| at < s) {
+            self.sleep.as_mut().reset(at);
+            self.set_to = Some(at);
         }
     }
 
     /// Cancel the pending request, if any.
     pub fn disarm(&mut self) {
-        self.shared.target.set(None);
+        self.target = None;
     }
-}
 
-impl Drop for WakeTimer {
-    fn drop(&mut self) {
-        self.task.abort();
+    /// Whether a request is pending.
+    pub fn armed(&self) -> bool {
+        self.target.is_some()
     }
-}
 
-async fn run(shared: Rc<Shared>, fire: impl Fn() -> bool) {
-    loop {
-        let Some(at) = shared.target.get() else {
-            shared.sleeping_to.set(None);
-            shared.poke.notified().await;
-            continue;
-        };
-        if Instant::now() >= at {
-            shared.target.set(None);
-            shared.sleeping_to.set(None);
-            if !fire() {
-                return;
+    /// Resolves at the requested instant (with the time it fired) and disarms; pending
+    /// while nothing is armed. Cancel-safe.
+    pub async fn due(&mut self) -> Instant {
+        loop {
+            let Some(target) = self.target else {
+                return std::future::pending().await;
+            };
+            if self.set_to.is_none_or(|s| s > target) {
+                self.sleep.as_mut().reset(target);
+                self.set_to = Some(target);
             }
-            continue;
-        }
-        shared.sleeping_to.set(Some(at));
-        tokio::select! {
-            () = tokio::time::sleep_until(at) => {}
-            () = shared.poke.notified() => {}
+            self.sleep.as_mut().await;
+            self.set_to = None;
+            let now = Instant::now();
+            match self.target {
+                Some(t) if now >= t => {
+                    self.target = None;
+                    return now;
+                }
+                // Moved later while the entry slept: set it to the new instant.
+                _ => {}
+            }
         }
     }
 }
 
 /// Runs `body` on a current-thread runtime whose clock is paused (it advances only when
-/// every task waits), inside a `LocalSet`: how the timer and the host are tested.
+/// every task waits), inside a `LocalSet`: how the wake-up and the loop are tested.
 #[cfg(test)]
 pub(super) fn on_paused_clock<T>(body: impl Future<Output = T>) -> T {
     let rt = tokio::runtime::Builder::new_current_thread()

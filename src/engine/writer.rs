@@ -1,8 +1,9 @@
-//! The artifact writer: a fixed pool of blocking `std::thread` workers fed by a bounded
-//! channel.
+//! The artifact writer role: a fixed pool of blocking `std::thread` workers fed by a
+//! bounded channel. **Owns** the writer threads, the queue and the run's list of files
+//! that could not be written.
 //!
-//! Sample actors hand finished files here after their session ended, so no file IO ever
-//! runs on a shard thread. The queue really bounds memory: when it is full, `submit`
+//! Samples hand their finished files (captured media included) here after their session
+//! ended, so no file IO ever runs on a shard thread. The queue really bounds memory: when it is full, `submit`
 //! waits asynchronously (the sample does not report, so its concurrency slot stays taken
 //! and no new session starts) — never a thread per artifact. Every file is published
 //! atomically: a unique temp file in the destination directory, then a rename over the

@@ -3,14 +3,18 @@
 //! assistant response each), is played by a single serial player. A stream starts once
 //! `buffer_units` of its units *and* `prebuffer_s` seconds of its media have landed (never
 //! before the previous stream has finished playing); every moment the player then runs dry
-//! is a stall. Pure: plain numbers in, a summary out. The sample's playback role
-//! (in the engine's `roles.rs`) collects the units the session emits and runs [`simulate`] once
-//! the sample ends; the summary reaches the workload in `SampleRecord::playback`.
+//! is a stall. Pure: plain numbers in, a summary out. [`simulate`] plays a whole sample
+//! at once; [`Listener`] is the same simulation fed unit by unit as media arrives (equal to
+//! it after every unit), which the engine's playback role owns: its state is what the
+//! listener has experienced so far, and at the sample's end its summary reaches the
+//! workload in `SampleRecord::playback`.
 
 use serde::Serialize;
 
+pub use listener::Listener;
 pub use log::UnitLog;
 
+mod listener;
 mod log;
 
 /// One unit of received media, in seconds on the sample's clock.

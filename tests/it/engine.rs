@@ -242,3 +242,57 @@ fn json_result_has_the_reference_layout() {
     }
     assert!(v["timestamp"].as_str().unwrap().ends_with("+00:00"));
 }
+
+/// `RUST_LOG=rtload=debug` traces a session's life inside its span: connect, first send,
+/// first receive, close, outcome, in that order (the binary's subscriber, as a user runs
+/// it; no URL credentials in the log).
+#[test]
+fn rust_log_debug_traces_a_sessions_life() {
+    let fx = video(3, 1, "");
+    let out = crate::support::rtload()
+        .arg("run")
+        .arg(&fx.path)
+        .arg("--quiet")
+        .env("RUST_LOG", "rtload=debug")
+        .output()
+        .unwrap();
+    let stderr = strip_ansi(&String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let session: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("session{idx=0") && l.contains("rtload::engine"))
+        .collect();
+    let at = |what: &str| {
+        session
+            .iter()
+            .position(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("no {what:?} in the session's trace:\n{stderr}"))
+    };
+    let order = [
+        at(": connect"),
+        at(": first send"),
+        at(": first receive"),
+        at(": close"),
+        at(": outcome"),
+    ];
+    assert!(order.is_sorted(), "{order:?} in\n{}", session.join("\n"));
+    assert!(session[order[4]].contains("outcome=\"ok\""), "{stderr}");
+}
+
+/// Drops ANSI colour sequences (`ESC [ … m`).
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

@@ -1,5 +1,6 @@
 //! Interrupted runs beyond `rtload run` (issue 11 item 1 follow-ups): a signal during a
-//! sweep stops it after the current point's graceful interruption.
+//! sweep stops it after the current point's graceful interruption; a second signal
+//! cancels the in-flight sessions at once and the run still writes what it has.
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
@@ -70,6 +71,84 @@ fn sigint_during_a_sweep_stops_it_after_the_current_point_and_exits_130() {
         point["interrupted"], true,
         "the interrupted point's own file says so"
     );
+}
+
+/// Two SIGINTs: the first starts a grace period far longer than the sessions, the second
+/// cancels them at once — the run still returns, writes its JSON marked interrupted, with
+/// each cancelled session's own outcome, and exits 130 (the CLI says each step; the
+/// library prints nothing).
+#[test]
+fn a_second_sigint_cancels_in_flight_sessions_at_once_and_still_writes_the_result() {
+    // Two ~10 s sessions at once; the grace period (600 s) would outlast them.
+    let fx = video(50, 2, "chunk_interval_ms = 200");
+    let json = fx.dir.path().join("out.json");
+    let mut child = rtload()
+        .arg("run")
+        .arg(&fx.path)
+        .args([
+            "--print-chunks",
+            "--quiet",
+            "--grace-period",
+            "600",
+            "--output-json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (streaming_tx, streaming) = std::sync::mpsc::channel();
+    let drain = std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if line.contains("session  0  chunk") {
+                let _ = streaming_tx.send(());
+            }
+        }
+    });
+    streaming.recv().expect("the first session never streamed");
+    let pid = child.id().to_string();
+    let sigint = || {
+        let killed = std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+    };
+    sigint();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = Vec::new();
+    for line in stderr.by_ref().map_while(Result::ok) {
+        let first = line.starts_with("interrupted: releasing no new sessions");
+        said.push(line);
+        if first {
+            break;
+        }
+    }
+    sigint();
+    said.extend(stderr.map_while(Result::ok));
+    let status = child.wait().unwrap();
+    drain.join().unwrap();
+    let said = said.join("\n");
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(
+        said.contains("interrupted again: cancelling the in-flight sessions now"),
+        "{said}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true);
+    let rows = doc["rtload"]["samples"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for r in rows {
+        let e = r["error"].as_str().unwrap_or_default();
+        assert!(
+            e.starts_with(
+                "interrupted: the run was interrupted again and the session was cancelled at once"
+            ),
+            "{rows:?}"
+        );
+    }
 }
 
 /// An OmniInteract run interrupted before any case ran: every complete bundle of the run

@@ -185,11 +185,31 @@ pub(crate) fn requested_sweep(
 fn listen_for_interrupt(
     grace: std::time::Duration,
 ) -> Option<rtload::engine::interrupt::Interrupt> {
-    match rtload::engine::interrupt::listen_for_signals(grace) {
+    match rtload::engine::interrupt::listen_for_signals(grace, move |s| announce(s, grace)) {
         Ok(i) => Some(i),
         Err(e) => {
             eprintln!("warning: cannot listen for Ctrl-C ({e}); an interrupt will lose the run");
             None
+        }
+    }
+}
+
+/// Says on stderr what a signal does (the library acts on it and prints nothing). The
+/// third ends the process at once: a run that does not return by then is stuck.
+fn announce(signal: rtload::engine::interrupt::Signal, grace: std::time::Duration) {
+    use rtload::engine::interrupt::{EXIT_INTERRUPTED, Signal};
+    match signal {
+        Signal::First { run_over: true } => {}
+        Signal::First { run_over: false } => eprintln!(
+            "interrupted: releasing no new sessions; in-flight sessions get {:.1} s to finish, then are cancelled (signal again to cancel them at once)",
+            grace.as_secs_f64()
+        ),
+        Signal::Second => eprintln!(
+            "interrupted again: cancelling the in-flight sessions now; what finished is still written (signal again to exit at once, writing nothing more)"
+        ),
+        Signal::Later(_) => {
+            eprintln!("interrupted a third time: exiting now");
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
         }
     }
 }
@@ -357,7 +377,9 @@ fn sweep_cmd(
         .clone()
         .unwrap_or_else(|| std::path::PathBuf::from(format!("sweep-{}", sc.name())));
     let grace = std::time::Duration::from_secs_f64(run.grace_period);
-    let interrupt = match rtload::engine::interrupt::listen_for_signals(grace) {
+    let interrupt = match rtload::engine::interrupt::listen_for_signals(grace, move |s| {
+        announce(s, grace)
+    }) {
         Ok(i) => Some(i),
         Err(e) => {
             eprintln!("warning: cannot listen for Ctrl-C ({e}); an interrupt will lose the sweep");

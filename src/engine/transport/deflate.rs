@@ -370,10 +370,15 @@ impl Deflater {
                 break;
             }
         }
-        if !out.ends_with(&TAIL) {
+        if out.is_empty() {
+            // An empty message right after a sync flush: zlib may emit nothing at all.
+            // One empty stored block without its tail (RFC 7692 §7.2.3.6) stands for it.
+            out.push(0x00);
+        } else if out.ends_with(&TAIL) {
+            out.truncate(out.len() - TAIL.len());
+        } else {
             return Err("compressed message does not end with a sync flush".into());
         }
-        out.truncate(out.len() - TAIL.len());
         if self.reset_each {
             self.state.reset();
         }

@@ -1,5 +1,5 @@
-//! The socket's two halves on one shard thread: the sample's sender role writes and the
-//! reader task reads the same framed connection, shared as an `Rc<RefCell<_>>` that
+//! The socket's two halves on one shard thread: the sample's sender role writes and its
+//! reader role reads the same framed connection, shared as an `Rc<RefCell<_>>` that
 //! neither holds across an `.await` (futures' `split` serializes the halves with a lock
 //! built for threads, which a shard never needs).
 //!
@@ -118,8 +118,9 @@ impl WsSink {
         Ok(())
     }
 
-    /// Appends `msg`'s frame to the write buffer (whole: frames never interleave).
-    fn encode(&self, msg: Message) -> Result<(), ProtocolError> {
+    /// Appends `msg`'s frame to the write buffer (whole: frames never interleave); the
+    /// next [`WsSink::flush`] writes it.
+    pub fn encode(&self, msg: Message) -> Result<(), ProtocolError> {
         let mut conn = self.0.borrow_mut();
         let conn = conn.as_mut().ok_or_else(gone)?;
         Pin::new(conn).write(msg)

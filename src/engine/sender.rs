@@ -1,0 +1,181 @@
+//! The sender role. **Owns** the socket's write half, the messages waiting to be
+//! written (in the order the session emitted them), and the sample's lateness record:
+//! `actual − intended` for every scheduled message, taken as the generator gets to it,
+//! before its bytes are written.
+//!
+//! A message the session emits goes out **at once**, inside the turn that produced it,
+//! when nothing waits: it is timed, framed into the shard's scratch buffer and written
+//! with one non-blocking attempt (no allocation, no hop). Only what cannot go out that way
+//! waits here: the rest of a write the socket did not take (backpressure), and every
+//! message emitted behind it. [`Sender::drain`] writes what waits, in order, timing each
+//! message when it gets to it — exactly as if each had been handed over one by one. The
+//! sample's loop awaits it only while something waits; it is cancel-safe (a message is
+//! framed into the connection's write buffer before any `.await`, and what a cancelled
+//! flush left there is flushed next time).
+//!
+//! A failed write breaks the sender: nothing more is written, and the failure's message
+//! is returned once, for the sample's outcome.
+
+use std::collections::VecDeque;
+
+use actix_http::ws::ProtocolError;
+use awc::ws::{CloseCode, Message};
+use tokio::time::Instant;
+
+use super::transport::{WsSink, to_message};
+use crate::workload::OutMsg;
+
+/// Something waiting to be written.
+enum Waiting {
+    /// A session message (timed when the sender gets to it, if scheduled).
+    Data(OutMsg),
+    /// A control frame (a pong).
+    Control(Message),
+}
+
+/// The sender role (see the module header).
+pub struct Sender {
+    sink: WsSink,
+    waiting: VecDeque<Waiting>,
+    /// The connection's write buffer holds bytes the socket has not taken yet.
+    flushing: bool,
+    broken: bool,
+    /// A session message was written: the first one is traced.
+    sent_any: bool,
+    lateness_s: Vec<f64>,
+}
+
+impl Sender {
+    /// A sender writing to `sink`.
+    pub fn new(sink: WsSink) -> Self {
+        Sender {
+            sink,
+            waiting: VecDeque::new(),
+            flushing: false,
+            broken: false,
+            sent_any: false,
+            lateness_s: Vec::new(),
+        }
+    }
+
+    /// Whether a message may go out at once: nothing waits and no write failed.
+    pub fn idle(&self) -> bool {
+        !self.flushing && self.waiting.is_empty() && !self.broken
+    }
+
+    /// Whether [`Sender::drain`] has work: something waits and no write failed.
+    pub fn has_waiting(&self) -> bool {
+        !self.broken && (self.flushing || !self.waiting.is_empty())
+    }
+
+    /// Sends `out` at once when nothing waits (timed now), else queues it behind what
+    /// does. `Err`: the write failed (the sample's failure message); dropped silently
+    /// once broken.
+    pub fn send(&mut self, out: OutMsg) -> Result<(), String> {
+        if !self.idle() {
+            if !self.broken {
+                self.waiting.push_back(Waiting::Data(out));
+            }
+            return Ok(());
+        }
+        self.record(out.intended, Instant::now());
+        self.write_now(to_message(out.msg))
+    }
+
+    /// Answers a ping (at once when nothing waits, else behind what does). A pong that
+    /// cannot be written is not the session's failure: its next message's write says so.
+    pub fn pong(&mut self, payload: bytes::Bytes) {
+        let msg = Message::Pong(payload);
+        if self.idle() {
+            if let Ok(all) = self.sink.send_now(msg) {
+                self.flushing = !all;
+            }
+        } else if !self.broken {
+            self.waiting.push_back(Waiting::Control(msg));
+        }
+    }
+
+    /// One non-blocking attempt; what the socket did not take waits for the flush.
+    fn write_now(&mut self, msg: Message) -> Result<(), String> {
+        self.first_write();
+        match self.sink.send_now(msg) {
+            Ok(all) => {
+                self.flushing = !all;
+                Ok(())
+            }
+            Err(e) => Err(self.broke(&e)),
+        }
+    }
+
+    /// Writes what waits, in order; resolves when nothing does. Cancel-safe.
+    pub async fn drain(&mut self) -> Result<(), String> {
+        if self.broken {
+            return Ok(());
+        }
+        loop {
+            if self.flushing {
+                if let Err(e) = self.sink.flush().await {
+                    return Err(self.broke(&e));
+                }
+                self.flushing = false;
+            }
+            let msg = match self.waiting.pop_front() {
+                None => return Ok(()),
+                Some(Waiting::Control(m)) => m,
+                Some(Waiting::Data(out)) => {
+                    self.record(out.intended, Instant::now());
+                    self.first_write();
+                    to_message(out.msg)
+                }
+            };
+            // Framed into the write buffer now; written by the flush above.
+            if let Err(e) = self.sink.encode(msg) {
+                return Err(self.broke(&e));
+            }
+            self.flushing = true;
+        }
+    }
+
+    /// Writes what waits, then a normal close frame, and shuts the write direction
+    /// down. A failure here is not the session's: its outcome is decided already.
+    pub async fn close(&mut self) {
+        if self.broken || self.drain().await.is_err() {
+            return;
+        }
+        tracing::debug!("close sent");
+        let _ = self
+            .sink
+            .send(Message::Close(Some(CloseCode::Normal.into())))
+            .await;
+        let _ = self.sink.close().await;
+    }
+
+    /// The lateness samples (seconds), taken out.
+    pub fn take_lateness(&mut self) -> Vec<f64> {
+        std::mem::take(&mut self.lateness_s)
+    }
+
+    fn first_write(&mut self) {
+        if !self.sent_any {
+            self.sent_any = true;
+            tracing::debug!("first send");
+        }
+    }
+
+    fn broke(&mut self, e: &ProtocolError) -> String {
+        self.broken = true;
+        self.waiting.clear();
+        format!("send failed: {e}")
+    }
+
+    fn record(&mut self, intended: Option<Instant>, now: Instant) {
+        if let Some(intended) = intended {
+            let late = now.saturating_duration_since(intended).as_secs_f64();
+            self.lateness_s.push(late);
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "sender_tests.rs"]
+mod tests;

@@ -1,0 +1,268 @@
+//! A sample's live phase: one local task on the sample's shard thread that **owns** the
+//! workload's [`DynSession`] (the pure protocol state machine), the sample's outcome
+//! once decided, the session's [`Wake`]-up, and the sample's roles — the [`Reader`]
+//! (read half), the [`Sender`] (write half, what waits, lateness) and the [`Playback`]
+//! (the listener simulation). Nothing here is shared: each value has this one owner.
+//!
+//! The task connects, opens the session, then waits on four things at once — a control
+//! message from the sample supervisor (an interrupt), the sender's pending writes (only
+//! while something waits), the wake-up (only while one is armed) and the reader's next
+//! event — and hands each to the role whose job it is: a received message to the session
+//! (with its receipt time), the session's [`Effects`] to the sender (messages, at once
+//! when nothing waits), to playback (media, played as it arrives), to the wake-up and to
+//! the live log. Roles on one shard thread talk by these typed hand-overs, not by
+//! mailboxes: a mailbox hop per message cost about a tenth of a shard's CPU
+//! (BENCHMARKS.md, "Sends go out from where the session emits them"). Once the outcome is
+//! decided it stops reading, lets the sender write what waits and close, and returns
+//! everything — session, outcome, lateness, playback summary — by value: nothing is left
+//! behind in a child that might stop first.
+
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::Instant;
+
+use super::playback::Playback;
+use super::reader::{Reader, Received};
+use super::sender::Sender;
+use super::tls::ClientTls;
+use super::transport::{self, ReadEvent, Wire};
+use super::wake::Wake;
+use crate::workload::playback::{PlaybackConfig, PlaybackSummary};
+use crate::workload::{ConnectSpec, DynSession, Effects, Failure, FailureKind};
+
+/// What the sample supervisor tells its live phase.
+#[derive(Debug)]
+pub enum Control {
+    /// End the session now with an `interrupted` outcome and this message; during the
+    /// close, stop closing.
+    Interrupt(String),
+}
+
+/// Where and how the session connects, and how its listener buffers.
+pub struct Setup {
+    /// The run's target (the session may add to it).
+    pub connect: ConnectSpec,
+    /// Handshake bound.
+    pub connect_timeout: Duration,
+    /// The run's client TLS (for `wss://`).
+    pub tls: Option<ClientTls>,
+    /// Largest inbound frame or reassembled message.
+    pub max_frame_bytes: usize,
+    /// What the handshake offers, and the run's tally of what was agreed.
+    pub wire: Wire,
+    /// How the playback role buffers before it starts each stream.
+    pub playback: PlaybackConfig,
+    /// Live log lines (`--print-chunks`), when enabled.
+    pub lines: Option<crossbeam_channel::Sender<String>>,
+}
+
+/// How the live phase ended: everything it owned that the record needs.
+pub struct Ended {
+    /// The session, for its artifacts and typed output.
+    pub session: Box<dyn DynSession>,
+    /// The sample's outcome.
+    pub outcome: Result<(), Failure>,
+    /// When the socket opened (`None`: it never did).
+    pub opened: Option<Instant>,
+    /// Lateness of every scheduled message, seconds.
+    pub send_lateness_s: Vec<f64>,
+    /// What the listener experienced (`None`: the socket never opened).
+    pub playback: Option<PlaybackSummary>,
+}
+
+/// Runs the sample's live phase; `control` carries the supervisor's interrupts.
+pub async fn run(
+    setup: Setup,
+    session: Box<dyn DynSession>,
+    control: &mut UnboundedReceiver<Control>,
+) -> Ended {
+    let spec = session.connect(&setup.connect);
+    tracing::debug!(url = %crate::util::target::redact_url(&spec.url), "connect");
+    let connect = transport::connect(
+        &spec,
+        setup.connect_timeout,
+        setup.tls.as_ref(),
+        setup.max_frame_bytes,
+        &setup.wire,
+    );
+    let connected = tokio::select! {
+        biased;
+        Some(Control::Interrupt(msg)) = control.recv() => {
+            Err(Failure::new(FailureKind::Interrupted, msg))
+        }
+        r = connect => r.map_err(|e| e.failure()),
+    };
+    let (sink, stream) = match connected {
+        Ok(halves) => halves,
+        Err(outcome) => {
+            tracing::debug!(error = %outcome.message, "connect failed");
+            return Ended {
+                session,
+                outcome: Err(outcome),
+                opened: None,
+                send_lateness_s: Vec::new(),
+                playback: None,
+            };
+        }
+    };
+    let opened = Instant::now();
+    tracing::debug!("open");
+    let mut live = Live {
+        session,
+        outcome: None,
+        sender: Sender::new(sink),
+        playback: Playback::new(setup.playback, opened),
+        wake: Wake::default(),
+        lines: setup.lines,
+        control_open: true,
+        received_any: false,
+    };
+    // The session's opening messages go out before anything is read.
+    live.drive(|s, fx| s.on_open(opened, fx));
+    let mut reader = Reader::new(stream);
+    live.until_decided(&mut reader, control).await;
+    drop(reader);
+    live.close(control).await;
+    Ended {
+        outcome: live.outcome.unwrap_or(Ok(())),
+        opened: Some(opened),
+        send_lateness_s: live.sender.take_lateness(),
+        playback: Some(live.playback.finish()),
+        session: live.session,
+    }
+}
+
+/// The live phase's state: the session, its outcome and the roles it hands work to.
+struct Live {
+    session: Box<dyn DynSession>,
+    outcome: Option<Result<(), Failure>>,
+    sender: Sender,
+    playback: Playback,
+    wake: Wake,
+    lines: Option<crossbeam_channel::Sender<String>>,
+    /// The supervisor can still send control messages.
+    control_open: bool,
+    /// A data message arrived: the first one is traced.
+    received_any: bool,
+}
+
+impl Live {
+    /// Waits on the supervisor, the sender, the wake-up and the reader until the
+    /// session's outcome is decided.
+    async fn until_decided(
+        &mut self,
+        reader: &mut Reader,
+        control: &mut UnboundedReceiver<Control>,
+    ) {
+        while self.outcome.is_none() {
+            tokio::select! {
+                biased;
+                c = control.recv(), if self.control_open => self.control(c),
+                r = self.sender.drain(), if self.sender.has_waiting() => {
+                    if let Err(e) = r {
+                        self.fail(FailureKind::Transport, e);
+                    }
+                }
+                now = self.wake.due(), if self.wake.armed() => {
+                    self.drive(|s, fx| s.on_wake(now, fx));
+                }
+                rx = reader.next() => self.received(rx),
+            }
+        }
+    }
+
+    /// The outcome is decided: the sender writes what waits and closes, unless the
+    /// supervisor interrupts again (the close then stops where it is).
+    async fn close(&mut self, control: &mut UnboundedReceiver<Control>) {
+        tokio::select! {
+            biased;
+            Some(_) = control.recv(), if self.control_open => {}
+            () = self.sender.close() => {}
+        }
+    }
+
+    fn control(&mut self, c: Option<Control>) {
+        match c {
+            Some(Control::Interrupt(msg)) => self.fail(FailureKind::Interrupted, msg),
+            None => self.control_open = false,
+        }
+    }
+
+    /// One event from the reader, at its receipt time.
+    fn received(&mut self, rx: Received) {
+        let at = rx.at;
+        match rx.event {
+            Ok(ReadEvent::Data(msg)) => {
+                if !self.received_any {
+                    self.received_any = true;
+                    tracing::debug!("first receive");
+                }
+                self.drive(|s, fx| s.on_inbound(msg, at, fx));
+            }
+            Ok(ReadEvent::Ping(payload)) => self.sender.pong(payload),
+            Ok(ReadEvent::Nothing) => {}
+            Ok(ReadEvent::Close(reason)) => {
+                tracing::debug!(
+                    reason = reason.as_deref().unwrap_or("none"),
+                    "close received"
+                );
+                self.drive(|s, fx| s.on_closed(at, reason, fx));
+                // Nothing more can arrive: a session that did not decide ends here.
+                self.fail(
+                    FailureKind::ClosedEarly,
+                    "the connection closed before the session finished".into(),
+                );
+            }
+            Err(e) => self.fail(FailureKind::Transport, e),
+        }
+    }
+
+    /// Runs one session callback while the outcome is open, then carries out its effects.
+    fn drive(&mut self, f: impl FnOnce(&mut dyn DynSession, &mut Effects)) {
+        if self.outcome.is_some() {
+            return;
+        }
+        let mut fx = Effects::default();
+        f(self.session.as_mut(), &mut fx);
+        self.apply(fx);
+    }
+
+    /// Decides the outcome as a failure of `kind`, unless it is decided already.
+    fn fail(&mut self, kind: FailureKind, msg: String) {
+        self.outcome
+            .get_or_insert_with(|| Err(Failure::new(kind, msg)));
+    }
+
+    /// Hands a session's effects to the roles whose job they are. A failed write fails
+    /// the sample only after the session's own decision in the same effects.
+    fn apply(&mut self, fx: Effects) {
+        if let Some(tx) = &self.lines {
+            for l in fx.lines {
+                let _ = tx.send(l);
+            }
+        }
+        let mut failed = None;
+        for out in fx.outbound {
+            if let Err(e) = self.sender.send(out) {
+                failed.get_or_insert(e);
+            }
+        }
+        for u in &fx.media {
+            self.playback.play(u);
+        }
+        if let Some(at) = fx.wake_at {
+            self.wake.arm(at);
+        }
+        if let Some(done) = fx.finish {
+            self.outcome.get_or_insert(done);
+        }
+        if let Some(e) = failed {
+            self.fail(FailureKind::Transport, e);
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;

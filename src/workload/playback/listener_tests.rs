@@ -1,0 +1,156 @@
+//! The listener fed unit by unit is the batch simulation: after every unit, on any input
+//! (reordered, repeated, empty streams of buffering), its summary equals
+//! [`simulate`](super::super::simulate) over the units so far, to the bit.
+
+use proptest::prelude::*;
+
+use super::super::{PlayUnit, PlaybackConfig, simulate};
+use super::Listener;
+
+fn unit(stream: u64, index: u64, arrival_s: f64, duration_s: f64) -> PlayUnit {
+    PlayUnit {
+        stream,
+        index,
+        arrival_s,
+        duration_s,
+    }
+}
+
+/// Units in receipt order: streams and indices mostly ascending (as servers send them),
+/// sometimes not; arrivals mostly ascending, durations often equal, sometimes negative.
+fn units() -> impl Strategy<Value = Vec<PlayUnit>> {
+    proptest::collection::vec(
+        (
+            prop_oneof![8 => Just(0u64), 2 => Just(1u64), 1 => 0..4u64],
+            prop_oneof![6 => Just(1u64), 2 => Just(0u64), 1 => 0..50u64],
+            prop_oneof![6 => 0.0..0.3f64, 1 => -0.5..0.0f64],
+            prop_oneof![4 => Just(0.02), 2 => 0.0..0.5f64, 1 => -0.1..0.1f64],
+        ),
+        0..120,
+    )
+    .prop_map(|raw| {
+        let (mut stream, mut index, mut at) = (0, 0, 0.0);
+        raw.into_iter()
+            .map(|(ds, di, dt, d)| {
+                // Mostly: the next unit of this stream, or the first of the next one.
+                if ds == 1 {
+                    (stream, index) = (stream + 1, 0);
+                } else if ds > 1 {
+                    stream = ds; // anywhere, earlier streams included
+                }
+                index = if di == 1 { index + 1 } else { di };
+                at += dt;
+                unit(stream, index, at, d)
+            })
+            .collect()
+    })
+}
+
+fn configs() -> impl Strategy<Value = PlaybackConfig> {
+    (
+        prop_oneof![Just(1u32), 1..5u32],
+        prop_oneof![Just(0.0), 0.0..0.5f64],
+    )
+        .prop_map(|(buffer_units, prebuffer_s)| PlaybackConfig {
+            buffer_units,
+            prebuffer_s,
+        })
+}
+
+proptest! {
+    #[test]
+    fn equals_the_batch_simulation_after_every_unit(us in units(), cfg in configs()) {
+        let mut live = Listener::new(cfg);
+        for (i, u) in us.iter().enumerate() {
+            live.push(*u);
+            prop_assert_eq!(live.summary(), simulate(&us[..=i], cfg));
+        }
+        prop_assert_eq!(live.finish(), simulate(&us, cfg));
+    }
+
+    #[test]
+    fn equals_the_batch_simulation_asked_only_at_the_end(us in units(), cfg in configs()) {
+        let mut live = Listener::new(cfg);
+        for u in &us {
+            live.push(*u);
+        }
+        prop_assert_eq!(live.units(), us.len());
+        prop_assert_eq!(live.finish(), simulate(&us, cfg));
+    }
+
+    /// Once everything has played, a stream has been heard for all of its media; before
+    /// that, what was heard only grows.
+    #[test]
+    fn heard_grows_to_the_whole_stream(us in units(), cfg in configs()) {
+        let mut live = Listener::new(cfg);
+        for u in &us {
+            live.push(*u);
+        }
+        let last = us.iter().map(|u| u.arrival_s).fold(0.0, f64::max);
+        // A stream whose start buffer has not filled yet has not started playing.
+        for s in live.summary().streams.into_iter().filter(|s| s.buffer_filled) {
+            let whole: f64 = us.iter().filter(|u| u.stream == s.stream).map(|u| u.duration_s.max(0.0)).sum();
+            let end = s.start_s + s.playback_span_s;
+            prop_assert!((live.heard_s(s.stream, end.max(last)) - whole).abs() < 1e-9);
+            let mut before = 0.0;
+            for k in 0..=10 {
+                let t = last + (end - last).max(0.0) * f64::from(k) / 10.0;
+                let h = live.heard_s(s.stream, t);
+                prop_assert!(h + 1e-12 >= before, "{} then {}", before, h);
+                before = h;
+            }
+        }
+    }
+}
+
+/// Spec §5.3.5's first vector, asked while it arrives: before chunk 3 lands the viewer
+/// has not stalled yet; chunk 3's late arrival is the one stall, 937.5 ms.
+#[test]
+fn the_reference_vector_while_it_arrives() {
+    let arrivals = [1.0, 1.5, 2.0, 4.0, 4.5];
+    let mut live = Listener::new(PlaybackConfig::default());
+    let mut stalls = Vec::new();
+    for (i, at) in arrivals.into_iter().enumerate() {
+        let d = if i == 0 { 9.0 / 16.0 } else { 0.75 };
+        live.push(unit(0, i as u64, at, d));
+        stalls.push(live.summary().stall_count());
+    }
+    assert_eq!(stalls, [0, 0, 0, 1, 1]);
+    let s = live.finish();
+    assert!((s.streams[0].total_stall_s - 0.9375).abs() < 1e-12);
+}
+
+/// What a listener had heard when something happened: 125 ms deltas every 250 ms from
+/// t = 1.0 stall before each delta after the first; at 1.6 s the third delta (landed at
+/// 1.5) has played 0.1 s of its 0.125, after 0.25 s of the first two.
+#[test]
+fn heard_at_an_instant() {
+    let mut live = Listener::new(PlaybackConfig::default());
+    for (i, at) in [1.0, 1.25, 1.5].into_iter().enumerate() {
+        live.push(unit(7, i as u64, at, 0.125));
+    }
+    assert!((live.heard_s(7, 1.6) - 0.35).abs() < 1e-12);
+    assert!((live.heard_s(7, 9.0) - 0.375).abs() < 1e-12);
+    assert_eq!(live.heard_s(8, 9.0), 0.0, "a stream that never arrived");
+}
+
+/// A delta of an earlier response arriving after a later one began: the listener replays
+/// in stream order, as the batch does, and goes on playing in order afterwards.
+#[test]
+fn a_reordered_unit_is_replayed_in_order() {
+    let us = [
+        unit(0, 0, 0.0, 0.5),
+        unit(1, 0, 0.1, 0.5),
+        unit(0, 0, 0.2, 0.5),
+        unit(1, 0, 0.3, 0.5),
+        unit(2, 0, 5.0, 0.5),
+    ];
+    let mut live = Listener::new(PlaybackConfig::default());
+    for u in us {
+        live.push(u);
+    }
+    let s = live.finish();
+    assert_eq!(s, simulate(&us, PlaybackConfig::default()));
+    assert_eq!(s.streams.len(), 3);
+    assert_eq!(s.streams[1].start_s, 1.0);
+}
