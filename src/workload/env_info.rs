@@ -55,17 +55,5 @@ pub fn hostname() -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn formats_known_instants() {
-        assert_eq!(super::iso8601(0, 0), "1970-01-01T00:00:00.000000+00:00");
-        assert_eq!(
-            super::iso8601(1_798_761_600, 5),
-            "2027-01-01T00:00:00.000005+00:00"
-        );
-        assert_eq!(
-            super::iso8601(951_782_400, 0),
-            "2000-02-29T00:00:00.000000+00:00"
-        );
-    }
-}
+#[path = "env_info_tests.rs"]
+mod tests;

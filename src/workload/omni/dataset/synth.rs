@@ -97,21 +97,7 @@ pub const MAX_CASE_S: u64 = 3600;
 /// Write a synthetic dataset into `dir` (created if needed; see the module docs). Refuses
 /// to overwrite an existing `data/`, `ref_audio.wav` or (with `tar`) `data.tar.gz`.
 pub fn synth(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, DatasetError> {
-    if opts.cases_per_subset == 0 || opts.duration_ms == 0 {
-        return Err(DatasetError::SynthOptions(
-            "cases per subset and duration must both be at least 1".to_owned(),
-        ));
-    }
-    // A bound on what one command writes: ~100 KB per case-second of frames and audio.
-    let case_s = u64::from(opts.duration_ms).div_ceil(1000);
-    if opts.cases_per_subset > MAX_CASES_PER_SUBSET || case_s > MAX_CASE_S {
-        return Err(DatasetError::SynthOptions(format!(
-            "at most {MAX_CASES_PER_SUBSET} cases per subset of at most {MAX_CASE_S} s each \
-             (got {} cases of {} ms): a synthetic set is for trying rtload, not for a \
-             benchmark of that size",
-            opts.cases_per_subset, opts.duration_ms
-        )));
-    }
+    check_size(opts)?;
     let data = dir.join("data");
     let ref_audio = dir.join("ref_audio.wav");
     let archive = opts.tar.then(|| dir.join("data.tar.gz"));
@@ -182,6 +168,27 @@ pub fn synth(dir: &Path, opts: &SynthOptions) -> Result<SynthReport, DatasetErro
         cases: opts.cases_per_subset * Subset::ALL.len(),
         frames_per_case: frames,
     })
+}
+
+/// Refuses a size of zero or one beyond the stated bounds ([`MAX_CASES_PER_SUBSET`] cases of
+/// at most [`MAX_CASE_S`] s): what one command writes stays bounded.
+fn check_size(opts: &SynthOptions) -> Result<(), DatasetError> {
+    if opts.cases_per_subset == 0 || opts.duration_ms == 0 {
+        return Err(DatasetError::SynthOptions(
+            "cases per subset and duration must both be at least 1".to_owned(),
+        ));
+    }
+    // A bound on what one command writes: ~100 KB per case-second of frames and audio.
+    let case_s = u64::from(opts.duration_ms).div_ceil(1000);
+    if opts.cases_per_subset > MAX_CASES_PER_SUBSET || case_s > MAX_CASE_S {
+        return Err(DatasetError::SynthOptions(format!(
+            "at most {MAX_CASES_PER_SUBSET} cases per subset of at most {MAX_CASE_S} s each \
+             (got {} cases of {} ms): a synthetic set is for trying rtload, not for a \
+             benchmark of that size",
+            opts.cases_per_subset, opts.duration_ms
+        )));
+    }
+    Ok(())
 }
 
 fn pretty(value: &serde_json::Value) -> String {

@@ -29,26 +29,8 @@ pub(super) fn metric_def(
     known: &Names,
 ) -> Option<MetricDef> {
     let name = k.get_ref().to_string();
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        cx.err(
-            k.span(),
-            format!("metric name `{name}` must be letters, digits and `_` (e.g. ttft_ms)"),
-        );
-        return None;
-    }
-    if RESERVED.contains(&name.as_str()) {
-        cx.err(
-            k.span(),
-            format!(
-                "metric name `{name}` is taken: every scripted result reports `{name}` itself \
-                 (the sessions that {}); choose another name, e.g. `{name}_turns`",
-                if name == "completed" {
-                    "completed"
-                } else {
-                    "failed"
-                }
-            ),
-        );
+    if let Some(msg) = bad_name(&name) {
+        cx.err(k.span(), msg);
         return None;
     }
     let (expr_v, t) = expr_and_table(cx, &name, v)?;
@@ -113,6 +95,28 @@ pub(super) fn metric_def(
         description,
         per,
     })
+}
+
+/// Why `name` cannot name a metric (bad characters, or a name every scripted result
+/// already reports), or `None` when it can.
+fn bad_name(name: &str) -> Option<String> {
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Some(format!(
+            "metric name `{name}` must be letters, digits and `_` (e.g. ttft_ms)"
+        ));
+    }
+    if RESERVED.contains(&name) {
+        let which = if name == "completed" {
+            "completed"
+        } else {
+            "failed"
+        };
+        return Some(format!(
+            "metric name `{name}` is taken: every scripted result reports `{name}` itself \
+             (the sessions that {which}); choose another name, e.g. `{name}_turns`"
+        ));
+    }
+    None
 }
 
 /// A metric's expression value and, for the table form, its table; errors (unknown key,

@@ -1,0 +1,37 @@
+use super::*;
+
+fn masked_header(b0: u8, len: u64) -> Vec<u8> {
+    let mut h = vec![b0, 0x80 | 127];
+    h.extend_from_slice(&len.to_be_bytes());
+    h.extend_from_slice(&[1, 2, 3, 4]);
+    h
+}
+
+#[test]
+fn a_huge_header_fails_before_its_payload_arrives() {
+    let mut s = FrameScanner::new(1000);
+    let h = masked_header(0x82, 1 << 30);
+    // Split mid-header: nothing is decided until the length is known.
+    assert!(s.feed(&h[..5]).is_ok());
+    let e = s.feed(&h[5..]).unwrap_err();
+    assert_eq!(
+        e,
+        "frame of 1073741824 bytes exceeds max_frame_bytes (1000)"
+    );
+}
+
+#[test]
+fn frames_within_the_limit_pass_and_continuations_add_up() {
+    let mut s = FrameScanner::new(1000);
+    let mut first = masked_header(0x02, 600); // binary, not final
+    first.extend_from_slice(&[0u8; 600]);
+    assert!(s.feed(&first).is_ok());
+    let e = s.feed(&masked_header(0x80, 600)).unwrap_err();
+    assert!(e.starts_with("message of at least 1200 bytes"), "{e}");
+    let mut ok = FrameScanner::new(1000);
+    for _ in 0..3 {
+        let mut f = masked_header(0x82, 900);
+        f.extend_from_slice(&[0u8; 900]);
+        assert!(ok.feed(&f).is_ok());
+    }
+}

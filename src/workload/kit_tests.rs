@@ -1,0 +1,59 @@
+use super::*;
+
+#[test]
+fn generator_bound_names_each_reason_and_stays_silent_otherwise() {
+    assert_eq!(generator_bound(Some(4.9), Some(0.5), 5.0), None);
+    assert_eq!(generator_bound(None, None, 5.0), None);
+    let late = generator_bound(Some(7.26), Some(0.5), 5.0).unwrap();
+    assert_eq!(
+        late,
+        "results may be generator-bound: send lateness p99 7.3 ms > 5 ms \
+         (spread the load over more cores or machines)"
+    );
+    let both = generator_bound(Some(12.0), Some(0.95), 2.5).unwrap();
+    assert!(both.contains("p99 12.0 ms > 2.5 ms; the generator used 95% of a core"));
+    let busy = generator_bound(None, Some(0.9), 5.0).unwrap();
+    assert!(busy.contains("90% of a core") && !busy.contains("lateness"));
+}
+
+#[test]
+fn block_counts_generator_work_and_leaves_missing_values_absent() {
+    let run: RunRecord = RunRecord {
+        samples: Vec::new(),
+        duration_s: 0.0,
+        endpoint: String::new(),
+        load: None,
+        interrupted: false,
+        measured_indices: None,
+    };
+    let b = generator_block(&run, &BTreeMap::new(), PhaseUsage::default());
+    assert!(b["resources"]["cpu_s"].is_null());
+    assert!(b["resources"]["rss_per_session_kib"].is_null());
+    assert!(b["resources"]["cpu_us_per_session_s"].is_null());
+    let mut doc = json!({"rtload": {"metrics": {}}});
+    merge_into(&mut doc, b);
+    assert!(doc["rtload"]["metrics"].is_object() && doc["rtload"]["resources"].is_object());
+}
+
+#[test]
+fn peak_in_flight_counts_overlaps_not_touches() {
+    assert_eq!(peak_in_flight([]), 0);
+    assert_eq!(peak_in_flight([(0.0, 1.0), (1.0, 2.0)]), 1);
+    assert_eq!(peak_in_flight([(0.0, 3.0), (1.0, 2.0), (1.5, 4.0)]), 3);
+    assert_eq!(peak_in_flight([(0.0, 1.0), (0.0, 1.0), (2.0, 3.0)]), 2);
+}
+
+#[test]
+fn verdict_line_words() {
+    let mut k = BTreeMap::new();
+    assert_eq!(
+        verdict_line(true, false, 3, &k, 1, (0, 0)),
+        "verdict: passed — 3 completed, 0 failed, 1 warm-up"
+    );
+    k.insert("timeout".to_string(), 1);
+    assert_eq!(
+        verdict_line(false, false, 3, &k, 0, (1, 2)),
+        "verdict: FAILED — 2 completed, 1 failed (timeout: 1), 0 warm-up; 1 of 2 thresholds failed"
+    );
+    assert!(verdict_line(false, true, 3, &k, 0, (0, 0)).starts_with("verdict: INTERRUPTED"));
+}

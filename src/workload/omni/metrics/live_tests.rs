@@ -1,0 +1,80 @@
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use super::LiveTtfp;
+use crate::workload::omni::metrics::{TimedEvent, response_rows, session_summary};
+
+/// One random event: a kind, a response among three, a payload choice.
+fn event(kind: u8, rid: u8, payload: u8) -> Value {
+    let id = format!("r{rid}");
+    let delta = ["", "AAAA", "AA=="][payload as usize % 3];
+    let bytes = [0, 4800][payload as usize % 2];
+    match kind % 5 {
+        0 => json!({"type": "response.created", "response": {"id": id}}),
+        1 => json!({"type": "response.audio.delta", "response_id": id, "delta": delta}),
+        2 => {
+            json!({"type": "response.output_audio.delta", "response_id": id, "audio_bytes": bytes})
+        }
+        3 => {
+            json!({"type": "response.audio_transcript.delta", "response_id": id, "delta": "hi"})
+        }
+        _ => json!({"type": "response.done", "response": {"id": id}}),
+    }
+}
+
+proptest! {
+    /// Random sessions (events out of order, duplicates, empty audio, events before
+    /// the stream start): the live mean equals the report's, to the bit.
+    #[test]
+    fn live_mean_equals_the_report(
+        evs in prop::collection::vec((any::<u8>(), 0u8..3, any::<u8>(), 1u32..400), 0..40),
+        start_s in 0.0f64..3.0,
+    ) {
+        let mut at_s = 0.0;
+        let mut timed = Vec::new();
+        let mut live = LiveTtfp::default();
+        for (kind, rid, payload, gap_ms) in evs {
+            at_s += f64::from(gap_ms) / 1000.0;
+            let ev = event(kind, rid, payload);
+            live.observe(at_s, &ev, at_s >= start_s);
+            timed.push(TimedEvent { at_s, event: ev });
+        }
+        let rows = response_rows(&timed, start_s, None);
+        let want = session_summary(&rows, None).mean_ttfp_ms;
+        prop_assert_eq!(live.mean_ms().map(f64::to_bits), want.map(f64::to_bits));
+    }
+}
+
+#[test]
+fn responses_known_out_of_order_still_sum_in_creation_order() {
+    let created = |id: &str| json!({"type": "response.created", "response": {"id": id}});
+    let audio =
+        |id: &str| json!({"type": "response.audio.delta", "response_id": id, "delta": "AAAA"});
+    // TTFPs whose float sum depends on the order: summed in creation order the mean
+    // rounds to 3.541 ms; in the order they become known (b, c, d, then a: the
+    // first created has the slowest first packet) to 3.542.
+    let ttfp_ms = [13.792, 0.247, 0.103, 0.024];
+    let ids = ["a", "b", "c", "d"];
+    let mut timed = Vec::new();
+    for (k, id) in ids.iter().enumerate() {
+        let at_s = k as f64 / 1000.0;
+        timed.push((at_s, created(id)));
+        timed.push((at_s + ttfp_ms[k] / 1000.0, audio(id)));
+    }
+    timed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    timed.push((1.0, audio("a")));
+    timed.push((1.1, created("b")));
+    let mut live = LiveTtfp::default();
+    for (at_s, ev) in &timed {
+        live.observe(*at_s, ev, true);
+    }
+    let events: Vec<TimedEvent> = timed
+        .into_iter()
+        .map(|(at_s, event)| TimedEvent { at_s, event })
+        .collect();
+    let want = session_summary(&response_rows(&events, 0.0, None), None).mean_ttfp_ms;
+    assert_eq!(want, Some(3.541));
+    assert_eq!(live.mean_ms(), want);
+    assert!(live.open.is_empty(), "nothing kept for a known response");
+    assert_eq!(live.known.len(), 4, "a second create or audio adds nothing");
+}
