@@ -1,18 +1,175 @@
 //! rtload: a load generator framework for realtime streaming AI endpoints.
 //!
-//! A run is a scenario ([`config`]) executed by the [`engine`]: a coordinator actor
-//! releases samples on an arrival plan under a concurrency cap; each sample is a supervised
-//! actor tree on a session shard that hosts one pure [`workload::Session`] state machine.
-//! Workloads ([`workload::video`], [`workload::omni`]) turn finished runs into reports;
-//! [`report`] compares and renders result files. The embedded reference [`server`] is the
-//! default target. [`runner`] (one run) and [`batch`] (suites, sweeps) glue these together
-//! for the CLI. Layers and what may import what: ARCHITECTURE.md.
+//! A run executes a [`Scenario`]: read one from a TOML file with [`scenario::load`], or
+//! build one around a workload written in Rust with [`Scenario::builder`]. [`run()`]
+//! executes it (samples released on an arrival plan under a concurrency cap, one pure
+//! [`Session`] state machine per sample, the embedded reference server as the target
+//! when none is given) and returns a [`RunSummary`] whose [`Report`] holds the numbers.
+//!
+//! The public face, by what you do with it:
+//!
+//! - [`scenario`]: load, check or build a scenario; its load, sweep and threshold
+//!   settings; the JSON Schema of the file; the registry of built-in workload kinds.
+//! - [`run`](mod@run): run a scenario (interruptibly, distributed, as a suite or a sweep).
+//! - [`workload`] and [`catalogue`]: what a Rust workload implements — [`Workload`],
+//!   [`Session`], [`Report`] — and the metric catalogue it declares.
+//! - [`report`]: result files read back, compared, merged, rendered as HTML.
+//! - [`server`]: the embedded reference server; [`dataset`]: the test datasets.
+//! - [`bench`]: what the repository's benchmarks and floor clients reuse.
+//!
+//! Everything else is internal. Layers and what may import what: ARCHITECTURE.md.
 
+// The internal layers. `workload`, `report` and `server` live inside the facade of the
+// same name (`mod imp`), re-exported crate-wide, so the crate's own `crate::workload::…`
+// paths stay as they are while only the facade's `pub use` items leave the crate.
 pub mod batch;
 pub mod config;
 pub mod engine;
-pub mod report;
 pub mod runner;
-pub mod server;
 pub mod util;
-pub mod workload;
+
+pub use runner::{RunError, RunSummary, run, run_interruptible};
+pub use scenario::{Scenario, ScenarioBuilder};
+pub use workload::{Report, Session, Workload};
+
+pub mod scenario {
+    //! Scenarios: read from a file ([`load`], [`check`], [`parse`]) or built in code
+    //! ([`Scenario::builder`]), with the settings they carry and the workload kinds a
+    //! file may name ([`registry`]).
+
+    pub use crate::config::registry::registry;
+    pub use crate::config::scenario::{
+        Load, LoadOverrides, Overrides, Scenario, ScenarioBuilder, ScenarioError, check, load,
+        parse,
+    };
+    pub use crate::config::schema::{scenario_schema, scenario_schema_json};
+    /// Parses `--sweep PARAM=V1,V2,…` into a [`Sweep`].
+    pub use crate::config::sweep::parse_flag as parse_sweep;
+    pub use crate::config::sweep::{Sweep, SweepError, SweepParam};
+    /// The text of verdicts as `rtload run` prints them after the report.
+    pub use crate::config::thresholds::render as render_thresholds;
+    pub use crate::config::thresholds::{Threshold, Verdict, from_text as thresholds_in};
+    pub use crate::engine::tls::TlsOptions;
+    pub use crate::engine::transport::Compression;
+    pub use crate::workload::WorkloadKind;
+    pub use crate::workload::plan::{ArrivalSpec, Plan, PlanError, RampStrategy, RampUp, plan};
+}
+
+pub mod run {
+    //! Running a [`Scenario`](crate::Scenario): once ([`run()`], [`run_serving`] for the
+    //! CLI's distributed and live-metrics options), as a suite or a sweep; Ctrl-C
+    //! handling; the plan `rtload check` prints.
+
+    pub use crate::batch::{SweepRun, run_suite, run_sweep, run_sweep_interruptible};
+    pub use crate::engine::interrupt::{
+        EXIT_INTERRUPTED, Interrupt, InterruptSwitch, Signal, listen_for_signals,
+    };
+    pub use crate::engine::progress::{Mode, mode_for};
+    pub use crate::engine::tls::INSECURE_WARNING;
+    pub use crate::runner::{
+        DEFAULT_METRICS_LINGER, Distributed, LiveEndpoint, RunError, RunSummary, describe_metrics,
+        describe_placed, preflight, run, run_interruptible, run_serving,
+    };
+    pub use crate::workload::shard::{Shard, ShardError, start_at_from};
+}
+
+pub mod workload {
+    //! What a workload written in Rust implements ([`Workload`], [`Session`], [`Report`])
+    //! and the types they exchange with the engine. Plug one into a scenario with
+    //! [`Scenario::builder`](crate::Scenario::builder); the metrics it declares are a
+    //! [`Catalogue`](crate::catalogue::Catalogue).
+
+    #[path = "mod.rs"]
+    mod imp;
+    pub use imp::*;
+
+    pub use crate::util::stats::{STANDARD_PERCENTILES, Summary};
+    pub use imp::playback::PlaybackConfig;
+    pub use imp::results::Recorded;
+    pub use imp::{
+        Artifact, ArtifactBody, ByteString, ConnectSpec, Descriptor, DynWorkload, Effects, Failure,
+        FailureKind, FlagKind, FlagSpec, Inbound, MediaUnit, OutMsg, Outbound, Output, Report,
+        RunRecord, SampleRecord, Session, SessionContext, Workload, WorkloadError, WorkloadFlag,
+    };
+}
+
+pub mod catalogue {
+    //! The metric catalogue a workload declares: each metric's unit, direction, merge
+    //! rule and description, and the charts its results ask for.
+
+    pub use crate::workload::catalogue::chart::{
+        Chart, Draw, Reference, SESSION_SERIES_KEY, Scale, SeriesRow, Span, SpanKind, TIMELINE_KEY,
+        TimelineRow,
+    };
+    pub use crate::workload::catalogue::{
+        Catalogue, Direction, Family, Merge, MergeRule, MetricInfo, Undeclared, UnitRate,
+    };
+}
+
+pub mod report {
+    //! Result files and what is made of them: read back, compared, merged across shards,
+    //! rendered as HTML; the tables and lines `rtload` prints.
+
+    #[path = "mod.rs"]
+    mod imp;
+    pub use imp::*;
+
+    pub use crate::util::target::redact_text;
+    pub use crate::util::write_atomic;
+    pub use crate::workload::kit::{failure_lines, verdict_line};
+    /// The text of a comparison as `rtload compare` prints it.
+    pub use imp::compare::render as render_comparison;
+    pub use imp::compare::{Comparison, compare, load_result, parse_percent};
+    pub use imp::html::{Input as HtmlInput, IntervalLog, render as render_html};
+    /// Loads one shard's result (and its `.hlog`) for [`merge()`].
+    pub use imp::merge::load as load_shard;
+    /// Writes a merged result and its `.hlog`.
+    pub use imp::merge::publish as publish_merged;
+    pub use imp::merge::{Merged, ShardInput, merge};
+    pub use imp::resultfile::{interval_log, parse_lenient as parse_result, read as read_result};
+    /// The suite's summary table.
+    pub use imp::suite::render_table as suite_table;
+    pub use imp::suite::{ScenarioOutcome, exit_code as suite_exit_code, junit_xml};
+    /// A sweep's table, one row per point.
+    pub use imp::sweep::render_table as sweep_table;
+    pub use imp::sweep::{direction_legend, table_columns as sweep_columns};
+    /// The verdict word (`PASSED`, `FAILED`, `INTERRUPTED`).
+    pub use imp::verdict::word as verdict_word;
+}
+
+pub mod server {
+    //! The embedded reference server: the default target of a scenario without one, and
+    //! `rtload serve`.
+
+    #[path = "mod.rs"]
+    mod imp;
+    pub use imp::*;
+
+    pub use imp::{
+        EmbeddedServer, ServerConfig, ServerError, ServerTls, ServerTlsError, load_tls,
+        serve_blocking,
+    };
+}
+
+pub mod dataset {
+    //! The small test datasets the workloads that declare one can write (`rtload dataset
+    //! synth`), so their scenarios run offline against the embedded server.
+
+    /// Every dataset [`SynthOptions`] can write, by name, the default first.
+    pub use crate::config::registry::datasets;
+    pub use crate::workload::{DatasetSynth, SynthOptions};
+}
+
+pub mod bench {
+    //! What the repository's benchmarks (`benches/`) and floor clients (`examples/`)
+    //! reuse so that they measure what rtload measures and send the bytes it sends. Not
+    //! needed to run scenarios or write workloads.
+
+    pub use crate::engine::transport::peek_header;
+    pub use crate::util::usage::UsageSnapshot;
+    pub use crate::workload::omni::dataset::shuffle::python_shuffle;
+    /// The frame height a video-cadence run asks for by default.
+    pub use crate::workload::video::rollout::DEFAULT_HEIGHT as VIDEO_DEFAULT_HEIGHT;
+    /// The frame width a video-cadence run asks for by default.
+    pub use crate::workload::video::rollout::DEFAULT_WIDTH as VIDEO_DEFAULT_WIDTH;
+}

@@ -9,12 +9,13 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
+use std::path::Path;
 
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
-use crate::util::scenario_doc::Section;
+use crate::util::scenario_doc::{ScenarioDoc, Section};
 use crate::util::scenario_error::ScenarioError;
 use crate::util::textpos::{close_matches, line_col};
 
@@ -104,6 +105,13 @@ pub struct Verdict {
     pub measured: Option<f64>,
     /// Whether the threshold held.
     pub passed: bool,
+}
+
+/// The `[thresholds]` of a scenario file's text `src` (`path` names it in errors), as
+/// [`parse`] reads them: `rtload merge --scenario` evaluates these on the merged result.
+pub fn from_text(path: &Path, src: &str) -> Result<Vec<Threshold>, Vec<ScenarioError>> {
+    let doc = ScenarioDoc::parse(path, src).map_err(|e| vec![e])?;
+    parse(&doc.section("thresholds"))
 }
 
 /// Read a scenario's `[thresholds]` table (absent table = no thresholds), in file order.

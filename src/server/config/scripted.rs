@@ -112,7 +112,7 @@ impl ScriptedServerConfig {
                 msg: format!("scripted.path must start with `/` (got {:?})", self.path),
             });
         }
-        if let Err(msg) = crate::server::scripted_plan::Compiled::new(self) {
+        if let Err(msg) = super::super::scripted_plan::Compiled::new(self) {
             let key = if msg.starts_with("scripted.on_connect") {
                 "scripted.on_connect"
             } else {
