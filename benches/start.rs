@@ -5,10 +5,9 @@
 
 use std::time::Instant;
 
-use rtload::config::scenario::{self, Overrides};
-use rtload::runner;
+use rtload::scenario::{self, Overrides};
 
-fn scenario(n: usize, conc: usize) -> scenario::Scenario {
+fn scenario(n: usize, conc: usize) -> rtload::Scenario {
     let src = format!(
         r#"
 [workload]
@@ -44,7 +43,7 @@ fn main() {
     for (n, conc) in [(200, 1), (500, 50), (1000, 200)] {
         let sc = scenario(n, conc);
         let t = Instant::now();
-        let s = runner::run(&sc, Box::new(std::io::sink())).expect("run");
+        let s = rtload::run(&sc, Box::new(std::io::sink())).expect("run");
         let wall = t.elapsed().as_secs_f64();
         assert!(s.passed(), "{:?}", s.failures.first());
         let rows = s.report.to_json()["rtload"]["samples"]

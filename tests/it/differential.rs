@@ -12,6 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Child;
 
+use rtload::catalogue::{Catalogue, MergeRule};
+use rtload::workload::Summary;
 use serde_json::Value;
 
 use crate::support::rtload;
@@ -61,7 +63,7 @@ fn finish(c: Child) -> (Option<i32>, String) {
 }
 
 fn read(p: &Path) -> Value {
-    rtload::report::resultfile::read(p).unwrap()
+    rtload::report::read_result(p).unwrap()
 }
 
 /// Run `file` whole and as 2 and 3 shards at once, merge each set, and hold every merge
@@ -172,7 +174,7 @@ fn same_run(file: &str, n: usize, w: &Value, m: &Value) {
         "{at}: {}",
         wr["warnings"]
     );
-    let cat = rtload::workload::catalogue::Catalogue::from_result(m).unwrap();
+    let cat = Catalogue::from_result(m).unwrap();
     // A distribution empty in one run (no response stalled, say) publishes no
     // statistics there: such timing-dependent presence is not the merge's doing.
     let in_both = |k: &String| {
@@ -204,10 +206,7 @@ fn same_run(file: &str, n: usize, w: &Value, m: &Value) {
     for d in &dropped {
         let rule = cat.get(d).and_then(|i| i.merge.clone());
         assert!(
-            matches!(
-                rule,
-                Some(rtload::workload::catalogue::MergeRule::Unmergeable(_))
-            ),
+            matches!(rule, Some(MergeRule::Unmergeable(_))),
             "{at}: {d} dropped though it has a rule ({rule:?}): {}",
             m["rtload_merge"]["dropped"]
         );
@@ -221,7 +220,7 @@ fn same_run(file: &str, n: usize, w: &Value, m: &Value) {
 
 /// Every distribution statistic of the merge is that of the shards' values together.
 fn exact_from_the_shards(file: &str, shards: &[PathBuf], m: &Value) {
-    let cat = rtload::workload::catalogue::Catalogue::from_result(m).unwrap();
+    let cat = Catalogue::from_result(m).unwrap();
     let metrics = m["rtload"]["metrics"].as_object().unwrap();
     let mut checked = 0;
     for dist in cat.distributions() {
@@ -236,7 +235,7 @@ fn exact_from_the_shards(file: &str, shards: &[PathBuf], m: &Value) {
                 v
             })
             .collect();
-        let Some(s) = rtload::util::stats::Summary::of(&all, &[50.0, 90.0, 99.0]) else {
+        let Some(s) = Summary::of(&all, &[50.0, 90.0, 99.0]) else {
             assert!(
                 !metrics.contains_key(&format!("{dist}.p50")),
                 "{file}: {dist}"

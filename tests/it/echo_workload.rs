@@ -10,12 +10,11 @@ use std::sync::Arc;
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use futures_util::StreamExt;
-use rtload::util::stats::STANDARD_PERCENTILES;
-use rtload::workload::catalogue::{Catalogue, Direction, Family, Merge};
-use rtload::workload::results::Recorded;
+use rtload::catalogue::{Catalogue, Direction, Family, Merge};
+use rtload::scenario::SweepParam;
 use rtload::workload::{
-    Descriptor, Effects, Inbound, Outbound, Report, RunRecord, Session, SessionContext, Workload,
-    WorkloadError,
+    Descriptor, Effects, Inbound, Outbound, Recorded, Report, RunRecord, STANDARD_PERCENTILES,
+    Session, SessionContext, Workload, WorkloadError,
 };
 use serde_json::{Value, json};
 use tokio::time::Instant;
@@ -231,11 +230,11 @@ impl Drop for EchoServer {
 pub(crate) fn echo_scenario(
     workload: Arc<dyn rtload::workload::DynWorkload>,
     port: u16,
-) -> rtload::config::scenario::ScenarioBuilder {
-    rtload::config::scenario::Scenario::builder(workload)
+) -> rtload::ScenarioBuilder {
+    rtload::Scenario::builder(workload)
         .name("echo")
         .target(format!("ws://127.0.0.1:{port}"))
-        .load(rtload::config::scenario::Load {
+        .load(rtload::scenario::Load {
             max_concurrency: 2,
             ..Default::default()
         })
@@ -250,7 +249,7 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
         .output_json(&base)
         .build();
     assert_eq!(sc.samples(), 2, "the workload's own count");
-    let s = rtload::runner::run(&sc, Box::new(std::io::sink())).expect("run");
+    let s = rtload::run(&sc, Box::new(std::io::sink())).expect("run");
     assert!(s.passed(), "{:?}", s.failures);
     assert_eq!(s.report.metrics()["completed"], 2.0);
 
@@ -333,26 +332,26 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
     assert!(text.contains("2 metrics regressed past 10%"), "{text}");
 
     // A sweep over concurrency: the table's columns are the workload's headline.
-    let sweep = rtload::config::sweep::Sweep {
-        param: rtload::config::sweep::SweepParam::MaxConcurrency,
+    let sweep = rtload::scenario::Sweep {
+        param: SweepParam::MaxConcurrency,
         values: vec![1.0, 2.0],
         headline: None,
         samples_per_point: None,
     };
     let sweep_dir = dir.path().join("sweep");
-    let r = rtload::batch::run_sweep(&sc, &sweep, &sweep_dir, true).expect("sweep");
+    let r = rtload::run::run_sweep(&sc, &sweep, &sweep_dir, true).expect("sweep");
     assert!(r.points.iter().all(|p| p.passed));
     let catalogue = sc.workload().catalogue();
     let cols: Vec<&str> = catalogue.headline().iter().map(String::as_str).collect();
     // The echo workload declares no unit rate: no unit column, none recorded.
     assert!(catalogue.unit_rate().is_none());
     assert!(r.points.iter().all(|p| p.unit_rate.is_none()));
-    let table = rtload::report::sweep::render_table(&sweep, &r.points, None, &cols);
+    let table = rtload::report::sweep_table(&sweep, &r.points, None, &cols);
     assert!(
         table.lines().next().unwrap().contains("rtt_ms.p99"),
         "{table}"
     );
-    let legend = rtload::report::sweep::direction_legend(&cols, catalogue);
+    let legend = rtload::report::direction_legend(&cols, catalogue);
     assert!(
         legend.contains("rtt_ms.p99 lower is better (ms)"),
         "{legend}"
@@ -367,7 +366,12 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
     assert_eq!(sweep_doc["sweep"]["headline"], "rtt_ms.p99");
 
     // The HTML report: recognised by its metrics, units and directions from the file.
-    let html = rtload::report::html::render_html(&[("base.json".into(), doc)]).expect("html");
+    let html = rtload::report::render_html(&[rtload::report::HtmlInput {
+        name: "base.json".into(),
+        doc,
+        log: rtload::report::IntervalLog::Absent,
+    }])
+    .expect("html");
     assert!(html.contains("(rtload result)"), "kind shown");
     assert!(html.contains("<td>rtt_ms.p99</td><td>ms</td><td>lower</td>"));
     assert!(html.contains("<td>echoed_per_s</td><td>msg/s</td><td>higher</td>"));

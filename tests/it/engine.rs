@@ -53,7 +53,7 @@ fn poisson_rate_releases_on_the_plan() {
     );
     std::fs::write(&fx.path, text).unwrap();
     let sc = fx.scenario();
-    let plan = rtload::workload::plan::plan(6, &sc.load().arrival).unwrap();
+    let plan = rtload::scenario::plan(6, &sc.load().arrival).unwrap();
     // Poisson gaps are not all equal (that would be a constant-rate plan).
     let gaps: Vec<f64> = plan.offsets_s.windows(2).map(|w| w[1] - w[0]).collect();
     assert!(gaps.iter().any(|g| (g - gaps[0]).abs() > 1e-3), "{gaps:?}");
@@ -77,7 +77,7 @@ fn warmups_run_first_and_appear_in_no_metric() {
         .replace("samples = 1", "samples = 1\nwarmup_samples = 2");
     std::fs::write(&fx.path, text).unwrap();
     let sc = fx.scenario();
-    let plan = rtload::workload::plan::plan(sc.samples(), &sc.load().arrival).unwrap();
+    let plan = rtload::scenario::plan(sc.samples(), &sc.load().arrival).unwrap();
     let out = rtload::engine::run(
         rtload::engine::EngineConfig {
             url: String::new(),

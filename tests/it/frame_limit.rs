@@ -10,10 +10,7 @@ use std::net::TcpStream;
 use std::process::Stdio;
 use std::time::Duration;
 
-use rtload::util::http::get;
-use rtload::util::prom::parse_samples;
-
-use crate::support::{Fixture, rtload};
+use crate::support::{Fixture, http_get, prom_samples, rtload};
 
 const LIMIT: usize = 1 << 20;
 
@@ -219,8 +216,8 @@ fn every_endpoint_takes_the_limit_refuses_one_byte_more_and_counts_the_connectio
             "{name}"
         );
     }
-    let text = get(&format!("http://{addr}/metrics"), Duration::from_secs(30)).unwrap();
-    let samples = parse_samples(&text);
+    let text = http_get(&format!("http://{addr}/metrics"), Duration::from_secs(30)).unwrap();
+    let samples = prom_samples(&text);
     for (name, _) in paths {
         let series = format!("rtload_server_websocket_connections_total{{endpoint=\"{name}\"}}");
         let got = samples.iter().find(|(s, _)| *s == series).map(|(_, v)| *v);

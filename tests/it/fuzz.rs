@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::Path;
 
 use proptest::prelude::*;
-use rtload::config::scenario::{Overrides, parse};
+use rtload::scenario::{Overrides, parse};
 use rtload::workload::omni::dataset::extract::{ArchiveLimits, validate_bytes};
 
 /// Scenario-shaped TOML: known tables and keys with arbitrary values, plus raw lines.
@@ -140,6 +140,6 @@ proptest! {
         Just("{\"a\": NaN, \"b\": Infinity, \"c\": -Infinity}".to_string()),
         "[\\[\\]{}\",:0-9a-zNIfinity. -]{0,80}",
     ]) {
-        let _ = rtload::report::resultfile::parse_lenient(&text);
+        let _ = rtload::report::parse_result(&text);
     }
 }

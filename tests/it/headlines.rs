@@ -128,7 +128,7 @@ fn check(name: &str, printed: &[Printed]) {
         .output()
         .unwrap();
     assert_eq!(report.status.code(), Some(0), "{name}: report failed");
-    let doc = rtload::report::resultfile::read(&json).expect("result JSON");
+    let doc = rtload::report::read_result(&json).expect("result JSON");
     let page = std::fs::read_to_string(&html).unwrap();
     let heads: Vec<&str> = doc["rtload"]["headline_metrics"]
         .as_array()

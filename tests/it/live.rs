@@ -5,10 +5,11 @@
 
 use std::time::Duration;
 
-use rtload::config::scenario::{self, Overrides};
-use rtload::runner::{self, Distributed};
+use rtload::run::{Distributed, run_serving};
+use rtload::scenario::{self, Overrides};
 use rtload::server::{EmbeddedServer, ServerConfig};
-use rtload::util::http::get;
+
+use crate::support::http_get;
 
 fn server() -> EmbeddedServer {
     let cfg = ServerConfig::from_toml_str(
@@ -55,10 +56,10 @@ json = "out.json"
     };
     let scraper = std::thread::spawn(move || {
         let addr: std::net::SocketAddr = rx.recv_timeout(Duration::from_secs(60)).unwrap();
-        get(&format!("http://{addr}/metrics"), Duration::from_secs(10))
+        http_get(&format!("http://{addr}/metrics"), Duration::from_secs(10))
     });
     let (summary, endpoint) =
-        runner::run_serving(&scenario, Box::new(std::io::sink()), None, None, &dist).unwrap();
+        run_serving(&scenario, Box::new(std::io::sink()), None, None, &dist).unwrap();
     assert!(summary.passed());
     // The endpoint outlives the run until dropped, so the scrape cannot miss it.
     let endpoint = endpoint.expect("the --metrics-addr endpoint is handed back");
@@ -76,7 +77,7 @@ json = "out.json"
         assert!(live.contains(want), "missing {want} in\n{live}");
     }
     // After the run: the final values, every measured session completed.
-    let after = get(
+    let after = http_get(
         &format!("http://{}/metrics", endpoint.addr()),
         Duration::from_secs(10),
     )
@@ -87,7 +88,7 @@ json = "out.json"
     );
     endpoint.linger(Duration::ZERO, None);
     // The server's own endpoint, after the run: both sessions were served.
-    let text = get(
+    let text = http_get(
         &format!("http://{}/metrics", srv.addr()),
         Duration::from_secs(10),
     )
@@ -101,7 +102,7 @@ json = "out.json"
         "{text}"
     );
     // Its series went into the JSON result beside rtload's own timeline.
-    let doc = rtload::report::resultfile::read(&dir.path().join("out.json")).unwrap();
+    let doc = rtload::report::read_result(&dir.path().join("out.json")).unwrap();
     let tl = &doc["rtload_target_metrics"];
     assert!(tl["scrapes"].as_u64().unwrap() >= 1, "{tl}");
     assert_eq!(tl["failed_scrapes"], 0, "{tl}");

@@ -22,7 +22,7 @@ fn check_lists_every_metric_with_its_origin_as_the_result_catalogue_has_it() {
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{file}: {text}");
-        let s = rtload::config::scenario::check(&path, &Default::default()).unwrap();
+        let s = rtload::scenario::check(&path, &Default::default()).unwrap();
         let cat = s.workload().catalogue();
         assert!(!cat.metrics().is_empty());
         for m in cat.metrics().iter().filter(|m| !m.name.ends_with(".count")) {

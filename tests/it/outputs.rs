@@ -109,7 +109,7 @@ fn saved_result_has_vllm_keys_name_label_metadata_goodput_and_the_pacing_mode() 
     );
     let stamp = &name[prefix.len()..name.len() - 5];
     assert!(stamp.len() == 15 && stamp.as_bytes()[8] == b'-', "{stamp}");
-    let doc = rtload::report::resultfile::read(&files[0]).unwrap();
+    let doc = rtload::report::read_result(&files[0]).unwrap();
     for k in [
         "date",
         "backend",

@@ -10,9 +10,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use crate::support::{Fixture, python, rtload, serve, video};
-use rtload::util::http::get;
-use rtload::util::prom::parse_samples;
+use crate::support::{Fixture, http_get, prom_samples, python, rtload, serve, video};
 
 /// `promtool check metrics` on `text`: its exit code and what it printed.
 fn promtool(text: &str) -> (Option<i32>, String) {
@@ -52,7 +50,7 @@ fn assert_promtool_clean(text: &str) {
 /// The value of exactly `series` (name plus labels as written).
 #[track_caller]
 fn value(text: &str, series: &str) -> f64 {
-    parse_samples(text)
+    prom_samples(text)
         .into_iter()
         .find(|(s, _)| s == series)
         .unwrap_or_else(|| panic!("no {series} in\n{text}"))
@@ -116,7 +114,7 @@ fn metrics_addr_serves_the_final_values_after_the_run_as_the_json_has_them() {
     let seen = stderr_until(&mut lines, "serving the final values");
     assert!(seen.contains("--metrics-linger"), "{seen}");
     let addr = announced(&seen);
-    let text = get(&format!("http://{addr}/metrics"), Duration::from_secs(30)).unwrap();
+    let text = http_get(&format!("http://{addr}/metrics"), Duration::from_secs(30)).unwrap();
     interrupt(&child);
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let out = child.wait_with_output().unwrap();
@@ -143,7 +141,7 @@ fn metrics_addr_serves_the_final_values_after_the_run_as_the_json_has_them() {
         value(&text, "rtload_sessions_completed_total{phase=\"warmup\"}"),
         n(&counts["warmup"])
     );
-    let failed: f64 = parse_samples(&text)
+    let failed: f64 = prom_samples(&text)
         .iter()
         .filter(|(s, _)| s.starts_with("rtload_sessions_failed_total{phase=\"measured\""))
         .map(|(_, v)| v)
@@ -204,7 +202,7 @@ fn a_zero_linger_stops_serving_with_the_run() {
     let addr = announced(&err);
     assert!(!err.contains("serving the final values"), "{err}");
     // The process has exited: nothing answers there any more.
-    assert!(get(&format!("http://{addr}/metrics"), Duration::from_secs(5)).is_err());
+    assert!(http_get(&format!("http://{addr}/metrics"), Duration::from_secs(5)).is_err());
 }
 
 /// Opens one session on each endpoint of the server at `addr` (video `session.start`,

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rtload::workload::catalogue::{Catalogue, Direction, Family};
+use rtload::catalogue::{Catalogue, Direction, Family};
 use rtload::workload::{
     Descriptor, Effects, Inbound, Outbound, Report, RunRecord, Session, SessionContext, Workload,
     WorkloadError,
@@ -87,7 +87,7 @@ impl Session for BurstSession {
     }
 }
 
-struct Counts(BTreeMap<String, f64>, rtload::workload::results::Recorded);
+struct Counts(BTreeMap<String, f64>, rtload::workload::Recorded);
 
 impl Report for Counts {
     fn render_text(&self) -> String {
@@ -96,7 +96,7 @@ impl Report for Counts {
     fn to_json(&self) -> Value {
         json!({"rtload": {"metrics": self.0}})
     }
-    fn recorded(&self) -> &rtload::workload::results::Recorded {
+    fn recorded(&self) -> &rtload::workload::Recorded {
         &self.1
     }
     fn scalars(&self) -> BTreeMap<String, f64> {
@@ -137,7 +137,7 @@ fn a_burst_larger_than_the_socket_arrives_whole_in_order_and_timed() {
         .output_json(&out)
         .build();
     assert_eq!(sc.samples(), 1, "the workload's own count");
-    let s = rtload::runner::run(&sc, Box::new(std::io::sink())).expect("run");
+    let s = rtload::run(&sc, Box::new(std::io::sink())).expect("run");
     assert!(s.passed(), "{:?}", s.failures);
     assert_eq!(s.report.metrics()["echoed"], TOTAL as f64);
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();

@@ -7,13 +7,14 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use rtload::workload::Summary;
 use serde_json::Value;
 
 use crate::support::rtload;
 
 fn json(p: &Path) -> Value {
     // The duplex result carries Python's bare `NaN`, as vllm's does.
-    rtload::report::resultfile::read(p).unwrap()
+    rtload::report::read_result(p).unwrap()
 }
 
 fn ok(out: &Output) -> String {
@@ -158,8 +159,8 @@ fn sharded_processes_merge_to_the_unsharded_plan_with_exact_percentiles() {
     let rec = &m["rtload_merge"];
     assert_eq!(rec["measured"], 7);
     // The union of the shards' intended releases is the unsharded run's plan.
-    let scenario = rtload::config::scenario::load(&sc, &Default::default()).unwrap();
-    let plan = rtload::workload::plan::plan(scenario.samples(), &scenario.load().arrival).unwrap();
+    let scenario = rtload::scenario::load(&sc, &Default::default()).unwrap();
+    let plan = rtload::scenario::plan(scenario.samples(), &scenario.load().arrival).unwrap();
     assert_eq!(
         rec["samples"],
         serde_json::json!((0..7).collect::<Vec<usize>>())
@@ -216,7 +217,7 @@ fn sharded_processes_merge_to_the_unsharded_plan_with_exact_percentiles() {
         })
         .collect();
     assert_eq!(ttfc.len(), 7);
-    let want = rtload::util::stats::Summary::of(&ttfc, &[50.0, 99.0]).unwrap();
+    let want = Summary::of(&ttfc, &[50.0, 99.0]).unwrap();
     for (name, q) in [("ttfc_ms.p50", 50.0), ("ttfc_ms.p99", 99.0)] {
         assert_eq!(
             m["rtload"]["metrics"][name].as_f64(),

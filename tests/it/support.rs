@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use rtload::config::scenario::{self, Overrides, Scenario};
-use rtload::runner::{self, RunSummary};
+use rtload::RunSummary;
+use rtload::scenario::{self, Overrides, Scenario};
 
 /// A scenario file in its own temp dir.
 pub struct Fixture {
@@ -33,7 +33,7 @@ impl Fixture {
     }
 
     pub fn run(&self) -> RunSummary {
-        runner::run(&self.scenario(), Box::new(std::io::sink())).expect("run")
+        rtload::run(&self.scenario(), Box::new(std::io::sink())).expect("run")
     }
 }
 
@@ -169,4 +169,62 @@ pub fn python() -> PathBuf {
         p.display()
     );
     p
+}
+
+/// `GET http://HOST:PORT/PATH` with HTTP/1.0 (the server closes after answering): the
+/// body of a 200, else an error naming the status line. The tests' own client, so a
+/// scrape checks rtload's `/metrics` endpoints with code they do not share.
+pub fn http_get(url: &str, timeout: std::time::Duration) -> Result<String, String> {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").ok_or("not an http:// URL")?;
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let path = if path.is_empty() { "/" } else { path };
+    let addr: std::net::SocketAddr = host.parse().map_err(|e| format!("{host}: {e}"))?;
+    let mut conn =
+        std::net::TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.to_string())?;
+    conn.set_read_timeout(Some(timeout))
+        .map_err(|e| e.to_string())?;
+    conn.write_all(format!("GET {path} HTTP/1.0\r\nHost: {host}\r\n\r\n").as_bytes())
+        .map_err(|e| e.to_string())?;
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer)
+        .map_err(|e| e.to_string())?;
+    let (head, body) = answer.split_once("\r\n\r\n").ok_or("no end of headers")?;
+    let status = head.lines().next().unwrap_or_default();
+    match status.split(' ').nth(1) {
+        Some("200") => Ok(body.to_string()),
+        _ => Err(format!("answered {status:?}")),
+    }
+}
+
+/// The samples of a Prometheus text exposition: each series (name plus labels exactly
+/// as written) with its value; comments and blank lines skipped, a timestamp ignored.
+pub fn prom_samples(text: &str) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        // Label values may hold spaces: a series with labels ends at its closing brace.
+        let split = match (line.find('{'), line.find(' ')) {
+            (Some(brace), Some(space)) if brace < space => line.rfind('}').map(|c| c + 1),
+            (_, space) => space,
+        };
+        let Some(at) = split else { continue };
+        let (series, rest) = line.split_at(at);
+        let Some(value) = rest.split_whitespace().next() else {
+            continue;
+        };
+        let v = match value {
+            "+Inf" => f64::INFINITY,
+            "-Inf" => f64::NEG_INFINITY,
+            "NaN" => f64::NAN,
+            v => match v.parse() {
+                Ok(v) => v,
+                Err(_) => continue,
+            },
+        };
+        out.push((series.to_string(), v));
+    }
+    out
 }

@@ -1,5 +1,7 @@
 //! Sweeps: against an embedded server configured to saturate, the capacity is the knee.
 
+use rtload::scenario::SweepParam;
+
 use crate::support::Fixture;
 
 #[test]
@@ -31,7 +33,7 @@ values = [1, 2, 4]
     let sc = fx.scenario();
     let sweep = sc.sweep().cloned().expect("[sweep] parsed");
     let out = fx.dir.path().join("sweep");
-    let r = rtload::batch::run_sweep(&sc, &sweep, &out, true).unwrap();
+    let r = rtload::run::run_sweep(&sc, &sweep, &out, true).unwrap();
     let passed: Vec<bool> = r.points.iter().map(|p| p.passed).collect();
     assert_eq!(
         passed,
@@ -62,9 +64,9 @@ values = [1, 2, 4]
 /// The video workload's own unit (chunks/s) is in every point, the terminal table, the
 /// sweep JSON and the HTML page: positive, and exactly 8 chunks per completed session.
 fn assert_unit_rate_column(
-    sc: &rtload::config::scenario::Scenario,
-    sweep: &rtload::config::sweep::Sweep,
-    r: &rtload::batch::SweepRun,
+    sc: &rtload::Scenario,
+    sweep: &rtload::scenario::Sweep,
+    r: &rtload::run::SweepRun,
     doc: &serde_json::Value,
     out: &std::path::Path,
 ) {
@@ -85,7 +87,7 @@ fn assert_unit_rate_column(
     }
     let catalogue = sc.workload().catalogue();
     let unit = catalogue.unit_rate().map(|u| u.unit.as_str());
-    let table = rtload::report::sweep::render_table(sweep, &r.points, unit, &[]);
+    let table = rtload::report::sweep_table(sweep, &r.points, unit, &[]);
     let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
     assert_eq!(
         header,
@@ -111,14 +113,14 @@ fn assert_unit_rate_column(
 fn quickstart_concurrency_sweep_reaches_every_point_or_marks_it_short() {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/video-quickstart.toml");
-    let sc = rtload::config::scenario::load(&path, &Default::default()).expect("quickstart loads");
+    let sc = rtload::scenario::load(&path, &Default::default()).expect("quickstart loads");
     let dir = tempfile::tempdir().unwrap();
     let read = |d: &std::path::Path| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(d.join("sweep.json")).unwrap()).unwrap()
     };
-    let sweep = rtload::config::sweep::parse_flag("max_concurrency=1,2,4,8").unwrap();
+    let sweep = rtload::scenario::parse_sweep("max_concurrency=1,2,4,8").unwrap();
     let scaled = dir.path().join("scaled");
-    rtload::batch::run_sweep(&sc, &sweep, &scaled, true).unwrap();
+    rtload::run::run_sweep(&sc, &sweep, &scaled, true).unwrap();
     let doc = read(&scaled);
     for p in doc["sweep"]["points"].as_array().unwrap() {
         assert_eq!(p["achieved_concurrency"], p["value"], "{p}");
@@ -128,7 +130,7 @@ fn quickstart_concurrency_sweep_reaches_every_point_or_marks_it_short() {
     let mut off = sweep.clone();
     off.samples_per_point = Some(0);
     let short = dir.path().join("off");
-    let r = rtload::batch::run_sweep(&sc, &off, &short, true).unwrap();
+    let r = rtload::run::run_sweep(&sc, &off, &short, true).unwrap();
     let doc = read(&short);
     for p in doc["sweep"]["points"].as_array().unwrap() {
         let reached = p["achieved_concurrency"] == p["value"];
@@ -151,19 +153,19 @@ fn an_omniinteract_sweep_publishes_every_point_s_artifacts() {
         ..Default::default()
     });
     let sc = fx.scenario();
-    let sweep = rtload::config::sweep::Sweep {
-        param: rtload::config::sweep::SweepParam::MaxConcurrency,
+    let sweep = rtload::scenario::Sweep {
+        param: SweepParam::MaxConcurrency,
         values: vec![1.0, 2.0],
         headline: None,
         samples_per_point: Some(3),
     };
     let out = fx.dir.path().join("sweep");
-    let r = rtload::batch::run_sweep(&sc, &sweep, &out, true).unwrap();
+    let r = rtload::run::run_sweep(&sc, &sweep, &out, true).unwrap();
     assert_eq!(r.points.len(), 2);
     for p in ["max_concurrency_1.json", "max_concurrency_2.json"] {
         let text = std::fs::read_to_string(out.join(p)).unwrap();
         assert!(!text.contains("spool"), "{p} names the spool: {text}");
-        let doc = rtload::report::resultfile::parse_lenient(&text).unwrap();
+        let doc = rtload::report::parse_result(&text).unwrap();
         assert_eq!(doc["completed"], 3, "{p}");
     }
     let wavs = crate::cli::walk(&crate::duplex_support::out_dir(&fx))

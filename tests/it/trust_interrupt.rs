@@ -157,7 +157,7 @@ fn a_second_sigint_cancels_in_flight_sessions_at_once_and_still_writes_the_resul
 #[test]
 fn an_interrupted_omni_run_keeps_earlier_bundles_and_marks_the_batch_summary() {
     use crate::duplex_support::{Opts, case_dirs, duplex, out_dir, read_json};
-    use rtload::engine::interrupt::{Interrupt, InterruptSwitch};
+    use rtload::run::{Interrupt, InterruptSwitch};
 
     let fx = duplex(&Opts::default());
     assert!(fx.run().passed());
@@ -171,7 +171,7 @@ fn an_interrupted_omni_run_keeps_earlier_bundles_and_marks_the_batch_summary() {
         switch,
         grace: std::time::Duration::ZERO,
     };
-    let s = rtload::runner::run_interruptible(
+    let s = rtload::run_interruptible(
         &fx.scenario(),
         Box::new(std::io::sink()),
         None,

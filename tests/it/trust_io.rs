@@ -5,6 +5,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::Stdio;
 
+use rtload::server::{EmbeddedServer, ServerConfig};
+
 use crate::support::{Fixture, rtload, video};
 
 /// A raw WebSocket peer on 127.0.0.1: completes the upgrade by hand, then runs `script`
@@ -252,11 +254,22 @@ fn a_concurrency_that_cannot_fit_the_hard_fd_limit_exits_2_before_the_run() {
 #[test]
 fn a_locked_output_dir_names_the_holder_and_lock_timeout_fails_fast() {
     let fx = crate::duplex_support::duplex(&crate::duplex_support::Opts::default());
-    let held = rtload::workload::omni::artifacts::lock::OutputLock::acquire(
-        &crate::duplex_support::out_dir(&fx),
+    // Held the way another rtload run holds it, written here rather than borrowed: an
+    // exclusive flock on the output root's lock file, which names its holder.
+    let root = crate::duplex_support::out_dir(&fx);
+    std::fs::create_dir_all(&root).unwrap();
+    let mut held = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(root.join(".omniinteract.lock"))
+        .unwrap();
+    held.try_lock().expect("the lock is free before the run");
+    writeln!(
+        held,
+        "pid {} (the test, holding the lock)",
+        std::process::id()
     )
     .unwrap();
-    assert!(held.is_held());
     let out = rtload()
         .arg("run")
         .arg(&fx.path)
@@ -387,18 +400,14 @@ fn sigkill_never_loses_complete_bundles_or_lists_incomplete_ones() {
 #[test]
 fn the_embedded_server_drops_a_huge_frame_from_its_header() {
     // The default limit (64 MiB) against a 1 GiB header on the video endpoint.
-    server_drops_an_oversized_frame(
-        rtload::server::ServerConfig::default(),
-        "/v1/realtime/video",
-        1 << 30,
-    );
+    server_drops_an_oversized_frame(ServerConfig::default(), "/v1/realtime/video", 1 << 30);
 }
 
 #[test]
 fn the_embedded_servers_frame_limit_is_configurable() {
     // `[server] max_frame_bytes = 1000` against a 2,000-byte frame on the transcription
     // endpoint: refused from the header although the default would take it.
-    let cfg = rtload::server::ServerConfig {
+    let cfg = ServerConfig {
         max_frame_bytes: 1000,
         ..Default::default()
     };
@@ -407,10 +416,8 @@ fn the_embedded_servers_frame_limit_is_configurable() {
 
 /// Upgrade on `path`, send a masked binary frame header announcing `announced` bytes and
 /// 1 KiB of it, and expect the server to end the connection instead of waiting for the rest.
-fn server_drops_an_oversized_frame(cfg: rtload::server::ServerConfig, path: &str, announced: u64) {
-    let srv =
-        rtload::server::EmbeddedServer::start(std::net::SocketAddr::from(([127, 0, 0, 1], 0)), cfg)
-            .unwrap();
+fn server_drops_an_oversized_frame(cfg: ServerConfig, path: &str, announced: u64) {
+    let srv = EmbeddedServer::start(std::net::SocketAddr::from(([127, 0, 0, 1], 0)), cfg).unwrap();
     let mut c = TcpStream::connect(srv.addr()).unwrap();
     c.set_read_timeout(Some(std::time::Duration::from_secs(60)))
         .unwrap();

@@ -139,7 +139,7 @@ fn stall_hits_the_chunk_timeout() {
 }
 
 /// The run's failures counted per kind.
-fn kinds(s: &rtload::runner::RunSummary) -> Vec<(String, usize)> {
+fn kinds(s: &rtload::RunSummary) -> Vec<(String, usize)> {
     s.failures_by_kind.clone().into_iter().collect()
 }
 

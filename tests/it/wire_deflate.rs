@@ -114,7 +114,7 @@ fn duplex_negotiates_deflate_with_python_websockets_and_its_numbers_hold() {
 
     // What was negotiated, as the result says it.
     // (vllm's layout: bare `NaN`, read as the report does.)
-    let result = rtload::report::resultfile::read(&fx.dir.path().join("result.json")).unwrap();
+    let result = rtload::report::read_result(&fx.dir.path().join("result.json")).unwrap();
     let wire = &result["rtload"]["wire"];
     assert_eq!(wire["tcp_nodelay"], true, "{wire}");
     let c = &wire["compression"];

@@ -21,7 +21,7 @@ pub fn check_cmd(c: &crate::cli::CheckArgs) -> ExitCode {
     let mut code = ExitCode::SUCCESS;
     for path in std::iter::once(&c.run.scenario).chain(&c.more) {
         // Validates exactly as `run` does, without writing anything.
-        let s = match rtload::config::scenario::check(path, &ov) {
+        let s = match rtload::scenario::check(path, &ov) {
             Ok(s) => s,
             Err(errors) => {
                 for e in &errors {
@@ -42,15 +42,15 @@ pub fn check_cmd(c: &crate::cli::CheckArgs) -> ExitCode {
             }
         };
         let conflict = sweep.as_ref().and(sweep_conflict(&dist));
-        let ready = rtload::runner::preflight(&s, dist.shard).map_err(|e| e.to_string());
+        let ready = rtload::run::preflight(&s, dist.shard).map_err(|e| e.to_string());
         if let Some(msg) = conflict.map(str::to_string).or(ready.err()) {
             eprintln!("error: {}: {msg}", path.display());
             code = ExitCode::from(2);
             continue;
         }
-        print!("{}", rtload::runner::describe_placed(&s, dist.shard));
+        print!("{}", rtload::run::describe_placed(&s, dist.shard));
         if c.metrics {
-            print!("{}", rtload::runner::describe_metrics(&s));
+            print!("{}", rtload::run::describe_metrics(&s));
         }
         if let Some(sw) = &sweep {
             println!("  sweep              {} values", sw.values.len());
@@ -63,7 +63,7 @@ pub fn check_cmd(c: &crate::cli::CheckArgs) -> ExitCode {
 }
 
 /// Why a sweep cannot run with this placement (`--shard`/`--start-at`), if it cannot.
-pub fn sweep_conflict(dist: &rtload::runner::Distributed) -> Option<&'static str> {
+pub fn sweep_conflict(dist: &rtload::run::Distributed) -> Option<&'static str> {
     (dist.shard.is_some() || dist.start_at_unix_s.is_some()).then_some(
         "--shard/--start-at cannot be combined with a sweep; shard each point's run instead",
     )

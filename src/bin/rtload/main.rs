@@ -2,10 +2,10 @@
 //! exit code — 0 passed, 1 samples (or thresholds) failed, 2 usage or configuration error.
 
 /// Every stderr line of the command passes through the one URL redaction rule
-/// (`rtload::util::target::redact_text`): no URL password or credential query value is printed.
+/// (`rtload::report::redact_text`): no URL password or credential query value is printed.
 macro_rules! eprintln {
     ($($arg:tt)*) => {
-        std::eprintln!("{}", rtload::util::target::redact_text(&format!($($arg)*)))
+        std::eprintln!("{}", rtload::report::redact_text(&format!($($arg)*)))
     };
 }
 
@@ -16,7 +16,7 @@ mod merge;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use rtload::util::target::redact_text;
+use rtload::report::redact_text;
 
 fn main() -> ExitCode {
     let args = cli::parse();
@@ -29,7 +29,7 @@ fn main() -> ExitCode {
         cli::Command::Compare(a) => compare_cmd(&a),
         cli::Command::Merge(a) => merge::merge_cmd(&a),
         cli::Command::Schema => {
-            println!("{}", rtload::config::schema::scenario_schema_json());
+            println!("{}", rtload::scenario::scenario_schema_json());
             ExitCode::SUCCESS
         }
         cli::Command::Dataset(cli::DatasetCommand::Synth(a)) => match synth_cmd(&a) {
@@ -72,9 +72,9 @@ fn init_logging() {
 
 fn load(
     path: &std::path::Path,
-    ov: &rtload::config::scenario::Overrides,
-) -> Result<rtload::config::scenario::Scenario, ExitCode> {
-    rtload::config::scenario::load(path, ov).map_err(|errors| {
+    ov: &rtload::scenario::Overrides,
+) -> Result<rtload::Scenario, ExitCode> {
+    rtload::scenario::load(path, ov).map_err(|errors| {
         for e in &errors {
             eprintln!("error: {e}");
         }
@@ -98,7 +98,7 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         eprintln!("{w}");
     }
     if scenario.tls().insecure_skip_verify {
-        eprintln!("{}", rtload::engine::tls::INSECURE_WARNING);
+        eprintln!("{}", rtload::run::INSECURE_WARNING);
     }
     let sweep = match requested_sweep(run, &scenario) {
         Ok(s) => s,
@@ -119,15 +119,13 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         return sweep_cmd(run, &scenario, &sweep);
     }
     use std::io::IsTerminal as _;
-    let mode = rtload::engine::progress::mode_for(std::io::stderr().is_terminal(), run.quiet);
-    let progress: Option<(
-        rtload::engine::progress::Mode,
-        Box<dyn std::io::Write + Send>,
-    )> = Some((mode, Box::new(std::io::stderr())));
+    let mode = rtload::run::mode_for(std::io::stderr().is_terminal(), run.quiet);
+    let progress: Option<(rtload::run::Mode, Box<dyn std::io::Write + Send>)> =
+        Some((mode, Box::new(std::io::stderr())));
     let grace = std::time::Duration::from_secs_f64(run.grace_period);
     let interrupt = listen_for_interrupt(grace);
     let switch = interrupt.as_ref().map(|i| i.switch.clone());
-    let run_result = rtload::runner::run_serving(
+    let run_result = rtload::run::run_serving(
         &scenario,
         Box::new(std::io::stdout()),
         progress,
@@ -142,7 +140,7 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
             }
             code
         }
-        Err(rtload::runner::RunError::Scenario(errors)) => {
+        Err(rtload::RunError::Scenario(errors)) => {
             for e in &errors {
                 eprintln!("error: {e}");
             }
@@ -159,12 +157,12 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
 /// scenario's `[sweep]`; a malformed flag is reported and yields exit code 2.
 pub(crate) fn requested_sweep(
     run: &cli::RunArgs,
-    scenario: &rtload::config::scenario::Scenario,
-) -> Result<Option<rtload::config::sweep::Sweep>, ExitCode> {
+    scenario: &rtload::Scenario,
+) -> Result<Option<rtload::scenario::Sweep>, ExitCode> {
     match run
         .sweep
         .as_deref()
-        .map(rtload::config::sweep::parse_flag)
+        .map(rtload::scenario::parse_sweep)
         .transpose()
     {
         // The flag replaces `[sweep]`'s values; its `samples_per_point` still applies.
@@ -182,10 +180,8 @@ pub(crate) fn requested_sweep(
 }
 
 /// Listens for Ctrl-C with the given grace period; warns (and returns `None`) if it cannot.
-fn listen_for_interrupt(
-    grace: std::time::Duration,
-) -> Option<rtload::engine::interrupt::Interrupt> {
-    match rtload::engine::interrupt::listen_for_signals(grace, move |s| announce(s, grace)) {
+fn listen_for_interrupt(grace: std::time::Duration) -> Option<rtload::run::Interrupt> {
+    match rtload::run::listen_for_signals(grace, move |s| announce(s, grace)) {
         Ok(i) => Some(i),
         Err(e) => {
             eprintln!("warning: cannot listen for Ctrl-C ({e}); an interrupt will lose the run");
@@ -196,8 +192,8 @@ fn listen_for_interrupt(
 
 /// Says on stderr what a signal does (the library acts on it and prints nothing). The
 /// third ends the process at once: a run that does not return by then is stuck.
-fn announce(signal: rtload::engine::interrupt::Signal, grace: std::time::Duration) {
-    use rtload::engine::interrupt::{EXIT_INTERRUPTED, Signal};
+fn announce(signal: rtload::run::Signal, grace: std::time::Duration) {
+    use rtload::run::{EXIT_INTERRUPTED, Signal};
     match signal {
         Signal::First { run_over: true } => {}
         Signal::First { run_over: false } => eprintln!(
@@ -217,11 +213,7 @@ fn announce(signal: rtload::engine::interrupt::Signal, grace: std::time::Duratio
 /// Keeps `--metrics-addr` serving the run's final values for `secs` (`--metrics-linger`)
 /// after the report, saying so; Ctrl-C ends the wait at once without changing the exit
 /// status, and an interrupted run does not linger.
-fn linger(
-    ep: rtload::runner::LiveEndpoint,
-    secs: f64,
-    switch: Option<&rtload::engine::interrupt::InterruptSwitch>,
-) {
+fn linger(ep: rtload::run::LiveEndpoint, secs: f64, switch: Option<&rtload::run::InterruptSwitch>) {
     if let Some(s) = switch {
         s.run_over();
     }
@@ -238,13 +230,13 @@ fn linger(
 /// Prints a finished run (verdict line, report, thresholds, errors, interrupt note) and
 /// picks the exit code: interrupted, success, or 1 for a failed run.
 fn report_run(
-    summary: &rtload::runner::RunSummary,
-    scenario: &rtload::config::scenario::Scenario,
-    dist: &rtload::runner::Distributed,
+    summary: &rtload::RunSummary,
+    scenario: &rtload::Scenario,
+    dist: &rtload::run::Distributed,
 ) -> ExitCode {
     println!(
         "{}",
-        rtload::workload::kit::verdict_line(
+        rtload::report::verdict_line(
             summary.passed(),
             summary.interrupted,
             summary.measured,
@@ -259,7 +251,7 @@ fn report_run(
     print!("{}", redact_text(&summary.report.render_text()));
     if !summary.verdicts.is_empty() {
         println!("Thresholds");
-        print!("{}", rtload::config::thresholds::render(&summary.verdicts));
+        print!("{}", rtload::scenario::render_thresholds(&summary.verdicts));
     }
     if let Some(w) = &summary.generator_bound {
         println!("WARNING: {w}");
@@ -276,7 +268,7 @@ fn report_run(
     {
         eprintln!("shard {s}: [thresholds] are evaluated on the merged result by `rtload merge`");
     }
-    for line in rtload::workload::kit::failure_lines(&summary.failures, 20, "ERROR: ") {
+    for line in rtload::report::failure_lines(&summary.failures, 20, "ERROR: ") {
         eprintln!("{line}");
     }
     for e in &summary.artifact_errors {
@@ -305,7 +297,7 @@ fn report_run(
             summary.measured - summary.cancelled,
             summary.cancelled
         );
-        ExitCode::from(rtload::engine::interrupt::EXIT_INTERRUPTED)
+        ExitCode::from(rtload::run::EXIT_INTERRUPTED)
     } else if summary.passed() {
         ExitCode::SUCCESS
     } else {
@@ -314,9 +306,10 @@ fn report_run(
 }
 
 fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
+    use rtload::server::ServerConfig;
     let cfg = match &s.config {
-        Some(p) => rtload::server::ServerConfig::from_toml_file(p)?,
-        None => rtload::server::ServerConfig::default(),
+        Some(p) => ServerConfig::from_toml_file(p)?,
+        None => ServerConfig::default(),
     };
     let addr: std::net::SocketAddr =
         format!("{}:{}", s.host, s.port).parse().with_context(|| {
@@ -337,11 +330,11 @@ fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
 }
 
 fn synth_cmd(a: &cli::SynthArgs) -> anyhow::Result<()> {
-    let synth = rtload::config::registry::datasets()
+    let synth = rtload::dataset::datasets()
         .into_iter()
         .find(|d| d.name == a.kind)
         .with_context(|| format!("no dataset named {:?}", a.kind))?;
-    let opts = rtload::workload::SynthOptions {
+    let opts = rtload::dataset::SynthOptions {
         seed: a.seed,
         tar: a.tar,
         mp4: a.mp4,
@@ -369,44 +362,37 @@ fn synth_cmd(a: &cli::SynthArgs) -> anyhow::Result<()> {
 
 fn sweep_cmd(
     run: &cli::RunArgs,
-    sc: &rtload::config::scenario::Scenario,
-    sweep: &rtload::config::sweep::Sweep,
+    sc: &rtload::Scenario,
+    sweep: &rtload::scenario::Sweep,
 ) -> ExitCode {
     let dir = run
         .sweep_dir
         .clone()
         .unwrap_or_else(|| std::path::PathBuf::from(format!("sweep-{}", sc.name())));
     let grace = std::time::Duration::from_secs_f64(run.grace_period);
-    let interrupt = match rtload::engine::interrupt::listen_for_signals(grace, move |s| {
-        announce(s, grace)
-    }) {
+    let interrupt = match rtload::run::listen_for_signals(grace, move |s| announce(s, grace)) {
         Ok(i) => Some(i),
         Err(e) => {
             eprintln!("warning: cannot listen for Ctrl-C ({e}); an interrupt will lose the sweep");
             None
         }
     };
-    match rtload::batch::run_sweep_interruptible(sc, sweep, &dir, run.quiet, interrupt) {
+    match rtload::run::run_sweep_interruptible(sc, sweep, &dir, run.quiet, interrupt) {
         Ok(r) => {
             let catalogue = sc.workload().catalogue();
-            let cols = rtload::report::sweep::table_columns(
-                sweep.headline.as_deref(),
-                catalogue.headline(),
-            );
+            let cols =
+                rtload::report::sweep_columns(sweep.headline.as_deref(), catalogue.headline());
             let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
             print!(
                 "{}",
-                rtload::report::sweep::render_table(
+                rtload::report::sweep_table(
                     sweep,
                     &r.points,
                     catalogue.unit_rate().map(|u| u.unit.as_str()),
                     &cols
                 )
             );
-            print!(
-                "{}",
-                rtload::report::sweep::direction_legend(&cols, catalogue)
-            );
+            print!("{}", rtload::report::direction_legend(&cols, catalogue));
             for f in &r.files {
                 eprintln!("wrote {}", f.display());
             }
@@ -415,7 +401,7 @@ fn sweep_cmd(
                     "interrupted: the sweep stopped after {} finished point(s); results cover only those",
                     r.points.len()
                 );
-                ExitCode::from(rtload::engine::interrupt::EXIT_INTERRUPTED)
+                ExitCode::from(rtload::run::EXIT_INTERRUPTED)
             } else if r.points.iter().all(|p| p.passed) {
                 ExitCode::SUCCESS
             } else {
@@ -430,33 +416,33 @@ fn sweep_cmd(
 }
 
 fn suite_cmd(a: &cli::SuiteArgs) -> ExitCode {
-    let outcomes = match rtload::batch::run_suite(&a.paths, a.quiet) {
+    let outcomes = match rtload::run::run_suite(&a.paths, a.quiet) {
         Ok(o) => o,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
-    print!("{}", rtload::report::suite::render_table(&outcomes));
+    print!("{}", rtload::report::suite_table(&outcomes));
     if let Some(path) = &a.junit {
-        let xml = rtload::report::suite::junit_xml("rtload", &outcomes);
-        if let Err(e) = rtload::util::write_atomic(path, xml.as_bytes()) {
+        let xml = rtload::report::junit_xml("rtload", &outcomes);
+        if let Err(e) = rtload::report::write_atomic(path, xml.as_bytes()) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return ExitCode::from(2);
         }
         eprintln!("wrote {}", path.display());
     }
-    ExitCode::from(rtload::report::suite::exit_code(&outcomes))
+    ExitCode::from(rtload::report::suite_exit_code(&outcomes))
 }
 
 fn report_cmd(a: &cli::ReportArgs) -> ExitCode {
     let mut docs = Vec::new();
     for p in &a.results {
-        match rtload::report::resultfile::read(p) {
-            Ok(doc) => docs.push(rtload::report::html::Input {
+        match rtload::report::read_result(p) {
+            Ok(doc) => docs.push(rtload::report::HtmlInput {
                 name: p.display().to_string(),
                 doc,
-                log: rtload::report::resultfile::interval_log(p),
+                log: rtload::report::interval_log(p),
             }),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -464,14 +450,14 @@ fn report_cmd(a: &cli::ReportArgs) -> ExitCode {
             }
         }
     }
-    let html = match rtload::report::html::render(&docs) {
+    let html = match rtload::report::render_html(&docs) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
-    match rtload::util::write_atomic(&a.html, redact_text(&html).as_bytes()) {
+    match rtload::report::write_atomic(&a.html, redact_text(&html).as_bytes()) {
         Ok(()) => {
             eprintln!("wrote {}", a.html.display());
             ExitCode::SUCCESS
@@ -487,7 +473,7 @@ fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {
     let bound = match a
         .max_regression
         .as_deref()
-        .map(rtload::report::compare::parse_percent)
+        .map(rtload::report::parse_percent)
         .transpose()
     {
         Ok(b) => b,
@@ -498,7 +484,7 @@ fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {
     };
     // Numbers from different pacing modes (realtime, saturate, 2x) are never mixed.
     let mode = |p: &std::path::Path| {
-        rtload::report::resultfile::read(p)
+        rtload::report::read_result(p)
             .ok()
             .and_then(|d| d["rtload"]["pacing_mode"].as_str().map(str::to_owned))
     };
@@ -513,8 +499,8 @@ fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {
         return ExitCode::from(2);
     }
     let ((base, base_cat), (new, new_cat)) = match (
-        rtload::report::compare::load_result(&a.base),
-        rtload::report::compare::load_result(&a.new),
+        rtload::report::load_result(&a.base),
+        rtload::report::load_result(&a.new),
     ) {
         (Ok(b), Ok(n)) => (b, n),
         (Err(e), _) | (_, Err(e)) => {
@@ -535,8 +521,8 @@ fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {
             );
         }
     }
-    let cmp = rtload::report::compare::compare(&base, &new, bound, &catalogue);
-    print!("{}", rtload::report::compare::render(&cmp));
+    let cmp = rtload::report::compare(&base, &new, bound, &catalogue);
+    print!("{}", rtload::report::render_comparison(&cmp));
     if cmp.regressions().is_empty() {
         ExitCode::SUCCESS
     } else {

@@ -2,14 +2,15 @@
 
 use std::process::ExitCode;
 
-use rtload::report::merge;
+use rtload::report;
+use rtload::run::Shard;
 
 /// The distributed placement the run flags ask for.
-pub fn distributed(run: &crate::cli::RunArgs) -> Result<rtload::runner::Distributed, String> {
+pub fn distributed(run: &crate::cli::RunArgs) -> Result<rtload::run::Distributed, String> {
     let shard = run
         .shard
         .as_deref()
-        .map(rtload::workload::shard::Shard::parse)
+        .map(Shard::parse)
         .transpose()
         .map_err(|e| e.to_string())?;
     let start_at_unix_s = run
@@ -19,11 +20,11 @@ pub fn distributed(run: &crate::cli::RunArgs) -> Result<rtload::runner::Distribu
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64());
-            rtload::workload::shard::start_at_from(s, now)
+            rtload::run::start_at_from(s, now)
         })
         .transpose()
         .map_err(|e| e.to_string())?;
-    Ok(rtload::runner::Distributed {
+    Ok(rtload::run::Distributed {
         shard,
         start_at_unix_s,
         metrics_addr: run.metrics_addr,
@@ -46,7 +47,7 @@ pub fn merge_cmd(a: &crate::cli::MergeArgs) -> ExitCode {
     let inputs = match a
         .results
         .iter()
-        .map(|p| merge::load(p))
+        .map(|p| report::load_shard(p))
         .collect::<Result<Vec<_>, _>>()
     {
         Ok(i) => i,
@@ -62,21 +63,21 @@ pub fn merge_cmd(a: &crate::cli::MergeArgs) -> ExitCode {
         },
         None => None,
     };
-    let merged = match merge::merge(&inputs, thresholds.as_deref()) {
+    let merged = match report::merge(&inputs, thresholds.as_deref()) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
-    if let Err(e) = merge::publish(&merged, &inputs, &a.output) {
+    if let Err(e) = report::publish_merged(&merged, &inputs, &a.output) {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
     let c = merged.counts;
     println!(
         "verdict: {} — merged {} shard results: {} measured, {} completed, {} failed",
-        rtload::report::verdict::word(merged.passed(), merged.interrupted),
+        rtload::report::verdict_word(merged.passed(), merged.interrupted),
         a.results.len(),
         c.measured,
         c.completed(),
@@ -87,7 +88,7 @@ pub fn merge_cmd(a: &crate::cli::MergeArgs) -> ExitCode {
     }
     if !merged.verdicts.is_empty() {
         println!("Thresholds (on the merged result)");
-        print!("{}", rtload::config::thresholds::render(&merged.verdicts));
+        print!("{}", rtload::scenario::render_thresholds(&merged.verdicts));
     }
     eprintln!(
         "wrote {} and {}",
@@ -104,18 +105,16 @@ pub fn merge_cmd(a: &crate::cli::MergeArgs) -> ExitCode {
 /// The `[thresholds]` of `--scenario PATH` (errors printed; exit 2).
 fn scenario_thresholds(
     path: &std::path::Path,
-) -> Result<Vec<rtload::config::thresholds::Threshold>, ExitCode> {
+) -> Result<Vec<rtload::scenario::Threshold>, ExitCode> {
     let src = std::fs::read_to_string(path).map_err(|e| {
         eprintln!("error: cannot read {}: {e}", path.display());
         ExitCode::from(2)
     })?;
-    let fail = |errors: Vec<rtload::config::scenario::ScenarioError>| {
+    let fail = |errors: Vec<rtload::scenario::ScenarioError>| {
         for e in errors {
             eprintln!("error: {e}");
         }
         ExitCode::from(2)
     };
-    let doc =
-        rtload::config::scenario::ScenarioDoc::parse(path, &src).map_err(|e| fail(vec![e]))?;
-    rtload::config::thresholds::parse(&doc.section("thresholds")).map_err(fail)
+    rtload::scenario::thresholds_in(path, &src).map_err(fail)
 }

@@ -18,7 +18,7 @@ pub enum DatasetCommand {
 
 /// The datasets `--kind` may name (every registered kind's), the first by default.
 fn dataset_kinds() -> clap::builder::PossibleValuesParser {
-    rtload::config::registry::datasets()
+    rtload::dataset::datasets()
         .iter()
         .map(|d| d.name)
         .collect::<Vec<_>>()
@@ -26,9 +26,7 @@ fn dataset_kinds() -> clap::builder::PossibleValuesParser {
 }
 
 fn default_kind() -> &'static str {
-    rtload::config::registry::datasets()
-        .first()
-        .map_or("", |d| d.name)
+    rtload::dataset::datasets().first().map_or("", |d| d.name)
 }
 
 /// `rtload dataset synth`.

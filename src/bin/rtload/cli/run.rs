@@ -1,11 +1,12 @@
 //! `rtload run`'s flags: the scenario, target, output and interrupt options, the
 //! `[load]` overrides, headers and TLS, sweeps and distributed runs; and the
-//! [`Overrides`](rtload::config::scenario::Overrides) they express (with the workload
+//! [`Overrides`](rtload::scenario::Overrides) they express (with the workload
 //! flags, which `super::workload` adds).
 
 use std::path::PathBuf;
 
 use clap::Args;
+use rtload::scenario::Compression;
 
 /// `rtload run`.
 #[derive(Debug, Args)]
@@ -79,8 +80,8 @@ pub struct RunArgs {
     /// `deflate` (default) offers permessage-deflate as Python websockets and browsers do
     /// (used only when the server accepts); `none` offers no compression. Overrides
     /// `[target] compression`.
-    #[arg(long, value_name = "deflate|none", value_parser = rtload::engine::transport::Compression::parse)]
-    pub compression: Option<rtload::engine::transport::Compression>,
+    #[arg(long, value_name = "deflate|none", value_parser = Compression::parse)]
+    pub compression: Option<Compression>,
     /// Suppress live progress.
     #[arg(long, short)]
     pub quiet: bool,
@@ -115,7 +116,7 @@ pub struct RunArgs {
     #[arg(
         long,
         value_name = "SECONDS",
-        default_value_t = rtload::runner::DEFAULT_METRICS_LINGER.as_secs_f64(),
+        default_value_t = rtload::run::DEFAULT_METRICS_LINGER.as_secs_f64(),
         value_parser = parse_grace,
         help_heading = "Distributed"
     )]
@@ -129,8 +130,8 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// The scenario overrides these flags express.
-    pub fn overrides(&self) -> Result<rtload::config::scenario::Overrides, String> {
-        let load = rtload::workload::load::LoadOverrides {
+    pub fn overrides(&self) -> Result<rtload::scenario::Overrides, String> {
+        let load = rtload::scenario::LoadOverrides {
             num_prompts: self.num_prompts,
             num_warmups: self.num_warmups,
             request_rate: self.request_rate.clone(),
@@ -141,7 +142,7 @@ impl RunArgs {
             ramp_up_start_rps: self.ramp_up_start_rps,
             ramp_up_end_rps: self.ramp_up_end_rps,
         };
-        Ok(rtload::config::scenario::Overrides {
+        Ok(rtload::scenario::Overrides {
             target: self.target.clone(),
             output_json: self.output_json.clone(),
             load,

@@ -20,7 +20,7 @@ struct Declared {
 /// Every distinct workload flag, in registry order.
 fn options() -> Vec<Declared> {
     let mut out: Vec<Declared> = Vec::new();
-    for kind in rtload::config::registry::registry() {
+    for kind in rtload::scenario::registry() {
         for spec in kind.flags {
             match out.iter_mut().find(|o| o.spec.flag == spec.flag) {
                 Some(o) => o.kinds.push(kind.name),

@@ -23,7 +23,7 @@ fn the_command_is_consistent() {
 
 #[test]
 fn every_registered_flag_is_accepted_and_handed_over_as_typed() {
-    for kind in rtload::config::registry::registry() {
+    for kind in rtload::scenario::registry() {
         for spec in kind.flags {
             let long = spec.long();
             let sample: &[&str] = match spec.kind {
@@ -49,7 +49,7 @@ fn every_registered_flag_is_accepted_and_handed_over_as_typed() {
 
 /// The first registered flag of `kind`.
 fn first_flag(kind: FlagKind) -> &'static FlagSpec {
-    rtload::config::registry::registry()
+    rtload::scenario::registry()
         .iter()
         .flat_map(|k| k.flags)
         .find(|f| f.kind == kind)
@@ -76,7 +76,7 @@ fn help_lists_each_workload_flag_under_its_kind_with_its_key() {
         .unwrap()
         .render_long_help()
         .to_string();
-    for kind in rtload::config::registry::registry() {
+    for kind in rtload::scenario::registry() {
         for spec in kind.flags {
             // Each option is its name line and its help, up to a blank line.
             let entry = help
@@ -91,6 +91,6 @@ fn help_lists_each_workload_flag_under_its_kind_with_its_key() {
             assert!(entry.contains(&format!("[{}", spec.key)), "{entry}");
         }
     }
-    let first = &rtload::config::registry::registry()[0];
+    let first = &rtload::scenario::registry()[0];
     assert!(help.contains(&format!("{}:", first.flag_heading)), "{help}");
 }
