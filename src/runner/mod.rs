@@ -210,7 +210,8 @@ pub fn run_serving(
     let workload = scenario.workload().clone();
     let (url, server) = start_target(scenario)?;
     let tls = client_tls(&url, scenario)?;
-    let wire = crate::engine::transport::Wire::new(scenario.compression());
+    let wire = crate::engine::transport::Wire::new(scenario.compression())
+        .with_retry_rejected(scenario.retry_rejected());
     let prepared = workload.prepare().map_err(RunError::Prepare)?;
     tracing::debug!(
         target = %redact_url(&url),
