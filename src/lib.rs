@@ -62,7 +62,7 @@ pub mod run {
 
     pub use crate::batch::{SweepRun, run_suite, run_sweep, run_sweep_interruptible};
     pub use crate::engine::interrupt::{
-        EXIT_INTERRUPTED, Interrupt, InterruptSwitch, Signal, listen_for_signals,
+        EXIT_INTERRUPTED, Interrupt, InterruptSwitch, Phase, Signal, listen_for_signals,
     };
     pub use crate::engine::progress::{Mode, mode_for};
     pub use crate::engine::tls::INSECURE_WARNING;

@@ -44,6 +44,7 @@ pub struct Scenario {
     tls: TlsOptions,
     max_frame_bytes: usize,
     compression: Compression,
+    retry_rejected: u32,
     workload: Arc<dyn DynWorkload>,
     load: Load,
     /// A sweep point's own sample count; `None` = the workload's.
@@ -82,6 +83,7 @@ impl Scenario {
             tls: TlsOptions::default(),
             max_frame_bytes: crate::engine::transport::MAX_MESSAGE_BYTES,
             compression: Compression::default(),
+            retry_rejected: 0,
             workload,
             load: Load::default(),
             samples: None,
@@ -130,6 +132,11 @@ impl Scenario {
     /// `[target] compression` (`--compression` wins): what the handshake offers.
     pub fn compression(&self) -> Compression {
         self.compression
+    }
+    /// `[target] retry_rejected`: how many times an upgrade refused with 429 or 503 is
+    /// tried again after its `Retry-After` (default 0).
+    pub fn retry_rejected(&self) -> u32 {
+        self.retry_rejected
     }
     /// The configured workload.
     pub fn workload(&self) -> &Arc<dyn DynWorkload> {
@@ -209,6 +216,12 @@ impl ScenarioBuilder {
     /// The compression offer.
     pub fn compression(mut self, c: Compression) -> Self {
         self.0.compression = c;
+        self
+    }
+    /// Retries of an upgrade refused with 429 or 503 (at most
+    /// [`crate::engine::transport::refusal::MAX_RETRIES`]).
+    pub fn retry_rejected(mut self, n: u32) -> Self {
+        self.0.retry_rejected = n;
         self
     }
     /// The workload.

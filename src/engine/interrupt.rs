@@ -2,12 +2,14 @@
 //! coordinator then stops releasing samples, gives in-flight ones a grace period and
 //! cancels the rest as interrupted), the second cancels the in-flight samples at once —
 //! and the signal listener that flips it. Either way the run returns, so the caller still
-//! writes everything that finished, marked interrupted. The library neither prints nor
+//! writes everything that finished, marked interrupted. A signal while the results are
+//! written ([`Phase::Publishing`]) lets the writing finish and still ends the run as
+//! interrupted. The library neither prints nor
 //! exits: the listener tells the caller each signal it acted on ([`Signal`]) and the
 //! caller says what happens.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -24,9 +26,21 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 #[derive(Debug, Clone, Default)]
 pub struct InterruptSwitch {
     inner: Arc<(AtomicU8, Notify)>,
-    /// The run is over: a signal now only ends what the caller still waits for (the
+    /// Where the run is ([`Phase`] as a number): what a signal now stops.
+    phase: Arc<AtomicU8>,
+}
+
+/// Where a run is, for what a signal stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Sessions run: a signal stops releasing and ends them.
+    Running,
+    /// The sessions are over and their results are being written: a signal lets the
+    /// writing finish, then the run ends as interrupted (exit 130, results marked).
+    Publishing,
+    /// The results are written: a signal only ends what the caller still waits for (the
     /// `--metrics-linger`).
-    over: Arc<AtomicBool>,
+    Over,
 }
 
 impl InterruptSwitch {
@@ -51,14 +65,23 @@ impl InterruptSwitch {
         self.inner.1.notify_one();
     }
 
-    /// Say the run is over (what a signal ends now is the caller's to announce).
-    pub fn run_over(&self) {
-        self.over.store(true, Ordering::SeqCst);
+    /// Say where the run is (a sweep's next point starts [`Phase::Running`] again).
+    pub fn enter(&self, phase: Phase) {
+        self.phase.store(phase as u8, Ordering::SeqCst);
     }
 
-    /// Whether [`run_over`](Self::run_over) was called.
-    pub fn is_run_over(&self) -> bool {
-        self.over.load(Ordering::SeqCst)
+    /// Say the run is over (what a signal ends now is the caller's to announce).
+    pub fn run_over(&self) {
+        self.enter(Phase::Over);
+    }
+
+    /// Where the run is.
+    pub fn phase(&self) -> Phase {
+        match self.phase.load(Ordering::SeqCst) {
+            0 => Phase::Running,
+            1 => Phase::Publishing,
+            _ => Phase::Over,
+        }
     }
 
     /// Whether [`trigger`](Self::trigger) (or [`cancel_now`](Self::cancel_now)) was called.
@@ -104,15 +127,19 @@ pub struct Interrupt {
 /// A signal the listener acted on, for the caller to announce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Signal {
-    /// The first: nothing new is released; in-flight sessions get the grace period.
-    /// `run_over`: the run had already ended (the signal only ends what the caller waits
-    /// for, e.g. the `--metrics-linger`).
+    /// The first. Running: nothing new is released; in-flight sessions get the grace
+    /// period. Publishing: the results are finished, then the run ends as interrupted.
+    /// Over: it only ends what the caller waits for (e.g. the `--metrics-linger`).
     First {
-        /// The run had already ended.
-        run_over: bool,
+        /// Where the run was.
+        phase: Phase,
     },
-    /// The second: in-flight sessions are cancelled now; the run still returns.
-    Second,
+    /// The second: in-flight sessions are cancelled now; the run still returns (and
+    /// still writes what finished).
+    Second {
+        /// Where the run was.
+        phase: Phase,
+    },
     /// A later one (the third is 3): the library has nothing more to stop; the caller
     /// may end the process.
     Later(u32),
@@ -155,12 +182,14 @@ pub fn listen_for_signals(
                         1 => {
                             flip.trigger();
                             told(Signal::First {
-                                run_over: flip.is_run_over(),
+                                phase: flip.phase(),
                             });
                         }
                         2 => {
                             flip.cancel_now();
-                            told(Signal::Second);
+                            told(Signal::Second {
+                                phase: flip.phase(),
+                            });
                         }
                         n => told(Signal::Later(n)),
                     }

@@ -21,12 +21,14 @@ use crate::workload::{ConnectSpec, Inbound};
 mod codec;
 pub mod deflate;
 mod frame;
+pub mod refusal;
 mod split;
 #[cfg(test)]
 mod tests;
 mod wire;
 pub use codec::{FrameError, KEEP_WRITE_BUF_BYTES, LimitedCodec, fit_if_drained, peek_header};
 pub use deflate::Compression;
+pub use refusal::{Refusal, RetryAfter};
 #[cfg(test)]
 pub(crate) use split::split;
 pub use split::{WsSink, WsStream};
@@ -111,6 +113,7 @@ fn client(tls: Option<&ClientTls>) -> awc::Client {
                 connector = connector.rustls_0_23(t.0.clone());
             }
             let client = awc::Client::builder()
+                .wrap(refusal::ReadRefusals)
                 .connector(connector)
                 .disable_timeout()
                 .finish();
@@ -125,6 +128,10 @@ fn client(tls: Option<&ClientTls>) -> awc::Client {
 /// the run's client TLS configuration (required for `wss://`); `wire` says what to offer
 /// and counts what was agreed. Inbound frames and reassembled (or inflated) messages
 /// larger than `max_frame_bytes` fail the read.
+///
+/// An upgrade refused with 429 or 503 is tried again after the server's `Retry-After`
+/// as often as `wire.retry_rejected` allows ([`refusal::retry_wait`]); each retry is a
+/// new request, counted in the run's wire tally.
 pub async fn connect(
     spec: &ConnectSpec,
     timeout: Duration,
@@ -132,6 +139,51 @@ pub async fn connect(
     max_frame_bytes: usize,
     wire: &Wire,
 ) -> Result<(WsSink, WsStream), TransportError> {
+    let started = tokio::time::Instant::now();
+    let mut retried = 0;
+    loop {
+        let (mut error, refusal) = match attempt(spec, timeout, tls, max_frame_bytes, wire).await {
+            Ok(halves) => return Ok(halves),
+            Err(failed) => failed,
+        };
+        let Some(refusal) = refusal else {
+            return Err(error);
+        };
+        match refusal::retry_wait(&refusal, retried, wire.retry_rejected) {
+            Ok(wait) => {
+                wire.record_retry();
+                tracing::debug!(
+                    status = refusal.status,
+                    wait_s = wait.as_secs_f64(),
+                    "upgrade refused; retrying"
+                );
+                tokio::time::sleep(wait).await;
+                retried += 1;
+            }
+            Err(why) => {
+                if let TransportError::Connect { msg, .. } = &mut error {
+                    msg.push_str(&refusal::retry_note(
+                        why.as_deref(),
+                        retried,
+                        started.elapsed(),
+                        wire.retry_rejected,
+                    ));
+                }
+                return Err(error);
+            }
+        }
+    }
+}
+
+/// One upgrade attempt; a failure comes with the refusal behind it, if the server
+/// answered with a status other than 101.
+async fn attempt(
+    spec: &ConnectSpec,
+    timeout: Duration,
+    tls: Option<&ClientTls>,
+    max_frame_bytes: usize,
+    wire: &Wire,
+) -> Result<(WsSink, WsStream), (TransportError, Option<Refusal>)> {
     use crate::workload::FailureKind;
     let err = |msg: String, kind: FailureKind| TransportError::Connect {
         url: crate::util::target::redact_url(&spec.url),
@@ -157,37 +209,30 @@ pub async fn connect(
     let connected = tokio::time::timeout(timeout, req.connect())
         .await
         .map_err(|_| {
-            err(
-                format!("no handshake within {:.0} s", timeout.as_secs_f64()),
-                FailureKind::Timeout,
-            )
+            let msg = format!("no handshake within {:.0} s", timeout.as_secs_f64());
+            (err(msg, FailureKind::Timeout), None)
         })?;
     let (resp, framed) = match connected {
         Ok(ok) => ok,
-        Err(awc::error::WsClientError::InvalidResponseStatus(status)) => {
-            let body = error_body(spec, timeout, tls).await;
-            return Err(err(
-                format!(
-                    "the server answered the WebSocket upgrade with HTTP {status} (expected 101 Switching Protocols){body}"
-                ),
-                FailureKind::Handshake {
-                    status: Some(status.as_u16()),
-                },
-            ));
-        }
         Err(e) => {
+            if let Some(r) = refusal_of(&e) {
+                let kind = FailureKind::Handshake {
+                    status: Some(r.status),
+                };
+                return Err((err(r.to_string(), kind), Some(r)));
+            }
             let kind = match &e {
                 awc::error::WsClientError::SendRequest(_) => FailureKind::Connect,
                 _ => FailureKind::Handshake { status: None },
             };
             return Err(match super::tls::rustls_error(&e) {
-                Some(t) => err(super::tls::explain(t), kind),
-                None => err(e.to_string(), kind),
+                Some(t) => (err(super::tls::explain(t), kind), None),
+                None => (err(e.to_string(), kind), None),
             });
         }
     };
     let agreed = negotiated(&resp, wire.compression)
-        .map_err(|m| err(m, FailureKind::Handshake { status: Some(101) }))?;
+        .map_err(|m| (err(m, FailureKind::Handshake { status: Some(101) }), None))?;
     wire.record(agreed.as_ref());
     let framed = framed.into_map_codec(|inner| {
         let codec = LimitedCodec::new(inner, max_frame_bytes);
@@ -197,6 +242,24 @@ pub async fn connect(
         }
     });
     Ok(split::split(framed))
+}
+
+/// The refused upgrade behind `e`: read by [`refusal::ReadRefusals`] from the refusing
+/// connection, or (should awc check the status first) only its status.
+fn refusal_of(e: &awc::error::WsClientError) -> Option<Refusal> {
+    use awc::error::{SendRequestError, WsClientError};
+    match e {
+        WsClientError::SendRequest(SendRequestError::Custom(inner, _)) => {
+            inner.downcast_ref::<Refusal>().cloned()
+        }
+        WsClientError::InvalidResponseStatus(status) => Some(Refusal {
+            status: status.as_u16(),
+            reason: status.canonical_reason().unwrap_or("").to_string(),
+            retry_after: None,
+            body: None,
+        }),
+        _ => None,
+    }
 }
 
 /// The extension the server's 101 answer agreed to, or why the answer is not one the
@@ -221,32 +284,6 @@ to offer no compression",
             values.join(", ")
         )
     })
-}
-
-/// awc drops the body of a refused upgrade; to say what the server said, repeat the
-/// request once as a plain GET (same headers) and quote the first bytes of its body.
-async fn error_body(spec: &ConnectSpec, timeout: Duration, tls: Option<&ClientTls>) -> String {
-    const QUOTE: usize = 200;
-    let url = spec
-        .url
-        .replacen("ws://", "http://", 1)
-        .replacen("wss://", "https://", 1);
-    let mut req = client(tls).get(url.as_str());
-    for (k, v) in &spec.headers {
-        req = req.insert_header((k.as_str(), v.as_str()));
-    }
-    let fetch = async {
-        let mut resp = req.send().await.ok()?;
-        resp.body().limit(64 * 1024).await.ok()
-    };
-    match tokio::time::timeout(timeout, fetch).await {
-        Ok(Some(body)) if !body.is_empty() => {
-            let text = String::from_utf8_lossy(&body[..body.len().min(QUOTE)]);
-            let more = if body.len() > QUOTE { "…" } else { "" };
-            format!("; body (from a plain GET): {:?}{more}", text.trim())
-        }
-        _ => String::new(),
-    }
 }
 
 /// What one read produced once fragments are joined.

@@ -35,7 +35,7 @@ pub fn describe_placed(s: &Scenario, shard: Option<Shard>) -> String {
     }
     row(
         "wire",
-        crate::engine::transport::describe_wire(s.compression()),
+        crate::engine::transport::describe_wire(s.compression(), s.retry_rejected()),
     );
     row("workload", w.kind().to_string());
     for (k, v) in w.describe() {

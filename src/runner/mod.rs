@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 use crate::config::scenario::{Scenario, ScenarioError};
 use crate::engine::{self, EngineConfig, EngineError};
-use crate::util::target::redact_url;
 use crate::workload::Report;
 
 mod describe;
@@ -205,19 +204,16 @@ pub fn run_serving(
     dist: &Distributed,
 ) -> Result<(RunSummary, Option<LiveEndpoint>), RunError> {
     let shard = dist.shard.unwrap_or(crate::workload::shard::Shard::WHOLE);
+    let switch = interrupt.as_ref().map(|i| i.switch.clone());
+    enter(&switch, engine::interrupt::Phase::Running);
     let (cap, mine) = shard_share(scenario, shard)?;
     probe_json(scenario)?;
     let workload = scenario.workload().clone();
     let (url, server) = start_target(scenario)?;
     let tls = client_tls(&url, scenario)?;
-    let wire = crate::engine::transport::Wire::new(scenario.compression());
+    let wire = crate::engine::transport::Wire::new(scenario.compression())
+        .with_retry_rejected(scenario.retry_rejected());
     let prepared = workload.prepare().map_err(RunError::Prepare)?;
-    tracing::debug!(
-        target = %redact_url(&url),
-        samples = scenario.samples(),
-        warmup = scenario.load().warmup_samples,
-        "run starting"
-    );
     let (tx, printer) = spawn_line_printer(lines);
     let (progress_tx, progress_thread) = spawn_progress(
         progress,
@@ -252,6 +248,7 @@ pub fn run_serving(
     let run_start_unix_s = unix_now();
     let this_run = workload.clone().begin_run();
     let (out, usage, live_wall_s) = live_phase(cfg, this_run.clone());
+    enter(&switch, engine::interrupt::Phase::Publishing);
     let target_timeline = scraper.map(crate::util::scrape::Scraper::finish);
     join_printers(printer, progress_thread);
     if let Some(s) = server {
@@ -269,8 +266,18 @@ pub fn run_serving(
         url,
         live_wall_s,
         prepared,
+        switch: switch.clone(),
     };
-    Ok((summarize(scenario, dist, shard, ran)?, metrics_server))
+    let summary = summarize(scenario, dist, shard, ran);
+    enter(&switch, engine::interrupt::Phase::Over);
+    Ok((summary?, metrics_server))
+}
+
+/// Tell the run's interrupt switch (if any) where the run is, for what a signal stops.
+fn enter(switch: &Option<engine::interrupt::InterruptSwitch>, phase: engine::interrupt::Phase) {
+    if let Some(s) = switch {
+        s.enter(phase);
+    }
 }
 
 /// What `run` checks before it starts anything, for `rtload check`: the arrival plan
@@ -459,6 +466,9 @@ struct Ran {
     live_wall_s: f64,
     /// What the workload's preparation said the user should know.
     prepared: Vec<String>,
+    /// The run's interrupt switch, now in [`engine::interrupt::Phase::Publishing`]: a
+    /// signal while the results are written still ends the run as interrupted.
+    switch: Option<engine::interrupt::InterruptSwitch>,
 }
 
 /// Seconds since the Unix epoch (0 if the clock is before it).

@@ -22,7 +22,6 @@ pub(super) fn summarize(
     // Samples cancelled by an interrupt are their own outcome, not failures.
     let cancelled_idx = take_cancelled(&mut failures);
     let cancelled = cancelled_idx.len();
-    let interrupted = out.interrupted;
     let engine_series = engine_series(&out.run);
     let generator_bound = generator_bound(&out.run, ran.usage, ran.live_wall_s, scenario);
     let tag = crate::report::merge::ShardTag::of_run(
@@ -49,6 +48,9 @@ pub(super) fn summarize(
         report.as_ref(),
         (measured, failures.len(), cancelled),
     ));
+    // A signal while the report published the workload's files: they are finished, and
+    // the run still ends as interrupted (the JSON below says so).
+    let interrupted = out.interrupted || ran.switch.is_some_and(|s| s.is_triggered());
     let mut artifact_errors = out.artifact_errors;
     artifact_errors.extend(report.publication_errors());
     let mut summary = RunSummary {

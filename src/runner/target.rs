@@ -19,7 +19,7 @@ pub(super) fn start_target(
     scenario: &Scenario,
 ) -> Result<(String, Option<EmbeddedServer>), RunError> {
     let workload = scenario.workload();
-    Ok(match &scenario.target() {
+    let started = match &scenario.target() {
         Some(t) => (resolve_url(t, workload.default_path())?, None),
         None => {
             let cfg = embedded_config(scenario)?;
@@ -30,7 +30,14 @@ pub(super) fn start_target(
                 Some(srv),
             )
         }
-    })
+    };
+    tracing::debug!(
+        target = %crate::util::target::redact_url(&started.0),
+        samples = scenario.samples(),
+        warmup = scenario.load().warmup_samples,
+        "run starting"
+    );
+    Ok(started)
 }
 
 /// The embedded server's configuration: `[server]`, already validated at load.

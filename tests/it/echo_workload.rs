@@ -63,6 +63,8 @@ const HEADLINE: &[&str] = &["rtt_ms.p99", "echoed_per_s"];
 
 struct EchoWorkload {
     descriptor: Descriptor,
+    /// Flipped while the report is built: a signal that lands during publication.
+    signal_in_report: Option<rtload::run::InterruptSwitch>,
 }
 
 impl EchoWorkload {
@@ -71,7 +73,10 @@ impl EchoWorkload {
         let catalogue = Catalogue::of(FAMILIES, &STANDARD_PERCENTILES, HEADLINE);
         let mut descriptor = Descriptor::new("echo-test", "/echo", samples, catalogue);
         descriptor.params = vec![("messages".into(), MESSAGES.to_string())];
-        Self { descriptor }
+        Self {
+            descriptor,
+            signal_in_report: None,
+        }
     }
 }
 
@@ -141,6 +146,9 @@ impl Workload for EchoWorkload {
         }
     }
     fn report(&self, run: RunRecord<Vec<f64>>) -> Result<Box<dyn Report>, WorkloadError> {
+        if let Some(switch) = &self.signal_in_report {
+            switch.trigger();
+        }
         let measured = run.samples.iter().filter(|s| !s.warmup);
         let mut rtts = Recorded::default();
         rtts.declare("rtt_ms", "ms");
@@ -377,4 +385,37 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
     assert!(html.contains("<td>echoed_per_s</td><td>msg/s</td><td>higher</td>"));
     assert!(html.contains("<td>payload_bytes</td><td>bytes</td><td>–</td>"));
     drop(server);
+}
+
+/// A signal that lands while the results are published (here: while the workload builds
+/// its report, after every session ended) lets the writing finish and still ends the run
+/// as interrupted: the summary, the JSON result and its verdict all say so.
+#[test]
+fn a_signal_during_publication_finishes_the_files_and_marks_the_run_interrupted() {
+    use rtload::run::{Interrupt, InterruptSwitch};
+
+    let server = EchoServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.json");
+    let switch = InterruptSwitch::new();
+    let mut workload = EchoWorkload::new(2);
+    workload.signal_in_report = Some(switch.clone());
+    let sc = echo_scenario(Arc::new(workload), server.port)
+        .output_json(&path)
+        .build();
+    let interrupt = Interrupt {
+        switch,
+        grace: std::time::Duration::ZERO,
+    };
+    let s = rtload::run_interruptible(&sc, Box::new(std::io::sink()), None, Some(interrupt))
+        .expect("run");
+    assert!(s.interrupted, "a signal during publication was forgotten");
+    assert_eq!(
+        s.report.metrics()["completed"],
+        2.0,
+        "sessions ran to the end"
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(doc["interrupted"], true, "{doc}");
+    assert_eq!(doc["rtload"]["verdict"], "interrupted", "{}", doc["rtload"]);
 }

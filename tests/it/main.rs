@@ -28,6 +28,7 @@ mod openai_ga;
 mod outputs;
 mod prometheus;
 mod redaction;
+mod refused_upgrade;
 mod schema;
 mod schema_ranges;
 mod scripted;

@@ -91,11 +91,20 @@ impl Conn {
 
 type Log = Arc<Mutex<Vec<Arc<Mutex<Conn>>>>>;
 
+/// Upgrade requests still to refuse with `429 Too Many Requests` and `Retry-After: 0`,
+/// and every request head seen (refused or not).
+#[derive(Debug, Default)]
+struct Gate {
+    refuse: std::sync::atomic::AtomicUsize,
+    requests: std::sync::atomic::AtomicUsize,
+}
+
 /// A running server; stopped on drop.
 pub struct RawServer {
     /// Where it listens (127.0.0.1, port 0).
     pub addr: SocketAddr,
     log: Log,
+    gate: Arc<Gate>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -103,7 +112,18 @@ pub struct RawServer {
 impl RawServer {
     /// Listen on 127.0.0.1 (port 0) and play `script` on every connection.
     pub fn start(script: Script) -> RawServer {
+        RawServer::start_refusing(script, 0)
+    }
+
+    /// As [`RawServer::start`], but the first `refuse` upgrade requests are answered
+    /// `429 Too Many Requests` with `Retry-After: 0` (and a short body).
+    pub fn start_refusing(script: Script, refuse: usize) -> RawServer {
         let log: Log = Arc::default();
+        let gate = Arc::new(Gate {
+            refuse: refuse.into(),
+            ..Gate::default()
+        });
+        let g = Arc::clone(&gate);
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let shared = Arc::clone(&log);
@@ -112,15 +132,21 @@ impl RawServer {
                 .enable_all()
                 .build()
                 .unwrap();
-            rt.block_on(accept_loop(script, shared, ready_tx, stopped));
+            rt.block_on(accept_loop(script, shared, g, ready_tx, stopped));
         });
         let addr = ready_rx.recv().expect("raw server started");
         RawServer {
             addr,
             log,
+            gate,
             stop: Some(stop),
             thread: Some(thread),
         }
+    }
+
+    /// Upgrade requests received so far, refused or not.
+    pub fn requests(&self) -> usize {
+        self.gate.requests.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Every connection so far.
@@ -144,6 +170,7 @@ impl Drop for RawServer {
 async fn accept_loop(
     script: Script,
     log: Log,
+    gate: Arc<Gate>,
     ready: std::sync::mpsc::Sender<SocketAddr>,
     mut stopped: tokio::sync::oneshot::Receiver<()>,
 ) {
@@ -154,9 +181,9 @@ async fn accept_loop(
             _ = &mut stopped => return,
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
-                let (script, log) = (script.clone(), Arc::clone(&log));
+                let (script, log, gate) = (script.clone(), Arc::clone(&log), Arc::clone(&gate));
                 tokio::spawn(async move {
-                    let _ = serve(stream, script, log).await;
+                    let _ = serve(stream, script, log, gate).await;
                 });
             }
         }
@@ -164,12 +191,31 @@ async fn accept_loop(
 }
 
 /// The server's side of one connection.
-async fn serve(stream: tokio::net::TcpStream, script: Script, log: Log) -> std::io::Result<()> {
+async fn serve(
+    stream: tokio::net::TcpStream,
+    script: Script,
+    log: Log,
+    gate: Arc<Gate>,
+) -> std::io::Result<()> {
+    use std::sync::atomic::Ordering::SeqCst;
     // As Python's asyncio does; delayed ACK stays on (no TCP_QUICKACK).
     stream.set_nodelay(true)?;
     let (mut rd, mut wr) = stream.into_split();
     let mut buf = Vec::new();
     let head = read_head(&mut rd, &mut buf).await?;
+    gate.requests.fetch_add(1, SeqCst);
+    if gate
+        .refuse
+        .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1))
+        .is_ok()
+    {
+        let body = "busy";
+        let answer = format!(
+            "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 0\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        return wr.write_all(answer.as_bytes()).await;
+    }
     let target = head.split_whitespace().nth(1).unwrap_or("").to_string();
     let key = head
         .lines()

@@ -329,3 +329,43 @@ fn an_answer_the_offer_does_not_allow_fails_the_handshake_saying_why() {
         );
     }
 }
+
+/// A Python peer floods the first of three duplex sessions with 5000 tiny events; with
+/// `max_events_per_session = 1000` that session fails naming the cap and the key to
+/// raise, the other two pass, and the JSON result is written.
+#[test]
+fn a_flooded_duplex_session_fails_at_its_event_cap_and_the_others_pass() {
+    let fx = crate::duplex_support::duplex(&crate::duplex_support::Opts {
+        samples: 3,
+        max_concurrency: 1,
+        workload: "max_events_per_session = 1000",
+        ..Default::default()
+    });
+    let py = PyServer::start("flood:5000", fx.dir.path());
+    let text = std::fs::read_to_string(&fx.path).unwrap().replacen(
+        "[workload]",
+        &format!(
+            "[target]\nurl = \"ws://127.0.0.1:{}/v1/realtime\"\n[output]\njson = \"result.json\"\n[workload]",
+            py.port
+        ),
+        1,
+    );
+    std::fs::write(&fx.path, text).unwrap();
+    let s = fx.run();
+    drop(py.finish());
+    let msgs = failure_messages(&s);
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(
+        msgs[0].contains("more than 1000 events in one session")
+            && msgs[0].contains("`[workload] max_events_per_session`"),
+        "{msgs:?}"
+    );
+    assert_eq!(s.measured, 3);
+    // The duplex result carries Python's bare `NaN`, as vllm's does.
+    let doc = rtload::report::read_result(&fx.dir.path().join("result.json")).unwrap();
+    assert_eq!(
+        doc["rtload"]["failures"]["count"], 1,
+        "{}",
+        doc["rtload"]["failures"]
+    );
+}

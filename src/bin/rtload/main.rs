@@ -193,14 +193,30 @@ fn listen_for_interrupt(grace: std::time::Duration) -> Option<rtload::run::Inter
 /// Says on stderr what a signal does (the library acts on it and prints nothing). The
 /// third ends the process at once: a run that does not return by then is stuck.
 fn announce(signal: rtload::run::Signal, grace: std::time::Duration) {
-    use rtload::run::{EXIT_INTERRUPTED, Signal};
+    use rtload::run::{EXIT_INTERRUPTED, Phase, Signal};
     match signal {
-        Signal::First { run_over: true } => {}
-        Signal::First { run_over: false } => eprintln!(
+        Signal::First {
+            phase: Phase::Over, ..
+        } => {}
+        Signal::First {
+            phase: Phase::Publishing,
+        } => eprintln!(
+            "interrupted while writing the results: finishing them, then exiting 130 (the result is marked interrupted; signal twice more to exit at once, writing nothing more)"
+        ),
+        Signal::First {
+            phase: Phase::Running,
+        } => eprintln!(
             "interrupted: releasing no new sessions; in-flight sessions get {:.1} s to finish, then are cancelled (signal again to cancel them at once)",
             grace.as_secs_f64()
         ),
-        Signal::Second => eprintln!(
+        Signal::Second {
+            phase: Phase::Publishing | Phase::Over,
+        } => eprintln!(
+            "interrupted again: still writing the results (signal again to exit at once, writing nothing more)"
+        ),
+        Signal::Second {
+            phase: Phase::Running,
+        } => eprintln!(
             "interrupted again: cancelling the in-flight sessions now; what finished is still written (signal again to exit at once, writing nothing more)"
         ),
         Signal::Later(_) => {

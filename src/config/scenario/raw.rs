@@ -74,6 +74,10 @@ pub(super) struct RawTarget {
     /// `"deflate"` (default: offer permessage-deflate as Python websockets and browsers
     /// do; used only if the server accepts) or `"none"` (offer no extension).
     pub(super) compression: Option<crate::engine::transport::Compression>,
+    /// Try an upgrade the server refuses with 429 or 503 again, up to this many times,
+    /// after its `Retry-After` (1 s doubling when it sends none; a wait over 60 s is not
+    /// made). Default 0: a refusal fails the session at once. Range [0, 10].
+    pub(super) retry_rejected: Option<u32>,
 }
 
 /// `[output]`.

@@ -48,6 +48,7 @@ pub(super) fn scenario(
         tls: rest.tls,
         max_frame_bytes: usize::try_from(rest.max_frame_bytes).unwrap_or(usize::MAX),
         compression: target::compression(target, ov),
+        retry_rejected: rest.retry_rejected,
         workload,
         load,
         samples: None,
@@ -64,6 +65,7 @@ struct Rest {
     connect_timeout_s: f64,
     tls: crate::engine::tls::TlsOptions,
     max_frame_bytes: u64,
+    retry_rejected: u32,
     target_metrics: Option<(String, Vec<String>)>,
     output_json: Option<PathBuf>,
     server: Option<crate::server::ServerConfig>,
@@ -91,6 +93,7 @@ impl Rest {
         ));
         let output_json = output_json(doc, raw, ov, errors);
         let max_frame_bytes = target::max_frame_bytes(doc, target, errors);
+        let retry_rejected = target::retry_rejected(doc, target, errors);
         let (server, e) = collecting(doc, |d| parse_server(&d.section("server")));
         errors.extend(e);
         let sweep = crate::config::sweep::parse_table(&doc.section("sweep"))
@@ -107,6 +110,7 @@ impl Rest {
             connect_timeout_s,
             tls,
             max_frame_bytes,
+            retry_rejected,
             target_metrics,
             output_json,
             server,

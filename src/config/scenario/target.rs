@@ -30,6 +30,23 @@ pub(super) fn max_frame_bytes(
     max_frame_bytes
 }
 
+/// `[target] retry_rejected` (default 0), range-checked into `errors`.
+pub(super) fn retry_rejected(
+    doc: &ScenarioDoc<'_>,
+    target: Option<&RawTarget>,
+    errors: &mut Vec<ScenarioError>,
+) -> u32 {
+    use crate::engine::transport::refusal::MAX_RETRIES;
+    let n = target.and_then(|t| t.retry_rejected).unwrap_or(0);
+    if n > MAX_RETRIES {
+        errors.push(doc.key_error(
+            &["target", "retry_rejected"],
+            format!("`retry_rejected` must be in [0, {MAX_RETRIES}] retries (got {n}); use e.g. 3"),
+        ));
+    }
+    n
+}
+
 /// `--compression` over `[target] compression` (default `"deflate"`; serde has already
 /// refused any other word, with its position).
 pub(super) fn compression(target: Option<&RawTarget>, ov: &Overrides) -> Compression {

@@ -140,9 +140,9 @@ fn the_wire_block_counts_connections_and_what_they_agreed() {
     let none = Wire::new(Compression::None).result_block();
     assert!(none["wire"]["compression"]["offered"].is_null());
     assert_eq!(none["wire"]["compression"]["agreed"], serde_json::json!([]));
-    assert!(describe_wire(Compression::Deflate).contains(deflate::OFFER));
+    assert!(describe_wire(Compression::Deflate, 0).contains(deflate::OFFER));
     assert_eq!(
-        describe_wire(Compression::None),
+        describe_wire(Compression::None, 0),
         "TCP_NODELAY; no compression offered"
     );
 }

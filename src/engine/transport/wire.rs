@@ -14,6 +14,9 @@ use super::deflate::{Agreed, Compression};
 pub struct Wire {
     /// What the handshake offers.
     pub compression: Compression,
+    /// How many times an upgrade refused with 429 or 503 is tried again
+    /// (`[target] retry_rejected`; 0: never).
+    pub retry_rejected: u32,
     tally: Arc<Tally>,
 }
 
@@ -21,6 +24,8 @@ pub struct Wire {
 struct Tally {
     /// Completed WebSocket handshakes (warm-ups included).
     connections: AtomicU64,
+    /// Upgrades refused and tried again.
+    retried: AtomicU64,
     /// Handshakes by the `permessage-deflate` parameters agreed in them.
     agreed: Mutex<BTreeMap<Agreed, u64>>,
 }
@@ -30,8 +35,20 @@ impl Wire {
     pub fn new(compression: Compression) -> Wire {
         Wire {
             compression,
+            retry_rejected: 0,
             tally: Arc::default(),
         }
+    }
+
+    /// These settings, retrying refused upgrades up to `retries` times.
+    pub fn with_retry_rejected(mut self, retries: u32) -> Wire {
+        self.retry_rejected = retries;
+        self
+    }
+
+    /// Counts one refused upgrade tried again.
+    pub fn record_retry(&self) {
+        self.tally.retried.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts one completed handshake and what it agreed to.
@@ -44,7 +61,8 @@ impl Wire {
     }
 
     /// The result's `rtload` keys: `{"wire": {"tcp_nodelay", "compression": {"setting",
-    /// "offered", "connections", "negotiated", "agreed": [{parameters…, "connections"}]}}}`.
+    /// "offered", "connections", "negotiated", "agreed": [{parameters…, "connections"}]},
+    /// "retry_rejected": {"allowed", "retried"}}}`.
     pub fn result_block(&self) -> serde_json::Value {
         let map = self.tally.agreed.lock().unwrap_or_else(|p| p.into_inner());
         let agreed: Vec<serde_json::Value> = map
@@ -68,17 +86,28 @@ impl Wire {
                 "negotiated": map.values().sum::<u64>(),
                 "agreed": agreed,
             },
+            "retry_rejected": {
+                "allowed": self.retry_rejected,
+                "retried": self.tally.retried.load(Ordering::Relaxed),
+            },
         }})
     }
 }
 
-/// `rtload check`'s line for the wire settings of `compression`.
-pub fn describe(compression: Compression) -> String {
-    match compression.offer() {
+/// `rtload check`'s line for the wire settings of `compression` and `retry_rejected`.
+pub fn describe(compression: Compression, retry_rejected: u32) -> String {
+    let offer = match compression.offer() {
         Some(offer) => format!(
             "TCP_NODELAY; offers `{offer}` (used only if the server accepts; \
 the embedded server never does)"
         ),
         None => "TCP_NODELAY; no compression offered".to_string(),
+    };
+    match retry_rejected {
+        0 => offer,
+        n => format!(
+            "{offer}; an upgrade refused with 429/503 is retried up to {n} times after its \
+Retry-After"
+        ),
     }
 }

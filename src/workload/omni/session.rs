@@ -193,7 +193,8 @@ impl DuplexSession {
             let msg = format!(
                 "the server sent more than {} events in one session: rtload keeps every \
                  event of a session for its artifacts, so it stops here (the other sessions \
-                 go on)",
+                 go on); raise `[workload] max_events_per_session` if the server really \
+                 sends this many",
                 self.cfg.max_events
             );
             return self.finish(at, Err((FailureKind::Protocol, msg)), fx);

@@ -75,6 +75,10 @@ pub struct OmniParams {
     pub playback_prebuffer_ms: Option<f64>,
     /// `"realtime"` (default), `"saturate"`, or a speed factor like `"2x"`.
     pub pacing: Option<String>,
+    /// The most server events one session keeps (default 100000: about 3 hours of ten
+    /// events a second); a session past it fails saying so and the others go on, so one
+    /// flooding session cannot exhaust memory. Range [1, 10000000].
+    pub max_events_per_session: Option<u64>,
     /// Save the vllm-style result JSON (`--save-result`).
     pub save_result: Option<bool>,
     /// Directory of the saved result (`--result-dir`; relative to the scenario file;
@@ -139,13 +143,7 @@ pub fn build(
     let base = input.base_dir();
     let mut errors = Vec::new();
     let err = |key: &str, msg: String| input.key_error(key, msg);
-    check_durations(input, &p, &mut errors);
-    if let Some(msg) = check_lock_timeout(p.lock_timeout_s) {
-        errors.push(input.key_error("lock_timeout_s", msg));
-    }
-    if let Some(msg) = check_prebuffer(p.playback_prebuffer_ms) {
-        errors.push(input.key_error("playback_prebuffer_ms", msg));
-    }
+    check_ranges(input, &p, &mut errors);
     let pacing = parse_pacing(p.pacing.as_deref())
         .unwrap_or_else(|msg| (errors.push(err("pacing", msg)), PacingMode::Realtime).1);
     let goodput = crate::workload::omni::bench_metrics::parse_goodput(
@@ -211,6 +209,26 @@ pub fn build(
     }))
 }
 
+/// Every number's range: the time limits, the lock timeout, the prebuffer, the event cap.
+fn check_ranges(input: &WorkloadInput<'_>, p: &OmniParams, errors: &mut Vec<ScenarioError>) {
+    check_durations(input, p, errors);
+    for (key, msg) in [
+        ("lock_timeout_s", check_lock_timeout(p.lock_timeout_s)),
+        (
+            "playback_prebuffer_ms",
+            check_prebuffer(p.playback_prebuffer_ms),
+        ),
+        (
+            "max_events_per_session",
+            check_max_events(p.max_events_per_session),
+        ),
+    ] {
+        if let Some(msg) = msg {
+            errors.push(input.key_error(key, msg));
+        }
+    }
+}
+
 /// The time limits (`timeout_s`, `media_timeout_s`, `max_video_duration_s`) must lie in
 /// (0, 1e9] seconds.
 fn check_durations(input: &WorkloadInput<'_>, p: &OmniParams, errors: &mut Vec<ScenarioError>) {
@@ -240,6 +258,17 @@ fn check_lock_timeout(v: Option<f64>) -> Option<String> {
     Some(format!(
         "`lock_timeout_s` must be a number of seconds in [0, {MAX_LOCK_TIMEOUT_S}] (got {}); use e.g. 5",
         crate::util::textpos::num(v)
+    ))
+}
+
+/// Largest `max_events_per_session`.
+const MAX_EVENTS_LIMIT: u64 = 10_000_000;
+
+/// Why `max_events_per_session` is out of range, if it is.
+fn check_max_events(v: Option<u64>) -> Option<String> {
+    let v = v.filter(|v| !(1..=MAX_EVENTS_LIMIT).contains(v))?;
+    Some(format!(
+        "`max_events_per_session` must be in [1, {MAX_EVENTS_LIMIT}] events (got {v}); use e.g. 100000"
     ))
 }
 
@@ -336,6 +365,9 @@ fn settings_base(p: &OmniParams, pacing: PacingMode) -> DuplexSettings {
     settings_base.require_response = p.require_response.unwrap_or(false);
     settings_base.incremental_acks = p.incremental_acks.unwrap_or(false);
     settings_base.pacing = pacing;
+    if let Some(n) = p.max_events_per_session {
+        settings_base.max_events = usize::try_from(n).unwrap_or(usize::MAX);
+    }
     settings_base.extra_body = p
         .extra_body
         .as_ref()

@@ -11,6 +11,9 @@ five 100 ms audio deltas of 24 kHz PCM16, then `response.done`); for the final c
 `input_audio_buffer.committed` and a listen decision; `session.closed` for
 `session.close`.
 
+MODE `flood:N`: as `duplex`, but the first connection also gets N tiny events
+(`rate_limits.updated`, not logged) right after `session.created`.
+
 MODE `bomb`: `session.created`, then one text message of 8 MiB of JSON padding (a few
 KB compressed), which no client with a smaller limit may inflate.
 
@@ -103,6 +106,13 @@ async def handler(conn):
         if kind == "session.update":
             caps = {"capabilities": {"chunk_period_ms": 1000}}
             await send({"type": "session.created", "session": caps})
+            if MODE.startswith("flood:") and len(CONNS) == 1:
+                tiny = json.dumps({"type": "rate_limits.updated"})
+                try:
+                    for _ in range(int(MODE.split(":")[1])):
+                        await conn.send(tiny)
+                except ConnectionClosed:
+                    return  # rtload gave up on this session: expected
         elif kind == "input_audio_buffer.append":
             appends += 1
             if appends % 5 == 1:

@@ -548,7 +548,8 @@ fn a_session_past_its_event_limit_fails_saying_why() {
     assert_failed(
         &last,
         "the server sent more than 5 events in one session: rtload keeps every event of a \
-         session for its artifacts, so it stops here (the other sessions go on)",
+         session for its artifacts, so it stops here (the other sessions go on); raise \
+         `[workload] max_events_per_session` if the server really sends this many",
     );
     assert!(h.s.events.len() <= 5);
 }
