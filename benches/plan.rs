@@ -5,8 +5,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use rtload::bench::python_shuffle;
 use rtload::scenario::{ArrivalSpec, RampStrategy, RampUp, plan};
-use rtload::workload::omni::dataset::shuffle::python_shuffle;
 
 /// Runs `f` for about `budget` (after a short warm-up) and prints the mean ns/iter.
 fn bench(name: &str, budget: Duration, mut f: impl FnMut()) {

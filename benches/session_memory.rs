@@ -15,9 +15,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use bytes::Bytes;
-use rtload::workload::omni::session::{DuplexSession, DuplexSettings, PreparedMedia};
-use rtload::workload::omni::upload::CaseUpload;
-use rtload::workload::spool::Spool;
+use rtload::bench::{CaseUpload, DuplexSession, DuplexSettings, PreparedMedia, Spool};
 use rtload::workload::{Effects, Inbound, Session};
 use serde_json::json;
 use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};

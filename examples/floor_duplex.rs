@@ -24,11 +24,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use rtload::workload::omni::dataset::{Subset, layout};
-use rtload::workload::omni::media::{self, MediaOptions};
-use rtload::workload::omni::pacing::{AppendPlan, BYTES_PER_SECOND, append_message, streamed_len};
-use rtload::workload::omni::session::DuplexSettings;
-use rtload::workload::omni::url::{join_endpoint, realtime_url};
+use rtload::bench::{
+    AppendPlan, BYTES_PER_SECOND, DuplexSettings, MediaOptions, Subset, append_message,
+    join_endpoint, omni_data_dir, prepare_media, realtime_url, ref_audio_data_url, streamed_len,
+    subset_cases,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::{Instant, sleep_until};
 
@@ -139,18 +139,18 @@ fn build_sessions(dataset: &Path, root: &Path, n: usize) -> Vec<(Bytes, Arc<Uplo
     for subset in Subset::ALL {
         let dir = root.join(subset.name());
         if dir.is_dir() {
-            cases.extend(layout::subset_cases(&dir, subset).expect("cases"));
+            cases.extend(subset_cases(&dir, subset).expect("cases"));
         }
     }
     assert!(!cases.is_empty(), "no cases under {}", root.display());
     let uploads: Vec<Arc<Upload>> = cases
         .iter()
         .map(|c| {
-            let m = media::prepare(&c.video_path, &opts).expect("media");
+            let m = prepare_media(&c.video_path, &opts).expect("media");
             Arc::new(upload(&m.pcm, &m.frames))
         })
         .collect();
-    let ref_audio = media::ref_audio_data_url(&dataset.join("ref_audio.wav"))
+    let ref_audio = ref_audio_data_url(&dataset.join("ref_audio.wav"))
         .expect("ref_audio.wav in the dataset dir");
     let settings = DuplexSettings::new(MODEL, ref_audio);
     (0..n)
@@ -167,7 +167,7 @@ fn main() {
         "floor_duplex 127.0.0.1:PORT DATASET_DIR SESSIONS [RATE_PER_S]",
         3,
     );
-    let root = layout::data_dir(Path::new(&args[0])).expect("dataset");
+    let root = omni_data_dir(Path::new(&args[0])).expect("dataset");
     let n: usize = args[1].parse().expect("SESSIONS is a number");
 
     let sessions = build_sessions(Path::new(&args[0]), &root, n)

@@ -16,7 +16,7 @@
 //! ADDR must be a 127.0.0.1 address (this is a benchmark tool, not a client).
 
 use bytes::Bytes;
-use rtload::workload::video::rollout::{DEFAULT_HEIGHT, DEFAULT_WIDTH};
+use rtload::bench::{VIDEO_DEFAULT_HEIGHT, VIDEO_DEFAULT_WIDTH};
 use tokio::io::AsyncWriteExt;
 use tokio::time::Instant;
 
@@ -61,7 +61,7 @@ fn main() {
     let start = frame(
         0x1,
         serde_json::json!({"type": "session.start", "num_frames": frames,
-            "width": DEFAULT_WIDTH, "height": DEFAULT_HEIGHT})
+            "width": VIDEO_DEFAULT_WIDTH, "height": VIDEO_DEFAULT_HEIGHT})
         .to_string()
         .as_bytes(),
     );

@@ -22,11 +22,11 @@
 // The internal layers. `workload`, `report` and `server` live inside the facade of the
 // same name (`mod imp`), re-exported crate-wide, so the crate's own `crate::workload::…`
 // paths stay as they are while only the facade's `pub use` items leave the crate.
-pub mod batch;
-pub mod config;
-pub mod engine;
-pub mod runner;
-pub mod util;
+mod batch;
+mod config;
+mod engine;
+mod runner;
+mod util;
 
 pub use runner::{RunError, RunSummary, run, run_interruptible};
 pub use scenario::{Scenario, ScenarioBuilder};
@@ -51,7 +51,7 @@ pub mod scenario {
     pub use crate::config::thresholds::{Threshold, Verdict, from_text as thresholds_in};
     pub use crate::engine::tls::TlsOptions;
     pub use crate::engine::transport::Compression;
-    pub use crate::workload::WorkloadKind;
+    pub use crate::workload::imp::WorkloadKind;
     pub use crate::workload::plan::{ArrivalSpec, Plan, PlanError, RampStrategy, RampUp, plan};
 }
 
@@ -79,9 +79,10 @@ pub mod workload {
     //! [`Scenario::builder`](crate::Scenario::builder); the metrics it declares are a
     //! [`Catalogue`](crate::catalogue::Catalogue).
 
+    // `pub(crate)`: the scenario and dataset facades re-export a few of its items.
     #[path = "mod.rs"]
-    mod imp;
-    pub use imp::*;
+    pub(crate) mod imp;
+    pub(crate) use imp::*;
 
     pub use crate::util::stats::{STANDARD_PERCENTILES, Summary};
     pub use imp::playback::PlaybackConfig;
@@ -112,7 +113,7 @@ pub mod report {
 
     #[path = "mod.rs"]
     mod imp;
-    pub use imp::*;
+    pub(crate) use imp::*;
 
     pub use crate::util::target::redact_text;
     pub use crate::util::write_atomic;
@@ -143,7 +144,7 @@ pub mod server {
 
     #[path = "mod.rs"]
     mod imp;
-    pub use imp::*;
+    pub(crate) use imp::*;
 
     pub use imp::{
         EmbeddedServer, ServerConfig, ServerError, ServerTls, ServerTlsError, load_tls,
@@ -157,7 +158,7 @@ pub mod dataset {
 
     /// Every dataset [`SynthOptions`] can write, by name, the default first.
     pub use crate::config::registry::datasets;
-    pub use crate::workload::{DatasetSynth, SynthOptions};
+    pub use crate::workload::imp::{DatasetSynth, SynthOptions};
 }
 
 pub mod bench {
@@ -165,9 +166,30 @@ pub mod bench {
     //! reuse so that they measure what rtload measures and send the bytes it sends. Not
     //! needed to run scenarios or write workloads.
 
+    // Measuring: frame headers as the reader parses them, process CPU and memory.
     pub use crate::engine::transport::peek_header;
     pub use crate::util::usage::UsageSnapshot;
+
+    // Arrival order: the CPython-compatible shuffle the OmniInteract dataset uses.
     pub use crate::workload::omni::dataset::shuffle::python_shuffle;
+
+    // An OmniInteract session's bytes, built by rtload's own pure code: the dataset's
+    // cases, their decoded media, the 200 ms appends and the session settings.
+    pub use crate::workload::omni::dataset::Subset;
+    /// The data directory under an OmniInteract dataset path (`DIR` or `DIR/data`).
+    pub use crate::workload::omni::dataset::layout::data_dir as omni_data_dir;
+    pub use crate::workload::omni::dataset::layout::subset_cases;
+    /// Decodes one case's media into the PCM and frames a session streams.
+    pub use crate::workload::omni::media::prepare as prepare_media;
+    pub use crate::workload::omni::media::{MediaOptions, ref_audio_data_url};
+    pub use crate::workload::omni::pacing::{
+        AppendPlan, BYTES_PER_SECOND, append_message, streamed_len,
+    };
+    pub use crate::workload::omni::session::{DuplexSession, DuplexSettings, PreparedMedia};
+    pub use crate::workload::omni::upload::CaseUpload;
+    pub use crate::workload::omni::url::{join_endpoint, realtime_url};
+    pub use crate::workload::spool::Spool;
+
     /// The frame height a video-cadence run asks for by default.
     pub use crate::workload::video::rollout::DEFAULT_HEIGHT as VIDEO_DEFAULT_HEIGHT;
     /// The frame width a video-cadence run asks for by default.

@@ -7,8 +7,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use rtload::engine::transport::peek_header;
-use rtload::workload::kit::UsageSnapshot;
+use rtload::bench::{UsageSnapshot, peek_header};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, sleep_until};

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use rtload::workload::omni::dataset::{SynthOptions, synth};
+use rtload::dataset::SynthOptions;
 use serde_json::Value;
 
 use crate::support::{Fixture, failure_messages};
@@ -84,16 +84,22 @@ fn defaults_unless(defaults: &[(&str, &str)], extra: &str) -> String {
 pub fn duplex(o: &Opts<'_>) -> Fixture {
     let fx = Fixture::new("");
     let ds = fx.dir.path().join("ds");
-    let report = synth(
+    let said = crate::support::synth_dataset(
+        "omniinteract",
         &ds,
         &SynthOptions {
             duration_ms: o.duration_ms,
             cases_per_subset: o.cases_per_subset,
-            ..SynthOptions::default()
+            ..crate::support::synth_defaults()
         },
-    )
-    .expect("synth dataset");
-    assert!(report.cases >= o.samples, "not enough synthesized cases");
+    );
+    // "wrote N cases (…) under DIR", as `rtload dataset synth` prints it.
+    let cases: usize = said[0]
+        .strip_prefix("wrote ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no case count in {said:?}"));
+    assert!(cases >= o.samples, "not enough synthesized cases");
     let text = format!(
         r#"
 name = "duplex-e2e"

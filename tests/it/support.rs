@@ -228,3 +228,32 @@ pub fn prom_samples(text: &str) -> Vec<(String, f64)> {
     }
     out
 }
+
+/// Writes the test dataset of `kind` into `dir` as `rtload dataset synth --kind KIND`
+/// does; what it says it wrote, line by line.
+pub fn synth_dataset(
+    kind: &str,
+    dir: &std::path::Path,
+    opts: &rtload::dataset::SynthOptions,
+) -> Vec<String> {
+    let synth = rtload::dataset::datasets()
+        .into_iter()
+        .find(|d| d.name == kind)
+        .unwrap_or_else(|| panic!("no dataset kind {kind}"));
+    (synth.write)(dir, opts).unwrap_or_else(|e| panic!("synth {kind}: {e}"))
+}
+
+/// The options `rtload dataset synth` uses when given no flags (its `--help` defaults).
+pub fn synth_defaults() -> rtload::dataset::SynthOptions {
+    rtload::dataset::SynthOptions {
+        seed: 0,
+        tar: false,
+        mp4: false,
+        cases_per_subset: 1,
+        duration_ms: 3_000,
+        files: 3,
+        words: 6,
+        words_per_second: 2.5,
+        sample_rate: 16_000,
+    }
+}

@@ -191,15 +191,15 @@ fn saturate_sends_everything_without_waiting() {
 fn embedded(samples: usize, extra: &str) -> Fixture {
     let fx = Fixture::new("");
     let data = fx.dir.path().join("synth");
-    rtload::workload::transcription::synth::synth(
+    crate::support::synth_dataset(
+        "transcription",
         &data,
-        &rtload::workload::transcription::synth::SynthOptions {
+        &rtload::dataset::SynthOptions {
             files: 2,
             words: 3,
-            ..Default::default()
+            ..crate::support::synth_defaults()
         },
-    )
-    .unwrap();
+    );
     let toml = format!(
         "name = \"t\"\n[workload]\nkind = \"realtime-transcription\"\ndataset_path = \"synth\"\n\
          pacing = \"4x\"\ndone_timeout_s = 2.0\n[load]\nsamples = {samples}\nmax_concurrency = {samples}\n\
@@ -328,7 +328,17 @@ fn dataset_synth_kind_transcription_writes_a_set_the_workload_reads() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let items = rtload::workload::transcription::dataset::discover(&out).unwrap();
-    assert_eq!(items.len(), 2);
-    assert!(items.iter().all(|i| i.reference.is_some()));
+    // What the workload reads from a directory: audio files, each with its reference
+    // transcript beside it (`a.wav` + `a.txt`), checked here without its reader.
+    let mut wavs: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wav"))
+        .collect();
+    wavs.sort();
+    assert_eq!(wavs.len(), 2, "{wavs:?}");
+    for wav in &wavs {
+        let reference = std::fs::read_to_string(wav.with_extension("txt")).unwrap();
+        assert!(!reference.trim().is_empty(), "{}", wav.display());
+    }
 }

@@ -191,6 +191,7 @@ fn walk(
 
 /// Validate an archive held in memory (as [`extract_archive`]'s first pass does): safe
 /// member names, no duplicates, complete tar and gzip streams, within `limits`.
+#[cfg(test)]
 pub fn validate_bytes(bytes: &[u8], limits: ArchiveLimits) -> Result<ArchiveStats, DatasetError> {
     let source: Box<dyn Read> = Box::new(io::Cursor::new(bytes.to_vec()));
     let opened = open_reader(source, bytes.len() as u64, Path::new("<memory>"), limits);
@@ -257,6 +258,8 @@ impl Drop for Staging {
     }
 }
 
+#[cfg(test)]
+mod fuzz_tests;
 #[cfg(test)]
 mod integrity_tests;
 #[cfg(test)]
