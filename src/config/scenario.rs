@@ -11,9 +11,9 @@
 //! value), the bad value and the fix.
 
 pub use crate::util::scenario_doc::{Patch, ScenarioDoc, Section};
-pub use crate::util::scenario_error::{ScenarioError, line_col};
+pub use crate::util::scenario_error::ScenarioError;
 pub use crate::workload::WorkloadFlag;
-pub use crate::workload::load::{Load, LoadOverrides, MAX_RATE, MAX_SAMPLES, MAX_SHARDS, MIN_RATE};
+pub use crate::workload::load::{Load, LoadOverrides, MAX_RATE, MAX_SAMPLES, MIN_RATE};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

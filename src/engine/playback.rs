@@ -36,6 +36,7 @@ impl Playback {
         });
     }
 
+    #[cfg(test)]
     /// The listener as it stands (what it had heard at an instant, its summary so far).
     pub fn listener(&mut self) -> &mut Listener {
         &mut self.listener

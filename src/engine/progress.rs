@@ -200,11 +200,13 @@ impl Progress {
         }
     }
 
+    #[cfg(test)]
     /// Measured samples that ended (including failed ones).
     pub fn done(&self) -> usize {
         self.done
     }
 
+    #[cfg(test)]
     /// Measured samples that ended with a failure.
     pub fn failed(&self) -> usize {
         self.failed
@@ -215,16 +217,19 @@ impl Progress {
         self.started.saturating_sub(self.done)
     }
 
+    #[cfg(test)]
     /// Warm-up samples that ended.
     pub fn warmups_done(&self) -> usize {
         self.warm_done
     }
 
+    #[cfg(test)]
     /// Warm-up samples started and not yet ended.
     pub fn warmups_in_flight(&self) -> usize {
         self.warm_started.saturating_sub(self.warm_done)
     }
 
+    #[cfg(test)]
     /// Number of headline values seen so far.
     pub fn headline_count(&self) -> usize {
         self.values.len()
@@ -240,6 +245,7 @@ impl Progress {
         percentile_sorted(&self.values, 0.99).ok()
     }
 
+    #[cfg(test)]
     /// Time of the latest event applied (seconds since the run started), if any.
     pub fn last_event_s(&self) -> Option<f64> {
         self.last_event_s

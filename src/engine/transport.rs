@@ -26,9 +26,9 @@ mod split;
 #[cfg(test)]
 mod tests;
 mod wire;
-pub use codec::{FrameError, KEEP_WRITE_BUF_BYTES, LimitedCodec, fit_if_drained, peek_header};
+pub use codec::{FrameError, KEEP_WRITE_BUF_BYTES, LimitedCodec, peek_header};
 pub use deflate::Compression;
-pub use refusal::{Refusal, RetryAfter};
+pub use refusal::Refusal;
 #[cfg(test)]
 pub(crate) use split::split;
 pub use split::{WsSink, WsStream};
@@ -50,9 +50,6 @@ pub enum TransportError {
         /// Why, for counting: connect, handshake (with the HTTP status) or timeout.
         kind: crate::workload::FailureKind,
     },
-    /// Writing a frame failed.
-    #[error("send failed: {0}")]
-    Send(String),
     /// Reading a frame failed.
     #[error("receive failed: {0}")]
     Recv(String),
@@ -66,7 +63,7 @@ impl TransportError {
         use crate::workload::FailureKind;
         let kind = match self {
             TransportError::Connect { kind, .. } => *kind,
-            TransportError::Send(_) | TransportError::Recv(_) => FailureKind::Transport,
+            TransportError::Recv(_) => FailureKind::Transport,
         };
         crate::workload::Failure::new(kind, self.to_string())
     }

@@ -42,6 +42,7 @@ impl Wake {
         }
     }
 
+    #[cfg(test)]
     /// Cancel the pending request, if any.
     pub fn disarm(&mut self) {
         self.target = None;

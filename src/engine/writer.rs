@@ -25,7 +25,6 @@ const QUEUE: usize = 256;
 /// A handle samples use to publish files; cheap to clone and `Send`.
 #[derive(Debug, Clone)]
 pub struct WriterHandle {
-    root: PathBuf,
     tx: mpsc::Sender<Artifact>,
 }
 
@@ -35,11 +34,6 @@ impl WriterHandle {
     pub async fn submit(&self, artifact: Artifact) {
         // A closed writer (run over) drops the artifact: nothing is waiting to publish it.
         let _ = self.tx.send(artifact).await;
-    }
-
-    /// The directory artifacts are published under.
-    pub fn root(&self) -> &Path {
-        &self.root
     }
 }
 
@@ -88,7 +82,7 @@ impl Writer {
             })
             .collect();
         Self {
-            handle: WriterHandle { root, tx },
+            handle: WriterHandle { tx },
             threads,
             errors,
         }

@@ -121,6 +121,7 @@ impl Comparison {
     }
 }
 
+#[cfg(test)]
 /// Read a result JSON and return its `rtload.metrics` map. `null` values (how JSON
 /// carries a NaN) are absent, like any other missing metric.
 pub fn load_metrics(path: &Path) -> Result<BTreeMap<String, f64>, CompareError> {

@@ -6,13 +6,8 @@ use crate::config::scenario::Scenario;
 use crate::util::target::{redact_url, resolve_url};
 use crate::workload::shard::Shard;
 
-/// The resolved plan of a scenario, as `rtload check` prints it.
-pub fn describe(s: &Scenario) -> String {
-    describe_placed(s, None)
-}
-
-/// [`describe`] for the process `shard` of a distributed run (`--shard I/N`): the
-/// thresholds are then left to `rtload merge`.
+/// The resolved plan of a scenario, as `rtload check` prints it; for the process `shard`
+/// of a distributed run (`--shard I/N`) the thresholds are then left to `rtload merge`.
 pub fn describe_placed(s: &Scenario, shard: Option<Shard>) -> String {
     let w = s.workload();
     let target = match &s.target() {

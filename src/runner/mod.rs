@@ -23,7 +23,7 @@ mod result;
 mod summary;
 mod target;
 
-pub use describe::{describe, describe_metrics, describe_placed, direction_words};
+pub use describe::{describe_metrics, describe_placed};
 use summary::summarize;
 pub use target::{DEFAULT_METRICS_LINGER, LiveEndpoint};
 use target::{client_tls, serve_live_metrics, start_scraper, start_target};
@@ -167,16 +167,6 @@ pub struct Distributed {
     pub metrics_addr: Option<SocketAddr>,
     /// Told the bound address once `--metrics-addr` listens (port 0 picks one).
     pub metrics_bound: Option<crossbeam_channel::Sender<SocketAddr>>,
-}
-
-/// [`run_with`] placed by `dist` (no interruption).
-pub fn run_placed(
-    scenario: &Scenario,
-    lines: Box<dyn Write + Send>,
-    progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
-    dist: &Distributed,
-) -> Result<RunSummary, RunError> {
-    run_distributed(scenario, lines, progress, None, dist)
 }
 
 /// [`run_interruptible`] for one shard of a distributed run: runs only the shard's slice

@@ -13,8 +13,10 @@ mod scripted;
 mod transcription;
 
 pub use duplex::{DuplexFaults, DuplexServerConfig, FinalDecision};
-pub use scripted::{ScriptedServerConfig, ServerAction, ServerRule};
-pub use transcription::{TranscriptionFaults, TranscriptionServerConfig};
+pub use scripted::{ScriptedServerConfig, ServerAction};
+#[cfg(test)]
+pub use transcription::TranscriptionFaults;
+pub use transcription::TranscriptionServerConfig;
 
 /// Errors of the server seam: loading or validating a [`ServerConfig`].
 #[derive(Debug, thiserror::Error)]

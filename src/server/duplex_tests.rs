@@ -12,6 +12,7 @@ use futures_util::{SinkExt as _, StreamExt as _};
 use serde_json::{Value, json};
 
 use super::*;
+use crate::server::config::{DuplexFaults, DuplexServerConfig, FinalDecision};
 
 const SAFETY_NET: Duration = Duration::from_secs(20);
 const JPEG: [u8; 4] = [0xFF, 0xD8, 0xFF, 0xE0];

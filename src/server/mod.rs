@@ -48,12 +48,8 @@ use std::time::Duration;
 
 use actix_web::{App, HttpServer, dev::ServerHandle, web};
 
-pub use config::{
-    DuplexFaults, DuplexServerConfig, FinalDecision, ScriptedServerConfig, ServerConfig,
-    ServerError, TranscriptionFaults, TranscriptionServerConfig, VideoFaults, VideoServerConfig,
-};
+pub use config::{ServerConfig, ServerError};
 pub use duplex::DUPLEX_PATH;
-pub use metrics::METRICS_PATH;
 pub use tls::{ServerTls, ServerTlsError, load_tls};
 pub use video::VIDEO_PATH;
 

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::video_plan::GEOMETRY_ERROR;
 use super::*;
+use crate::server::config::{VideoFaults, VideoServerConfig};
 
 const SAFETY_NET: Duration = Duration::from_secs(20);
 

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::test_client::{Ev, connect_path};
 use super::*;
+use crate::server::config::TranscriptionServerConfig;
 
 fn local() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 0))

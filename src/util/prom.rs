@@ -50,11 +50,13 @@ impl Buckets {
         self.sum += v;
     }
 
+    #[cfg(test)]
     /// Values observed.
     pub fn count(&self) -> u64 {
         self.count
     }
 
+    #[cfg(test)]
     /// Their sum.
     pub fn sum(&self) -> f64 {
         self.sum

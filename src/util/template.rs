@@ -64,6 +64,7 @@ impl Template {
         compile_at(v, check, &mut Vec::new())
     }
 
+    #[cfg(test)]
     /// Compile a plain text template.
     pub fn compile_text(
         s: &str,
@@ -72,6 +73,7 @@ impl Template {
         compile_at(&Value::String(s.to_string()), check, &mut Vec::new())
     }
 
+    #[cfg(test)]
     /// Every variable name used, in order of appearance (with repeats).
     pub fn vars(&self) -> Vec<&str> {
         let mut out = Vec::new();
@@ -79,6 +81,7 @@ impl Template {
         out
     }
 
+    #[cfg(test)]
     fn collect_vars<'a>(&'a self, out: &mut Vec<&'a str>) {
         match self {
             Template::Lit(_) => {}

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::de::DeserializeOwned;
 
-pub use crate::util::scenario_doc::{Patch, ScenarioDoc, Section};
+pub use crate::util::scenario_doc::{Patch, Section};
 use crate::util::scenario_error::ScenarioError;
 
 /// How a workload flag's text becomes its `[workload]` value.

@@ -200,7 +200,7 @@ impl Achieved {
 
     /// The block a result carries: `achieved: {concurrency, request_rate, planned_rate,
     /// sessions_per_s, lateness_p99_ms}` (absent values `null`).
-    pub fn to_json(&self) -> Value {
+    pub fn to_json(self) -> Value {
         json!({"achieved": {
             "concurrency": self.concurrency,
             "request_rate": self.request_rate,

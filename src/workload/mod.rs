@@ -74,10 +74,7 @@ use crate::util::scenario_error::ScenarioError;
 /// Shared UTF-8 bytes: the text payload of [`Inbound`] and [`Outbound`] frames.
 pub use bytestring::ByteString;
 pub use erased::{DynSession, DynWorkload, WorkloadRun};
-pub use input::{
-    DatasetSynth, FlagKind, FlagSpec, Patch, ScenarioDoc, Section, SynthOptions, WorkloadFlag,
-    WorkloadInput,
-};
+pub use input::{DatasetSynth, FlagKind, FlagSpec, SynthOptions, WorkloadFlag, WorkloadInput};
 pub use outcome::{Failure, FailureKind};
 pub use record::{RunRecord, SampleRecord};
 

@@ -4,6 +4,7 @@ use actix_codec::Encoder as _;
 use actix_http::ws::{CloseCode, CloseReason};
 use awc::ws::Codec;
 
+use super::codec::fit_if_drained;
 use super::*;
 
 #[test]

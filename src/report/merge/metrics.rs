@@ -51,6 +51,7 @@ pub enum How {
     Dropped(String),
 }
 
+#[cfg(test)]
 /// Read every interval of a `.hlog` text and add them up per tag.
 pub fn read_hlog(text: &[u8]) -> Result<Hists, String> {
     let mut out: Hists = BTreeMap::new();

@@ -407,14 +407,8 @@ fn p_word(p: f64) -> String {
 
 mod options;
 mod output;
-pub use options::{
-    GOODPUT_KEYS, Goodput, GoodputKey, Metric, MetricsError, parse_goodput, parse_metrics,
-    parse_percentiles,
-};
-pub use output::{
-    NONFINITE_MARKERS, SummaryHeader, default_result_filename, json_as_f64, json_f64,
-    render_summary, to_vllm_json_string,
-};
+pub use options::{Goodput, Metric, parse_goodput, parse_metrics, parse_percentiles};
+pub use output::{SummaryHeader, default_result_filename, render_summary, to_vllm_json_string};
 
 #[cfg(test)]
 mod tests;

@@ -50,14 +50,10 @@ impl ResponseIds {
         &self.ids[ix as usize]
     }
 
+    #[cfg(test)]
     /// How many ids were recorded.
     pub fn len(&self) -> usize {
         self.ids.len()
-    }
-
-    /// Whether none was recorded.
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
     }
 
     /// Every `(index, id)`, in first-sight order.

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::ids::{RespIx, ResponseIds};
 pub use super::metrics::response_id;
 use crate::util::pyfmt::py_repr_json;
-pub use crate::util::pyfmt::{py_float, py_g, py_list, py_repr, py_repr_str, py_str, truthy};
+pub use crate::util::pyfmt::{py_g, py_list, py_repr, py_repr_str, py_str, truthy};
 
 /// Audio delta event types: the seed name and the later upstream alias.
 pub const AUDIO_DELTA_TYPES: [&str; 2] = ["response.audio.delta", "response.output_audio.delta"];
@@ -56,6 +56,7 @@ pub enum LedgerError {
 /// ledger fed by [`Ledger::observe`] keeps a table of its own.
 #[derive(Debug, Default, Clone)]
 pub struct Ledger {
+    #[cfg(test)]
     /// The ids of [`Ledger::observe`]'s events (a session passes its own indices).
     own: ResponseIds,
     /// Under each response's index: never created, created, or done.
@@ -75,6 +76,7 @@ enum Slot {
 }
 
 impl Ledger {
+    #[cfg(test)]
     /// Account for one event (other event types are ignored).
     pub fn observe(&mut self, ev: &Value) {
         let ix = response_id(ev)
@@ -123,6 +125,7 @@ impl Ledger {
     pub fn error(&self) -> Option<&LedgerError> {
         self.error.as_ref()
     }
+    #[cfg(test)]
     /// Whether `id` was created (a ledger fed by [`Ledger::observe`]).
     pub fn is_created(&self, id: &str) -> bool {
         self.own.get(id).is_some_and(|ix| self.is_created_at(ix))
@@ -137,6 +140,7 @@ impl Ledger {
     pub fn is_closed(&self) -> bool {
         self.error.is_none() && self.created == self.done_count
     }
+    #[cfg(test)]
     /// Created but not done, sorted (as the reference prints them), for a ledger fed by
     /// [`Ledger::observe`].
     pub fn unfinished(&self) -> Vec<&str> {
@@ -278,6 +282,7 @@ impl Default for AudioCheck {
     }
 }
 
+#[cfg(test)]
 /// Decodes an audio delta's base64 as the reference's `base64.b64decode` does: the
 /// standard alphabet, canonical padding, any trailing bits
 /// ([`crate::util::b64::trailing_bits_allowed`], at SIMD speed: decoding was ~4 % of a
@@ -304,6 +309,7 @@ pub struct AudioPayload<'a> {
 }
 
 impl AudioCheck {
+    #[cfg(test)]
     /// Validate one audio delta and return its response id and decoded PCM16 bytes.
     /// Warnings are appended to `warnings` unless already there.
     pub fn check<'a>(
@@ -314,6 +320,7 @@ impl AudioCheck {
         self.check_with(ev, &AudioPayload::default(), warnings)
     }
 
+    #[cfg(test)]
     /// [`AudioCheck::check`] of an event whose string `delta` / `audio` fields the parser
     /// set aside in `payload` ([`crate::workload::omni::session::parse`]); fields not set
     /// aside are read from `ev`.

@@ -4,6 +4,7 @@ use base64::Engine as _;
 use serde_json::json;
 
 use super::*;
+use crate::util::pyfmt::py_float;
 
 fn ledger_of(events: &[Value]) -> Ledger {
     let mut l = Ledger::default();

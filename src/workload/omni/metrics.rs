@@ -36,9 +36,6 @@ pub const TTFP_ORIGIN: &str = "response.created client receive to first audio pa
 /// `measurement_origin.rtf`.
 pub const RTF_ORIGIN: &str =
     "response.created client receive to last audio packet divided by emitted audio duration";
-/// The request failure when a sample reaches timing without its prepared media.
-pub const MEDIA_NOT_PREPARED: &str =
-    "OmniInteract media must be prepared before benchmark request timing";
 /// Output sample rate assumed when no audio delta names one.
 pub const DEFAULT_OUTPUT_RATE_HZ: u64 = 24_000;
 

@@ -18,6 +18,7 @@ use retire::{Horizon, Retired};
 use segment::{NO_SAMPLE, PcmRef, Seg, played_samples};
 pub use segment::{Segment, SegmentPcm, decode as decode_segments, encode as encode_segments};
 
+#[cfg(test)]
 mod by_id;
 mod retire;
 mod segment;
@@ -386,6 +387,7 @@ impl PlaybackClock {
         None
     }
 
+    #[cfg(test)]
     /// End of the serial clock (0 before any audio).
     pub fn end_s(&self) -> f64 {
         self.end_s
@@ -397,6 +399,7 @@ impl PlaybackClock {
             .filter(|r| r.held > 0 || r.retired.any)
             .filter_map(|r| r.id.as_deref())
     }
+    #[cfg(test)]
     /// Every segment not retired ([`PlaybackClock::retire`]), in clock order.
     pub fn segments(&self) -> Vec<Segment> {
         self.segments.iter().map(|s| self.public(s)).collect()

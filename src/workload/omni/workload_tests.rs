@@ -2,7 +2,7 @@
 //! a value a flag set names that flag (not a `--{key}` that does not exist).
 
 use super::*;
-use crate::workload::{Patch, ScenarioDoc};
+use crate::util::scenario_doc::{Patch, ScenarioDoc};
 
 const FILE: &str = "[workload]\nkind = \"omniinteract\"\ntimeout_s = 5\n";
 

@@ -165,6 +165,7 @@ impl Listener {
         }
     }
 
+    #[cfg(test)]
     /// Units pushed so far.
     pub fn units(&self) -> usize {
         self.log.len()
@@ -211,6 +212,7 @@ impl Listener {
         self.log = log;
     }
 
+    #[cfg(test)]
     /// What the listener experienced so far: every stream, the one still arriving as if
     /// it ended now.
     pub fn summary(&mut self) -> PlaybackSummary {
@@ -229,6 +231,7 @@ impl Listener {
         PlaybackSummary { streams: self.done }
     }
 
+    #[cfg(test)]
     /// Seconds of stream `stream`'s media the listener had heard by `now_s`, for `now_s`
     /// at or after the latest arrival pushed (the live question: what had played when
     /// something happened). Every stall of a stream ends at one of its arrivals, so by

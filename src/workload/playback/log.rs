@@ -107,6 +107,7 @@ impl UnitLog {
         self.arrivals.len()
     }
 
+    #[cfg(test)]
     /// Nothing pushed.
     pub fn is_empty(&self) -> bool {
         self.arrivals.is_empty()

@@ -227,15 +227,7 @@ impl Expr {
             .collect()
     }
 
-    /// Every mark name the expression reads.
-    pub fn marks(&self) -> Vec<&str> {
-        self.refs()
-            .into_iter()
-            .filter(|r| r.mark)
-            .map(|r| r.name)
-            .collect()
-    }
-
+    #[cfg(test)]
     /// The values of this expression for one session: one per window (several for
     /// `gaps`); windows where something is missing give nothing.
     pub fn eval(&self, rec: &Record) -> Vec<f64> {

@@ -177,11 +177,13 @@ impl TranscriptionCore {
         }
     }
 
+    #[cfg(test)]
     /// Where the session is.
     pub fn phase(&self) -> Phase {
         self.phase
     }
 
+    #[cfg(test)]
     /// What was observed so far.
     pub fn record(&self) -> &Record {
         &self.record

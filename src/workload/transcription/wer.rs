@@ -62,6 +62,7 @@ pub fn count(reference: &str, hypothesis: &str) -> WerCount {
     }
 }
 
+#[cfg(test)]
 /// WER of one transcript; `None` (absent, never 0) when the reference has no words.
 pub fn wer(reference: &str, hypothesis: &str) -> Option<f64> {
     count(reference, hypothesis).rate()

@@ -6,6 +6,7 @@
 //! are the reference client's, so a `serde_json::Value` of these types is the reference's
 //! `metrics` document.
 
+#[cfg(test)]
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -73,18 +74,6 @@ pub struct MetricsConfig {
     pub slo_ms: Option<f64>,
     /// Chunks that must have arrived before simulated playback starts (≥ 1).
     pub buffer_chunks: u32,
-}
-
-impl MetricsConfig {
-    /// The reference defaults for a real-time basis: warm-up 6, no explicit SLO, buffer 1.
-    pub fn with_fps(fps: f64) -> Self {
-        MetricsConfig {
-            fps,
-            warmup_chunks: DEFAULT_WARMUP_CHUNKS,
-            slo_ms: None,
-            buffer_chunks: 1,
-        }
-    }
 }
 
 /// Millisecond summary of a set of inter-arrival intervals (the reference's non-empty dict).
@@ -463,6 +452,7 @@ pub fn aggregate(sessions: &[SessionMetrics]) -> Result<AggregateMetrics, Metric
     }))
 }
 
+#[cfg(test)]
 /// Every numeric field of the aggregate as a flat name → value map for thresholds.
 ///
 /// Names are the JSON keys; nested blocks use a dot (`interval_steady.p99_ms`,
@@ -476,6 +466,7 @@ pub fn flat_metrics(agg: &AggregateMetrics) -> BTreeMap<String, f64> {
     out
 }
 
+#[cfg(test)]
 fn flatten_into(out: &mut BTreeMap<String, f64>, prefix: &str, value: &serde_json::Value) {
     use serde_json::Value;
     match value {

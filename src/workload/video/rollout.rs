@@ -44,8 +44,6 @@ pub const DEFAULT_SEED: i64 = 42;
 pub const DEFAULT_FLOW_SHIFT: f64 = 5.0;
 /// Default `transition_chunks` of a prompt update.
 pub const DEFAULT_TRANSITION_CHUNKS: u32 = 3;
-/// Chunks until the attention window saturates (sink 9 + window 9 latent frames / 3).
-pub const DEFAULT_WARMUP_CHUNKS: u32 = 6;
 /// Camera pattern recorded for a workload file that gives `camera_action_script` itself.
 pub const CUSTOM_CAMERA_PATTERN: &str = "custom";
 
@@ -54,6 +52,7 @@ pub fn num_frames(n_chunks: u32) -> u32 {
     n_chunks.saturating_mul(12).saturating_sub(3)
 }
 
+#[cfg(test)]
 /// Chunks the server generates for `f` pixel frames: `((f − 1) / 4 + 1) / 3` (0 for 0).
 pub fn chunks_for_frames(f: u32) -> u32 {
     if f == 0 {
@@ -62,11 +61,13 @@ pub fn chunks_for_frames(f: u32) -> u32 {
     ((f - 1) / 4 + 1) / 3
 }
 
+#[cfg(test)]
 /// Pixel frames carried by chunk `i`: 9 for chunk 0, 12 for every later chunk.
 pub fn frames_in_chunk(i: u64) -> u32 {
     if i == 0 { 9 } else { 12 }
 }
 
+#[cfg(test)]
 /// Steady-state chunk deadline in milliseconds: `12 / target_fps × 1000`.
 pub fn steady_deadline_ms(target_fps: f64) -> f64 {
     12.0 / target_fps * 1000.0
@@ -163,6 +164,7 @@ impl Rollout {
     pub fn video_seconds(&self) -> f64 {
         f64::from(self.num_frames()) / f64::from(self.fps)
     }
+    #[cfg(test)]
     /// Prompt updates ascending by `after_chunk`, the order the session sends them in
     /// ([`Rollout::prompt_updates`] keeps the file's order, as the JSON result does).
     pub fn updates_in_send_order(&self) -> Vec<PromptUpdate> {

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::*;
-use crate::workload::{Patch, ScenarioDoc};
+use crate::util::scenario_doc::{Patch, ScenarioDoc};
 
 const FILE: &str = "[workload]\nkind = \"video-cadence\"\nnum_chunks = 9\n";
 

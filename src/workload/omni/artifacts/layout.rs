@@ -19,14 +19,6 @@ pub const RESULT_JSON: &str = "result.json";
 pub const DONE: &str = ".done";
 /// `.failed.json`: failure bundle (result + annotation + scene type).
 pub const FAILED_JSON: &str = ".failed.json";
-/// The five success files in publication order (`.done` last).
-pub const SUCCESS_FILES: [&str; 5] = [
-    OUTPUT_WAV,
-    WAV_TRANSCRIPT_JSON,
-    EVENTS_JSON,
-    RESULT_JSON,
-    DONE,
-];
 /// Everything cleared before a case is (re)published or before the measured phase.
 pub const CASE_FILES: [&str; 6] = [
     DONE,

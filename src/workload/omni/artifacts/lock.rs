@@ -13,7 +13,9 @@
 
 use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io::{self, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(test)]
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::ArtifactError;
@@ -27,6 +29,7 @@ const POLL: Duration = Duration::from_millis(100);
 pub struct OutputLock {
     /// The open lock file; the `flock` lives on its open file description.
     file: File,
+    #[cfg(test)]
     /// `<root>/.omniinteract.lock`.
     path: PathBuf,
     /// Set when the filesystem has no locks and the run proceeds unlocked.
@@ -34,6 +37,7 @@ pub struct OutputLock {
 }
 
 impl OutputLock {
+    #[cfg(test)]
     /// Creates `root` and the lock file if needed, then blocks until the
     /// exclusive lock is held. Fails only on errors other than "no lock
     /// support" (those give an unlocked value with a [`warning`](Self::warning)).
@@ -75,11 +79,13 @@ impl OutputLock {
         };
         Ok(OutputLock {
             file,
+            #[cfg(test)]
             path,
             warning,
         })
     }
 
+    #[cfg(test)]
     /// The lock file path.
     pub fn path(&self) -> &Path {
         &self.path

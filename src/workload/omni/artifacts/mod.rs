@@ -29,13 +29,9 @@ use serde::{Deserialize, Serialize};
 use layout::{BATCH_FILES, BATCH_SUMMARY_JSON, OFFICIAL_EVAL_MANIFEST, WAV_TRANSCRIPT_JSON};
 use publish::{absolute, bundle_scene_type, create_dir, path_string, remove_files};
 
-pub use capture::{
-    ArtifactContext, CaptureInput, PcmSpan, ResponseRecord, Segment, TranscriptChunk,
-    WavTranscript, capture, sanitize_event,
-};
+pub use capture::ArtifactContext;
 pub use layout::CaseLayout;
-pub use lock::OutputLock;
-pub use publish::{atomic_write, clear_outputs, publish_case, publish_failure};
+pub use publish::publish_case;
 
 /// Ineligibility reason: audio fell beyond `ceil(duration)` seconds.
 pub const REASON_AUDIO_CLIPPED: &str = "audio_clipped";
@@ -43,6 +39,7 @@ pub const REASON_AUDIO_CLIPPED: &str = "audio_clipped";
 pub const REASON_CANCELLED_RESPONSE: &str = "cancelled_response";
 /// Ineligibility reason: a barge-in (`output_audio_buffer.cleared`) dropped audio.
 pub const REASON_CLEARED_RESPONSE: &str = "cleared_response";
+#[cfg(test)]
 /// Ineligibility reason: the case itself failed.
 pub const REASON_CASE_FAILED: &str = "case_failed";
 /// Ineligibility reason: the case's artifacts could not be published.
@@ -272,6 +269,7 @@ pub struct FinalizeSummary {
     pub exclusion_message: Option<String>,
 }
 
+#[cfg(test)]
 /// The finalizer (§4.7): publishes every case in order (success bundle, or
 /// failure bundle for failed cases and for cases whose publication failed),
 /// then `batch_summary.json` and `official_eval_manifest.jsonl`. Collects
@@ -280,6 +278,7 @@ pub fn finalize(root: &Path, cases: &mut [FinalizeCase]) -> FinalizeSummary {
     finalize_run(root, cases, false)
 }
 
+#[cfg(test)]
 /// [`finalize`] for a run a signal interrupted: `batch_summary.json` says
 /// `"interrupted": true` (its cases are the ones that ran to an outcome).
 pub fn finalize_run(root: &Path, cases: &mut [FinalizeCase], interrupted: bool) -> FinalizeSummary {

@@ -123,6 +123,7 @@ pub fn publish_case(
     res
 }
 
+#[cfg(test)]
 /// Publishes the failure bundle of one case: replaces the case dir with one
 /// holding only `.failed.json` (result + `annotation` + `scene_type`) with
 /// `success=false` and `eligible_for_official_eval=false`.

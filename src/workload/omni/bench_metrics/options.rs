@@ -78,6 +78,7 @@ impl Metric {
         Metric::AudioDuration,
         Metric::AudioUnderrun,
     ];
+    #[cfg(test)]
     /// The reference default for `--percentile-metrics`.
     pub const DEFAULT: [Metric; 3] = [Metric::Ttft, Metric::Tpot, Metric::Itl];
 

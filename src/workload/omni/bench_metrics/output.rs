@@ -31,6 +31,7 @@ pub fn json_f64(x: f64) -> Value {
     Value::String(marker.to_owned())
 }
 
+#[cfg(test)]
 /// Read a number or a non-finite marker back as a float.
 pub fn json_as_f64(v: &Value) -> Option<f64> {
     match v {

@@ -2,6 +2,8 @@
 //! percentiles, missing values, throughputs, option parsing, the saved-result JSON, the
 //! terminal summary and the result file name.
 
+use super::options::{GOODPUT_KEYS, GoodputKey, MetricsError};
+use super::output::{json_as_f64, json_f64};
 use super::*;
 
 #[track_caller]

@@ -27,9 +27,7 @@ use super::layout::data_dir;
 
 mod verify;
 
-pub use verify::{
-    ArchiveLimits, ArchiveStats, ENV_MAX_BYTES, ENV_MAX_MEMBERS, ENV_MAX_RATIO, RATIO_FLOOR_BYTES,
-};
+pub use verify::{ArchiveLimits, ArchiveStats};
 use verify::{Counted, Opened, open_reader};
 
 /// Extract `archive` into `target` (see the module docs) and return the published tree's

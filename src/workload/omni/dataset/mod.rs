@@ -32,12 +32,9 @@ pub mod synth;
 use std::fmt;
 use std::path::PathBuf;
 
-pub use extract::extract_archive;
-pub use layout::{
-    FRAMES_AUDIO, FRAMES_SUFFIX, data_dir, frame_file_name, is_frames_case, resolve_data_root,
-};
-pub use select::{Selection, discover};
-pub use synth::{SynthOptions, SynthReport, synth};
+pub use layout::{FRAMES_AUDIO, frame_file_name, is_frames_case, resolve_data_root};
+pub use select::discover;
+pub use synth::{SynthOptions, synth};
 
 /// One OmniInteract subset. The CLI default order is [`Subset::ALL`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -181,7 +181,7 @@ fn synth_tar_extracts_and_discovers_the_same_cases() {
     assert!(extracted.join("1q1a/video_json_map.json").is_file());
     let direct = discover(&report.data_dir, &Subset::ALL, 0, 3, false).unwrap();
     let from_tar = discover(&extracted, &Subset::ALL, 0, 3, false).unwrap();
-    let rels = |s: &crate::workload::omni::dataset::Selection| -> Vec<String> {
+    let rels = |s: &crate::workload::omni::dataset::select::Selection| -> Vec<String> {
         s.cases.iter().map(|c| c.video_rel.clone()).collect()
     };
     assert_eq!(rels(&direct), rels(&from_tar));

@@ -7,9 +7,11 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{AUDIO_DELTAS, carries_audio, response_id};
-use crate::workload::omni::ids::{RespIx, ResponseIds};
+use super::{AUDIO_DELTAS, carries_audio};
+use crate::workload::omni::ids::RespIx;
 use crate::workload::omni::tokens::round_dp;
+#[cfg(test)]
+use crate::workload::omni::{ids::ResponseIds, metrics::response_id};
 
 /// A response: its position in creation order ([`NOT_CREATED`] until a
 /// `response.created` names it) and whether its TTFP is known.
@@ -31,6 +33,7 @@ type Stamps = (Option<f64>, Option<f64>);
 /// packet; the mean is taken in creation order, so it is the same number to the bit).
 #[derive(Debug, Default, Clone)]
 pub struct LiveTtfp {
+    #[cfg(test)]
     /// The ids of the calls that pass no index ([`LiveTtfp::observe`]); a session
     /// passes its own indices and leaves this empty.
     own: ResponseIds,
@@ -46,6 +49,7 @@ pub struct LiveTtfp {
 }
 
 impl LiveTtfp {
+    #[cfg(test)]
     /// Account for `ev`, received at `at_s`; `counted` says it came at or after the
     /// stream start (uncounted events only place a `response.created` in the order).
     pub fn observe(&mut self, at_s: f64, ev: &Value, counted: bool) {

@@ -18,8 +18,10 @@ use std::io::Write as _;
 
 use serde_json::Value;
 
-use crate::workload::omni::ids::{RespIx, ResponseIds};
-use crate::workload::omni::metrics::{LiveTtfp, response_id};
+use crate::workload::omni::ids::RespIx;
+use crate::workload::omni::metrics::LiveTtfp;
+#[cfg(test)]
+use crate::workload::omni::{ids::ResponseIds, metrics::response_id};
 use crate::workload::spool::{SessionSpool, Span};
 
 /// The event log and the live metrics of one session.
@@ -31,6 +33,7 @@ pub struct EventLog {
     spooled: Option<Span>,
     /// Events recorded before the stream started (a handful: the session is configuring).
     pre_start: Vec<(f64, Value, Option<RespIx>)>,
+    #[cfg(test)]
     /// The ids of [`EventLog::push`]'s events (a session passes its own indices).
     own: ResponseIds,
     stream_start_s: Option<f64>,
@@ -58,11 +61,6 @@ impl EventLog {
         self.count
     }
 
-    /// Whether nothing was recorded yet.
-    pub fn is_empty(&self) -> bool {
-        self.count == 0
-    }
-
     /// The events recorded before the stream started, newest first.
     pub fn before_stream_newest_first(&self) -> impl Iterator<Item = &Value> {
         self.pre_start.iter().rev().map(|(_, e, _)| e)
@@ -80,6 +78,7 @@ impl EventLog {
         }
     }
 
+    #[cfg(test)]
     /// Records `ev`, received at `at_s`. `raw` is the text it was parsed from when `ev` is
     /// that text unchanged but for [`RECEIVED_AT`] set to `at_s` where it was absent: a
     /// spilled line then carries the text as received.
