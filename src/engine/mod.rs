@@ -182,6 +182,3 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         interrupted: switch.is_some_and(|s| s.is_triggered()),
     })
 }
-
-#[cfg(test)]
-mod tests;

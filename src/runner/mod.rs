@@ -477,3 +477,6 @@ fn request_id_prefix() -> String {
         .wrapping_mul(0x9E37_79B9_7F4A_7C15);
     format!("bench-{:08x}-", (mixed >> 32) as u32)
 }
+
+#[cfg(test)]
+mod tests;

@@ -374,10 +374,11 @@ fn a_workload_defined_outside_the_crate_runs_compares_sweeps_and_reports() {
     assert_eq!(sweep_doc["sweep"]["headline"], "rtt_ms.p99");
 
     // The HTML report: recognised by its metrics, units and directions from the file.
-    let html = rtload::report::render_html(&[rtload::report::HtmlInput {
+    use rtload::report::{HtmlInput, IntervalLog, render_html};
+    let html = render_html(&[HtmlInput {
         name: "base.json".into(),
         doc,
-        log: rtload::report::IntervalLog::Absent,
+        log: IntervalLog::Absent,
     }])
     .expect("html");
     assert!(html.contains("(rtload result)"), "kind shown");

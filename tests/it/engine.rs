@@ -77,7 +77,7 @@ fn warmups_run_first_and_appear_in_no_metric() {
         .replace("samples = 1", "samples = 1\nwarmup_samples = 2");
     std::fs::write(&fx.path, text).unwrap();
     // The engine's own order (warm-ups end before a measured sample starts) is tested
-    // beside it: src/engine/tests.rs.
+    // where the runner drives it: src/runner/tests.rs.
     // Through the runner with a server: one measured session in every metric.
     let s = fx.run();
     assert!(s.passed(), "{:?}", s.failures);

@@ -27,6 +27,7 @@ mod metric_origins;
 mod openai_ga;
 mod outputs;
 mod prometheus;
+mod public_face;
 mod redaction;
 mod refused_upgrade;
 mod schema;

@@ -1,8 +1,9 @@
-//! Tests of the engine as a whole (its parts are tested beside them).
+//! Tests of what the runner hands the engine (the engine's parts are tested beside them).
 
 use std::path::Path;
 
 use crate::config::scenario::{Overrides, parse};
+use crate::engine::{EngineConfig, run, transport};
 
 /// Two warm-ups and one measured sample of a video-cadence scenario, one at a time, no
 /// server (every sample fails to connect, which is fine for ordering): the warm-ups are
@@ -13,8 +14,8 @@ fn warmups_run_before_the_measured_samples() {
                 [load]\nsamples = 1\nwarmup_samples = 2\nmax_concurrency = 1\n";
     let sc = parse(Path::new("t.toml"), text, &Overrides::default()).expect("scenario");
     let plan = crate::workload::plan::plan(sc.samples(), &sc.load().arrival).unwrap();
-    let out = super::run(
-        super::EngineConfig {
+    let out = run(
+        EngineConfig {
             url: String::new(),
             headers: Vec::new(),
             n_warmup: sc.load().warmup_samples,
@@ -23,8 +24,8 @@ fn warmups_run_before_the_measured_samples() {
             shards: Some(2),
             connect_timeout: std::time::Duration::from_secs(5),
             tls: None,
-            max_frame_bytes: super::transport::MAX_MESSAGE_BYTES,
-            wire: super::transport::Wire::default(),
+            max_frame_bytes: transport::MAX_MESSAGE_BYTES,
+            wire: transport::Wire::default(),
             request_id_prefix: "t-".into(),
             artifact_root: None,
             lines: None,
