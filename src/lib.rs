@@ -78,6 +78,40 @@ pub mod workload {
     //! and the types they exchange with the engine. Plug one into a scenario with
     //! [`Scenario::builder`](crate::Scenario::builder); the metrics it declares are a
     //! [`Catalogue`](crate::catalogue::Catalogue).
+    //!
+    //! # A session
+    //!
+    //! ```
+    //! use tokio::time::Instant;
+    //! use rtload::workload::{Effects, Inbound, Outbound, Session};
+    //!
+    //! /// Sends one text message and succeeds on the first reply.
+    //! struct Echo { sent_at: Option<Instant> }
+    //!
+    //! impl Session for Echo {
+    //!     type Output = Option<Instant>;
+    //!     fn on_open(&mut self, now: Instant, fx: &mut Effects) {
+    //!         self.sent_at = Some(now);
+    //!         fx.send(Outbound::Text("hello".into()), Some(now));
+    //!     }
+    //!     fn on_inbound(&mut self, msg: Inbound, _at: Instant, fx: &mut Effects) {
+    //!         if let Inbound::Text(_) = msg { fx.succeed(); }
+    //!     }
+    //!     fn on_wake(&mut self, _now: Instant, _fx: &mut Effects) {}
+    //!     fn into_output(self) -> Option<Instant> { self.sent_at }
+    //! }
+    //!
+    //! let mut s = Echo { sent_at: None };
+    //! let mut fx = Effects::default();
+    //! let t = Instant::now();
+    //! s.on_open(t, &mut fx);
+    //! assert_eq!(fx.outbound.len(), 1);
+    //! s.on_inbound(Inbound::Text("hello".into()), t, &mut fx);
+    //! assert!(matches!(fx.finish, Some(Ok(()))));
+    //! ```
+    //!
+    //! A whole workload (session factory plus report) run from Rust:
+    //! `tests/it/echo_workload.rs`.
 
     // `pub(crate)`: the scenario and dataset facades re-export a few of its items.
     #[path = "mod.rs"]

@@ -36,8 +36,8 @@ impl Playback {
         });
     }
 
-    #[cfg(test)]
     /// The listener as it stands (what it had heard at an instant, its summary so far).
+    #[cfg(test)]
     pub fn listener(&mut self) -> &mut Listener {
         &mut self.listener
     }

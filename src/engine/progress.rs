@@ -200,14 +200,14 @@ impl Progress {
         }
     }
 
-    #[cfg(test)]
     /// Measured samples that ended (including failed ones).
+    #[cfg(test)]
     pub fn done(&self) -> usize {
         self.done
     }
 
-    #[cfg(test)]
     /// Measured samples that ended with a failure.
+    #[cfg(test)]
     pub fn failed(&self) -> usize {
         self.failed
     }
@@ -217,20 +217,20 @@ impl Progress {
         self.started.saturating_sub(self.done)
     }
 
-    #[cfg(test)]
     /// Warm-up samples that ended.
+    #[cfg(test)]
     pub fn warmups_done(&self) -> usize {
         self.warm_done
     }
 
-    #[cfg(test)]
     /// Warm-up samples started and not yet ended.
+    #[cfg(test)]
     pub fn warmups_in_flight(&self) -> usize {
         self.warm_started.saturating_sub(self.warm_done)
     }
 
-    #[cfg(test)]
     /// Number of headline values seen so far.
+    #[cfg(test)]
     pub fn headline_count(&self) -> usize {
         self.values.len()
     }
@@ -245,8 +245,8 @@ impl Progress {
         percentile_sorted(&self.values, 0.99).ok()
     }
 
-    #[cfg(test)]
     /// Time of the latest event applied (seconds since the run started), if any.
+    #[cfg(test)]
     pub fn last_event_s(&self) -> Option<f64> {
         self.last_event_s
     }

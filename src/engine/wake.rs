@@ -42,8 +42,8 @@ impl Wake {
         }
     }
 
-    #[cfg(test)]
     /// Cancel the pending request, if any.
+    #[cfg(test)]
     pub fn disarm(&mut self) {
         self.target = None;
     }

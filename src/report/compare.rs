@@ -121,9 +121,9 @@ impl Comparison {
     }
 }
 
-#[cfg(test)]
 /// Read a result JSON and return its `rtload.metrics` map. `null` values (how JSON
 /// carries a NaN) are absent, like any other missing metric.
+#[cfg(test)]
 pub fn load_metrics(path: &Path) -> Result<BTreeMap<String, f64>, CompareError> {
     load_result(path).map(|(m, _)| m)
 }

@@ -50,14 +50,14 @@ impl Buckets {
         self.sum += v;
     }
 
-    #[cfg(test)]
     /// Values observed.
+    #[cfg(test)]
     pub fn count(&self) -> u64 {
         self.count
     }
 
-    #[cfg(test)]
     /// Their sum.
+    #[cfg(test)]
     pub fn sum(&self) -> f64 {
         self.sum
     }

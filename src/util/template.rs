@@ -64,8 +64,8 @@ impl Template {
         compile_at(v, check, &mut Vec::new())
     }
 
-    #[cfg(test)]
     /// Compile a plain text template.
+    #[cfg(test)]
     pub fn compile_text(
         s: &str,
         check: &dyn Fn(&str) -> Result<(), String>,
@@ -73,8 +73,8 @@ impl Template {
         compile_at(&Value::String(s.to_string()), check, &mut Vec::new())
     }
 
-    #[cfg(test)]
     /// Every variable name used, in order of appearance (with repeats).
+    #[cfg(test)]
     pub fn vars(&self) -> Vec<&str> {
         let mut out = Vec::new();
         self.collect_vars(&mut out);

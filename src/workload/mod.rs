@@ -6,36 +6,7 @@
 //! in, outbound messages and observations out, no sockets), and turns the finished run
 //! into a [`Report`]. Kinds are registered by name in `config::registry`.
 //!
-//! # Adding a workload
-//!
-//! ```
-//! use tokio::time::Instant;
-//! use rtload::workload::{Effects, Inbound, Outbound, Session};
-//!
-//! /// Sends one text message and succeeds on the first reply.
-//! struct Echo { sent_at: Option<Instant> }
-//!
-//! impl Session for Echo {
-//!     type Output = Option<Instant>;
-//!     fn on_open(&mut self, now: Instant, fx: &mut Effects) {
-//!         self.sent_at = Some(now);
-//!         fx.send(Outbound::Text("hello".into()), Some(now));
-//!     }
-//!     fn on_inbound(&mut self, msg: Inbound, _at: Instant, fx: &mut Effects) {
-//!         if let Inbound::Text(_) = msg { fx.succeed(); }
-//!     }
-//!     fn on_wake(&mut self, _now: Instant, _fx: &mut Effects) {}
-//!     fn into_output(self) -> Option<Instant> { self.sent_at }
-//! }
-//!
-//! let mut s = Echo { sent_at: None };
-//! let mut fx = Effects::default();
-//! let t = Instant::now();
-//! s.on_open(t, &mut fx);
-//! assert_eq!(fx.outbound.len(), 1);
-//! s.on_inbound(Inbound::Text("hello".into()), t, &mut fx);
-//! assert!(matches!(fx.finish, Some(Ok(()))));
-//! ```
+//! The worked example of a [`Session`] is in the public `rtload::workload` docs (`src/lib.rs`).
 //!
 //! A real workload also implements [`Workload`] (session factory + report over its
 //! sessions' typed outputs) and adds a [`WorkloadKind`] entry to `config::registry`;

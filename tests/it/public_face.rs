@@ -188,3 +188,68 @@ fn lib_rs_declares_no_public_module_but_the_facades() {
         );
     }
 }
+
+/// What `src/lib.rs` exports, one `rtload::[facade::]Name` a line, sorted: every
+/// `pub use` at the root or in a facade, by the name it is exported as.
+fn exported(lib: &str) -> Vec<String> {
+    let (mut facade, mut stmt, mut out) = (None::<String>, None::<String>, Vec::new());
+    for line in lib.lines() {
+        if let Some(name) = line.strip_prefix("pub mod ") {
+            facade = Some(name.trim_end_matches([' ', '{']).to_string());
+        } else if line == "}" {
+            facade = None;
+        }
+        let code = line.trim();
+        if stmt.is_none() && code.starts_with("pub use ") {
+            stmt = Some(String::new());
+        }
+        let Some(s) = stmt.as_mut() else { continue };
+        s.push_str(code);
+        s.push(' ');
+        if !code.ends_with(';') {
+            continue;
+        }
+        let text = stmt.take().unwrap();
+        let body = text["pub use ".len()..].trim().trim_end_matches(';');
+        let leaves: Vec<&str> = match body.split_once('{') {
+            Some((_, group)) => group.trim_end_matches([' ', '}']).split(',').collect(),
+            None => vec![body],
+        };
+        for leaf in leaves.iter().map(|l| l.trim()).filter(|l| !l.is_empty()) {
+            let name = match leaf.split_once(" as ") {
+                Some((_, alias)) => alias.trim(),
+                None => leaf.rsplit("::").next().unwrap(),
+            };
+            let at = facade
+                .as_deref()
+                .map_or(String::new(), |f| format!("{f}::"));
+            out.push(format!("rtload::{at}{name}"));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The public surface, by name, against `tests/data/public_face.txt`: a change to it is
+/// deliberate (rewrite with `UPDATE_SNAPSHOTS=1 cargo test --test it public_face`).
+#[test]
+fn the_public_surface_matches_its_snapshot() {
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    assert!(
+        !lib.lines()
+            .any(|l| l.trim_start().starts_with("pub use") && l.contains('*')),
+        "src/lib.rs: a facade lists its items (no `pub use …::*`)"
+    );
+    let got = exported(&lib).join("\n") + "\n";
+    assert!(got.contains("rtload::run::Phase\n"), "{got}");
+    let path = root().join("tests/data/public_face.txt");
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        got == want,
+        "the public surface changed; if deliberate, rewrite {} with UPDATE_SNAPSHOTS=1\n--- got\n{got}--- want\n{want}",
+        path.display()
+    );
+}

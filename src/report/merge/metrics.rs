@@ -51,8 +51,8 @@ pub enum How {
     Dropped(String),
 }
 
-#[cfg(test)]
 /// Read every interval of a `.hlog` text and add them up per tag.
+#[cfg(test)]
 pub fn read_hlog(text: &[u8]) -> Result<Hists, String> {
     let mut out: Hists = BTreeMap::new();
     for iv in crate::util::histlog::read_intervals(text).map_err(|e| e.to_string())? {

@@ -50,8 +50,8 @@ impl ResponseIds {
         &self.ids[ix as usize]
     }
 
-    #[cfg(test)]
     /// How many ids were recorded.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.ids.len()
     }

@@ -56,8 +56,8 @@ pub enum LedgerError {
 /// ledger fed by [`Ledger::observe`] keeps a table of its own.
 #[derive(Debug, Default, Clone)]
 pub struct Ledger {
-    #[cfg(test)]
     /// The ids of [`Ledger::observe`]'s events (a session passes its own indices).
+    #[cfg(test)]
     own: ResponseIds,
     /// Under each response's index: never created, created, or done.
     state: Vec<Slot>,
@@ -76,8 +76,8 @@ enum Slot {
 }
 
 impl Ledger {
-    #[cfg(test)]
     /// Account for one event (other event types are ignored).
+    #[cfg(test)]
     pub fn observe(&mut self, ev: &Value) {
         let ix = response_id(ev)
             .filter(|id| !id.is_empty())
@@ -125,8 +125,8 @@ impl Ledger {
     pub fn error(&self) -> Option<&LedgerError> {
         self.error.as_ref()
     }
-    #[cfg(test)]
     /// Whether `id` was created (a ledger fed by [`Ledger::observe`]).
+    #[cfg(test)]
     pub fn is_created(&self, id: &str) -> bool {
         self.own.get(id).is_some_and(|ix| self.is_created_at(ix))
     }
@@ -140,9 +140,9 @@ impl Ledger {
     pub fn is_closed(&self) -> bool {
         self.error.is_none() && self.created == self.done_count
     }
-    #[cfg(test)]
     /// Created but not done, sorted (as the reference prints them), for a ledger fed by
     /// [`Ledger::observe`].
+    #[cfg(test)]
     pub fn unfinished(&self) -> Vec<&str> {
         self.unfinished_in(&self.own)
     }
@@ -282,11 +282,11 @@ impl Default for AudioCheck {
     }
 }
 
-#[cfg(test)]
 /// Decodes an audio delta's base64 as the reference's `base64.b64decode` does: the
 /// standard alphabet, canonical padding, any trailing bits
 /// ([`crate::util::b64::trailing_bits_allowed`], at SIMD speed: decoding was ~4 % of a
 /// duplex run's CPU with the scalar engine).
+#[cfg(test)]
 pub fn decode_audio_b64(encoded: &str) -> Result<Vec<u8>, base64::DecodeError> {
     let mut out = Vec::new();
     decode_audio_b64_into(encoded, &mut out).map(|()| out)
@@ -309,9 +309,9 @@ pub struct AudioPayload<'a> {
 }
 
 impl AudioCheck {
-    #[cfg(test)]
     /// Validate one audio delta and return its response id and decoded PCM16 bytes.
     /// Warnings are appended to `warnings` unless already there.
+    #[cfg(test)]
     pub fn check<'a>(
         &mut self,
         ev: &'a Value,
@@ -320,10 +320,10 @@ impl AudioCheck {
         self.check_with(ev, &AudioPayload::default(), warnings)
     }
 
-    #[cfg(test)]
     /// [`AudioCheck::check`] of an event whose string `delta` / `audio` fields the parser
     /// set aside in `payload` ([`crate::workload::omni::session::parse`]); fields not set
     /// aside are read from `ev`.
+    #[cfg(test)]
     pub fn check_with<'a>(
         &mut self,
         ev: &'a Value,

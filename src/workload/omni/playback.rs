@@ -387,8 +387,8 @@ impl PlaybackClock {
         None
     }
 
-    #[cfg(test)]
     /// End of the serial clock (0 before any audio).
+    #[cfg(test)]
     pub fn end_s(&self) -> f64 {
         self.end_s
     }
@@ -399,8 +399,8 @@ impl PlaybackClock {
             .filter(|r| r.held > 0 || r.retired.any)
             .filter_map(|r| r.id.as_deref())
     }
-    #[cfg(test)]
     /// Every segment not retired ([`PlaybackClock::retire`]), in clock order.
+    #[cfg(test)]
     pub fn segments(&self) -> Vec<Segment> {
         self.segments.iter().map(|s| self.public(s)).collect()
     }

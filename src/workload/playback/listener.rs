@@ -165,8 +165,8 @@ impl Listener {
         }
     }
 
-    #[cfg(test)]
     /// Units pushed so far.
+    #[cfg(test)]
     pub fn units(&self) -> usize {
         self.log.len()
     }
@@ -212,9 +212,9 @@ impl Listener {
         self.log = log;
     }
 
-    #[cfg(test)]
     /// What the listener experienced so far: every stream, the one still arriving as if
     /// it ended now.
+    #[cfg(test)]
     pub fn summary(&mut self) -> PlaybackSummary {
         self.settle();
         let mut streams = self.done.clone();
@@ -231,12 +231,12 @@ impl Listener {
         PlaybackSummary { streams: self.done }
     }
 
-    #[cfg(test)]
     /// Seconds of stream `stream`'s media the listener had heard by `now_s`, for `now_s`
     /// at or after the latest arrival pushed (the live question: what had played when
     /// something happened). Every stall of a stream ends at one of its arrivals, so by
     /// then the player has only run since its last stall: heard = time since start, up to
     /// its end, less the stalls. A stream that has not started has been heard for 0 s.
+    #[cfg(test)]
     pub fn heard_s(&mut self, stream: u64, now_s: f64) -> f64 {
         self.settle();
         let played = |s: &StreamPlayback| {

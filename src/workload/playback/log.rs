@@ -107,8 +107,8 @@ impl UnitLog {
         self.arrivals.len()
     }
 
-    #[cfg(test)]
     /// Nothing pushed.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.arrivals.is_empty()
     }

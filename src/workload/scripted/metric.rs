@@ -227,9 +227,9 @@ impl Expr {
             .collect()
     }
 
-    #[cfg(test)]
     /// The values of this expression for one session: one per window (several for
     /// `gaps`); windows where something is missing give nothing.
+    #[cfg(test)]
     pub fn eval(&self, rec: &Record) -> Vec<f64> {
         self.eval_per(rec, None).values
     }

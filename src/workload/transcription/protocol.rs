@@ -177,14 +177,14 @@ impl TranscriptionCore {
         }
     }
 
-    #[cfg(test)]
     /// Where the session is.
+    #[cfg(test)]
     pub fn phase(&self) -> Phase {
         self.phase
     }
 
-    #[cfg(test)]
     /// What was observed so far.
+    #[cfg(test)]
     pub fn record(&self) -> &Record {
         &self.record
     }

@@ -62,8 +62,8 @@ pub fn count(reference: &str, hypothesis: &str) -> WerCount {
     }
 }
 
-#[cfg(test)]
 /// WER of one transcript; `None` (absent, never 0) when the reference has no words.
+#[cfg(test)]
 pub fn wer(reference: &str, hypothesis: &str) -> Option<f64> {
     count(reference, hypothesis).rate()
 }

@@ -452,12 +452,12 @@ pub fn aggregate(sessions: &[SessionMetrics]) -> Result<AggregateMetrics, Metric
     }))
 }
 
-#[cfg(test)]
 /// Every numeric field of the aggregate as a flat name → value map for thresholds.
 ///
 /// Names are the JSON keys; nested blocks use a dot (`interval_steady.p99_ms`,
 /// `playback.underrun_count`). Absent or `null` values are absent here. The boolean
 /// `steady_state_reached` is included as 1.0 / 0.0.
+#[cfg(test)]
 pub fn flat_metrics(agg: &AggregateMetrics) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     if let Ok(value) = serde_json::to_value(agg) {

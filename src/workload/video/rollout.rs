@@ -52,8 +52,8 @@ pub fn num_frames(n_chunks: u32) -> u32 {
     n_chunks.saturating_mul(12).saturating_sub(3)
 }
 
-#[cfg(test)]
 /// Chunks the server generates for `f` pixel frames: `((f − 1) / 4 + 1) / 3` (0 for 0).
+#[cfg(test)]
 pub fn chunks_for_frames(f: u32) -> u32 {
     if f == 0 {
         return 0;
@@ -61,14 +61,14 @@ pub fn chunks_for_frames(f: u32) -> u32 {
     ((f - 1) / 4 + 1) / 3
 }
 
-#[cfg(test)]
 /// Pixel frames carried by chunk `i`: 9 for chunk 0, 12 for every later chunk.
+#[cfg(test)]
 pub fn frames_in_chunk(i: u64) -> u32 {
     if i == 0 { 9 } else { 12 }
 }
 
-#[cfg(test)]
 /// Steady-state chunk deadline in milliseconds: `12 / target_fps × 1000`.
+#[cfg(test)]
 pub fn steady_deadline_ms(target_fps: f64) -> f64 {
     12.0 / target_fps * 1000.0
 }
@@ -164,9 +164,9 @@ impl Rollout {
     pub fn video_seconds(&self) -> f64 {
         f64::from(self.num_frames()) / f64::from(self.fps)
     }
-    #[cfg(test)]
     /// Prompt updates ascending by `after_chunk`, the order the session sends them in
     /// ([`Rollout::prompt_updates`] keeps the file's order, as the JSON result does).
+    #[cfg(test)]
     pub fn updates_in_send_order(&self) -> Vec<PromptUpdate> {
         let mut updates = self.prompt_updates.clone();
         updates.sort_by_key(|u| u.after_chunk);

@@ -16,8 +16,8 @@ pub const OUTPUT_SAMPLE_RATE: u32 = 24_000;
 /// `wav_transcript.json` `timestamp_semantics`.
 pub const TIMESTAMP_SEMANTICS: &str =
     "serialized playback queue time relative to input streaming start";
-#[cfg(test)]
 /// Event types whose base64 audio payload is replaced by `audio_bytes` in `events.json`.
+#[cfg(test)]
 pub const AUDIO_DELTA_TYPES: [&str; 2] = ["response.audio.delta", "response.output_audio.delta"];
 
 /// One segment of the serial playback clock (§1.6): `start_s` / `end_s` are
@@ -114,8 +114,8 @@ pub struct ArtifactContext {
 }
 
 impl ArtifactContext {
-    #[cfg(test)]
     /// Number of WAV frames (samples): `horizon_bytes / 2`.
+    #[cfg(test)]
     pub fn wav_frames(&self) -> u64 {
         self.horizon_bytes / 2
     }
@@ -202,10 +202,10 @@ pub fn wav_offset(start_s: f64, stream_start_s: f64) -> u64 {
     sample.saturating_mul(2)
 }
 
-#[cfg(test)]
 /// Prepares one collected event for `events.json`: adds `_client_received_at_s`
 /// (seconds since the session's WebSocket opened) and, for audio deltas, removes `delta` / `audio` and adds `audio_bytes`
 /// (decoded length of the base64 payload). Non-objects pass through unchanged.
+#[cfg(test)]
 pub fn sanitize_event(mut event: Value, received_at_s: f64) -> Value {
     let Some(obj) = event.as_object_mut() else {
         return event;
@@ -233,8 +233,8 @@ pub fn sanitize_event(mut event: Value, received_at_s: f64) -> Value {
     event
 }
 
-#[cfg(test)]
 /// Decoded length of a standard base64 string (padded or not).
+#[cfg(test)]
 fn base64_decoded_len(b64: &str) -> u64 {
     let trimmed = b64.trim_end_matches('=');
     (trimmed.len() as u64) * 3 / 4

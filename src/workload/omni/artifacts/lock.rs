@@ -29,18 +29,18 @@ const POLL: Duration = Duration::from_millis(100);
 pub struct OutputLock {
     /// The open lock file; the `flock` lives on its open file description.
     file: File,
-    #[cfg(test)]
     /// `<root>/.omniinteract.lock`.
+    #[cfg(test)]
     path: PathBuf,
     /// Set when the filesystem has no locks and the run proceeds unlocked.
     warning: Option<String>,
 }
 
 impl OutputLock {
-    #[cfg(test)]
     /// Creates `root` and the lock file if needed, then blocks until the
     /// exclusive lock is held. Fails only on errors other than "no lock
     /// support" (those give an unlocked value with a [`warning`](Self::warning)).
+    #[cfg(test)]
     pub fn acquire(root: &Path) -> Result<OutputLock, ArtifactError> {
         Self::acquire_within(root, None)
     }
@@ -85,8 +85,8 @@ impl OutputLock {
         })
     }
 
-    #[cfg(test)]
     /// The lock file path.
+    #[cfg(test)]
     pub fn path(&self) -> &Path {
         &self.path
     }

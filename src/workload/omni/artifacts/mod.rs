@@ -39,8 +39,8 @@ pub const REASON_AUDIO_CLIPPED: &str = "audio_clipped";
 pub const REASON_CANCELLED_RESPONSE: &str = "cancelled_response";
 /// Ineligibility reason: a barge-in (`output_audio_buffer.cleared`) dropped audio.
 pub const REASON_CLEARED_RESPONSE: &str = "cleared_response";
-#[cfg(test)]
 /// Ineligibility reason: the case itself failed.
+#[cfg(test)]
 pub const REASON_CASE_FAILED: &str = "case_failed";
 /// Ineligibility reason: the case's artifacts could not be published.
 pub const REASON_ARTIFACT_WRITE_FAILED: &str = "artifact_write_failed";
@@ -269,18 +269,18 @@ pub struct FinalizeSummary {
     pub exclusion_message: Option<String>,
 }
 
-#[cfg(test)]
 /// The finalizer (§4.7): publishes every case in order (success bundle, or
 /// failure bundle for failed cases and for cases whose publication failed),
 /// then `batch_summary.json` and `official_eval_manifest.jsonl`. Collects
 /// errors instead of failing; partial batch files are removed best effort.
+#[cfg(test)]
 pub fn finalize(root: &Path, cases: &mut [FinalizeCase]) -> FinalizeSummary {
     finalize_run(root, cases, false)
 }
 
-#[cfg(test)]
 /// [`finalize`] for a run a signal interrupted: `batch_summary.json` says
 /// `"interrupted": true` (its cases are the ones that ran to an outcome).
+#[cfg(test)]
 pub fn finalize_run(root: &Path, cases: &mut [FinalizeCase], interrupted: bool) -> FinalizeSummary {
     let mut finalizer = Finalizer::new(root);
     for case in cases.iter_mut() {

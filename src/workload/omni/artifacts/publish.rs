@@ -123,10 +123,10 @@ pub fn publish_case(
     res
 }
 
-#[cfg(test)]
 /// Publishes the failure bundle of one case: replaces the case dir with one
 /// holding only `.failed.json` (result + `annotation` + `scene_type`) with
 /// `success=false` and `eligible_for_official_eval=false`.
+#[cfg(test)]
 pub fn publish_failure(
     root: &Path,
     layout: &CaseLayout,

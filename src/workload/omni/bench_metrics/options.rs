@@ -78,8 +78,8 @@ impl Metric {
         Metric::AudioDuration,
         Metric::AudioUnderrun,
     ];
-    #[cfg(test)]
     /// The reference default for `--percentile-metrics`.
+    #[cfg(test)]
     pub const DEFAULT: [Metric; 3] = [Metric::Ttft, Metric::Tpot, Metric::Itl];
 
     /// The option/JSON name (`ttft`, `audio_ttfp`, ...).

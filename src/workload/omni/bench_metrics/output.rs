@@ -31,8 +31,8 @@ pub fn json_f64(x: f64) -> Value {
     Value::String(marker.to_owned())
 }
 
-#[cfg(test)]
 /// Read a number or a non-finite marker back as a float.
+#[cfg(test)]
 pub fn json_as_f64(v: &Value) -> Option<f64> {
     match v {
         Value::String(s) if s == NONFINITE_MARKERS[0].0 => Some(f64::NAN),

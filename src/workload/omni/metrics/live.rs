@@ -33,9 +33,9 @@ type Stamps = (Option<f64>, Option<f64>);
 /// packet; the mean is taken in creation order, so it is the same number to the bit).
 #[derive(Debug, Default, Clone)]
 pub struct LiveTtfp {
-    #[cfg(test)]
     /// The ids of the calls that pass no index ([`LiveTtfp::observe`]); a session
     /// passes its own indices and leaves this empty.
+    #[cfg(test)]
     own: ResponseIds,
     /// Under each response's index: its place among the ids a `response.created`
     /// named, counted or not (the report's rows follow that order).
@@ -49,9 +49,9 @@ pub struct LiveTtfp {
 }
 
 impl LiveTtfp {
-    #[cfg(test)]
     /// Account for `ev`, received at `at_s`; `counted` says it came at or after the
     /// stream start (uncounted events only place a `response.created` in the order).
+    #[cfg(test)]
     pub fn observe(&mut self, at_s: f64, ev: &Value, counted: bool) {
         let ix = response_id(ev).map(|r| self.own.intern(r));
         self.observe_at(at_s, ev, counted, ix);

@@ -33,8 +33,8 @@ pub struct EventLog {
     spooled: Option<Span>,
     /// Events recorded before the stream started (a handful: the session is configuring).
     pre_start: Vec<(f64, Value, Option<RespIx>)>,
-    #[cfg(test)]
     /// The ids of [`EventLog::push`]'s events (a session passes its own indices).
+    #[cfg(test)]
     own: ResponseIds,
     stream_start_s: Option<f64>,
     ttfp: LiveTtfp,
@@ -78,10 +78,10 @@ impl EventLog {
         }
     }
 
-    #[cfg(test)]
     /// Records `ev`, received at `at_s`. `raw` is the text it was parsed from when `ev` is
     /// that text unchanged but for [`RECEIVED_AT`] set to `at_s` where it was absent: a
     /// spilled line then carries the text as received.
+    #[cfg(test)]
     pub fn push(&mut self, at_s: f64, ev: Value, raw: Option<&str>) {
         let ix = response_id(&ev).map(|r| self.own.intern(r));
         self.push_at(at_s, ev, raw, ix);
