@@ -15,7 +15,7 @@
 //!   [`Session`], [`Report`] — and the metric catalogue it declares.
 //! - [`report`]: result files read back, compared, merged, rendered as HTML.
 //! - [`server`]: the embedded reference server; [`dataset`]: the test datasets.
-//! - [`bench`]: what the repository's benchmarks and floor clients reuse.
+//! - [`bench`](mod@bench): what the repository's benchmarks and floor clients reuse.
 //!
 //! Everything else is internal. Layers and what may import what: ARCHITECTURE.md.
 

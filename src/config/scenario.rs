@@ -219,7 +219,7 @@ impl ScenarioBuilder {
         self
     }
     /// Retries of an upgrade refused with 429 or 503 (at most
-    /// [`crate::engine::transport::refusal::MAX_RETRIES`]).
+    /// `crate::engine::transport::refusal::MAX_RETRIES`).
     pub fn retry_rejected(mut self, n: u32) -> Self {
         self.0.retry_rejected = n;
         self

@@ -108,7 +108,7 @@ pub struct Verdict {
 }
 
 /// The `[thresholds]` of a scenario file's text `src` (`path` names it in errors), as
-/// [`parse`] reads them: `rtload merge --scenario` evaluates these on the merged result.
+/// `parse` reads them: `rtload merge --scenario` evaluates these on the merged result.
 pub fn from_text(path: &Path, src: &str) -> Result<Vec<Threshold>, Vec<ScenarioError>> {
     let doc = ScenarioDoc::parse(path, src).map_err(|e| vec![e])?;
     parse(&doc.section("thresholds"))

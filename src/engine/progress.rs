@@ -321,12 +321,12 @@ fn fmt_ms(v: Option<f64>) -> String {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Mode {
     /// Terminal: one line redrawn in place (`\r` + clear-to-end-of-line) at most every
-    /// [`LIVE_REDRAW_S`], ended with a newline when the run finishes.
+    /// `LIVE_REDRAW_S`, ended with a newline when the run finishes.
     Live,
     /// No terminal (log file, CI): one plain line every `every_s` seconds (clamped to
-    /// [`MIN_PLAIN_EVERY_S`]..=[`MAX_PLAIN_EVERY_S`]) and a final line at the end.
+    /// `MIN_PLAIN_EVERY_S`..=`MAX_PLAIN_EVERY_S`) and a final line at the end.
     Plain {
-        /// Seconds between lines; [`DEFAULT_PLAIN_EVERY_S`] by default.
+        /// Seconds between lines; `DEFAULT_PLAIN_EVERY_S` by default.
         every_s: f64,
     },
     /// Print nothing (events are still drained).

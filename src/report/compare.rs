@@ -128,9 +128,10 @@ pub fn load_metrics(path: &Path) -> Result<BTreeMap<String, f64>, CompareError> 
     load_result(path).map(|(m, _)| m)
 }
 
-/// [`load_metrics`] plus the file's metric catalogue: its `rtload.metrics_catalogue`,
-/// or for an older file the registered kind whose families declare all its metrics
-/// (see [`crate::config::registry::result_catalogue`]); `None` when neither exists.
+/// Read a result JSON: its `rtload.metrics` map (`null` values, how JSON carries a NaN,
+/// are absent like any other missing metric) and its metric catalogue: its
+/// `rtload.metrics_catalogue`, or for an older file the registered kind whose families
+/// declare all its metrics; `None` when neither exists.
 pub fn load_result(
     path: &Path,
 ) -> Result<(BTreeMap<String, f64>, Option<Catalogue>), CompareError> {

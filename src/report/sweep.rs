@@ -242,7 +242,7 @@ pub fn capacity_lines(sweep: &Sweep, points: &[PointResult]) -> String {
     out
 }
 
-/// The terminal sweep table ([`table_rows`]) followed by [`capacity_lines`].
+/// The terminal sweep table (`table_rows`) followed by `capacity_lines`.
 pub fn render_table(
     sweep: &Sweep,
     points: &[PointResult],

@@ -103,11 +103,11 @@ pub struct RunSummary {
     /// The load the run actually reached (peak concurrency, request rates).
     pub achieved: crate::workload::kit::Achieved,
     /// "results may be generator-bound: …" when the generator itself was the bottleneck
-    /// (see [`crate::workload::kit::generator_bound`]).
+    /// (see `crate::workload::kit::generator_bound`).
     pub generator_bound: Option<String>,
     /// What the reader must know about the numbers: the workload's warnings (e.g. a
     /// per-turn metric short of values) and any broken invariant of the result
-    /// ([`crate::workload::results::invariant_violations`]); also `rtload.warnings`.
+    /// (`crate::workload::results::invariant_violations`); also `rtload.warnings`.
     pub warnings: Vec<String>,
 }
 
@@ -136,7 +136,7 @@ pub fn run_with(
     run_interruptible(scenario, lines, progress, None)
 }
 
-/// [`run_with`], stopping early when `interrupt`'s switch flips: no new samples, the
+/// `run_with`, stopping early when `interrupt`'s switch flips: no new samples, the
 /// in-flight ones get the grace period and are then cancelled as interrupted; the JSON
 /// result and `.hlog` are still written, marked `"interrupted": true`.
 pub fn run_interruptible(
@@ -183,7 +183,7 @@ pub fn run_distributed(
     run_serving(scenario, lines, progress, interrupt, dist).map(|(summary, _)| summary)
 }
 
-/// [`run_distributed`], handing back the `--metrics-addr` endpoint (when one was asked
+/// `run_distributed`, handing back the `--metrics-addr` endpoint (when one was asked
 /// for) still serving the run's final values, so the caller can keep it up for scrapers
 /// after reporting ([`LiveEndpoint::linger`]); dropping it stops it.
 pub fn run_serving(

@@ -219,7 +219,7 @@ fn is_public_key(key: &str) -> bool {
 }
 
 /// Free text (an error message, a log line) with every URL in it passed through
-/// [`redact_url`]. A URL runs from its scheme to the next whitespace or quote.
+/// `redact_url`. A URL runs from its scheme to the next whitespace or quote.
 pub fn redact_text(text: &str) -> String {
     if !text.contains("://") {
         return text.to_string();

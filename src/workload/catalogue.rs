@@ -145,7 +145,7 @@ impl<'a> Family<'a> {
         }
     }
 
-    /// The same family as a distribution: its values are recorded ([`super::results`])
+    /// The same family as a distribution: its values are recorded (`super::results`)
     /// and it is published as `prefix.<stat>`.
     pub const fn dist(self) -> Self {
         self.merged(Merge::Distribution)
@@ -262,7 +262,7 @@ impl Catalogue {
     }
 
     /// Every name `families` publish: each distribution family as
-    /// `prefix.{count,mean,std,min,p<percent>…,max}` (the [`super::results`] stats at
+    /// `prefix.{count,mean,std,min,p<percent>…,max}` (the `super::results` stats at
     /// `percents`), each scalar family as `prefix`.
     pub fn of(families: &[Family], percents: &[f64], headline: &[&str]) -> Self {
         let stats: Vec<String> = crate::util::stats::Summary {

@@ -39,7 +39,7 @@ pub struct Load {
     pub shards: Option<usize>,
     /// Send-lateness p99 (ms) above which the results are flagged as possibly
     /// generator-bound (`generator_bound_ms`, default
-    /// [`crate::workload::kit::DEFAULT_GENERATOR_BOUND_MS`]).
+    /// `crate::workload::kit::DEFAULT_GENERATOR_BOUND_MS`).
     pub generator_bound_ms: f64,
 }
 

@@ -297,7 +297,7 @@ pub trait Report: Send {
     }
     /// The run's distribution metrics, each recorded once as raw values (measured
     /// samples only): the flat `<name>.<stat>` metrics, the JSON `rtload.distributions`
-    /// and the `.hlog` tags are all read from it (see [`results`]).
+    /// and the `.hlog` tags are all read from it (see `results`).
     fn recorded(&self) -> &results::Recorded;
     /// The run's scalar metrics (counts, totals, rates, ratios: everything that is not a
     /// distribution statistic); missing values are absent.

@@ -63,7 +63,7 @@ pub struct Failure {
 
 impl Failure {
     /// A failure of `kind` with `message`, cut to
-    /// [`MESSAGE_CHARS`](crate::util::bounded::MESSAGE_CHARS) characters with its
+    /// `MESSAGE_CHARS` characters with its
     /// original length noted: a server's 5 MB error text is not copied into every
     /// output and every session's record.
     pub fn new(kind: FailureKind, message: impl Into<String>) -> Self {

@@ -88,7 +88,7 @@ pub struct Plan {
     pub rates_rps: Vec<f64>,
     /// Integer-RPS change events; empty without ramp-up. See [`plan`] for the rule.
     pub rps_change_events: Vec<RpsChange>,
-    /// The spec the plan was built from (used by [`summary`]).
+    /// The spec the plan was built from (used by `summary`).
     pub spec: ArrivalSpec,
 }
 

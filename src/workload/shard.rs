@@ -140,8 +140,8 @@ pub const MAX_START_AT_PAST_S: f64 = 3600.0;
 /// The most a barrier may lie ahead (s).
 pub const MAX_START_AT_AHEAD_S: f64 = 7.0 * 86_400.0;
 
-/// [`parse_start_at`], then the barrier `s` checked against `now_unix_s`: no more than
-/// [`MAX_START_AT_PAST_S`] in the past and [`MAX_START_AT_AHEAD_S`] ahead.
+/// `parse_start_at`, then the barrier `s` checked against `now_unix_s`: no more than
+/// `MAX_START_AT_PAST_S` in the past and `MAX_START_AT_AHEAD_S` ahead.
 pub fn start_at_from(s: &str, now_unix_s: f64) -> Result<f64, ShardError> {
     let at = parse_start_at(s)?;
     let how = if at < now_unix_s - MAX_START_AT_PAST_S {

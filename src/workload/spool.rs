@@ -297,7 +297,7 @@ impl Spool {
     }
 
     /// Writes `span` to `out` (call [`Spool::flush`] first), reading at most
-    /// [`COPY_BYTES`] at a time, so a long recording is never held whole in memory. The
+    /// `COPY_BYTES` at a time, so a long recording is never held whole in memory. The
     /// errors of [`Spool::load`], plus `out`'s own write errors as they are.
     pub fn copy_to(&self, span: Span, out: &mut dyn Write) -> io::Result<()> {
         let mut buf = vec![0u8; (span.len as usize).min(COPY_BYTES)];

@@ -69,7 +69,7 @@ impl Subset {
     ///
     /// Unknown names fail with "Unsupported OmniInteract subsets: ['x', 'y']" (sorted,
     /// deduplicated, Python-list style); duplicates and an empty list are rejected later
-    /// by [`discover`], which sees the parsed list.
+    /// by `discover`, which sees the parsed list.
     pub fn parse_list<S: AsRef<str>>(names: &[S]) -> Result<Vec<Subset>, DatasetError> {
         let mut unknown: Vec<&str> = names
             .iter()
