@@ -11,6 +11,7 @@ macro_rules! eprintln {
 
 mod check;
 mod cli;
+mod memlimit;
 mod merge;
 
 use std::process::ExitCode;
@@ -20,6 +21,11 @@ use rtload::util::target::redact_text;
 
 fn main() -> ExitCode {
     let args = cli::parse();
+    if matches!(args.command, cli::Command::Run(_) | cli::Command::Suite(_))
+        && let Some(note) = memlimit::fit_arenas()
+    {
+        eprintln!("{note}");
+    }
     init_logging();
     match args.command {
         cli::Command::Run(run) => run_cmd(&run),
