@@ -180,6 +180,8 @@ pub fn listen_for_signals(
                     tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
                     match n {
                         1 => {
+                            // Also stops work no run's switch reaches yet (extraction).
+                            crate::util::cancel::request();
                             flip.trigger();
                             told(Signal::First {
                                 phase: flip.phase(),
