@@ -33,6 +33,9 @@ pub struct InterruptSwitch {
 /// Where a run is, for what a signal stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
+    /// Before the run (the scenario loads, its dataset is extracted): a signal stops
+    /// that work (extraction removes its staging) and nothing runs.
+    Preparing,
     /// Sessions run: a signal stops releasing and ends them.
     Running,
     /// The sessions are over and their results are being written: a signal lets the
@@ -78,8 +81,9 @@ impl InterruptSwitch {
     /// Where the run is.
     pub fn phase(&self) -> Phase {
         match self.phase.load(Ordering::SeqCst) {
-            0 => Phase::Running,
-            1 => Phase::Publishing,
+            0 => Phase::Preparing,
+            1 => Phase::Running,
+            2 => Phase::Publishing,
             _ => Phase::Over,
         }
     }
@@ -180,6 +184,8 @@ pub fn listen_for_signals(
                     tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
                     match n {
                         1 => {
+                            // Also stops work no run's switch reaches yet (extraction).
+                            crate::util::cancel::request();
                             flip.trigger();
                             told(Signal::First {
                                 phase: flip.phase(),

@@ -76,6 +76,18 @@ pub enum RunError {
     },
 }
 
+impl RunError {
+    /// The exit code this error ends `rtload run` with: 1 when the run's outputs cannot
+    /// fit where they go (the run fails, as a publication failure does; nothing ran),
+    /// else 2 (usage, configuration or environment).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Prepare(crate::workload::WorkloadError::NoSpace(_)) => 1,
+            _ => 2,
+        }
+    }
+}
+
 /// A finished run.
 pub struct RunSummary {
     /// The workload's report.

@@ -11,10 +11,12 @@
 //! matching (`jsonmatch`) and `${var}` message templates (`template`); WAV decoding to PCM16
 //! mono at a chosen rate (`wav`), shared by the datasets that stream recorded audio; the
 //! process's own CPU and memory from `/proc/self` (`usage`); text copied into outputs
-//! cut to a bound with its length noted (`bounded`).
+//! cut to a bound with its length noted (`bounded`); the process's stop-requested flag
+//! that long work outside a run checks (`cancel`).
 
 pub mod b64;
 pub mod bounded;
+pub mod cancel;
 pub mod command;
 pub mod fs;
 pub mod histlog;

@@ -396,6 +396,10 @@ pub enum WorkloadError {
     /// configuration error, no sample runs.
     #[error("{0}")]
     Prepare(String),
+    /// The run's outputs cannot fit where they go (found before timing, so nothing ran):
+    /// the run fails as a publication failure would, not as a configuration error.
+    #[error("{0}")]
+    NoSpace(String),
     /// The report of a finished run could not be built.
     #[error("{0}")]
     Report(String),

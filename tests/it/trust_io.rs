@@ -456,3 +456,36 @@ fn server_drops_an_oversized_frame(cfg: ServerConfig, path: &str, announced: u64
     }
     srv.stop();
 }
+
+/// Under an address-space limit (`prlimit --as`, as `ulimit -v` sets) glibc's per-thread
+/// malloc arenas would reserve most of it untouched; `rtload run` starts itself again
+/// with `MALLOC_ARENA_MAX=2`, says so, and the run passes inside a limit smaller than what
+/// its arenas may reserve (8 per core × 64 MiB). Without a limit nothing is said.
+#[test]
+fn an_address_space_limit_caps_malloc_arenas_and_says_so() {
+    let fx = video(3, 2, "");
+    let limited = std::process::Command::new("prlimit")
+        .arg(format!("--as={}", 512u64 << 20))
+        .arg(env!("CARGO_BIN_EXE_rtload"))
+        .arg("run")
+        .arg(&fx.path)
+        .env_remove("MALLOC_ARENA_MAX")
+        .output()
+        .expect("prlimit (util-linux) runs");
+    let err = String::from_utf8_lossy(&limited.stderr);
+    assert_eq!(limited.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("address-space limit of 512 MiB")
+            && err.contains("malloc arenas capped at 2 (MALLOC_ARENA_MAX)"),
+        "{err}"
+    );
+    let free = rtload()
+        .arg("run")
+        .arg(&fx.path)
+        .env_remove("MALLOC_ARENA_MAX")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&free.stderr);
+    assert_eq!(free.status.code(), Some(0), "{err}");
+    assert!(!err.contains("address-space"), "{err}");
+}

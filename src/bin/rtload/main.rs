@@ -11,6 +11,7 @@ macro_rules! eprintln {
 
 mod check;
 mod cli;
+mod memlimit;
 mod merge;
 
 use std::process::ExitCode;
@@ -20,6 +21,11 @@ use rtload::report::redact_text;
 
 fn main() -> ExitCode {
     let args = cli::parse();
+    if matches!(args.command, cli::Command::Run(_) | cli::Command::Suite(_))
+        && let Some(note) = memlimit::fit_arenas()
+    {
+        eprintln!("{note}");
+    }
     init_logging();
     match args.command {
         cli::Command::Run(run) => run_cmd(&run),
@@ -90,7 +96,13 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Listening before the scenario loads: a signal while its dataset is extracted stops
+    // the extraction (its staging removed) and nothing runs.
+    let grace = std::time::Duration::from_secs_f64(run.grace_period);
+    let interrupt = listen_for_interrupt(grace);
+    let stopped = || interrupt.as_ref().is_some_and(|i| i.switch.is_triggered());
     let scenario = match load(&run.scenario, &ov) {
+        Ok(_) | Err(_) if stopped() => return interrupted_before_the_run(),
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -116,14 +128,12 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
             eprintln!("error: {msg}");
             return ExitCode::from(2);
         }
-        return sweep_cmd(run, &scenario, &sweep);
+        return sweep_cmd(run, &scenario, &sweep, interrupt);
     }
     use std::io::IsTerminal as _;
     let mode = rtload::run::mode_for(std::io::stderr().is_terminal(), run.quiet);
     let progress: Option<(rtload::run::Mode, Box<dyn std::io::Write + Send>)> =
         Some((mode, Box::new(std::io::stderr())));
-    let grace = std::time::Duration::from_secs_f64(run.grace_period);
-    let interrupt = listen_for_interrupt(grace);
     let switch = interrupt.as_ref().map(|i| i.switch.clone());
     let run_result = rtload::run::run_serving(
         &scenario,
@@ -148,7 +158,7 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
         }
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(2)
+            ExitCode::from(e.exit_code())
         }
     }
 }
@@ -179,6 +189,12 @@ pub(crate) fn requested_sweep(
     }
 }
 
+/// A signal arrived before the run started (while the scenario loaded): nothing ran.
+fn interrupted_before_the_run() -> ExitCode {
+    eprintln!("interrupted before the run started: nothing was run or written");
+    ExitCode::from(rtload::run::EXIT_INTERRUPTED)
+}
+
 /// Listens for Ctrl-C with the given grace period; warns (and returns `None`) if it cannot.
 fn listen_for_interrupt(grace: std::time::Duration) -> Option<rtload::run::Interrupt> {
     match rtload::run::listen_for_signals(grace, move |s| announce(s, grace)) {
@@ -204,6 +220,11 @@ fn announce(signal: rtload::run::Signal, grace: std::time::Duration) {
             "interrupted while writing the results: finishing them, then exiting 130 (the result is marked interrupted; signal twice more to exit at once, writing nothing more)"
         ),
         Signal::First {
+            phase: Phase::Preparing,
+        } => eprintln!(
+            "interrupted before the run started: stopping (an archive being extracted is removed); nothing will run, exiting 130"
+        ),
+        Signal::First {
             phase: Phase::Running,
         } => eprintln!(
             "interrupted: releasing no new sessions; in-flight sessions get {:.1} s to finish, then are cancelled (signal again to cancel them at once)",
@@ -214,6 +235,9 @@ fn announce(signal: rtload::run::Signal, grace: std::time::Duration) {
         } => eprintln!(
             "interrupted again: still writing the results (signal again to exit at once, writing nothing more)"
         ),
+        Signal::Second {
+            phase: Phase::Preparing,
+        } => eprintln!("interrupted again: still stopping (signal again to exit at once)"),
         Signal::Second {
             phase: Phase::Running,
         } => eprintln!(
@@ -380,19 +404,12 @@ fn sweep_cmd(
     run: &cli::RunArgs,
     sc: &rtload::Scenario,
     sweep: &rtload::scenario::Sweep,
+    interrupt: Option<rtload::run::Interrupt>,
 ) -> ExitCode {
     let dir = run
         .sweep_dir
         .clone()
         .unwrap_or_else(|| std::path::PathBuf::from(format!("sweep-{}", sc.name())));
-    let grace = std::time::Duration::from_secs_f64(run.grace_period);
-    let interrupt = match rtload::run::listen_for_signals(grace, move |s| announce(s, grace)) {
-        Ok(i) => Some(i),
-        Err(e) => {
-            eprintln!("warning: cannot listen for Ctrl-C ({e}); an interrupt will lose the sweep");
-            None
-        }
-    };
     match rtload::run::run_sweep_interruptible(sc, sweep, &dir, run.quiet, interrupt) {
         Ok(r) => {
             let catalogue = sc.workload().catalogue();
@@ -426,7 +443,7 @@ fn sweep_cmd(
         }
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(2)
+            ExitCode::from(e.exit_code())
         }
     }
 }

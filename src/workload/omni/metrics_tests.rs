@@ -6,7 +6,7 @@ use crate::workload::omni::bench_metrics::{Goodput, Metric, calculate};
 use serde_json::json;
 
 fn ev(at_s: f64, event: Value) -> TimedEvent {
-    TimedEvent { at_s, event }
+    (at_s, event)
 }
 
 fn created(at: f64, id: &str) -> TimedEvent {

@@ -191,9 +191,11 @@ fn build_cases<'a>(
             None => (None, None),
         };
         let spooled = (spool, events_error.as_deref());
-        let (mut fc, mut cr) = case_result(case, sample, restored.as_ref(), (duration_s, spooled));
+        let spans = timeline::spans(sample, restored.as_ref());
+        // The case's events move into its bundle: one copy held while it is published.
+        let (mut fc, mut cr) = case_result(case, sample, restored, (duration_s, spooled));
         finalizer.publish(&mut fc);
-        cr.spans = timeline::spans(sample, restored.as_ref());
+        cr.spans = spans;
         finals.push(fc);
         runs.push(cr);
     }
@@ -234,20 +236,6 @@ fn save_result(
     Ok(())
 }
 
-/// The case's events with their arrival times (none without an output).
-fn timed_events(out: Option<&Restored<'_>>) -> Vec<TimedEvent> {
-    out.map(|r| {
-        r.events
-            .iter()
-            .map(|(at_s, e)| TimedEvent {
-                at_s: *at_s,
-                event: e.clone(),
-            })
-            .collect()
-    })
-    .unwrap_or_default()
-}
-
 /// Puts the case's token count and its per-response and session metrics into `result`.
 fn put_metrics(result: &mut CaseResult, dm: &DuplexMetrics) {
     result.output_tokens = dm.output_tokens;
@@ -277,7 +265,7 @@ fn copy_output_counts(result: &mut CaseResult, r: &Restored<'_>) {
 /// Captures a successful case's context from its segments (spooled ones read back) and
 /// events and applies it to `result`; a spool read-back error is the error.
 fn capture_context(
-    r: &Restored<'_>,
+    r: Restored<'_>,
     (duration_s, stream_start_s): (f64, f64),
     spool: Option<&Spool>,
     result: &mut CaseResult,
@@ -301,7 +289,8 @@ fn capture_context(
             segments: &segments,
             responses: &r.responses,
         },
-        r.events.iter().map(|(_, e)| e.clone()).collect(),
+        // Moved, not copied, when read back from the spool.
+        r.events.into_owned().into_iter().map(|(_, e)| e).collect(),
     );
     ctx.apply_to(result);
     Ok(ctx)
@@ -310,10 +299,10 @@ fn capture_context(
 fn case_result<'a>(
     case: &crate::workload::omni::dataset::Case,
     sample: &'a SampleRecord,
-    restored: Option<&Restored<'a>>,
+    restored: Option<Restored<'a>>,
     (duration_s, (spool, events_error)): (f64, (Option<&Spool>, Option<&str>)),
 ) -> (FinalizeCase, CaseRun<'a>) {
-    let out = restored.map(|r| r.out);
+    let out = restored.as_ref().map(|r| r.out);
     let layout = CaseLayout::new(case.subset.name(), &case.video_rel);
     // The reference reports the case's full video path (as `gt_json`), not the
     // dataset-relative one.
@@ -326,16 +315,17 @@ fn case_result<'a>(
         .err()
         .map(|f| f.message.clone())
         .or_else(|| out.and_then(|o| o.error.clone()));
-    let events = timed_events(restored);
+    // The events where they lie (in the output, or read back from the spool): no copy.
+    let events: &[TimedEvent] = restored.as_ref().map_or(&[], |r| &r.events);
     let stream_start_s = out.and_then(|o| o.stream_start_s).unwrap_or(0.0);
     let session_id = out.map(|o| o.session_id.clone());
-    let dm = duplex_metrics(&events, stream_start_s, session_id.as_deref());
+    let dm = duplex_metrics(events, stream_start_s, session_id.as_deref());
     result.success = success;
     // The reference writes `""` (not null) when there is no error.
     result.error = Some(error.unwrap_or_default());
     result.session_id = session_id;
     result.latency_s = out.map_or(sample.ended_s - sample.started_s, |o| o.latency_s);
-    if let Some(r) = restored {
+    if let Some(r) = &restored {
         copy_output_counts(&mut result, r);
     }
     put_metrics(&mut result, &dm);

@@ -459,7 +459,9 @@ impl Workload for OmniWorkload {
         if self.prepared.get().is_some() {
             return Ok(Vec::new());
         }
-        self.prepare_inputs().map_err(WorkloadError::Prepare)
+        let warnings = self.prepare_inputs().map_err(WorkloadError::Prepare)?;
+        self.check_space().map_err(WorkloadError::NoSpace)?;
+        Ok(warnings)
     }
 
     fn session(&self, ctx: &SessionContext) -> MaybeFailed<DuplexSession> {
@@ -526,6 +528,36 @@ impl OmniWorkload {
             spool,
         });
         Ok(warnings)
+    }
+
+    /// The bundles this run publishes must fit on the output folder's filesystem
+    /// (`artifacts::space`): checked once media durations are known, before timing. When
+    /// the free space cannot be read, the writes are still checked one by one.
+    fn check_space(&self) -> Result<(), String> {
+        use crate::workload::omni::artifacts::space;
+        let Some(prepared) = self.prepared.get() else {
+            return Ok(());
+        };
+        let Ok(free) = space::free_bytes(&self.output_dir) else {
+            return Ok(());
+        };
+        // The first `samples` measured indices cycle over the cases: each case they
+        // reach publishes one bundle (a shard publishes a part of them).
+        let runs = self.descriptor().samples.min(self.cases.len());
+        let cases: Vec<(u64, u64)> = self
+            .cases
+            .iter()
+            .zip(&prepared.media)
+            .take(runs)
+            .map(|(c, m)| {
+                let dir = CaseLayout::new(c.subset.name(), &c.video_rel).dir(&self.output_dir);
+                (
+                    space::bundle_bytes(m.duration_s),
+                    space::bundle_bytes_on_disk(&dir),
+                )
+            })
+            .collect();
+        space::shortfall(&self.output_dir, &cases, free).map_or(Ok(()), Err)
     }
 
     fn prepared_session(&self, ctx: &SessionContext) -> MaybeFailed<DuplexSession> {

@@ -18,6 +18,7 @@ pub mod capture;
 pub mod layout;
 pub mod lock;
 pub mod publish;
+pub mod space;
 pub mod stale;
 
 use std::collections::BTreeMap;

@@ -37,6 +37,17 @@ use verify::{Counted, Opened, open_reader};
 /// reused without reading the archive. A symlinked `target` or published directory is
 /// refused.
 pub fn extract_archive(archive: &Path, target: &Path) -> Result<PathBuf, DatasetError> {
+    extract_archive_until(archive, target, &crate::util::cancel::requested)
+}
+
+/// [`extract_archive`], checking `stop` before each member of both passes: once it says
+/// so, the extraction ends with [`DatasetError::Interrupted`] and its staging directory
+/// is removed (a signal during extraction leaves nothing behind).
+fn extract_archive_until(
+    archive: &Path,
+    target: &Path,
+    stop: &dyn Fn() -> bool,
+) -> Result<PathBuf, DatasetError> {
     if is_symlink(target) {
         return Err(DatasetError::SymlinkTarget(target.to_path_buf()));
     }
@@ -49,12 +60,14 @@ pub fn extract_archive(archive: &Path, target: &Path) -> Result<PathBuf, Dataset
     {
         return Ok(data);
     }
-    validate_archive(archive)?;
+    walk(open(archive, ArchiveLimits::from_env()?)?, |_, _| {
+        stopped(stop)
+    })?;
     fs::create_dir_all(target).map_err(DatasetError::io(target))?;
     // Staging dirs of extractors that died (their pid is gone) can hold gigabytes.
     crate::workload::omni::artifacts::stale::sweep(target);
     let staging = Staging::create(target)?;
-    unpack(archive, &staging.0)?;
+    unpack(archive, &staging.0, stop)?;
     if data_dir(&staging.0).is_err() {
         return Err(DatasetError::DataNotFound(archive.to_path_buf()));
     }
@@ -204,9 +217,10 @@ pub fn validate_archive(archive: &Path) -> Result<ArchiveStats, DatasetError> {
 
 /// Pass 2: write directories and regular files below `staging`. Members are re-checked,
 /// so a file that changed between the passes still cannot write outside `staging`.
-fn unpack(archive: &Path, staging: &Path) -> Result<(), DatasetError> {
+fn unpack(archive: &Path, staging: &Path, stop: &dyn Fn() -> bool) -> Result<(), DatasetError> {
     let opened = open(archive, ArchiveLimits::from_env()?)?;
     walk(opened, |entry, member| {
+        stopped(stop)?;
         match member {
             Member::Skip => {}
             Member::Dir(rel) => {
@@ -228,6 +242,15 @@ fn unpack(archive: &Path, staging: &Path) -> Result<(), DatasetError> {
         Ok(())
     })?;
     Ok(())
+}
+
+/// [`DatasetError::Interrupted`] once `stop` says so.
+fn stopped(stop: &dyn Fn() -> bool) -> Result<(), DatasetError> {
+    if stop() {
+        Err(DatasetError::Interrupted)
+    } else {
+        Ok(())
+    }
 }
 
 /// A private staging directory, removed (with whatever is left in it) on drop.

@@ -145,6 +145,40 @@ fn unsafe_members_are_rejected_before_anything_is_written() {
     }
 }
 
+/// A stop request in the middle of unpacking (here: after the staging directory holds
+/// the first members) ends the extraction as interrupted and leaves nothing behind: no
+/// staging directory, no published tree; so does one during the validation pass.
+#[test]
+fn a_stop_during_extraction_removes_the_staging_and_publishes_nothing() {
+    use std::cell::Cell;
+    let tmp = tempfile::tempdir().unwrap();
+    let arc = tmp.path().join("x.tar");
+    good(&arc, false);
+    let target = tmp.path().join("out");
+    // Three members: the validation pass asks 3 times, then the unpack pass; stop at
+    // unpack's third member, with the first two already written into staging.
+    for stop_at in [2usize, 3 + 2] {
+        let asked = Cell::new(0usize);
+        let stop = || {
+            asked.set(asked.get() + 1);
+            asked.get() > stop_at
+        };
+        let err = extract_archive_until(&arc, &target, &stop).unwrap_err();
+        assert!(matches!(err, DatasetError::Interrupted), "{err}");
+        assert!(
+            err.to_string().contains("staging directory was removed"),
+            "{err}"
+        );
+        assert!(
+            names(&target).is_empty(),
+            "left behind: {:?}",
+            names(&target)
+        );
+    }
+    // Without a stop request the same archive extracts.
+    assert!(extract_archive_until(&arc, &target, &|| false).is_ok());
+}
+
 #[test]
 fn archive_without_data_publishes_nothing() {
     let tmp = tempfile::tempdir().unwrap();

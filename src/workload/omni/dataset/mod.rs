@@ -168,6 +168,13 @@ pub enum DatasetError {
         /// The environment variable that sets it.
         env: &'static str,
     },
+    /// A signal (SIGINT/SIGTERM) arrived while the archive was extracted: extraction
+    /// stopped and its staging directory was removed.
+    #[error(
+        "OmniInteract archive extraction interrupted by a signal; its staging directory was \
+         removed and nothing was run"
+    )]
+    Interrupted,
     /// The extraction target directory is a symlink.
     #[error("Refusing to extract through symlink: {0}")]
     SymlinkTarget(PathBuf),

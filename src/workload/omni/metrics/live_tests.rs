@@ -2,7 +2,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use super::LiveTtfp;
-use crate::workload::omni::metrics::{TimedEvent, response_rows, session_summary};
+use crate::workload::omni::metrics::{response_rows, session_summary};
 
 /// One random event: a kind, a response among three, a payload choice.
 fn event(kind: u8, rid: u8, payload: u8) -> Value {
@@ -37,7 +37,7 @@ proptest! {
             at_s += f64::from(gap_ms) / 1000.0;
             let ev = event(kind, rid, payload);
             live.observe(at_s, &ev, at_s >= start_s);
-            timed.push(TimedEvent { at_s, event: ev });
+            timed.push((at_s, ev));
         }
         let rows = response_rows(&timed, start_s, None);
         let want = session_summary(&rows, None).mean_ttfp_ms;
@@ -68,11 +68,7 @@ fn responses_known_out_of_order_still_sum_in_creation_order() {
     for (at_s, ev) in &timed {
         live.observe(*at_s, ev, true);
     }
-    let events: Vec<TimedEvent> = timed
-        .into_iter()
-        .map(|(at_s, event)| TimedEvent { at_s, event })
-        .collect();
-    let want = session_summary(&response_rows(&events, 0.0, None), None).mean_ttfp_ms;
+    let want = session_summary(&response_rows(&timed, 0.0, None), None).mean_ttfp_ms;
     assert_eq!(want, Some(3.541));
     assert_eq!(live.mean_ms(), want);
     assert!(live.open.is_empty(), "nothing kept for a known response");

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::{EventLog, RECEIVED_AT, decode, write_line};
-use crate::workload::omni::metrics::{TimedEvent, duplex_metrics};
+use crate::workload::omni::metrics::duplex_metrics;
 use crate::workload::spool::Spool;
 
 /// A response's events: created at `t`, audio 0.1 s later, text, done.
@@ -65,14 +65,7 @@ fn stamped(at_s: f64, mut ev: Value) -> Value {
 
 /// What the report computes from `events` (its stream-start rule included).
 fn report_ttfp(events: &[(f64, Value)], stream_start_s: Option<f64>) -> Option<f64> {
-    let timed: Vec<TimedEvent> = events
-        .iter()
-        .map(|(at_s, e)| TimedEvent {
-            at_s: *at_s,
-            event: e.clone(),
-        })
-        .collect();
-    duplex_metrics(&timed, stream_start_s.unwrap_or(0.0), None)
+    duplex_metrics(events, stream_start_s.unwrap_or(0.0), None)
         .summary
         .mean_ttfp_ms
 }
