@@ -19,6 +19,7 @@ pub mod media;
 pub mod metrics;
 pub mod pacing;
 pub mod playback;
+mod ranges;
 pub mod report;
 pub mod session;
 pub mod tokens;

@@ -24,6 +24,7 @@ use crate::workload::{
 };
 use events::EventLog;
 
+mod caps;
 mod closed;
 pub mod events;
 mod output;
@@ -189,20 +190,16 @@ impl DuplexSession {
         }
         let at_s = self.secs(at);
         let index = self.events.len();
-        if index >= self.cfg.max_events {
-            let msg = format!(
-                "the server sent more than {} events in one session: rtload keeps every \
-                 event of a session for its artifacts, so it stops here (the other sessions \
-                 go on); raise `[workload] max_events_per_session` if the server really \
-                 sends this many",
-                self.cfg.max_events
-            );
+        if let Some(msg) = caps::events_over(index, self.cfg.max_events) {
             return self.finish(at, Err((FailureKind::Protocol, msg)), fx);
         }
         let audio_len = match self.observe_media(&ev, &audio, at, at_s, fx) {
             Ok(n) => n,
             Err(e) => return self.finish(at, Err((FailureKind::Protocol, e)), fx),
         };
+        if let Some(msg) = caps::audio_over(self.out.audio_bytes, self.cfg.max_audio_bytes) {
+            return self.finish(at, Err((FailureKind::Protocol, msg)), fx);
+        }
         let verdict = self.dispatch(&ev, text, index, at);
         self.record(ev, text, audio_len, at_s);
         self.last_event_at = Some(at);

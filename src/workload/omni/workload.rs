@@ -79,6 +79,11 @@ pub struct OmniParams {
     /// events a second); a session past it fails saying so and the others go on, so one
     /// flooding session cannot exhaust memory. Range [1, 10000000].
     pub max_events_per_session: Option<u64>,
+    /// The most output audio one session may send, bytes (default 1073741824: about six
+    /// hours of 24 kHz PCM16); past it the session fails saying so and the others go on,
+    /// so one server streaming without end cannot fill the spool's disk. Range
+    /// [1048576, 1099511627776].
+    pub max_audio_bytes_per_session: Option<u64>,
     /// Save the vllm-style result JSON (`--save-result`).
     pub save_result: Option<bool>,
     /// Directory of the saved result (`--result-dir`; relative to the scenario file;
@@ -143,7 +148,7 @@ pub fn build(
     let base = input.base_dir();
     let mut errors = Vec::new();
     let err = |key: &str, msg: String| input.key_error(key, msg);
-    check_ranges(input, &p, &mut errors);
+    super::ranges::check_ranges(input, &p, &mut errors);
     let pacing = parse_pacing(p.pacing.as_deref())
         .unwrap_or_else(|msg| (errors.push(err("pacing", msg)), PacingMode::Realtime).1);
     let goodput = crate::workload::omni::bench_metrics::parse_goodput(
@@ -207,69 +212,6 @@ pub fn build(
             .filter(|k| !k.is_empty())
             .map(crate::workload::Secret::new),
     }))
-}
-
-/// Every number's range: the time limits, the lock timeout, the prebuffer, the event cap.
-fn check_ranges(input: &WorkloadInput<'_>, p: &OmniParams, errors: &mut Vec<ScenarioError>) {
-    check_durations(input, p, errors);
-    for (key, msg) in [
-        ("lock_timeout_s", check_lock_timeout(p.lock_timeout_s)),
-        (
-            "playback_prebuffer_ms",
-            check_prebuffer(p.playback_prebuffer_ms),
-        ),
-        (
-            "max_events_per_session",
-            check_max_events(p.max_events_per_session),
-        ),
-    ] {
-        if let Some(msg) = msg {
-            errors.push(input.key_error(key, msg));
-        }
-    }
-}
-
-/// The time limits (`timeout_s`, `media_timeout_s`, `max_video_duration_s`) must lie in
-/// (0, 1e9] seconds.
-fn check_durations(input: &WorkloadInput<'_>, p: &OmniParams, errors: &mut Vec<ScenarioError>) {
-    for (key, v) in [
-        ("timeout_s", p.timeout_s),
-        ("media_timeout_s", p.media_timeout_s),
-        ("max_video_duration_s", p.max_video_duration_s),
-    ] {
-        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= 1e9)) {
-            errors.push(input.key_error(
-                key,
-                format!(
-                    "`{key}` must be in (0, 1e9] seconds (got {})",
-                    crate::util::textpos::num(v)
-                ),
-            ));
-        }
-    }
-}
-
-/// Largest `lock_timeout_s`, seconds.
-const MAX_LOCK_TIMEOUT_S: f64 = 3600.0;
-
-/// Why `lock_timeout_s` is out of range, if it is.
-fn check_lock_timeout(v: Option<f64>) -> Option<String> {
-    let v = v.filter(|v| !(v.is_finite() && (0.0..=MAX_LOCK_TIMEOUT_S).contains(v)))?;
-    Some(format!(
-        "`lock_timeout_s` must be a number of seconds in [0, {MAX_LOCK_TIMEOUT_S}] (got {}); use e.g. 5",
-        crate::util::textpos::num(v)
-    ))
-}
-
-/// Largest `max_events_per_session`.
-const MAX_EVENTS_LIMIT: u64 = 10_000_000;
-
-/// Why `max_events_per_session` is out of range, if it is.
-fn check_max_events(v: Option<u64>) -> Option<String> {
-    let v = v.filter(|v| !(1..=MAX_EVENTS_LIMIT).contains(v))?;
-    Some(format!(
-        "`max_events_per_session` must be in [1, {MAX_EVENTS_LIMIT}] events (got {v}); use e.g. 100000"
-    ))
 }
 
 /// `ref_audio` (relative to the scenario's folder `base`): required, and must exist.
@@ -368,6 +310,9 @@ fn settings_base(p: &OmniParams, pacing: PacingMode) -> DuplexSettings {
     if let Some(n) = p.max_events_per_session {
         settings_base.max_events = usize::try_from(n).unwrap_or(usize::MAX);
     }
+    if let Some(n) = p.max_audio_bytes_per_session {
+        settings_base.max_audio_bytes = n;
+    }
     settings_base.extra_body = p
         .extra_body
         .as_ref()
@@ -382,18 +327,6 @@ impl OmniWorkload {
     pub(super) fn prebuffer_ms(&self) -> f64 {
         self.params.playback_prebuffer_ms.unwrap_or(0.0)
     }
-}
-
-/// Largest `playback_prebuffer_ms`.
-pub const MAX_PREBUFFER_MS: f64 = 60_000.0;
-
-/// Why `playback_prebuffer_ms` is out of range, if it is.
-fn check_prebuffer(v: Option<f64>) -> Option<String> {
-    let v = v.filter(|v| !(v.is_finite() && (0.0..=MAX_PREBUFFER_MS).contains(v)))?;
-    Some(format!(
-        "`playback_prebuffer_ms` must be in [0, {MAX_PREBUFFER_MS}] ms (got {})",
-        crate::util::textpos::num(v)
-    ))
 }
 
 /// `"realtime"`, `"saturate"` or `"<factor>x"` (shared with every paced workload).

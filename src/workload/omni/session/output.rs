@@ -33,11 +33,18 @@ pub struct DuplexSettings {
     /// its artifacts after timing): past it the session fails with a clear message and
     /// the others go on, so one flooding session cannot exhaust memory.
     pub max_events: usize,
+    /// The most output audio one session may send, bytes (its measured PCM goes to the
+    /// run's spool as it arrives): past it the session fails with a clear message and the
+    /// others go on, so one endless stream cannot fill the spool's disk.
+    pub max_audio_bytes: u64,
 }
 
 /// [`DuplexSettings::max_events`] by default: about 3 hours of a session answering with
-/// ten events a second, ~250 MB when the report reads one case's events back.
+/// ten events a second, ~100 MB when the report reads one case's events back.
 pub const DEFAULT_MAX_EVENTS: usize = 100_000;
+
+/// [`DuplexSettings::max_audio_bytes`] by default: 1 GiB, about six hours of 24 kHz PCM16.
+pub const DEFAULT_MAX_AUDIO_BYTES: u64 = 1 << 30;
 
 impl DuplexSettings {
     /// Settings with the reference defaults.
@@ -52,6 +59,7 @@ impl DuplexSettings {
             incremental_acks: false,
             pacing: PacingMode::Realtime,
             max_events: DEFAULT_MAX_EVENTS,
+            max_audio_bytes: DEFAULT_MAX_AUDIO_BYTES,
         }
     }
 }

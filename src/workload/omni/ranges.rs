@@ -1,0 +1,102 @@
+//! The ranges of the OmniInteract `[workload]` numbers, checked at load (each error
+//! names its key, the bad value and the range; the schema states the same ranges).
+
+use super::workload::OmniParams;
+use crate::util::scenario_error::ScenarioError;
+use crate::workload::WorkloadInput;
+
+/// Every number's range: the time limits, the lock timeout, the prebuffer, the caps.
+pub(super) fn check_ranges(
+    input: &WorkloadInput<'_>,
+    p: &OmniParams,
+    errors: &mut Vec<ScenarioError>,
+) {
+    check_durations(input, p, errors);
+    for (key, msg) in [
+        ("lock_timeout_s", check_lock_timeout(p.lock_timeout_s)),
+        (
+            "playback_prebuffer_ms",
+            check_prebuffer(p.playback_prebuffer_ms),
+        ),
+        (
+            "max_events_per_session",
+            check_max_events(p.max_events_per_session),
+        ),
+        (
+            "max_audio_bytes_per_session",
+            check_max_audio(p.max_audio_bytes_per_session),
+        ),
+    ] {
+        if let Some(msg) = msg {
+            errors.push(input.key_error(key, msg));
+        }
+    }
+}
+
+/// The time limits (`timeout_s`, `media_timeout_s`, `max_video_duration_s`) must lie in
+/// (0, 1e9] seconds.
+fn check_durations(input: &WorkloadInput<'_>, p: &OmniParams, errors: &mut Vec<ScenarioError>) {
+    for (key, v) in [
+        ("timeout_s", p.timeout_s),
+        ("media_timeout_s", p.media_timeout_s),
+        ("max_video_duration_s", p.max_video_duration_s),
+    ] {
+        if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0 && *v <= 1e9)) {
+            errors.push(input.key_error(
+                key,
+                format!(
+                    "`{key}` must be in (0, 1e9] seconds (got {})",
+                    crate::util::textpos::num(v)
+                ),
+            ));
+        }
+    }
+}
+
+/// Largest `lock_timeout_s`, seconds.
+const MAX_LOCK_TIMEOUT_S: f64 = 3600.0;
+
+/// Why `lock_timeout_s` is out of range, if it is.
+fn check_lock_timeout(v: Option<f64>) -> Option<String> {
+    let v = v.filter(|v| !(v.is_finite() && (0.0..=MAX_LOCK_TIMEOUT_S).contains(v)))?;
+    Some(format!(
+        "`lock_timeout_s` must be a number of seconds in [0, {MAX_LOCK_TIMEOUT_S}] (got {}); use e.g. 5",
+        crate::util::textpos::num(v)
+    ))
+}
+
+/// Largest `max_events_per_session`.
+const MAX_EVENTS_LIMIT: u64 = 10_000_000;
+
+/// Why `max_events_per_session` is out of range, if it is.
+fn check_max_events(v: Option<u64>) -> Option<String> {
+    let v = v.filter(|v| !(1..=MAX_EVENTS_LIMIT).contains(v))?;
+    Some(format!(
+        "`max_events_per_session` must be in [1, {MAX_EVENTS_LIMIT}] events (got {v}); use e.g. 100000"
+    ))
+}
+
+/// Smallest and largest `max_audio_bytes_per_session`: 1 MiB to 1 TiB.
+const AUDIO_CAP_RANGE: std::ops::RangeInclusive<u64> = (1 << 20)..=(1 << 40);
+
+/// Why `max_audio_bytes_per_session` is out of range, if it is.
+fn check_max_audio(v: Option<u64>) -> Option<String> {
+    let v = v.filter(|v| !AUDIO_CAP_RANGE.contains(v))?;
+    Some(format!(
+        "`max_audio_bytes_per_session` must be in [{}, {}] bytes (got {v}); use e.g. 1073741824",
+        AUDIO_CAP_RANGE.start(),
+        AUDIO_CAP_RANGE.end()
+    ))
+}
+
+/// Largest `playback_prebuffer_ms`.
+pub const MAX_PREBUFFER_MS: f64 = 60_000.0;
+
+/// Why `playback_prebuffer_ms` is out of range, if it is.
+fn check_prebuffer(v: Option<f64>) -> Option<String> {
+    let v = v.filter(|v| !(v.is_finite() && (0.0..=MAX_PREBUFFER_MS).contains(v)))?;
+    Some(format!(
+        "`playback_prebuffer_ms` must be in [0, {MAX_PREBUFFER_MS}] ms (got {})",
+        crate::util::textpos::num(v)
+    ))
+}
