@@ -137,6 +137,20 @@ impl FlagSpec {
     }
 }
 
+/// The patches `flags` (each a flag name without `--` and its text values) make through
+/// the flag table `specs`, for the workloads' flag tests.
+#[cfg(test)]
+pub(crate) fn patches_of(specs: &[FlagSpec], flags: &[(&str, &[&str])]) -> Vec<Patch> {
+    flags
+        .iter()
+        .map(|(f, v)| {
+            let spec = specs.iter().find(|s| s.flag == *f).expect(f);
+            let values: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+            spec.patch(&values).unwrap()
+        })
+        .collect()
+}
+
 /// A JSON object as a TOML table.
 fn json_object(json: &str) -> Result<toml::Value, String> {
     let v: serde_json::Value =

@@ -20,6 +20,8 @@ pub mod erased;
 #[cfg(test)]
 pub(crate) mod fuzz;
 mod input;
+#[cfg(test)]
+pub(crate) use input::patches_of;
 pub mod kit;
 pub mod load;
 pub mod omni;

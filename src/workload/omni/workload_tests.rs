@@ -7,14 +7,7 @@ use crate::util::scenario_doc::{Patch, ScenarioDoc};
 const FILE: &str = "[workload]\nkind = \"omniinteract\"\ntimeout_s = 5\n";
 
 fn patches(flags: &[(&str, &[&str])]) -> Vec<Patch> {
-    flags
-        .iter()
-        .map(|(f, v)| {
-            let spec = FLAGS.iter().find(|s| s.flag == *f).expect(f);
-            let values: Vec<String> = v.iter().map(|s| s.to_string()).collect();
-            spec.patch(&values).unwrap()
-        })
-        .collect()
+    crate::workload::patches_of(FLAGS, flags)
 }
 
 #[test]
