@@ -14,14 +14,10 @@ use serde_json::Value;
 
 use super::tokens::{Stage0Tokens, project_token_timing, round_dp, stage0_metrics, stage0_tokens};
 use crate::workload::omni::bench_metrics::RequestOutcome;
+use crate::workload::omni::session::events::Timed;
 
 mod live;
 pub use live::LiveTtfp;
-
-/// One server event and the client receipt time of the message that carried it (seconds
-/// on the session's monotonic clock): the shape a session keeps its events in, so the
-/// report computes from them where they lie, without a copy.
-pub type TimedEvent = (f64, Value);
 
 /// `source` of every client-measured request metric.
 pub const SOURCE: &str = "client_monotonic_receive";
@@ -125,7 +121,7 @@ pub struct DuplexMetrics {
 /// append) count, except for the decoded-byte fallback of `audio_duration_ms`, which, like
 /// the reference collector, counts every audio delta of the response.
 pub fn duplex_metrics(
-    events: &[TimedEvent],
+    events: impl IntoIterator<Item = impl Timed>,
     stream_start_s: f64,
     session_id: Option<&str>,
 ) -> DuplexMetrics {
@@ -256,13 +252,14 @@ impl RowsBuilder {
 
 /// The per-response rows of a session (rows exist only with request metrics or stage 0).
 pub fn response_rows(
-    events: &[TimedEvent],
+    events: impl IntoIterator<Item = impl Timed>,
     stream_start_s: f64,
     session_id: Option<&str>,
 ) -> Vec<ResponseRow> {
     let mut b = RowsBuilder::default();
-    for (at_s, event) in events {
-        b.observe(*at_s, event, *at_s >= stream_start_s);
+    for timed in events {
+        let at_s = timed.at_s();
+        b.observe(at_s, timed.event(), at_s >= stream_start_s);
     }
     b.rows(session_id)
 }

@@ -5,25 +5,25 @@ use super::*;
 use crate::workload::omni::bench_metrics::{Goodput, Metric, calculate};
 use serde_json::json;
 
-fn ev(at_s: f64, event: Value) -> TimedEvent {
+fn ev(at_s: f64, event: Value) -> (f64, Value) {
     (at_s, event)
 }
 
-fn created(at: f64, id: &str) -> TimedEvent {
+fn created(at: f64, id: &str) -> (f64, Value) {
     ev(
         at,
         json!({"type": "response.created", "response": {"id": id}}),
     )
 }
 
-fn text(at: f64, id: &str, delta: &str) -> TimedEvent {
+fn text(at: f64, id: &str, delta: &str) -> (f64, Value) {
     ev(
         at,
         json!({"type": "response.audio_transcript.delta", "response_id": id, "delta": delta}),
     )
 }
 
-fn audio(at: f64, id: &str, duration_ms: f64) -> TimedEvent {
+fn audio(at: f64, id: &str, duration_ms: f64) -> (f64, Value) {
     ev(
         at,
         json!({"type": "response.audio.delta", "response_id": id, "delta": "AAAA",
@@ -32,7 +32,7 @@ fn audio(at: f64, id: &str, duration_ms: f64) -> TimedEvent {
     )
 }
 
-fn done(at: f64, id: &str, stage0: Value) -> TimedEvent {
+fn done(at: f64, id: &str, stage0: Value) -> (f64, Value) {
     ev(
         at,
         json!({"type": "response.done", "response": {"id": id, "status": "completed",
@@ -41,7 +41,7 @@ fn done(at: f64, id: &str, stage0: Value) -> TimedEvent {
 }
 
 /// §5.2 worked example (r1/r2 with stage-0 tokens 3 and 2).
-fn worked_example() -> Vec<TimedEvent> {
+fn worked_example() -> Vec<(f64, Value)> {
     vec![
         created(10.1, "r1"),
         text(10.2, "r1", "Hi"),

@@ -12,18 +12,18 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::metrics::{CaseOutcome, DuplexMetrics, TimedEvent, duplex_metrics, request_outcome};
+use super::metrics::{CaseOutcome, DuplexMetrics, duplex_metrics, request_outcome};
 use super::session::DuplexOutput;
 use super::workload::OmniWorkload;
 use crate::workload::Report;
-use crate::workload::omni::artifacts::capture::{self, CaptureInput};
+use crate::workload::omni::artifacts::capture::{self, CaptureInput, CaseEvents};
 use crate::workload::omni::artifacts::layout::CaseLayout;
 use crate::workload::omni::artifacts::publish::remove_unrun;
 use crate::workload::omni::artifacts::{CaseResult, FinalizeCase, FinalizeSummary, Finalizer};
 use crate::workload::omni::bench_metrics::{self, RequestOutcome, SummaryHeader};
 use crate::workload::results::Recorded;
 use crate::workload::spool::Spool;
-use restore::{Restored, restore, segment_pcm};
+use restore::{Events, Restored, restore, segment_pcm};
 
 /// The engine's run record with each case's typed output.
 pub(super) type RunRecord = crate::workload::RunRecord<Option<DuplexOutput>>;
@@ -289,8 +289,11 @@ fn capture_context(
             segments: &segments,
             responses: &r.responses,
         },
-        // Moved, not copied, when read back from the spool.
-        r.events.into_owned().into_iter().map(|(_, e)| e).collect(),
+        // Spilled lines go to `events.json` as they are, decoded one at a time.
+        match r.events {
+            Events::Memory(evs) => CaseEvents::Parsed(evs.iter().map(|(_, e)| e.clone()).collect()),
+            Events::Spooled(bytes) => CaseEvents::Spilled(bytes),
+        },
     );
     ctx.apply_to(result);
     Ok(ctx)
@@ -315,8 +318,8 @@ fn case_result<'a>(
         .err()
         .map(|f| f.message.clone())
         .or_else(|| out.and_then(|o| o.error.clone()));
-    // The events where they lie (in the output, or read back from the spool): no copy.
-    let events: &[TimedEvent] = restored.as_ref().map_or(&[], |r| &r.events);
+    // The events where they lie (in the output, or decoded line by line from the spool).
+    let events = restored.as_ref().into_iter().flat_map(|r| r.events.each());
     let stream_start_s = out.and_then(|o| o.stream_start_s).unwrap_or(0.0);
     let session_id = out.map(|o| o.session_id.clone());
     let dm = duplex_metrics(events, stream_start_s, session_id.as_deref());

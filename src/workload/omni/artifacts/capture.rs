@@ -105,7 +105,7 @@ pub struct ArtifactContext {
     /// The `wav_transcript.json` content.
     pub transcript: WavTranscript,
     /// Sanitized events for `events.json` (see [`sanitize_event`]).
-    pub events: Vec<Value>,
+    pub events: CaseEvents,
     /// Eligibility reasons found: `audio_clipped`, `cancelled_response`, `cleared_response`.
     pub ineligible_reasons: Vec<&'static str>,
     /// Responses that are "complete outputs" (§1.5): done and not cancelled,
@@ -134,8 +134,26 @@ impl ArtifactContext {
     }
 }
 
+/// A case's events for `events.json`: parsed, or the session's spilled lines (one
+/// `<receipt seconds>\t<JSON>` line per event, as the session's event log writes them),
+/// decoded one at a time while the file is written, so publishing a case never holds
+/// every event's parsed tree.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CaseEvents {
+    /// Parsed events (a session that kept its events in memory; tests).
+    Parsed(Vec<Value>),
+    /// The spilled lines, checked when they were read back.
+    Spilled(bytes::Bytes),
+}
+
+impl From<Vec<Value>> for CaseEvents {
+    fn from(events: Vec<Value>) -> Self {
+        Self::Parsed(events)
+    }
+}
+
 /// Captures the artifact context of one measured case (§4.3).
-pub fn capture(input: CaptureInput<'_>, events: Vec<Value>) -> ArtifactContext {
+pub fn capture(input: CaptureInput<'_>, events: impl Into<CaseEvents>) -> ArtifactContext {
     let horizon_s = horizon_seconds(input.video_duration_s);
     let horizon_bytes = horizon_s.saturating_mul(u64::from(OUTPUT_SAMPLE_RATE) * 2);
     let mut spans = Vec::with_capacity(input.segments.len());
@@ -187,7 +205,7 @@ pub fn capture(input: CaptureInput<'_>, events: Vec<Value>) -> ArtifactContext {
             chunks,
             timestamp_semantics: TIMESTAMP_SEMANTICS,
         },
-        events,
+        events: events.into(),
         ineligible_reasons,
         complete_outputs,
     }

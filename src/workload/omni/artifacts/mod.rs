@@ -15,6 +15,7 @@
 //! * [`lock`]: the run-wide `flock` on `<root>/.omniinteract.lock` (IO edge).
 
 pub mod capture;
+mod events_json;
 pub mod layout;
 pub mod lock;
 pub mod publish;

@@ -299,7 +299,10 @@ fn write_success_bundle(
         write_wav(w, ctx.horizon_bytes, &ctx.spans)
     })?;
     write_json(dir, WAV_TRANSCRIPT_JSON, &ctx.transcript)?;
-    write_json(dir, EVENTS_JSON, &ctx.events)?;
+    stage(dir, EVENTS_JSON, |w| {
+        super::events_json::write(w, &ctx.events)
+    })?
+    .commit()?;
     write_json(dir, RESULT_JSON, result)?;
     write_json(
         dir,

@@ -1,7 +1,10 @@
 //! One case's captured output as its report needs it: what the session spilled (events,
 //! played segments) read back from the run's spool and each response's transcript
 //! rebuilt, held only while that case is built and published, so the report's memory
-//! does not grow with the number or the length of the sessions.
+//! does not grow with the number or the length of the sessions. Spooled events stay
+//! their spilled lines (about a tenth of their parsed size) and are decoded one at a
+//! time by each pass over them ([`Events::each`]): metrics, transcripts, the timeline
+//! and `events.json`.
 
 use std::borrow::Cow;
 
@@ -11,13 +14,14 @@ use serde_json::Value;
 use super::super::playback::{Segment, SegmentPcm, decode_segments};
 use super::super::session::{DuplexOutput, ResponseRecord, events, fill_texts};
 use crate::workload::spool::Spool;
+use events::Timed as _;
 
 /// A case's output with its spilled parts read back.
 pub(super) struct Restored<'a> {
     /// The session's output.
     pub out: &'a DuplexOutput,
     /// Every event the session observed, with its receipt time.
-    pub events: Cow<'a, [(f64, Value)]>,
+    pub events: Events<'a>,
     /// Every played segment, in clock order.
     pub segments: Cow<'a, [Segment]>,
     /// The created responses, transcripts rebuilt from `events`.
@@ -33,12 +37,12 @@ pub(super) fn restore<'a>(
 ) -> (Restored<'a>, Option<String>) {
     let mut r = Restored {
         out,
-        events: Cow::Borrowed(&out.events),
+        events: Events::Memory(&out.events),
         segments: Cow::Borrowed(&out.segments),
         responses: out.responses.clone(),
     };
     let error = spool.and_then(|s| read_back(&mut r, s).err());
-    fill_texts(&mut r.responses, &r.events);
+    fill_texts(&mut r.responses, r.events.each());
     (r, error)
 }
 
@@ -56,9 +60,37 @@ fn read_back(r: &mut Restored<'_>, spool: &Spool) -> Result<(), String> {
     }
     if let Some(span) = o.events_spooled {
         let bytes = spool.load(span).map_err(|e| e.to_string())?;
-        r.events = Cow::Owned(events::decode(&bytes).map_err(in_file)?);
+        // Every line is checked once here, so the passes that decode them again cannot
+        // meet a damaged one.
+        for line in events::decode_each(&bytes) {
+            line.map_err(in_file)?;
+        }
+        r.events = Events::Spooled(bytes);
     }
     Ok(())
+}
+
+/// A case's events: the session's own (kept in memory) or its spilled lines.
+pub(super) enum Events<'a> {
+    /// Kept by the session.
+    Memory(&'a [(f64, Value)]),
+    /// Read back from the spool, checked whole ([`restore`]).
+    Spooled(Bytes),
+}
+
+impl Events<'_> {
+    /// Each event with its receipt time, in order; spilled lines are decoded as the
+    /// iteration reaches them.
+    pub fn each(&self) -> Box<dyn Iterator<Item = (f64, Cow<'_, Value>)> + '_> {
+        match self {
+            Self::Memory(evs) => Box::new(evs.iter().map(|t| (t.at_s(), Cow::Borrowed(&t.1)))),
+            Self::Spooled(bytes) => Box::new(
+                events::decode_each(bytes)
+                    .filter_map(Result::ok)
+                    .map(|(at_s, ev)| (at_s, Cow::Owned(ev))),
+            ),
+        }
+    }
 }
 
 /// A segment's kept bytes: in memory, or read back from the run's spool (flushed).

@@ -53,14 +53,14 @@ pub(super) fn spans(s: &SampleRecord, r: Option<&Restored<'_>>) -> Vec<Span> {
         }
         let mut created: BTreeMap<String, f64> = BTreeMap::new();
         let mut first_audio: BTreeMap<String, f64> = BTreeMap::new();
-        for (at, ev) in r.events.iter() {
-            let Some(id) = response_id(ev) else { continue };
+        for (at, ev) in r.events.each() {
+            let Some(id) = response_id(&ev) else { continue };
             match ev.get("type").and_then(Value::as_str).unwrap_or("") {
                 "response.created" => {
-                    created.entry(id.to_string()).or_insert(*at);
+                    created.entry(id.to_string()).or_insert(at);
                 }
                 "response.audio.delta" | "response.output_audio.delta" => {
-                    first_audio.entry(id.to_string()).or_insert(*at);
+                    first_audio.entry(id.to_string()).or_insert(at);
                 }
                 _ => {}
             }

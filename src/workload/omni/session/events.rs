@@ -10,7 +10,7 @@
 //! form that parses back to the same value. The JSON is the event's text exactly as it
 //! was received when the session recorded it unchanged and the text has no raw newline
 //! (most events: no second serialization on the hot path), else the recorded event
-//! serialized compactly (no raw newline either). [`decode`] parses each line and adds the
+//! serialized compactly (no raw newline either). [`decode_each`] parses each line and adds the
 //! receipt time under `_client_received_at_s` when absent — the rule the session applies
 //! before it records — so it returns exactly what was pushed either way.
 
@@ -150,25 +150,60 @@ fn write_line(line: &mut Vec<u8>, at_s: f64, ev: &Value) {
 
 /// The events of a spilled log, in order; a line that does not parse is an error naming
 /// its number.
+#[cfg(test)]
 pub fn decode(bytes: &[u8]) -> Result<Vec<(f64, Value)>, String> {
-    let mut out = Vec::new();
-    for (i, line) in bytes.split(|b| *b == b'\n').enumerate() {
-        if line.is_empty() {
-            continue;
-        }
-        let bad = || format!("spooled event line {} is damaged", i + 1);
-        let tab = line.iter().position(|b| *b == b'\t').ok_or_else(bad)?;
-        let at_s: f64 = std::str::from_utf8(&line[..tab])
-            .ok()
-            .and_then(|t| t.parse().ok())
-            .ok_or_else(bad)?;
-        let mut ev: Value = serde_json::from_slice(&line[tab + 1..]).map_err(|_| bad())?;
-        if let Value::Object(m) = &mut ev {
-            m.entry(RECEIVED_AT).or_insert(Value::from(at_s));
-        }
-        out.push((at_s, ev));
+    decode_each(bytes).collect()
+}
+
+/// [`decode`], one event at a time: what the report reads a spooled case with, so only
+/// the lines (not every event's parsed tree) are held while the case is published.
+pub fn decode_each(bytes: &[u8]) -> impl Iterator<Item = Result<(f64, Value), String>> + '_ {
+    let lines = bytes.split(|b| *b == b'\n').enumerate();
+    lines
+        .filter(|(_, line)| !line.is_empty())
+        .map(|(i, line)| decode_line(i, line))
+}
+
+/// One spilled line (the `i`-th, from 0) back into its event.
+fn decode_line(i: usize, line: &[u8]) -> Result<(f64, Value), String> {
+    let bad = || format!("spooled event line {} is damaged", i + 1);
+    let tab = line.iter().position(|b| *b == b'\t').ok_or_else(bad)?;
+    let at_s: f64 = std::str::from_utf8(&line[..tab])
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .ok_or_else(bad)?;
+    let mut ev: Value = serde_json::from_slice(&line[tab + 1..]).map_err(|_| bad())?;
+    if let Value::Object(m) = &mut ev {
+        m.entry(RECEIVED_AT).or_insert(Value::from(at_s));
     }
-    Ok(out)
+    Ok((at_s, ev))
+}
+
+/// One event with its receipt time, borrowed from a log kept in memory or decoded from a
+/// spooled line: what the report's passes over a case's events take.
+pub trait Timed {
+    /// Receipt time, seconds on the session's clock.
+    fn at_s(&self) -> f64;
+    /// The event.
+    fn event(&self) -> &Value;
+}
+
+impl Timed for &(f64, Value) {
+    fn at_s(&self) -> f64 {
+        self.0
+    }
+    fn event(&self) -> &Value {
+        &self.1
+    }
+}
+
+impl Timed for (f64, std::borrow::Cow<'_, Value>) {
+    fn at_s(&self) -> f64 {
+        self.0
+    }
+    fn event(&self) -> &Value {
+        &self.1
+    }
 }
 
 #[cfg(test)]

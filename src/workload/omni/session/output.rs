@@ -40,7 +40,8 @@ pub struct DuplexSettings {
 }
 
 /// [`DuplexSettings::max_events`] by default: about 3 hours of a session answering with
-/// ten events a second, ~100 MB when the report reads one case's events back.
+/// ten events a second; the report holds one case's spilled lines while it publishes it
+/// (~80 bytes an event, ~8 MB at this cap).
 pub const DEFAULT_MAX_EVENTS: usize = 100_000;
 
 /// [`DuplexSettings::max_audio_bytes`] by default: 1 GiB, about six hours of 24 kHz PCM16.

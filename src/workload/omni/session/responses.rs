@@ -310,12 +310,16 @@ fn text_delta(ev: &Value) -> Cow<'_, str> {
 /// Each created response's transcript, rebuilt from the session's event log: its
 /// transcript deltas concatenated in receipt order, exactly as the session saw them
 /// (every event it observed is in the log, text deltas unchanged).
-pub fn fill_texts(records: &mut [ResponseRecord], events: &[(f64, Value)]) {
+pub fn fill_texts(
+    records: &mut [ResponseRecord],
+    events: impl IntoIterator<Item = impl super::events::Timed>,
+) {
     let at: HashMap<&str, usize> = (records.iter().enumerate())
         .map(|(i, r)| (r.response_id.as_str(), i))
         .collect();
     let mut texts = vec![String::new(); records.len()];
-    for (_, ev) in events {
+    for timed in events {
+        let ev = timed.event();
         let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
         if TEXT_DELTA_TYPES.contains(&kind)
             && let Some(&i) = response_id(ev).and_then(|r| at.get(r))
