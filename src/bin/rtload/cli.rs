@@ -62,7 +62,9 @@ pub enum Command {
     /// Run a scenario (against the embedded reference server when it names no target).
     ///
     /// Exit status: 0 all measured samples passed and every threshold held, 1 a sample
-    /// failed or a threshold was breached, 2 usage or configuration error.
+    /// failed, a threshold was breached or an output could not be written (or cannot
+    /// fit: checked before the first session), 2 usage or configuration error, 130
+    /// interrupted (Ctrl-C/SIGTERM; what finished is still written).
     Run(Box<RunArgs>),
     /// Validate scenarios as `run` would and print the plan it would execute.
     ///
