@@ -296,8 +296,20 @@ impl ServerConfig {
     }
 
     /// Parses and validates TOML text; errors carry an empty path, and range errors are
-    /// positioned at the bad value.
+    /// positioned at the bad value. The text is a server config, or a scenario whose
+    /// `[server]` table is served (the rest of the scenario is not read here), so
+    /// `rtload serve --config` takes the file `rtload run` takes.
     pub fn from_toml_str(text: &str) -> Result<ServerConfig, ServerError> {
+        /// A scenario file: only its `[server]` table is the server's.
+        #[derive(Deserialize)]
+        struct InScenario {
+            server: ServerConfig,
+            #[serde(flatten)]
+            _rest: toml::Table,
+        }
+        let is_scenario = text
+            .parse::<toml::Table>()
+            .is_ok_and(|t| t.get("server").is_some_and(toml::Value::is_table));
         let at = |span: Option<std::ops::Range<usize>>, message: String| {
             let (line, col) = span.map_or((1, 1), |s| line_col(text, s.start));
             ServerError::Parse {
@@ -307,10 +319,18 @@ impl ServerConfig {
                 message,
             }
         };
-        let cfg: ServerConfig = toml::from_str(text)
+        let parsed = if is_scenario {
+            toml::from_str::<InScenario>(text).map(|s| s.server)
+        } else {
+            toml::from_str::<ServerConfig>(text)
+        };
+        let cfg = parsed
             .map_err(|err| at(err.span(), suggest_unknown_field(err.message().trim_end())))?;
         if let Some(ServerError::Invalid { key, msg }) = cfg.problems().into_iter().next() {
-            let path: Vec<&str> = key.split('.').collect();
+            let path: Vec<&str> = std::iter::once("server")
+                .filter(|_| is_scenario)
+                .chain(key.split('.'))
+                .collect();
             return Err(at(value_span(text, &path), msg));
         }
         Ok(cfg)

@@ -134,3 +134,34 @@ fn duplex_out_of_range_values_are_rejected() {
     let err = ServerConfig::from_toml_str("[duplex]\nfinal_decision = \"maybe\"").unwrap_err();
     assert!(matches!(err, ServerError::Parse { line: 2, .. }), "{err}");
 }
+
+/// A scenario file is taken as is: its `[server]` table is the config (the rest of the
+/// scenario is not read here), and an error inside it is positioned in the file.
+#[test]
+fn a_scenario_files_server_table_is_the_config() {
+    let text = "name = \"x\"\n[workload]\nkind = \"video-cadence\"\n[load]\nsamples = 1\n\
+                [server]\nworkers = 2\n[server.video]\nchunk_interval_ms = 10\n";
+    let cfg = ServerConfig::from_toml_str(text).unwrap();
+    assert_eq!(cfg.workers, 2);
+    assert_eq!(cfg.video.chunk_interval_ms, 10.0);
+    let bad = text.replace("chunk_interval_ms = 10", "chunk_intervall_ms = 10");
+    let ServerError::Parse { line, message, .. } = ServerConfig::from_toml_str(&bad).unwrap_err()
+    else {
+        panic!("not a parse error")
+    };
+    assert_eq!(line, 9, "{message}");
+    assert!(message.contains("chunk_interval_ms"), "{message}");
+    let range = text.replace("workers = 2", "workers = 0");
+    let ServerError::Parse { line, message, .. } = ServerConfig::from_toml_str(&range).unwrap_err()
+    else {
+        panic!("not a parse error")
+    };
+    assert_eq!((line, message.contains("workers")), (7, true), "{message}");
+    // A server config without a `[server]` table reads as before.
+    assert_eq!(
+        ServerConfig::from_toml_str("workers = 3\n")
+            .unwrap()
+            .workers,
+        3
+    );
+}

@@ -106,6 +106,23 @@ fn openai_realtime_runs_as_shipped_with_two_turns_per_session() {
     assert_eq!(s["audio_gap_ms"].as_array().map(Vec::len), Some(8), "{s}");
 }
 
+/// `rtload serve --config` takes the scenario file `rtload run` takes and serves its
+/// `[server]` rules: the shipped OpenAI-style scenario, run against that server with
+/// `--target`, measures both turns as it does against the embedded one.
+#[test]
+fn serve_takes_a_scenario_file_and_serves_its_server_rules() {
+    let sc = shipped("openai-realtime.toml");
+    let (mut server, addr) = crate::support::serve(&["--config".as_ref(), sc.as_os_str()], "ws");
+    let target = format!("ws://{addr}/v1/realtime");
+    let (code, v, text) = run(&sc, &["--num-prompts", "1", "--target", &target]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(code, Some(0), "{text}");
+    let s = &v["sessions"][0]["values"];
+    assert_eq!(s["first_audio_ms"].as_array().map(Vec::len), Some(2), "{s}");
+    assert_eq!(s["audio_deltas"], serde_json::json!([10.0]), "{s}");
+}
+
 #[test]
 fn openai_realtime_against_an_independent_server_sends_the_ga_events() {
     let server = scripted_server::start();

@@ -185,7 +185,8 @@ pub struct ServeArgs {
     /// Port to bind (0 = any free port).
     #[arg(long, default_value_t = 8000)]
     pub port: u16,
-    /// Server configuration (TOML: cadence model, fault switches).
+    /// Server configuration: a server TOML (cadence model, fault switches, scripted
+    /// rules) or a scenario file, whose `[server]` table is served.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Serve wss:// with this certificate chain (PEM; needs --tls-key).
