@@ -19,7 +19,7 @@ const MAX_COUNT: u32 = 100_000;
 /// Largest delay or gap, ms.
 const MAX_MS: f64 = 3_600_000.0;
 /// Variables every server template may use.
-const VARS: &[&str] = &["session", "seq", "uuid"];
+const VARS: &[&str] = &["session", "seq", "uuid", "msg"];
 /// Variables of `stream` templates.
 const STREAM_VARS: &[&str] = &["i", "n", "count", "audio_b64"];
 
@@ -46,6 +46,7 @@ struct Act {
 pub(crate) struct Compiled {
     on_connect: Vec<Act>,
     rules: Vec<(Matcher, Vec<Act>)>,
+    on_unmatched: Vec<Act>,
 }
 
 impl Compiled {
@@ -58,7 +59,12 @@ impl Compiled {
             let m = Matcher::new(&r.on).map_err(|e| format!("{at}.on: {e}"))?;
             rules.push((m, actions(&r.actions, &format!("{at}.do"))?));
         }
-        Ok(Compiled { on_connect, rules })
+        let on_unmatched = actions(&cfg.on_unmatched, "scripted.on_unmatched")?;
+        Ok(Compiled {
+            on_connect,
+            rules,
+            on_unmatched,
+        })
     }
 }
 
@@ -167,6 +173,8 @@ pub(crate) struct ConnPlan {
     compiled: std::sync::Arc<Compiled>,
     session: u64,
     seq: u64,
+    /// Inbound JSON messages so far: `${msg}`, the ordinal of the one a rule answers.
+    inbound: u64,
     queue: BTreeMap<(Instant, u64), Out>,
     order: u64,
 }
@@ -178,6 +186,7 @@ impl ConnPlan {
             compiled,
             session,
             seq: 0,
+            inbound: 0,
             queue: BTreeMap::new(),
             order: 0,
         }
@@ -189,16 +198,23 @@ impl ConnPlan {
         self.schedule(&acts, &Value::Null, now);
     }
 
-    /// One inbound text frame at `now`: schedule every matching rule. Non-JSON is ignored.
+    /// One inbound text frame at `now`: schedule every matching rule, or `on_unmatched`
+    /// when none matches. Non-JSON is ignored.
     pub(crate) fn on_text(&mut self, text: &str, now: Instant) {
         let Ok(msg) = serde_json::from_str::<Value>(text) else {
             return;
         };
+        self.inbound += 1;
         let compiled = std::sync::Arc::clone(&self.compiled);
+        let mut matched = false;
         for (m, acts) in &compiled.rules {
             if m.matches(&msg) {
+                matched = true;
                 self.schedule(acts, &msg, now);
             }
+        }
+        if !matched {
+            self.schedule(&compiled.on_unmatched, &msg, now);
         }
     }
 
@@ -259,10 +275,11 @@ impl ConnPlan {
     fn render(&mut self, t: &Template, event: &Value, stream: Option<(u32, u32, &str)>) -> Out {
         let seq = self.seq;
         self.seq += 1;
-        let session = self.session;
+        let (session, inbound) = (self.session, self.inbound);
         let lookup = |name: &str| -> Option<Value> {
             match (name, stream) {
                 ("session", _) => Some(Value::from(session)),
+                ("msg", _) => Some(Value::from(inbound)),
                 ("seq", _) => Some(Value::from(seq)),
                 ("uuid", _) => Some(Value::String(format!("{:032x}", rand::random::<u128>()))),
                 ("i", Some((i, _, _))) => Some(Value::from(i)),

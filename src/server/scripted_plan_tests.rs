@@ -100,3 +100,36 @@ fn audio_payload_has_the_configured_length() {
         .unwrap();
     assert_eq!(bytes.len(), 4_800);
 }
+
+/// `${msg}` is the ordinal of the inbound message a firing answers (the same in every
+/// message it sends), and a message no rule matches gets `on_unmatched`, naming it.
+#[test]
+fn msg_ids_a_firing_and_unmatched_messages_get_on_unmatched() {
+    let cfg = ServerConfig::from_toml_str(
+        r#"
+[scripted]
+on_unmatched = [{ send = { type = "error", message = "no rule for ${event.type}" } }]
+[[scripted.rules]]
+on = { type = "ping" }
+do = [{ send = [{ type = "a", id = "r${msg}" }, { type = "b", id = "r${msg}" }] }]
+"#,
+    )
+    .unwrap();
+    let mut p = ConnPlan::new(Arc::new(Compiled::new(&cfg.scripted).unwrap()), 1);
+    let t0 = Instant::now();
+    p.on_text(r#"{"type":"ping"}"#, t0);
+    p.on_text(r#"{"type":"other"}"#, t0);
+    p.on_text(r#"{"type":"ping"}"#, t0);
+    p.on_text("not json", t0);
+    let text = |s: &str| Out::Text(s.into());
+    assert_eq!(
+        p.pop_due(t0),
+        vec![
+            text(r#"{"id":"r1","type":"a"}"#),
+            text(r#"{"id":"r1","type":"b"}"#),
+            text(r#"{"message":"no rule for other","type":"error"}"#),
+            text(r#"{"id":"r3","type":"a"}"#),
+            text(r#"{"id":"r3","type":"b"}"#),
+        ]
+    );
+}

@@ -123,6 +123,44 @@ fn serve_takes_a_scenario_file_and_serves_its_server_rules() {
     assert_eq!(s["audio_deltas"], serde_json::json!([10.0]), "{s}");
 }
 
+/// The official `openai` Python SDK's realtime client, a client rtload did not write, runs
+/// two voice turns against `rtload serve` with the shipped OpenAI-style rules: every
+/// server event validates strictly against the SDK's own models (ids, indices, the
+/// output item and content part events), both turns complete with their audio, and a
+/// client event the rules do not handle is answered with the GA `error` event.
+#[test]
+fn the_openai_sdk_runs_two_strict_turns_against_the_shipped_rules() {
+    let sc = shipped("openai-realtime.toml");
+    let (mut server, addr) = crate::support::serve(&["--config".as_ref(), sc.as_os_str()], "ws");
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/py/openai_sdk_client.py");
+    let out = std::process::Command::new(crate::support::python())
+        .arg(&client)
+        .arg(format!("ws://{addr}/v1"))
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["invalid"],
+        serde_json::json!([]),
+        "strict validation: {v}"
+    );
+    assert_eq!(v["completed_turns"], 2, "{v}");
+    assert_eq!(v["audio_deltas"], serde_json::json!([5, 5]), "{v}");
+    let err = &v["error"];
+    assert_eq!(err["type"], "error", "{v}");
+    assert_eq!(err["error"]["code"], "unknown_event", "{v}");
+    assert!(
+        err["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("conversation.item.retrieve")),
+        "{v}"
+    );
+}
+
 #[test]
 fn openai_realtime_against_an_independent_server_sends_the_ga_events() {
     let server = scripted_server::start();

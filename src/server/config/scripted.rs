@@ -23,6 +23,10 @@ pub struct ScriptedServerConfig {
     /// rule runs.
     #[serde(default)]
     pub rules: Vec<ServerRule>,
+    /// Actions run for an inbound JSON message no rule matches (e.g. the protocol's
+    /// error event naming it: `${event.type}`); none by default.
+    #[serde(default)]
+    pub on_unmatched: Vec<ServerAction>,
 }
 
 /// One rule.
@@ -41,8 +45,10 @@ pub struct ServerRule {
 /// One action: exactly one of `send`, `stream` or `close`.
 ///
 /// Template variables: `${session}` (connection ordinal), `${seq}` (messages this
-/// connection has been sent), `${uuid}`, `${event.<path>}` (a field of the message that
-/// triggered the rule), and in `stream` `${i}` (0-based), `${n}` (1-based), `${count}`,
+/// connection has been sent), `${msg}` (the ordinal of the inbound message that triggered
+/// the rule, the same for everything one firing sends: an id for the response it
+/// answers with; 0 in `on_connect`), `${uuid}`, `${event.<path>}` (a field of the message
+/// that triggered the rule), and in `stream` `${i}` (0-based), `${n}` (1-based), `${count}`,
 /// `${audio_b64}` (`audio_ms` of PCM16 tone at `sample_rate`).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -92,6 +98,7 @@ impl Default for ScriptedServerConfig {
             path: default_path(),
             on_connect: Vec::new(),
             rules: Vec::new(),
+            on_unmatched: Vec::new(),
         }
     }
 }
@@ -113,11 +120,10 @@ impl ScriptedServerConfig {
             });
         }
         if let Err(msg) = super::super::scripted_plan::Compiled::new(self) {
-            let key = if msg.starts_with("scripted.on_connect") {
-                "scripted.on_connect"
-            } else {
-                "scripted.rules"
-            };
+            let key = ["scripted.on_connect", "scripted.on_unmatched"]
+                .into_iter()
+                .find(|k| msg.starts_with(k))
+                .unwrap_or("scripted.rules");
             out.push(ServerError::Invalid {
                 key: key.into(),
                 msg,
