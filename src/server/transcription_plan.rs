@@ -3,9 +3,14 @@
 //! `transcription.delta`s, `transcription.done` and injected faults at offsets from the
 //! connection's start. The socket loop in `transcription.rs` only carries them out.
 //!
-//! Errors follow vLLM: `{"type":"error","error":<message>,"code":<code>}` with codes
-//! `invalid_json`, `invalid_audio`, `model_not_validated`, `unknown_event` and
-//! `processing_error`; the socket stays open after each.
+//! Events, errors and their texts follow vLLM 0.34's realtime connection
+//! (`vllm/entrypoints/speech_to_text/realtime/connection.py`): errors are
+//! `{"type":"error","error":<message>,"code":<code>}` with codes `invalid_json`,
+//! `invalid_event` (no model), `model_not_found`, `invalid_audio` (undecodable or empty),
+//! `model_not_validated` (a commit before a valid `session.update`), `unknown_event` and
+//! `processing_error`, and the socket stays open after each; appends before
+//! `session.update` are kept (vLLM queues them); after `transcription.done` the audio
+//! left is dropped and a new `commit` starts the next utterance on the same connection.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -45,6 +50,8 @@ pub struct TranscriptionPlan {
     model_ok: bool,
     generating: bool,
     finalized: bool,
+    /// This utterance's `transcription.done` was sent: a commit starts the next one.
+    utterance_done: bool,
     stopped: bool,
     pcm: Vec<i16>,
     decoded: usize,
@@ -72,6 +79,7 @@ impl TranscriptionPlan {
             model_ok: false,
             generating: false,
             finalized: false,
+            utterance_done: false,
             stopped: false,
             pcm: Vec::new(),
             decoded: 0,
@@ -101,24 +109,27 @@ impl TranscriptionPlan {
     pub fn on_text(&mut self, text: &str, at: Duration) -> Vec<Action> {
         let event: Value = match serde_json::from_str(text) {
             Ok(v) => v,
-            Err(e) => return err("invalid_json", &format!("Invalid JSON: {e}")),
+            Err(_) => return err("invalid_json", "Invalid JSON"),
         };
-        match event.get("type").and_then(Value::as_str).unwrap_or("") {
-            "session.update" => self.on_update(&event),
-            "input_audio_buffer.append" => self.on_append(&event, at),
-            "input_audio_buffer.commit" => self.on_commit(&event, at),
-            other => err("unknown_event", &format!("Unknown event type: {other:?}")),
+        match event.get("type").and_then(Value::as_str) {
+            Some("session.update") => self.on_update(&event),
+            Some("input_audio_buffer.append") => self.on_append(&event, at),
+            Some("input_audio_buffer.commit") => self.on_commit(&event, at),
+            other => err(
+                "unknown_event",
+                &format!("Unknown event type: {}", other.unwrap_or("None")),
+            ),
         }
     }
 
     fn on_update(&mut self, event: &Value) -> Vec<Action> {
         let model = event.get("model").and_then(Value::as_str);
         match (&self.cfg.model, model) {
+            (_, None) => err("invalid_event", "Missing required field: model"),
             (Some(want), Some(got)) if want != got => err(
-                "model_not_validated",
-                &format!("Model {got:?} is not served here (expected {want:?})"),
+                "model_not_found",
+                &format!("The model `{got}` does not exist."),
             ),
-            (_, None) => err("model_not_validated", "session.update needs a \"model\""),
             _ => {
                 self.model_ok = true;
                 Vec::new()
@@ -126,26 +137,19 @@ impl TranscriptionPlan {
         }
     }
 
+    /// Audio is kept before `session.update` too (vLLM queues it; only a commit needs the
+    /// model); undecodable, odd-length or empty audio is `invalid_audio`, as vLLM's one
+    /// message says.
     fn on_append(&mut self, event: &Value, at: Duration) -> Vec<Action> {
-        if !self.model_ok {
-            return err(
-                "model_not_validated",
-                "send session.update with a model before audio",
-            );
-        }
         let Some(b64) = event.get("audio").and_then(Value::as_str) else {
             return err(
-                "invalid_audio",
-                "input_audio_buffer.append needs a string \"audio\"",
+                "processing_error",
+                "input_audio_buffer.append: field `audio` is required (a base64 string)",
             );
         };
         let bytes = match crate::util::b64::standard().decode(b64) {
-            Ok(b) if b.len() % 2 == 0 => b,
-            Ok(b) => {
-                let msg = format!("audio is {} bytes, not whole PCM16 samples", b.len());
-                return err("invalid_audio", &msg);
-            }
-            Err(e) => return err("invalid_audio", &format!("audio is not base64: {e}")),
+            Ok(b) if !b.is_empty() && b.len() % 2 == 0 => b,
+            _ => return err("invalid_audio", "Invalid audio data"),
         };
         self.samples_total += bytes.len() as u64 / 2;
         self.pcm.extend(
@@ -163,10 +167,18 @@ impl TranscriptionPlan {
         if !self.model_ok {
             return err(
                 "model_not_validated",
-                "send session.update with a model before committing",
+                "Model not validated. Make sure to validate the model by sending a session.update event.",
             );
         }
+        if self.utterance_done && !self.stopped {
+            // The next utterance on this connection: a fresh transcript.
+            self.finalized = false;
+            self.utterance_done = false;
+            self.words.clear();
+            self.samples_total = self.pcm.len() as u64;
+        }
         if self.finalized {
+            // vLLM ignores a commit while its generation runs.
             return Vec::new();
         }
         self.generating = true;
@@ -249,8 +261,12 @@ impl TranscriptionPlan {
                 }
                 Pending::Done if self.cfg.faults.no_done => self.stopped = true,
                 Pending::Done => {
-                    self.stopped = true;
                     out.push(Action::Send(self.done_event()));
+                    // vLLM drains the audio queue after `transcription.done`.
+                    self.utterance_done = true;
+                    self.generating = false;
+                    self.pcm.clear();
+                    self.decoded = 0;
                 }
             }
         }

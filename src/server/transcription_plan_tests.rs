@@ -120,45 +120,85 @@ fn audio_before_generation_is_heard_once_generation_starts() {
     assert_eq!(p.next_due(), Some(ms(60)));
 }
 
+/// vLLM 0.34's codes and texts (`speech_to_text/realtime/connection.py`).
 #[test]
 fn vllm_error_codes() {
-    let code = |a: Vec<Action>| sent(&a)[0]["code"].as_str().unwrap().to_owned();
+    let first = |a: Vec<Action>| sent(&a)[0].clone();
+    let code = |a: Vec<Action>| first(a)["code"].as_str().unwrap().to_owned();
     let mut p = TranscriptionPlan::new(cfg());
-    assert_eq!(code(p.on_text("{nope", ms(0))), "invalid_json");
-    assert_eq!(code(p.on_text(&append(&[1]), ms(0))), "model_not_validated");
+    assert_eq!(
+        first(p.on_text("{nope", ms(0))),
+        json!({"type": "error", "error": "Invalid JSON", "code": "invalid_json"})
+    );
+    // Audio before session.update is kept, as vLLM queues it; a commit needs the model.
+    assert!(p.on_text(&append(&[1]), ms(0)).is_empty());
     assert_eq!(
         code(p.on_text(&commit(false), ms(0))),
         "model_not_validated"
     );
     assert_eq!(
-        code(p.on_text(r#"{"type":"session.update"}"#, ms(0))),
-        "model_not_validated"
+        first(p.on_text(r#"{"type":"session.update"}"#, ms(0))),
+        json!({"type": "error", "error": "Missing required field: model", "code": "invalid_event"})
     );
     assert_eq!(
-        code(p.on_text(r#"{"type":"response.create"}"#, ms(0))),
-        "unknown_event"
+        first(p.on_text(r#"{"type":"response.create"}"#, ms(0))),
+        json!({"type": "error", "error": "Unknown event type: response.create", "code": "unknown_event"})
     );
     p.on_text(&update(), ms(0));
-    let bad = r#"{"type":"input_audio_buffer.append","audio":"@@@"}"#;
-    assert_eq!(code(p.on_text(bad, ms(0))), "invalid_audio");
-    let odd = r#"{"type":"input_audio_buffer.append","audio":"AAAA"}"#; // 3 bytes
-    assert_eq!(code(p.on_text(odd, ms(0))), "invalid_audio");
-    let e = &sent(&p.on_text(bad, ms(0)))[0];
-    assert_eq!(e["type"], "error");
-    assert!(e["error"].as_str().unwrap().contains("base64"));
-
+    let invalid = json!({"type": "error", "error": "Invalid audio data", "code": "invalid_audio"});
+    for audio in ["@@@", "AAAA" /* 3 bytes */, "" /* empty */] {
+        let ev = json!({"type": "input_audio_buffer.append", "audio": audio}).to_string();
+        assert_eq!(first(p.on_text(&ev, ms(0))), invalid, "{audio:?}");
+    }
     let mut strict = TranscriptionPlan::new(TranscriptionServerConfig {
         model: Some("voxtral".into()),
         ..cfg()
     });
     assert_eq!(
-        code(strict.on_text(&update(), ms(0))),
-        "model_not_validated"
+        first(strict.on_text(&update(), ms(0))),
+        json!({"type": "error", "error": "The model `m` does not exist.", "code": "model_not_found"})
     );
     assert!(
         strict
             .on_text(r#"{"type":"session.update","model":"voxtral"}"#, ms(0))
             .is_empty()
+    );
+}
+
+/// A second utterance on one connection, as vLLM serves it: after `transcription.done`
+/// the audio left is dropped, and the next commit starts a fresh transcript of the audio
+/// appended since, with its own usage.
+#[test]
+fn a_second_utterance_on_one_connection_gets_its_own_transcript() {
+    let mut p = TranscriptionPlan::new(cfg());
+    p.on_text(&update(), ms(0));
+    let mut all: Vec<Value> = Vec::new();
+    let mut utterance = |p: &mut TranscriptionPlan, words: &[usize], t0: u64| {
+        assert!(p.on_text(&commit(false), ms(t0)).is_empty());
+        let pcm = tonecode::encode(words, 16_000, 2.5);
+        let mut t = t0;
+        for chunk in pcm.chunks(3200) {
+            assert!(p.on_text(&append(chunk), ms(t)).is_empty());
+            t += 200;
+        }
+        assert!(p.on_text(&commit(true), ms(t)).is_empty());
+        while let Some(d) = p.next_due() {
+            all.extend(sent(&p.pop_due(d)));
+        }
+    };
+    utterance(&mut p, &[0, 1], 0);
+    utterance(&mut p, &[2], 5_000);
+    let dones: Vec<&Value> = all
+        .iter()
+        .filter(|v| v["type"] == "transcription.done")
+        .collect();
+    assert_eq!(dones.len(), 2, "{all:?}");
+    assert_eq!(dones[0]["text"], "the quick");
+    assert_eq!(dones[1]["text"], "brown");
+    // 0.4 s of audio at 12.5 tokens/s = 5 prompt tokens, 1 word.
+    assert_eq!(
+        dones[1]["usage"],
+        json!({"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6})
     );
 }
 

@@ -342,3 +342,52 @@ fn dataset_synth_kind_transcription_writes_a_set_the_workload_reads() {
         assert!(!reference.trim().is_empty(), "{}", wav.display());
     }
 }
+
+/// `rtload serve`'s transcription endpoint as vLLM 0.34 serves it, seen by a Python
+/// `websockets` client written from vLLM's own connection handler: two utterances on one
+/// connection each get their transcript, audio before `session.update` is queued (no
+/// error), and an empty append and a `session.update` without a model get vLLM's codes
+/// and texts.
+#[test]
+fn two_utterances_on_one_connection_as_vllm_serves_them() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::support::synth_dataset(
+        "transcription",
+        dir.path(),
+        &crate::support::synth_defaults(),
+    );
+    let (mut server, addr) = crate::support::serve(&[], "ws");
+    let client =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/py/vllm_realtime_two_utterances.py");
+    let wav = |i: usize| dir.path().join(format!("utt_{i:03}.wav"));
+    let out = std::process::Command::new(crate::support::python())
+        .arg(&client)
+        .arg(format!("ws://{addr}/v1/realtime"))
+        .args([wav(0), wav(1)])
+        .output()
+        .unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (i, u) in v["utterances"].as_array().unwrap().iter().enumerate() {
+        let want = std::fs::read_to_string(dir.path().join(format!("utt_{i:03}.txt"))).unwrap();
+        let want = want.trim().trim_end_matches('.').to_lowercase();
+        assert_eq!(u["text"], want.as_str(), "utterance {i}: {v}");
+    }
+    assert_eq!(v["utterances"].as_array().map(Vec::len), Some(2), "{v}");
+    let errors = &v["errors"];
+    assert_eq!(errors["append_before_update"], Value::Null, "{v}");
+    assert_eq!(
+        errors["update_without_model"],
+        serde_json::json!(["invalid_event", "Missing required field: model"])
+    );
+    assert_eq!(
+        errors["empty_audio"],
+        serde_json::json!(["invalid_audio", "Invalid audio data"])
+    );
+}

@@ -32,7 +32,7 @@ pub struct TranscriptionServerConfig {
     /// before it), ms. Range [0, 1e9].
     #[serde(default = "default_final_delay_ms")]
     pub final_delay_ms: f64,
-    /// When set, `session.update` must name this model (else `model_not_validated`).
+    /// When set, `session.update` must name this model (else `model_not_found`, as vLLM).
     #[serde(default)]
     pub model: Option<String>,
     /// Fault switches; all off by default.

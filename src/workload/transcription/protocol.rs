@@ -425,8 +425,10 @@ pub fn error_message(code: Option<&str>, msg: &str) -> String {
     let meaning = match code {
         Some("invalid_json") => " (the server could not parse a client message)",
         Some("invalid_audio") => " (the server rejected the audio: base64 PCM16 mono expected)",
+        Some("invalid_event") => " (the server refused a client event: a field is missing)",
+        Some("model_not_found") => " (the server does not serve the model in session.update)",
         Some("model_not_validated") => {
-            " (the model in session.update was not accepted, or audio came before it)"
+            " (a commit came before a session.update with a served model)"
         }
         Some("unknown_event") => " (the server does not know a client event type)",
         Some("processing_error") => " (the server failed while transcribing)",
