@@ -21,7 +21,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
-use crate::support::{python, rtload};
+use crate::support::python;
 
 /// A value this far above the server's interval measured another event.
 const WRONG_EVENT_MS: f64 = 50.0;
@@ -88,23 +88,10 @@ impl Drop for PyServer {
 fn run(scenario: &Path, port: u16, args: &[&str]) -> (Option<i32>, Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
-    let out = rtload()
-        .arg("run")
-        .arg(scenario)
-        .args(["--target", &format!("ws://127.0.0.1:{port}")])
-        .args(args)
-        .arg("--output-json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v =
-        std::fs::read_to_string(&json).map_or(Value::Null, |t| serde_json::from_str(&t).unwrap());
-    (out.status.code(), v, text)
+    let target = format!("ws://127.0.0.1:{port}");
+    let mut all = vec!["--target", target.as_str()];
+    all.extend_from_slice(args);
+    crate::support::run_json(scenario, &all, &json)
 }
 
 fn shipped() -> PathBuf {

@@ -19,22 +19,7 @@ fn shipped(name: &str) -> PathBuf {
 fn run(scenario: &Path, args: &[&str]) -> (Option<i32>, Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
-    let out = rtload()
-        .arg("run")
-        .arg(scenario)
-        .args(args)
-        .arg("--output-json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v =
-        std::fs::read_to_string(&json).map_or(Value::Null, |t| serde_json::from_str(&t).unwrap());
-    (out.status.code(), v, text)
+    crate::support::run_json(scenario, args, &json)
 }
 
 #[test]

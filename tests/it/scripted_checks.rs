@@ -35,21 +35,7 @@ fn rt(args: &[&str], path: &Path) -> (Option<i32>, String) {
 /// `rtload run PATH --output-json`: (exit code, JSON, output).
 fn run(path: &Path) -> (Option<i32>, Value, String) {
     let json = path.with_extension("json");
-    let out = rtload()
-        .arg("run")
-        .arg(path)
-        .arg("--output-json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v =
-        std::fs::read_to_string(&json).map_or(Value::Null, |t| serde_json::from_str(&t).unwrap());
-    (out.status.code(), v, text)
+    crate::support::run_json(path, &[], &json)
 }
 
 const HEAD: &str = "name = \"t\"\n[workload]\nkind = \"scripted\"\n[[workload.steps]]\nmark = \"m\"\n[[workload.steps]]\nsend = { type = \"ping\" }\n[[workload.steps]]\nawait = { type = \"pong\" }\n[server.scripted]\n[[server.scripted.rules]]\non = { type = \"ping\" }\ndo = [{ send = { type = \"pong\" } }]\n[workload.metrics]\n";

@@ -257,3 +257,29 @@ pub fn synth_defaults() -> rtload::dataset::SynthOptions {
         sample_rate: 16_000,
     }
 }
+
+/// `rtload run SCENARIO ARGS --output-json JSON`: the exit code, the JSON result (`Null`
+/// when none was written) and stdout + stderr.
+pub fn run_json(
+    scenario: &std::path::Path,
+    args: &[&str],
+    json: &std::path::Path,
+) -> (Option<i32>, serde_json::Value, String) {
+    let out = rtload()
+        .arg("run")
+        .arg(scenario)
+        .args(args)
+        .arg("--output-json")
+        .arg(json)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = std::fs::read_to_string(json).map_or(serde_json::Value::Null, |t| {
+        serde_json::from_str(&t).unwrap()
+    });
+    (out.status.code(), v, text)
+}

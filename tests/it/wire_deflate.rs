@@ -98,15 +98,7 @@ fn duplex_negotiates_deflate_with_python_websockets_and_its_numbers_hold() {
         ..Default::default()
     });
     let py = PyServer::start("duplex", fx.dir.path());
-    let text = std::fs::read_to_string(&fx.path).unwrap().replacen(
-        "[workload]",
-        &format!(
-            "[target]\nurl = \"ws://127.0.0.1:{}/v1/realtime\"\n[output]\njson = \"result.json\"\n[workload]",
-            py.port
-        ),
-        1,
-    );
-    std::fs::write(&fx.path, text).unwrap();
+    aim_at_python(&fx, py.port);
     let s = fx.run();
     let conns = py.finish();
     assert!(s.passed(), "{:?}", failure_messages(&s));
@@ -342,15 +334,7 @@ fn a_flooded_duplex_session_fails_at_its_event_cap_and_the_others_pass() {
         ..Default::default()
     });
     let py = PyServer::start("flood:5000", fx.dir.path());
-    let text = std::fs::read_to_string(&fx.path).unwrap().replacen(
-        "[workload]",
-        &format!(
-            "[target]\nurl = \"ws://127.0.0.1:{}/v1/realtime\"\n[output]\njson = \"result.json\"\n[workload]",
-            py.port
-        ),
-        1,
-    );
-    std::fs::write(&fx.path, text).unwrap();
+    aim_at_python(&fx, py.port);
     let s = fx.run();
     drop(py.finish());
     let msgs = failure_messages(&s);
@@ -368,4 +352,17 @@ fn a_flooded_duplex_session_fails_at_its_event_cap_and_the_others_pass() {
         "{}",
         doc["rtload"]["failures"]
     );
+}
+
+/// Points a duplex fixture at the Python peer on `port` and writes its JSON result to
+/// `result.json` beside it.
+fn aim_at_python(fx: &Fixture, port: u16) {
+    let text = std::fs::read_to_string(&fx.path).unwrap().replacen(
+        "[workload]",
+        &format!(
+            "[target]\nurl = \"ws://127.0.0.1:{port}/v1/realtime\"\n[output]\njson = \"result.json\"\n[workload]"
+        ),
+        1,
+    );
+    std::fs::write(&fx.path, text).unwrap();
 }
