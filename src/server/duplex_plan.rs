@@ -13,6 +13,7 @@
 //!
 //! Event shapes and inbound validation live in `events` and `inbound`.
 
+mod barge;
 mod events;
 mod inbound;
 
@@ -58,6 +59,10 @@ enum Effect {
     Done {
         index: usize,
     },
+    /// The user spoke over response `index` (its `output_audio_buffer.cleared` was sent).
+    Interrupt {
+        index: usize,
+    },
 }
 
 /// A timeline entry: `action` at `due` after `session.update`.
@@ -82,6 +87,8 @@ struct Ledger {
     done: bool,
     /// Largest `played_ms` acknowledged.
     played_ms: Option<u64>,
+    /// The user spoke over it (barge-in): it is, or is about to be, cleared.
+    cancelled: bool,
 }
 
 /// Where the final commit stands.
@@ -128,6 +135,8 @@ pub(crate) struct DuplexPlan {
     busy_until: Duration,
     /// Final-commit state.
     commit: Commit,
+    /// The speech detector, when barge-in is on.
+    vad: Option<barge::Vad>,
 }
 
 impl DuplexPlan {
@@ -145,6 +154,7 @@ impl DuplexPlan {
         let to_bytes = |s: f64| ((s * INPUT_BYTES_PER_S as f64).round() as u64).max(2);
         let respond_bytes = to_bytes(cfg.respond_every_s);
         let listen_bytes = (cfg.listen_every_s > 0.0).then(|| to_bytes(cfg.listen_every_s));
+        let cfg_barge = cfg.barge_in.clone();
         DuplexPlan {
             session_id: info
                 .session_id
@@ -165,6 +175,7 @@ impl DuplexPlan {
             open: 0,
             busy_until: Duration::ZERO,
             commit: Commit::Open,
+            vad: cfg_barge.as_ref().map(barge::Vad::new),
         }
     }
 
@@ -224,7 +235,8 @@ impl DuplexPlan {
         }
         // Taking the due actions first changes neither the commit state nor the input.
         let append = checked_append(text, self.input_bytes)?;
-        Some(self.answering(at, |plan| plan.apply_append(append, at)))
+        let level = self.vad.as_ref().and_then(|_| inbound::text_rms(text));
+        Some(self.answering(at, |plan| plan.apply_append(append, level, at)))
     }
 
     /// The actions already due at `at`, then `answer`'s, then (unless it closes) any
@@ -287,6 +299,7 @@ impl DuplexPlan {
                     self.decide_final(entry.due);
                 }
             }
+            Effect::Interrupt { index } => self.interrupt(index, entry.due),
         }
         Some(entry.action)
     }
@@ -301,7 +314,10 @@ impl DuplexPlan {
             return errors("input_audio_buffer.append after the final input_audio_buffer.commit");
         }
         match validate_append(event, self.input_bytes) {
-            Ok(append) => self.apply_append(append, at),
+            Ok(append) => {
+                let level = self.vad.as_ref().and_then(|_| inbound::event_rms(event));
+                self.apply_append(append, level, at)
+            }
             Err(message) => {
                 let mut out = errors(&message);
                 if self.cfg.faults.fatal_append_errors {
@@ -313,9 +329,10 @@ impl DuplexPlan {
     }
 
     /// A valid append's bookkeeping: the input so far, a response when it crosses the
-    /// next response point, listens.
-    fn apply_append(&mut self, append: Append, at: Duration) -> Vec<Action> {
+    /// next response point, listens, and (barge-in on, `level` its RMS) speech.
+    fn apply_append(&mut self, append: Append, level: Option<f64>, at: Duration) -> Vec<Action> {
         self.input_bytes += append.bytes;
+        let mut out = level.map_or_else(Vec::new, |rms| self.hear(rms, append.bytes, at));
         let responded = self.input_bytes >= self.next_respond;
         if responded {
             self.next_respond = next_point(self.next_respond, self.respond_bytes, self.input_bytes);
@@ -329,12 +346,11 @@ impl DuplexPlan {
             decided = !responded && self.open == 0;
         }
         if decided {
-            vec![Action::Send(listen_event(false))]
+            out.push(Action::Send(listen_event(false)));
         } else if self.cfg.buffering_listens && !responded && self.open == 0 {
-            vec![Action::Send(listen_event(true))]
-        } else {
-            Vec::new()
+            out.push(Action::Send(listen_event(true)));
         }
+        out
     }
 
     fn on_commit(&mut self, event: &Value, at: Duration) -> Vec<Action> {
@@ -393,7 +409,9 @@ impl DuplexPlan {
             let missing: Vec<String> = self
                 .responses
                 .iter()
-                .filter(|r| r.done && r.audio_ms > 0 && r.played_ms != Some(r.audio_ms))
+                .filter(|r| {
+                    r.done && !r.cancelled && r.audio_ms > 0 && r.played_ms != Some(r.audio_ms)
+                })
                 .map(|r| {
                     format!(
                         "{} (played {} of {} ms)",
@@ -477,6 +495,7 @@ impl DuplexPlan {
             audio_ms: 0,
             done: false,
             played_ms: None,
+            cancelled: false,
         });
     }
 

@@ -1,6 +1,7 @@
 //! WAV to PCM16 mono at a chosen rate, shared by the datasets that stream recorded audio
 //! (transcription and scripted): decode any `hound` sample format to floats, average the
-//! channels, resample by linear interpolation, quantize to PCM16 little-endian.
+//! channels, resample by linear interpolation, quantize to PCM16 little-endian; and the
+//! RMS level of PCM16 (the barge-in speech detectors of client and server).
 
 /// A WAV reader's samples as floats in [-1, 1] (integer formats scaled by their bit depth),
 /// interleaved as stored.
@@ -71,3 +72,15 @@ pub fn to_pcm16_mono<R: std::io::Read>(
 #[cfg(test)]
 #[path = "wav_tests.rs"]
 mod tests;
+
+/// RMS of little-endian PCM16 samples, in sample units (0 for none): 327.68 is -40 dBFS.
+pub fn pcm16_rms(pcm: &[u8]) -> f64 {
+    let n = pcm.len() / 2;
+    if n == 0 {
+        return 0.0;
+    }
+    let sum: f64 = (pcm.chunks_exact(2))
+        .map(|s| f64::from(i16::from_le_bytes([s[0], s[1]])).powi(2))
+        .sum();
+    (sum / n as f64).sqrt()
+}

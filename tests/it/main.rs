@@ -7,6 +7,7 @@ mod scripted_server;
 mod support;
 mod transcription_server;
 
+mod barge_in;
 mod check_is_run;
 mod cli;
 mod config_checks;

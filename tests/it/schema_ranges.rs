@@ -204,9 +204,15 @@ const RELATIONAL: &[&str] = &[
 ];
 
 /// `base` arranged so `path` is in use: a ramp bound is read only under a ramp strategy
-/// (and never with a fixed rate); the other bound is put where it cannot conflict.
+/// (and never with a fixed rate); the other bound is put where it cannot conflict. The
+/// barge-in's range top and speech length need its offset (at 0, below any top).
 fn in_use(base: &toml::Table, path: &[&str]) -> toml::Table {
     let mut b = base.clone();
+    if let ["workload", "barge_in_after_max_ms" | "barge_in_speech_ms"] = path {
+        let w = b["workload"].as_table_mut().unwrap();
+        w.insert("barge_in_after_ms".into(), toml::Value::Float(0.0));
+        return b;
+    }
     let other = match path {
         ["load", "ramp_up_start_rps"] => ("ramp_up_end_rps", 1e9),
         ["load", "ramp_up_end_rps"] => ("ramp_up_start_rps", 0.0),

@@ -63,9 +63,46 @@ pub struct DuplexServerConfig {
     /// clients that know only those names (vLLM-Omni's own benchmark client, 0.30).
     #[serde(default)]
     pub upstream_event_names: bool,
+    /// Barge-in: the model hears the user start speaking over its reply and stops
+    /// (`[server.duplex.barge_in]`); off when absent.
+    #[serde(default)]
+    pub barge_in: Option<BargeIn>,
     /// Fault switches; all off by default.
     #[serde(default)]
     pub faults: DuplexFaults,
+}
+
+/// How the simulated model detects the user speaking over its reply, and how fast it
+/// stops. Speech is judged per append by its RMS level: an append at least
+/// `threshold_dbfs` loud after `silence_ms` of quieter input (or at the start) starts
+/// speech, answered at once with `input_audio_buffer.speech_started`. If a response is
+/// playing then (created and not cancelled, and either not done or not yet acknowledged
+/// as fully played), `reaction_ms` after that append arrived the server sends
+/// `output_audio_buffer.cleared` for it, ends it with `response.done` status `cancelled`
+/// when it was still sending, drops the responses queued behind it, and starts the answer
+/// to the interrupting speech (a response like any other, `first_response_delay_ms` later).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BargeIn {
+    /// From the arrival of the append that starts the user's speech to the cancellation,
+    /// in ms. Range [0, 1e9].
+    pub reaction_ms: f64,
+    /// RMS level from which an append counts as speech, in dBFS (0 is a full-scale square
+    /// wave). Range [-96, 0].
+    #[serde(default = "default_threshold_dbfs")]
+    pub threshold_dbfs: f64,
+    /// Input quieter than the threshold for this long ends the user's speech, in ms.
+    /// Range [0, 1e9].
+    #[serde(default = "default_silence_ms")]
+    pub silence_ms: f64,
+}
+
+fn default_threshold_dbfs() -> f64 {
+    -40.0
+}
+
+fn default_silence_ms() -> f64 {
+    400.0
 }
 
 /// The model's decision for the input that remains at the final commit.
@@ -193,6 +230,7 @@ impl Default for DuplexServerConfig {
             require_acks: false,
             tone_hz: default_tone_hz(),
             upstream_event_names: false,
+            barge_in: None,
             faults: DuplexFaults::default(),
         }
     }
@@ -240,6 +278,16 @@ impl DuplexServerConfig {
             "duplex.tone_hz",
             format!("duplex.tone_hz must be in (0, 12000], got {}", self.tone_hz),
         );
+        if let Some(b) = &self.barge_in {
+            check(
+                (-96.0..=0.0).contains(&b.threshold_dbfs),
+                "duplex.barge_in.threshold_dbfs",
+                format!(
+                    "duplex.barge_in.threshold_dbfs must be a level in [-96, 0] dBFS, got {}",
+                    b.threshold_dbfs
+                ),
+            );
+        }
         self.time_problems(&mut out);
         out
     }
@@ -248,7 +296,18 @@ impl DuplexServerConfig {
     /// intervals, fault times): each must lie in `[0, max]`.
     fn time_problems(&self, out: &mut Vec<ServerError>) {
         let f = &self.faults;
+        let b = self.barge_in.as_ref();
         for (name, value, max) in [
+            (
+                "duplex.barge_in.reaction_ms",
+                b.map(|b| b.reaction_ms),
+                MAX_MILLIS,
+            ),
+            (
+                "duplex.barge_in.silence_ms",
+                b.map(|b| b.silence_ms),
+                MAX_MILLIS,
+            ),
             ("duplex.rtf", Some(self.rtf), MAX_MILLIS),
             (
                 "duplex.first_response_delay_ms",

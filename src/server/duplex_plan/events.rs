@@ -298,3 +298,19 @@ fn done_status(f: &crate::server::config::DuplexFaults, first: bool) -> &'static
         "completed"
     }
 }
+
+/// `input_audio_buffer.speech_started` at `audio_start_ms` of the input.
+pub(crate) fn speech_started_event(audio_start_ms: u64) -> Value {
+    json!({"type": "input_audio_buffer.speech_started", "audio_start_ms": audio_start_ms})
+}
+
+/// `output_audio_buffer.cleared` for response `id`.
+pub(crate) fn cleared_event(id: &str) -> Value {
+    json!({"type": "output_audio_buffer.cleared", "response_id": id})
+}
+
+/// `response.done` of `id` cancelled because the user spoke over it.
+pub(crate) fn barged_done_event(id: &str) -> Value {
+    json!({"type": "response.done", "response": {"id": id, "status": "cancelled",
+        "status_details": {"type": "cancelled", "reason": "turn_detected"}}})
+}

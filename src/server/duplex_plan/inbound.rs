@@ -338,3 +338,19 @@ pub(crate) fn parse_ack(event: &Value) -> Result<Ack, String> {
         played_ms,
     })
 }
+
+/// RMS level of the PCM in an append's text ([`checked_append`] accepted it), for the
+/// barge-in speech detector: decoded a second time, only when barge-in is on.
+pub(crate) fn text_rms(text: &str) -> Option<f64> {
+    let f: AppendFields = serde_json::from_str(text).ok()?;
+    base64_rms(f.audio)
+}
+
+/// [`text_rms`] of a parsed append.
+pub(crate) fn event_rms(event: &Value) -> Option<f64> {
+    base64_rms(event.get("audio")?.as_str()?)
+}
+
+fn base64_rms(audio: &str) -> Option<f64> {
+    SCRATCH.with_borrow_mut(|buf| Some(super::barge::rms(decode_into(buf, audio)?)))
+}

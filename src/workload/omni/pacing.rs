@@ -237,13 +237,44 @@ impl Uploader {
     }
 
     /// Every append is out and the commit is due at `now`.
+    #[cfg(test)]
     pub fn commit_due(&self, now: Instant) -> bool {
-        self.next.is_none() && self.due(self.streamed_len).is_none_or(|t| t <= now)
+        self.commit_due_at(self.streamed_len, now)
+    }
+
+    /// Every append of the case is out and a commit placed at `offset` (the case's
+    /// length, or past the appends a barge-in adds) is due at `now`.
+    pub fn commit_due_at(&self, offset: usize, now: Instant) -> bool {
+        self.next.is_none() && self.due(offset).is_none_or(|t| t <= now)
+    }
+
+    /// Every append of the case (the user's question) was sent.
+    pub fn question_sent(&self) -> bool {
+        self.next.is_none()
+    }
+
+    /// An append the session built itself (a barge-in's), handed over at `now`: counted
+    /// with the case's, its lag too.
+    pub fn sent_extra(&mut self, intended: Option<Instant>, now: Instant) {
+        let lag = intended.map_or(0.0, |t| now.saturating_duration_since(t).as_secs_f64());
+        self.chunks += 1;
+        self.lag_sum += lag;
+        self.max_lag_s = self.max_lag_s.max(lag);
     }
 
     /// The next moment the upload has something to send.
+    #[cfg(test)]
     pub fn next_wake(&self, now: Instant) -> Instant {
-        let offset = self.next.as_ref().map_or(self.streamed_len, |a| a.offset);
+        self.next_wake_at(None, now)
+    }
+
+    /// [`Self::next_wake`] when, once the case's appends are out, the next thing to send
+    /// sits at `ext` (a barge-in's next append) instead of the commit.
+    pub fn next_wake_at(&self, ext: Option<usize>, now: Instant) -> Instant {
+        let offset = match &self.next {
+            Some(a) => a.offset,
+            None => ext.unwrap_or(self.streamed_len),
+        };
         self.due(offset).unwrap_or(now)
     }
 

@@ -358,6 +358,20 @@ impl PlaybackClock {
             .reduce(f64::min)
     }
 
+    /// Milliseconds of response `ix`'s audio played by `at_s` (0 for one without audio).
+    pub fn played_ms(&self, ix: RespIx, at_s: f64) -> f64 {
+        let i = ix as usize;
+        if i >= self.resps.len() {
+            return 0.0;
+        }
+        self.played(i, at_s) as f64 * 1000.0 / OUTPUT_RATE as f64
+    }
+
+    /// Milliseconds of response `ix`'s audio kept (what a barge-in clear left of it).
+    pub fn kept_ms(&self, ix: RespIx) -> f64 {
+        (self.resps.get(ix as usize)).map_or(0.0, |r| r.total as f64 * 1000.0 / OUTPUT_RATE as f64)
+    }
+
     /// Samples of response `i` played by `now_s` (its retired segments had all played).
     fn played(&self, i: usize, now_s: f64) -> u64 {
         let held: u64 = (self.held(i))

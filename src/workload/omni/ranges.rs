@@ -12,6 +12,7 @@ pub(super) fn check_ranges(
     errors: &mut Vec<ScenarioError>,
 ) {
     check_durations(input, p, errors);
+    check_barge_in(input, p, errors);
     for (key, msg) in [
         ("lock_timeout_s", check_lock_timeout(p.lock_timeout_s)),
         (
@@ -50,6 +51,66 @@ fn check_durations(input: &WorkloadInput<'_>, p: &OmniParams, errors: &mut Vec<S
                 ),
             ));
         }
+    }
+}
+
+/// Largest barge-in offset, ms.
+const MAX_BARGE_IN_AFTER_MS: f64 = 600_000.0;
+
+/// The barge-in keys: offsets in [0, 600000] ms, the range's top at or above its
+/// bottom and only with it, the speech in [200, 60000] ms, and paced input (the onset is
+/// a point on the append schedule).
+fn check_barge_in(input: &WorkloadInput<'_>, p: &OmniParams, errors: &mut Vec<ScenarioError>) {
+    let num = crate::util::textpos::num;
+    let bad =
+        |v: Option<f64>, lo: f64, hi: f64| v.filter(|v| !(v.is_finite() && (lo..=hi).contains(v)));
+    for key in ["barge_in_after_ms", "barge_in_after_max_ms"] {
+        let v = if key == "barge_in_after_ms" {
+            p.barge_in_after_ms
+        } else {
+            p.barge_in_after_max_ms
+        };
+        if let Some(v) = bad(v, 0.0, MAX_BARGE_IN_AFTER_MS) {
+            let msg = format!(
+                "`{key}` must be in [0, {MAX_BARGE_IN_AFTER_MS}] ms (got {})",
+                num(v)
+            );
+            errors.push(input.key_error(key, msg));
+        }
+    }
+    if let Some(v) = bad(p.barge_in_speech_ms, 200.0, 60_000.0) {
+        let msg = format!(
+            "`barge_in_speech_ms` must be in [200, 60000] ms (got {})",
+            num(v)
+        );
+        errors.push(input.key_error("barge_in_speech_ms", msg));
+    }
+    match (p.barge_in_after_ms, p.barge_in_after_max_ms) {
+        (None, Some(_)) => errors.push(input.key_error(
+            "barge_in_after_max_ms",
+            "`barge_in_after_max_ms` needs `barge_in_after_ms` (the range's low end)".into(),
+        )),
+        (Some(lo), Some(hi)) if hi < lo => errors.push(input.key_error(
+            "barge_in_after_max_ms",
+            format!(
+                "`barge_in_after_max_ms` ({}) is below `barge_in_after_ms` ({}); swap them",
+                num(hi),
+                num(lo)
+            ),
+        )),
+        _ => {}
+    }
+    if p.barge_in_speech_ms.is_some() && p.barge_in_after_ms.is_none() {
+        errors.push(input.key_error(
+            "barge_in_speech_ms",
+            "`barge_in_speech_ms` needs `barge_in_after_ms` (when to interrupt)".into(),
+        ));
+    }
+    if p.barge_in_after_ms.is_some() && p.pacing.as_deref() == Some("saturate") {
+        errors.push(input.key_error(
+            "pacing",
+            "a barge-in needs paced input: its onset is a moment on the append schedule; use `pacing = \"realtime\"` (or a speed factor like \"2x\")".into(),
+        ));
     }
 }
 

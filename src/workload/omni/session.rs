@@ -24,9 +24,11 @@ use crate::workload::{
 };
 use events::EventLog;
 
+pub mod barge;
 mod caps;
 mod closed;
 pub mod events;
+mod extend;
 mod output;
 pub mod parse;
 mod responses;
@@ -68,6 +70,9 @@ pub struct DuplexSession {
     /// only from its completion wait on, so these fail the session there.
     held_error: Option<String>,
     held_end: Option<String>,
+    /// The barge-in, when the scenario asks for one, and the offset of its next append.
+    barge: Option<barge::Barge>,
+    ext_offset: usize,
 }
 
 impl DuplexSession {
@@ -108,7 +113,18 @@ impl DuplexSession {
             api_key: None,
             held_error: None,
             held_end: None,
+            barge: None,
+            ext_offset: 0,
         }
+    }
+
+    /// Interrupt the agent's reply `after_ms` into it with the case's speech clip
+    /// ([`barge`]); none without a clip (the workload fails such a session first).
+    pub fn with_barge_in(mut self, after_ms: f64) -> Self {
+        if !self.appends.speech.is_empty() {
+            self.barge = Some(barge::Barge::new(after_ms, self.appends.speech.clone()));
+        }
+        self
     }
 
     /// Set what the upgrade request carries besides the run's headers: the benchmark
@@ -201,6 +217,9 @@ impl DuplexSession {
             return self.finish(at, Err((FailureKind::Protocol, msg)), fx);
         }
         let verdict = self.dispatch(&ev, text, index, at);
+        if self.barge.is_some() {
+            self.watch_barge(&ev, audio_len, at_s);
+        }
         self.record(ev, text, audio_len, at_s);
         self.last_event_at = Some(at);
         if let Some(result) = verdict {
@@ -344,9 +363,19 @@ impl DuplexSession {
         self.out.input_video_frames = up.frames_sent;
         self.out.pacing_mean_lag_s = up.mean_lag_s();
         self.out.pacing_max_lag_s = up.max_lag_s;
-        if up.commit_due(now) {
+        let mut commit_at = self.streamed_len;
+        if self.barge.is_some() && up.question_sent() {
+            match self.extend(now, fx) {
+                Some(end) => commit_at = end,
+                None => return,
+            }
+        }
+        let Some(up) = self.upload.as_mut() else {
+            return;
+        };
+        if up.commit_due_at(commit_at, now) {
             let commit = r#"{"type":"input_audio_buffer.commit","final":true}"#;
-            fx.send(Outbound::Text(commit.into()), up.due(self.streamed_len));
+            fx.send(Outbound::Text(commit.into()), up.due(commit_at));
             self.commit_from = self.events.len();
             self.commit_at = Some(now);
             self.deadline = Some(now + Duration::from_secs_f64(self.cfg.timeout_s.max(0.0)));
@@ -387,15 +416,8 @@ impl DuplexSession {
                 self.finish(now, Err((FailureKind::Timeout, msg.into())), fx);
             }
             Phase::Streaming if timed_out => {
-                let t = self.cfg.timeout_s + self.streamed_len as f64 / BYTES_PER_SECOND as f64;
-                self.finish(
-                    now,
-                    Err((
-                        FailureKind::Timeout,
-                        format!("Realtime upload timed out after {}s", ledger::py_g(t)),
-                    )),
-                    fx,
-                );
+                let msg = self.upload_timeout();
+                self.finish(now, Err((FailureKind::Timeout, msg)), fx);
             }
             Phase::Streaming => {
                 self.stream(now, fx);
@@ -484,7 +506,9 @@ impl DuplexSession {
         match self.phase {
             Phase::Streaming => {
                 if let Some(up) = &self.upload {
-                    fx.wake(up.next_wake(now));
+                    let ext =
+                        (self.barge.is_some() && up.question_sent()).then_some(self.ext_offset);
+                    fx.wake(up.next_wake_at(ext, now));
                 }
             }
             Phase::Completing if self.ready() => {
@@ -536,21 +560,7 @@ impl Session for DuplexSession {
     }
 
     fn on_closed(&mut self, at: Instant, reason: Option<String>, fx: &mut Effects) {
-        // While uploading, the reference's next send hits the closed socket and it reports
-        // the library's exception; while waiting, its reader-stopped message.
-        // The reference's words first (what `vllm bench` users grep for), then what
-        // happened in plain words, with the close code the server sent.
-        let msg = match (self.phase == Phase::Streaming, reason.as_deref()) {
-            (true, r) => format!(
-                "{} (the server closed the WebSocket while the case's audio was still streaming)",
-                closed::send_after_close(r)
-            ),
-            (false, Some(r)) => format!(
-                "Realtime WebSocket closed before the requested event arrived (the server closed with {})",
-                closed::describe(r)
-            ),
-            (false, None) => "Realtime WebSocket closed before the requested event arrived".into(),
-        };
+        let msg = closed::message(self.phase == Phase::Streaming, reason.as_deref());
         // An error event the server sent before it closed is the reason: say it (the
         // reference's message first, as it reads).
         match self.held_error.take() {
@@ -565,6 +575,10 @@ impl Session for DuplexSession {
     fn into_output(self) -> DuplexOutput {
         let mut s = self;
         s.out.responses = s.resp.records();
+        if let Some(b) = s.barge.take() {
+            let kept = b.target_id().map(|id| s.resp.kept_ms(id));
+            s.out.barge_in = Some(b.finish(kept));
+        }
         let segments = s.resp.clock.into_segments();
         // With a spool, the segments go there too (one append to the shared batch, no
         // file IO here); the report reads them back with the events.

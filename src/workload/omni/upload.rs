@@ -34,6 +34,9 @@ pub struct CaseUpload {
     last: Vec<(usize, BuiltAppend)>,
     /// The probed (container) or WAV (frames case) duration, seconds.
     pub duration_s: f64,
+    /// The interrupting speech of a barge-in ([`super::session::barge::speech_clip`]),
+    /// empty without one.
+    pub speech: bytes::Bytes,
 }
 
 impl CaseUpload {
@@ -67,7 +70,16 @@ impl CaseUpload {
             body,
             last,
             duration_s: media.duration_s,
+            speech: bytes::Bytes::new(),
         }
+    }
+
+    /// With `speech_ms` (whole 200 ms chunks, rounded up) of `media`'s voice kept as the
+    /// interrupting speech of a barge-in.
+    pub fn with_speech(mut self, media: &PreparedMedia, speech_ms: f64) -> Self {
+        let chunks = (speech_ms / 200.0).ceil().max(1.0) as usize;
+        self.speech = super::session::barge::speech_clip(&media.pcm, chunks);
+        self
     }
 
     /// Bytes of PCM the case has.

@@ -73,6 +73,19 @@ pub struct OmniParams {
     /// Audio of a response the simulated listener buffers before playing it, in ms
     /// (default 0, range [0, 60000]); the `audio_stall_*` metrics are measured after it.
     pub playback_prebuffer_ms: Option<f64>,
+    /// Barge-in: interrupt the agent's reply this many ms after its first audio arrives.
+    /// After the case's audio (the question) the microphone stays open, sending silence,
+    /// until then; `barge_in_speech_ms` of the case's own voice then speaks over the reply
+    /// and the input is committed. Adds the `barge_in_*` metrics (README "Barge-in").
+    /// Range [0, 600000].
+    pub barge_in_after_ms: Option<f64>,
+    /// With `barge_in_after_ms`: draw each sample's offset uniformly from
+    /// [`barge_in_after_ms`, this] (by the sample's index: the same each run). Range
+    /// [0, 600000].
+    pub barge_in_after_max_ms: Option<f64>,
+    /// Length of the interrupting speech, ms (default 1000; whole 200 ms appends, rounded
+    /// up). Range [200, 60000].
+    pub barge_in_speech_ms: Option<f64>,
     /// `"realtime"` (default), `"saturate"`, or a speed factor like `"2x"`.
     pub pacing: Option<String>,
     /// The most server events one session keeps (default 100000: about 3 hours of ten
@@ -449,7 +462,15 @@ impl OmniWorkload {
             .iter()
             .map(|c| {
                 media::prepare(&c.video_path, &self.media_opts)
-                    .map(|m| Arc::new(CaseUpload::new(&m)))
+                    .map(|m| {
+                        let up = CaseUpload::new(&m);
+                        Arc::new(match self.params.barge_in_after_ms {
+                            Some(_) => {
+                                up.with_speech(&m, self.params.barge_in_speech_ms.unwrap_or(1000.0))
+                            }
+                            None => up,
+                        })
+                    })
                     .map_err(|e| e.to_string())
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -516,8 +537,30 @@ impl OmniWorkload {
         if !ctx.warmup {
             session = session.with_spool(prepared.spool.session(), prepared.spool.session());
         }
+        if self.params.barge_in_after_ms.is_some() && prepared.media[case_idx].speech.is_empty() {
+            return MaybeFailed::Failed(format!(
+                "barge-in: no 200 ms of {}'s audio is -40 dBFS or louder, so it has no speech to interrupt with; drop the case or the barge_in_* keys",
+                case.video_rel
+            ));
+        }
+        if let Some(lo) = self.params.barge_in_after_ms {
+            let hi = self.params.barge_in_after_max_ms.unwrap_or(lo);
+            session = session.with_barge_in(barge_offset_ms(lo, hi, ctx.idx));
+        }
         MaybeFailed::Ready(session.with_request(ctx.request_id.clone(), self.api_key.clone()))
     }
+}
+
+/// Sample `idx`'s barge-in offset in [lo, hi] ms: uniform over samples, the same each run.
+fn barge_offset_ms(lo: f64, hi: f64, idx: usize) -> f64 {
+    // splitmix64 of the index, top 53 bits as a fraction in [0, 1).
+    let mut z = (idx as u64)
+        .wrapping_add(1)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    let u = ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64;
+    lo + (hi - lo) * u
 }
 
 fn random_hex32() -> String {

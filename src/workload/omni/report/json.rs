@@ -144,6 +144,9 @@ fn rtload_block(
             }) {
                 row.extend(own);
             }
+            if let Some(b) = r.out.and_then(|o| o.barge_in.as_ref()) {
+                row.insert("barge_in".into(), json!(b));
+            }
             Value::Object(row)
         })
         .collect();

@@ -4,6 +4,26 @@
 //! `received 1000 (OK); then sent 1000 (OK)` (the client echoes the server's close frame),
 //! or `no close frame received or sent` when the TCP connection just ended.
 
+/// The failure message when the server closed the socket with `reason` (its close frame),
+/// while the case's audio was still `streaming` or after. While uploading, the
+/// reference's next send hits the closed socket and it reports the library's exception;
+/// while waiting, its reader-stopped message. The reference's words first (what `vllm
+/// bench` users grep for), then what happened in plain words, with the close code the
+/// server sent.
+pub(super) fn message(streaming: bool, reason: Option<&str>) -> String {
+    match (streaming, reason) {
+        (true, r) => format!(
+            "{} (the server closed the WebSocket while the case's audio was still streaming)",
+            send_after_close(r)
+        ),
+        (false, Some(r)) => format!(
+            "Realtime WebSocket closed before the requested event arrived (the server closed with {})",
+            describe(r)
+        ),
+        (false, None) => "Realtime WebSocket closed before the requested event arrived".into(),
+    }
+}
+
 /// The `websockets` explanation of a close code (`Close.__str__`).
 fn explanation(code: u16) -> &'static str {
     match code {

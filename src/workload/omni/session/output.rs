@@ -108,6 +108,8 @@ pub use crate::workload::omni::artifacts::capture::ResponseRecord;
 pub struct DuplexOutput {
     /// The session succeeded.
     pub success: bool,
+    /// What the barge-in measured, when the scenario asked for one.
+    pub barge_in: Option<super::barge::BargeInRecord>,
     /// The failure message.
     pub error: Option<String>,
     /// The session id sent in the URL and `session.update`.

@@ -204,6 +204,18 @@ impl Responses {
         self.ledger.unfinished_in(&self.ids)
     }
 
+    /// Milliseconds of `id`'s audio played by `at_s` on the playback clock.
+    pub fn played_ms(&mut self, id: &str, at_s: f64) -> f64 {
+        let ix = self.ix_of(id);
+        self.clock.played_ms(ix, at_s)
+    }
+
+    /// Milliseconds of `id`'s audio the playback clock kept (after any clear).
+    pub fn kept_ms(&mut self, id: &str) -> f64 {
+        let ix = self.ix_of(id);
+        self.clock.kept_ms(ix)
+    }
+
     /// Response `id`'s index in the session's table (recorded on first sight): the
     /// event log's live TTFP keeps its records under it too.
     pub fn ix_of(&mut self, id: &str) -> RespIx {
