@@ -12,7 +12,7 @@ mod duplex;
 mod scripted;
 mod transcription;
 
-pub use duplex::{BargeIn, DuplexFaults, DuplexServerConfig, FinalDecision};
+pub use duplex::{DuplexFaults, DuplexServerConfig, FinalDecision, TurnMode, VadConfig};
 pub use scripted::{ScriptedServerConfig, ServerAction};
 #[cfg(test)]
 pub use transcription::TranscriptionFaults;

@@ -13,16 +13,16 @@
 //!
 //! Event shapes and inbound validation live in `events` and `inbound`.
 
-mod barge;
 mod events;
 mod inbound;
+mod speech;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::config::{DuplexServerConfig, FinalDecision};
+use super::config::{DuplexServerConfig, FinalDecision, TurnMode, VadConfig};
 use events::{Mark, Responder, listen_event};
 pub(crate) use events::{closed_event, error_event, expired_event};
 use inbound::{Append, checked_append, parse_ack, validate_append};
@@ -135,8 +135,8 @@ pub(crate) struct DuplexPlan {
     busy_until: Duration,
     /// Final-commit state.
     commit: Commit,
-    /// The speech detector, when barge-in is on.
-    vad: Option<barge::Vad>,
+    /// The speech detector, when `[server.duplex.vad]` is on.
+    vad: Option<speech::Vad>,
 }
 
 impl DuplexPlan {
@@ -154,7 +154,9 @@ impl DuplexPlan {
         let to_bytes = |s: f64| ((s * INPUT_BYTES_PER_S as f64).round() as u64).max(2);
         let respond_bytes = to_bytes(cfg.respond_every_s);
         let listen_bytes = (cfg.listen_every_s > 0.0).then(|| to_bytes(cfg.listen_every_s));
-        let cfg_barge = cfg.barge_in.clone();
+        let vad = (cfg.vad.clone())
+            .or_else(|| (cfg.turns == TurnMode::ServerVad).then(VadConfig::default))
+            .map(|v| speech::Vad::new(&v));
         DuplexPlan {
             session_id: info
                 .session_id
@@ -175,7 +177,7 @@ impl DuplexPlan {
             open: 0,
             busy_until: Duration::ZERO,
             commit: Commit::Open,
-            vad: cfg_barge.as_ref().map(barge::Vad::new),
+            vad,
         }
     }
 
@@ -333,7 +335,8 @@ impl DuplexPlan {
     fn apply_append(&mut self, append: Append, level: Option<f64>, at: Duration) -> Vec<Action> {
         self.input_bytes += append.bytes;
         let mut out = level.map_or_else(Vec::new, |rms| self.hear(rms, append.bytes, at));
-        let responded = self.input_bytes >= self.next_respond;
+        let by_time = self.cfg.turns == TurnMode::InputTime;
+        let responded = by_time && self.input_bytes >= self.next_respond;
         if responded {
             self.next_respond = next_point(self.next_respond, self.respond_bytes, self.input_bytes);
             self.schedule_response(at);
@@ -356,6 +359,9 @@ impl DuplexPlan {
     fn on_commit(&mut self, event: &Value, at: Duration) -> Vec<Action> {
         if self.commit != Commit::Open {
             return errors("input_audio_buffer.commit was already received");
+        }
+        if event.get("final") == Some(&Value::Bool(false)) && self.cfg.turns == TurnMode::Commit {
+            return self.turn_commit(at);
         }
         if event.get("final") != Some(&Value::Bool(true)) {
             return errors(

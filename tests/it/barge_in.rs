@@ -27,7 +27,7 @@ fn barge_run() -> (rtload::RunSummary, crate::support::Fixture) {
         // audio sent at RTF 0.5: still sending when the interruption comes.
         server: "respond_every_s = 2.2\naudio_deltas = 20\ndelta_ms = 200\nrtf = 0.5\n\
                  first_response_delay_ms = 50\nfinal_decision = \"listen\"\n\
-                 [server.duplex.barge_in]\nreaction_ms = 150\n",
+                 [server.duplex.vad]\nbarge_in_reaction_ms = 150\n",
         ..Opts::default()
     });
     let summary = fx.run();

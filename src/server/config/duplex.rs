@@ -63,30 +63,55 @@ pub struct DuplexServerConfig {
     /// clients that know only those names (vLLM-Omni's own benchmark client, 0.30).
     #[serde(default)]
     pub upstream_event_names: bool,
-    /// Barge-in: the model hears the user start speaking over its reply and stops
-    /// (`[server.duplex.barge_in]`); off when absent.
+    /// What starts a response: `"input_time"` (every `respond_every_s` of input),
+    /// `"server_vad"` (each end of the user's speech, heard by `[server.duplex.vad]`) or
+    /// `"commit"` (each `input_audio_buffer.commit` with `"final": false`).
     #[serde(default)]
-    pub barge_in: Option<BargeIn>,
+    pub turns: TurnMode,
+    /// The speech detector (`[server.duplex.vad]`): `speech_started` / `speech_stopped`
+    /// events, server-VAD turns and barge-in. Off when absent, on with its defaults under
+    /// `turns = "server_vad"`.
+    #[serde(default)]
+    pub vad: Option<VadConfig>,
     /// Fault switches; all off by default.
     #[serde(default)]
     pub faults: DuplexFaults,
 }
 
-/// How the simulated model detects the user speaking over its reply, and how fast it
-/// stops. Speech is judged per append by its RMS level: an append at least
-/// `threshold_dbfs` loud after `silence_ms` of quieter input (or at the start) starts
-/// speech, answered at once with `input_audio_buffer.speech_started`. If a response is
-/// playing then (created and not cancelled, and either not done or not yet acknowledged
-/// as fully played), `reaction_ms` after that append arrived the server sends
-/// `output_audio_buffer.cleared` for it, ends it with `response.done` status `cancelled`
-/// when it was still sending, drops the responses queued behind it, and starts the answer
-/// to the interrupting speech (a response like any other, `first_response_delay_ms` later).
+/// What starts a response of the simulated duplex model.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnMode {
+    /// Every `respond_every_s` of received input audio.
+    #[default]
+    InputTime,
+    /// Each end of the user's speech (`input_audio_buffer.speech_stopped`).
+    ServerVad,
+    /// Each `input_audio_buffer.commit` with `"final": false` (answered with
+    /// `input_audio_buffer.committed`).
+    Commit,
+}
+
+/// How the simulated model hears the user. Speech is judged per append by its RMS
+/// level: an append at least `threshold_dbfs` loud after `silence_ms` of quieter input
+/// (or at the start) starts speech, answered at once with
+/// `input_audio_buffer.speech_started`; `silence_ms` of quieter input ends it,
+/// `input_audio_buffer.speech_stopped` (with `audio_end_ms` where the quiet began).
+/// With `barge_in_reaction_ms`, speech that starts while a response is playing (created
+/// and not cancelled, and either not done or not yet acknowledged as fully played)
+/// interrupts it: that many ms after the append arrived the server sends
+/// `output_audio_buffer.cleared`, ends the response `cancelled` (reason `turn_detected`)
+/// when it was still sending, drops the responses queued behind it and starts the answer
+/// to the interrupting speech (a response like any other).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct BargeIn {
-    /// From the arrival of the append that starts the user's speech to the cancellation,
-    /// in ms. Range [0, 1e9].
-    pub reaction_ms: f64,
+pub struct VadConfig {
+    /// From the arrival of the append that starts the user's speech over a playing
+    /// response to its cancellation, in ms; absent: no barge-in. Range [0, 1e9].
+    #[serde(default)]
+    pub barge_in_reaction_ms: Option<f64>,
     /// RMS level from which an append counts as speech, in dBFS (0 is a full-scale square
     /// wave). Range [-96, 0].
     #[serde(default = "default_threshold_dbfs")]
@@ -95,6 +120,16 @@ pub struct BargeIn {
     /// Range [0, 1e9].
     #[serde(default = "default_silence_ms")]
     pub silence_ms: f64,
+}
+
+impl Default for VadConfig {
+    fn default() -> Self {
+        VadConfig {
+            barge_in_reaction_ms: None,
+            threshold_dbfs: default_threshold_dbfs(),
+            silence_ms: default_silence_ms(),
+        }
+    }
 }
 
 fn default_threshold_dbfs() -> f64 {
@@ -230,7 +265,8 @@ impl Default for DuplexServerConfig {
             require_acks: false,
             tone_hz: default_tone_hz(),
             upstream_event_names: false,
-            barge_in: None,
+            turns: TurnMode::InputTime,
+            vad: None,
             faults: DuplexFaults::default(),
         }
     }
@@ -278,12 +314,12 @@ impl DuplexServerConfig {
             "duplex.tone_hz",
             format!("duplex.tone_hz must be in (0, 12000], got {}", self.tone_hz),
         );
-        if let Some(b) = &self.barge_in {
+        if let Some(b) = &self.vad {
             check(
                 (-96.0..=0.0).contains(&b.threshold_dbfs),
-                "duplex.barge_in.threshold_dbfs",
+                "duplex.vad.threshold_dbfs",
                 format!(
-                    "duplex.barge_in.threshold_dbfs must be a level in [-96, 0] dBFS, got {}",
+                    "duplex.vad.threshold_dbfs must be a level in [-96, 0] dBFS, got {}",
                     b.threshold_dbfs
                 ),
             );
@@ -296,18 +332,14 @@ impl DuplexServerConfig {
     /// intervals, fault times): each must lie in `[0, max]`.
     fn time_problems(&self, out: &mut Vec<ServerError>) {
         let f = &self.faults;
-        let b = self.barge_in.as_ref();
+        let b = self.vad.as_ref();
         for (name, value, max) in [
             (
-                "duplex.barge_in.reaction_ms",
-                b.map(|b| b.reaction_ms),
+                "duplex.vad.barge_in_reaction_ms",
+                b.and_then(|b| b.barge_in_reaction_ms),
                 MAX_MILLIS,
             ),
-            (
-                "duplex.barge_in.silence_ms",
-                b.map(|b| b.silence_ms),
-                MAX_MILLIS,
-            ),
+            ("duplex.vad.silence_ms", b.map(|b| b.silence_ms), MAX_MILLIS),
             ("duplex.rtf", Some(self.rtf), MAX_MILLIS),
             (
                 "duplex.first_response_delay_ms",

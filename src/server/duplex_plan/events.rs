@@ -304,6 +304,11 @@ pub(crate) fn speech_started_event(audio_start_ms: u64) -> Value {
     json!({"type": "input_audio_buffer.speech_started", "audio_start_ms": audio_start_ms})
 }
 
+/// `input_audio_buffer.speech_stopped` at `audio_end_ms` of the input.
+pub(crate) fn speech_stopped_event(audio_end_ms: u64) -> Value {
+    json!({"type": "input_audio_buffer.speech_stopped", "audio_end_ms": audio_end_ms})
+}
+
 /// `output_audio_buffer.cleared` for response `id`.
 pub(crate) fn cleared_event(id: &str) -> Value {
     json!({"type": "output_audio_buffer.cleared", "response_id": id})

@@ -352,5 +352,5 @@ pub(crate) fn event_rms(event: &Value) -> Option<f64> {
 }
 
 fn base64_rms(audio: &str) -> Option<f64> {
-    SCRATCH.with_borrow_mut(|buf| Some(super::barge::rms(decode_into(buf, audio)?)))
+    SCRATCH.with_borrow_mut(|buf| Some(crate::util::wav::pcm16_rms(decode_into(buf, audio)?)))
 }

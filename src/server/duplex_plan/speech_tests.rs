@@ -5,12 +5,12 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::super::{Action, DuplexPlan, UpdateInfo};
-use super::{Vad, rms};
-use crate::server::config::{BargeIn, DuplexServerConfig, FinalDecision};
+use super::{Heard, Vad, rms};
+use crate::server::config::{DuplexServerConfig, FinalDecision, TurnMode, VadConfig};
 
-fn cfg(reaction_ms: f64) -> BargeIn {
-    BargeIn {
-        reaction_ms,
+fn cfg(reaction_ms: f64) -> VadConfig {
+    VadConfig {
+        barge_in_reaction_ms: Some(reaction_ms),
         threshold_dbfs: -40.0,
         silence_ms: 400.0,
     }
@@ -33,13 +33,33 @@ fn rms_of_a_square_wave_is_its_amplitude() {
 fn speech_starts_once_and_again_only_after_the_silence() {
     let mut vad = Vad::new(&cfg(150.0));
     let (loud, quiet) = (1000.0, 100.0); // -30 and -50 dBFS
-    assert!(vad.feed(loud, 6400), "the first loud append starts speech");
-    assert!(!vad.feed(loud, 6400));
-    assert!(!vad.feed(quiet, 6400), "200 ms quiet: still speaking");
-    assert!(!vad.feed(loud, 6400), "a short pause does not restart it");
-    assert!(!vad.feed(quiet, 6400));
-    assert!(!vad.feed(quiet, 6400), "400 ms quiet: speech ended");
-    assert!(vad.feed(loud, 6400), "the next loud append starts it again");
+    assert_eq!(
+        vad.feed(loud, 6400),
+        Heard::Started,
+        "the first loud append"
+    );
+    assert_eq!(vad.feed(loud, 6400), Heard::Same);
+    assert_eq!(
+        vad.feed(quiet, 6400),
+        Heard::Same,
+        "200 ms quiet: still speaking"
+    );
+    assert_eq!(
+        vad.feed(loud, 6400),
+        Heard::Same,
+        "a short pause does not restart it"
+    );
+    assert_eq!(vad.feed(quiet, 6400), Heard::Same);
+    let stopped = Heard::Stopped {
+        quiet_bytes: 12_800,
+    };
+    assert_eq!(vad.feed(quiet, 6400), stopped, "400 ms quiet: speech ended");
+    assert_eq!(vad.feed(quiet, 6400), Heard::Same, "once");
+    assert_eq!(
+        vad.feed(loud, 6400),
+        Heard::Started,
+        "the next loud append starts it again"
+    );
 }
 
 fn append(pcm: &[u8], before: u64) -> Value {
@@ -101,7 +121,7 @@ fn speech_over_a_reply_clears_it_after_the_reaction_and_answers() {
         delta_ms: 200,
         rtf: 0.5,
         final_decision: FinalDecision::Listen,
-        barge_in: Some(cfg(150.0)),
+        vad: Some(cfg(150.0)),
         ..DuplexServerConfig::default()
     };
     let info = UpdateInfo {
@@ -158,7 +178,7 @@ fn speech_over_a_reply_clears_it_after_the_reaction_and_answers() {
 fn speech_with_nothing_playing_clears_nothing() {
     let cfg = DuplexServerConfig {
         respond_every_s: 100.0,
-        barge_in: Some(cfg(0.0)),
+        vad: Some(cfg(0.0)),
         ..DuplexServerConfig::default()
     };
     let info = UpdateInfo {
@@ -174,7 +194,77 @@ fn speech_with_nothing_playing_clears_nothing() {
         kinds,
         [
             "input_audio_buffer.speech_started",
+            "input_audio_buffer.speech_stopped",
             "input_audio_buffer.speech_started"
         ]
+    );
+}
+
+fn plan(cfg: DuplexServerConfig) -> DuplexPlan {
+    let info = UpdateInfo {
+        model: "m".into(),
+        session_id: None,
+        idle_timeout_s: None,
+    };
+    DuplexPlan::new(cfg, 1, info, None, 900.0)
+}
+
+#[test]
+fn server_vad_answers_each_end_of_speech() {
+    let cfg = DuplexServerConfig {
+        turns: TurnMode::ServerVad,
+        first_response_delay_ms: 0.0,
+        audio_deltas: 1,
+        ..DuplexServerConfig::default()
+    };
+    // Two utterances of 400 ms, each followed by 600 ms of quiet.
+    let turn = [vec![chunk(3000); 2], vec![chunk(0); 3]].concat();
+    let log = run(
+        plan(cfg),
+        &[turn.clone(), turn].concat(),
+        Duration::from_secs(10),
+    );
+    let at = |k: &str| {
+        log.iter()
+            .filter(|(_, x)| x == k)
+            .map(|(t, _)| *t)
+            .collect::<Vec<_>>()
+    };
+    let ms = Duration::from_millis;
+    // Speech ends when 400 ms of quiet have arrived: with the appends at 0.6 and 1.6 s.
+    assert_eq!(
+        at("input_audio_buffer.speech_stopped"),
+        vec![ms(600), ms(1600)],
+        "{log:?}"
+    );
+    assert_eq!(
+        at("response.created"),
+        vec![ms(600), ms(1600)],
+        "one answer per turn"
+    );
+}
+
+#[test]
+fn commit_turns_answer_each_non_final_commit() {
+    let cfg = DuplexServerConfig {
+        turns: TurnMode::Commit,
+        first_response_delay_ms: 0.0,
+        audio_deltas: 1,
+        ..DuplexServerConfig::default()
+    };
+    let mut p = plan(cfg);
+    let t = Duration::from_millis(300);
+    let commit = json!({"type": "input_audio_buffer.commit", "final": false});
+    let acts = p.on_event("input_audio_buffer.commit", &commit, t);
+    // Acknowledged, then answered at once (no first-response delay, nothing in flight).
+    assert_eq!(
+        kinds(&acts)[..2],
+        ["input_audio_buffer.committed", "response.created"]
+    );
+    let again = p.on_event("input_audio_buffer.commit", &commit, t * 2);
+    assert_eq!(
+        kinds(&again)[0],
+        "input_audio_buffer.committed",
+        "a turn is not the final commit"
     );
 }
