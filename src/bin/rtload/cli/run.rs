@@ -96,7 +96,8 @@ pub struct RunArgs {
     /// `[sweep]`.
     #[arg(long, value_name = "PARAM=V1,V2,...", help_heading = "Load")]
     pub sweep: Option<String>,
-    /// Where a sweep writes each point's result, sweep.json and sweep.html.
+    /// Where a sweep writes each point's result, sweep.json and sweep.html (created if
+    /// missing; default `sweep-<scenario name>`).
     #[arg(long, value_name = "DIR", help_heading = "Load")]
     pub sweep_dir: Option<PathBuf>,
 
