@@ -427,6 +427,14 @@ fn sweep_without_thresholds_claims_no_capacity() {
     );
     assert!(html.contains("5 passed, 0 failed, 0 short of their value, 0 generator-bound; no threshold set: no capacity"));
     assert!(!html.contains("mark hl"));
+    assert!(!html.contains("predates per-point thresholds"));
+    // A file written before points recorded their thresholds: what that run claimed.
+    let mut old = parse(SWEEP);
+    for p in old["sweep"]["points"].as_array_mut().unwrap() {
+        p.as_object_mut().unwrap().remove("thresholds");
+    }
+    let html = render_docs(&[("s.json", old)]);
+    assert!(html.contains("predates per-point thresholds, so no capacity is claimed here; the run that wrote it claimed capacity 4."));
 }
 
 #[test]

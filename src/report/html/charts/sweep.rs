@@ -129,6 +129,7 @@ pub fn sweep(doc: &Value) -> String {
     let unit = sweep::unit_rate_from_json(doc);
     let unit_label = unit.as_ref().map(|u| u.unit.as_str());
     let mut out = table(&sw, &points, unit_label, &cat_headline);
+    out.push_str(&legacy_note(doc));
     let cap_note = capacity.map_or_else(
         || {
             let why = sweep::no_capacity_reason(&sw, &points).unwrap_or_default();
@@ -221,6 +222,27 @@ fn table(
     s.push_str(&esc(&sweep::capacity_lines(sw, points)));
     s.push_str("</pre>\n");
     s
+}
+
+/// For a `sweep.json` written before sweeps recorded each point's thresholds (no point
+/// has `thresholds`): a note that its points cannot be judged again here, with the
+/// capacity the run itself claimed, rather than letting "no threshold set" stand alone.
+fn legacy_note(doc: &Value) -> String {
+    let points = doc.pointer("/sweep/points").and_then(Value::as_array);
+    let legacy =
+        points.is_some_and(|p| !p.is_empty() && p.iter().all(|p| p.get("thresholds").is_none()));
+    if !legacy {
+        return String::new();
+    }
+    let claimed = match doc.pointer("/sweep/capacity") {
+        Some(Value::Null) | None => "none".to_string(),
+        Some(v) => v.to_string(),
+    };
+    format!(
+        "<p class=\"note\">This sweep.json predates per-point thresholds, so no capacity is \
+         claimed here; the run that wrote it claimed capacity {}.</p>\n",
+        esc(&claimed)
+    )
 }
 
 /// One panel: `lines` (name, points) against the swept value, knee marked.
