@@ -9,7 +9,7 @@ use crate::config::scenario::{self, Overrides, Scenario};
 use crate::config::sweep::{Sweep, SweepParam};
 use crate::engine::interrupt::Interrupt;
 use crate::report::suite::{Breach, ScenarioOutcome, Status};
-use crate::report::sweep::PointResult;
+use crate::report::sweep::{Check, PointResult, progress_line};
 use crate::runner::{self, RunError, RunSummary};
 
 /// Run every scenario at `paths` (directories expand to their `*.toml`) one after another.
@@ -119,7 +119,9 @@ pub fn outcome_of(sc: &Scenario, s: &RunSummary, duration_s: f64) -> ScenarioOut
 pub struct SweepRun {
     /// Each point's metrics and verdict, in value order.
     pub points: Vec<PointResult>,
-    /// The knee: the highest value whose thresholds (and all lower points') held.
+    /// The knee: the highest value whose thresholds (and all lower points') held, the
+    /// point reaching its value with the generator keeping up; `None` when no threshold
+    /// judged the points (see [`crate::report::sweep::capacity`]).
     pub capacity: Option<f64>,
     /// Files written: each point's result, `sweep.json`, `sweep.html`.
     pub files: Vec<PathBuf>,
@@ -137,27 +139,38 @@ pub fn run_sweep(
     dir: &Path,
     quiet: bool,
 ) -> Result<SweepRun, RunError> {
-    run_sweep_interruptible(sc, sweep, dir, quiet, None)
+    run_sweep_interruptible(sc, sweep, dir, quiet, None, &mut |_| {})
 }
 
 /// [`run_sweep`], stopping when `interrupt`'s switch flips: the current point ends as an
 /// interrupted run (grace period, then its in-flight sessions cancelled), no further point
-/// starts, and what finished is written.
+/// starts, and what finished is written. `progress` gets one line when each point starts
+/// (`point 2 of 4: max_concurrency=2 …`) and one with its verdict when it ends (see
+/// [`crate::report::sweep::progress_line`]); the library prints nothing itself.
 pub fn run_sweep_interruptible(
     sc: &Scenario,
     sweep: &Sweep,
     dir: &Path,
     quiet: bool,
     interrupt: Option<Interrupt>,
+    progress: &mut dyn FnMut(&str),
 ) -> Result<SweepRun, RunError> {
+    // The sweep owns its directory: create it up front (the default `sweep-<name>` is
+    // relative and usually new).
+    std::fs::create_dir_all(dir).map_err(|e| RunError::Output {
+        path: dir.to_path_buf(),
+        msg: format!("cannot create the sweep directory: {e}"),
+    })?;
     let mut points = Vec::new();
     let mut files = Vec::new();
     let mut interrupted = false;
-    for &value in &sweep.values {
+    let of = sweep.values.len();
+    for (i, &value) in sweep.values.iter().enumerate() {
         if interrupt.as_ref().is_some_and(|i| i.switch.is_triggered()) {
             interrupted = true;
             break;
         }
+        progress(&progress_line(sweep, i + 1, of, value, None));
         let (point, file) = point_scenario(sc, sweep, value, dir);
         let s = run_point(&point, quiet, interrupt.clone())?;
         files.push(file);
@@ -165,9 +178,29 @@ pub fn run_sweep_interruptible(
             interrupted = true;
             break;
         }
-        points.push(point_result(sc, sweep, value, &s));
+        let result = point_result(sc, sweep, value, &s);
+        progress(&progress_line(sweep, i + 1, of, value, Some(&result)));
+        points.push(result);
     }
     let capacity = crate::report::sweep::capacity(&points);
+    files.extend(write_sweep(sc, sweep, dir, &points, capacity, interrupted)?);
+    Ok(SweepRun {
+        points,
+        capacity,
+        files,
+        interrupted,
+    })
+}
+
+/// Write `sweep.json` and `sweep.html` under `dir`; returns the files written.
+fn write_sweep(
+    sc: &Scenario,
+    sweep: &Sweep,
+    dir: &Path,
+    points: &[PointResult],
+    capacity: Option<f64>,
+    interrupted: bool,
+) -> Result<Vec<PathBuf>, RunError> {
     // Without a `[sweep] headline` (the flag form never sets one) feature the workload's
     // first headline metric, so sweep.json/sweep.html always have a curve to draw.
     let mut featured = sweep.clone();
@@ -176,7 +209,7 @@ pub fn run_sweep_interruptible(
     }
     let catalogue = sc.workload().catalogue();
     let mut doc =
-        crate::report::sweep::sweep_json(&featured, &points, catalogue.unit_rate(), capacity);
+        crate::report::sweep::sweep_json(&featured, points, catalogue.unit_rate(), capacity);
     catalogue.write_into(&mut doc);
     if interrupted && let Some(obj) = doc.as_object_mut() {
         obj.insert("interrupted".into(), serde_json::Value::Bool(true));
@@ -186,18 +219,13 @@ pub fn run_sweep_interruptible(
         &json_path,
         &(serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"),
     )?;
-    files.push(json_path.clone());
+    let mut files = vec![json_path];
     if let Ok(html) = crate::report::html::render_html(&[("sweep.json".to_string(), doc)]) {
         let html_path = dir.join("sweep.html");
         write(&html_path, &html)?;
         files.push(html_path);
     }
-    Ok(SweepRun {
-        points,
-        capacity,
-        files,
-        interrupted,
-    })
+    Ok(files)
 }
 
 /// The scenario of sweep point `value`: `sc` with its samples and swept parameter set
@@ -225,8 +253,10 @@ fn point_scenario(sc: &Scenario, sweep: &Sweep, value: f64, dir: &Path) -> (Scen
     (point, file)
 }
 
-/// The result of sweep point `value` from its run summary `s`, with the load it reached
-/// and the workload's own unit rate (from `sc`'s catalogue).
+/// The result of sweep point `value` from its run summary `s`: its metrics, every
+/// threshold with its measured value, failures, the load it reached, whether the
+/// generator bound it (the run JSON's own `generator_bound`) and the workload's own unit
+/// rate (from `sc`'s catalogue).
 fn point_result(sc: &Scenario, sweep: &Sweep, value: f64, s: &RunSummary) -> PointResult {
     let a = s.achieved;
     let metrics = s.report.metrics();
@@ -238,6 +268,10 @@ fn point_result(sc: &Scenario, sweep: &Sweep, value: f64, s: &RunSummary) -> Poi
         ),
         metrics,
         passed: s.passed(),
+        checks: Check::of(&s.verdicts),
+        failed_samples: s.failures.len(),
+        artifact_errors: s.artifact_errors.len(),
+        generator_bound: s.generator_bound.clone(),
         achieved_concurrency: Some(a.concurrency),
         achieved_request_rate: a.request_rate,
         sessions_per_s: a.sessions_per_s,

@@ -1,14 +1,23 @@
-//! Finished sweeps: each point's outcome ([`PointResult`], whether it [`reached`] its
-//! swept value), the capacity (knee), the terminal table with its capacity lines and
-//! direction legend, and the sweep JSON (written and read back for the HTML report). Pure:
-//! the batch runner runs the points and hands the results here.
+//! Finished sweeps: each point's outcome ([`PointResult`]: its metrics, every threshold
+//! judged on it with the measured value, whether it [`reached`] its swept value and
+//! whether the generator bound it), the capacity (knee, claimed only when thresholds
+//! judged the points), and the sweep JSON (written and read back for the HTML report).
+//! The terminal and HTML text is in `sweep_text.rs`. Pure: the batch runner runs the
+//! points and hands the results here.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 use crate::config::sweep::{Sweep, SweepParam, point_label};
-use crate::report::table::{align, fmt_column};
 use crate::workload::catalogue::UnitRate;
+
+#[path = "sweep_text.rs"]
+mod text;
+pub use text::{
+    capacity_lines, direction_legend, progress_line, render_table, table_columns, table_rows,
+    verdict,
+};
 
 /// Point `metrics`' value of the workload's unit rate `unit` (finite values only).
 pub fn unit_rate_of(metrics: &BTreeMap<String, f64>, unit: Option<&UnitRate>) -> Option<f64> {
@@ -18,8 +27,36 @@ pub fn unit_rate_of(metrics: &BTreeMap<String, f64>, unit: Option<&UnitRate>) ->
         .filter(|v| v.is_finite())
 }
 
+/// One `[thresholds]` entry judged at one sweep point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// The flat metric name, e.g. `ttft_ms.p99`.
+    pub metric: String,
+    /// The expression, e.g. `< 500`.
+    pub expr: String,
+    /// The point's value of the metric; `None` when it had none (which fails).
+    pub measured: Option<f64>,
+    /// Whether the threshold held.
+    pub passed: bool,
+}
+
+impl Check {
+    /// Every verdict of a run as the checks of its sweep point.
+    pub fn of(verdicts: &[crate::config::thresholds::Verdict]) -> Vec<Check> {
+        verdicts
+            .iter()
+            .map(|v| Check {
+                metric: v.threshold.metric.clone(),
+                expr: v.threshold.expr.clone(),
+                measured: v.measured,
+                passed: v.passed,
+            })
+            .collect()
+    }
+}
+
 /// The outcome of one sweep point.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PointResult {
     /// The parameter value of this point.
     pub value: f64,
@@ -27,6 +64,13 @@ pub struct PointResult {
     pub metrics: BTreeMap<String, f64>,
     /// Every threshold held and no measured sample failed.
     pub passed: bool,
+    /// Every `[thresholds]` entry with its measured value at this point (empty when the
+    /// scenario sets none, and then the sweep claims no capacity).
+    pub checks: Vec<Check>,
+    /// Measured samples that failed.
+    pub failed_samples: usize,
+    /// Artifact files that could not be written.
+    pub artifact_errors: usize,
     /// Peak measured sessions in flight at once.
     pub achieved_concurrency: Option<usize>,
     /// Measured sessions started per second (`None` under two samples).
@@ -40,6 +84,17 @@ pub struct PointResult {
     pub lateness_p99_ms: Option<f64>,
     /// The point reached its swept value (see [`reached`]).
     pub reached: bool,
+    /// The run's own "results may be generator-bound: …" (its JSON's `generator_bound`),
+    /// `None` when the generator kept up. Such a point is never the capacity.
+    pub generator_bound: Option<String>,
+}
+
+impl PointResult {
+    /// The point may be the capacity: it passed, reached its value and the generator
+    /// kept up.
+    pub fn counts(&self) -> bool {
+        self.passed && self.reached && self.generator_bound.is_none()
+    }
 }
 
 /// Whether a point reached its swept `value`: a `max_concurrency` point when its peak
@@ -63,210 +118,103 @@ pub fn reached(
     }
 }
 
-/// The capacity of a sweep: the knee. That is the highest point value such that it *and
-/// every lower point* passed and reached its swept value. A failing (or short) point caps
-/// the capacity even if a higher point passes again (pass-fail-pass gives the first value):
-/// a load level that only works sometimes, or was never tested, is not capacity. `None`
-/// when the lowest point failed or there are no points. Points are taken in ascending
-/// order of value whatever order they are given in.
-pub fn capacity(points: &[PointResult]) -> Option<f64> {
+/// Whether thresholds judged the points (any point has a check): without them a sweep
+/// claims no capacity, since "nothing failed" says nothing about how much load is fine.
+pub fn judged(points: &[PointResult]) -> bool {
+    points.iter().any(|p| !p.checks.is_empty())
+}
+
+/// The metrics the thresholds judge, in the order they were first checked.
+pub fn judged_metrics(points: &[PointResult]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in points.iter().flat_map(|p| &p.checks) {
+        if !out.contains(&c.metric) {
+            out.push(c.metric.clone());
+        }
+    }
+    out
+}
+
+/// Points in ascending order of value.
+fn sorted(points: &[PointResult]) -> Vec<&PointResult> {
     let mut sorted: Vec<&PointResult> = points.iter().collect();
     sorted.sort_by(|a, b| a.value.total_cmp(&b.value));
     sorted
+}
+
+/// The capacity of a sweep: the knee. That is the highest point value such that it *and
+/// every lower point* passed, reached its swept value and was not generator-bound
+/// ([`PointResult::counts`]). A failing (short, generator-bound) point caps the capacity
+/// even if a higher point passes again (pass-fail-pass gives the first value): a load
+/// level that only works sometimes, or was never tested, is not capacity. `None` when
+/// no threshold judged the points ([`judged`]), when the lowest point does not count or
+/// there are no points ([`no_capacity_reason`] says which). Points are taken in ascending
+/// order of value whatever order they are given in.
+pub fn capacity(points: &[PointResult]) -> Option<f64> {
+    if !judged(points) {
+        return None;
+    }
+    sorted(points)
         .iter()
-        .take_while(|p| p.passed && p.reached)
+        .take_while(|p| p.counts())
         .last()
         .map(|p| p.value)
 }
 
-/// One line under the sweep table saying which way each column is better, from the
-/// workload's metric catalogue (`better: ttfc_ms.mean lower is better (ms); …`).
-pub fn direction_legend(
-    columns: &[&str],
-    catalogue: &crate::workload::catalogue::Catalogue,
-) -> String {
-    use crate::workload::catalogue::Direction;
-    let parts: Vec<String> = columns
-        .iter()
-        .filter_map(|c| catalogue.get(c))
-        .map(|m| {
-            let way = match m.direction {
-                Direction::Lower => "lower is better",
-                Direction::Higher => "higher is better",
-                Direction::NotAScore => "not a score",
-            };
-            format!("{} {way} ({})", m.name, m.unit)
-        })
-        .collect();
-    format!("better: {}\n", parts.join("; "))
+/// Why a point does not count toward the capacity (`None` when it does), e.g. `failed
+/// its thresholds`.
+pub fn why_not_counted(p: &PointResult) -> Option<&'static str> {
+    if !p.passed {
+        Some("failed its thresholds")
+    } else if !p.reached {
+        Some("did not reach its swept value")
+    } else if p.generator_bound.is_some() {
+        Some("was generator-bound")
+    } else {
+        None
+    }
 }
 
-/// The metric columns of a sweep table (terminal and HTML alike): the `[sweep]`
-/// headline, then the workload's headline metrics, then `failed`.
-pub fn table_columns(headline: Option<&str>, catalogue_headline: &[String]) -> Vec<String> {
-    let mut cols: Vec<String> = headline.into_iter().map(str::to_string).collect();
-    for c in catalogue_headline {
-        if !cols.contains(c) {
-            cols.push(c.clone());
+/// Why the sweep has no capacity, `None` when it has one: no points, no thresholds (`no
+/// threshold set: no capacity …`), or the lowest point does not count.
+pub fn no_capacity_reason(sweep: &Sweep, points: &[PointResult]) -> Option<String> {
+    if capacity(points).is_some() {
+        return None;
+    }
+    let sorted = sorted(points);
+    Some(match sorted.first() {
+        None => "no points were run".to_string(),
+        Some(_) if !judged(points) => "no threshold set: no capacity (capacity is the highest \
+             point whose [thresholds] all hold; set some to judge the points)"
+            .to_string(),
+        Some(_) if sorted.iter().all(|p| !p.passed) => {
+            "none of the points held its thresholds".to_string()
         }
-    }
-    cols.push("failed".into());
-    cols
-}
-
-/// The rows of a sweep table, header first: the swept value, `achieved` (peak sessions in
-/// flight for `max_concurrency`, sessions started/s for `request_rate`), `sessions/s`,
-/// the workload's unit rate headed by its label (`chunks/s`; only when `unit` is given,
-/// `-` where a point lacks it), `columns` (metric names; `-` where a point lacks one),
-/// and `result` (`pass` / `FAIL`, `+short` when the point did not reach its swept value).
-pub fn table_rows(
-    sweep: &Sweep,
-    points: &[PointResult],
-    unit: Option<&str>,
-    columns: &[&str],
-) -> Vec<Vec<String>> {
-    let mut rows = vec![
-        [sweep.param.name(), "achieved", "sessions/s"]
-            .into_iter()
-            .chain(unit)
-            .map(str::to_string)
-            .chain(columns.iter().map(|c| c.to_string()))
-            .chain(std::iter::once("result".to_string()))
-            .collect::<Vec<_>>(),
-    ];
-    let column = |f: &dyn Fn(&PointResult) -> Option<f64>| {
-        fmt_column(&points.iter().map(f).collect::<Vec<_>>())
-    };
-    let achieved = column(&|p| match sweep.param {
-        SweepParam::MaxConcurrency => p.achieved_concurrency.map(|c| c as f64),
-        SweepParam::RequestRate => p.achieved_request_rate,
-    });
-    let per_s = column(&|p| p.sessions_per_s);
-    let unit_rate = column(&|p| p.unit_rate);
-    let cells: Vec<Vec<String>> = columns
-        .iter()
-        .map(|c| column(&|p| p.metrics.get(*c).copied()))
-        .collect();
-    for (i, p) in points.iter().enumerate() {
-        let mut row = vec![
-            sweep.param.format_value(p.value),
-            achieved[i].clone(),
-            per_s[i].clone(),
-        ];
-        if unit.is_some() {
-            row.push(unit_rate[i].clone());
-        }
-        row.extend(cells.iter().map(|col| col[i].clone()));
-        let verdict = if p.passed { "pass" } else { "FAIL" };
-        row.push(if p.reached {
-            verdict.to_string()
-        } else {
-            format!("{verdict}+short")
-        });
-        rows.push(row);
-    }
-    rows
-}
-
-/// A sweep's verdict as the `run` exit code decides it (`passed` when every point held
-/// its thresholds, else `failed`; `interrupted` when the sweep stopped early) and the
-/// counts behind it, e.g. `4 points: 2 passed, 2 failed, 1 short of their value;
-/// capacity max_concurrency = 2`.
-pub fn verdict(sweep: &Sweep, points: &[PointResult], interrupted: bool) -> (&'static str, String) {
-    let passed = points.iter().filter(|p| p.passed).count();
-    let short = points.iter().filter(|p| !p.reached).count();
-    let word = match (interrupted, passed == points.len()) {
-        (true, _) => "interrupted",
-        (false, true) => "passed",
-        (false, false) => "failed",
-    };
-    let cap = capacity(points).map_or_else(
-        || "no capacity".to_string(),
-        |c| format!("capacity {} = {}", sweep.param, sweep.param.format_value(c)),
-    );
-    let rest = format!(
-        "{} points: {passed} passed, {} failed, {short} short of their value; {cap}",
-        points.len(),
-        points.len() - passed
-    );
-    (word, rest)
-}
-
-/// The lines under a sweep table: the capacity, e.g. `capacity: max_concurrency = 4
-/// (highest point whose thresholds all hold)`, a note when a point above a failure passed
-/// again, and one naming the points that never reached their swept value.
-pub fn capacity_lines(sweep: &Sweep, points: &[PointResult]) -> String {
-    let mut out = String::new();
-    let cap = capacity(points);
-    let mut sorted: Vec<&PointResult> = points.iter().collect();
-    sorted.sort_by(|a, b| a.value.total_cmp(&b.value));
-    let first_fail = sorted.iter().find(|p| !p.passed || !p.reached);
-    let passed_above = first_fail.and_then(|f| {
-        sorted
-            .iter()
-            .rev()
-            .find(|p| p.passed && p.reached && p.value > f.value)
-    });
-    let name = sweep.param.name();
-    match (cap, first_fail) {
-        (Some(v), _) => out.push_str(&format!(
-            "capacity: {name} = {} (highest point whose thresholds all hold)\n",
-            sweep.param.format_value(v)
-        )),
-        (None, _) if points.is_empty() => out.push_str("capacity: no points were run\n"),
-        (None, Some(f)) if passed_above.is_some() => out.push_str(&format!(
-            "capacity: none (the lowest point, {}, failed its thresholds)\n",
-            point_label(sweep, f.value)
-        )),
-        (None, _) => out.push_str("capacity: none of the points held its thresholds\n"),
-    }
-    if let (Some(f), Some(p)) = (first_fail, passed_above) {
-        out.push_str(&format!(
-            "note: {} passed, but {} below it failed; capacity stops at the first failing point\n",
-            point_label(sweep, p.value),
-            point_label(sweep, f.value)
-        ));
-    }
-    let short: Vec<String> = sorted
-        .iter()
-        .filter(|p| !p.reached)
-        .map(|p| point_label(sweep, p.value))
-        .collect();
-    if !short.is_empty() {
-        out.push_str(&format!(
-            "short: {} did not reach the swept value (see `achieved`); such a point is never \
-             the capacity — give it more samples (`[sweep] samples_per_point`)\n",
-            short.join(", ")
-        ));
-    }
-    out
-}
-
-/// The terminal sweep table (`table_rows`) followed by `capacity_lines`.
-pub fn render_table(
-    sweep: &Sweep,
-    points: &[PointResult],
-    unit: Option<&str>,
-    columns: &[&str],
-) -> String {
-    let mut out = align(&table_rows(sweep, points, unit, columns), &[true]);
-    out.push_str(&capacity_lines(sweep, points));
-    out
+        Some(low) => format!(
+            "none (the lowest point, {}, {})",
+            point_label(sweep, low.value),
+            why_not_counted(low).unwrap_or("does not count")
+        ),
+    })
 }
 
 /// The sweep as JSON, in the shape the HTML chart reads:
 /// `{"sweep": {"param", "headline" (or null), "unit_rate" ({metric, unit} or null),
-/// "points": [{"value", "metrics", "passed", "achieved_concurrency",
-/// "achieved_request_rate", "sessions_per_s", "unit_rate", "lateness_p99_ms", "reached"}],
-/// "capacity" (or null)}, "rtload": {"metrics": {"capacity": ...}}}`. Values are integers
-/// for `max_concurrency`; an unlimited rate is the string `"inf"`; non-finite metrics are
-/// null. `rtload.metrics` has no `capacity` key when there is none (missing, not zero).
+/// "points": [{"value", "metrics", "passed", "thresholds" ([{metric, expr, measured,
+/// passed}]), "failed_samples", "artifact_errors", "achieved_concurrency",
+/// "achieved_request_rate", "sessions_per_s", "unit_rate", "lateness_p99_ms", "reached",
+/// "generator_bound" (the run's message or null)}], "capacity" (or null),
+/// "capacity_reason" (why there is none, or null)}, "rtload": {"metrics": {"capacity":
+/// ...}}}`. Values are integers for `max_concurrency`; an unlimited rate is the string
+/// `"inf"`; non-finite metrics are null. `rtload.metrics` has no `capacity` key when there
+/// is none (missing, not zero).
 pub fn sweep_json(
     sweep: &Sweep,
     points: &[PointResult],
     unit: Option<&UnitRate>,
     capacity: Option<f64>,
 ) -> Value {
+    let reason = no_capacity_reason(sweep, points);
     let points: Vec<Value> = points
         .iter()
         .map(|p| {
@@ -274,12 +222,16 @@ pub fn sweep_json(
                 "value": sweep.param.json_value(p.value),
                 "metrics": p.metrics,
                 "passed": p.passed,
+                "thresholds": p.checks,
+                "failed_samples": p.failed_samples,
+                "artifact_errors": p.artifact_errors,
                 "achieved_concurrency": p.achieved_concurrency,
                 "achieved_request_rate": p.achieved_request_rate,
                 "sessions_per_s": p.sessions_per_s,
                 "unit_rate": p.unit_rate,
                 "lateness_p99_ms": p.lateness_p99_ms,
                 "reached": p.reached,
+                "generator_bound": p.generator_bound,
             })
         })
         .collect();
@@ -295,6 +247,7 @@ pub fn sweep_json(
             "unit_rate": unit,
             "points": points,
             "capacity": cap,
+            "capacity_reason": if cap.is_some() { None } else { reason },
         },
         "rtload": { "metrics": metrics },
     })
@@ -302,39 +255,14 @@ pub fn sweep_json(
 
 /// Read a sweep back from [`sweep_json`]'s shape (for the HTML report): the sweep (its
 /// values in point order) and its points. `None` when `doc` has no readable `sweep`.
-/// A point written before `reached` was recorded counts as reached.
+/// A point written before `reached` was recorded counts as reached; one written before
+/// its thresholds were recorded has none (so such a sweep claims no capacity).
 pub fn from_json(doc: &Value) -> Option<(Sweep, Vec<PointResult>)> {
     let sw = doc.get("sweep")?;
     let param = SweepParam::from_name(sw.get("param")?.as_str()?)?;
-    let value = |v: &Value| match v {
-        Value::String(s) if s == "inf" => Some(f64::INFINITY),
-        v => v.as_f64(),
-    };
     let mut points = Vec::new();
     for p in sw.get("points")?.as_array()? {
-        let metrics = p
-            .get("metrics")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        points.push(PointResult {
-            value: value(p.get("value")?)?,
-            metrics,
-            passed: p.get("passed").and_then(Value::as_bool).unwrap_or(false),
-            achieved_concurrency: p
-                .get("achieved_concurrency")
-                .and_then(Value::as_u64)
-                .map(|c| c as usize),
-            achieved_request_rate: p.get("achieved_request_rate").and_then(Value::as_f64),
-            sessions_per_s: p.get("sessions_per_s").and_then(Value::as_f64),
-            unit_rate: p.get("unit_rate").and_then(Value::as_f64),
-            lateness_p99_ms: p.get("lateness_p99_ms").and_then(Value::as_f64),
-            reached: p.get("reached").and_then(Value::as_bool).unwrap_or(true),
-        });
+        points.push(point_from_json(p)?);
     }
     let sweep = Sweep {
         param,
@@ -346,6 +274,49 @@ pub fn from_json(doc: &Value) -> Option<(Sweep, Vec<PointResult>)> {
         samples_per_point: None,
     };
     Some((sweep, points))
+}
+
+/// One point of [`sweep_json`]'s `points`; `None` without a readable value.
+fn point_from_json(p: &Value) -> Option<PointResult> {
+    let value = match p.get("value")? {
+        Value::String(s) if s == "inf" => f64::INFINITY,
+        v => v.as_f64()?,
+    };
+    let metrics = p
+        .get("metrics")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let f = |k: &str| p.get(k).and_then(Value::as_f64);
+    let count = |k: &str| p.get(k).and_then(Value::as_u64).map_or(0, |n| n as usize);
+    Some(PointResult {
+        value,
+        metrics,
+        passed: p.get("passed").and_then(Value::as_bool).unwrap_or(false),
+        checks: p
+            .get("thresholds")
+            .and_then(|t| serde_json::from_value(t.clone()).ok())
+            .unwrap_or_default(),
+        failed_samples: count("failed_samples"),
+        artifact_errors: count("artifact_errors"),
+        achieved_concurrency: p
+            .get("achieved_concurrency")
+            .and_then(Value::as_u64)
+            .map(|c| c as usize),
+        achieved_request_rate: f("achieved_request_rate"),
+        sessions_per_s: f("sessions_per_s"),
+        unit_rate: f("unit_rate"),
+        lateness_p99_ms: f("lateness_p99_ms"),
+        reached: p.get("reached").and_then(Value::as_bool).unwrap_or(true),
+        generator_bound: p
+            .get("generator_bound")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    })
 }
 
 /// The unit rate a sweep document declares (`sweep.unit_rate`), `None` when it has none

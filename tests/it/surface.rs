@@ -826,11 +826,15 @@ fn assert_sweep_outputs(o: &Output, dir: &Path) {
     assert_self_contained_with_charts(&html);
 }
 
+/// A threshold every healthy point holds: no sample failed.
+const HOLDS: &str = "[thresholds]\n\"failed\" = \"< 1\"\n";
+
 #[test]
 fn sweep_flag_writes_points_summary_and_capacity() {
     let tmp = tempfile::tempdir().unwrap();
     let sc = tmp.path().join("v.toml");
-    std::fs::write(&sc, tiny_video("v", 4, "")).unwrap();
+    // A capacity is claimed only for points thresholds judged.
+    std::fs::write(&sc, tiny_video("v", 4, HOLDS)).unwrap();
     let sw = tmp.path().join("sw");
     let o = run_in(
         tmp.path(),
@@ -856,7 +860,7 @@ fn sweep_table_in_the_scenario_works_the_same() {
         tiny_video(
             "v",
             4,
-            "[sweep]\nparam = \"max_concurrency\"\nvalues = [1, 2]\n",
+            &format!("{HOLDS}[sweep]\nparam = \"max_concurrency\"\nvalues = [1, 2]\n"),
         ),
     )
     .unwrap();

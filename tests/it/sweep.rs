@@ -130,6 +130,11 @@ fn quickstart_concurrency_sweep_reaches_every_point_or_marks_it_short() {
     let mut off = sweep.clone();
     off.samples_per_point = Some(0);
     let short = dir.path().join("off");
+    // A threshold every healthy point holds, so a capacity can be claimed at all (a
+    // generator-bound point on a busy machine may still deny it).
+    let judged = rtload::scenario::thresholds_in(&path, "[thresholds]\n\"failed\" = \"< 1\"\n")
+        .expect("threshold parses");
+    let sc = sc.to_builder().thresholds(judged).build();
     let r = rtload::run::run_sweep(&sc, &off, &short, true).unwrap();
     let doc = read(&short);
     for p in doc["sweep"]["points"].as_array().unwrap() {
@@ -174,4 +179,157 @@ fn an_omniinteract_sweep_publishes_every_point_s_artifacts() {
         .count();
     assert!(wavs >= 3, "every case has its output.wav: {wavs}");
     drop(sc);
+}
+
+/// A real `rtload run --sweep` against the embedded server: a line on stderr as each
+/// point starts and one with its verdict as it ends (before the results are written),
+/// each failing point naming its broken threshold and the measured value, a column for
+/// the judged metric that is no headline metric, and one number per figure: the terminal
+/// table, `sweep.json` and `sweep.html` agree cell for cell.
+#[test]
+fn a_sweep_run_reports_each_point_live_and_names_what_broke() {
+    // An interval median under 0.5 ms cannot hold at 5 ms intervals: every point fails.
+    let fx = crate::support::video(
+        4,
+        1,
+        "[thresholds]\n\"chunk_interval_ms.p50\" = \"< 0.5\"\n\"chunk_interval_ms.max\" = \"< 100000\"\n",
+    );
+    let dir = fx.dir.path().join("sweep");
+    let out = crate::support::rtload()
+        .arg("run")
+        .arg(&fx.path)
+        .args(["--sweep", "max_concurrency=1,2", "--sweep-dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
+    let points = doc["sweep"]["points"].as_array().unwrap();
+    // The measured values as sweep.json holds them, formatted as the threshold lines do.
+    let why: Vec<String> = points
+        .iter()
+        .map(|p| {
+            let t = &p["thresholds"][0];
+            assert_eq!(t["metric"], "chunk_interval_ms.p50");
+            assert_eq!(t["passed"], false);
+            assert_eq!(t["measured"], p["metrics"]["chunk_interval_ms.p50"]);
+            format!(
+                "chunk_interval_ms.p50 = {:.3} (< 0.5)",
+                t["measured"].as_f64().unwrap()
+            )
+        })
+        .collect();
+    let progress: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("point ") || l.starts_with("wrote "))
+        .collect();
+    // A point the busy machine made generator-bound also says so (`FAIL+gen-bound`, and
+    // the reason after what broke).
+    let (v1, v2) = (
+        "point 1 of 2: max_concurrency=1",
+        "point 2 of 2: max_concurrency=2",
+    );
+    assert_eq!(progress[0], format!("{v1} …"), "{stderr}");
+    assert!(progress[1].starts_with(&format!("{v1} FAIL")), "{stderr}");
+    assert!(progress[1].contains(&format!(": {}", why[0])), "{stderr}");
+    assert_eq!(progress[2], format!("{v2} …"), "{stderr}");
+    assert!(progress[3].starts_with(&format!("{v2} FAIL")), "{stderr}");
+    assert!(progress[3].contains(&format!(": {}", why[1])), "{stderr}");
+    assert!(progress[4].starts_with("wrote "), "{stderr}");
+    for (v, w) in ["1", "2"].iter().zip(&why) {
+        assert!(
+            stdout.contains(&format!("\nFAIL max_concurrency={v}: {w}\n")),
+            "{stdout}"
+        );
+    }
+    assert!(stdout.contains("capacity: none of the points held its thresholds\n"));
+    assert!(doc["sweep"]["capacity"].is_null());
+    let html = std::fs::read_to_string(dir.join("sweep.html")).unwrap();
+    assert!(html.contains(&why[1].replace('<', "&lt;")), "{html}");
+    let terminal = terminal_rows(&stdout);
+    assert!(
+        terminal[0].contains(&"chunk_interval_ms.max".to_string()),
+        "{stdout}"
+    );
+    assert_eq!(terminal, html_rows(&html), "{stdout}");
+    // The table's judged column shows the very value sweep.json holds.
+    let col = terminal[0]
+        .iter()
+        .position(|c| c == "chunk_interval_ms.max")
+        .unwrap();
+    for (row, p) in terminal[1..].iter().zip(points) {
+        let json = p["metrics"]["chunk_interval_ms.max"].as_f64().unwrap();
+        let shown: f64 = row[col].parse().unwrap();
+        assert!((shown - json).abs() <= 0.005 + 1e-9, "{shown} vs {json}");
+    }
+}
+
+/// The sweep table's rows as the terminal prints them (header first, up to the first line
+/// under the table).
+fn terminal_rows(stdout: &str) -> Vec<Vec<String>> {
+    stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("max_concurrency "))
+        .take_while(|l| !l.starts_with("FAIL ") && !l.starts_with("capacity:"))
+        .map(|l| l.split_whitespace().map(str::to_string).collect())
+        .collect()
+}
+
+/// The cells of the HTML page's sweep table, header first.
+fn html_rows(html: &str) -> Vec<Vec<String>> {
+    let start = html.find("<caption>Sweep points</caption>").expect("table");
+    let table = &html[start..start + html[start..].find("</table>").unwrap()];
+    table
+        .split("<tr")
+        .skip(1)
+        .map(|row| {
+            row.split(['<', '>'])
+                .collect::<Vec<_>>()
+                .windows(2)
+                .filter(|w| w[0].starts_with("td") || w[0].starts_with("th"))
+                .map(|w| w[1].to_string())
+                .collect()
+        })
+        .collect()
+}
+
+/// Without `[thresholds]` a sweep claims no capacity however well its points went, and
+/// `--quiet` keeps the per-point lines off stderr.
+#[test]
+fn a_sweep_without_thresholds_claims_no_capacity_and_quiet_keeps_stderr_still() {
+    let fx = crate::support::video(4, 1, "");
+    let dir = fx.dir.path().join("sweep");
+    let out = crate::support::rtload()
+        .arg("run")
+        .arg(&fx.path)
+        .args(["--quiet", "--sweep", "max_concurrency=1,2", "--sweep-dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("capacity: no threshold set: no capacity"),
+        "{stdout}"
+    );
+    assert!(!stderr.contains("point 1 of 2"), "{stderr}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
+    assert!(doc["sweep"]["capacity"].is_null());
+    assert!(
+        doc["sweep"]["capacity_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("no threshold set: no capacity")
+    );
+    let html = std::fs::read_to_string(dir.join("sweep.html")).unwrap();
+    assert!(html.contains("capacity: no threshold set: no capacity"));
 }

@@ -410,11 +410,20 @@ fn sweep_cmd(
         .sweep_dir
         .clone()
         .unwrap_or_else(|| std::path::PathBuf::from(format!("sweep-{}", sc.name())));
-    match rtload::run::run_sweep_interruptible(sc, sweep, &dir, run.quiet, interrupt) {
+    let quiet = run.quiet;
+    let mut progress = |line: &str| {
+        if !quiet {
+            eprintln!("{line}");
+        }
+    };
+    match rtload::run::run_sweep_interruptible(sc, sweep, &dir, quiet, interrupt, &mut progress) {
         Ok(r) => {
             let catalogue = sc.workload().catalogue();
-            let cols =
-                rtload::report::sweep_columns(sweep.headline.as_deref(), catalogue.headline());
+            let cols = rtload::report::sweep_columns(
+                sweep.headline.as_deref(),
+                catalogue.headline(),
+                &r.points,
+            );
             let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
             print!(
                 "{}",

@@ -279,7 +279,7 @@ fn sweep_report_highlights_capacity() {
     // The verdict opens the section (as `run` decided it: two points failed), then the
     // table with the terminal's columns, then the charts.
     let verdict_at = html
-        .find("verdict: <strong>failed</strong> — 5 points: 3 passed, 2 failed, 0 short of their value; capacity max_concurrency = 4")
+        .find("verdict: <strong>failed</strong> — 5 points: 3 passed, 2 failed, 0 short of their value, 0 generator-bound; capacity max_concurrency = 4")
         .expect("verdict");
     let table_at = html.find("<caption>Sweep points</caption>").expect("table");
     assert!(verdict_at < table_at && table_at < html.find("<svg").expect("chart"));
@@ -289,12 +289,19 @@ fn sweep_report_highlights_capacity() {
         "{html}"
     );
     assert!(html.contains("Achieved throughput in the workload&#39;s unit, audio s/s"));
+    // Each failing point names its broken threshold and the measured value.
+    assert!(html.contains("FAIL max_concurrency=8: ttft_ms.p99 = 612.900 (&lt; 500)\n"));
+    assert!(html.contains("FAIL max_concurrency=16: ttft_ms.p99 = 1480.200 (&lt; 500)\n"));
     let mut none = parse(SWEEP);
     none["sweep"]["capacity"] = Value::Null;
     none["sweep"]["points"][0]["passed"] = json!(false);
     let html = render_docs(&[("s.json", none)]);
-    assert!(html.contains("no point passed and reached its value, so there is no capacity"));
-    assert!(html.contains("2 passed, 3 failed, 0 short of their value; no capacity"));
+    assert!(html.contains(
+        "no capacity: none (the lowest point, max_concurrency=1, failed its thresholds)"
+    ));
+    assert!(
+        html.contains("2 passed, 3 failed, 0 short of their value, 0 generator-bound; no capacity")
+    );
     assert!(!html.contains("mark hl"));
 }
 
@@ -384,9 +391,50 @@ fn sweep_point_that_fell_short_is_marked_and_never_the_capacity() {
     assert!(html.contains("pass+short"));
     assert!(html.contains("capacity: max_concurrency = 2"));
     assert!(
-        html.contains("3 passed, 2 failed, 1 short of their value; capacity max_concurrency = 2")
+        html.contains("3 passed, 2 failed, 1 short of their value, 0 generator-bound; capacity max_concurrency = 2")
     );
     assert!(html.contains("short: max_concurrency=4 did not reach the swept value"));
+}
+
+#[test]
+fn sweep_point_the_generator_bound_is_marked_and_never_the_capacity() {
+    let mut doc = parse(SWEEP);
+    let why = "results may be generator-bound: send lateness p99 31.0 ms > 10 ms";
+    doc["sweep"]["points"][2]["generator_bound"] = json!(why);
+    let html = render_docs(&[("s.json", doc)]);
+    assert!(
+        html.contains("<tr class=\"short bound\"><td>4</td>"),
+        "{html}"
+    );
+    assert!(html.contains("pass+gen-bound"));
+    let shown = why.replace('>', "&gt;");
+    assert!(html.contains(&format!("generator-bound max_concurrency=4: {shown}")));
+    assert!(html.contains("capacity: max_concurrency = 2"));
+    assert!(html.contains("1 generator-bound; capacity max_concurrency = 2"));
+}
+
+#[test]
+fn sweep_without_thresholds_claims_no_capacity() {
+    let mut doc = parse(SWEEP);
+    for p in doc["sweep"]["points"].as_array_mut().unwrap() {
+        p["thresholds"] = json!([]);
+        p["passed"] = json!(true);
+    }
+    let html = render_docs(&[("s.json", doc)]);
+    assert!(
+        html.contains("capacity: no threshold set: no capacity"),
+        "{html}"
+    );
+    assert!(html.contains("5 passed, 0 failed, 0 short of their value, 0 generator-bound; no threshold set: no capacity"));
+    assert!(!html.contains("mark hl"));
+    assert!(!html.contains("predates per-point thresholds"));
+    // A file written before points recorded their thresholds: what that run claimed.
+    let mut old = parse(SWEEP);
+    for p in old["sweep"]["points"].as_array_mut().unwrap() {
+        p.as_object_mut().unwrap().remove("thresholds");
+    }
+    let html = render_docs(&[("s.json", old)]);
+    assert!(html.contains("predates per-point thresholds, so no capacity is claimed here; the run that wrote it claimed capacity 4."));
 }
 
 #[test]

@@ -86,13 +86,18 @@ pub struct RunArgs {
     #[arg(long, short)]
     pub quiet: bool,
     /// Run the scenario at each point, e.g. `max_concurrency=1,2,4,8` or
-    /// `request_rate=1,2,4`; prints a table and the capacity, the highest point whose
-    /// thresholds (and every lower point's) held; exits 1 only when no point held.
-    /// Ctrl-C ends the current point gracefully, starts no further point, writes what
-    /// finished (marked interrupted) and exits 130. Overrides `[sweep]`.
+    /// `request_rate=1,2,4`, with a line on stderr as each point starts and ends (unless
+    /// --quiet). Prints a table (every metric a threshold judges gets a column), what broke
+    /// at each failing point (threshold and measured value), and the capacity: the highest
+    /// point whose thresholds (and every lower point's) held, that reached its value and
+    /// was not generator-bound. Without [thresholds] no capacity is claimed. Exits 1 when
+    /// any point failed. Ctrl-C ends the current point gracefully, starts no further
+    /// point, writes what finished (marked interrupted) and exits 130. Overrides
+    /// `[sweep]`.
     #[arg(long, value_name = "PARAM=V1,V2,...", help_heading = "Load")]
     pub sweep: Option<String>,
-    /// Where a sweep writes each point's result, sweep.json and sweep.html.
+    /// Where a sweep writes each point's result, sweep.json and sweep.html (created if
+    /// missing; default `sweep-<scenario name>`).
     #[arg(long, value_name = "DIR", help_heading = "Load")]
     pub sweep_dir: Option<PathBuf>,
 

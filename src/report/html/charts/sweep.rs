@@ -2,8 +2,9 @@
 //! columns as the terminal's) with the capacity lines, then panels against the swept
 //! parameter — achieved throughput (completed sessions/s, and the workload's own unit
 //! rate, e.g. chunks/s, in its own panel since its scale differs), headline latency p50/p99, failures, generator lateness — and a
-//! throughput-vs-latency curve. The knee (capacity) is marked on every panel; failed
-//! points get red rings, points that never reached their swept value are listed.
+//! throughput-vs-latency curve. The knee (capacity) is marked on every panel, or the
+//! reason there is none is in every caption; failed, short and generator-bound points get
+//! red rings, and the lines under the table name what broke at each failing point.
 
 use std::fmt::Write as _;
 
@@ -128,8 +129,12 @@ pub fn sweep(doc: &Value) -> String {
     let unit = sweep::unit_rate_from_json(doc);
     let unit_label = unit.as_ref().map(|u| u.unit.as_str());
     let mut out = table(&sw, &points, unit_label, &cat_headline);
+    out.push_str(&legacy_note(doc));
     let cap_note = capacity.map_or_else(
-        || "no point passed and reached its value, so there is no capacity".to_string(),
+        || {
+            let why = sweep::no_capacity_reason(&sw, &points).unwrap_or_default();
+            format!("no capacity: {why}")
+        },
         |c| format!("green: capacity (knee), {param} = {}", fmt_num(c, 3)),
     );
     let series = |f: &dyn Fn(&PointResult) -> Option<f64>| series(&points, f);
@@ -180,23 +185,26 @@ pub fn sweep(doc: &Value) -> String {
 }
 
 /// The sweep table: [`sweep::table_rows`] (same columns as the terminal, the unit rate
-/// headed `unit` included), short points shaded, then the capacity lines.
+/// headed `unit` and every judged metric included), points that can never be the
+/// capacity shaded (`short`, plus `bound` when generator-bound), then the lines under it
+/// (what broke at each failing point, generator-bound points, the capacity or why none).
 fn table(
     sw: &Sweep,
     points: &[PointResult],
     unit: Option<&str>,
     cat_headline: &[String],
 ) -> String {
-    let cols = sweep::table_columns(sw.headline.as_deref(), cat_headline);
+    let cols = sweep::table_columns(sw.headline.as_deref(), cat_headline, points);
     let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
     let rows = sweep::table_rows(sw, points, unit, &cols);
     let mut s = String::from("<table class=\"points\"><caption>Sweep points</caption>");
     for (i, row) in rows.iter().enumerate() {
-        let short = i > 0 && points.get(i - 1).is_some_and(|p| !p.reached);
-        s.push_str(if short {
-            "<tr class=\"short\">"
-        } else {
-            "<tr>"
+        let point = i.checked_sub(1).and_then(|k| points.get(k));
+        let short = point.is_some_and(|p| !p.reached || p.generator_bound.is_some());
+        s.push_str(match point {
+            Some(p) if p.generator_bound.is_some() => "<tr class=\"short bound\">",
+            _ if short => "<tr class=\"short\">",
+            _ => "<tr>",
         });
         let last = row.len().saturating_sub(1);
         for (c, cell) in row.iter().enumerate() {
@@ -214,6 +222,27 @@ fn table(
     s.push_str(&esc(&sweep::capacity_lines(sw, points)));
     s.push_str("</pre>\n");
     s
+}
+
+/// For a `sweep.json` written before sweeps recorded each point's thresholds (no point
+/// has `thresholds`): a note that its points cannot be judged again here, with the
+/// capacity the run itself claimed, rather than letting "no threshold set" stand alone.
+fn legacy_note(doc: &Value) -> String {
+    let points = doc.pointer("/sweep/points").and_then(Value::as_array);
+    let legacy =
+        points.is_some_and(|p| !p.is_empty() && p.iter().all(|p| p.get("thresholds").is_none()));
+    if !legacy {
+        return String::new();
+    }
+    let claimed = match doc.pointer("/sweep/capacity") {
+        Some(Value::Null) | None => "none".to_string(),
+        Some(v) => v.to_string(),
+    };
+    format!(
+        "<p class=\"note\">This sweep.json predates per-point thresholds, so no capacity is \
+         claimed here; the run that wrote it claimed capacity {}.</p>\n",
+        esc(&claimed)
+    )
 }
 
 /// One panel: `lines` (name, points) against the swept value, knee marked.
@@ -237,12 +266,8 @@ fn curve(
         for (i, (name, s)) in lines.iter().enumerate() {
             p.line(s, i, name);
             for (pt, &(x, y)) in points.iter().zip(s) {
-                if !pt.passed || !pt.reached {
-                    let why = if pt.passed {
-                        "did not reach its value"
-                    } else {
-                        "failed"
-                    };
+                if !pt.counts() {
+                    let why = sweep::why_not_counted(pt).unwrap_or("failed");
                     p.fail_marker(
                         x,
                         y,
@@ -310,7 +335,7 @@ fn tput_vs_latency(
                 .map_or_else(|| fmt_num(p.value, 3), |sp| sp.format_value(p.value));
             if capacity == Some(p.value) {
                 plot.highlight(x, y, &format!("knee: {param} = {label}"));
-            } else if !p.passed || !p.reached {
+            } else if !p.counts() {
                 plot.fail_marker(x, y, &format!("{param} = {label}"));
             }
         }
