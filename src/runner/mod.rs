@@ -11,7 +11,7 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::scenario::{Scenario, ScenarioError};
@@ -354,8 +354,18 @@ fn outputs_writable(scenario: &Scenario) -> Result<(), RunError> {
         let dir = dir
             .filter(|d| !d.as_os_str().is_empty())
             .unwrap_or_else(|| ".".into());
-        // The nearest directory that exists is where the missing ones will be created.
-        let existing = dir.ancestors().find(|a| a.is_dir()).unwrap_or(&dir);
+        // The nearest directory that exists is where the missing ones will be created (a
+        // relative path's last ancestor is "", the current directory).
+        let existing = (dir.ancestors())
+            .map(|a| {
+                if a.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    a
+                }
+            })
+            .find(|a| a.is_dir())
+            .unwrap_or(Path::new("."));
         if let Err(e) = rustix::fs::access(existing, rustix::fs::Access::WRITE_OK) {
             return Err(RunError::Output {
                 path: what,

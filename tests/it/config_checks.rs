@@ -400,3 +400,35 @@ fn check_takes_runs_flags_and_prints_the_thresholds_it_will_apply() {
     assert_eq!(code, Some(2), "{split}");
     assert!(split.contains("cannot be split over 4 shards"), "{split}");
 }
+
+/// `--output-json newdir/r.json`, relative, with `newdir` not there yet: the run creates
+/// it (the writability check looks at the current directory, the nearest that exists,
+/// instead of refusing a path whose first component is missing).
+#[test]
+fn a_relative_output_json_in_a_new_folder_is_created() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root.join("scenarios/video-cadence.toml")).unwrap();
+    let cfg = dir.path().join("fast.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "{text}\n[server.video]\nfirst_chunk_ms = 5\nchunk_interval_ms = 2\nramp_chunks = 0\n"
+        ),
+    )
+    .unwrap();
+    let out = rtload()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--quiet",
+            "--output-json",
+            "fresh/r.json",
+            "fast.toml",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(dir.path().join("fresh/r.json").is_file(), "{err}");
+}
