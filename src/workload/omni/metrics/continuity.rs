@@ -37,32 +37,33 @@ pub struct ContinuityStats {
     pub is_continuous: bool,
 }
 
-/// [`compute_continuity_stats`] one chunk at a time.
+/// [`compute_continuity_stats`] one chunk at a time, with its arithmetic (bytes, the
+/// deficit divided by the rate), so a constant rate gives its numbers to the bit.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Continuity {
     first_s: Option<f64>,
-    /// Seconds of audio received before the current chunk.
-    received_s: f64,
+    /// Bytes received before the current chunk.
+    received: u64,
     max_underrun_s: f64,
     events: u64,
 }
 
 impl Continuity {
-    /// A chunk of `bytes` PCM bytes at `bytes_per_s`, arrived at `at_s`.
+    /// A chunk of `bytes` PCM bytes played at `bytes_per_s` (the output rate as of this
+    /// chunk; a non-positive rate counts no deficit), arrived at `at_s`.
     pub fn push(&mut self, at_s: f64, bytes: u64, bytes_per_s: f64) {
         match self.first_s {
             None => self.first_s = Some(at_s),
-            Some(t0) => {
-                let deficit_s = (at_s - t0) - self.received_s;
-                if deficit_s > 0.0 {
-                    self.max_underrun_s = self.max_underrun_s.max(deficit_s);
+            Some(t0) if bytes_per_s > 0.0 => {
+                let deficit_bytes = (at_s - t0) * bytes_per_s - self.received as f64;
+                if deficit_bytes > 0.0 {
+                    self.max_underrun_s = self.max_underrun_s.max(deficit_bytes / bytes_per_s);
                     self.events += 1;
                 }
             }
+            Some(_) => {}
         }
-        if bytes_per_s > 0.0 {
-            self.received_s += bytes as f64 / bytes_per_s;
-        }
+        self.received += bytes;
     }
 
     /// The stats so far; `None` before the first chunk (the row then carries none).

@@ -50,7 +50,7 @@ fn fold_matches_the_list_form() {
     let got = fold.stats().unwrap();
     assert_eq!(got.underrun_event_count, want.underrun_event_count);
     assert_eq!(got.is_continuous, want.is_continuous);
-    assert!((got.max_underrun_s - want.max_underrun_s).abs() < 1e-9);
+    assert_eq!(got.max_underrun_s.to_bits(), want.max_underrun_s.to_bits());
     assert!(
         want.underrun_event_count > 0,
         "the sequence exercises underruns"
