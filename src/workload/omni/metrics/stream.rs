@@ -125,6 +125,9 @@ pub fn distribution_summary(values: &[f64], digits: usize) -> Option<Distributio
     })
 }
 
+/// Reads one value of a stream window.
+type Pick = fn(&StreamWindow) -> Option<f64>;
+
 /// The run-level `duplex_stream_ttft_ms`, `duplex_stream_ttfp_ms` and `duplex_stream_rtf`
 /// (`duplex_stream_metrics`): each over the sessions' finite, non-negative values; a key
 /// is absent when no session has one.
@@ -132,7 +135,7 @@ pub fn duplex_stream_metrics<'a>(
     sessions: impl IntoIterator<Item = &'a SessionSummary>,
 ) -> Vec<(&'static str, Distribution)> {
     let sessions: Vec<&SessionSummary> = sessions.into_iter().collect();
-    let picks: [(&str, fn(&StreamWindow) -> Option<f64>, usize); 3] = [
+    let picks: [(&str, Pick, usize); 3] = [
         ("duplex_stream_ttft_ms", |w| w.stream_ttft_ms, 3),
         ("duplex_stream_ttfp_ms", |w| Some(w.stream_ttfp_ms), 3),
         ("duplex_stream_rtf", |w| w.stream_rtf, 6),
