@@ -21,7 +21,9 @@ mod live;
 mod stream;
 pub use continuity::{CONTINUITY_ORIGIN, Continuity, ContinuityStats};
 pub use live::LiveTtfp;
-pub use stream::{Distribution, StreamWindow, distribution_summary, duplex_stream_metrics};
+pub use stream::{
+    Distribution, StageSummary, StreamWindow, distribution_summary, duplex_stream_metrics,
+};
 
 /// `source` of every client-measured request metric.
 pub const SOURCE: &str = "client_monotonic_receive";
@@ -129,6 +131,10 @@ pub struct SessionSummary {
     /// 0.30.0's `tpot_ms`: of the rows' positive `tpot_ms`; absent when none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpot_ms: Option<Distribution>,
+    /// 0.30.0's `stages`: the stage-0 blocks' `ttft_ms` / `tpot_ms` roll-up under `"0"`
+    /// (rtload keeps no other stage); absent when no row has a stage-0 block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stages: Option<std::collections::BTreeMap<&'static str, StageSummary>>,
     /// The stream window, flattened (`stream_ttft_ms`, …); absent when no created
     /// response sent audio after the stream start.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -438,6 +444,7 @@ pub fn session_summary(rows: &[ResponseRow], session_id: Option<&str>) -> Sessio
         ttfp_ms: dist(|m| Some(m.ttfp_ms), 3),
         rtf: dist(|m| m.rtf, 6),
         tpot_ms: dist(|m| m.tpot_ms.flatten().filter(|t| *t > 0.0), 3),
+        stages: stream::stage_summaries(rows),
         stream: None,
         stream_started_at_s: None,
     }

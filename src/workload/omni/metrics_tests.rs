@@ -117,6 +117,7 @@ fn row_json_shape() {
                "ttft_ms": {"count": 2, "mean": 100.0, "p50": 100.0, "p99": 100.0},
                "ttfp_ms": {"count": 2, "mean": 300.0, "p50": 200.0, "p99": 400.0},
                "rtf": {"count": 2, "mean": 2.0, "p50": 2.0, "p99": 2.0},
+               "stages": {"0": {"ttft_ms": {"count": 2, "mean": 2.5, "p50": 0.0, "p99": 5.0}}},
                "stream_ttft_ms": 200.0, "stream_ttfp_ms": 300.0, "stream_rtf": 8.333333,
                "stream_audio_generation_ms": 2500.0, "stream_audio_duration_ms": 300.0,
                "stream_measurement_origin": {"ttft": STREAM_TTFT_ORIGIN,

@@ -152,3 +152,38 @@ pub fn duplex_stream_metrics<'a>(
         })
         .collect()
 }
+
+/// One stage's session roll-up (`summarize_stage_metrics`): `ttft_ms` over every row's
+/// block, `tpot_ms` over the positive ones; a key is absent without a value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StageSummary {
+    /// The blocks' `ttft_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<Distribution>,
+    /// The blocks' positive `tpot_ms`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpot_ms: Option<Distribution>,
+}
+
+/// The session's `stages` as 0.30.0's `summarize_stage_metrics` makes it from rows that
+/// carry `stage0_tokens` and no `stages` (rtload's rows): stage `"0"` only; `None` when
+/// no row has a stage-0 block.
+pub(super) fn stage_summaries(
+    rows: &[super::ResponseRow],
+) -> Option<std::collections::BTreeMap<&'static str, StageSummary>> {
+    let blocks: Vec<&super::Stage0Tokens> = rows
+        .iter()
+        .filter_map(|r| r.stage0_tokens.as_ref())
+        .collect();
+    let ttft: Vec<f64> = blocks.iter().map(|b| b.ttft_ms).collect();
+    let tpot: Vec<f64> = blocks
+        .iter()
+        .filter_map(|b| b.tpot_ms)
+        .filter(|t| *t > 0.0)
+        .collect();
+    let s = StageSummary {
+        ttft_ms: distribution_summary(&ttft, 3),
+        tpot_ms: distribution_summary(&tpot, 3),
+    };
+    (s.ttft_ms.is_some() || s.tpot_ms.is_some()).then(|| [("0", s)].into_iter().collect())
+}
