@@ -1,7 +1,10 @@
 //! Duplex per-response and per-session metrics (spec §5.2): TTFT, TTFP, audio generation
 //! time, audio duration and RTF per assistant response, measured from the client receipt
 //! of that response's `response.created`; the session summary; and the mapping of one
-//! finished session onto a serving-benchmark [`RequestOutcome`].
+//! finished session onto a serving-benchmark [`RequestOutcome`]. Beside the seed keys,
+//! vLLM-Omni 0.30.0's (`benchmarks/duplex_session_metrics.py`): per row `tpot_ms` and
+//! the audio continuity (`continuity.rs`), per session the distributions, the stage-0
+//! roll-up and the stream window, and the run's `duplex_stream_*` (`stream.rs`).
 //!
 //! Pure code: a list of timestamped server events in, serializable rows out. Receipt
 //! times must all come from one monotonic clock; nothing here reads a clock.
@@ -216,8 +219,7 @@ struct Acc {
 impl Acc {
     /// Note one event of this response received at `at_s` (at or after the stream
     /// start): creation, first text, stage-0 metrics, audio timing and duration.
-    /// `audio_len` is the event's [`audio_len`].
-    /// `rate_hz` is the output rate the audio plays at.
+    /// `audio` is the event's [`audio_len`] and the output rate (Hz) it plays at.
     fn observe(&mut self, ev: &Value, kind: &str, at_s: f64, audio: (Option<(u64, bool)>, u64)) {
         let (audio_len, rate_hz) = audio;
         if kind == "response.created" && self.created_at.is_none() {
