@@ -191,6 +191,14 @@ fn duplex_metrics_match_vllm_omni_0_30_on_recorded_events() {
         "rtload differs from vLLM-Omni 0.30.0:\n{}",
         bad.join("\n")
     );
+    // One number, one source: the catalogue's distributions hold the same values.
+    let m = s.report.metrics();
+    let stream = &ours["duplex_stream_ttfp_ms"];
+    assert_eq!(m["stream_ttfp_ms.count"], stream["count"].as_f64().unwrap());
+    assert!((m["stream_ttfp_ms.mean"] - stream["mean"].as_f64().unwrap()).abs() < 0.001);
+    let rows = our_rows.len() as f64;
+    assert_eq!(m["response_audio_underrun_s.count"], rows, "{m:?}");
+    assert_eq!(m["response_audio_continuity_ok.count"], rows, "{m:?}");
 }
 
 #[test]
