@@ -25,6 +25,7 @@ mod layering;
 mod listener;
 mod live;
 mod metric_origins;
+mod omni_parity;
 mod openai_ga;
 mod outputs;
 mod prometheus;

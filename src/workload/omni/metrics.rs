@@ -1,7 +1,10 @@
 //! Duplex per-response and per-session metrics (spec §5.2): TTFT, TTFP, audio generation
 //! time, audio duration and RTF per assistant response, measured from the client receipt
 //! of that response's `response.created`; the session summary; and the mapping of one
-//! finished session onto a serving-benchmark [`RequestOutcome`].
+//! finished session onto a serving-benchmark [`RequestOutcome`]. Beside the seed keys,
+//! vLLM-Omni 0.30.0's (`benchmarks/duplex_session_metrics.py`): per row `tpot_ms` and
+//! the audio continuity (`continuity.rs`), per session the distributions, the stage-0
+//! roll-up and the stream window, and the run's `duplex_stream_*` (`stream.rs`).
 //!
 //! Pure code: a list of timestamped server events in, serializable rows out. Receipt
 //! times must all come from one monotonic clock; nothing here reads a clock.
@@ -16,8 +19,14 @@ use super::tokens::{Stage0Tokens, project_token_timing, round_dp, stage0_metrics
 use crate::workload::omni::bench_metrics::RequestOutcome;
 use crate::workload::omni::session::events::Timed;
 
+mod continuity;
 mod live;
+mod stream;
+pub use continuity::{CONTINUITY_ORIGIN, Continuity, ContinuityStats};
 pub use live::LiveTtfp;
+pub use stream::{
+    Distribution, StageSummary, StreamWindow, distribution_summary, duplex_stream_metrics,
+};
 
 /// `source` of every client-measured request metric.
 pub const SOURCE: &str = "client_monotonic_receive";
@@ -28,6 +37,8 @@ pub const TTFP_ORIGIN: &str = "response.created client receive to first audio pa
 /// `measurement_origin.rtf`.
 pub const RTF_ORIGIN: &str =
     "response.created client receive to last audio packet divided by emitted audio duration";
+/// `measurement_origin.tpot` (vLLM-Omni 0.30.0 names it on every row).
+pub const TPOT_ORIGIN: &str = "Stage-0 engine mean time per output token";
 /// Output sample rate assumed when no audio delta names one.
 pub const DEFAULT_OUTPUT_RATE_HZ: u64 = 24_000;
 
@@ -48,6 +59,10 @@ pub struct MeasurementOrigin {
     pub ttfp: &'static str,
     /// See [`RTF_ORIGIN`].
     pub rtf: &'static str,
+    /// See [`TPOT_ORIGIN`].
+    pub tpot: &'static str,
+    /// See [`CONTINUITY_ORIGIN`] (rtload's: the reference measures no duplex continuity).
+    pub continuity: &'static str,
 }
 
 /// Client-measured metrics of one response (`request_metrics`; present only when the
@@ -69,6 +84,10 @@ pub struct RequestMetrics {
     /// Emitted audio, ms, 3 decimals: max `metadata.audio_duration_ms` of the response's
     /// audio deltas, else decoded bytes·1000/(rate·2).
     pub audio_duration_ms: f64,
+    /// The stage-0 `vllm_tpot_ms` (finite, non-negative, else null), present only when an
+    /// event of the response carried stage-0 metrics (vLLM-Omni 0.30.0's `tpot_ms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpot_ms: Option<Option<f64>>,
 }
 
 /// One row of `duplex_request_metrics`.
@@ -87,6 +106,10 @@ pub struct ResponseRow {
     /// Engine stage-0 token metrics, when an event of this response carried them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stage0_tokens: Option<Stage0Tokens>,
+    /// Audio continuity of the response's counted audio deltas, flattened when it sent
+    /// audio ([`ContinuityStats`]).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub continuity: Option<ContinuityStats>,
 }
 
 /// `duplex_session_metrics`: means over the rows that have a finite value.
@@ -102,6 +125,28 @@ pub struct SessionSummary {
     pub mean_ttfp_ms: Option<f64>,
     /// Mean row RTF, 6 decimals; null when no row has one.
     pub mean_rtf: Option<f64>,
+    /// vLLM-Omni 0.30.0's `ttft_ms`: [`Distribution`] of the rows' TTFT (3 decimals).
+    pub ttft_ms: Option<Distribution>,
+    /// 0.30.0's `ttfp_ms`: of the rows' TTFP (3 decimals).
+    pub ttfp_ms: Option<Distribution>,
+    /// 0.30.0's `rtf`: of the rows' RTF (6 decimals).
+    pub rtf: Option<Distribution>,
+    /// 0.30.0's `tpot_ms`: of the rows' positive `tpot_ms`; absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpot_ms: Option<Distribution>,
+    /// 0.30.0's `stages`: the stage-0 blocks' `ttft_ms` / `tpot_ms` roll-up under `"0"`
+    /// (rtload keeps no other stage); absent when no row has a stage-0 block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stages: Option<std::collections::BTreeMap<&'static str, StageSummary>>,
+    /// The stream window, flattened (`stream_ttft_ms`, …); absent when no created
+    /// response sent audio after the stream start.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamWindow>,
+    /// The stream start on the clock of the events' `_client_received_at_s` (seconds
+    /// since the WebSocket opened), so the window can be recomputed from `events.json`;
+    /// absent when the stream never started (rtload's, not a 0.30.0 key).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_started_at_s: Option<f64>,
 }
 
 /// Everything §5.2 derives from one session's events.
@@ -125,8 +170,14 @@ pub fn duplex_metrics(
     stream_start_s: f64,
     session_id: Option<&str>,
 ) -> DuplexMetrics {
-    let rows = response_rows(events, stream_start_s, session_id);
-    let summary = session_summary(&rows, session_id);
+    let mut b = RowsBuilder::default();
+    for timed in events {
+        let at_s = timed.at_s();
+        b.observe(at_s, timed.event(), at_s >= stream_start_s);
+    }
+    let rows = b.rows(session_id);
+    let mut summary = session_summary(&rows, session_id);
+    summary.stream = stream::window(&b.order, &b.accs, b.rate_hz, stream_start_s);
     let output_tokens = rows
         .iter()
         .filter_map(|r| r.stage0_tokens.as_ref())
@@ -155,6 +206,9 @@ struct Acc {
     first_audio: Option<f64>,
     last_audio: Option<f64>,
     max_duration_ms: Option<f64>,
+    /// The largest non-negative `metadata.audio_duration_ms` (the stream window's rule).
+    stream_duration_ms: Option<f64>,
+    continuity: Continuity,
     /// Kept as the few numbers the row needs, not the metrics object (which held every
     /// field the server sent, for every response of a live session); boxed, so a
     /// response without one costs a pointer in the map a live session keeps.
@@ -165,8 +219,9 @@ struct Acc {
 impl Acc {
     /// Note one event of this response received at `at_s` (at or after the stream
     /// start): creation, first text, stage-0 metrics, audio timing and duration.
-    /// `audio_len` is the event's [`audio_len`].
-    fn observe(&mut self, ev: &Value, kind: &str, at_s: f64, audio_len: Option<(u64, bool)>) {
+    /// `audio` is the event's [`audio_len`] and the output rate (Hz) it plays at.
+    fn observe(&mut self, ev: &Value, kind: &str, at_s: f64, audio: (Option<(u64, bool)>, u64)) {
+        let (audio_len, rate_hz) = audio;
         if kind == "response.created" && self.created_at.is_none() {
             self.created_at = Some(at_s);
         }
@@ -180,15 +235,19 @@ impl Acc {
         if let Some(s0) = stage0_metrics(ev) {
             self.stage0 = Some(Box::new(stage0_tokens(s0)));
         }
-        if audio_len.is_some_and(|(_, nonempty)| nonempty) {
+        if let Some((bytes, true)) = audio_len {
             self.first_audio.get_or_insert(at_s);
             self.last_audio = Some(at_s);
+            self.continuity.push(at_s, bytes, rate_hz as f64 * 2.0);
             let dur = ev
                 .get("metadata")
                 .and_then(|m| m.get("audio_duration_ms"))
                 .and_then(Value::as_f64);
             if let Some(d) = dur.filter(|d| d.is_finite()) {
                 self.max_duration_ms = Some(self.max_duration_ms.map_or(d.max(0.0), |m| m.max(d)));
+                if d >= 0.0 {
+                    self.stream_duration_ms = Some(self.stream_duration_ms.unwrap_or(0.0).max(d));
+                }
             }
         }
     }
@@ -240,7 +299,7 @@ impl RowsBuilder {
             acc.decoded_bytes += n;
         }
         if counted {
-            acc.observe(ev, kind, at_s, audio_len);
+            acc.observe(ev, kind, at_s, (audio_len, self.rate_hz));
         }
     }
 
@@ -251,6 +310,7 @@ impl RowsBuilder {
 }
 
 /// The per-response rows of a session (rows exist only with request metrics or stage 0).
+#[cfg(test)]
 pub fn response_rows(
     events: impl IntoIterator<Item = impl Timed>,
     stream_start_s: f64,
@@ -297,6 +357,7 @@ fn rows_in_order(
             session_id: session_id.map(str::to_owned),
             request_index: idx,
             response_id: rid.clone(),
+            continuity: request_metrics.as_ref().and(acc.continuity.stats()),
             request_metrics,
             stage0_tokens,
         });
@@ -346,12 +407,15 @@ fn request_metrics(acc: &Acc, rate_hz: u64) -> Option<RequestMetrics> {
             ttft: TTFT_ORIGIN,
             ttfp: TTFP_ORIGIN,
             rtf: RTF_ORIGIN,
+            tpot: TPOT_ORIGIN,
+            continuity: CONTINUITY_ORIGIN,
         },
         ttft_ms: acc.first_text.map(|t| round_dp((t - origin) * 1000.0, 3)),
         ttfp_ms: round_dp((first - origin) * 1000.0, 3),
         rtf: (duration_ms > 0.0).then(|| round_dp(generation_ms / duration_ms, 6)),
         audio_generation_ms: round_dp(generation_ms, 3),
         audio_duration_ms: round_dp(duration_ms, 3),
+        tpot_ms: acc.stage0.as_ref().map(|s| s.tpot_ms),
     })
 }
 
@@ -365,12 +429,26 @@ pub fn session_summary(rows: &[ResponseRow], session_id: Option<&str>) -> Sessio
             .collect();
         (!vals.is_empty()).then(|| round_dp(vals.iter().sum::<f64>() / vals.len() as f64, dp))
     };
+    let dist = |pick: fn(&RequestMetrics) -> Option<f64>, dp: usize| {
+        let vals: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| r.request_metrics.as_ref().and_then(pick))
+            .collect();
+        distribution_summary(&vals, dp)
+    };
     SessionSummary {
         session_id: session_id.map(str::to_owned),
         audio_turn_count: rows.len(),
         mean_ttft_ms: mean(|m| m.ttft_ms, 3),
         mean_ttfp_ms: mean(|m| Some(m.ttfp_ms), 3),
         mean_rtf: mean(|m| m.rtf, 6),
+        ttft_ms: dist(|m| m.ttft_ms, 3),
+        ttfp_ms: dist(|m| Some(m.ttfp_ms), 3),
+        rtf: dist(|m| m.rtf, 6),
+        tpot_ms: dist(|m| m.tpot_ms.flatten().filter(|t| *t > 0.0), 3),
+        stages: stream::stage_summaries(rows),
+        stream: None,
+        stream_started_at_s: None,
     }
 }
 

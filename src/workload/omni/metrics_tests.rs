@@ -3,6 +3,9 @@
 
 use super::*;
 use crate::workload::omni::bench_metrics::{Goodput, Metric, calculate};
+use crate::workload::omni::metrics::stream::{
+    STREAM_RTF_ORIGIN, STREAM_TTFP_ORIGIN, STREAM_TTFT_ORIGIN,
+};
 use serde_json::json;
 
 fn ev(at_s: f64, event: Value) -> (f64, Value) {
@@ -106,11 +109,113 @@ fn row_json_shape() {
     assert_eq!(v["stage0_tokens"]["itls_ms"], json!([10.0, 20.0]));
     assert_eq!(v["stage0_tokens"]["inter_token_interval_ms"]["p95"], 20.0);
     let s = serde_json::to_value(&m.summary).unwrap();
+    // The seed-era means stay; vLLM-Omni 0.30.0's distributions and stream window follow.
     assert_eq!(
         s,
         json!({"session_id": "s1", "audio_turn_count": 2, "mean_ttft_ms": 100.0,
-               "mean_ttfp_ms": 300.0, "mean_rtf": 2.0})
+               "mean_ttfp_ms": 300.0, "mean_rtf": 2.0,
+               "ttft_ms": {"count": 2, "mean": 100.0, "p50": 100.0, "p99": 100.0},
+               "ttfp_ms": {"count": 2, "mean": 300.0, "p50": 200.0, "p99": 400.0},
+               "rtf": {"count": 2, "mean": 2.0, "p50": 2.0, "p99": 2.0},
+               "stages": {"0": {"ttft_ms": {"count": 2, "mean": 2.5, "p50": 0.0, "p99": 5.0}}},
+               "stream_ttft_ms": 200.0, "stream_ttfp_ms": 300.0, "stream_rtf": 8.333333,
+               "stream_audio_generation_ms": 2500.0, "stream_audio_duration_ms": 300.0,
+               "stream_measurement_origin": {"ttft": STREAM_TTFT_ORIGIN,
+                   "ttfp": STREAM_TTFP_ORIGIN, "rtf": STREAM_RTF_ORIGIN}})
     );
+}
+
+#[test]
+fn rows_carry_the_0_30_keys() {
+    let m = duplex_metrics(&worked_example(), 10.0, Some("s1"));
+    let v = serde_json::to_value(&m.rows[0]).unwrap();
+    assert_eq!(v["measurement_origin"]["tpot"], TPOT_ORIGIN);
+    assert_eq!(v["measurement_origin"]["rtf"], RTF_ORIGIN);
+    // Stage 0 without `vllm_tpot_ms`: the key is there, null (as 0.30.0 writes it).
+    assert_eq!(v.get("tpot_ms"), Some(&Value::Null));
+    assert_eq!(v["audio_underrun_s"], 0.0);
+    assert_eq!(v["audio_underrun_event_count"], 0);
+    assert_eq!(v["audio_continuity_ok"], true);
+}
+
+#[test]
+fn session_tpot_is_over_positive_row_values_only() {
+    let mut evs = worked_example();
+    evs[3] = done(
+        10.4,
+        "r1",
+        json!({"num_tokens_out": 3, "vllm_tpot_ms": 12.5}),
+    );
+    evs[7] = done(12.6, "r2", json!({"num_tokens_out": 2, "vllm_tpot_ms": 0}));
+    let m = duplex_metrics(&evs, 10.0, None);
+    assert_eq!(
+        m.rows[0].request_metrics.as_ref().unwrap().tpot_ms,
+        Some(Some(12.5))
+    );
+    assert_eq!(
+        m.rows[1].request_metrics.as_ref().unwrap().tpot_ms,
+        Some(Some(0.0))
+    );
+    let t = m.summary.tpot_ms.unwrap();
+    assert_eq!((t.count, t.mean), (1, 12.5));
+}
+
+#[test]
+fn stream_window_spans_every_created_response_after_the_start() {
+    // Audio before the stream start does not count; a response without metadata falls
+    // back to its decoded bytes (3 bytes of "AAAA" at 24 kHz = 0.0625 ms; 300.0625 is
+    // exact in binary, so it rounds half to even, as Python's `round`).
+    let mut evs = worked_example();
+    evs.insert(0, audio(9.0, "r1", 5000.0));
+    evs.push(created(13.0, "r3"));
+    evs.push(ev(
+        13.5,
+        json!({"type": "response.audio.delta", "response_id": "r3", "delta": "AAAA"}),
+    ));
+    let w = duplex_metrics(&evs, 10.0, None).summary.stream.unwrap();
+    assert_eq!((w.stream_ttft_ms, w.stream_ttfp_ms), (Some(200.0), 300.0));
+    assert_eq!(w.stream_audio_generation_ms, 3500.0);
+    assert_eq!(w.stream_audio_duration_ms, 300.062);
+    assert_eq!(w.stream_rtf, Some(round_dp(3500.0 / 300.062, 6)));
+    // No audio after the start: no window (the keys are absent, not zero).
+    let none = duplex_metrics(&worked_example(), 20.0, None).summary;
+    assert!(none.stream.is_none());
+    let v = serde_json::to_value(&none).unwrap();
+    assert!(v.get("stream_ttfp_ms").is_none() && v["ttfp_ms"].is_null());
+}
+
+#[test]
+fn distribution_summary_is_nearest_rank() {
+    let d = distribution_summary(&[4.0, 1.0, 3.0, 2.0, f64::NAN], 3).unwrap();
+    assert_eq!((d.count, d.mean, d.p50, d.p99), (4, 2.5, 2.0, 4.0));
+    assert!(distribution_summary(&[f64::INFINITY], 3).is_none());
+    assert_eq!(
+        distribution_summary(&[1.0 / 3.0], 6).unwrap().mean,
+        0.333333
+    );
+}
+
+#[test]
+fn run_stream_summaries_skip_missing_and_negative_values() {
+    let a = duplex_metrics(&worked_example(), 10.0, None).summary;
+    let b = duplex_metrics(&worked_example(), 20.0, None).summary;
+    let mut c = a.clone();
+    if let Some(w) = c.stream.as_mut() {
+        w.stream_ttft_ms = None;
+        w.stream_ttfp_ms = -1.0;
+    }
+    let got = duplex_stream_metrics([&a, &b, &c]);
+    let keys: Vec<&str> = got.iter().map(|(k, _)| *k).collect();
+    assert_eq!(
+        keys,
+        [
+            "duplex_stream_ttft_ms",
+            "duplex_stream_ttfp_ms",
+            "duplex_stream_rtf"
+        ]
+    );
+    assert_eq!((got[0].1.count, got[1].1.count, got[2].1.count), (1, 1, 2));
+    assert!(duplex_stream_metrics([&b]).is_empty());
 }
 
 #[test]

@@ -9,8 +9,7 @@ mod json;
 mod listener;
 mod restore;
 mod timeline;
-
-pub use families::FAMILIES;
+mod upstream;
 
 use std::collections::BTreeMap;
 
@@ -27,6 +26,7 @@ use crate::workload::omni::artifacts::{CaseResult, FinalizeCase, FinalizeSummary
 use crate::workload::omni::bench_metrics::{self, RequestOutcome, SummaryHeader};
 use crate::workload::results::Recorded;
 use crate::workload::spool::Spool;
+pub use families::{ALIASES, FAMILIES, HEADLINE, catalogue};
 use restore::{Events, Restored, restore, segment_pcm};
 
 /// The engine's run record with each case's typed output.
@@ -88,6 +88,7 @@ fn recorded_of(runs: &[CaseRun<'_>], percentiles: &[f64]) -> Recorded {
         }
     }
     listener::record(&mut rec, runs);
+    upstream::record(&mut rec, runs);
     barge::record(&mut rec, runs);
     rec
 }
@@ -117,6 +118,11 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
     // (the other shards' bundles are theirs).
     if !run.interrupted && run.measured_indices.is_none() {
         remove_unran_bundles(w, &ran, &mut summary);
+    }
+    let doc = upstream::duplex_metrics_doc(&runs);
+    if let Err(e) = crate::workload::omni::artifacts::write_duplex_metrics(&w.output_dir, &doc) {
+        summary.artifacts_complete = false;
+        (summary.artifact_errors).push(format!("Duplex metrics publication failed: {e}"));
     }
     let outcomes: Vec<RequestOutcome> = runs.iter().map(|r| r.outcome.clone()).collect();
     let bm = bench_metrics::calculate(
@@ -331,7 +337,8 @@ fn case_result<'a>(
     let events = restored.as_ref().into_iter().flat_map(|r| r.events.each());
     let stream_start_s = out.and_then(|o| o.stream_start_s).unwrap_or(0.0);
     let session_id = out.map(|o| o.session_id.clone());
-    let dm = duplex_metrics(events, stream_start_s, session_id.as_deref());
+    let mut dm = duplex_metrics(events, stream_start_s, session_id.as_deref());
+    dm.summary.stream_started_at_s = out.and_then(|o| o.stream_start_s);
     result.success = success;
     // The reference writes `""` (not null) when there is no error.
     result.error = Some(error.unwrap_or_default());
@@ -383,68 +390,4 @@ fn case_result<'a>(
             spans: Vec::new(),
         },
     )
-}
-
-use crate::workload::catalogue::{Catalogue, Family};
-
-/// Scalar names in [`FAMILIES`] (the distributions publish `<name>.<stat>`).
-const SCALARS: [&str; 11] = [
-    "completed",
-    "failed",
-    "duration_s",
-    "request_throughput",
-    "request_goodput",
-    "good_requests",
-    "output_throughput",
-    "output_tokens.total",
-    "audio_throughput",
-    "max_concurrent_requests",
-    "pacing_max_lag_ms.max",
-];
-
-/// The summary-row metrics, in display order.
-pub const HEADLINE: &[&str] = &[
-    "ttft_ms.p99",
-    "audio_ttfp_ms.p99",
-    "audio_rtf.mean",
-    "request_throughput",
-];
-
-/// The duplex workload's unit of work: output audio seconds per second of run
-/// (`audio_throughput`, the `vllm bench serve` formula). Spoken audio is what the server
-/// generates and what saturates it; responses per second (`request_throughput`) moves with
-/// the sweep's completed sessions/s column and would repeat it, while audio s/s also shows
-/// a server that keeps answering but with shorter or slower speech.
-pub const UNIT_RATE: (&str, &str) = ("audio_throughput", "audio s/s");
-
-/// `<metric>.median`, the name of earlier results, reads as `<metric>.p50`.
-pub const ALIASES: &[(&str, &str)] = &[
-    ("ttft_ms.median", "ttft_ms.p50"),
-    ("tpot_ms.median", "tpot_ms.p50"),
-    ("itl_ms.median", "itl_ms.p50"),
-    ("e2el_ms.median", "e2el_ms.p50"),
-    ("audio_ttfp_ms.median", "audio_ttfp_ms.p50"),
-    ("audio_rtf.median", "audio_rtf.p50"),
-    ("audio_duration_s.median", "audio_duration_s.p50"),
-    ("audio_underrun_s.median", "audio_underrun_s.p50"),
-    ("audio_stall_count.median", "audio_stall_count.p50"),
-    ("audio_stall_ms.median", "audio_stall_ms.p50"),
-    (
-        "audio_time_to_first_stall_ms.median",
-        "audio_time_to_first_stall_ms.p50",
-    ),
-];
-
-/// The catalogue of a duplex run reporting `percentiles` (on top of the standard ones).
-pub fn catalogue(percentiles: &[f64]) -> Catalogue {
-    let mut pcts = crate::util::stats::STANDARD_PERCENTILES.to_vec();
-    pcts.extend_from_slice(percentiles);
-    let rec = Recorded::new(&pcts);
-    let dists: Vec<Family> = FAMILIES.iter().filter(|f| f.is_dist()).cloned().collect();
-    let mut names = Catalogue::of(&dists, rec.percents(), &[]).names();
-    names.extend(SCALARS.iter().map(|s| (*s).to_string()));
-    Catalogue::build(names, FAMILIES, HEADLINE)
-        .with_unit_rate(UNIT_RATE.0, UNIT_RATE.1)
-        .with_aliases(ALIASES)
-        .with_charts(timeline::charts())
 }

@@ -89,6 +89,8 @@ pub fn nearest_rank_summary(values: &[f64]) -> IntervalSummary {
 /// Engine token metrics of one response, from the last event carrying stage-0 metrics.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Stage0Tokens {
+    /// `"engine_stage_metrics"`, as vLLM-Omni 0.30.0 labels an engine stage block.
+    pub source: &'static str,
     /// `num_tokens_out` (finite, non-negative, truncated to an integer), else 0.
     pub output_token_count: u64,
     /// `vllm_ttft_ms` (finite, non-negative), else 0.
@@ -109,6 +111,7 @@ pub fn stage0_tokens(stage0: &Map<String, Value>) -> Stage0Tokens {
         .map(|a| a.iter().filter_map(finite_nonneg).collect())
         .unwrap_or_default();
     Stage0Tokens {
+        source: "engine_stage_metrics",
         output_token_count: stage0
             .get("num_tokens_out")
             .and_then(finite_nonneg)

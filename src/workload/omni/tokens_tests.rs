@@ -18,6 +18,7 @@ fn check_vec(got: &[f64], want: &[f64]) {
 
 fn block(count: u64, tpot: Option<f64>, itls: &[f64]) -> Stage0Tokens {
     Stage0Tokens {
+        source: "engine_stage_metrics",
         output_token_count: count,
         ttft_ms: 0.0,
         tpot_ms: tpot,

@@ -32,6 +32,9 @@ pub const CASE_FILES: [&str; 6] = [
 pub const BATCH_SUMMARY_JSON: &str = "batch_summary.json";
 /// Official evaluation manifest written under the output root.
 pub const OFFICIAL_EVAL_MANIFEST: &str = "official_eval_manifest.jsonl";
+/// vLLM-Omni 0.30.0's `DUPLEX_METRICS_FILENAME`: the run's per-response rows, session
+/// summaries and `duplex_stream_*` summaries, under the output root.
+pub const DUPLEX_METRICS_JSON: &str = "duplex_metrics.json";
 /// Batch files, in write order.
 pub const BATCH_FILES: [&str; 2] = [BATCH_SUMMARY_JSON, OFFICIAL_EVAL_MANIFEST];
 /// Run-wide lock file under the output root (§4.7).

@@ -332,6 +332,14 @@ impl Finalizer {
     }
 }
 
+/// Writes `doc` as `duplex_metrics.json` under `root` (pretty, 2-space indent, as the
+/// reference's `json.dumps(..., indent=2)`), whole or not at all.
+pub fn write_duplex_metrics(root: &Path, doc: &serde_json::Value) -> Result<(), ArtifactError> {
+    let root = absolute(root);
+    create_dir(&root)?;
+    publish::stage_json(&root, layout::DUPLEX_METRICS_JSON, doc)?.commit()
+}
+
 /// Publishes one case inside [`finalize`], recording errors as §4.7 says.
 fn publish_one(root: &Path, case: &mut FinalizeCase, errors: &mut Vec<String>) {
     let label = case.layout.label();

@@ -1,10 +1,9 @@
-//! What every duplex metric means: the catalogue families of the OmniInteract workload,
-//! `vllm bench serve` names plus rtload's own (listener playback, barge-in), each with
-//! its unit, direction, origin and merge rule.
+//! The duplex workload's metric catalogue: what every recorded metric means, where it is
+//! measured from and to, how shards merge it, and which make the headline.
 
-use super::{barge, listener};
-use crate::workload::catalogue::Direction::{Higher, Lower, NotAScore};
-use crate::workload::catalogue::{Family, Merge};
+use super::{barge, listener, timeline, upstream};
+use crate::workload::catalogue::{Catalogue, Direction::*, Family, Merge};
+use crate::workload::results::Recorded;
 
 /// What every duplex metric means (`vllm bench serve` names plus rtload's own).
 pub const FAMILIES: &[Family] = &[
@@ -128,6 +127,54 @@ pub const FAMILIES: &[Family] = &[
     .origin("per session: streaming underrun as vllm bench serve reports it (not measured by the duplex client)")
     .dist(),
     Family::new(
+        upstream::STREAM_TTFT_MS,
+        "ms",
+        Lower,
+        "time to first text of a session's input stream",
+    )
+    .origin("per session: input stream start (client, just before the first append) → first non-empty text delta received of any response (vLLM-Omni 0.30.0 stream_ttft_ms)")
+    .dist(),
+    Family::new(
+        upstream::STREAM_TTFP_MS,
+        "ms",
+        Lower,
+        "time to first audio of a session's input stream",
+    )
+    .origin("per session: input stream start (client, just before the first append) → first audio delta received of any response (vLLM-Omni 0.30.0 stream_ttfp_ms)")
+    .dist(),
+    Family::new(
+        upstream::STREAM_RTF,
+        "ratio",
+        Lower,
+        "a session's stream time to last audio / its emitted audio",
+    )
+    .origin("per session: input stream start → last audio delta received, ÷ the session's total emitted audio duration; includes the concurrent realtime input (vLLM-Omni 0.30.0 stream_rtf)")
+    .dist(),
+    Family::new(
+        upstream::UNDERRUN_S,
+        "s",
+        Lower,
+        "worst time a realtime player of one response was starved",
+    )
+    .origin("per response: a player started at the client receipt of its first non-empty audio delta, playing at the output rate; the largest deficit at a later delta's receipt (vLLM-Omni 0.30.0 compute_continuity_stats)")
+    .dist(),
+    Family::new(
+        upstream::UNDERRUN_EVENTS,
+        "events",
+        Lower,
+        "audio deltas of one response that arrived after its player ran dry",
+    )
+    .origin("per response: the deltas at whose client receipt the player (started at the first non-empty audio delta) had a deficit (vLLM-Omni 0.30.0 compute_continuity_stats)")
+    .dist(),
+    Family::new(
+        upstream::CONTINUITY_OK,
+        "fraction",
+        Higher,
+        "responses whose worst underrun stayed within 0.1 s (mean: their share)",
+    )
+    .origin("per response: 1 when the worst underrun of its player (started at the first non-empty audio delta's receipt) is at most 0.1 s, else 0")
+    .dist(),
+    Family::new(
         listener::STALL_COUNT,
         "stalls",
         Lower,
@@ -184,3 +231,65 @@ pub const FAMILIES: &[Family] = &[
     .origin("per interrupting session: onset → first audio delta received of the first response created after it")
     .dist(),
 ];
+
+/// Scalar names in [`FAMILIES`] (the distributions publish `<name>.<stat>`).
+const SCALARS: [&str; 11] = [
+    "completed",
+    "failed",
+    "duration_s",
+    "request_throughput",
+    "request_goodput",
+    "good_requests",
+    "output_throughput",
+    "output_tokens.total",
+    "audio_throughput",
+    "max_concurrent_requests",
+    "pacing_max_lag_ms.max",
+];
+
+/// The summary-row metrics, in display order.
+pub const HEADLINE: &[&str] = &[
+    "ttft_ms.p99",
+    "audio_ttfp_ms.p99",
+    "audio_rtf.mean",
+    "request_throughput",
+];
+
+/// The duplex workload's unit of work: output audio seconds per second of run
+/// (`audio_throughput`, the `vllm bench serve` formula). Spoken audio is what the server
+/// generates and what saturates it; responses per second (`request_throughput`) moves with
+/// the sweep's completed sessions/s column and would repeat it, while audio s/s also shows
+/// a server that keeps answering but with shorter or slower speech.
+pub const UNIT_RATE: (&str, &str) = ("audio_throughput", "audio s/s");
+
+/// `<metric>.median`, the name of earlier results, reads as `<metric>.p50`.
+pub const ALIASES: &[(&str, &str)] = &[
+    ("ttft_ms.median", "ttft_ms.p50"),
+    ("tpot_ms.median", "tpot_ms.p50"),
+    ("itl_ms.median", "itl_ms.p50"),
+    ("e2el_ms.median", "e2el_ms.p50"),
+    ("audio_ttfp_ms.median", "audio_ttfp_ms.p50"),
+    ("audio_rtf.median", "audio_rtf.p50"),
+    ("audio_duration_s.median", "audio_duration_s.p50"),
+    ("audio_underrun_s.median", "audio_underrun_s.p50"),
+    ("audio_stall_count.median", "audio_stall_count.p50"),
+    ("audio_stall_ms.median", "audio_stall_ms.p50"),
+    (
+        "audio_time_to_first_stall_ms.median",
+        "audio_time_to_first_stall_ms.p50",
+    ),
+];
+
+/// The catalogue of a duplex run reporting `percentiles` (on top of the standard ones).
+pub fn catalogue(percentiles: &[f64]) -> Catalogue {
+    let mut pcts = crate::util::stats::STANDARD_PERCENTILES.to_vec();
+    pcts.extend_from_slice(percentiles);
+    let rec = Recorded::new(&pcts);
+    let dists: Vec<Family> = FAMILIES.iter().filter(|f| f.is_dist()).cloned().collect();
+    let mut names = Catalogue::of(&dists, rec.percents(), &[]).names();
+    names.extend(SCALARS.iter().map(|s| (*s).to_string()));
+    Catalogue::build(names, FAMILIES, HEADLINE)
+        .with_unit_rate(UNIT_RATE.0, UNIT_RATE.1)
+        .with_aliases(ALIASES)
+        .with_charts(timeline::charts())
+}

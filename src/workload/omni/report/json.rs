@@ -115,6 +115,7 @@ pub(super) fn saved_result(
         .filter_map(|r| serde_json::to_value(&r.metrics.summary).ok())
         .collect();
     m.insert("duplex_session_metrics".into(), Value::Array(sessions));
+    m.extend(super::upstream::stream_summaries(runs));
     m.insert(
         "omniinteract".into(),
         serde_json::to_value(summary).unwrap_or(Value::Null),
