@@ -77,7 +77,10 @@ fn a_barge_in_is_stopped_after_the_servers_reaction_and_answered() {
         // transit — is part of what a user feels and of `stop_ms`. On an idle machine the
         // whole is 150 ± 5 ms: README "Barge-in"; here only what holds under any load.)
         let started = b["speech_started_ms"].as_f64().unwrap();
-        assert!(started >= 0.0 && stop - started >= REACTION_MS - 0.001, "{b}");
+        assert!(
+            started >= 0.0 && stop - started >= REACTION_MS - 0.001,
+            "{b}"
+        );
     }
     stops.sort_by(f64::total_cmp);
 
@@ -94,7 +97,12 @@ fn a_barge_in_is_stopped_after_the_servers_reaction_and_answered() {
             .sum();
         // The stop is the clear's receipt, and the server sent that clear no sooner than
         // 150 ms after it sent speech_started (its own stamps).
-        let of = |t: &str| events.iter().find(|e| e["type"] == t).unwrap_or_else(|| panic!("{t}"));
+        let of = |t: &str| {
+            events
+                .iter()
+                .find(|e| e["type"] == t)
+                .unwrap_or_else(|| panic!("{t}"))
+        };
         let cleared = of("output_audio_buffer.cleared");
         let stop_s = onset + b["stop_ms"].as_f64().unwrap() / 1000.0;
         assert!((received(cleared) - stop_s).abs() < 1e-5, "{b}");
@@ -104,7 +112,10 @@ fn a_barge_in_is_stopped_after_the_servers_reaction_and_answered() {
             .map(sent)
             .filter(|t| *t <= sent(cleared))
             .fold(f64::NAN, f64::max);
-        assert!(sent(cleared) - started >= REACTION_MS / 1000.0 - 1e-6, "{b}");
+        assert!(
+            sent(cleared) - started >= REACTION_MS / 1000.0 - 1e-6,
+            "{b}"
+        );
         let got = b["audio_after_onset_ms"].as_f64().unwrap();
         assert!((got - after).abs() < 0.01, "{got} vs {after} from the log");
         assert!(got >= DELTA_MS, "at least one delta was in flight: {b}");

@@ -46,6 +46,7 @@ mod tls;
 mod transcription;
 mod trust_interrupt;
 mod trust_io;
+mod turns;
 mod video_faults;
 mod wire;
 mod wire_deflate;

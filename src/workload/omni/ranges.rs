@@ -106,10 +106,31 @@ fn check_barge_in(input: &WorkloadInput<'_>, p: &OmniParams, errors: &mut Vec<Sc
             "`barge_in_speech_ms` needs `barge_in_after_ms` (when to interrupt)".into(),
         ));
     }
-    if p.barge_in_after_ms.is_some() && p.pacing.as_deref() == Some("saturate") {
+    if p.turns.is_some_and(|n| !(1..=1000).contains(&n)) {
+        let msg = format!(
+            "`turns` must be in [1, 1000] (got {})",
+            p.turns.unwrap_or(0)
+        );
+        errors.push(input.key_error("turns", msg));
+    }
+    if let Some(v) = bad(p.turn_gap_ms, 0.0, MAX_BARGE_IN_AFTER_MS) {
+        let msg = format!(
+            "`turn_gap_ms` must be in [0, {MAX_BARGE_IN_AFTER_MS}] ms (got {})",
+            num(v)
+        );
+        errors.push(input.key_error("turn_gap_ms", msg));
+    }
+    if p.turns.is_some() && p.barge_in_after_ms.is_some() {
+        errors.push(input.key_error(
+            "turns",
+            "`turns` and `barge_in_after_ms` cannot be combined yet: a session either speaks more turns or interrupts its reply; drop one".into(),
+        ));
+    }
+    let paced = p.barge_in_after_ms.is_some() || p.turns.is_some();
+    if paced && p.pacing.as_deref() == Some("saturate") {
         errors.push(input.key_error(
             "pacing",
-            "a barge-in needs paced input: its onset is a moment on the append schedule; use `pacing = \"realtime\"` (or a speed factor like \"2x\")".into(),
+            "a barge-in or turns need paced input: their onsets and ends of speech are moments on the append schedule; use `pacing = \"realtime\"` (or a speed factor like \"2x\")".into(),
         ));
     }
 }

@@ -9,6 +9,7 @@ mod json;
 mod listener;
 mod restore;
 mod timeline;
+mod turns;
 mod upstream;
 
 use std::collections::BTreeMap;
@@ -90,6 +91,7 @@ fn recorded_of(runs: &[CaseRun<'_>], percentiles: &[f64]) -> Recorded {
     listener::record(&mut rec, runs);
     upstream::record(&mut rec, runs);
     barge::record(&mut rec, runs);
+    turns::record(&mut rec, runs);
     rec
 }
 
@@ -155,6 +157,12 @@ pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, St
         .filter(|r| r.outcome.success && r.out.is_some_and(|o| o.barge_in.is_some()))
         .count();
     text.push_str(&barge::text(&recorded, interrupting, &w.percentiles));
+    let spoken = (runs.iter())
+        .filter(|r| r.outcome.success)
+        .filter_map(|r| r.out)
+        .map(|o| o.turns.len())
+        .sum();
+    text.push_str(&turns::text(&recorded, spoken, &w.percentiles));
     text.push_str(&json::omni_text(w, &runs, &finals, &summary));
     if w.params.save_result.unwrap_or(false) {
         save_result(w, &header, &doc, &mut text)?;

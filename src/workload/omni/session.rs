@@ -32,6 +32,7 @@ mod extend;
 mod output;
 pub mod parse;
 mod responses;
+pub mod turns;
 
 pub use output::{DuplexOutput, DuplexSettings, Phase, PreparedMedia, ResponseRecord};
 use responses::Responses;
@@ -70,8 +71,9 @@ pub struct DuplexSession {
     /// only from its completion wait on, so these fail the session there.
     held_error: Option<String>,
     held_end: Option<String>,
-    /// The barge-in, when the scenario asks for one, and the offset of its next append.
-    barge: Option<barge::Barge>,
+    /// What follows the case's audio (a barge-in, more turns), when the scenario asks,
+    /// and the offset of its next append.
+    ext: Option<extend::Ext>,
     ext_offset: usize,
 }
 
@@ -113,18 +115,9 @@ impl DuplexSession {
             api_key: None,
             held_error: None,
             held_end: None,
-            barge: None,
+            ext: None,
             ext_offset: 0,
         }
-    }
-
-    /// Interrupt the agent's reply `after_ms` into it with the case's speech clip
-    /// ([`barge`]); none without a clip (the workload fails such a session first).
-    pub fn with_barge_in(mut self, after_ms: f64) -> Self {
-        if !self.appends.speech.is_empty() {
-            self.barge = Some(barge::Barge::new(after_ms, self.appends.speech.clone()));
-        }
-        self
     }
 
     /// Set what the upgrade request carries besides the run's headers: the benchmark
@@ -217,8 +210,8 @@ impl DuplexSession {
             return self.finish(at, Err((FailureKind::Protocol, msg)), fx);
         }
         let verdict = self.dispatch(&ev, text, index, at);
-        if self.barge.is_some() {
-            self.watch_barge(&ev, audio_len, at_s);
+        if self.ext.is_some() {
+            self.watch_ext(&ev, audio_len, at_s);
         }
         self.record(ev, text, audio_len, at_s);
         self.last_event_at = Some(at);
@@ -364,7 +357,7 @@ impl DuplexSession {
         self.out.pacing_mean_lag_s = up.mean_lag_s();
         self.out.pacing_max_lag_s = up.max_lag_s;
         let mut commit_at = self.streamed_len;
-        if self.barge.is_some() && up.question_sent() {
+        if self.ext.is_some() && up.question_sent() {
             match self.extend(now, fx) {
                 Some(end) => commit_at = end,
                 None => return,
@@ -506,8 +499,7 @@ impl DuplexSession {
         match self.phase {
             Phase::Streaming => {
                 if let Some(up) = &self.upload {
-                    let ext =
-                        (self.barge.is_some() && up.question_sent()).then_some(self.ext_offset);
+                    let ext = (self.ext.is_some() && up.question_sent()).then_some(self.ext_offset);
                     fx.wake(up.next_wake_at(ext, now));
                 }
             }
@@ -575,10 +567,7 @@ impl Session for DuplexSession {
     fn into_output(self) -> DuplexOutput {
         let mut s = self;
         s.out.responses = s.resp.records();
-        if let Some(b) = s.barge.take() {
-            let kept = b.target_id().map(|id| s.resp.kept_ms(id));
-            s.out.barge_in = Some(b.finish(kept));
-        }
+        s.finish_ext();
         let segments = s.resp.clock.into_segments();
         // With a spool, the segments go there too (one append to the shared batch, no
         // file IO here); the report reads them back with the events.

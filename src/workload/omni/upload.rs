@@ -74,6 +74,14 @@ impl CaseUpload {
         }
     }
 
+    /// With the case's whole 200 ms chunks kept as the speech of later turns (shared,
+    /// not copied).
+    pub fn with_turn_speech(mut self, media: &PreparedMedia) -> Self {
+        let whole = media.pcm.len() / pacing::CHUNK_BYTES * pacing::CHUNK_BYTES;
+        self.speech = media.pcm.slice(..whole);
+        self
+    }
+
     /// With `speech_ms` (whole 200 ms chunks, rounded up) of `media`'s voice kept as the
     /// interrupting speech of a barge-in.
     pub fn with_speech(mut self, media: &PreparedMedia, speech_ms: f64) -> Self {

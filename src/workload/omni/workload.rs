@@ -73,6 +73,18 @@ pub struct OmniParams {
     /// Audio of a response the simulated listener buffers before playing it, in ms
     /// (default 0, range [0, 60000]); the `audio_stall_*` metrics are measured after it.
     pub playback_prebuffer_ms: Option<f64>,
+    /// Turns: the user speaks the case's audio this many times in one session (default 1,
+    /// the reference's one question). After each turn the microphone stays open (silence)
+    /// until the reply has ended and `turn_gap_ms` more have passed. Adds the per-turn
+    /// metrics (README "Turns"). Range [1, 1000].
+    pub turns: Option<u64>,
+    /// How a turn ends: `"commit"` (default: `input_audio_buffer.commit` with
+    /// `"final": false`) or `"server_vad"` (nothing: the server hears the end of speech).
+    /// The last turn ends with the final commit either way.
+    pub turn_detection: Option<TurnDetection>,
+    /// Silence after a turn's reply ended before the next turn, ms (default 1000). Range
+    /// [0, 600000].
+    pub turn_gap_ms: Option<f64>,
     /// Barge-in: interrupt the agent's reply this many ms after its first audio arrives.
     /// After the case's audio (the question) the microphone stays open, sending silence,
     /// until then; `barge_in_speech_ms` of the case's own voice then speaks over the reply
@@ -310,6 +322,17 @@ fn discover_cases(
     (cases, warnings)
 }
 
+/// How the client ends a turn (`[workload] turn_detection`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnDetection {
+    /// An explicit `input_audio_buffer.commit` with `"final": false`.
+    #[default]
+    Commit,
+    /// Nothing: the server's voice detection hears the end of speech.
+    ServerVad,
+}
+
 /// The per-session settings every case starts from.
 fn settings_base(p: &OmniParams, pacing: PacingMode) -> DuplexSettings {
     let mut settings_base = DuplexSettings::new(
@@ -464,11 +487,12 @@ impl OmniWorkload {
                 media::prepare(&c.video_path, &self.media_opts)
                     .map(|m| {
                         let up = CaseUpload::new(&m);
-                        Arc::new(match self.params.barge_in_after_ms {
-                            Some(_) => {
+                        Arc::new(match (self.params.barge_in_after_ms, self.params.turns) {
+                            (Some(_), _) => {
                                 up.with_speech(&m, self.params.barge_in_speech_ms.unwrap_or(1000.0))
                             }
-                            None => up,
+                            (None, Some(_)) => up.with_turn_speech(&m),
+                            (None, None) => up,
                         })
                     })
                     .map_err(|e| e.to_string())
@@ -546,6 +570,10 @@ impl OmniWorkload {
         if let Some(lo) = self.params.barge_in_after_ms {
             let hi = self.params.barge_in_after_max_ms.unwrap_or(lo);
             session = session.with_barge_in(barge_offset_ms(lo, hi, ctx.idx));
+        } else if let Some(n) = self.params.turns {
+            let explicit = self.params.turn_detection.unwrap_or_default() == TurnDetection::Commit;
+            let gap = self.params.turn_gap_ms.unwrap_or(1000.0);
+            session = session.with_turns(n as usize, gap, explicit);
         }
         MaybeFailed::Ready(session.with_request(ctx.request_id.clone(), self.api_key.clone()))
     }

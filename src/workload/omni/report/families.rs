@@ -1,7 +1,7 @@
 //! The duplex workload's metric catalogue: what every recorded metric means, where it is
 //! measured from and to, how shards merge it, and which make the headline.
 
-use super::{barge, listener, timeline, upstream};
+use super::{barge, listener, timeline, turns, upstream};
 use crate::workload::catalogue::{Catalogue, Direction::*, Family, Merge};
 use crate::workload::results::Recorded;
 
@@ -229,6 +229,38 @@ pub const FAMILIES: &[Family] = &[
         "barge-in: from the onset to the first audio of the answer",
     )
     .origin("per interrupting session: onset → first audio delta received of the first response created after it")
+    .dist(),
+    Family::new(
+        turns::FIRST_AUDIO_MS,
+        "ms",
+        Lower,
+        "from the end of the user's speech to the reply's first audio",
+    )
+    .origin("per turn: intended send time of the end of the turn's last append → first audio delta received of the first response created after it")
+    .dist(),
+    Family::new(
+        turns::FIRST_TEXT_MS,
+        "ms",
+        Lower,
+        "from the end of the user's speech to the reply's first text",
+    )
+    .origin("per turn: end of the turn's speech → first non-empty text delta received of its reply")
+    .dist(),
+    Family::new(
+        turns::VAD_STOP_MS,
+        "ms",
+        Lower,
+        "from the server's speech_stopped to the reply's first audio",
+    )
+    .origin("per turn: input_audio_buffer.speech_stopped received after the end of speech → first audio delta received of its reply")
+    .dist(),
+    Family::new(
+        turns::COMMIT_MS,
+        "ms",
+        Lower,
+        "from the turn's explicit commit to the reply's first audio",
+    )
+    .origin("per turn ended by a commit: the commit's intended send time → first audio delta received of its reply")
     .dist(),
 ];
 

@@ -148,6 +148,9 @@ fn rtload_block(
             if let Some(b) = r.out.and_then(|o| o.barge_in.as_ref()) {
                 row.insert("barge_in".into(), json!(b));
             }
+            if let Some(t) = r.out.map(|o| &o.turns).filter(|t| !t.is_empty()) {
+                row.insert("turns".into(), json!(t));
+            }
             Value::Object(row)
         })
         .collect();

@@ -36,7 +36,9 @@ pub(super) enum Chunk {
     Silence,
     /// Chunk `k` of the interrupting speech.
     Speech(usize),
-    /// The interruption was spoken: commit.
+    /// A turn ended: send its commit (`"final": false`) now, then ask again.
+    Commit,
+    /// Everything was spoken: the final commit.
     End,
 }
 

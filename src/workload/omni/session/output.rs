@@ -110,6 +110,8 @@ pub struct DuplexOutput {
     pub success: bool,
     /// What the barge-in measured, when the scenario asked for one.
     pub barge_in: Option<super::barge::BargeInRecord>,
+    /// What each turn measured (empty unless the scenario set `turns`).
+    pub turns: Vec<super::turns::TurnRecord>,
     /// The failure message.
     pub error: Option<String>,
     /// The session id sent in the URL and `session.update`.

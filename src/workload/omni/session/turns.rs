@@ -1,0 +1,234 @@
+//! Turns (`[workload] turns = N`): the user speaks the case's audio N times in one
+//! session. After each turn the microphone stays open — silence on the 200 ms append grid
+//! — until the reply to that turn has ended (its `response.done`, or the model's decision
+//! to listen) and `turn_gap_ms` more have passed; then the next turn speaks. A turn ends
+//! with `input_audio_buffer.commit` `"final": false` under explicit turn detection, with
+//! nothing under server VAD (the server hears the end of speech); the last turn ends with
+//! the session's final commit either way.
+//!
+//! Per turn, from its **end of speech** (the intended send time of the end of its last
+//! append, where the user stopped talking): the reply is the first response created at or
+//! after it; `first_audio_ms` / `first_text_ms` run to the reply's first audio delta /
+//! first non-empty text delta; `vad_stop_to_first_audio_ms` from the first
+//! `input_audio_buffer.speech_stopped` received after the end of speech, and
+//! `explicit_commit_to_first_audio_ms` from the turn's commit (its intended send time).
+//!
+//! Pure: times in seconds on the session clock in, chunk decisions and records out.
+
+use bytes::Bytes;
+use serde::Serialize;
+
+use super::barge::{CHUNK, Chunk};
+
+/// What one turn measured (`null`: not reached).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct TurnRecord {
+    /// 0-based.
+    pub turn: usize,
+    /// Session-clock seconds the turn's speech began and ended.
+    pub speech_start_s: f64,
+    /// See the module docs.
+    pub speech_end_s: Option<f64>,
+    /// The turn's explicit commit was sent at its end of speech.
+    pub committed: bool,
+    /// The reply: the first response created at or after the end of speech.
+    pub reply_id: Option<String>,
+    /// End of speech → the reply's first audio, ms.
+    pub first_audio_ms: Option<f64>,
+    /// End of speech → the reply's first non-empty text, ms.
+    pub first_text_ms: Option<f64>,
+    /// The server's `speech_stopped` → the reply's first audio, ms.
+    pub vad_stop_to_first_audio_ms: Option<f64>,
+    /// The turn's commit → the reply's first audio, ms.
+    pub explicit_commit_to_first_audio_ms: Option<f64>,
+    #[serde(skip)]
+    speech_stopped_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum State {
+    /// Waiting for the current turn's reply to end.
+    AfterSpeech,
+    /// The reply ended; the next turn starts at this time.
+    Gap(f64),
+    /// Speaking the current turn: chunks sent so far.
+    Speaking(usize),
+    /// The last turn was spoken.
+    Done,
+}
+
+/// One session's turns in progress.
+#[derive(Debug, Clone)]
+pub(super) struct Turns {
+    n: usize,
+    gap_s: f64,
+    explicit: bool,
+    speech: Bytes,
+    state: State,
+    pending_commit: bool,
+    /// One per turn begun, in order.
+    pub(super) records: Vec<TurnRecord>,
+}
+
+impl Turns {
+    /// `n` turns of `speech` (whole chunks; the first is the case upload itself),
+    /// `gap_ms` after each reply, explicit commits or not.
+    pub(super) fn new(n: usize, gap_ms: f64, explicit: bool, speech: Bytes) -> Self {
+        Self {
+            n: n.max(1),
+            gap_s: gap_ms / 1000.0,
+            explicit,
+            speech,
+            state: State::AfterSpeech,
+            pending_commit: false,
+            records: vec![TurnRecord::default()],
+        }
+    }
+
+    fn current(&mut self) -> &mut TurnRecord {
+        self.records.last_mut().expect("turn 0 exists")
+    }
+
+    /// The case upload (turn 0) ended at `at_s`.
+    pub(super) fn question_ended(&mut self, at_s: f64) {
+        if self.current().speech_end_s.is_none() {
+            self.end_speech(at_s);
+        }
+    }
+
+    fn end_speech(&mut self, at_s: f64) {
+        let last = self.records.len() >= self.n;
+        let explicit = self.explicit;
+        let rec = self.current();
+        rec.speech_end_s = Some(at_s);
+        // The last turn's commit is the session's final commit, explicit in both modes.
+        rec.committed = explicit || last;
+        if last {
+            self.state = State::Done;
+        } else {
+            self.state = State::AfterSpeech;
+            self.pending_commit = explicit;
+        }
+    }
+
+    /// Waiting for a reply (for the timeout message): the turn waiting, if any.
+    pub(super) fn awaiting_reply(&self) -> Option<usize> {
+        (self.state == State::AfterSpeech).then(|| self.records.len() - 1)
+    }
+
+    /// What the extension append due at `due_s` carries.
+    pub(super) fn next_chunk(&mut self, due_s: f64) -> Chunk {
+        if std::mem::take(&mut self.pending_commit) {
+            return Chunk::Commit;
+        }
+        match self.state {
+            State::Done => Chunk::End,
+            State::AfterSpeech => Chunk::Silence,
+            State::Gap(start) if due_s + 1e-9 < start => Chunk::Silence,
+            State::Gap(_) => {
+                let turn = self.records.len();
+                self.records.push(TurnRecord {
+                    turn,
+                    speech_start_s: due_s,
+                    ..TurnRecord::default()
+                });
+                self.state = State::Speaking(0);
+                self.next_chunk(due_s)
+            }
+            State::Speaking(k) if k < self.speech.len() / CHUNK => {
+                self.state = State::Speaking(k + 1);
+                Chunk::Speech(k)
+            }
+            State::Speaking(_) => {
+                self.end_speech(due_s);
+                self.next_chunk(due_s)
+            }
+        }
+    }
+
+    /// PCM of speech chunk `k`.
+    pub(super) fn speech_chunk(&self, k: usize) -> &[u8] {
+        &self.speech[k * CHUNK..(k + 1) * CHUNK]
+    }
+
+    /// Seconds of one turn's speech.
+    pub(super) fn speech_s(&self) -> f64 {
+        (self.speech.len() / 2) as f64 / 16_000.0
+    }
+
+    /// The record waiting for its reply's events: the current turn once it has ended.
+    fn ended(&mut self) -> Option<&mut TurnRecord> {
+        let rec = self.records.last_mut()?;
+        rec.speech_end_s.is_some().then_some(rec)
+    }
+
+    /// `response.created` of `rid` at `at_s`.
+    pub(super) fn created(&mut self, rid: &str, at_s: f64) {
+        if let Some(rec) = self.ended()
+            && rec.reply_id.is_none()
+            && rec.speech_end_s.is_some_and(|e| at_s >= e)
+        {
+            rec.reply_id = Some(rid.to_string());
+        }
+    }
+
+    /// An audio delta of `rid` at `at_s`.
+    pub(super) fn audio(&mut self, rid: &str, at_s: f64) {
+        let Some(rec) = self.ended().filter(|r| r.reply_id.as_deref() == Some(rid)) else {
+            return;
+        };
+        if rec.first_audio_ms.is_some() {
+            return;
+        }
+        let end = rec.speech_end_s.unwrap_or(at_s);
+        rec.first_audio_ms = Some(ms(at_s - end));
+        rec.vad_stop_to_first_audio_ms = rec.speech_stopped_s.map(|s| ms(at_s - s));
+        rec.explicit_commit_to_first_audio_ms = rec.committed.then(|| ms(at_s - end));
+    }
+
+    /// A non-empty text delta of `rid` at `at_s`.
+    pub(super) fn text(&mut self, rid: &str, at_s: f64) {
+        if let Some(rec) = self.ended().filter(|r| r.reply_id.as_deref() == Some(rid))
+            && rec.first_text_ms.is_none()
+        {
+            rec.first_text_ms = rec.speech_end_s.map(|e| ms(at_s - e));
+        }
+    }
+
+    /// `input_audio_buffer.speech_stopped` at `at_s`.
+    pub(super) fn speech_stopped(&mut self, at_s: f64) {
+        if let Some(rec) = self.ended()
+            && rec.speech_stopped_s.is_none()
+            && rec.speech_end_s.is_some_and(|e| at_s >= e)
+        {
+            rec.speech_stopped_s = Some(at_s);
+        }
+    }
+
+    /// The reply to the waiting turn ended at `at_s` (`rid`'s `response.done`, or a
+    /// listen decision when `rid` is `None`): the next turn follows after the gap.
+    pub(super) fn reply_ended(&mut self, rid: Option<&str>, at_s: f64) {
+        if self.state != State::AfterSpeech {
+            return;
+        }
+        let Some(rec) = self.records.last() else {
+            return;
+        };
+        let ours = match rid {
+            Some(r) => rec.reply_id.as_deref() == Some(r),
+            None => rec.reply_id.is_none() && rec.speech_end_s.is_some_and(|e| at_s >= e),
+        };
+        if ours {
+            self.state = State::Gap(at_s + self.gap_s);
+        }
+    }
+}
+
+/// Seconds as ms, 3 decimals.
+fn ms(s: f64) -> f64 {
+    (s * 1e6).round() / 1000.0
+}
+
+#[cfg(test)]
+#[path = "turns_tests.rs"]
+mod tests;

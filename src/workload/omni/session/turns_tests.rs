@@ -1,0 +1,94 @@
+//! Turns on hand-made timelines: the schedule of speech, commits and silence, and each
+//! turn's metrics from its end of speech.
+
+use bytes::Bytes;
+
+use super::{Chunk, Turns};
+use crate::workload::omni::session::barge::CHUNK;
+
+fn turns(n: usize, explicit: bool) -> Turns {
+    Turns::new(n, 500.0, explicit, Bytes::from(vec![1u8; 2 * CHUNK]))
+}
+
+#[test]
+fn explicit_turns_commit_wait_for_the_reply_then_speak_again() {
+    let mut t = turns(2, true);
+    t.question_ended(1.0);
+    assert_eq!(
+        t.next_chunk(1.0),
+        Chunk::Commit,
+        "turn 0 ends with its commit"
+    );
+    assert_eq!(t.next_chunk(1.0), Chunk::Silence);
+    assert_eq!(t.awaiting_reply(), Some(0));
+    t.created("r0", 1.05);
+    t.text("r0", 1.08);
+    t.audio("r0", 1.1);
+    t.reply_ended(Some("other"), 1.2); // not the reply
+    assert_eq!(t.next_chunk(1.2), Chunk::Silence);
+    t.reply_ended(Some("r0"), 1.3);
+    assert_eq!(t.next_chunk(1.6), Chunk::Silence, "the gap: until 1.8");
+    assert_eq!(
+        t.next_chunk(1.8),
+        Chunk::Speech(0),
+        "turn 1 starts after the gap"
+    );
+    assert_eq!(t.next_chunk(2.0), Chunk::Speech(1));
+    assert_eq!(
+        t.next_chunk(2.2),
+        Chunk::End,
+        "the last turn ends with the final commit"
+    );
+    let r = &t.records;
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[0].first_audio_ms, Some(100.0));
+    assert_eq!(r[0].first_text_ms, Some(80.0));
+    assert_eq!(r[0].explicit_commit_to_first_audio_ms, Some(100.0));
+    assert_eq!(r[1].speech_start_s, 1.8);
+    assert_eq!(r[1].speech_end_s, Some(2.2));
+    assert!(r[1].committed, "the final commit ends the last turn");
+}
+
+#[test]
+fn server_vad_turns_send_no_commit_and_measure_from_speech_stopped() {
+    let mut t = turns(2, false);
+    t.question_ended(1.0);
+    assert_eq!(t.next_chunk(1.0), Chunk::Silence, "no commit");
+    t.created("early", 0.9); // created before the end of speech: not the reply
+    t.speech_stopped(1.2);
+    t.created("r0", 1.25);
+    t.audio("r0", 1.4);
+    let r = &t.records[0];
+    assert_eq!(r.reply_id.as_deref(), Some("r0"));
+    assert!(!r.committed);
+    assert_eq!(r.first_audio_ms, Some(400.0));
+    assert_eq!(r.vad_stop_to_first_audio_ms, Some(200.0));
+    assert_eq!(
+        r.explicit_commit_to_first_audio_ms, None,
+        "absent, not zero"
+    );
+}
+
+#[test]
+fn a_listen_decision_ends_an_unanswered_turn() {
+    let mut t = turns(2, true);
+    t.question_ended(1.0);
+    assert_eq!(t.next_chunk(1.0), Chunk::Commit);
+    t.reply_ended(None, 0.5); // a listen before the end of speech does not count
+    assert_eq!(t.next_chunk(1.0), Chunk::Silence);
+    t.reply_ended(None, 1.1);
+    assert_eq!(t.next_chunk(1.6), Chunk::Speech(0));
+    assert_eq!(t.records[0].first_audio_ms, None);
+}
+
+#[test]
+fn one_turn_is_the_seed_session() {
+    let mut t = turns(1, true);
+    t.question_ended(1.0);
+    assert_eq!(
+        t.next_chunk(1.0),
+        Chunk::End,
+        "no extension: the final commit at once"
+    );
+    assert!(t.records[0].committed);
+}
