@@ -4,7 +4,11 @@
 
 use super::{Atom, Expr, ExprError, FORM, Kind, MAX_DEPTH, MAX_LEN, MAX_TERMS, Node};
 
-const FUNCTIONS: [&str; 5] = ["first", "last", "mark", "count", "gaps"];
+const FUNCTIONS: [&str; 8] = [
+    "first", "last", "mark", "count", "gaps", "lag", "repeats", "descents",
+];
+/// The functions that take an event and one of its fields.
+const FIELD_FUNCTIONS: [&str; 3] = ["lag", "repeats", "descents"];
 
 /// Parse and type-check `text`.
 pub fn parse(text: &str) -> Result<(Expr, Kind), ExprError> {
@@ -157,13 +161,39 @@ impl Parser<'_> {
                 msg: format!("`{func}` must be called like `{func}(name)`; {FORM}"),
             });
         }
+        if !FUNCTIONS.contains(&func) {
+            let hint = crate::util::template::closest(func, FUNCTIONS)
+                .map(|c| format!("did you mean `{c}`? "))
+                .unwrap_or_default();
+            return Err(ExprError {
+                offset: start,
+                msg: format!(
+                    "unknown function `{func}`; {hint}functions are first, last, mark, count, \
+                     gaps, lag, repeats, descents"
+                ),
+            });
+        }
         self.i += 1;
         self.ws();
         let name_at = self.i;
         let close = self.s[self.i..]
             .find(')')
             .ok_or_else(|| self.err("missing `)`".into()))?;
-        let name = self.s[self.i..self.i + close].trim_end().to_string();
+        let inside = &self.s[self.i..self.i + close];
+        let two = FIELD_FUNCTIONS.contains(&func);
+        let (name, field) = match inside.split_once(',') {
+            Some((n, f)) if two => (n.trim_end().to_string(), Some(f.trim().to_string())),
+            _ => (inside.trim_end().to_string(), None),
+        };
+        if two && !field.as_deref().is_some_and(is_field) {
+            return Err(ExprError {
+                offset: name_at,
+                msg: format!(
+                    "`{func}(E, F)` takes an event name and one of its numeric fields, e.g. \
+                     `{func}(partial, audio_end_ms)` (got {inside:?})"
+                ),
+            });
+        }
         if name.is_empty() || name.contains(['(', ',']) || name.contains(char::is_whitespace) {
             return Err(ExprError {
                 offset: name_at,
@@ -171,27 +201,27 @@ impl Parser<'_> {
             });
         }
         self.i += close + 1;
+        let field = field.unwrap_or_default();
         let (atom, kind) = match func {
             "first" => (Atom::First(name), Kind::Time),
             "last" => (Atom::Last(name), Kind::Time),
             "mark" => (Atom::Mark(name), Kind::Time),
             "count" => (Atom::Count(name), Kind::Number),
             "gaps" => (Atom::Gaps(name), Kind::Series),
-            other => {
-                let hint = crate::util::template::closest(other, FUNCTIONS)
-                    .map(|c| format!("did you mean `{c}`? "))
-                    .unwrap_or_default();
-                return Err(ExprError {
-                    offset: start,
-                    msg: format!(
-                        "unknown function `{other}`; {hint}functions are first, last, mark, count, gaps"
-                    ),
-                });
-            }
+            "lag" => (Atom::Lag(name, field), Kind::Series),
+            "repeats" => (Atom::Repeats(name, field), Kind::Number),
+            _ => (Atom::Descents(name, field), Kind::Number),
         };
         self.out.push(Node::Atom(atom, name_at));
         Ok(kind)
     }
+}
+
+/// Whether `f` can name a field: letters, digits, `_`, dots between parts.
+fn is_field(f: &str) -> bool {
+    !f.is_empty()
+        && f.split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
 }
 
 fn combine(a: Kind, op: char, b: Kind) -> Result<Kind, String> {
