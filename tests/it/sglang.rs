@@ -39,7 +39,10 @@ fn the_shipped_scenario_passes_against_its_embedded_rules() {
     assert_eq!(v["completed"], 2, "{v}");
     for t in [
         "PASS  repeated_finals.max == 0",
+        "PASS  updated_after_final.max == 0",
         "PASS  unmatched_finals.max == 0",
+        "PASS  uncommitted_finals.max == 0",
+        "PASS  event_index_breaks.max == 0",
         "PASS  segment_id_descents.max == 0",
         "PASS  transcript_lag_ms.min >= 0",
     ] {
@@ -165,22 +168,49 @@ fn against_a_server_written_from_sglang_omni_the_run_passes_and_lag_matches_its_
     assert_eq!(excess[excess.len() / 2], 0.0, "{excess:?}");
 }
 
-#[test]
-fn a_server_that_sends_two_finals_for_one_segment_fails_the_run_naming_it() {
-    let py = PyServer::start(&["--break", "double-final"]);
+/// Runs the shipped scenario against the Python server broken as `mode`: exit 1 with
+/// exactly the thresholds in `fail` failed among the invariants.
+fn broken(mode: &str, fail: &[&str]) -> Value {
+    let py = PyServer::start(&["--break", mode]);
     let target = py.target();
     let (code, v, text) = run(&["--num-prompts", "1", "--target", &target]);
     py.finish();
-    assert_eq!(code, Some(1), "{text}");
-    assert!(text.contains("FAIL  repeated_finals.max == 0"), "{text}");
-    assert!(text.contains("FAIL  unmatched_finals.max == 0"), "{text}");
-    assert!(
-        text.contains("PASS  segment_id_descents.max == 0"),
-        "{text}"
+    assert_eq!(code, Some(1), "{mode}: {text}");
+    for t in [
+        "repeated_finals.max == 0",
+        "updated_after_final.max == 0",
+        "unmatched_finals.max == 0",
+        "uncommitted_finals.max == 0",
+        "event_index_breaks.max == 0",
+        "segment_id_descents.max == 0",
+    ] {
+        let verdict = if fail.contains(&t) { "FAIL" } else { "PASS" };
+        assert!(
+            text.contains(&format!("{verdict}  {t}")),
+            "{mode}: {verdict} {t}\n{text}"
+        );
+    }
+    v["sessions"][0]["values"].clone()
+}
+
+#[test]
+fn a_server_that_sends_two_finals_for_one_segment_fails_the_run_naming_it() {
+    let s = broken(
+        "double-final",
+        &[
+            "repeated_finals.max == 0",
+            "updated_after_final.max == 0",
+            "unmatched_finals.max == 0",
+        ],
     );
-    let s = &v["sessions"][0]["values"];
     assert_eq!(
         s["repeated_finals"][0],
         s["segments"][0].as_f64().unwrap() / 2.0
     );
+}
+
+#[test]
+fn a_partial_after_its_segments_final_or_a_stale_event_index_fails_naming_it() {
+    broken("partial-after-final", &["updated_after_final.max == 0"]);
+    broken("event-index", &["event_index_breaks.max == 0"]);
 }

@@ -11,8 +11,9 @@
 //! (its transcript cursor, ms) — streaming lag as Deepgram and argmax OpenBench define it,
 //! one value per event (a series, like `gaps`). `repeats(E, F)` counts the `E` whose `F`
 //! an earlier `E` already had (e.g. two finals for one segment id); `descents(E, F)` the
-//! `E` whose `F` is below the previous one's (ids out of order). An `E` without a numeric
-//! `F` is not counted.
+//! `E` whose `F` is below the previous one's (ids out of order); `seen(E, F, G)` the `E`
+//! whose `F` an earlier `G` had (a partial after its segment's final). An event without a
+//! numeric `F` is not counted.
 //! Each expression is typed at load: a timestamp minus a timestamp is a duration in ms, a
 //! duration over a duration a ratio, `count` a number, `gaps` the inter-arrival times of
 //! an event (one value per gap); a bare timestamp is refused. Parentheses nest at most
@@ -72,6 +73,18 @@ pub enum Atom {
     Repeats(String, String),
     /// `descents(E, F)`: events whose `F` is below the previous one's.
     Descents(String, String),
+    /// `seen(E, F, G)`: events `e` whose `F` an earlier `g` had (`g_at`: the byte
+    /// offset of `g` in the expression).
+    Seen {
+        /// The counted event.
+        e: String,
+        /// The field.
+        f: String,
+        /// The earlier event.
+        g: String,
+        /// Byte offset of `g`.
+        g_at: usize,
+    },
     /// A literal.
     Num(f64),
 }
@@ -233,31 +246,49 @@ impl Expr {
 
     /// Every name the expression reads, in reading order.
     pub fn refs(&self) -> Vec<NameRef<'_>> {
-        self.nodes
-            .iter()
-            .filter_map(|n| match n {
-                Node::Atom(Atom::Mark(m), offset) => Some(NameRef {
-                    name: m,
-                    offset: *offset,
-                    mark: true,
-                }),
-                Node::Atom(
-                    Atom::First(e)
-                    | Atom::Last(e)
-                    | Atom::Count(e)
-                    | Atom::Gaps(e)
-                    | Atom::Lag(e, _)
-                    | Atom::Repeats(e, _)
-                    | Atom::Descents(e, _),
-                    offset,
-                ) => Some(NameRef {
+        let mut out = Vec::new();
+        for n in &self.nodes {
+            if let Node::Atom(Atom::Seen { e, g, g_at, .. }, offset) = n {
+                out.push(NameRef {
                     name: e,
                     offset: *offset,
                     mark: false,
-                }),
-                _ => None,
-            })
-            .collect()
+                });
+                out.push(NameRef {
+                    name: g,
+                    offset: *g_at,
+                    mark: false,
+                });
+            }
+            out.extend(Self::ref_of(n));
+        }
+        out
+    }
+
+    /// The name a leaf other than `seen` reads, if any.
+    fn ref_of(n: &Node) -> Option<NameRef<'_>> {
+        let (name, mark) = match n {
+            Node::Atom(Atom::Mark(m), _) => (m, true),
+            Node::Atom(
+                Atom::First(e)
+                | Atom::Last(e)
+                | Atom::Count(e)
+                | Atom::Gaps(e)
+                | Atom::Lag(e, _)
+                | Atom::Repeats(e, _)
+                | Atom::Descents(e, _),
+                _,
+            ) => (e, false),
+            _ => return None,
+        };
+        let Node::Atom(_, offset) = n else {
+            return None;
+        };
+        Some(NameRef {
+            name,
+            offset: *offset,
+            mark,
+        })
     }
 
     /// Every event name the expression reads (marks excluded).
@@ -275,10 +306,14 @@ impl Expr {
             .iter()
             .filter_map(|n| match n {
                 Node::Atom(Atom::Lag(e, f) | Atom::Repeats(e, f) | Atom::Descents(e, f), _) => {
-                    Some((e.as_str(), f.as_str()))
+                    Some(vec![(e.as_str(), f.as_str())])
+                }
+                Node::Atom(Atom::Seen { e, f, g, .. }, _) => {
+                    Some(vec![(e.as_str(), f.as_str()), (g.as_str(), f.as_str())])
                 }
                 _ => None,
             })
+            .flatten()
             .collect()
     }
 
@@ -342,6 +377,7 @@ impl Expr {
                         let r = read(e, f);
                         vec![r.windows(2).filter(|p| p[1].value < p[0].value).count() as f64]
                     }
+                    Atom::Seen { e, f, g, .. } => vec![seen(read(e, f), read(g, f))],
                 },
                 Node::Op(op) => {
                     let y = stack.pop()?;
@@ -359,6 +395,21 @@ impl Expr {
 fn repeats(r: &[Reading]) -> f64 {
     let mut seen = std::collections::BTreeSet::new();
     r.iter().filter(|x| !seen.insert(x.value.to_bits())).count() as f64
+}
+
+/// How many readings of `e` have a value one of `g` had at an earlier sequence number.
+fn seen(e: &[Reading], g: &[Reading]) -> f64 {
+    let mut had = std::collections::BTreeSet::new();
+    let mut gi = 0;
+    let mut n = 0;
+    for r in e {
+        while let Some(x) = g.get(gi).filter(|x| x.seq < r.seq) {
+            had.insert(x.value.to_bits());
+            gi += 1;
+        }
+        n += usize::from(had.contains(&r.value.to_bits()));
+    }
+    n as f64
 }
 
 fn apply(op: char, x: &[f64], y: &[f64]) -> Option<Vec<f64>> {

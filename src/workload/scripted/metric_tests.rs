@@ -247,6 +247,34 @@ fn repeats_and_descents_count_field_values() {
 }
 
 #[test]
+fn seen_counts_events_whose_field_an_earlier_other_event_had() {
+    // partial 0, final 0, partial 0 (after its final), partial 1, final 1.
+    let mut rec = Record::default();
+    for (seq, (name, id)) in [("p", 0.0), ("f", 0.0), ("p", 0.0), ("p", 1.0), ("f", 1.0)]
+        .into_iter()
+        .enumerate()
+    {
+        let r = Reading {
+            seq: seq as u64 + 1,
+            value: id,
+            audio_ms: 0.0,
+        };
+        rec.push_reading(name, "segment_id", r);
+    }
+    let (e, k) = parse("seen(p, segment_id, f)").unwrap();
+    assert_eq!(k, Kind::Number);
+    assert_eq!(e.eval(&rec), vec![1.0]);
+    assert_eq!(e.fields(), vec![("p", "segment_id"), ("f", "segment_id")]);
+    let names: Vec<(&str, usize)> = e.refs().iter().map(|r| (r.name, r.offset)).collect();
+    assert_eq!(names, vec![("p", 5), ("f", 20)]);
+    // Both finals had a partial before them.
+    assert_eq!(
+        parse("seen(f, segment_id, p)").unwrap().0.eval(&rec),
+        vec![2.0]
+    );
+}
+
+#[test]
 fn field_functions_need_an_event_and_a_field() {
     for bad in [
         "lag(seg)",
@@ -260,6 +288,15 @@ fn field_functions_need_an_event_and_a_field() {
         assert!(e.msg.contains("numeric fields"), "{bad}: {}", e.msg);
     }
     assert!(parse("first(seg, f)").is_err());
+    for bad in [
+        "seen(p, f)",
+        "seen(p, f, )",
+        "seen(p, f, g h)",
+        "seen(p, f, g, h)",
+    ] {
+        let e = parse(bad).unwrap_err();
+        assert!(e.msg.contains("two event names"), "{bad}: {}", e.msg);
+    }
     assert!(parse("lag(seg, a.b_2)").is_ok());
     let e = parse("lagg(seg, f)").unwrap_err();
     assert!(e.msg.contains("did you mean `lag`"), "{}", e.msg);
@@ -280,6 +317,7 @@ fn token() -> impl Strategy<Value = String> {
         Just("lag(a, f)".to_string()),
         Just("repeats(a,f.g)".to_string()),
         Just("descents(a, )".to_string()),
+        Just("seen(a, f, b)".to_string()),
         Just("1.5".to_string()),
         Just("1..".to_string()),
         Just("\u{3000}".to_string()),

@@ -27,7 +27,9 @@ What it does, per connection, as sglang-omni does without server VAD:
 Every event carries event_id and event_index. Errors: {type: "error", error: {type, code,
 message}}.
 
---break double-final sends every final twice (a broken server, for the invariant test).
+Broken servers, for the invariant tests: --break double-final sends every final twice,
+--break partial-after-final follows every final with a partial of the same segment,
+--break event-index gives every segment event the event_index of the event before it.
 
 For every partial it logs audio_end_ms and the audio it had received when it sent it
 (ms), so the client's streaming lag can be compared with the server's own. Usage:
@@ -75,7 +77,8 @@ class Session:
         log.append(self.log)
 
     async def send(self, event):
-        self.index += 1
+        if not (self.args.break_ == "event-index" and event["type"] == "transcription.segment"):
+            self.index += 1
         event.setdefault("event_id", f"evt_{uuid.uuid4().hex}")
         event.setdefault("event_index", self.index)
         await self.ws.send(json.dumps(event))
@@ -157,6 +160,8 @@ class Session:
             self.log["finals"].append(seg["id"])
             for _ in range(2 if self.args.break_ == "double-final" else 1):
                 await self.send(dict(event))
+            if self.args.break_ == "partial-after-final":
+                await self.send(dict(event, is_final=False))
         else:
             self.log["partials"].append({"audio_end_ms": ms(end), "received_ms": ms(self.end)})
             await self.send(event)
@@ -221,7 +226,9 @@ async def main():
     p.add_argument("--decode-ms", type=int, default=250)
     p.add_argument("--decode-interval-ms", type=int, default=300)
     p.add_argument("--max-segment-ms", type=int, default=1500)
-    p.add_argument("--break", dest="break_", choices=["double-final"])
+    p.add_argument(
+        "--break", dest="break_", choices=["double-final", "partial-after-final", "event-index"]
+    )
     args = p.parse_args()
     log = []
 
