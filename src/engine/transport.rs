@@ -6,7 +6,8 @@
 //! awc's client, connection and errors are not `Send`: everything here runs on the shard
 //! thread that owns the sample, and errors leave this module as owned strings. This
 //! module never interprets payloads. `wss://` uses the run's [`ClientTls`] (built once
-//! per run by the caller); TLS failures read as their cause (see [`super::tls`]).
+//! per run by the caller); TLS failures read as their cause (see [`super::tls`]), and so
+//! does a `ws://` client answered by a TLS server (`scheme_hint`).
 
 use std::cell::RefCell;
 use std::time::Duration;
@@ -22,6 +23,7 @@ mod codec;
 pub mod deflate;
 mod frame;
 pub mod refusal;
+mod scheme_hint;
 mod split;
 #[cfg(test)]
 mod tests;
@@ -222,10 +224,11 @@ async fn attempt(
                 awc::error::WsClientError::SendRequest(_) => FailureKind::Connect,
                 _ => FailureKind::Handshake { status: None },
             };
-            return Err(match super::tls::rustls_error(&e) {
-                Some(t) => (err(super::tls::explain(t), kind), None),
-                None => (err(e.to_string(), kind), None),
-            });
+            let msg = match super::tls::rustls_error(&e) {
+                Some(t) => super::tls::explain(t),
+                None => scheme_hint::plain_to_tls(&spec.url, &e).unwrap_or_else(|| e.to_string()),
+            };
+            return Err((err(msg, kind), None));
         }
     };
     let agreed = negotiated(&resp, wire.compression)

@@ -25,6 +25,7 @@ mod metrics;
 mod scripted;
 mod scripted_plan;
 mod tls;
+mod tls_listen;
 mod transcription;
 mod transcription_plan;
 mod video;
@@ -204,7 +205,8 @@ fn validate(cfg: &ServerConfig) -> std::io::Result<()> {
         .map_err(|err| std::io::Error::new(std::io::ErrorKind::InvalidInput, err.to_string()))
 }
 
-/// Binds `bind` (actix's listener: backlog 1024; rustls when `tls` is set) and builds
+/// Binds `bind` (actix's listener: backlog 1024; with `tls`, [`tls_listen`]'s, which
+/// answers plain HTTP on the TLS port with the fix) and builds
 /// the server with every endpoint registered. Must be called inside an actix `System`.
 /// Returns the server future (not yet polled) and the bound address.
 fn build_server(
@@ -227,7 +229,7 @@ fn build_server(
         .then(|| scripted::ScriptedState::new(cfg).map(web::Data::new))
         .flatten();
     let scripted_path = cfg.scripted.path.clone();
-    let server = HttpServer::new(move || {
+    let app = move || {
         let video_state = video_state.clone();
         let duplex_state = duplex_state.clone();
         let stt_state = stt_state.clone();
@@ -247,27 +249,35 @@ fn build_server(
             .configure(move |svc| transcription::register(svc, stt_state))
             .configure(move |svc| duplex::register(svc, duplex_state))
             .configure(move |svc| metrics::register(svc, metrics))
-    })
-    .on_connect(move |io, ext| {
+    };
+    let on_connect: tls_listen::OnConnect = Arc::new(move |io, ext| {
         ws::socket_options(io);
         ext.insert(conns.enter());
-    })
-    .workers(cfg.workers)
-    // After the WebSocket close handshake the connection is dropped at once: the default
-    // (1 s) holds the TCP connection open, and clients that wait for the server's close
-    // (Python `websockets`) hold their slot that much longer.
-    .client_disconnect_timeout(std::time::Duration::ZERO)
-    .tcp_nodelay(true)
-    .shutdown_timeout(cfg.shutdown_timeout_s);
+    });
+    if let Some(tls) = tls {
+        // Its own listener: it peeks before TLS to answer plain HTTP with the fix.
+        let opts = tls_listen::ListenOpts {
+            workers: cfg.workers,
+            shutdown_timeout_s: cfg.shutdown_timeout_s,
+            os_signals,
+        };
+        return tls_listen::server(bind, tls, app, on_connect, opts);
+    }
+    let server = HttpServer::new(app)
+        .on_connect(move |io, ext| on_connect(io, ext))
+        .workers(cfg.workers)
+        // After the WebSocket close handshake the connection is dropped at once: the default
+        // (1 s) holds the TCP connection open, and clients that wait for the server's close
+        // (Python `websockets`) hold their slot that much longer.
+        .client_disconnect_timeout(std::time::Duration::ZERO)
+        .tcp_nodelay(true)
+        .shutdown_timeout(cfg.shutdown_timeout_s);
     let server = if os_signals {
         server
     } else {
         server.disable_signals()
     };
-    let server = match tls {
-        Some(t) => server.bind_rustls_0_23(bind, t.0)?,
-        None => server.bind(bind)?,
-    };
+    let server = server.bind(bind)?;
     let addr = server
         .addrs()
         .first()

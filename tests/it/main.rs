@@ -39,6 +39,7 @@ mod scripted_checks;
 mod scripted_vs_builtin;
 mod secrets;
 mod send_order;
+mod sglang;
 mod shard;
 mod surface;
 mod sweep;

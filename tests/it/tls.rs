@@ -262,3 +262,169 @@ fn check_shows_tls_and_rejects_a_bad_ca_cert_with_its_position() {
         "{se}"
     );
 }
+
+/// Sends a plain-text upgrade request to `addr` and returns all it answers.
+fn plain_get(addr: &str) -> String {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    conn.write_all(
+        format!(
+            "GET /v1/realtime/video HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\n\
+             Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let mut answer = Vec::new();
+    conn.read_to_end(&mut answer).unwrap();
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[test]
+fn plain_http_on_the_tls_port_gets_a_400_naming_wss() {
+    let dir = tempfile::tempdir().unwrap();
+    pki(dir.path(), localhost_ip());
+    let server = TlsServer::start(dir.path());
+    let addr = server.url.trim_start_matches("wss://");
+    let answer = plain_get(addr);
+    assert!(
+        answer.starts_with("HTTP/1.1 400 Bad Request\r\n"),
+        "{answer:?}"
+    );
+    assert!(
+        answer.ends_with(
+            "this port speaks TLS: connect with wss:// (https://), not ws:// (http://)\n"
+        ),
+        "{answer:?}"
+    );
+    // The same port still speaks TLS to a TLS client.
+    let ca = dir.path().join("ca.pem");
+    let json = dir.path().join("out.json");
+    let out = run(&server.url, &json, &["--ca-cert".as_ref(), ca.as_ref()]);
+    let (so, se) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{so}\n{se}");
+}
+
+#[test]
+fn ws_at_rtload_serve_tls_fails_naming_wss() {
+    let dir = tempfile::tempdir().unwrap();
+    pki(dir.path(), localhost_ip());
+    let server = TlsServer::start(dir.path());
+    let url = server.url.replace("wss://", "ws://");
+    let out = run(&url, &dir.path().join("out.json"), &[]);
+    let (so, se) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{so}\n{se}");
+    assert!(
+        se.contains("HTTP 400") && se.contains("this port speaks TLS: connect with wss://"),
+        "{se}"
+    );
+}
+
+/// An independent TLS server (rustls over a std socket, no `src/server` code): accepts
+/// one connection, feeds what it reads to rustls and sends what rustls queues (for a
+/// plain request: a fatal alert record, `0x15 0x03 0x03 …`), then closes.
+fn rustls_peer(dir: &Path) -> (String, std::thread::JoinHandle<Vec<u8>>) {
+    use rustls::pki_types::pem::PemObject as _;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let chain = CertificateDer::pem_file_iter(dir.join("cert.pem"))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(dir.join("key.pem")).unwrap();
+    let cfg = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(chain, key)
+    .unwrap();
+    let lst = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = lst.local_addr().unwrap().to_string();
+    let thread = std::thread::spawn(move || {
+        let (mut sock, _) = lst.accept().unwrap();
+        let mut conn = rustls::ServerConnection::new(std::sync::Arc::new(cfg)).unwrap();
+        let mut sent = Vec::new();
+        while conn.read_tls(&mut sock).unwrap_or(0) > 0 {
+            if conn.process_new_packets().is_err() {
+                break;
+            }
+        }
+        while conn.wants_write() {
+            conn.write_tls(&mut sent).unwrap();
+        }
+        std::io::Write::write_all(&mut sock, &sent).unwrap();
+        sent
+    });
+    (addr, thread)
+}
+
+#[test]
+fn ws_at_an_independent_tls_server_fails_naming_wss() {
+    let dir = tempfile::tempdir().unwrap();
+    pki(dir.path(), localhost_ip());
+    let (addr, peer) = rustls_peer(dir.path());
+    let out = run(&format!("ws://{addr}"), &dir.path().join("out.json"), &[]);
+    let sent = peer.join().unwrap();
+    assert_eq!(
+        &sent[..2],
+        &[0x15, 0x03],
+        "the peer answered a TLS alert: {sent:?}"
+    );
+    let (so, se) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{so}\n{se}");
+    assert!(
+        se.contains("appears to speak TLS") && se.contains("connect with wss://"),
+        "{se}"
+    );
+}
+
+/// Python's `ssl` (OpenSSL) as the TLS server: it closes on a plain request unanswered.
+#[test]
+fn ws_at_a_python_ssl_server_fails_naming_wss() {
+    let dir = tempfile::tempdir().unwrap();
+    pki(dir.path(), localhost_ip());
+    let script = "import socket, ssl, sys\n\
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)\n\
+ctx.load_cert_chain(sys.argv[1], sys.argv[2])\n\
+lst = socket.create_server(('127.0.0.1', 0))\n\
+print(lst.getsockname()[1], flush=True)\n\
+conn, _ = lst.accept()\n\
+try:\n    ctx.wrap_socket(conn, server_side=True)\n\
+except ssl.SSLError as e:\n    print(e.reason, flush=True)\n\
+conn.close()\n";
+    let mut child = std::process::Command::new(crate::support::python())
+        .args(["-c", script])
+        .arg(dir.path().join("cert.pem"))
+        .arg(dir.path().join("key.pem"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let port = lines.next().unwrap().unwrap();
+    let out = run(
+        &format!("ws://127.0.0.1:{port}"),
+        &dir.path().join("out.json"),
+        &[],
+    );
+    let reason = lines.next().map(|l| l.unwrap()).unwrap_or_default();
+    let _ = child.wait();
+    let (so, se) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{so}\n{se}\npython: {reason}");
+    assert!(se.contains("wss://"), "{se}\npython: {reason}");
+}
+
+#[test]
+fn wss_at_a_plain_server_fails_naming_ws() {
+    let (mut child, addr) = crate::support::serve(&["--host".as_ref(), "127.0.0.1".as_ref()], "ws");
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&format!("wss://{addr}"), &dir.path().join("out.json"), &[]);
+    let _ = child.kill();
+    let _ = child.wait();
+    let (so, se) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{so}\n{se}");
+    assert!(se.contains("use ws://"), "{se}");
+}

@@ -147,3 +147,47 @@ fn the_wire_block_counts_connections_and_what_they_agreed() {
         "TCP_NODELAY; no compression offered"
     );
 }
+
+#[test]
+fn a_plain_client_reading_a_tls_answer_is_told_to_use_wss() {
+    use actix_http::error::ParseError;
+    use awc::error::{SendRequestError, WsClientError};
+    let e = |p| WsClientError::SendRequest(SendRequestError::Response(p));
+    let msg = scheme_hint::plain_to_tls("ws://127.0.0.1:9/x", &e(ParseError::Version)).unwrap();
+    assert!(
+        msg.contains("appears to speak TLS") && msg.contains("wss://"),
+        "{msg}"
+    );
+    assert!(msg.contains("invalid HTTP version"), "{msg}");
+    let msg = scheme_hint::plain_to_tls("WS://h/x", &e(ParseError::Incomplete)).unwrap();
+    assert!(msg.contains("closed") && msg.contains("wss://"), "{msg}");
+    // wss:// already, or an error that says nothing about TLS: awc's own text stays.
+    assert_eq!(
+        scheme_hint::plain_to_tls("wss://h/x", &e(ParseError::Version)),
+        None
+    );
+    assert_eq!(
+        scheme_hint::plain_to_tls("ws://h/x", &e(ParseError::Header)),
+        None
+    );
+}
+
+#[test]
+fn a_plain_client_reset_before_an_answer_is_told_wss_may_fix_it() {
+    use actix_http::error::ParseError;
+    use awc::error::{SendRequestError, WsClientError};
+    let reset = || std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+    for e in [
+        WsClientError::SendRequest(SendRequestError::Response(ParseError::Io(reset()))),
+        WsClientError::SendRequest(SendRequestError::Send(reset())),
+    ] {
+        let msg = scheme_hint::plain_to_tls("ws://h/x", &e).unwrap();
+        assert!(
+            msg.contains("closed") && msg.contains("if it speaks TLS"),
+            "{msg}"
+        );
+    }
+    let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+    let e = WsClientError::SendRequest(SendRequestError::Send(refused));
+    assert_eq!(scheme_hint::plain_to_tls("ws://h/x", &e), None);
+}

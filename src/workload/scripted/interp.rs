@@ -20,7 +20,7 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::metric::Record;
+use super::metric::{Reading, Record};
 use super::script::{Action, Script};
 use crate::util::pacing::PacingMode;
 use crate::workload::Effects;
@@ -91,12 +91,19 @@ pub struct Interp {
     /// The schedule a paced stream left behind: sends that follow it (before any
     /// `await`) were due at this time, so their lateness is recorded.
     sched: Option<Instant>,
+    /// (event, field) pairs whose values the metrics read.
+    fields: Vec<(String, String)>,
+    /// Ms of audio the finished `stream` steps sent.
+    streamed_ms: f64,
 }
 
 impl Interp {
     /// A session over `item`; `wanted` are the message `type`s the metrics count.
     pub fn new(script: Arc<Script>, item: Arc<Item>, vars: Vars, wanted: Arc<[String]>) -> Self {
+        let fields = script.field_reads();
         Self {
+            fields,
+            streamed_ms: 0.0,
             script,
             item,
             vars,
@@ -170,11 +177,57 @@ impl Interp {
                 self.record.push_event(name, self.seq, ms);
             }
         }
-        if let Some(t) = msg.get("type").and_then(Value::as_str)
+        let ty = msg.get("type").and_then(Value::as_str);
+        if let Some(t) = ty
             && self.wanted.iter().any(|w| w == t)
         {
             self.record.push_event(t, self.seq, ms);
         }
+        if self.fields.is_empty() {
+            return;
+        }
+        let audio_ms = self.audio_cursor_ms(at);
+        for (name, field) in &self.fields {
+            let is = ty == Some(name.as_str())
+                || self
+                    .script
+                    .events
+                    .iter()
+                    .any(|(n, m)| n == name && m.matches(msg));
+            let value = field
+                .split('.')
+                .try_fold(msg, |v, k| v.get(k))
+                .and_then(Value::as_f64);
+            if let (true, Some(value)) = (is, value) {
+                let seq = self.seq;
+                let r = Reading {
+                    seq,
+                    value,
+                    audio_ms,
+                };
+                self.record.push_reading(name, field, r);
+            }
+        }
+    }
+
+    /// The session's audio cursor at `at`: ms of audio the finished streams sent, plus
+    /// the running stream's chunks handed to the sender or due by `at` (a paced chunk is
+    /// sent at its intended time; its lateness is recorded apart).
+    fn audio_cursor_ms(&self, at: Instant) -> f64 {
+        let Phase::Streaming(s) = &self.phase else {
+            return self.streamed_ms;
+        };
+        let total = self.item.pcm.len() & !1;
+        let mut offset = s.offset;
+        while offset < total && self.due(s, offset).is_some_and(|t| t <= at) {
+            offset = (offset + s.chunk_bytes).min(total);
+        }
+        self.streamed_ms + self.bytes_ms(offset)
+    }
+
+    /// Ms of PCM16 audio in `bytes`.
+    fn bytes_ms(&self, bytes: usize) -> f64 {
+        bytes as f64 * 1000.0 / (f64::from(self.vars.sample_rate) * 2.0)
     }
 
     /// Offer one match to the current await; returns whether the await is over.
@@ -375,6 +428,7 @@ impl Interp {
                     }
                     end => {
                         self.sched = end;
+                        self.streamed_ms += self.bytes_ms(total);
                         self.finish_step();
                         return true;
                     }

@@ -351,3 +351,36 @@ fn since_collects_until_its_end_marker_and_ignores_what_came_before_the_mark() {
     assert!(matches!(fx.finish, Some(Ok(()))), "{:?}", fx.finish);
     assert_eq!(times(it.record(), "d"), vec![20.0, 30.0]);
 }
+
+#[test]
+fn a_field_reading_carries_the_audio_cursor_when_it_arrived() {
+    let steps = TRANSCRIBE.replace(
+        "[workload.metrics]",
+        "[workload.metrics]\nlag_ms = \"lag(transcription.delta, audio_end_ms)\"\n",
+    );
+    let mut it = interp(script(&steps), 500);
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    it.start(t0, &mut Effects::default());
+    let delta = |end: u64| format!(r#"{{"type":"transcription.delta","audio_end_ms":{end}}}"#);
+    // At 150 ms one 200 ms chunk was sent (its wake at 200 ms has not come yet).
+    it.inbound(&delta(100), at(150), &mut Effects::default());
+    // At 210 ms the second chunk was due at 200 ms: counted even before its wake runs.
+    it.inbound(&delta(200), at(210), &mut Effects::default());
+    it.wake(at(400), &mut Effects::default());
+    // After the stream (500 ms of audio): the whole item; a reading without the field is
+    // not one.
+    it.wake(at(500), &mut Effects::default());
+    it.inbound(&delta(450), at(600), &mut Effects::default());
+    it.inbound(
+        r#"{"type":"transcription.delta","delta":"x"}"#,
+        at(610),
+        &mut Effects::default(),
+    );
+    let r = &it.record().readings[&("transcription.delta".into(), "audio_end_ms".into())];
+    let got: Vec<(f64, f64)> = r.iter().map(|r| (r.audio_ms, r.value)).collect();
+    assert_eq!(got, vec![(200.0, 100.0), (400.0, 200.0), (500.0, 450.0)]);
+    let s = script(&steps);
+    let m = s.metrics.iter().find(|m| m.name == "lag_ms").unwrap();
+    assert_eq!(m.eval(it.record()).values, vec![100.0, 200.0, 50.0]);
+}

@@ -1,8 +1,19 @@
 //! Declared metrics: `ttft_ms = "first(transcription.delta) - mark(audio_start)"`.
 //!
 //! Grammar: `+ - * /` over `first(E)`, `last(E)`, `count(E)`, `gaps(E)`, `mark(M)`,
-//! numbers and parentheses, where `E` is an event name (a declared `[workload.events]`
-//! name, a named `await`, or a message `type` the scenario mentions) and `M` a mark name.
+//! `lag(E, F)`, `repeats(E, F)`, `descents(E, F)`, numbers and parentheses, where `E` is
+//! an event name (a declared `[workload.events]` name, a named `await`, or a message
+//! `type` the scenario mentions), `F` a numeric field of that event (dotted for nested
+//! ones) and `M` a mark name.
+//!
+//! Fields: `lag(E, F)` is, for each `E`, the audio the session had streamed when it
+//! arrived (its audio cursor, ms) minus the audio time `F` says the result covers up to
+//! (its transcript cursor, ms) — streaming lag as Deepgram and argmax OpenBench define it,
+//! one value per event (a series, like `gaps`). `repeats(E, F)` counts the `E` whose `F`
+//! an earlier `E` already had (e.g. two finals for one segment id); `descents(E, F)` the
+//! `E` whose `F` is below the previous one's (ids out of order); `seen(E, F, G)` the `E`
+//! whose `F` an earlier `G` had (a partial after its segment's final). An event without a
+//! numeric `F` is not counted.
 //! Each expression is typed at load: a timestamp minus a timestamp is a duration in ms, a
 //! duration over a duration a ratio, `count` a number, `gaps` the inter-arrival times of
 //! an event (one value per gap); a bare timestamp is refused. Parentheses nest at most
@@ -56,6 +67,24 @@ pub enum Atom {
     Gaps(String),
     /// `mark(M)`.
     Mark(String),
+    /// `lag(E, F)`: audio cursor minus field `F`, per event.
+    Lag(String, String),
+    /// `repeats(E, F)`: events whose `F` an earlier one had.
+    Repeats(String, String),
+    /// `descents(E, F)`: events whose `F` is below the previous one's.
+    Descents(String, String),
+    /// `seen(E, F, G)`: events `e` whose `F` an earlier `g` had (`g_at`: the byte
+    /// offset of `g` in the expression).
+    Seen {
+        /// The counted event.
+        e: String,
+        /// The field.
+        f: String,
+        /// The earlier event.
+        g: String,
+        /// Byte offset of `g`.
+        g_at: usize,
+    },
     /// A literal.
     Num(f64),
 }
@@ -98,7 +127,7 @@ pub struct ExprError {
 }
 
 /// The accepted form, quoted in errors.
-pub const FORM: &str = "write e.g. \"first(transcription.delta) - mark(audio_start)\", \"count(E)\", \"gaps(E)\" or \"(last(E) - mark(M)) / 1000\"";
+pub const FORM: &str = "write e.g. \"first(transcription.delta) - mark(audio_start)\", \"count(E)\", \"gaps(E)\", \"lag(E, audio_end_ms)\" or \"(last(E) - mark(M)) / 1000\"";
 
 /// One recorded mark: when (ms since the session opened), its place in the session's
 /// order, and where its turn ended (`until`: the first sequence number after the turn;
@@ -124,6 +153,18 @@ pub struct Hit {
     pub ms: f64,
 }
 
+/// One numeric field of one recorded event, with the session's audio cursor when the
+/// event arrived.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reading {
+    /// The event's sequence number.
+    pub seq: u64,
+    /// The field's value.
+    pub value: f64,
+    /// Ms of audio the session had streamed when the event arrived.
+    pub audio_ms: f64,
+}
+
 /// What one session recorded: every mark and every matched event, with ms since the
 /// session opened and one sequence number per inbound message or mark.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -132,6 +173,8 @@ pub struct Record {
     pub marks: Vec<MarkAt>,
     /// Event name → hits, by sequence number.
     pub events: BTreeMap<String, Vec<Hit>>,
+    /// (event name, field) → the field's values, by sequence number.
+    pub readings: BTreeMap<(String, String), Vec<Reading>>,
 }
 
 impl Record {
@@ -143,6 +186,12 @@ impl Record {
         };
         let at = hits.partition_point(|h| h.seq < seq);
         hits.insert(at, Hit { seq, ms });
+    }
+
+    /// Record field `field` of event `name` (arrivals come in sequence order).
+    pub fn push_reading(&mut self, name: &str, field: &str, reading: Reading) {
+        let key = (name.to_string(), field.to_string());
+        self.readings.entry(key).or_default().push(reading);
     }
 
     /// Record mark `name`; returns its index for [`Record::end_turn`].
@@ -197,25 +246,49 @@ impl Expr {
 
     /// Every name the expression reads, in reading order.
     pub fn refs(&self) -> Vec<NameRef<'_>> {
-        self.nodes
-            .iter()
-            .filter_map(|n| match n {
-                Node::Atom(Atom::Mark(m), offset) => Some(NameRef {
-                    name: m,
-                    offset: *offset,
-                    mark: true,
-                }),
-                Node::Atom(
-                    Atom::First(e) | Atom::Last(e) | Atom::Count(e) | Atom::Gaps(e),
-                    offset,
-                ) => Some(NameRef {
+        let mut out = Vec::new();
+        for n in &self.nodes {
+            if let Node::Atom(Atom::Seen { e, g, g_at, .. }, offset) = n {
+                out.push(NameRef {
                     name: e,
                     offset: *offset,
                     mark: false,
-                }),
-                _ => None,
-            })
-            .collect()
+                });
+                out.push(NameRef {
+                    name: g,
+                    offset: *g_at,
+                    mark: false,
+                });
+            }
+            out.extend(Self::ref_of(n));
+        }
+        out
+    }
+
+    /// The name a leaf other than `seen` reads, if any.
+    fn ref_of(n: &Node) -> Option<NameRef<'_>> {
+        let (name, mark) = match n {
+            Node::Atom(Atom::Mark(m), _) => (m, true),
+            Node::Atom(
+                Atom::First(e)
+                | Atom::Last(e)
+                | Atom::Count(e)
+                | Atom::Gaps(e)
+                | Atom::Lag(e, _)
+                | Atom::Repeats(e, _)
+                | Atom::Descents(e, _),
+                _,
+            ) => (e, false),
+            _ => return None,
+        };
+        let Node::Atom(_, offset) = n else {
+            return None;
+        };
+        Some(NameRef {
+            name,
+            offset: *offset,
+            mark,
+        })
     }
 
     /// Every event name the expression reads (marks excluded).
@@ -224,6 +297,23 @@ impl Expr {
             .into_iter()
             .filter(|r| !r.mark)
             .map(|r| r.name)
+            .collect()
+    }
+
+    /// Every (event, field) pair the expression reads values of.
+    pub fn fields(&self) -> Vec<(&str, &str)> {
+        self.nodes
+            .iter()
+            .filter_map(|n| match n {
+                Node::Atom(Atom::Lag(e, f) | Atom::Repeats(e, f) | Atom::Descents(e, f), _) => {
+                    Some(vec![(e.as_str(), f.as_str())])
+                }
+                Node::Atom(Atom::Seen { e, f, g, .. }, _) => {
+                    Some(vec![(e.as_str(), f.as_str()), (g.as_str(), f.as_str())])
+                }
+                _ => None,
+            })
+            .flatten()
             .collect()
     }
 
@@ -259,6 +349,13 @@ impl Expr {
             let b = hits.partition_point(|h| h.seq < hi);
             &hits[a..b]
         };
+        let read = |e: &String, f: &String| -> &[Reading] {
+            let key = (e.clone(), f.clone());
+            let all = rec.readings.get(&key).map_or(&[][..], Vec::as_slice);
+            let a = all.partition_point(|r| r.seq < lo);
+            let b = all.partition_point(|r| r.seq < hi);
+            &all[a..b]
+        };
         let mut stack: Vec<Vec<f64>> = Vec::new();
         for node in &self.nodes {
             let v = match node {
@@ -274,6 +371,13 @@ impl Expr {
                             .ms,
                     ],
                     Atom::Num(n) => vec![*n],
+                    Atom::Lag(e, f) => read(e, f).iter().map(|r| r.audio_ms - r.value).collect(),
+                    Atom::Repeats(e, f) => vec![repeats(read(e, f))],
+                    Atom::Descents(e, f) => {
+                        let r = read(e, f);
+                        vec![r.windows(2).filter(|p| p[1].value < p[0].value).count() as f64]
+                    }
+                    Atom::Seen { e, f, g, .. } => vec![seen(read(e, f), read(g, f))],
                 },
                 Node::Op(op) => {
                     let y = stack.pop()?;
@@ -285,6 +389,27 @@ impl Expr {
         }
         stack.pop()
     }
+}
+
+/// How many readings repeat an earlier reading's value.
+fn repeats(r: &[Reading]) -> f64 {
+    let mut seen = std::collections::BTreeSet::new();
+    r.iter().filter(|x| !seen.insert(x.value.to_bits())).count() as f64
+}
+
+/// How many readings of `e` have a value one of `g` had at an earlier sequence number.
+fn seen(e: &[Reading], g: &[Reading]) -> f64 {
+    let mut had = std::collections::BTreeSet::new();
+    let mut gi = 0;
+    let mut n = 0;
+    for r in e {
+        while let Some(x) = g.get(gi).filter(|x| x.seq < r.seq) {
+            had.insert(x.value.to_bits());
+            gi += 1;
+        }
+        n += usize::from(had.contains(&r.value.to_bits()));
+    }
+    n as f64
 }
 
 fn apply(op: char, x: &[f64], y: &[f64]) -> Option<Vec<f64>> {

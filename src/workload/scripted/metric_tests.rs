@@ -201,6 +201,107 @@ fn unicode_whitespace_and_text_do_not_split_characters() {
     assert!(parse("é").is_err());
 }
 
+/// Readings of field `f` of event `seg`: (value, audio cursor) in arrival order, after a
+/// mark `m` taken first.
+fn readings(r: &[(f64, f64)]) -> Record {
+    let mut rec = Record::default();
+    rec.push_mark("m", 1, 0.0);
+    for (i, (value, audio_ms)) in r.iter().enumerate() {
+        let seq = i as u64 + 2;
+        rec.push_event("seg", seq, *audio_ms);
+        let reading = Reading {
+            seq,
+            value: *value,
+            audio_ms: *audio_ms,
+        };
+        rec.push_reading("seg", "f", reading);
+    }
+    rec
+}
+
+#[test]
+fn lag_is_the_audio_cursor_minus_the_field_per_event() {
+    let rec = readings(&[(100.0, 300.0), (400.0, 600.0), (900.0, 950.0)]);
+    let (e, k) = parse("lag(seg, f)").unwrap();
+    assert_eq!(k, Kind::Series);
+    assert_eq!(e.eval(&rec), vec![200.0, 200.0, 50.0]);
+    assert_eq!(e.fields(), vec![("seg", "f")]);
+    assert_eq!(e.events(), vec!["seg"]);
+    // Within a mark's window, and scaled like gaps.
+    let (e, _) = parse("lag(seg, f) / 1000").unwrap();
+    assert_eq!(e.eval_per(&rec, Some("m")).values, vec![0.2, 0.2, 0.05]);
+    // No readings: no values (absent, not zero).
+    assert!(e.eval(&Record::default()).is_empty());
+}
+
+#[test]
+fn repeats_and_descents_count_field_values() {
+    let rec = readings(&[(0.0, 1.0), (1.0, 2.0), (1.0, 3.0), (0.0, 4.0), (2.0, 5.0)]);
+    let one = |t: &str| parse(t).unwrap().0.eval(&rec);
+    assert_eq!(one("repeats(seg, f)"), vec![2.0]);
+    assert_eq!(one("descents(seg, f)"), vec![1.0]);
+    assert_eq!(parse("repeats(seg, f)").unwrap().1, Kind::Number);
+    let clean = readings(&[(0.0, 1.0), (1.0, 2.0), (2.0, 3.0)]);
+    assert_eq!(parse("repeats(seg,f)").unwrap().0.eval(&clean), vec![0.0]);
+    assert_eq!(parse("descents(seg,f)").unwrap().0.eval(&clean), vec![0.0]);
+}
+
+#[test]
+fn seen_counts_events_whose_field_an_earlier_other_event_had() {
+    // partial 0, final 0, partial 0 (after its final), partial 1, final 1.
+    let mut rec = Record::default();
+    for (seq, (name, id)) in [("p", 0.0), ("f", 0.0), ("p", 0.0), ("p", 1.0), ("f", 1.0)]
+        .into_iter()
+        .enumerate()
+    {
+        let r = Reading {
+            seq: seq as u64 + 1,
+            value: id,
+            audio_ms: 0.0,
+        };
+        rec.push_reading(name, "segment_id", r);
+    }
+    let (e, k) = parse("seen(p, segment_id, f)").unwrap();
+    assert_eq!(k, Kind::Number);
+    assert_eq!(e.eval(&rec), vec![1.0]);
+    assert_eq!(e.fields(), vec![("p", "segment_id"), ("f", "segment_id")]);
+    let names: Vec<(&str, usize)> = e.refs().iter().map(|r| (r.name, r.offset)).collect();
+    assert_eq!(names, vec![("p", 5), ("f", 20)]);
+    // Both finals had a partial before them.
+    assert_eq!(
+        parse("seen(f, segment_id, p)").unwrap().0.eval(&rec),
+        vec![2.0]
+    );
+}
+
+#[test]
+fn field_functions_need_an_event_and_a_field() {
+    for bad in [
+        "lag(seg)",
+        "lag(seg, )",
+        "lag(seg, a b)",
+        "repeats(seg, f, g)",
+        "descents(seg, .f)",
+    ] {
+        let e = parse(bad).unwrap_err();
+        assert_eq!(e.offset, bad.find('(').unwrap() + 1, "{bad}");
+        assert!(e.msg.contains("numeric fields"), "{bad}: {}", e.msg);
+    }
+    assert!(parse("first(seg, f)").is_err());
+    for bad in [
+        "seen(p, f)",
+        "seen(p, f, )",
+        "seen(p, f, g h)",
+        "seen(p, f, g, h)",
+    ] {
+        let e = parse(bad).unwrap_err();
+        assert!(e.msg.contains("two event names"), "{bad}: {}", e.msg);
+    }
+    assert!(parse("lag(seg, a.b_2)").is_ok());
+    let e = parse("lagg(seg, f)").unwrap_err();
+    assert!(e.msg.contains("did you mean `lag`"), "{}", e.msg);
+}
+
 fn token() -> impl Strategy<Value = String> {
     prop_oneof![
         Just("(".to_string()),
@@ -213,6 +314,10 @@ fn token() -> impl Strategy<Value = String> {
         Just("mark(m)".to_string()),
         Just("gaps(a)".to_string()),
         Just("count(".to_string()),
+        Just("lag(a, f)".to_string()),
+        Just("repeats(a,f.g)".to_string()),
+        Just("descents(a, )".to_string()),
+        Just("seen(a, f, b)".to_string()),
         Just("1.5".to_string()),
         Just("1..".to_string()),
         Just("\u{3000}".to_string()),

@@ -162,6 +162,20 @@ impl Script {
         out
     }
 
+    /// The (event, field) pairs the metrics read values of (`lag`, `repeats`,
+    /// `descents`), each once.
+    pub fn field_reads(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for m in &self.metrics {
+            for (e, f) in m.expr.fields() {
+                if !out.iter().any(|(oe, of)| oe == e && of == f) {
+                    out.push((e.to_string(), f.to_string()));
+                }
+            }
+        }
+        out
+    }
+
     /// Link each `await` with `since` to the mark step it reads (the latest one before
     /// it); the parser has checked that one exists.
     pub fn link_since(&mut self) {

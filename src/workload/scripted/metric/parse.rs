@@ -4,7 +4,11 @@
 
 use super::{Atom, Expr, ExprError, FORM, Kind, MAX_DEPTH, MAX_LEN, MAX_TERMS, Node};
 
-const FUNCTIONS: [&str; 5] = ["first", "last", "mark", "count", "gaps"];
+const FUNCTIONS: [&str; 9] = [
+    "first", "last", "mark", "count", "gaps", "lag", "repeats", "descents", "seen",
+];
+/// The functions that take an event and one of its fields.
+const FIELD_FUNCTIONS: [&str; 3] = ["lag", "repeats", "descents"];
 
 /// Parse and type-check `text`.
 pub fn parse(text: &str) -> Result<(Expr, Kind), ExprError> {
@@ -157,40 +161,123 @@ impl Parser<'_> {
                 msg: format!("`{func}` must be called like `{func}(name)`; {FORM}"),
             });
         }
+        if !FUNCTIONS.contains(&func) {
+            let hint = crate::util::template::closest(func, FUNCTIONS)
+                .map(|c| format!("did you mean `{c}`? "))
+                .unwrap_or_default();
+            return Err(ExprError {
+                offset: start,
+                msg: format!(
+                    "unknown function `{func}`; {hint}functions are first, last, mark, count, \
+                     gaps, lag, repeats, descents, seen"
+                ),
+            });
+        }
         self.i += 1;
         self.ws();
         let name_at = self.i;
-        let close = self.s[self.i..]
-            .find(')')
-            .ok_or_else(|| self.err("missing `)`".into()))?;
-        let name = self.s[self.i..self.i + close].trim_end().to_string();
-        if name.is_empty() || name.contains(['(', ',']) || name.contains(char::is_whitespace) {
-            return Err(ExprError {
-                offset: name_at,
-                msg: format!("`{func}(...)` takes one event or mark name (got {name:?})"),
-            });
-        }
-        self.i += close + 1;
+        let Args { name, field, then } = self.args(func)?;
+        let field = field.unwrap_or_default();
         let (atom, kind) = match func {
             "first" => (Atom::First(name), Kind::Time),
             "last" => (Atom::Last(name), Kind::Time),
             "mark" => (Atom::Mark(name), Kind::Time),
             "count" => (Atom::Count(name), Kind::Number),
             "gaps" => (Atom::Gaps(name), Kind::Series),
-            other => {
-                let hint = crate::util::template::closest(other, FUNCTIONS)
-                    .map(|c| format!("did you mean `{c}`? "))
-                    .unwrap_or_default();
-                return Err(ExprError {
-                    offset: start,
-                    msg: format!(
-                        "unknown function `{other}`; {hint}functions are first, last, mark, count, gaps"
-                    ),
-                });
+            "lag" => (Atom::Lag(name, field), Kind::Series),
+            "repeats" => (Atom::Repeats(name, field), Kind::Number),
+            "descents" => (Atom::Descents(name, field), Kind::Number),
+            _ => {
+                let (g, g_at) = then.unwrap_or_default();
+                (
+                    Atom::Seen {
+                        e: name,
+                        f: field,
+                        g,
+                        g_at,
+                    },
+                    Kind::Number,
+                )
             }
         };
         self.out.push(Node::Atom(atom, name_at));
         Ok(kind)
+    }
+}
+
+/// Whether `f` can name a field: letters, digits, `_`, dots between parts.
+fn is_field(f: &str) -> bool {
+    !f.is_empty()
+        && f.split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+}
+
+/// A call's arguments: the event or mark name, a field, and (for `seen`) the second
+/// event with its offset.
+struct Args {
+    name: String,
+    field: Option<String>,
+    then: Option<(String, usize)>,
+}
+
+impl Parser<'_> {
+    /// The arguments of `func(...)`, the `(` consumed; leaves `i` after the `)`.
+    fn args(&mut self, func: &str) -> Result<Args, ExprError> {
+        let name_at = self.i;
+        let close = self.s[self.i..]
+            .find(')')
+            .ok_or_else(|| self.err("missing `)`".into()))?;
+        let inside = &self.s[self.i..self.i + close];
+        let arity = match func {
+            "seen" => 3,
+            f if FIELD_FUNCTIONS.contains(&f) => 2,
+            _ => 1,
+        };
+        let parts: Vec<&str> = if arity == 1 {
+            vec![inside]
+        } else {
+            inside.split(',').collect()
+        };
+        let bad_name =
+            |n: &str| n.is_empty() || n.contains(['(', ',']) || n.contains(char::is_whitespace);
+        if arity > 1
+            && (parts.len() != arity
+                || !is_field(parts[1].trim())
+                || parts.iter().skip(2).any(|g| bad_name(g.trim())))
+        {
+            let form = if arity == 3 {
+                format!(
+                    "`{func}(E, F, G)` takes two event names around a numeric field, e.g. `seen(partial, segment_id, final)`"
+                )
+            } else {
+                format!(
+                    "`{func}(E, F)` takes an event name and one of its numeric fields, e.g. `{func}(partial, audio_end_ms)`"
+                )
+            };
+            return Err(ExprError {
+                offset: name_at,
+                msg: format!("{form} (got {inside:?})"),
+            });
+        }
+        let name = parts[0].trim_end().to_string();
+        if bad_name(&name) {
+            return Err(ExprError {
+                offset: name_at,
+                msg: format!("`{func}(...)` takes one event or mark name (got {name:?})"),
+            });
+        }
+        let then = (arity == 3).then(|| {
+            let before: usize = parts[..2].iter().map(|p| p.len() + 1).sum();
+            let g = parts[2];
+            let lead = g.len() - g.trim_start().len();
+            (g.trim().to_string(), name_at + before + lead)
+        });
+        self.i += close + 1;
+        Ok(Args {
+            name,
+            field: (arity > 1).then(|| parts[1].trim().to_string()),
+            then,
+        })
     }
 }
 

@@ -46,18 +46,7 @@ pub(super) fn metric_def(
             return None;
         }
     };
-    let mut bad = false;
-    for r in expr.refs() {
-        let check = if r.mark {
-            known.check_mark(&name, r.name)
-        } else {
-            known.check_event(&name, r.name)
-        };
-        if let Err(msg) = check {
-            cx.err(inside(expr_v.span(), text, r.offset), msg);
-            bad = true;
-        }
-    }
+    let mut bad = !names_ok(cx, &name, &expr, known, expr_v.span(), text);
     let str_key = |cx: &mut Cx<'_>, key: &str| -> Option<String> {
         let v = t?.get(key)?;
         match v.get_ref().as_str() {
@@ -95,6 +84,43 @@ pub(super) fn metric_def(
         description,
         per,
     })
+}
+
+/// Whether every name `expr` (of metric `name`, written as `text` at `span`) reads is
+/// known, and every event it reads fields of is recorded with its message; problems go
+/// to `cx` at the name.
+fn names_ok(
+    cx: &mut Cx<'_>,
+    name: &str,
+    expr: &metric::Expr,
+    known: &Names,
+    span: Range<usize>,
+    text: &str,
+) -> bool {
+    let mut ok = true;
+    for r in expr.refs() {
+        let check = if r.mark {
+            known.check_mark(name, r.name)
+        } else {
+            known.check_event(name, r.name)
+        };
+        if let Err(msg) = check {
+            cx.err(inside(span.clone(), text, r.offset), msg);
+            ok = false;
+        }
+    }
+    for (e, _) in expr.fields() {
+        if let Err(msg) = known.check_field_event(name, e) {
+            let at = expr
+                .refs()
+                .iter()
+                .find(|r| r.name == e)
+                .map_or(0, |r| r.offset);
+            cx.err(inside(span.clone(), text, at), msg);
+            ok = false;
+        }
+    }
+    ok
 }
 
 /// Why `name` cannot name a metric (bad characters, or a name every scripted result

@@ -18,6 +18,8 @@ pub(super) struct Names {
     pub events: Vec<String>,
     /// Message types the scenario mentions.
     pub types: Vec<String>,
+    /// Names only an `await` gives (no `[workload.events]` entry of that name).
+    pub await_only: Vec<String>,
 }
 
 impl Names {
@@ -48,6 +50,9 @@ impl Names {
                 _ => {}
             }
         }
+        n.await_only = n.events.clone();
+        n.await_only
+            .retain(|a| !script.events.iter().any(|(name, _)| name == a));
         for (name, m) in &script.events {
             push(&mut n.events, name.clone());
             if let Some(t) = ty(m) {
@@ -70,6 +75,19 @@ impl Names {
         Err(format!(
             "metric `{metric}` reads mark `{m}`, which no step sets; {hint}add a step `mark = \"{m}\"`"
         ))
+    }
+
+    /// `Err(message)` when field functions (`lag`, `repeats`, `descents`, `seen`) cannot
+    /// read event `e`: a name only an `await` gives is recorded without its message.
+    pub fn check_field_event(&self, metric: &str, e: &str) -> Result<(), String> {
+        if self.await_only.iter().any(|a| a == e) && !self.types.iter().any(|t| t == e) {
+            return Err(format!(
+                "metric `{metric}` reads fields of `{e}`, an await's name; lag, repeats, \
+                 descents and seen read [workload.events] names or message types: declare \
+                 `{e}` under [workload.events] with the await's pattern"
+            ));
+        }
+        Ok(())
     }
 
     /// `Err(message)` when event `e` is neither declared, an await's name, nor a type

@@ -292,3 +292,28 @@ fn a_metric_named_like_a_session_count_is_refused() {
         "{text:?}"
     );
 }
+
+#[test]
+fn field_functions_read_declared_events_or_types_not_await_names() {
+    let ok = format!(
+        "{NAMES}a = \"lag(transcript, audio_end_ms)\"\nb = \"seen(transcript, item_id, response.done)\"\n"
+    );
+    let s = parse(Path::new("s.toml"), &ok, &defaults(None)).unwrap();
+    let reads: Vec<(String, String)> = s.field_reads();
+    assert_eq!(
+        reads,
+        [
+            ("transcript", "audio_end_ms"),
+            ("transcript", "item_id"),
+            ("response.done", "item_id")
+        ]
+        .map(|(e, f)| (e.to_string(), f.to_string()))
+    );
+    let bad = format!("{NAMES}x = \"repeats(audio, item_id)\"\n");
+    let e = errors(&bad, None);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with("s.toml:19:14: metric `x` reads fields of `audio`, an await's name"),
+        "{e:?}"
+    );
+}
