@@ -110,6 +110,25 @@ pub struct ResponseRow {
     /// audio ([`ContinuityStats`]).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub continuity: Option<ContinuityStats>,
+    /// The turn it belongs to (0-based; sessions that speak `turns` only): the last turn
+    /// whose speech had begun when its `response.created` arrived.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn: Option<usize>,
+    /// Receipt of its `response.created`, session-clock seconds (not written).
+    #[serde(skip)]
+    pub created_at_s: Option<f64>,
+}
+
+/// Sets each row's [`ResponseRow::turn`] from the turns' speech starts (session-clock
+/// seconds, ascending; turn 0's is the session's start).
+pub fn assign_turns(rows: &mut [ResponseRow], turn_starts_s: &[f64]) {
+    if turn_starts_s.is_empty() {
+        return;
+    }
+    for row in rows {
+        let started = |at: f64| turn_starts_s[1..].iter().filter(|s| **s <= at).count();
+        row.turn = Some(row.created_at_s.map_or(0, started));
+    }
 }
 
 /// `duplex_session_metrics`: means over the rows that have a finite value.
@@ -360,6 +379,8 @@ fn rows_in_order(
             continuity: request_metrics.as_ref().and(acc.continuity.stats()),
             request_metrics,
             stage0_tokens,
+            turn: None,
+            created_at_s: acc.created_at,
         });
     }
     rows

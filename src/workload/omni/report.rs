@@ -347,6 +347,10 @@ fn case_result<'a>(
     let session_id = out.map(|o| o.session_id.clone());
     let mut dm = duplex_metrics(events, stream_start_s, session_id.as_deref());
     dm.summary.stream_started_at_s = out.and_then(|o| o.stream_start_s);
+    let turn_starts: Vec<f64> = out.map_or(Vec::new(), |o| {
+        o.turns.iter().map(|t| t.speech_start_s).collect()
+    });
+    super::metrics::assign_turns(&mut dm.rows, &turn_starts);
     result.success = success;
     // The reference writes `""` (not null) when there is no error.
     result.error = Some(error.unwrap_or_default());
