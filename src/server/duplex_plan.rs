@@ -136,7 +136,7 @@ pub(crate) struct DuplexPlan {
     /// Final-commit state.
     commit: Commit,
     /// The speech detector, when `[server.duplex.vad]` is on.
-    vad: Option<speech::Vad>,
+    vad: Option<speech::Ears>,
 }
 
 impl DuplexPlan {
@@ -156,7 +156,7 @@ impl DuplexPlan {
         let listen_bytes = (cfg.listen_every_s > 0.0).then(|| to_bytes(cfg.listen_every_s));
         let vad = (cfg.vad.clone())
             .or_else(|| (cfg.turns == TurnMode::ServerVad).then(VadConfig::default))
-            .map(|v| speech::Vad::new(&v));
+            .map(|v| speech::Ears::new(&v));
         DuplexPlan {
             session_id: info
                 .session_id

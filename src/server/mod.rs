@@ -28,6 +28,7 @@ mod tls;
 mod tls_listen;
 mod transcription;
 mod transcription_plan;
+mod vad;
 mod video;
 mod video_plan;
 mod wire;

@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::config::{ScriptedServerConfig, ServerAction};
+use super::vad::{Heard, Vad};
 use crate::util::jsonmatch::Matcher;
 use crate::util::template::{Template, closest};
 
@@ -33,6 +34,7 @@ enum Kind {
         audio_b64: String,
     },
     Close,
+    Cancel,
 }
 
 #[derive(Debug, Clone)]
@@ -47,6 +49,10 @@ pub(crate) struct Compiled {
     on_connect: Vec<Act>,
     rules: Vec<(Matcher, Vec<Act>)>,
     on_unmatched: Vec<Act>,
+    /// The speech detector's settings: field, threshold, silence in bytes.
+    speech: Option<(String, f64, u64)>,
+    on_speech_started: Vec<Act>,
+    on_barge_in: Vec<Act>,
 }
 
 impl Compiled {
@@ -60,10 +66,18 @@ impl Compiled {
             rules.push((m, actions(&r.actions, &format!("{at}.do"))?));
         }
         let on_unmatched = actions(&cfg.on_unmatched, "scripted.on_unmatched")?;
+        let speech = cfg.speech.as_ref().map(|s| {
+            let bytes_per_ms = f64::from(s.sample_rate) * 2.0 / 1000.0;
+            let silence = (s.silence_ms * bytes_per_ms).round() as u64;
+            (s.field.clone(), s.threshold_dbfs, silence)
+        });
         Ok(Compiled {
             on_connect,
             rules,
             on_unmatched,
+            speech,
+            on_speech_started: actions(&cfg.on_speech_started, "scripted.on_speech_started")?,
+            on_barge_in: actions(&cfg.on_barge_in, "scripted.on_barge_in")?,
         })
     }
 }
@@ -84,7 +98,14 @@ fn action(a: &ServerAction) -> Result<Act, String> {
         }
     }
     let after = Duration::from_secs_f64(a.after_ms / 1000.0);
-    let kind = match (&a.send, &a.stream, a.close) {
+    let kind = match (&a.send, &a.stream, a.close || a.cancel) {
+        (None, None, true) if a.close && a.cancel => {
+            return Err(
+                "an action has exactly one of `send`, `stream`, `close = true` or `cancel = true`"
+                    .into(),
+            );
+        }
+        (None, None, true) if a.cancel => Kind::Cancel,
         (Some(m), None, false) => Kind::Send(templates(m, &[])?),
         (None, Some(m), false) => {
             if !(1..=MAX_COUNT).contains(&a.count) {
@@ -106,7 +127,12 @@ fn action(a: &ServerAction) -> Result<Act, String> {
             }
         }
         (None, None, true) => Kind::Close,
-        _ => return Err("an action has exactly one of `send`, `stream` or `close = true`".into()),
+        _ => {
+            return Err(
+                "an action has exactly one of `send`, `stream`, `close = true` or `cancel = true`"
+                    .into(),
+            );
+        }
     };
     Ok(Act { after, kind })
 }
@@ -167,6 +193,13 @@ pub(crate) enum Out {
     Close,
 }
 
+/// A scheduled entry: something to send, or a `cancel` action.
+#[derive(Debug, Clone, PartialEq)]
+enum Queued {
+    Out(Out),
+    Cancel,
+}
+
 /// One connection's scheduled messages.
 #[derive(Debug)]
 pub(crate) struct ConnPlan {
@@ -175,13 +208,18 @@ pub(crate) struct ConnPlan {
     seq: u64,
     /// Inbound JSON messages so far: `${msg}`, the ordinal of the one a rule answers.
     inbound: u64,
-    queue: BTreeMap<(Instant, u64), Out>,
+    /// Due time and order → (the firing that scheduled it, what).
+    queue: BTreeMap<(Instant, u64), (u64, Queued)>,
     order: u64,
+    /// Firings so far (each rule match, connect, speech start).
+    firing: u64,
+    vad: Option<Vad>,
 }
 
 impl ConnPlan {
     /// A new connection with ordinal `session`.
     pub(crate) fn new(compiled: std::sync::Arc<Compiled>, session: u64) -> Self {
+        let vad = (compiled.speech.as_ref()).map(|(_, dbfs, silence)| Vad::new(*dbfs, *silence));
         Self {
             compiled,
             session,
@@ -189,6 +227,8 @@ impl ConnPlan {
             inbound: 0,
             queue: BTreeMap::new(),
             order: 0,
+            firing: 0,
+            vad,
         }
     }
 
@@ -206,6 +246,7 @@ impl ConnPlan {
         };
         self.inbound += 1;
         let compiled = std::sync::Arc::clone(&self.compiled);
+        self.hear(&msg, now);
         let mut matched = false;
         for (m, acts) in &compiled.rules {
             if m.matches(&msg) {
@@ -215,6 +256,30 @@ impl ConnPlan {
         }
         if !matched {
             self.schedule(&compiled.on_unmatched, &msg, now);
+        }
+    }
+
+    /// Speech detection on `msg` (with `speech` configured): at a start of speech,
+    /// `on_speech_started`, and `on_barge_in` when earlier firings are still scheduled.
+    fn hear(&mut self, msg: &Value, now: Instant) {
+        let compiled = std::sync::Arc::clone(&self.compiled);
+        let (Some((field, ..)), Some(vad)) = (&compiled.speech, self.vad.as_mut()) else {
+            return;
+        };
+        let Some(pcm) = (msg.get(field).and_then(Value::as_str))
+            .and_then(|b| crate::util::b64::standard().decode(b).ok())
+        else {
+            return;
+        };
+        let rms = crate::util::wav::pcm16_rms(&pcm);
+        if vad.feed(rms, pcm.len() as u64) != Heard::Started {
+            return;
+        }
+        let talking = !self.queue.is_empty();
+        self.firing += 1;
+        self.schedule_in(&compiled.on_speech_started, msg, now);
+        if talking {
+            self.schedule_in(&compiled.on_barge_in, msg, now);
         }
     }
 
@@ -230,22 +295,38 @@ impl ConnPlan {
             if entry.key().0 > now {
                 break;
             }
-            out.push(entry.remove());
+            match entry.remove() {
+                (_, Queued::Out(o)) => out.push(o),
+                // Earlier firings stop: what they still had scheduled is dropped.
+                (firing, Queued::Cancel) => self.queue.retain(|_, (f, _)| *f >= firing),
+            }
         }
         out
     }
 
     fn push(&mut self, at: Instant, out: Out) {
-        self.order += 1;
-        self.queue.insert((at, self.order), out);
+        self.push_queued(at, Queued::Out(out));
     }
 
+    fn push_queued(&mut self, at: Instant, q: Queued) {
+        self.order += 1;
+        self.queue.insert((at, self.order), (self.firing, q));
+    }
+
+    /// `acts` as a new firing, answering `event` received at `now`.
     fn schedule(&mut self, acts: &[Act], event: &Value, now: Instant) {
+        self.firing += 1;
+        self.schedule_in(acts, event, now);
+    }
+
+    /// `acts` as part of the current firing.
+    fn schedule_in(&mut self, acts: &[Act], event: &Value, now: Instant) {
         let mut t = now;
         for a in acts {
             t += a.after;
             match &a.kind {
                 Kind::Close => self.push(t, Out::Close),
+                Kind::Cancel => self.push_queued(t, Queued::Cancel),
                 Kind::Send(msgs) => {
                     for m in msgs {
                         let text = self.render(m, event, None);

@@ -133,3 +133,59 @@ do = [{ send = [{ type = "a", id = "r${msg}" }, { type = "b", id = "r${msg}" }] 
         ]
     );
 }
+
+const BARGE: &str = r#"
+[scripted]
+speech = { field = "audio", sample_rate = 16000 }
+on_speech_started = [{ send = { type = "speech_started" } }]
+on_barge_in = [{ after_ms = 150, cancel = true }, { send = { type = "cleared" } }]
+[[scripted.rules]]
+on = { type = "response.create" }
+do = [{ stream = { type = "delta", n = "${n}" }, count = 10, every_ms = 100 }]
+"#;
+
+/// 200 ms of 16 kHz PCM16 at constant `amplitude`, base64, in an append.
+fn append(amplitude: i16) -> String {
+    let pcm: Vec<u8> = (0..3200).flat_map(|_| amplitude.to_le_bytes()).collect();
+    let b64 = base64::engine::general_purpose::STANDARD.encode(pcm);
+    format!(r#"{{"type":"append","audio":"{b64}"}}"#)
+}
+
+fn texts(outs: Vec<Out>) -> Vec<String> {
+    outs.into_iter()
+        .map(|o| match o {
+            Out::Text(t) => serde_json::from_str::<Value>(&t).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            Out::Close => "close".into(),
+        })
+        .collect()
+}
+
+#[test]
+fn speech_over_a_stream_cancels_what_is_left_after_the_reaction() {
+    let cfg = ServerConfig::from_toml_str(BARGE).unwrap();
+    let mut p = ConnPlan::new(Arc::new(Compiled::new(&cfg.scripted).unwrap()), 1);
+    let t0 = Instant::now();
+    let ms = |n: u64| t0 + Duration::from_millis(n);
+    // The user's first words: speech starts with nothing scheduled, no barge-in.
+    p.on_text(&append(3000), t0);
+    assert_eq!(texts(p.pop_due(t0)), ["speech_started"]);
+    p.on_text(&append(0), ms(200));
+    p.on_text(&append(0), ms(400)); // 400 ms quiet: speech ended
+    p.on_text(r#"{"type":"response.create"}"#, ms(400));
+    assert_eq!(texts(p.pop_due(ms(500))), ["delta", "delta"]);
+    // The user speaks over the reply at 560 ms: the rest goes 150 ms later.
+    p.on_text(&append(3000), ms(560));
+    assert_eq!(
+        texts(p.pop_due(ms(700))),
+        ["speech_started", "delta", "delta"]
+    );
+    assert_eq!(
+        texts(p.pop_due(ms(710))),
+        ["cleared"],
+        "the deltas left are dropped"
+    );
+    assert_eq!(p.next_due(), None);
+}

@@ -27,6 +27,51 @@ pub struct ScriptedServerConfig {
     /// error event naming it: `${event.type}`); none by default.
     #[serde(default)]
     pub on_unmatched: Vec<ServerAction>,
+    /// Hear the user: judge the base64 PCM16 in a field of every inbound message that has
+    /// it ([`SpeechConfig`]); needed by `on_speech_started` and `on_barge_in`.
+    #[serde(default)]
+    pub speech: Option<SpeechConfig>,
+    /// Actions run when the user starts speaking (e.g. send
+    /// `input_audio_buffer.speech_started`); the triggering message is the chunk that
+    /// started it.
+    #[serde(default)]
+    pub on_speech_started: Vec<ServerAction>,
+    /// Actions run when the user starts speaking while messages of an earlier firing are
+    /// still scheduled — the model is talking: a barge-in. Typically
+    /// `{ after_ms = 150, cancel = true }` (stop what is still scheduled) and then the
+    /// protocol's clear and cancelled `response.done`.
+    #[serde(default)]
+    pub on_barge_in: Vec<ServerAction>,
+}
+
+/// How `[server.scripted]` hears speech: an inbound message whose `field` holds base64
+/// PCM16 (mono, `sample_rate`) at least `threshold_dbfs` loud, after `silence_ms` of
+/// quieter such messages (or at the start), starts speech.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpeechConfig {
+    /// The top-level field holding the audio (default `audio`).
+    #[serde(default = "default_speech_field")]
+    pub field: String,
+    /// Sample rate of that audio, Hz (default 24000). Range [8000, 192000].
+    #[serde(default = "default_sample_rate")]
+    pub sample_rate: u32,
+    /// RMS level from which a chunk is speech, dBFS (default -40). Range [-96, 0].
+    #[serde(default = "default_threshold_dbfs")]
+    pub threshold_dbfs: f64,
+    /// Quieter audio that ends speech, ms (default 400). Range [0, 3600000].
+    #[serde(default = "default_silence_ms")]
+    pub silence_ms: f64,
+}
+
+fn default_speech_field() -> String {
+    "audio".into()
+}
+fn default_threshold_dbfs() -> f64 {
+    -40.0
+}
+fn default_silence_ms() -> f64 {
+    400.0
 }
 
 /// One rule.
@@ -77,6 +122,10 @@ pub struct ServerAction {
     /// Close the socket (normal close) instead of sending.
     #[serde(default)]
     pub close: bool,
+    /// Drop every message earlier firings scheduled that has not been sent yet (e.g.
+    /// the rest of a response the user spoke over), instead of sending.
+    #[serde(default)]
+    pub cancel: bool,
 }
 
 fn default_path() -> String {
@@ -99,6 +148,9 @@ impl Default for ScriptedServerConfig {
             on_connect: Vec::new(),
             rules: Vec::new(),
             on_unmatched: Vec::new(),
+            speech: None,
+            on_speech_started: Vec::new(),
+            on_barge_in: Vec::new(),
         }
     }
 }
@@ -119,11 +171,36 @@ impl ScriptedServerConfig {
                 msg: format!("scripted.path must start with `/` (got {:?})", self.path),
             });
         }
+        if let Some(s) = &self.speech {
+            let ok = (8_000..=192_000).contains(&s.sample_rate)
+                && (-96.0..=0.0).contains(&s.threshold_dbfs)
+                && (0.0..=3_600_000.0).contains(&s.silence_ms)
+                && !s.field.is_empty();
+            if !ok {
+                out.push(ServerError::Invalid {
+                    key: "scripted.speech".into(),
+                    msg: format!(
+                        "scripted.speech needs a non-empty `field`, `sample_rate` in [8000, 192000] Hz, `threshold_dbfs` in [-96, 0] and `silence_ms` in [0, 3600000] (got {:?}, {}, {}, {})",
+                        s.field, s.sample_rate, s.threshold_dbfs, s.silence_ms
+                    ),
+                });
+            }
+        } else if !self.on_speech_started.is_empty() || !self.on_barge_in.is_empty() {
+            out.push(ServerError::Invalid {
+                key: "scripted.speech".into(),
+                msg: "`on_speech_started` / `on_barge_in` need `speech` (how to hear the user), e.g. `speech = { field = \"audio\" }`".into(),
+            });
+        }
         if let Err(msg) = super::super::scripted_plan::Compiled::new(self) {
-            let key = ["scripted.on_connect", "scripted.on_unmatched"]
-                .into_iter()
-                .find(|k| msg.starts_with(k))
-                .unwrap_or("scripted.rules");
+            let key = [
+                "scripted.on_connect",
+                "scripted.on_unmatched",
+                "scripted.on_speech_started",
+                "scripted.on_barge_in",
+            ]
+            .into_iter()
+            .find(|k| msg.starts_with(k))
+            .unwrap_or("scripted.rules");
             out.push(ServerError::Invalid {
                 key: key.into(),
                 msg,

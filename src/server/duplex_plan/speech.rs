@@ -7,66 +7,28 @@
 
 use std::time::Duration;
 
+use super::super::vad::{Heard, Vad};
 use super::events::{barged_done_event, cleared_event, speech_started_event, speech_stopped_event};
 use super::{Action, DuplexPlan, Effect, INPUT_BYTES_PER_S, millis};
 use crate::server::config::{TurnMode, VadConfig};
 #[cfg(test)]
 use crate::util::wav::pcm16_rms as rms;
 
-/// Speech or not, judged append by append.
+/// The detector with the barge-in reaction time, if barge-in is on.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Vad {
-    /// Linear RMS (of i16 samples) from which an append is speech.
-    threshold_rms: f64,
-    /// Quiet input that ends speech, bytes.
-    silence_bytes: u64,
-    speaking: bool,
-    quiet_bytes: u64,
-    /// The barge-in reaction time, if barge-in is on.
-    pub(super) reaction: Option<Duration>,
+pub(super) struct Ears {
+    vad: Vad,
+    reaction: Option<Duration>,
 }
 
-/// What one append changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Heard {
-    /// Nothing.
-    Same,
-    /// Speech started with this append.
-    Started,
-    /// Speech ended: the quiet began `quiet_bytes` before the end of this append.
-    Stopped {
-        /// Quiet input received since speech ended, bytes.
-        quiet_bytes: u64,
-    },
-}
-
-impl Vad {
-    /// The detector `cfg` describes.
-    pub(super) fn new(cfg: &VadConfig) -> Vad {
-        Vad {
-            threshold_rms: 32_768.0 * 10f64.powf(cfg.threshold_dbfs / 20.0),
-            silence_bytes: (cfg.silence_ms * INPUT_BYTES_PER_S as f64 / 1000.0).round() as u64,
-            speaking: false,
-            quiet_bytes: 0,
+impl Ears {
+    /// The detector `cfg` describes (silence counted in input bytes, 16 kHz PCM16).
+    pub(super) fn new(cfg: &VadConfig) -> Ears {
+        let silence_bytes = (cfg.silence_ms * INPUT_BYTES_PER_S as f64 / 1000.0).round() as u64;
+        Ears {
+            vad: Vad::new(cfg.threshold_dbfs, silence_bytes),
             reaction: cfg.barge_in_reaction_ms.map(millis),
         }
-    }
-
-    /// One append of `bytes` PCM at level `rms`.
-    pub(super) fn feed(&mut self, rms: f64, bytes: u64) -> Heard {
-        if rms >= self.threshold_rms {
-            self.quiet_bytes = 0;
-            let started = !std::mem::replace(&mut self.speaking, true);
-            return if started { Heard::Started } else { Heard::Same };
-        }
-        self.quiet_bytes = self.quiet_bytes.saturating_add(bytes);
-        if self.speaking && self.quiet_bytes >= self.silence_bytes {
-            self.speaking = false;
-            return Heard::Stopped {
-                quiet_bytes: self.quiet_bytes,
-            };
-        }
-        Heard::Same
     }
 }
 
@@ -75,11 +37,11 @@ impl DuplexPlan {
     /// already includes it): the speech start or end it makes, if any, and what follows
     /// (an interruption, a server-VAD turn's response).
     pub(super) fn hear(&mut self, rms: f64, bytes: u64, at: Duration) -> Vec<Action> {
-        let Some(vad) = self.vad.as_mut() else {
+        let Some(ears) = self.vad.as_mut() else {
             return Vec::new();
         };
-        let reaction = vad.reaction;
-        match vad.feed(rms, bytes) {
+        let reaction = ears.reaction;
+        match ears.vad.feed(rms, bytes) {
             Heard::Same => Vec::new(),
             Heard::Started => self.speech_started(bytes, reaction.map(|r| at + r)),
             Heard::Stopped { quiet_bytes } => {

@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::super::super::vad::{Heard, Vad};
 use super::super::{Action, DuplexPlan, UpdateInfo};
-use super::{Heard, Vad, rms};
+use super::rms;
 use crate::server::config::{DuplexServerConfig, FinalDecision, TurnMode, VadConfig};
 
 fn cfg(reaction_ms: f64) -> VadConfig {
@@ -31,7 +32,7 @@ fn rms_of_a_square_wave_is_its_amplitude() {
 
 #[test]
 fn speech_starts_once_and_again_only_after_the_silence() {
-    let mut vad = Vad::new(&cfg(150.0));
+    let mut vad = Vad::new(-40.0, 12_800);
     let (loud, quiet) = (1000.0, 100.0); // -30 and -50 dBFS
     assert_eq!(
         vad.feed(loud, 6400),

@@ -67,6 +67,7 @@ enum Phase {
     Ready,
     Streaming(StreamState),
     Awaiting { deadline: Instant, matched: usize },
+    Waiting(Instant),
     Done,
 }
 
@@ -296,6 +297,15 @@ impl Interp {
                         break;
                     }
                 }
+                Phase::Waiting(until) => {
+                    if now < *until {
+                        fx.wake(*until);
+                        break;
+                    }
+                    // What follows is due when the wait ends, not when we woke.
+                    self.sched = Some(*until);
+                    self.finish_step();
+                }
                 Phase::Awaiting { deadline, matched } => {
                     if now < *deadline {
                         fx.wake(*deadline);
@@ -359,9 +369,16 @@ impl Interp {
                 fx.send(msg, self.sched);
                 self.finish_step();
             }
+            Action::Wait(d) => {
+                // Counted from when the previous step's work was due (a paced stream's
+                // end), else from now.
+                self.phase = Phase::Waiting(self.sched.unwrap_or(now) + *d);
+            }
             Action::Mark(name) => {
                 self.seq += 1;
-                let ms = self.ms(now);
+                // At the moment the step is due (after a paced stream or a wait), not
+                // when the session woke to run it.
+                let ms = self.ms(self.sched.unwrap_or(now));
                 let idx = self.record.push_mark(name, self.seq, ms);
                 if let Some(rest) = step.turn_rest {
                     self.open.push((self.pc + rest as usize + 1, idx));

@@ -30,6 +30,7 @@ const ACTIONS: &[&str] = &[
     "stream",
     "await",
     "mark",
+    "wait_ms",
     "repeat",
 ];
 
@@ -219,6 +220,18 @@ fn step(cx: &mut Cx<'_>, item: &Val<'_>, out: &mut Vec<Step>) {
         }),
         "stream" => stream(cx, t, v),
         "await" => await_step(cx, t, v),
+        "wait_ms" => match float(v) {
+            Some(ms) if ms.is_finite() && (0.0..=600_000.0).contains(&ms) => {
+                Some(Action::Wait(Duration::from_secs_f64(ms / 1000.0)))
+            }
+            _ => {
+                cx.err(
+                    v.span(),
+                    "`wait_ms` must be a number of ms in [0, 600000], e.g. `wait_ms = 300`",
+                );
+                None
+            }
+        },
         _ => {
             repeat(cx, t, v, out);
             None

@@ -78,6 +78,8 @@ pub enum Action {
     },
     /// Record a named timestamp.
     Mark(String),
+    /// Do nothing for this long (e.g. let a reply play before speaking over it).
+    Wait(Duration),
 }
 
 /// One step with its position in the repeat structure.
