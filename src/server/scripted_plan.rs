@@ -177,6 +177,8 @@ pub(crate) struct ConnPlan {
     inbound: u64,
     queue: BTreeMap<(Instant, u64), Out>,
     order: u64,
+    /// `[server.load]`'s slow-down factor (≥ 1): multiplies `after_ms` and `every_ms`.
+    load: f64,
 }
 
 impl ConnPlan {
@@ -189,7 +191,14 @@ impl ConnPlan {
             inbound: 0,
             queue: BTreeMap::new(),
             order: 0,
+            load: 1.0,
         }
+    }
+
+    /// Sets the load factor the rules scheduled from now on run at: their `after_ms`
+    /// and `every_ms` are multiplied by it (`[server.load]`).
+    pub(crate) fn set_load(&mut self, factor: f64) {
+        self.load = factor.max(1.0);
     }
 
     /// The socket opened at `now`: schedule `on_connect`.
@@ -243,7 +252,7 @@ impl ConnPlan {
     fn schedule(&mut self, acts: &[Act], event: &Value, now: Instant) {
         let mut t = now;
         for a in acts {
-            t += a.after;
+            t += a.after.mul_f64(self.load);
             match &a.kind {
                 Kind::Close => self.push(t, Out::Close),
                 Kind::Send(msgs) => {
@@ -260,7 +269,7 @@ impl ConnPlan {
                 } => {
                     for i in 0..*count {
                         if i > 0 {
-                            t += *every;
+                            t += every.mul_f64(self.load);
                         }
                         for m in msgs {
                             let text = self.render(m, event, Some((i, *count, audio_b64.as_str())));
