@@ -444,11 +444,7 @@ impl ServerConfig {
             "video.saturate_above_sessions must be at least 1 (omit it for no saturation), got 0"
                 .into(),
         );
-        out.extend(capacity::problems(
-            self.max_sessions,
-            self.retry_after_s,
-            &self.load,
-        ));
+        out.extend(capacity::problems(self));
         out.extend(self.duplex.problems());
         out.extend(self.transcription.problems());
         out.extend(self.scripted.problems());

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::ServerError;
+use super::{ServerConfig, ServerError};
 
 /// How a WebSocket session beyond `max_sessions` is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
@@ -73,12 +73,9 @@ impl LoadConfig {
 /// Largest `retry_after_s` (one hour).
 const MAX_RETRY_AFTER_S: u32 = 3600;
 
-/// The range problems of the capacity keys.
-pub(super) fn problems(
-    max_sessions: Option<u32>,
-    retry_after_s: u32,
-    load: &LoadConfig,
-) -> Vec<ServerError> {
+/// The range problems of `cfg`'s capacity and load keys.
+pub(super) fn problems(cfg: &ServerConfig) -> Vec<ServerError> {
+    let (max_sessions, retry_after_s, load) = (cfg.max_sessions, cfg.retry_after_s, &cfg.load);
     let mut out = Vec::new();
     let mut check = |ok: bool, key: &str, msg: String| {
         if !ok {
