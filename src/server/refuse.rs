@@ -35,6 +35,9 @@ pub(crate) struct Refuser {
     pub(crate) retry_after_s: u32,
     /// `[server] idle_timeout_s`.
     pub(crate) idle: Duration,
+    /// `[server] max_frame_bytes`: the first message a refusal reads may be as large as
+    /// an admitted session's (a `session.update` carries its reference audio).
+    pub(crate) max_inbound: usize,
 }
 
 impl Refuser {
@@ -77,7 +80,10 @@ impl Refuser {
         duplex: bool,
     ) -> Result<HttpResponse, actix_web::Error> {
         let (response, mut session, stream) = actix_ws::handle(req, body)?;
-        let mut stream = stream.aggregate_continuations();
+        let mut stream = stream
+            .max_frame_size(self.max_inbound)
+            .aggregate_continuations()
+            .max_continuation_size(self.max_inbound);
         let limit = self.limit;
         let idle = self.idle;
         actix_web::rt::spawn(async move {

@@ -41,6 +41,7 @@ impl Upgrades {
                 limit: metrics.max_sessions().unwrap_or(u64::MAX),
                 retry_after_s: cfg.retry_after_s,
                 idle: std::time::Duration::from_secs_f64(cfg.idle_timeout_s),
+                max_inbound: cfg.max_inbound_bytes(),
             },
             metrics,
         }
