@@ -163,3 +163,48 @@ fn load_model_stretches_measured_ttfp_and_rtf_with_concurrency() {
         "the RTF crosses 1: {rtf1} → {rtf4}"
     );
 }
+
+/// Transcription sessions past `max_sessions` get HTTP 503 too, counted as refused on
+/// their endpoint. Three real-time sessions of four words (over a second each, all
+/// released at once), two admitted.
+#[test]
+fn transcription_refusals_are_http_503() {
+    let srv = start("max_sessions = 2\n[transcription]\nlatency_ms = 10\nfinal_delay_ms = 10\n");
+    let fx = crate::support::Fixture::new("");
+    crate::support::synth_dataset(
+        "transcription",
+        &fx.dir.path().join("synth"),
+        &rtload::dataset::SynthOptions {
+            files: 3,
+            words: 4,
+            ..crate::support::synth_defaults()
+        },
+    );
+    let toml = format!(
+        "name = \"t\"\n[target]\nurl = \"ws://{}/v1/realtime\"\n[workload]\n\
+         kind = \"realtime-transcription\"\ndataset_path = \"synth\"\npacing = \"realtime\"\n\
+         done_timeout_s = 5.0\n[load]\nsamples = 3\nmax_concurrency = 3\n",
+        srv.addr()
+    );
+    std::fs::write(&fx.path, toml).unwrap();
+    let failures = failure_messages(&fx.run());
+    assert_eq!(failures.len(), 1, "{failures:#?}");
+    assert!(
+        failures[0].contains("HTTP 503 Service Unavailable")
+            && failures[0].contains("Retry-After: 1 s"),
+        "{}",
+        failures[0]
+    );
+    let text = http_get(
+        &format!("http://{}/metrics", srv.addr()),
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    for want in [
+        "rtload_server_sessions_refused_total{endpoint=\"transcription\"} 1\n",
+        "rtload_server_sessions_started_total{endpoint=\"transcription\"} 2\n",
+    ] {
+        assert!(text.contains(want), "missing {want}in\n{text}");
+    }
+    srv.stop();
+}
