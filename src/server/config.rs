@@ -8,10 +8,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::util::textpos::{line_col, suggest_unknown_field, value_span};
 
+mod capacity;
 mod duplex;
 mod scripted;
 mod transcription;
 
+pub use capacity::{LoadConfig, RefuseWith};
 pub use duplex::{DuplexFaults, DuplexServerConfig, FinalDecision, TurnMode, VadConfig};
 pub use scripted::{ScriptedServerConfig, ServerAction};
 #[cfg(test)]
@@ -87,6 +89,23 @@ pub struct ServerConfig {
     /// default 67108864 (64 MiB).
     #[serde(default = "default_max_frame_bytes")]
     pub max_frame_bytes: u64,
+    /// Most WebSocket sessions open at once, over every endpoint; the next one is refused
+    /// as `refuse_with` says, and admitted again once a session ends. Unset: no limit.
+    /// Range [1, 4294967295].
+    #[serde(default)]
+    pub max_sessions: Option<u32>,
+    /// How a session beyond `max_sessions` is refused: `"http_429"`, `"http_503"`
+    /// (refused upgrades, with `Retry-After`), `"close_1013"` or `"error_event"`
+    /// (vLLM-Omni's duplex `resource_exhausted` error, then close 1013). Unset:
+    /// `error_event` on the duplex endpoint, `http_503` on the others.
+    #[serde(default)]
+    pub refuse_with: Option<RefuseWith>,
+    /// `Retry-After` seconds of a refused upgrade. Range [0, 3600].
+    #[serde(default = "default_retry_after_s")]
+    pub retry_after_s: u32,
+    /// The load-dependent generation model (delays grow with the sessions open).
+    #[serde(default)]
+    pub load: LoadConfig,
 }
 
 /// Behaviour of the realtime video endpoint: pacing, payload sizes, limits and faults.
@@ -207,6 +226,10 @@ fn default_max_frame_bytes() -> u64 {
     64 * 1024 * 1024
 }
 
+fn default_retry_after_s() -> u32 {
+    1
+}
+
 fn default_workers() -> usize {
     1
 }
@@ -245,6 +268,10 @@ impl Default for ServerConfig {
             workers: default_workers(),
             shutdown_timeout_s: default_shutdown_timeout_s(),
             max_frame_bytes: default_max_frame_bytes(),
+            max_sessions: None,
+            refuse_with: None,
+            retry_after_s: default_retry_after_s(),
+            load: LoadConfig::default(),
         }
     }
 }
@@ -417,6 +444,7 @@ impl ServerConfig {
             "video.saturate_above_sessions must be at least 1 (omit it for no saturation), got 0"
                 .into(),
         );
+        out.extend(capacity::problems(self));
         out.extend(self.duplex.problems());
         out.extend(self.transcription.problems());
         out.extend(self.scripted.problems());

@@ -165,3 +165,47 @@ fn a_scenario_files_server_table_is_the_config() {
         3
     );
 }
+
+#[test]
+fn the_load_model_is_max_one_active_over_k_and_monotone() {
+    let none = LoadConfig::default();
+    assert_eq!(none.factor(1000), 1.0, "no model: no slow-down");
+    let k = LoadConfig {
+        rtf_one_at_sessions: Some(16),
+    };
+    assert_eq!(k.factor(0), 1.0);
+    assert_eq!(k.factor(16), 1.0);
+    assert_eq!(k.factor(24), 1.5);
+    assert_eq!(k.factor(32), 2.0);
+    let mut last = 0.0;
+    for active in 0..200 {
+        let f = k.factor(active);
+        assert!(f >= last && f >= 1.0);
+        last = f;
+    }
+}
+
+#[test]
+fn capacity_keys_are_range_checked_at_their_values() {
+    for (text, key) in [
+        ("max_sessions = 0\n", "max_sessions must be at least 1"),
+        (
+            "retry_after_s = 3601\n",
+            "retry_after_s must be between 0 and 3600",
+        ),
+        (
+            "[load]\nrtf_one_at_sessions = 0\n",
+            "load.rtf_one_at_sessions must be at least 1",
+        ),
+    ] {
+        let err = ServerConfig::from_toml_str(text).unwrap_err().to_string();
+        assert!(err.contains(key), "{text}: {err}");
+    }
+    let ok = ServerConfig::from_toml_str(
+        "max_sessions = 24\nrefuse_with = \"http_429\"\nretry_after_s = 0\n[load]\nrtf_one_at_sessions = 16\n",
+    )
+    .unwrap();
+    assert_eq!(ok.refuse_with, Some(RefuseWith::Http429));
+    let bad = ServerConfig::from_toml_str("refuse_with = \"close\"\n").unwrap_err();
+    assert!(bad.to_string().contains("http_429"), "{bad}");
+}

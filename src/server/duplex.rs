@@ -200,6 +200,10 @@ impl Connection {
 
     /// Handles one client JSON event.
     async fn on_text(&mut self, text: &str, received: Instant) -> Flow {
+        if let Phase::Active { plan, .. } = &mut self.phase {
+            // `[server.load]`: responses this event schedules run at today's load.
+            plan.set_load(self.tally.load_factor());
+        }
         if let Phase::Active { t0, plan } = &mut self.phase
             && let Some(actions) =
                 plan.on_append_text(text, received.saturating_duration_since(*t0))

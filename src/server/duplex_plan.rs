@@ -137,6 +137,8 @@ pub(crate) struct DuplexPlan {
     commit: Commit,
     /// The speech detector, when `[server.duplex.vad]` is on.
     vad: Option<speech::Ears>,
+    /// `[server.load]`'s slow-down factor when the next response is scheduled (≥ 1).
+    load: f64,
 }
 
 impl DuplexPlan {
@@ -178,7 +180,14 @@ impl DuplexPlan {
             busy_until: Duration::ZERO,
             commit: Commit::Open,
             vad,
+            load: 1.0,
         }
+    }
+
+    /// Sets the load factor responses scheduled from now on run at: their first-response
+    /// delay and delta gaps are multiplied by it (`[server.load]`).
+    pub(crate) fn set_load(&mut self, factor: f64) {
+        self.load = factor.max(1.0);
     }
 
     /// How long the session may sit with no activity before it expires.
@@ -482,7 +491,7 @@ impl DuplexPlan {
     fn schedule_response(&mut self, trigger: Duration) {
         let index = self.responses.len();
         let start = trigger.max(self.busy_until);
-        let script = self.responder.response(index, start);
+        let script = self.responder.response(index, start, self.load);
         for (due, event, end) in script.events {
             let effect = match end {
                 Mark::None => Effect::None,

@@ -1,16 +1,23 @@
 //! The embedded server's own `/metrics` (Prometheus text), like a model server exports:
-//! WebSocket connections open now and accepted so far, and sessions started, per endpoint
-//! (video, duplex, transcription, and `scripted_rules` for `[server.scripted]`). Clients
-//! scrape it through `[target] metrics_url`; the tests do too.
+//! WebSocket connections open now and accepted so far, sessions started and refused, per
+//! endpoint (video, duplex, transcription, and `scripted_rules` for `[server.scripted]`),
+//! and vLLM's own gauges over the whole server (`vllm:num_requests_running`: sessions
+//! admitted and open; `vllm:num_requests_waiting`: always 0, the server queues nothing;
+//! `vllm:websocket_connections_active`). Clients scrape it through `[target]
+//! metrics_url`; the tests do too.
 //!
 //! The accounting lives in one place: every endpoint upgrades its request through
-//! [`super::ws::accept`], which counts the connection here and hands back the [`Conn`]
-//! the endpoint starts its sessions through, so no endpoint can be left out of the tallies.
+//! [`super::ws::accept`], which admits the connection here (`[server] max_sessions`) and
+//! hands back the [`Conn`] the endpoint starts its sessions through and reads its load
+//! factor from (`[server.load]`), so no endpoint can be left out of the tallies, the
+//! limit or the load. Admission is one compare-and-swap, the load one atomic read.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use actix_web::{HttpResponse, web};
+
+use super::config::{LoadConfig, ServerConfig};
 
 use crate::util::prom::Exposition;
 
@@ -40,12 +47,20 @@ const N: usize = 4;
 /// Each endpoint's `endpoint` label, in [`Endpoint`] order.
 const NAMES: [&str; N] = ["video", "duplex", "transcription", "scripted_rules"];
 
-/// Connection and session tallies shared by every worker.
+/// Connection and session tallies shared by every worker, with the admission limit and
+/// the load model that read them.
 #[derive(Debug, Default)]
 pub(crate) struct ServerMetrics {
     active: [AtomicU64; N],
     accepted: [AtomicU64; N],
     started: [AtomicU64; N],
+    refused: [AtomicU64; N],
+    /// Connections admitted and open, over every endpoint.
+    admitted: AtomicU64,
+    /// `[server] max_sessions` (`None`: no limit).
+    max_sessions: Option<u64>,
+    /// `[server.load]`.
+    load: LoadConfig,
 }
 
 /// One accepted WebSocket connection: counted as active until dropped; the sessions it
@@ -59,21 +74,57 @@ impl Conn {
     pub(crate) fn session_started(&self) -> u64 {
         self.0.started[self.1 as usize].fetch_add(1, Ordering::Relaxed)
     }
+
+    /// `[server.load]`'s slow-down factor now (`max(1, admitted / k)`, see
+    /// [`LoadConfig::factor`]): one atomic read.
+    pub(crate) fn load_factor(&self) -> f64 {
+        self.0.load_factor()
+    }
 }
 
 impl Drop for Conn {
     fn drop(&mut self) {
         self.0.active[self.1 as usize].fetch_sub(1, Ordering::Relaxed);
+        self.0.admitted.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 impl ServerMetrics {
-    /// A WebSocket connection to `ep` was accepted; it counts as active until the guard
-    /// is dropped.
-    pub(crate) fn open(self: &Arc<Self>, ep: Endpoint) -> Conn {
+    /// Tallies for a server with `cfg`'s `max_sessions` and `[server.load]`.
+    pub(crate) fn new(cfg: &ServerConfig) -> ServerMetrics {
+        ServerMetrics {
+            max_sessions: cfg.max_sessions.map(u64::from),
+            load: cfg.load.clone(),
+            ..ServerMetrics::default()
+        }
+    }
+
+    /// A WebSocket connection to `ep` asks to be admitted: `None` (counted as refused)
+    /// when `max_sessions` are open, else a [`Conn`] that counts as active until dropped.
+    pub(crate) fn admit(self: &Arc<Self>, ep: Endpoint) -> Option<Conn> {
+        let max = self.max_sessions.unwrap_or(u64::MAX);
+        let won = self
+            .admitted
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            });
+        if won.is_err() {
+            self.refused[ep as usize].fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
         self.accepted[ep as usize].fetch_add(1, Ordering::Relaxed);
         self.active[ep as usize].fetch_add(1, Ordering::Relaxed);
-        Conn(Arc::clone(self), ep)
+        Some(Conn(Arc::clone(self), ep))
+    }
+
+    /// `[server] max_sessions`, as configured.
+    pub(crate) fn max_sessions(&self) -> Option<u64> {
+        self.max_sessions
+    }
+
+    /// The load factor with the sessions admitted now.
+    fn load_factor(&self) -> f64 {
+        self.load.factor(self.admitted.load(Ordering::Relaxed))
     }
 
     /// The exposition text.
@@ -89,6 +140,7 @@ impl ServerMetrics {
                 .collect()
         };
         let mut e = Exposition::default();
+        self.render_vllm(&mut e);
         e.gauge(
             "rtload_server_websocket_connections_active",
             "WebSocket connections open now.",
@@ -104,7 +156,33 @@ impl ServerMetrics {
             "Sessions started (video session.start, duplex session.update, a transcription or scripted connection).",
             &rows(&per(&self.started)),
         );
+        e.counter(
+            "rtload_server_sessions_refused_total",
+            "WebSocket sessions refused because [server] max_sessions were open.",
+            &rows(&per(&self.refused)),
+        );
         e.finish()
+    }
+
+    /// vLLM's gauges, over the whole server (vLLM serves one model per process).
+    fn render_vllm(&self, e: &mut Exposition) {
+        let admitted = self.admitted.load(Ordering::Relaxed) as f64;
+        let open: u64 = self.active.iter().map(|a| a.load(Ordering::Relaxed)).sum();
+        e.gauge(
+            "vllm:num_requests_running",
+            "Sessions admitted and open (the requests the simulated model runs).",
+            &[(&[], admitted)],
+        );
+        e.gauge(
+            "vllm:num_requests_waiting",
+            "Requests waiting: always 0, the embedded server refuses instead of queueing.",
+            &[(&[], 0.0)],
+        );
+        e.gauge(
+            "vllm:websocket_connections_active",
+            "Number of currently active WebSocket connections.",
+            &[(&[], open as f64)],
+        );
     }
 }
 

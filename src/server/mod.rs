@@ -8,8 +8,8 @@
 //! without `duplex=1`, or its own path) and `transcription_plan` its pure core, `metrics`
 //! the server's own Prometheus `/metrics`, `wire` the text of an outbound JSON event, and
 //! `ws` the one WebSocket endpoint helper every route upgrades through (`frame_guard`'s
-//! header check, the `max_frame_bytes` limit, the close with 1009, `/metrics` accounting,
-//! socket options). Each endpoint exposes a shared state type and a `register` fn; adding
+//! header check, the `max_frame_bytes` limit, the close with 1009, `max_sessions`
+//! admission and `refuse`'s refusals, `/metrics` accounting, socket options). Each endpoint exposes a shared state type and a `register` fn; adding
 //! another endpoint is one more `.configure(..)` in `build_server`. It never imports client
 //! modules, and the client side never imports it.
 //!
@@ -22,6 +22,7 @@ mod duplex;
 mod duplex_plan;
 mod frame_guard;
 mod metrics;
+mod refuse;
 mod scripted;
 mod scripted_plan;
 mod tls;
@@ -220,7 +221,7 @@ fn build_server(
     let video_state = web::Data::new(video::VideoState::new(cfg));
     let duplex_state = web::Data::new(duplex::DuplexState::new(cfg));
     let stt_state = web::Data::new(transcription::TranscriptionState::new(cfg));
-    let tallies = Arc::new(metrics::ServerMetrics::default());
+    let tallies = Arc::new(metrics::ServerMetrics::new(cfg));
     let upgrades = web::Data::new(ws::Upgrades::new(cfg, Arc::clone(&tallies)));
     let metrics = web::Data::new(tallies);
     // Mounted first so that, when configured, its path wins over a built-in endpoint.

@@ -48,10 +48,7 @@ async fn scripted_endpoint(
     let ordinal = ws.conn.session_started();
     let plan = ConnPlan::new(Arc::clone(&state.compiled), ordinal);
     let (session, stream, idle, tally) = (ws.session, ws.stream, state.idle, ws.conn);
-    actix_web::rt::spawn(async move {
-        let _tally = tally;
-        run(session, stream, plan, idle).await
-    });
+    actix_web::rt::spawn(run(session, stream, plan, idle, tally));
     Ok(ws.response)
 }
 
@@ -61,8 +58,10 @@ async fn run(
     mut stream: super::ws::Inbound,
     mut plan: ConnPlan,
     idle: Duration,
+    tally: super::ws::Conn,
 ) {
     let mut last = Instant::now();
+    plan.set_load(tally.load_factor());
     plan.on_open(last);
     let flow = loop {
         let wake = plan.next_due().unwrap_or(last + idle);
@@ -73,6 +72,7 @@ async fn run(
                 last = at;
                 match msg {
                     Some(Ok(AggregatedMessage::Text(text))) => {
+                        plan.set_load(tally.load_factor());
                         plan.on_text(&text, at);
                         Flow::Continue
                     }

@@ -214,6 +214,8 @@ pub(crate) struct ConnPlan {
     /// Firings so far (each rule match, connect, speech start).
     firing: u64,
     vad: Option<Vad>,
+    /// `[server.load]`'s slow-down factor (≥ 1): multiplies `after_ms` and `every_ms`.
+    load: f64,
 }
 
 impl ConnPlan {
@@ -229,7 +231,14 @@ impl ConnPlan {
             order: 0,
             firing: 0,
             vad,
+            load: 1.0,
         }
+    }
+
+    /// Sets the load factor the rules scheduled from now on run at: their `after_ms`
+    /// and `every_ms` are multiplied by it (`[server.load]`).
+    pub(crate) fn set_load(&mut self, factor: f64) {
+        self.load = factor.max(1.0);
     }
 
     /// The socket opened at `now`: schedule `on_connect`.
@@ -323,7 +332,7 @@ impl ConnPlan {
     fn schedule_in(&mut self, acts: &[Act], event: &Value, now: Instant) {
         let mut t = now;
         for a in acts {
-            t += a.after;
+            t += a.after.mul_f64(self.load);
             match &a.kind {
                 Kind::Close => self.push(t, Out::Close),
                 Kind::Cancel => self.push_queued(t, Queued::Cancel),
@@ -341,7 +350,7 @@ impl ConnPlan {
                 } => {
                     for i in 0..*count {
                         if i > 0 {
-                            t += *every;
+                            t += every.mul_f64(self.load);
                         }
                         for m in msgs {
                             let text = self.render(m, event, Some((i, *count, audio_b64.as_str())));

@@ -189,3 +189,18 @@ fn speech_over_a_stream_cancels_what_is_left_after_the_reaction() {
     );
     assert_eq!(p.next_due(), None);
 }
+
+#[test]
+fn load_stretches_after_ms_and_every_ms() {
+    let mut p = plan();
+    let t0 = Instant::now();
+    p.set_load(2.0);
+    p.on_text(r#"{"type":"input_audio_buffer.commit","final":true}"#, t0);
+    let mut dues = Vec::new();
+    while let Some(at) = p.next_due() {
+        dues.push(at.duration_since(t0).as_millis());
+        p.pop_due(at);
+    }
+    // Base: deltas at 100, 150, 200 ms, done and close at 220 ms; every delay doubled.
+    assert_eq!(dues, [200, 300, 400, 440]);
+}

@@ -68,7 +68,7 @@ async fn endpoint(
         t0: Instant::now(),
         idle: std::time::Duration::from_secs_f64(state.config.idle_timeout_s),
         last_activity: Instant::now(),
-        _tally: ws.conn,
+        tally: ws.conn,
     };
     actix_web::rt::spawn(conn.run(ws.stream, ordinal));
     Ok(ws.response)
@@ -80,8 +80,8 @@ struct Connection {
     t0: Instant,
     idle: std::time::Duration,
     last_activity: Instant,
-    /// Counts the connection as open in `/metrics` until it ends.
-    _tally: super::ws::Conn,
+    /// Counts the connection as open in `/metrics` until it ends; gives the load factor.
+    tally: super::ws::Conn,
 }
 
 impl Connection {
@@ -104,6 +104,7 @@ impl Connection {
                     self.last_activity = at;
                     match msg {
                         Some(Ok(AggregatedMessage::Text(t))) => {
+                            self.plan.set_load(self.tally.load_factor());
                             let actions = self.plan.on_text(&t, at - self.t0);
                             self.execute(actions).await
                         }

@@ -60,6 +60,8 @@ pub struct TranscriptionPlan {
     queue: VecDeque<(Duration, Pending)>,
     last_due: Duration,
     deltas_sent: u32,
+    /// `[server.load]`'s slow-down factor (≥ 1): multiplies the delays scheduled next.
+    load: f64,
 }
 
 /// `{"type":"error","error":…,"code":…}` as text.
@@ -88,7 +90,14 @@ impl TranscriptionPlan {
             queue: VecDeque::new(),
             last_due: Duration::ZERO,
             deltas_sent: 0,
+            load: 1.0,
         }
+    }
+
+    /// Sets the load factor the delays scheduled from now on are multiplied by
+    /// (`latency_ms * load`, `final_delay_ms * load`; `[server.load]`).
+    pub fn set_load(&mut self, factor: f64) {
+        self.load = factor.max(1.0);
     }
 
     /// The greeting: `session.created` with this id and creation time (Unix seconds).
@@ -158,7 +167,7 @@ impl TranscriptionPlan {
                 .map(|b| i16::from_le_bytes([b[0], b[1]])),
         );
         if self.generating && !self.finalized {
-            self.hear(at + ms(self.cfg.latency_ms), false);
+            self.hear(at + ms(self.cfg.latency_ms * self.load), false);
         }
         Vec::new()
     }
@@ -184,11 +193,11 @@ impl TranscriptionPlan {
         self.generating = true;
         if event.get("final").and_then(Value::as_bool) == Some(true) {
             self.finalized = true;
-            self.hear(at + ms(self.cfg.latency_ms), false);
-            self.hear(at + ms(self.cfg.final_delay_ms), true);
-            self.schedule(at + ms(self.cfg.final_delay_ms), Pending::Done);
+            self.hear(at + ms(self.cfg.latency_ms * self.load), false);
+            self.hear(at + ms(self.cfg.final_delay_ms * self.load), true);
+            self.schedule(at + ms(self.cfg.final_delay_ms * self.load), Pending::Done);
         } else {
-            self.hear(at + ms(self.cfg.latency_ms), false);
+            self.hear(at + ms(self.cfg.latency_ms * self.load), false);
         }
         Vec::new()
     }

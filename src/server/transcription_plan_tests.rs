@@ -273,3 +273,29 @@ fn faults_apply_only_to_listed_sessions() {
     assert!(!f.for_session(0).no_done);
     assert!(f.for_session(1).no_done);
 }
+
+/// When `transcription.done` of a one-word utterance is due: the final commit at 1 s,
+/// the plan under load `f`.
+fn done_at(f: f64) -> Duration {
+    let mut p = TranscriptionPlan::new(cfg());
+    p.set_load(f);
+    assert!(p.on_text(&update(), ms(0)).is_empty());
+    let pcm = tonecode::encode(&[3], 16_000, 2.5);
+    assert!(p.on_text(&append(&pcm), ms(0)).is_empty());
+    assert!(p.on_text(&commit(true), ms(1000)).is_empty());
+    let mut last = Duration::ZERO;
+    while let Some(d) = p.next_due() {
+        last = d;
+        p.pop_due(d);
+    }
+    last
+}
+
+#[test]
+fn load_multiplies_latency_and_final_delay() {
+    // The last word `latency_ms` = 50 after the commit at 1000 ms, `transcription.done`
+    // no earlier: 1050 ms, and 1125 ms at load 2.5.
+    assert_eq!(done_at(1.0), ms(1050));
+    assert_eq!(done_at(2.5), ms(1125));
+    assert_eq!(done_at(0.3), ms(1050), "a factor below 1 is no speed-up");
+}

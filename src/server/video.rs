@@ -209,7 +209,7 @@ impl Connection {
             (&step, steps.front())
         {
             let active = state.active.load(Ordering::Relaxed);
-            let slow = saturation_factor(state.config.video.saturate_above_sessions, active);
+            let slow = slow_down(&state.config, active, &self.tally);
             *shift += next.saturating_sub(*due).mul_f64(slow - 1.0);
         }
         let session = &mut self.session;
@@ -331,7 +331,7 @@ impl Connection {
         let session_cfg = VideoServerConfig {
             faults: video.faults.for_session(ordinal),
             first_chunk_ms: video.first_chunk_ms
-                * saturation_factor(video.saturate_above_sessions, active),
+                * slow_down(&self.state.config, active, &self.tally),
             ..video.clone()
         };
         let steps = plan_session(&session_cfg, requested, video.seed.wrapping_add(ordinal));
@@ -407,6 +407,15 @@ async fn send_frames(
 /// `{"type":"error","message":...}` as text.
 fn error_event(message: &str) -> String {
     json!({"type": "error", "message": message}).to_string()
+}
+
+/// The slow-down of a video session: `video.saturate_above_sessions` over the sessions
+/// streaming now (`active`) when set, else `[server.load]` over the server's sessions.
+fn slow_down(cfg: &ServerConfig, active: u64, tally: &super::ws::Conn) -> f64 {
+    match cfg.video.saturate_above_sessions {
+        Some(_) => saturation_factor(cfg.video.saturate_above_sessions, active),
+        None => tally.load_factor(),
+    }
 }
 
 /// How much slower a session runs when `active` sessions share a server that serves

@@ -2,10 +2,12 @@
 //! transcription, scripted) upgrades its request through [`accept`], so each gets the
 //! same inbound limit (`[server] max_frame_bytes`, checked from the frame header by
 //! [`super::frame_guard`] and again by actix's codec on frames and reassembled messages),
-//! the same refusal (close code 1009 with the reason, see [`Inbound`]), its connection and
-//! sessions counted in `/metrics` ([`super::metrics`]), and the same socket options
-//! ([`socket_options`], applied to every accepted connection). An endpoint chooses none
-//! of these: it names its [`Endpoint`] and runs its protocol over what it gets back.
+//! the same refusal (close code 1009 with the reason, see [`Inbound`]), the same admission
+//! (`[server] max_sessions`: a session beyond it is refused by [`super::refuse`] before
+//! the endpoint sees it), its connection and sessions counted in `/metrics`
+//! ([`super::metrics`]), and the same socket options ([`socket_options`], applied to every
+//! accepted connection). An endpoint chooses none of these: it names its [`Endpoint`] and
+//! runs its protocol over what it gets back.
 
 use std::sync::Arc;
 
@@ -17,13 +19,16 @@ use super::config::ServerConfig;
 use super::frame_guard::{self, Refusal};
 use super::metrics::ServerMetrics;
 pub(crate) use super::metrics::{Conn, Endpoint};
+use super::refuse::Refuser;
 
 /// What every upgrade on this server shares: the inbound limit and the tallies.
 pub(crate) struct Upgrades {
     /// `[server] max_frame_bytes` as a buffer size.
     max_inbound: usize,
-    /// The tallies `/metrics` renders.
+    /// The tallies `/metrics` renders; they admit sessions.
     metrics: Arc<ServerMetrics>,
+    /// How a session beyond `max_sessions` is refused.
+    refuser: Refuser,
 }
 
 impl Upgrades {
@@ -31,6 +36,13 @@ impl Upgrades {
     pub(crate) fn new(cfg: &ServerConfig, metrics: Arc<ServerMetrics>) -> Upgrades {
         Upgrades {
             max_inbound: cfg.max_inbound_bytes(),
+            refuser: Refuser {
+                how: cfg.refuse_with,
+                limit: metrics.max_sessions().unwrap_or(u64::MAX),
+                retry_after_s: cfg.retry_after_s,
+                idle: std::time::Duration::from_secs_f64(cfg.idle_timeout_s),
+                max_inbound: cfg.max_inbound_bytes(),
+            },
             metrics,
         }
     }
@@ -66,7 +78,9 @@ pub(crate) struct Accepted {
 
 /// Upgrades `req` on endpoint `ep` with the server's [`Upgrades`]: frames announcing
 /// more than `max_frame_bytes` fail the connection from their header, the handshake, the
-/// message stream, and the connection counted in `/metrics`.
+/// message stream, and the connection counted in `/metrics`. When `max_sessions` are
+/// open the error is the refusal: its response (an HTTP refusal, or the `101` of a socket
+/// refused in band) is what the endpoint's `?` hands to actix.
 pub(crate) async fn accept(
     req: &HttpRequest,
     body: web::Payload,
@@ -75,6 +89,9 @@ pub(crate) async fn accept(
     let upgrades = req.app_data::<web::Data<Upgrades>>().ok_or_else(|| {
         actix_web::error::ErrorInternalServerError("WebSocket upgrades not registered")
     })?;
+    let Some(conn) = upgrades.metrics.admit(ep) else {
+        return Err(upgrades.refuser.refuse(req, body, ep));
+    };
     let max = upgrades.max_inbound;
     let (body, refusal) = frame_guard::guard(req, body, max).await?;
     let (response, session, stream) = actix_ws::handle(req, body)?;
@@ -90,7 +107,7 @@ pub(crate) async fn accept(
             refusal,
         },
         session,
-        conn: upgrades.metrics.open(ep),
+        conn,
     })
 }
 

@@ -32,6 +32,7 @@ mod prometheus;
 mod public_face;
 mod redaction;
 mod refused_upgrade;
+mod saturation;
 mod schema;
 mod schema_ranges;
 mod scripted;

@@ -75,7 +75,10 @@ pub enum Command {
     /// the bad value and the fix).
     Check(Box<CheckArgs>),
     /// Run the embedded reference server (/v1/realtime/video and /v1/realtime) in the
-    /// foreground; its /metrics counts connections and sessions on every endpoint.
+    /// foreground; its /metrics counts connections and sessions on every endpoint and
+    /// has vLLM's gauges (vllm:num_requests_running, _waiting, websocket_connections_active).
+    /// The config's `max_sessions` refuses sessions past it (`refuse_with`), and
+    /// `[load] rtf_one_at_sessions` slows generation by max(1, active / k).
     Serve(ServeArgs),
     /// Run scenario files one after another; one summary table, optional JUnit XML.
     ///
@@ -185,8 +188,8 @@ pub struct ServeArgs {
     /// Port to bind (0 = any free port).
     #[arg(long, default_value_t = 8000)]
     pub port: u16,
-    /// Server configuration: a server TOML (cadence model, fault switches, scripted
-    /// rules) or a scenario file, whose `[server]` table is served.
+    /// Server configuration: a server TOML (cadence model, capacity and load model, fault
+    /// switches, scripted rules) or a scenario file, whose `[server]` table is served.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Serve wss:// with this certificate chain (PEM; needs --tls-key).

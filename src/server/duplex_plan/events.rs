@@ -140,19 +140,22 @@ impl Responder {
         }
     }
 
-    /// The script of response number `index` of the session, created at `start`: the
-    /// first delta (transcript word, then audio) is due `first_response_delay_ms` after
-    /// `start`, each later one `delta_ms * rtf` ms after the previous, `response.done`
-    /// right after the last delta. Faults apply to index 0.
-    pub(crate) fn response(&self, index: usize, start: Duration) -> Script {
+    /// The script of response number `index` of the session, created at `start` under
+    /// the load factor `load` (`[server.load]`, 1 without): the first delta (transcript
+    /// word, then audio) is due `first_response_delay_ms * load` after `start`, each
+    /// later one `delta_ms * rtf * load` ms after the previous, `response.done` right
+    /// after the last delta. The last delta's stage metrics state those effective
+    /// times. Faults apply to index 0.
+    pub(crate) fn response(&self, index: usize, start: Duration, load: f64) -> Script {
         let cfg = &self.cfg;
         let f = &cfg.faults;
         let first = index == 0;
         let id = format!("resp_{}_{index}", self.ordinal);
         let n = cfg.audio_deltas;
-        let gap_ms = f64::from(cfg.delta_ms) * cfg.rtf;
+        let gap_ms = f64::from(cfg.delta_ms) * cfg.rtf * load;
         let gap = millis(gap_ms);
-        let first_audio = start + millis(cfg.first_response_delay_ms);
+        let ttft_ms = cfg.first_response_delay_ms * load;
+        let first_audio = start + millis(ttft_ms);
         let end = first_audio + gap * (n - 1);
         let mut events = Vec::new();
         let mut push = |due, event, mark| events.push((due, event, mark));
@@ -206,7 +209,7 @@ impl Responder {
             if k + 1 == n {
                 audio["vllm_omni"] = json!({"stage_metrics": {"0": {
                     "num_tokens_out": n,
-                    "vllm_ttft_ms": cfg.first_response_delay_ms,
+                    "vllm_ttft_ms": ttft_ms,
                     "vllm_tpot_ms": gap_ms,
                     "vllm_itls_ms": vec![gap_ms; n as usize - 1]}}});
             }

@@ -487,4 +487,5 @@ fn listen_decisions_and_buffering_notifications() {
 
 mod append_text;
 mod faults;
+mod load;
 mod misuse;
