@@ -28,10 +28,10 @@ fn rec(warmup: bool, ok: bool, lateness_ms: &[f64]) -> SampleRecord {
 fn tallies_follow_starts_and_ends_and_render_as_prometheus_text() {
     let m = LiveMetrics::new("ttfc_ms", Some("1/4".into()));
     m.started(true, 0.0);
-    m.ended(&rec(true, true, &[50.0]), Some(999.0));
+    m.ended(&rec(true, true, &[50.0]), None, Some(999.0));
     m.started(false, 0.002);
     m.started(false, 0.004);
-    m.ended(&rec(false, false, &[1.0, 3.0]), None);
+    m.ended(&rec(false, false, &[1.0, 3.0]), None, None);
     let text = m.render();
     for want in [
         "rtload_sessions_active{shard=\"1/4\",phase=\"measured\"} 1\n",

@@ -14,6 +14,7 @@ fn ended(idx: usize, warmup: bool, ok: bool, headline_ms: Option<f64>) -> Progre
         idx,
         warmup,
         failure: (!ok).then_some(crate::workload::FailureKind::Timeout),
+        class: None,
         headline_ms,
     }
 }
