@@ -26,6 +26,7 @@ mod listener;
 mod live;
 mod metric_origins;
 mod openai_ga;
+mod outcomes;
 mod outputs;
 mod prometheus;
 mod public_face;
