@@ -204,11 +204,7 @@ impl LiveMetrics {
 type Labeller<'a> = dyn Fn(&[(&'static str, &str)]) -> Vec<(&'a str, String)> + 'a;
 
 /// The `rtload_sessions_outcome` gauge: one row per phase and class.
-fn put_classes<'a>(
-    e: &mut Exposition,
-    classes: &[ClassCounts; 2],
-    with: &Labeller<'a>,
-) {
+fn put_classes<'a>(e: &mut Exposition, classes: &[ClassCounts; 2], with: &Labeller<'a>) {
     let rows: Vec<_> = (0..2)
         .flat_map(|p| Class::ALL.iter().map(move |c| (p, *c)))
         .map(|(p, c)| {
