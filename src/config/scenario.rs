@@ -166,7 +166,7 @@ impl Scenario {
         &self.thresholds
     }
     /// `[slo]`: per-session bounds (names from
-    /// [`crate::workload::outcome::SESSION_METRICS`]); a completed session breaking one
+    /// `workload::outcome::SESSION_METRICS`); a completed session breaking one
     /// is degraded.
     pub fn slo(&self) -> &[Threshold] {
         &self.slo
@@ -280,6 +280,12 @@ impl ScenarioBuilder {
     /// Pass/fail conditions on the workload's metrics.
     pub fn thresholds(mut self, t: Vec<Threshold>) -> Self {
         self.0.thresholds = t;
+        self
+    }
+    /// Per-session SLO bounds (`[slo]`; names from
+    /// `workload::outcome::SESSION_METRICS`).
+    pub fn slo(mut self, t: Vec<Threshold>) -> Self {
+        self.0.slo = t;
         self
     }
     /// The embedded server's configuration.

@@ -125,7 +125,7 @@ impl Rest {
 }
 
 /// `[slo]`: `"<session metric>" = "<op> <number>"`, each name one of
-/// [`crate::workload::outcome::SESSION_METRICS`] (problems into `errors`).
+/// `workload::outcome::SESSION_METRICS` (problems into `errors`).
 fn slo(doc: &ScenarioDoc<'_>, errors: &mut Vec<ScenarioError>) -> Vec<Threshold> {
     let section = doc.section("slo");
     let slo = crate::config::thresholds::parse(&section)
