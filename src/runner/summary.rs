@@ -151,8 +151,8 @@ pub(super) fn metrics_with(
     m
 }
 
-/// Every measured session's class by the scenario's rules, judged on its record and its final
-/// failure (`failures`, report-time ones included; `cancelled_idx` are in none): the
+/// Every measured session's class by the scenario's rules, judged on its record and
+/// its final failure (`failures`, report-time ones included; `cancelled_idx` are in none): the
 /// counts, and `rtload.outcomes` (`{good, degraded, rejected, failed, sessions:
 /// [{session, class, slo_broken?}]}`).
 fn classify(
@@ -163,14 +163,17 @@ fn classify(
 ) -> (crate::workload::outcome::ClassCounts, serde_json::Value) {
     use crate::workload::outcome::Class;
     let rules = scenario.outcome_rules();
+    let failed: std::collections::HashMap<usize, &Failure> =
+        failures.iter().map(|(i, f)| (*i, f)).collect();
+    let cancelled: std::collections::HashSet<usize> = cancelled_idx.iter().copied().collect();
     let mut counts = crate::workload::outcome::ClassCounts::default();
     let mut sessions = Vec::new();
     for rec in run.samples.iter().filter(|s| !s.warmup) {
         let idx = rec.session.unwrap_or(rec.idx);
-        if cancelled_idx.contains(&idx) {
+        if cancelled.contains(&idx) {
             continue;
         }
-        let failure = failures.iter().find(|(i, _)| *i == idx).map(|(_, f)| f);
+        let failure = failed.get(&idx).copied();
         let Some(class) = rules.class(rec, failure.map_or(Ok(()), Err)) else {
             continue;
         };
