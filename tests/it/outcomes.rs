@@ -347,3 +347,28 @@ fn an_unknown_slo_metric_is_a_positioned_error() {
     );
     assert!(stderr.contains("stall_count"), "{stderr}");
 }
+
+#[test]
+fn check_prints_the_slo_and_refuses_an_empty_reject_pattern() {
+    let fx = Fixture::new("[workload]\nkind = \"video-cadence\"\n[slo]\nstall_count = \"== 0\"\n");
+    let out = rtload().arg("check").arg(&fx.path).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("a completed session breaking one is degraded"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("stall_count"), "{stdout}");
+
+    let fx = Fixture::new(
+        "[workload]\nkind = \"video-cadence\"\n[load]\nreject_patterns = [{ code = \"\" }]\n",
+    );
+    let out = rtload().arg("check").arg(&fx.path).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("scenario.toml:4:"), "{stderr}");
+    assert!(
+        stderr.contains("needs a non-empty `code` or `message`"),
+        "{stderr}"
+    );
+}
