@@ -52,6 +52,7 @@ pub struct Scenario {
     output_json: Option<PathBuf>,
     sweep: Option<Sweep>,
     thresholds: Vec<Threshold>,
+    slo: Vec<Threshold>,
     target_metrics: Option<(String, Vec<String>)>,
     server: ServerConfig,
 }
@@ -90,6 +91,7 @@ impl Scenario {
             output_json: None,
             sweep: None,
             thresholds: Vec::new(),
+            slo: Vec::new(),
             target_metrics: None,
             server: ServerConfig::default(),
         })
@@ -162,6 +164,37 @@ impl Scenario {
     /// `[thresholds]`, checked against the workload's metric names.
     pub fn thresholds(&self) -> &[Threshold] {
         &self.thresholds
+    }
+    /// `[slo]`: per-session bounds (names from
+    /// `workload::outcome::SESSION_METRICS`); a completed session breaking one
+    /// is degraded.
+    pub fn slo(&self) -> &[Threshold] {
+        &self.slo
+    }
+    /// What classifies this scenario's sessions: `[load] reject_patterns` (else the
+    /// workload's) and the `[slo]` bounds.
+    pub fn outcome_rules(&self) -> crate::workload::outcome::Rules {
+        let reject_patterns = self
+            .load
+            .reject_patterns
+            .clone()
+            .unwrap_or_else(|| self.workload.descriptor().reject_patterns.clone());
+        let slo = self
+            .slo
+            .iter()
+            .map(|t| {
+                let (op, bound) = (t.op, t.bound);
+                crate::workload::outcome::SessionBound {
+                    metric: t.metric.clone(),
+                    expr: t.expr.clone(),
+                    holds: std::sync::Arc::new(move |v| op.holds(v, bound)),
+                }
+            })
+            .collect();
+        crate::workload::outcome::Rules {
+            reject_patterns,
+            slo,
+        }
     }
     /// `[target] metrics_url` and the series to keep from it.
     pub fn target_metrics(&self) -> Option<&(String, Vec<String>)> {
@@ -247,6 +280,12 @@ impl ScenarioBuilder {
     /// Pass/fail conditions on the workload's metrics.
     pub fn thresholds(mut self, t: Vec<Threshold>) -> Self {
         self.0.thresholds = t;
+        self
+    }
+    /// Per-session SLO bounds (`[slo]`; names from
+    /// `workload::outcome::SESSION_METRICS`).
+    pub fn slo(mut self, t: Vec<Threshold>) -> Self {
+        self.0.slo = t;
         self
     }
     /// The embedded server's configuration.

@@ -82,6 +82,8 @@ pub struct CoordArgs {
     pub placement: super::Placement,
     /// Live tallies for `--metrics-addr`.
     pub live: Option<Arc<super::live::LiveMetrics>>,
+    /// Classifies each sample as it ends (progress, live tallies).
+    pub rules: Arc<crate::workload::outcome::Rules>,
     /// Receives the finished run.
     pub done: oneshot::Sender<RunRecord>,
 }
@@ -384,13 +386,15 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
             stalls: p.stall_count(),
         });
     }
+    let class = st.args.rules.classify(&rec);
     if let Some(live) = &st.args.live {
-        live.ended(&rec, headline_ms);
+        live.ended(&rec, class, headline_ms);
     }
     st.progress(ProgressEvent::SampleEnded {
         idx,
         warmup,
         failure: rec.outcome.as_ref().err().map(|f| f.kind),
+        class,
         headline_ms,
     });
     st.records[idx] = Some(rec);

@@ -3,7 +3,10 @@
 //!
 //! Series (names in base units, as `promtool check metrics` wants them):
 //! `rtload_sessions_active{phase}`, `rtload_sessions_completed_total{phase}`,
-//! `rtload_sessions_failed_total{phase,kind}` (kind: the typed failure kind's label), the
+//! `rtload_sessions_failed_total{phase,kind}` (kind: the typed failure kind's label),
+//! `rtload_sessions_outcome{phase,class}` (a gauge per class: good, degraded, rejected,
+//! failed; once the run is summarized the measured phase holds the result's own counts,
+//! report-time failures included, which the JSON's `rtload.outcomes` has), the
 //! `rtload_queue_wait_seconds` and `rtload_send_lateness_seconds` histograms (measured
 //! samples), and the workload's headline metric as
 //! `rtload_headline_seconds{metric="…"}` (measured samples that produced one). All carry
@@ -18,6 +21,7 @@ use std::sync::Mutex;
 
 use crate::util::prom::{Buckets, Exposition, LATENCY_BUCKETS_S};
 use crate::workload::SampleRecord;
+use crate::workload::outcome::{Class, ClassCounts};
 
 #[cfg(test)]
 #[path = "live_tests.rs"]
@@ -28,6 +32,7 @@ struct State {
     active: [u64; 2],
     completed: [u64; 2],
     failed: BTreeMap<(usize, String), u64>,
+    classes: [ClassCounts; 2],
     queue_wait: Buckets,
     lateness: Buckets,
     headline: Buckets,
@@ -58,6 +63,7 @@ impl LiveMetrics {
                 active: [0; 2],
                 completed: [0; 2],
                 failed: BTreeMap::new(),
+                classes: [ClassCounts::default(); 2],
                 queue_wait: Buckets::new(LATENCY_BUCKETS_S),
                 lateness: Buckets::new(LATENCY_BUCKETS_S),
                 headline: Buckets::new(LATENCY_BUCKETS_S),
@@ -82,12 +88,16 @@ impl LiveMetrics {
         });
     }
 
-    /// A sample ended; `headline_ms` is the workload's headline value for it, if any.
-    /// A failed sample is counted under its [`crate::workload::FailureKind::label`].
-    pub fn ended<O>(&self, rec: &SampleRecord<O>, headline_ms: Option<f64>) {
+    /// A sample ended in `class` (if classified); `headline_ms` is the workload's
+    /// headline value for it, if any. A failed sample is counted under its
+    /// [`crate::workload::FailureKind::label`].
+    pub fn ended<O>(&self, rec: &SampleRecord<O>, class: Option<Class>, headline_ms: Option<f64>) {
         let kind = rec.outcome.as_ref().err().map_or("", |f| f.kind.label());
         self.with(|st| {
             let p = phase(rec.warmup);
+            if let Some(c) = class {
+                st.classes[p].add(c);
+            }
             st.active[p] = st.active[p].saturating_sub(1);
             if rec.outcome.is_ok() {
                 st.completed[p] += 1;
@@ -103,6 +113,12 @@ impl LiveMetrics {
                 }
             }
         });
+    }
+
+    /// The run's summarized class counts of the measured sessions (the JSON result's
+    /// `rtload.outcomes`), replacing the live ones: what a scrape after the run reads.
+    pub fn set_outcomes(&self, counts: ClassCounts) {
+        self.with(|st| st.classes[phase(false)] = counts);
     }
 
     /// The Prometheus text of the current tallies.
@@ -157,6 +173,7 @@ impl LiveMetrics {
             "Sessions that failed, by kind.",
             &failed,
         );
+        put_classes(&mut e, &st.classes, &with);
         let base = with(&[]);
         let b: Vec<(&str, &str)> = base.iter().map(|(k, v)| (*k, v.as_str())).collect();
         e.histogram(
@@ -181,6 +198,27 @@ impl LiveMetrics {
         );
         e.finish()
     }
+}
+
+/// Labels of a series: the shard's (if any) and `extra`.
+type Labeller<'a> = dyn Fn(&[(&'static str, &str)]) -> Vec<(&'a str, String)> + 'a;
+
+/// The `rtload_sessions_outcome` gauge: one row per phase and class.
+fn put_classes<'a>(e: &mut Exposition, classes: &[ClassCounts; 2], with: &Labeller<'a>) {
+    let rows: Vec<_> = (0..2)
+        .flat_map(|p| Class::ALL.iter().map(move |c| (p, *c)))
+        .map(|(p, c)| {
+            let labels = with(&[("phase", PHASES[p]), ("class", c.label())]);
+            (labels, classes[p].get(c) as f64)
+        })
+        .collect();
+    put(
+        e,
+        "gauge",
+        "rtload_sessions_outcome",
+        "Sessions ended per outcome class (good, degraded, rejected, failed).",
+        &rows,
+    );
 }
 
 fn put(

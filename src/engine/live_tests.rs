@@ -28,10 +28,10 @@ fn rec(warmup: bool, ok: bool, lateness_ms: &[f64]) -> SampleRecord {
 fn tallies_follow_starts_and_ends_and_render_as_prometheus_text() {
     let m = LiveMetrics::new("ttfc_ms", Some("1/4".into()));
     m.started(true, 0.0);
-    m.ended(&rec(true, true, &[50.0]), Some(999.0));
+    m.ended(&rec(true, true, &[50.0]), None, Some(999.0));
     m.started(false, 0.002);
     m.started(false, 0.004);
-    m.ended(&rec(false, false, &[1.0, 3.0]), None);
+    m.ended(&rec(false, false, &[1.0, 3.0]), None, None);
     let text = m.render();
     for want in [
         "rtload_sessions_active{shard=\"1/4\",phase=\"measured\"} 1\n",
@@ -47,4 +47,32 @@ fn tallies_follow_starts_and_ends_and_render_as_prometheus_text() {
     ] {
         assert!(text.contains(want), "missing {want}in\n{text}");
     }
+}
+
+#[test]
+fn classes_are_counted_live_and_then_set_to_the_results_counts() {
+    use crate::workload::outcome::{Class, ClassCounts};
+    let m = LiveMetrics::new("ttfc_ms", None);
+    m.ended(&rec(false, true, &[]), Some(Class::Good), None);
+    m.ended(&rec(false, false, &[]), Some(Class::Rejected), None);
+    m.ended(&rec(true, true, &[]), Some(Class::Degraded), None);
+    let text = m.render();
+    for want in [
+        "rtload_sessions_outcome{phase=\"measured\",class=\"good\"} 1\n",
+        "rtload_sessions_outcome{phase=\"measured\",class=\"rejected\"} 1\n",
+        "rtload_sessions_outcome{phase=\"measured\",class=\"failed\"} 0\n",
+        "rtload_sessions_outcome{phase=\"warmup\",class=\"degraded\"} 1\n",
+    ] {
+        assert!(text.contains(want), "missing {want}in\n{text}");
+    }
+    // A report-time failure turned the good session failed: the result's counts win.
+    m.set_outcomes(ClassCounts {
+        good: 0,
+        degraded: 0,
+        rejected: 1,
+        failed: 1,
+    });
+    let text = m.render();
+    assert!(text.contains("rtload_sessions_outcome{phase=\"measured\",class=\"good\"} 0\n"));
+    assert!(text.contains("rtload_sessions_outcome{phase=\"measured\",class=\"failed\"} 1\n"));
 }

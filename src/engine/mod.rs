@@ -73,6 +73,9 @@ pub struct EngineConfig {
     pub placement: Placement,
     /// Live tallies for `--metrics-addr`, when served.
     pub live: Option<Arc<live::LiveMetrics>>,
+    /// What classifies each sample as it ends (good, degraded, rejected, failed) for
+    /// progress and the live tallies (default: no patterns, no SLO).
+    pub rules: Arc<crate::workload::outcome::Rules>,
 }
 
 /// A shard's place in a distributed run (`--shard`, `--start-at`).
@@ -148,6 +151,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         generator_bound_ms: cfg.generator_bound_ms,
         placement: cfg.placement.clone(),
         live: cfg.live.clone(),
+        rules: Arc::clone(&cfg.rules),
         done: tx,
     };
     let run = rt.block_on(async move {

@@ -58,6 +58,9 @@ pub enum ProgressEvent {
         warmup: bool,
         /// Why the sample failed (`None`: it succeeded).
         failure: Option<crate::workload::FailureKind>,
+        /// Its outcome class (`None`: cancelled by an interrupt, or not classified);
+        /// a rejected one is counted apart from the failed ones.
+        class: Option<crate::workload::outcome::Class>,
         /// Its headline metric in ms, if it produced one (the sender decides whether a
         /// failed sample's value counts; `None` values are never counted).
         headline_ms: Option<f64>,
@@ -89,6 +92,9 @@ pub struct Progress {
     failed: usize,
     /// Measured failures per kind label.
     failed_by_kind: std::collections::BTreeMap<&'static str, usize>,
+    /// Measured sessions refused for capacity, and completed ones that broke an SLO.
+    rejected: usize,
+    degraded: usize,
     warm_started: usize,
     warm_done: usize,
     /// Finite headline values of measured samples, ascending.
@@ -116,6 +122,8 @@ impl Progress {
             done: 0,
             failed: 0,
             failed_by_kind: std::collections::BTreeMap::new(),
+            rejected: 0,
+            degraded: 0,
             warm_started: 0,
             warm_done: 0,
             values: Vec::new(),
@@ -184,13 +192,20 @@ impl Progress {
             ProgressEvent::SampleEnded {
                 warmup: false,
                 failure,
+                class,
                 headline_ms,
                 ..
             } => {
+                use crate::workload::outcome::Class;
                 self.done += 1;
-                if let Some(kind) = failure {
-                    self.failed += 1;
-                    *self.failed_by_kind.entry(kind.label()).or_insert(0) += 1;
+                match (class, failure) {
+                    (Some(Class::Rejected), _) => self.rejected += 1,
+                    (Some(Class::Degraded), _) => self.degraded += 1,
+                    (_, Some(kind)) => {
+                        self.failed += 1;
+                        *self.failed_by_kind.entry(kind.label()).or_insert(0) += 1;
+                    }
+                    _ => {}
                 }
                 if let Some(v) = headline_ms.filter(|v| v.is_finite()) {
                     let at = self.values.partition_point(|x| *x < v);
@@ -253,7 +268,9 @@ impl Progress {
 
     /// The status line at `now_s` seconds since the run started, e.g.
     /// `[  12.3s] done 40/100  in flight 8  failed 1  warm-up 2/2  ttfc p50 312.4 ms p99 401.2 ms  stalled 2/39 (3 stalls)`.
-    /// Totals appear once [`ProgressEvent::Planned`] was seen; the warm-up segment only when
+    /// Rejected and degraded sessions appear after `failed` once there are any
+    /// (`failed 1 (timeout 1)  rejected 3  degraded 2`). Totals appear once
+    /// [`ProgressEvent::Planned`] was seen; the warm-up segment only when
     /// warm-ups are planned or seen; `–` stands for a percentile with no value yet; the
     /// playback segment once a measured sample's media played (sessions whose listener
     /// stalled, of those, and their stalls).
@@ -277,6 +294,11 @@ impl Progress {
                 " ({})",
                 crate::workload::outcome::render_counts(&self.failed_by_kind)
             ));
+        }
+        for (n, label) in [(self.rejected, "rejected"), (self.degraded, "degraded")] {
+            if n > 0 {
+                s.push_str(&format!("  {label} {n}"));
+            }
         }
         let warm_total = self.planned.map(|(_, w)| w);
         if warm_total.unwrap_or(0) > 0 || self.warm_started > 0 || self.warm_done > 0 {

@@ -14,6 +14,7 @@ fn ended(idx: usize, warmup: bool, ok: bool, headline_ms: Option<f64>) -> Progre
         idx,
         warmup,
         failure: (!ok).then_some(crate::workload::FailureKind::Timeout),
+        class: None,
         headline_ms,
     }
 }
@@ -311,5 +312,35 @@ fn line_counts_the_stalled_listeners_of_measured_samples_once_media_played() {
         p.line(3.0).ends_with("stalled 2/3 (4 stalls)"),
         "{}",
         p.line(3.0)
+    );
+}
+
+#[test]
+fn rejected_and_degraded_sessions_are_counted_apart_from_failed_ones() {
+    use crate::workload::{FailureKind, outcome::Class};
+    let end = |idx, failure, class| ProgressEvent::SampleEnded {
+        idx,
+        warmup: false,
+        failure,
+        class: Some(class),
+        headline_ms: None,
+    };
+    let refused = Some(FailureKind::Handshake { status: Some(429) });
+    let mut p = Progress::new("ttfc");
+    feed(
+        &mut p,
+        &[
+            end(0, refused, Class::Rejected),
+            end(1, None, Class::Degraded),
+            end(2, Some(FailureKind::Timeout), Class::Failed),
+            end(3, None, Class::Good),
+        ],
+    );
+    assert_eq!(p.failed(), 1);
+    assert!(
+        p.line(1.0)
+            .contains("failed 1 (timeout 1)  rejected 1  degraded 1  ttfc"),
+        "{}",
+        p.line(1.0)
     );
 }

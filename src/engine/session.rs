@@ -207,12 +207,19 @@ impl Live {
                     reason = reason.as_deref().unwrap_or("none"),
                     "close received"
                 );
+                let undecided = self.outcome.is_none();
+                let try_later = reason.as_deref().is_some_and(is_try_again_later);
                 self.drive(|s, fx| s.on_closed(at, reason, fx));
                 // Nothing more can arrive: a session that did not decide ends here.
                 self.fail(
                     FailureKind::ClosedEarly,
                     "the connection closed before the session finished".into(),
                 );
+                // Close code 1013 ("try again later") is a capacity refusal, whatever the
+                // workload's message says about the close.
+                if let (true, true, Some(Err(f))) = (undecided, try_later, &mut self.outcome) {
+                    f.kind = FailureKind::Rejected;
+                }
             }
             Err(e) => self.fail(FailureKind::Transport, e),
         }
@@ -261,6 +268,12 @@ impl Live {
             self.fail(FailureKind::Transport, e);
         }
     }
+}
+
+/// Whether a close reason as read (`"1013 busy"`) carries code 1013, "try again later"
+/// (RFC 6455 §7.4, IANA registry).
+fn is_try_again_later(reason: &str) -> bool {
+    reason.split_whitespace().next() == Some("1013")
 }
 
 #[cfg(test)]

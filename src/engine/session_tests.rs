@@ -232,3 +232,11 @@ fn the_last_message_goes_out_before_the_close_frame() {
         assert!(matches!(got[2], Frame::Close(Some(_))), "{got:?}");
     });
 }
+
+#[test]
+fn only_close_code_1013_is_try_again_later() {
+    assert!(super::is_try_again_later("1013 try again later"));
+    assert!(super::is_try_again_later("1013"));
+    assert!(!super::is_try_again_later("1000 bye"));
+    assert!(!super::is_try_again_later("10130"));
+}

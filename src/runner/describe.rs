@@ -72,6 +72,16 @@ pub fn describe_placed(s: &Scenario, shard: Option<Shard>) -> String {
     for (k, v) in thresholds(s, shard.filter(|sh| sh.count > 1)) {
         row(&k, v);
     }
+    if !s.slo().is_empty() {
+        let n = s.slo().len();
+        row(
+            "session slo",
+            format!("{n}, a completed session breaking one is degraded"),
+        );
+        for b in s.slo() {
+            row(&format!("  {}", b.metric), b.expr.clone());
+        }
+    }
     out
 }
 

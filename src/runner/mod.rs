@@ -96,6 +96,10 @@ pub struct RunSummary {
     pub failures: Vec<(usize, String)>,
     /// Those failures counted per [`crate::workload::FailureKind::label`].
     pub failures_by_kind: std::collections::BTreeMap<String, usize>,
+    /// Measured sessions per outcome class (good, degraded, rejected, failed;
+    /// interrupt-cancelled ones are in none). Rejected sessions are also in `failures`
+    /// (their messages), counted apart here.
+    pub outcomes: crate::workload::outcome::ClassCounts,
     /// Measured samples in total.
     pub measured: usize,
     /// Artifact files that could not be written.
@@ -244,7 +248,8 @@ pub fn run_serving(
             measured_indices: Some(mine.iter().map(|m| m.0).collect()),
             start_at_unix_s: dist.start_at_unix_s,
         },
-        live,
+        live: live.clone(),
+        rules: Arc::new(scenario.outcome_rules()),
     };
     let scraper = start_scraper(scenario)?;
     let run_start_unix_s = unix_now();
@@ -271,6 +276,9 @@ pub fn run_serving(
         switch: switch.clone(),
     };
     let summary = summarize(scenario, dist, shard, ran);
+    if let (Some(live), Ok(s)) = (&live, &summary) {
+        live.set_outcomes(s.outcomes);
+    }
     enter(&switch, engine::interrupt::Phase::Over);
     Ok((summary?, metrics_server))
 }

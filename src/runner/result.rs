@@ -25,6 +25,8 @@ pub(super) struct ResultExtras {
     pub(super) tls: bool,
     /// Every measured failure (`rtload.failures`).
     pub(super) failures: serde_json::Value,
+    /// Every measured session's outcome class and their counts (`rtload.outcomes`).
+    pub(super) outcomes: serde_json::Value,
     /// The `rtload.wire` block: TCP_NODELAY and the compression negotiated.
     pub(super) wire: serde_json::Value,
 }
@@ -45,7 +47,8 @@ pub(super) fn write_result(
     crate::workload::kit::merge_into(
         &mut doc,
         serde_json::json!({
-            "metrics": report.metrics(),
+            "metrics": super::summary::metrics_with(report.as_ref(), summary.outcomes),
+            "outcomes": extras.outcomes,
             crate::workload::results::DISTRIBUTIONS_KEY: report.recorded().to_json(),
             "warnings": summary.warnings,
             "failures": extras.failures,

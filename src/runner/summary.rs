@@ -38,16 +38,14 @@ pub(super) fn summarize(
     let warmup = out.run.samples.iter().filter(|s| s.warmup).count();
     let achieved = crate::workload::kit::Achieved::of(&out.run);
     let report = report_with_failures(&ran.this_run, out.run, &mut failures, &cancelled_idx)?;
+    let (outcomes, outcomes_json) = classify(scenario, &generator_run, &failures, &cancelled_idx);
     let failures_by_kind = count_kinds(&failures);
     let failures_json = crate::workload::kit::failures_json(&failures, failures_by_kind.clone());
     let failures: Vec<(usize, String)> =
         failures.into_iter().map(|(i, f)| (i, f.message)).collect();
-    let verdicts = verdicts(scenario, shard, report.as_ref());
-    let mut warnings = ran.prepared;
-    warnings.extend(self::warnings(
-        report.as_ref(),
-        (measured, failures.len(), cancelled),
-    ));
+    let verdicts = verdicts(scenario, shard, &metrics_with(report.as_ref(), outcomes));
+    let counts = (measured, failures.len(), cancelled);
+    let warnings = [ran.prepared, self::warnings(report.as_ref(), counts)].concat();
     // A signal while the report published the workload's files: they are finished, and
     // the run still ends as interrupted (the JSON below says so).
     let interrupted = out.interrupted || ran.switch.is_some_and(|s| s.is_triggered());
@@ -57,6 +55,7 @@ pub(super) fn summarize(
         report,
         failures,
         failures_by_kind,
+        outcomes,
         measured,
         artifact_errors,
         json_path: scenario.output_json().map(std::path::Path::to_path_buf),
@@ -79,6 +78,7 @@ pub(super) fn summarize(
             run_start_unix_s: ran.run_start_unix_s,
             tls: ran.tls,
             failures: failures_json,
+            outcomes: outcomes_json,
             wire: ran.wire,
         };
         // A result that could not be written fails the run, and the report is still
@@ -131,16 +131,62 @@ fn warnings(
 fn verdicts(
     scenario: &Scenario,
     shard: crate::workload::shard::Shard,
-    report: &dyn Report,
+    metrics: &std::collections::BTreeMap<String, f64>,
 ) -> Vec<crate::config::thresholds::Verdict> {
     if shard.count > 1 {
         return Vec::new();
     }
     let cat = scenario.workload().catalogue();
-    crate::config::thresholds::evaluate(
-        scenario.thresholds(),
-        &cat.with_alias_values(&report.metrics()),
-    )
+    crate::config::thresholds::evaluate(scenario.thresholds(), &cat.with_alias_values(metrics))
+}
+
+/// The report's metrics with the outcome class metrics (`good`, `degraded`, `rejected`,
+/// `ended_sessions`, the ratios) added: what thresholds judge and `rtload.metrics` holds.
+pub(super) fn metrics_with(
+    report: &dyn Report,
+    outcomes: crate::workload::outcome::ClassCounts,
+) -> std::collections::BTreeMap<String, f64> {
+    let mut m = report.metrics();
+    m.extend(outcomes.metrics());
+    m
+}
+
+/// Every measured session's class by the scenario's rules, judged on its record and
+/// its final failure (`failures`, report-time ones included; `cancelled_idx` are in none): the
+/// counts, and `rtload.outcomes` (`{good, degraded, rejected, failed, sessions:
+/// [{session, class, slo_broken?}]}`).
+fn classify(
+    scenario: &Scenario,
+    run: &RunRecord,
+    failures: &[(usize, Failure)],
+    cancelled_idx: &[usize],
+) -> (crate::workload::outcome::ClassCounts, serde_json::Value) {
+    use crate::workload::outcome::Class;
+    let rules = scenario.outcome_rules();
+    let failed: std::collections::HashMap<usize, &Failure> =
+        failures.iter().map(|(i, f)| (*i, f)).collect();
+    let cancelled: std::collections::HashSet<usize> = cancelled_idx.iter().copied().collect();
+    let mut counts = crate::workload::outcome::ClassCounts::default();
+    let mut sessions = Vec::new();
+    for rec in run.samples.iter().filter(|s| !s.warmup) {
+        let idx = rec.session.unwrap_or(rec.idx);
+        if cancelled.contains(&idx) {
+            continue;
+        }
+        let failure = failed.get(&idx).copied();
+        let Some(class) = rules.class(rec, failure.map_or(Ok(()), Err)) else {
+            continue;
+        };
+        counts.add(class);
+        let mut row = serde_json::json!({ "session": idx, "class": class.label() });
+        if class == Class::Degraded {
+            row["slo_broken"] = serde_json::json!(rules.broken(rec));
+        }
+        sessions.push(row);
+    }
+    let mut json = counts.to_json();
+    json["sessions"] = serde_json::Value::Array(sessions);
+    (counts, json)
 }
 
 fn failures(run: &RunRecord) -> (Vec<(usize, Failure)>, usize) {

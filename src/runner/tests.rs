@@ -33,6 +33,7 @@ fn warmups_run_before_the_measured_samples() {
             generator_bound_ms: 5.0,
             placement: Default::default(),
             live: None,
+            rules: Default::default(),
             interrupt: None,
         },
         sc.workload().clone().begin_run(),

@@ -41,6 +41,9 @@ pub struct Load {
     /// generator-bound (`generator_bound_ms`, default
     /// `crate::workload::kit::DEFAULT_GENERATOR_BOUND_MS`).
     pub generator_bound_ms: f64,
+    /// `reject_patterns`: server errors that mean "full, try later" (replacing the
+    /// workload's `Descriptor::reject_patterns`; `None` = the workload's).
+    pub reject_patterns: Option<Vec<crate::workload::outcome::RejectPattern>>,
 }
 
 impl Default for Load {
@@ -54,6 +57,7 @@ impl Default for Load {
             max_concurrency: 1,
             shards: None,
             generator_bound_ms: crate::workload::kit::DEFAULT_GENERATOR_BOUND_MS,
+            reject_patterns: None,
         }
     }
 }
@@ -131,6 +135,12 @@ pub(crate) struct RawLoad {
     /// (default 5). Range (0, 1e6].
     #[schemars(with = "Option<f64>")]
     generator_bound_ms: Option<Spanned<NumOrStr>>,
+    /// Server `error` events counted as capacity rejections, not failures, e.g.
+    /// `[{ code = "resource_exhausted" }, { message = "capacity_exhausted" }]` (a server
+    /// error whose message holds the code as a token and contains the text). Replaces
+    /// the workload's defaults; `[]` turns them off.
+    #[schemars(with = "Option<Vec<crate::workload::outcome::RejectPattern>>")]
+    reject_patterns: Option<Spanned<Vec<crate::workload::outcome::RejectPattern>>>,
 }
 
 /// Where a value came from, for the error message.
@@ -289,6 +299,7 @@ pub(crate) fn parse(section: &Section<'_>, ov: &LoadOverrides) -> Result<Load, V
     };
     report_plan_errors(&mut cx, ov, &arrival);
     check_rate_ranges(&mut cx, ov, arrival.request_rate, start, end);
+    let reject_patterns = reject_patterns(&mut cx, &raw);
     if cx.errors.is_empty() {
         Ok(Load {
             samples_requested,
@@ -297,6 +308,7 @@ pub(crate) fn parse(section: &Section<'_>, ov: &LoadOverrides) -> Result<Load, V
             max_concurrency,
             shards,
             generator_bound_ms,
+            reject_patterns,
         })
     } else {
         Err(cx.errors)
@@ -320,6 +332,28 @@ fn generator_bound_ms(cx: &mut Ctx<'_>, raw: &RawLoad) -> f64 {
         );
     }
     v
+}
+
+/// `[load] reject_patterns`: each needs a non-empty `code` or `message`.
+fn reject_patterns(
+    cx: &mut Ctx<'_>,
+    raw: &RawLoad,
+) -> Option<Vec<crate::workload::outcome::RejectPattern>> {
+    let list = raw.reject_patterns.as_ref()?;
+    let empty = |s: &Option<String>| s.as_deref().is_none_or(str::is_empty);
+    if list
+        .get_ref()
+        .iter()
+        .any(|p| empty(&p.code) && empty(&p.message))
+    {
+        cx.err(
+            Origin::File(list.span()),
+            "each `reject_patterns` entry needs a non-empty `code` or `message`; e.g. \
+             `reject_patterns = [{ code = \"resource_exhausted\" }]`"
+                .into(),
+        );
+    }
+    Some(list.get_ref().clone())
 }
 
 /// `--seed` over `[load] seed` (default 0); a negative seed is an error.

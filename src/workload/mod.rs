@@ -364,6 +364,9 @@ pub struct Descriptor {
     pub expected_session_s: Option<f64>,
     /// Things the user should know before the run starts (printed by the CLI).
     pub warnings: Vec<String>,
+    /// The server `error` events that mean "full, try later" for this workload's
+    /// servers (default none); `[load] reject_patterns` replaces them.
+    pub reject_patterns: Vec<outcome::RejectPattern>,
 }
 
 impl Descriptor {
@@ -373,8 +376,9 @@ impl Descriptor {
         kind: impl Into<Cow<'static, str>>,
         default_path: impl Into<Cow<'static, str>>,
         samples: usize,
-        catalogue: catalogue::Catalogue,
+        mut catalogue: catalogue::Catalogue,
     ) -> Self {
+        catalogue.merge(&outcome::classes_catalogue());
         Self {
             kind: kind.into(),
             default_path: default_path.into(),
@@ -387,6 +391,7 @@ impl Descriptor {
             files_per_session: 0,
             expected_session_s: None,
             warnings: Vec::new(),
+            reject_patterns: Vec::new(),
         }
     }
 }

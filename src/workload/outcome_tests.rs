@@ -26,3 +26,34 @@ fn a_huge_message_is_cut_with_its_length_noted() {
         &f.message[1990..]
     );
 }
+
+#[test]
+fn reject_patterns_match_a_code_token_and_message_text() {
+    let code = RejectPattern::code("resource_exhausted");
+    assert!(code.matches("{'code': 'resource_exhausted', 'message': 'x'}"));
+    assert!(code.matches(r#"server error resource_exhausted: full"#));
+    assert!(!code.matches("'code': 'resource_exhausted_later'"));
+    assert!(!code.matches("'code': 'no_resource_exhausted'"));
+    let text = RejectPattern::message("capacity_exhausted");
+    assert!(text.matches("duplex_session_capacity_exhausted: limit=4"));
+    assert!(!text.matches("boom"));
+    let both = RejectPattern {
+        code: Some("resource_exhausted".into()),
+        message: Some("limit".into()),
+    };
+    assert!(both.matches("resource_exhausted: limit=1"));
+    assert!(!both.matches("resource_exhausted: quota"));
+    assert!(
+        !RejectPattern {
+            code: None,
+            message: None
+        }
+        .matches("anything")
+    );
+    let f = Failure::new(
+        FailureKind::ServerError,
+        "server error resource_exhausted: full",
+    );
+    assert!(is_rejection(&f, &[code]));
+    assert!(!is_rejection(&f, &[]));
+}

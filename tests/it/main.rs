@@ -27,6 +27,7 @@ mod live;
 mod metric_origins;
 mod omni_parity;
 mod openai_ga;
+mod outcomes;
 mod outputs;
 mod prometheus;
 mod public_face;

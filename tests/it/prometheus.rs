@@ -68,7 +68,7 @@ fn assert_promtool_clean_but_vllm_names(text: &str) {
 
 /// The value of exactly `series` (name plus labels as written).
 #[track_caller]
-fn value(text: &str, series: &str) -> f64 {
+pub(crate) fn value(text: &str, series: &str) -> f64 {
     prom_samples(text)
         .into_iter()
         .find(|(s, _)| s == series)
@@ -77,7 +77,10 @@ fn value(text: &str, series: &str) -> f64 {
 }
 
 /// Reads `child`'s stderr until a line contains `needle`; every line read so far.
-fn stderr_until(lines: &mut impl Iterator<Item = std::io::Result<String>>, needle: &str) -> String {
+pub(crate) fn stderr_until(
+    lines: &mut impl Iterator<Item = std::io::Result<String>>,
+    needle: &str,
+) -> String {
     let mut seen = String::new();
     for line in lines.by_ref() {
         let line = line.unwrap();
@@ -91,7 +94,7 @@ fn stderr_until(lines: &mut impl Iterator<Item = std::io::Result<String>>, needl
 }
 
 /// The address announced on a `live metrics: http://ADDR/metrics` line.
-fn announced(seen: &str) -> String {
+pub(crate) fn announced(seen: &str) -> String {
     seen.lines()
         .find_map(|l| l.strip_prefix("live metrics: http://"))
         .and_then(|r| r.split('/').next())
@@ -99,7 +102,7 @@ fn announced(seen: &str) -> String {
         .to_string()
 }
 
-fn interrupt(child: &Child) {
+pub(crate) fn interrupt(child: &Child) {
     let killed = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

@@ -181,6 +181,23 @@ fn sharded_processes_merge_to_the_unsharded_plan_with_exact_percentiles() {
     // The generator block: counts from the merged histograms, failure kinds summed.
     assert_eq!(m["rtload"]["queue_wait"]["count"], 7, "{}", m["rtload"]);
     assert_eq!(m["rtload"]["failures_by_kind"], serde_json::json!({}));
+    // Outcome classes summed over the shards: the unsharded run's counts and metrics.
+    let counts = |d: &Value| {
+        let mut o = d["rtload"]["outcomes"].clone();
+        o.as_object_mut().unwrap().remove("sessions");
+        o
+    };
+    assert_eq!(counts(&m), counts(&w), "{}", m["rtload"]["outcomes"]);
+    assert_eq!(
+        m["rtload"]["outcomes"]["sessions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        7
+    );
+    for k in ["good", "ended_sessions", "rejected_ratio"] {
+        assert_eq!(m["rtload"]["metrics"][k], w["rtload"]["metrics"][k], "{k}");
+    }
     assert!(m["rtload"]["resources"]["cpu_s"].as_f64().is_some());
     // Each shard is its own process: memory per session is the largest shard's, not a sum.
     let per_session = |i: usize| {

@@ -274,20 +274,23 @@ fn report_run(
     scenario: &rtload::Scenario,
     dist: &rtload::run::Distributed,
 ) -> ExitCode {
-    println!(
-        "{}",
-        rtload::report::verdict_line(
-            summary.passed(),
-            summary.interrupted,
-            summary.measured,
-            &summary.failures_by_kind,
-            summary.warmup,
-            (
-                summary.verdicts.iter().filter(|v| !v.passed).count(),
-                summary.verdicts.len()
-            ),
-        )
+    let mut verdict = rtload::report::verdict_line(
+        summary.passed(),
+        summary.interrupted,
+        summary.measured,
+        &summary.failures_by_kind,
+        summary.warmup,
+        (
+            summary.verdicts.iter().filter(|v| !v.passed).count(),
+            summary.verdicts.len(),
+        ),
     );
+    // The outcome classes, once a session was refused for capacity or broke an SLO.
+    let classes = summary.outcomes;
+    if classes.rejected + classes.degraded > 0 {
+        verdict.push_str(&format!("; sessions: {}", classes.render()));
+    }
+    println!("{verdict}");
     print!("{}", redact_text(&summary.report.render_text()));
     if !summary.verdicts.is_empty() {
         println!("Thresholds");

@@ -38,6 +38,12 @@ pub(crate) struct RawScenario {
     #[serde(rename = "thresholds")]
     #[schemars(with = "Option<crate::config::schema::ThresholdsSchema>")]
     _thresholds: Option<toml::Table>,
+    /// Per-session SLO: `"stall_count" = "== 0"`; a completed session whose own value
+    /// breaks one is degraded (names: stall_count, stall_ms, playback_start_ms,
+    /// session_ms, queue_wait_ms, send_lateness_max_ms).
+    #[serde(rename = "slo")]
+    #[schemars(with = "Option<crate::config::schema::ThresholdsSchema>")]
+    _slo: Option<toml::Table>,
     /// Run the scenario at several points of one parameter.
     #[serde(rename = "sweep")]
     #[schemars(with = "Option<crate::config::schema::SweepSchema>")]

@@ -55,6 +55,7 @@ pub(super) fn scenario(
         output_json: rest.output_json,
         sweep: rest.sweep,
         thresholds: rest.thresholds,
+        slo: rest.slo,
         target_metrics: rest.target_metrics,
         server: rest.server.unwrap_or_default(),
     })
@@ -71,6 +72,7 @@ struct Rest {
     server: Option<crate::server::ServerConfig>,
     sweep: Option<Sweep>,
     thresholds: Vec<Threshold>,
+    slo: Vec<Threshold>,
 }
 
 impl Rest {
@@ -106,6 +108,7 @@ impl Rest {
         if let Some(w) = workload {
             check_metric_names(&thresholds_section, w, &thresholds, sweep.as_ref(), errors);
         }
+        let slo = slo(doc, errors);
         Self {
             connect_timeout_s,
             tls,
@@ -116,8 +119,24 @@ impl Rest {
             server,
             sweep,
             thresholds,
+            slo,
         }
     }
+}
+
+/// `[slo]`: `"<session metric>" = "<op> <number>"`, each name one of
+/// `workload::outcome::SESSION_METRICS` (problems into `errors`).
+fn slo(doc: &ScenarioDoc<'_>, errors: &mut Vec<ScenarioError>) -> Vec<Threshold> {
+    let section = doc.section("slo");
+    let slo = crate::config::thresholds::parse(&section)
+        .map_err(|e| errors.extend(e))
+        .unwrap_or_default();
+    let known = crate::workload::outcome::SESSION_METRICS;
+    for t in slo.iter().filter(|t| !known.contains(&t.metric.as_str())) {
+        let msg = crate::config::thresholds::unknown_metric_message(&t.metric, &known, "[slo]");
+        errors.push(doc.key_error(&["slo", t.metric.as_str()], msg));
+    }
+    slo
 }
 
 /// The scenario's default name: its file name without the extension.

@@ -110,8 +110,19 @@ fn verdict(doc: &Value, rt: &Value) -> String {
         }
         let _ = write!(s, "; {} warm-up", cell(c("warmup")));
     }
+    s.push_str(&outcomes(rt));
     s.push_str("</p>\n");
     s
+}
+
+/// `; sessions: 3 good, 1 degraded, 2 rejected, 0 failed` from `rtload.outcomes` (the
+/// JSON's own counts; empty for a result written before outcome classes).
+fn outcomes(rt: &Value) -> String {
+    let Some(o) = rt.get("outcomes").filter(|o| o.is_object()) else {
+        return String::new();
+    };
+    let counts = crate::workload::outcome::ClassCounts::from_json(o);
+    format!("; sessions: {}", esc(&counts.render()))
 }
 
 fn thresholds(rt: &Value) -> String {

@@ -1,6 +1,7 @@
 //! The merged generator block (`rtload.queue_wait`, `send_lateness`, `failures_by_kind`,
 //! `resources`, built per run by the runner): summaries re-derived from the merged
-//! `.hlog` histograms and exact shard values, failure kinds and resources summed.
+//! `.hlog` histograms and exact shard values, failure kinds, outcome classes
+//! (`rtload.outcomes`) and resources summed.
 
 use serde_json::{Map, Value, json};
 
@@ -28,6 +29,9 @@ pub fn merge_into(rt: &mut Map<String, Value>, inputs: &[ShardInput], merged: &H
             }
         }
         rt.insert("failures_by_kind".into(), Value::Object(kinds));
+    }
+    if rts.iter().any(|r| r.get("outcomes").is_some()) {
+        rt.insert("outcomes".into(), outcomes(&rts));
     }
     if rts.iter().any(|r| r.get("resources").is_some()) {
         rt.insert("resources".into(), resources(&rts));
@@ -99,4 +103,19 @@ fn resources(rts: &[&Value]) -> Value {
         "peak_rss_mib_max_shard": largest("peak_rss_mib"),
         "rss_per_session_kib_max_shard": largest("rss_per_session_kib"),
     })
+}
+
+/// `rtload.outcomes` of the merged run: each class's count summed over the shards, their
+/// per-session rows joined in session order (sessions are numbered across shards).
+fn outcomes(rts: &[&Value]) -> Value {
+    let mut total = crate::workload::outcome::ClassCounts::default();
+    let mut sessions: Vec<Value> = Vec::new();
+    for o in rts.iter().filter_map(|r| r.get("outcomes")) {
+        total = total.plus(crate::workload::outcome::ClassCounts::from_json(o));
+        sessions.extend(o["sessions"].as_array().into_iter().flatten().cloned());
+    }
+    sessions.sort_by_key(|s| s["session"].as_u64());
+    let mut out = total.to_json();
+    out["sessions"] = Value::Array(sessions);
+    out
 }

@@ -11,6 +11,7 @@
 
 pub mod artifacts;
 pub mod bench_metrics;
+mod capacity;
 pub mod dataset;
 mod flags;
 pub mod ids;

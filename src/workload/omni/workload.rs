@@ -378,6 +378,7 @@ impl OmniWorkload {
         );
         d.params = self.params();
         d.headline = "audio ttfp".into();
+        d.reject_patterns = super::capacity::reject_patterns();
         d.playback = crate::workload::playback::PlaybackConfig {
             buffer_units: 1,
             prebuffer_s: self.prebuffer_ms() / 1000.0,

@@ -17,7 +17,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
     /// Write the workload's JSON result here (atomically), and its HdrHistogram interval
-    /// log next to it (same name, `.hlog`).
+    /// log next to it (same name, `.hlog`); `rtload.outcomes` counts each session's class
+    /// (good, degraded, rejected, failed).
     #[arg(long, value_name = "PATH")]
     pub output_json: Option<PathBuf>,
     /// On Ctrl-C / SIGTERM: seconds in-flight sessions may still finish before they are
@@ -110,7 +111,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "TIME", help_heading = "Distributed")]
     pub start_at: Option<String>,
     /// Serve live Prometheus metrics at http://ADDR/metrics while the run lasts (sessions
-    /// active/completed/failed, queue wait, send lateness, the headline metric; names in
+    /// active/completed/failed, per outcome class: good/degraded/rejected/failed, queue wait, send lateness, the headline metric; names in
     /// base units: seconds, `_total` counters), and its final values for
     /// --metrics-linger after it.
     #[arg(long, value_name = "HOST:PORT", help_heading = "Distributed")]
