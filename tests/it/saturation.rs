@@ -66,6 +66,10 @@ fn max_sessions_admits_24_of_30_duplex_sessions_and_refuses_6_as_vllm_omni() {
     }
     assert_bundles(&out_dir(&fx), 30, 6);
     let doc = rtload::report::read_result(&fx.dir.path().join("out.json")).unwrap();
+    // Refused for capacity: rejected, not failed (the client's own classes).
+    let classes = &doc["rtload"]["outcomes"];
+    assert_eq!(classes["rejected"], 6, "{classes}");
+    assert_eq!(classes["failed"], 0, "{classes}");
     let tl = &doc["rtload_target_metrics"];
     assert_eq!(max_of(tl, "vllm:num_requests_running"), Some(24.0), "{tl}");
     assert_eq!(
