@@ -70,6 +70,7 @@ fn error_outcome(name: String, path: &Path, msg: String) -> ScenarioOutcome {
         measured: 0,
         breaches: Vec::new(),
         headline: Vec::new(),
+        classes: Default::default(),
     }
 }
 
@@ -112,6 +113,7 @@ pub fn outcome_of(sc: &Scenario, s: &RunSummary, duration_s: f64) -> ScenarioOut
         measured: s.measured,
         breaches,
         headline,
+        classes: s.outcomes,
     }
 }
 

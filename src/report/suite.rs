@@ -119,6 +119,8 @@ pub struct ScenarioOutcome {
     pub breaches: Vec<Breach>,
     /// A few key metrics to show, in display order.
     pub headline: Vec<(String, f64)>,
+    /// Measured sessions per outcome class (the run's `rtload.outcomes`).
+    pub classes: crate::workload::outcome::ClassCounts,
 }
 
 impl ScenarioOutcome {
@@ -321,6 +323,12 @@ pub fn junit_xml(suite_name: &str, outcomes: &[ScenarioOutcome]) -> String {
         let mut out = String::new();
         if o.measured > 0 {
             let _ = writeln!(out, "samples: {}/{} ok", o.samples_ok(), o.measured);
+            let c = &o.classes;
+            let _ = writeln!(
+                out,
+                "sessions: {} good, {} degraded, {} rejected, {} failed",
+                c.good, c.degraded, c.rejected, c.failed
+            );
         }
         for (name, v) in &o.headline {
             let _ = writeln!(out, "{name} = {v:.3}");

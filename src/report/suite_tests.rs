@@ -12,11 +12,13 @@ fn outcome(name: &str, status: Status) -> ScenarioOutcome {
         measured: 3,
         breaches: Vec::new(),
         headline: Vec::new(),
+        classes: Default::default(),
     }
 }
 
 fn sample_suite() -> Vec<ScenarioOutcome> {
     let mut ok = outcome("quickstart", Status::Passed);
+    ok.classes.good = 3;
     ok.duration_s = 4.25;
     ok.headline = vec![("ttft_ms.p99".into(), 412.3), ("rtf.mean".into(), 0.9)];
     let mut bad = outcome("video-stalled", Status::Failed);
@@ -156,7 +158,7 @@ fn junit_structure() {
     assert_eq!(cases[0].children[0].name, "system-out");
     assert_eq!(
         cases[0].children[0].text,
-        "samples: 3/3 ok\nttft_ms.p99 = 412.300\nrtf.mean = 0.900\n"
+        "samples: 3/3 ok\nsessions: 3 good, 0 degraded, 0 rejected, 0 failed\nttft_ms.p99 = 412.300\nrtf.mean = 0.900\n"
     );
     let failure = &cases[1].children[0];
     assert_eq!(failure.name, "failure");
