@@ -49,8 +49,8 @@ pub(crate) struct Compiled {
     on_connect: Vec<Act>,
     rules: Vec<(Matcher, Vec<Act>)>,
     on_unmatched: Vec<Act>,
-    /// The speech detector's settings: field, threshold, silence in bytes.
-    speech: Option<(String, f64, u64)>,
+    /// The speech detector's settings: field, threshold, silence in bytes and in time.
+    speech: Option<(String, f64, u64, Duration)>,
     on_speech_started: Vec<Act>,
     on_barge_in: Vec<Act>,
 }
@@ -69,7 +69,8 @@ impl Compiled {
         let speech = cfg.speech.as_ref().map(|s| {
             let bytes_per_ms = f64::from(s.sample_rate) * 2.0 / 1000.0;
             let silence = (s.silence_ms * bytes_per_ms).round() as u64;
-            (s.field.clone(), s.threshold_dbfs, silence)
+            let quiet = Duration::from_secs_f64(s.silence_ms / 1000.0);
+            (s.field.clone(), s.threshold_dbfs, silence, quiet)
         });
         Ok(Compiled {
             on_connect,
@@ -214,6 +215,9 @@ pub(crate) struct ConnPlan {
     /// Firings so far (each rule match, connect, speech start).
     firing: u64,
     vad: Option<Vad>,
+    /// When the last audio arrived (no audio for `silence_ms` is silence too: a client
+    /// that stops sending between turns has stopped speaking).
+    last_audio: Option<Instant>,
     /// `[server.load]`'s slow-down factor (≥ 1): multiplies `after_ms` and `every_ms`.
     load: f64,
 }
@@ -221,7 +225,7 @@ pub(crate) struct ConnPlan {
 impl ConnPlan {
     /// A new connection with ordinal `session`.
     pub(crate) fn new(compiled: std::sync::Arc<Compiled>, session: u64) -> Self {
-        let vad = (compiled.speech.as_ref()).map(|(_, dbfs, silence)| Vad::new(*dbfs, *silence));
+        let vad = (compiled.speech.as_ref()).map(|(_, dbfs, silence, _)| Vad::new(*dbfs, *silence));
         Self {
             compiled,
             session,
@@ -231,6 +235,7 @@ impl ConnPlan {
             order: 0,
             firing: 0,
             vad,
+            last_audio: None,
             load: 1.0,
         }
     }
@@ -272,7 +277,8 @@ impl ConnPlan {
     /// `on_speech_started`, and `on_barge_in` when earlier firings are still scheduled.
     fn hear(&mut self, msg: &Value, now: Instant) {
         let compiled = std::sync::Arc::clone(&self.compiled);
-        let (Some((field, ..)), Some(vad)) = (&compiled.speech, self.vad.as_mut()) else {
+        let (Some((field, _, silence, quiet)), Some(vad)) = (&compiled.speech, self.vad.as_mut())
+        else {
             return;
         };
         let Some(pcm) = (msg.get(field).and_then(Value::as_str))
@@ -280,6 +286,13 @@ impl ConnPlan {
         else {
             return;
         };
+        if self
+            .last_audio
+            .is_some_and(|t| now.saturating_duration_since(t) >= *quiet)
+        {
+            vad.feed(0.0, *silence);
+        }
+        self.last_audio = Some(now);
         let rms = crate::util::wav::pcm16_rms(&pcm);
         if vad.feed(rms, pcm.len() as u64) != Heard::Started {
             return;

@@ -178,3 +178,29 @@ fn ordered_cases(
         })
         .collect()
 }
+
+/// The same measurement through the shipped OpenAI-style scripted scenario against its
+/// embedded rules (cancel 150 ms after speech starts over a streaming response; answer
+/// 200 ms after the commit): every session is interrupted and answered, never faster
+/// than the rules allow, and the answer's latency is the configured one plus transit.
+#[test]
+fn the_scripted_openai_style_barge_in_measures_the_rules_reaction() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let (code, doc, err) = crate::support::run_json(
+        &root.join("scenarios/openai-realtime-barge-in.toml"),
+        &["--quiet"],
+        &dir.path().join("r.json"),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let m = &doc["rtload"]["metrics"];
+    let v = |k: &str| m[k].as_f64().unwrap_or_else(|| panic!("{k} in {m}"));
+    assert_eq!(v("stop_ms.count"), 3.0, "{m}");
+    assert!(v("stop_ms.min") >= REACTION_MS - 0.001, "{m}");
+    assert!(v("stop_ms.max") < REACTION_MS + 100.0, "{m}");
+    assert!(v("speech_started_ms.max") < v("stop_ms.min"), "{m}");
+    assert!(
+        v("answer_ms.min") >= 200.0 - 0.001 && v("answer_ms.max") < 400.0,
+        "{m}"
+    );
+}
