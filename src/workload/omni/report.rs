@@ -260,6 +260,13 @@ fn save_result(
 }
 
 /// Puts the case's token count and its per-response and session metrics into `result`.
+/// When each turn's speech began (empty for a session without `turns`).
+fn turn_starts(out: Option<&DuplexOutput>) -> Vec<f64> {
+    out.map_or(Vec::new(), |o| {
+        o.turns.iter().map(|t| t.speech_start_s).collect()
+    })
+}
+
 fn put_metrics(result: &mut CaseResult, dm: &DuplexMetrics) {
     result.output_tokens = dm.output_tokens;
     result.duplex_request_metrics = dm
@@ -347,10 +354,7 @@ fn case_result<'a>(
     let session_id = out.map(|o| o.session_id.clone());
     let mut dm = duplex_metrics(events, stream_start_s, session_id.as_deref());
     dm.summary.stream_started_at_s = out.and_then(|o| o.stream_start_s);
-    let turn_starts: Vec<f64> = out.map_or(Vec::new(), |o| {
-        o.turns.iter().map(|t| t.speech_start_s).collect()
-    });
-    super::metrics::assign_turns(&mut dm.rows, &turn_starts);
+    super::metrics::assign_turns(&mut dm.rows, &turn_starts(out));
     result.success = success;
     // The reference writes `""` (not null) when there is no error.
     result.error = Some(error.unwrap_or_default());

@@ -570,7 +570,7 @@ impl OmniWorkload {
         }
         if let Some(lo) = self.params.barge_in_after_ms {
             let hi = self.params.barge_in_after_max_ms.unwrap_or(lo);
-            session = session.with_barge_in(barge_offset_ms(lo, hi, ctx.idx));
+            session = session.with_barge_in(super::session::barge::offset_ms(lo, hi, ctx.idx));
         } else if let Some(n) = self.params.turns {
             let explicit = self.params.turn_detection.unwrap_or_default() == TurnDetection::Commit;
             let gap = self.params.turn_gap_ms.unwrap_or(1000.0);
@@ -578,18 +578,6 @@ impl OmniWorkload {
         }
         MaybeFailed::Ready(session.with_request(ctx.request_id.clone(), self.api_key.clone()))
     }
-}
-
-/// Sample `idx`'s barge-in offset in [lo, hi] ms: uniform over samples, the same each run.
-fn barge_offset_ms(lo: f64, hi: f64, idx: usize) -> f64 {
-    // splitmix64 of the index, top 53 bits as a fraction in [0, 1).
-    let mut z = (idx as u64)
-        .wrapping_add(1)
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    let u = ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64;
-    lo + (hi - lo) * u
 }
 
 fn random_hex32() -> String {

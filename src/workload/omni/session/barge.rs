@@ -233,6 +233,18 @@ impl Barge {
     }
 }
 
+/// Sample `idx`'s barge-in offset in [lo, hi] ms: uniform over samples, the same each run.
+pub fn offset_ms(lo: f64, hi: f64, idx: usize) -> f64 {
+    // splitmix64 of the index, top 53 bits as a fraction in [0, 1).
+    let mut z = (idx as u64)
+        .wrapping_add(1)
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    let u = ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64;
+    lo + (hi - lo) * u
+}
+
 /// Seconds as ms, 3 decimals.
 fn ms(s: f64) -> f64 {
     round3(s * 1000.0)
