@@ -61,10 +61,21 @@ pub(crate) fn validate_update(event: &Value) -> Result<UpdateInfo, String> {
             ));
         }
     }
+    // As vLLM-Omni validates it: null, or server VAD, which wants the barge-in overlap
+    // policy. (This server takes turns as `[server.duplex] turns` says either way.)
     if let Some(turn) = field("turn_detection").filter(|t| !t.is_null()) {
-        return Err(format!(
-            "session.turn_detection must be null (this server has no server-side VAD), got {turn}"
-        ));
+        if turn.get("type").and_then(Value::as_str) != Some("server_vad") {
+            return Err(format!(
+                "session.turn_detection must be null or an object with type='server_vad', got {turn}"
+            ));
+        }
+        if let Some(p) = field("overlap_policy").and_then(Value::as_str)
+            && p != "barge_in_on_speech"
+        {
+            return Err(format!(
+                "overlap_policy='{p}' conflicts with turn_detection; expected 'barge_in_on_speech'"
+            ));
+        }
     }
     for key in ["overlap_policy", "playback_commit_policy", "session_id"] {
         if let Some(value) = field(key).filter(|v| !v.is_string()) {

@@ -130,7 +130,7 @@ fn update_of_spec_1_2_is_accepted() {
 
 #[test]
 fn bad_updates_are_named() {
-    let cases: [(&str, Value, &str); 8] = [
+    let cases: [(&str, Value, &str); 9] = [
         (
             "/session",
             json!(null),
@@ -158,8 +158,14 @@ fn bad_updates_are_named() {
         ),
         (
             "/session/turn_detection",
+            json!({"type": "semantic_vad"}),
+            "session.turn_detection must be null or an object with type='server_vad'",
+        ),
+        (
+            // Server VAD with the seed's listen_only policy: vLLM-Omni's conflict.
+            "/session/turn_detection",
             json!({"type": "server_vad"}),
-            "session.turn_detection must be null",
+            "overlap_policy='listen_only' conflicts with turn_detection; expected 'barge_in_on_speech'",
         ),
         (
             "/session/ref_audio",

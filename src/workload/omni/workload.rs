@@ -343,6 +343,9 @@ fn settings_base(p: &OmniParams, pacing: PacingMode) -> DuplexSettings {
     settings_base.require_response = p.require_response.unwrap_or(false);
     settings_base.incremental_acks = p.incremental_acks.unwrap_or(false);
     settings_base.pacing = pacing;
+    // Barge-in and server-VAD turns need the server's voice detection.
+    settings_base.server_vad = p.barge_in_after_ms.is_some()
+        || (p.turns.is_some() && p.turn_detection == Some(TurnDetection::ServerVad));
     if let Some(n) = p.max_events_per_session {
         settings_base.max_events = usize::try_from(n).unwrap_or(usize::MAX);
     }

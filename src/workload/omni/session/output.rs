@@ -37,6 +37,11 @@ pub struct DuplexSettings {
     /// run's spool as it arrives): past it the session fails with a clear message and the
     /// others go on, so one endless stream cannot fill the spool's disk.
     pub max_audio_bytes: u64,
+    /// Ask for the server's voice detection (server-VAD turns, barge-in):
+    /// `turn_detection: {"type": "server_vad"}` with `overlap_policy:
+    /// "barge_in_on_speech"`, as vLLM-Omni requires, instead of the seed's null and
+    /// `listen_only`.
+    pub server_vad: bool,
 }
 
 /// [`DuplexSettings::max_events`] by default: about 3 hours of a session answering with
@@ -61,6 +66,7 @@ impl DuplexSettings {
             pacing: PacingMode::Realtime,
             max_events: DEFAULT_MAX_EVENTS,
             max_audio_bytes: DEFAULT_MAX_AUDIO_BYTES,
+            server_vad: false,
         }
     }
 }
@@ -73,9 +79,14 @@ impl DuplexSettings {
         extra.insert("auto_response".into(), Value::Bool(true));
         extra.insert("minicpmo45_native_duplex".into(), Value::Bool(true));
         extra.insert("force_listen_count".into(), json!(0));
+        let (turn_detection, overlap) = if self.server_vad {
+            (json!({"type": "server_vad"}), "barge_in_on_speech")
+        } else {
+            (Value::Null, "listen_only")
+        };
         json!({"type": "session.update", "session": {
             "model": self.model, "modalities": ["audio", "text"], "input_audio_format": "pcm16",
-            "output_audio_format": "pcm16", "turn_detection": null, "overlap_policy": "listen_only",
+            "output_audio_format": "pcm16", "turn_detection": turn_detection, "overlap_policy": overlap,
             "playback_commit_policy": "ack_only", "extra_body": extra, "ref_audio": &*self.ref_audio,
             "session_id": session_id, "idle_timeout_s": self.timeout_s}})
         .to_string()

@@ -198,6 +198,17 @@ fn session_update_payload() {
         s["extra_body"],
         json!({"temperature": 0.5, "auto_response": true, "minicpmo45_native_duplex": true, "force_listen_count": 0})
     );
+    // Server VAD (barge-in, server-VAD turns): as vLLM-Omni requires it.
+    let vad = DuplexSettings {
+        server_vad: true,
+        ..cfg.clone()
+    };
+    let v: Value = serde_json::from_str(&vad.session_update("sid")).unwrap();
+    assert_eq!(
+        v["session"]["turn_detection"],
+        json!({"type": "server_vad"})
+    );
+    assert_eq!(v["session"]["overlap_policy"], "barge_in_on_speech");
     assert_eq!(s["ref_audio"], "data:audio/wav;base64,UklGRg==");
     assert_eq!(s["session_id"], "sid");
     assert_eq!(s["idle_timeout_s"].as_f64(), Some(900.0));
