@@ -10,6 +10,8 @@ use crate::workload::outcome::ClassCounts;
 
 #[path = "capacity_text.rs"]
 mod text;
+#[cfg(test)]
+use text::sentence;
 pub use text::{capacity_json, progress_line, render};
 
 /// What a step must meet to hold: at least `good_share` of the ended sessions good, no

@@ -249,3 +249,57 @@ fn judge_calls_generator_bound_and_short_steps_inconclusive() {
         "{v:?}"
     );
 }
+
+fn step(concurrency: usize, verdict: Verdict) -> Step {
+    Step {
+        phase: Phase::Staircase,
+        concurrency,
+        classes: classes(4 * concurrency, 0, 0, 0),
+        point: point(vec![]),
+        slo_broken: Vec::new(),
+        verdict,
+        file: format!("step-max_concurrency-{concurrency}.json"),
+    }
+}
+
+#[test]
+fn a_stopped_search_says_generator_bound_at_n_and_the_lower_bound() {
+    let gb = Verdict::Inconclusive("generator-bound (the generator used 97% of a core)".into());
+    let steps = [step(8, HOLDS), step(16, gb)];
+    let out = Outcome::Stopped {
+        at: 16,
+        at_least: 8,
+    };
+    assert_eq!(
+        sentence(&criteria(), &steps, &out),
+        "Capacity: not found: generator-bound at 16 (the generator used 97% of a core): the \
+         capacity is at least 8 (good ≥ 99% ([slo] stall_count == 0), no rejections; no \
+         [thresholds] set)"
+    );
+    let doc = capacity_json("s", &criteria(), DEFAULT, &steps, Some(&out));
+    assert_eq!(doc["capacity"]["answer"], serde_json::Value::Null);
+    assert_eq!(doc["capacity"]["at_least"], 8);
+    assert_eq!(doc["capacity"]["steps"][1]["verdict"], "inconclusive");
+}
+
+#[test]
+fn the_limit_is_named_from_the_first_breaking_concurrency() {
+    let b = Verdict::Breaks(vec!["3 degraded sessions (stall_count == 0)".into()]);
+    let steps = [step(16, HOLDS), step(17, b), step(16, HOLDS)];
+    let out = Outcome::Capacity {
+        sessions: 16,
+        limit: Some(17),
+    };
+    let text = render(&criteria(), &steps, &out);
+    assert!(
+        text.starts_with(
+            "Capacity: 16 concurrent sessions (good ≥ 99% ([slo] stall_count == 0), no \
+             rejections held; no [thresholds] set); limited by: 3 degraded sessions \
+             (stall_count == 0) at 17\n\nstep"
+        ),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 6, "{text}");
+    let doc = capacity_json("s", &criteria(), DEFAULT, &steps, Some(&out));
+    assert_eq!(doc["capacity"]["limited_by"]["max_concurrency"], 17);
+}

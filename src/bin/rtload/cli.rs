@@ -91,7 +91,8 @@ pub enum Command {
     /// `[thresholds]` entry held. The search runs a staircase --start, 2×, 4×, … up to
     /// --max until a step breaks, bisects between the last holding and the first breaking
     /// step, then runs the answer once more (it must hold again). A generator-bound step
-    /// stops the search: it can never be the capacity. Prints one sentence (the capacity
+    /// stops the search: it can never be the capacity (one where the server rejected
+    /// sessions still breaks). Prints one sentence (the capacity
     /// and what broke at the first breaking concurrency), then the per-step table; a line
     /// on stderr as each step starts and ends (unless --quiet). Writes each step's result
     /// and capacity.json (steps, answer, limited_by) under --dir. Takes `run`'s flags
