@@ -1,6 +1,8 @@
 //! Running many scenarios or many points of one: `rtload suite` (scenario files one
 //! after another, one summary table, JUnit XML) and sweeps (one scenario at each value of
-//! `max_concurrency` or `request_rate`, capacity = the knee). Glue over [`runner`].
+//! `max_concurrency` or `request_rate`, capacity = the knee) and `rtload capacity` (one
+//! run per step of a search for the largest concurrency that holds the SLO). Glue over
+//! [`runner`].
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -8,6 +10,7 @@ use std::time::Instant;
 use crate::config::scenario::{self, Overrides, Scenario};
 use crate::config::sweep::{Sweep, SweepParam};
 use crate::engine::interrupt::Interrupt;
+use crate::report::capacity::{self, Bounds, Criteria, Outcome, Search, Step};
 use crate::report::suite::{Breach, ScenarioOutcome, Status};
 use crate::report::sweep::{Check, PointResult, progress_line};
 use crate::runner::{self, RunError, RunSummary};
@@ -233,6 +236,15 @@ fn write_sweep(
 /// The scenario of sweep point `value`: `sc` with its samples and swept parameter set
 /// (closed-loop sweeps drop the arrival rate), writing its JSON to the returned file.
 fn point_scenario(sc: &Scenario, sweep: &Sweep, value: f64, dir: &Path) -> (Scenario, PathBuf) {
+    let file = dir.join(format!(
+        "{}.json",
+        crate::config::sweep::point_file_stem(sweep, value)
+    ));
+    (point_scenario_to(sc, sweep, value, &file), file)
+}
+
+/// [`point_scenario`] writing its JSON to `file`.
+fn point_scenario_to(sc: &Scenario, sweep: &Sweep, value: f64, file: &Path) -> Scenario {
     let mut load = sc.load().clone();
     if sweep.closed_loop() {
         load.arrival.request_rate = None;
@@ -242,17 +254,11 @@ fn point_scenario(sc: &Scenario, sweep: &Sweep, value: f64, dir: &Path) -> (Scen
         SweepParam::MaxConcurrency => load.max_concurrency = value as usize,
         SweepParam::RequestRate => load.arrival.request_rate = value.is_finite().then_some(value),
     }
-    let file = dir.join(format!(
-        "{}.json",
-        crate::config::sweep::point_file_stem(sweep, value)
-    ));
-    let point = sc
-        .to_builder()
+    sc.to_builder()
         .samples(sweep.point_samples(sc.samples(), value))
         .load(load)
-        .output_json(file.clone())
-        .build();
-    (point, file)
+        .output_json(file.to_path_buf())
+        .build()
 }
 
 /// The result of sweep point `value` from its run summary `s`: its metrics, every
@@ -286,6 +292,152 @@ fn point_result(sc: &Scenario, sweep: &Sweep, value: f64, s: &RunSummary) -> Poi
             a.planned_rate,
         ),
     }
+}
+
+/// A finished capacity search (`rtload capacity`).
+pub struct CapacityRun {
+    /// How the search ended; `None` when a signal stopped it first.
+    pub outcome: Option<Outcome>,
+    /// What `rtload capacity` prints: the one-sentence answer, then the per-step table.
+    pub text: String,
+    /// Files written: each step's result, then `capacity.json`.
+    pub files: Vec<PathBuf>,
+    /// A signal stopped the search: the steps that finished are in `capacity.json`.
+    pub interrupted: bool,
+}
+
+/// Find the largest `max_concurrency` at which `sc`'s sessions hold the SLO: at least
+/// `good_share` of the ended sessions good, none rejected, every threshold held. Each
+/// step is one run of `sc` at one concurrency, scaled like a sweep point
+/// ([`Sweep::point_samples`], released at once), its result written under `dir`; which
+/// step comes next is [`Search`]'s (staircase from `bounds.start` up to `bounds.max`,
+/// bisection, confirmation). `progress` gets a line when each step starts and one with
+/// its verdict; `dir/capacity.json` holds the steps, the answer and what limited it.
+pub fn run_capacity(
+    sc: &Scenario,
+    bounds: Bounds,
+    good_share: f64,
+    dir: &Path,
+    quiet: bool,
+    interrupt: Option<Interrupt>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<CapacityRun, RunError> {
+    std::fs::create_dir_all(dir).map_err(|e| RunError::Output {
+        path: dir.to_path_buf(),
+        msg: format!("cannot create the capacity directory: {e}"),
+    })?;
+    let criteria = Criteria {
+        good_share,
+        slo: sc
+            .slo()
+            .iter()
+            .map(|t| format!("{} {}", t.metric, t.expr))
+            .collect(),
+    };
+    let mut search = Search::new(bounds);
+    let (mut steps, mut files, mut interrupted) = (Vec::new(), Vec::new(), false);
+    while let Some((phase, n)) = search.next() {
+        if interrupt.as_ref().is_some_and(|i| i.switch.is_triggered()) {
+            interrupted = true;
+            break;
+        }
+        let k = steps.len() + 1;
+        progress(&capacity::progress_line(k, phase, n, None));
+        let file = dir.join(format!("step-{k}-max_concurrency-{n}.json"));
+        let ran = run_step(sc, &criteria, (phase, n), &file, quiet, interrupt.clone())?;
+        files.push(file);
+        let Some(step) = ran else {
+            interrupted = true;
+            break;
+        };
+        search.record(n, &step.verdict);
+        progress(&capacity::progress_line(k, phase, n, Some(&step)));
+        steps.push(step);
+    }
+    let outcome = search.outcome().cloned();
+    let text = outcome
+        .as_ref()
+        .map(|o| capacity::render(&criteria, &steps, o))
+        .unwrap_or_default();
+    let path = dir.join("capacity.json");
+    let mut doc = capacity::capacity_json(sc.name(), &criteria, bounds, &steps, outcome.as_ref());
+    if interrupted && let Some(obj) = doc["capacity"].as_object_mut() {
+        obj.insert("interrupted".into(), serde_json::Value::Bool(true));
+    }
+    write(
+        &path,
+        &(serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"),
+    )?;
+    files.push(path);
+    Ok(CapacityRun {
+        outcome,
+        text,
+        files,
+        interrupted,
+    })
+}
+
+/// One step of a capacity search: `sc` at `max_concurrency` `n`, scaled like a sweep
+/// point, its result written to `file`, judged against `criteria`; `None` when a signal
+/// interrupted it.
+fn run_step(
+    sc: &Scenario,
+    criteria: &Criteria,
+    (phase, n): (capacity::Phase, usize),
+    file: &Path,
+    quiet: bool,
+    interrupt: Option<Interrupt>,
+) -> Result<Option<Step>, RunError> {
+    let sweep = Sweep {
+        param: SweepParam::MaxConcurrency,
+        values: vec![n as f64],
+        headline: None,
+        samples_per_point: sc.sweep().and_then(|s| s.samples_per_point),
+    };
+    let s = run_point(
+        &point_scenario_to(sc, &sweep, n as f64, file),
+        quiet,
+        interrupt,
+    )?;
+    if s.interrupted {
+        return Ok(None);
+    }
+    let point = point_result(sc, &sweep, n as f64, &s);
+    let slo_broken = slo_broken(sc, file);
+    Ok(Some(Step {
+        phase,
+        concurrency: n,
+        classes: s.outcomes,
+        verdict: capacity::judge(criteria, &point, s.outcomes, &slo_broken),
+        point,
+        slo_broken,
+        file: file
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    }))
+}
+
+/// The `[slo]` bounds (as written, `stall_count == 0`) the degraded sessions of the
+/// result at `file` broke, from its `rtload.outcomes.sessions[].slo_broken`.
+fn slo_broken(sc: &Scenario, file: &Path) -> Vec<String> {
+    let Ok(doc) = crate::report::resultfile::read(file) else {
+        return Vec::new();
+    };
+    let broken: Vec<String> = doc
+        .pointer("/rtload/outcomes/sessions")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|row| row.get("slo_broken")?.as_array())
+        .flatten()
+        .filter_map(|b| b.as_str()?.split_whitespace().next().map(str::to_string))
+        .collect();
+    sc.slo()
+        .iter()
+        .filter(|t| broken.contains(&t.metric))
+        .map(|t| format!("{} {}", t.metric, t.expr))
+        .collect()
 }
 
 fn write(path: &Path, text: &str) -> Result<(), RunError> {

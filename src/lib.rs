@@ -10,7 +10,8 @@
 //!
 //! - [`scenario`]: load, check or build a scenario; its load, sweep and threshold
 //!   settings; the JSON Schema of the file; the registry of built-in workload kinds.
-//! - [`run`](mod@run): run a scenario (interruptibly, distributed, as a suite or a sweep).
+//! - [`run`](mod@run): run a scenario (interruptibly, distributed, as a suite, a sweep or a
+//!   capacity search).
 //! - [`workload`] and [`catalogue`]: what a Rust workload implements — [`Workload`],
 //!   [`Session`], [`Report`] — and the metric catalogue it declares.
 //! - [`report`]: result files read back, compared, merged, rendered as HTML.
@@ -57,15 +58,21 @@ pub mod scenario {
 
 pub mod run {
     //! Running a [`Scenario`](crate::Scenario): once ([`run()`], [`run_serving`] for the
-    //! CLI's distributed and live-metrics options), as a suite or a sweep; Ctrl-C
-    //! handling; the plan `rtload check` prints.
+    //! CLI's distributed and live-metrics options), as a suite, a sweep or a capacity
+    //! search ([`run_capacity`]); Ctrl-C handling; the plan `rtload check` prints.
 
-    pub use crate::batch::{SweepRun, run_suite, run_sweep, run_sweep_interruptible};
+    pub use crate::batch::{
+        CapacityRun, SweepRun, run_capacity, run_suite, run_sweep, run_sweep_interruptible,
+    };
     pub use crate::engine::interrupt::{
         EXIT_INTERRUPTED, Interrupt, InterruptSwitch, Phase, Signal, listen_for_signals,
     };
     pub use crate::engine::progress::{Mode, mode_for};
     pub use crate::engine::tls::INSECURE_WARNING;
+    /// The staircase's first step and largest concurrency of [`run_capacity`].
+    pub use crate::report::capacity::Bounds as CapacityBounds;
+    /// How [`run_capacity`]'s search ended.
+    pub use crate::report::capacity::Outcome as CapacityOutcome;
     pub use crate::runner::{
         DEFAULT_METRICS_LINGER, Distributed, LiveEndpoint, RunError, RunSummary, describe_metrics,
         describe_placed, preflight, run, run_interruptible, run_serving,

@@ -1,9 +1,11 @@
-//! Reports over finished runs and result files: `compare` (two results, regressions),
+//! Reports over finished runs and result files: `capacity` (`rtload capacity`'s search,
+//! verdicts and output), `compare` (two results, regressions),
 //! `html` (the self-contained SVG page), `merge` (shards of a distributed run), `resultfile` (reads results back, vllm's bare
 //! `NaN` included), `suite` (the suite table and JUnit XML), `sweep` (a finished sweep's
 //! capacity, table and JSON), `table` (aligned text columns both tables use) and
 //! `verdict` (the verdict block every result carries).
 
+pub mod capacity;
 pub mod compare;
 pub mod html;
 pub mod merge;

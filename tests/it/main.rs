@@ -8,6 +8,7 @@ mod support;
 mod transcription_server;
 
 mod barge_in;
+mod capacity;
 mod check_is_run;
 mod cli;
 mod config_checks;

@@ -29,6 +29,12 @@ pub fn parse() -> Cli {
                 .map(workload::given)
                 .unwrap_or_default();
         }
+        Command::Capacity(c) => {
+            c.run.workload = matches
+                .subcommand_matches("capacity")
+                .map(workload::given)
+                .unwrap_or_default();
+        }
         Command::Check(c) => {
             c.run.workload = matches
                 .subcommand_matches("check")
@@ -40,11 +46,12 @@ pub fn parse() -> Cli {
     cli
 }
 
-/// The whole command: [`Cli`] with the workload flags on `run` and `check`.
+/// The whole command: [`Cli`] with the workload flags on `run`, `check` and `capacity`.
 pub fn command() -> clap::Command {
     Cli::command()
         .mut_subcommand("run", workload::with_flags)
         .mut_subcommand("check", workload::with_flags)
+        .mut_subcommand("capacity", workload::with_flags)
 }
 
 /// rtload: load generator for realtime streaming AI endpoints (WebSocket audio/video).
@@ -74,6 +81,28 @@ pub enum Command {
     /// Exit status: 0 valid, 2 listing every error of every file (file:line:col, the key,
     /// the bad value and the fix).
     Check(Box<CheckArgs>),
+    /// Find how many concurrent sessions the endpoint holds within the SLO, and what
+    /// gives first.
+    ///
+    /// A step is one run of the scenario at one max_concurrency, scaled like a sweep
+    /// point (max(samples, 4 × concurrency) sessions released at once, or `[sweep]
+    /// samples_per_point`). A step holds when at least --good-share of its ended sessions
+    /// are good (completed within every `[slo]` bound), none was rejected and every
+    /// `[thresholds]` entry held. The search runs a staircase --start, 2×, 4×, … up to
+    /// --max until a step breaks, bisects between the last holding and the first breaking
+    /// step, then runs the answer once more (it must hold again). A generator-bound step
+    /// stops the search: it can never be the capacity (one where the server rejected
+    /// sessions still breaks). Prints one sentence (the capacity
+    /// and what broke at the first breaking concurrency), then the per-step table; a line
+    /// on stderr as each step starts and ends (unless --quiet). Writes each step's result
+    /// and capacity.json (steps, answer, limited_by) under --dir. Takes `run`'s flags
+    /// except --max-concurrency (the search sets it), --sweep, --sweep-dir, --shard,
+    /// --start-at, --metrics-addr and --output-json.
+    ///
+    /// Exit status: 0 a capacity was found (and confirmed), 1 even the lowest concurrency
+    /// broke or a generator-bound step stopped the search, 2 usage or configuration
+    /// error, 130 interrupted (what finished is written).
+    Capacity(Box<CapacityArgs>),
     /// Run the embedded reference server (/v1/realtime/video and /v1/realtime) in the
     /// foreground; its /metrics counts connections and sessions on every endpoint and
     /// has vLLM's gauges (vllm:num_requests_running, _waiting, websocket_connections_active).
@@ -108,6 +137,37 @@ pub enum Command {
     /// Dataset tools.
     #[command(subcommand)]
     Dataset(DatasetCommand),
+}
+
+/// `rtload capacity`: `run`'s flags plus the search's.
+#[derive(Debug, Args)]
+pub struct CapacityArgs {
+    /// The scenario file, and `run`'s flags (each step's run takes them).
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// The least share of a step's ended sessions that must be good, in (0, 1].
+    #[arg(
+        long,
+        value_name = "SHARE",
+        default_value_t = 0.99,
+        help_heading = "Capacity"
+    )]
+    pub good_share: f64,
+    /// The staircase's first max_concurrency.
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Capacity")]
+    pub start: usize,
+    /// The largest max_concurrency the search tries.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 256,
+        help_heading = "Capacity"
+    )]
+    pub max: usize,
+    /// Where each step's result and capacity.json go (created if missing; default
+    /// `capacity-<scenario name>`).
+    #[arg(long, value_name = "DIR", help_heading = "Capacity")]
+    pub dir: Option<PathBuf>,
 }
 
 /// `rtload suite`.

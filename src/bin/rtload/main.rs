@@ -9,6 +9,7 @@ macro_rules! eprintln {
     };
 }
 
+mod capacity;
 mod check;
 mod cli;
 mod memlimit;
@@ -21,8 +22,10 @@ use rtload::report::redact_text;
 
 fn main() -> ExitCode {
     let args = cli::parse();
-    if matches!(args.command, cli::Command::Run(_) | cli::Command::Suite(_))
-        && let Some(note) = memlimit::fit_arenas()
+    if matches!(
+        args.command,
+        cli::Command::Run(_) | cli::Command::Suite(_) | cli::Command::Capacity(_)
+    ) && let Some(note) = memlimit::fit_arenas()
     {
         eprintln!("{note}");
     }
@@ -30,6 +33,7 @@ fn main() -> ExitCode {
     match args.command {
         cli::Command::Run(run) => run_cmd(&run),
         cli::Command::Check(c) => check::check_cmd(&c),
+        cli::Command::Capacity(c) => capacity::capacity_cmd(&c),
         cli::Command::Suite(a) => suite_cmd(&a),
         cli::Command::Report(a) => report_cmd(&a),
         cli::Command::Compare(a) => compare_cmd(&a),

@@ -1,0 +1,241 @@
+//! What `rtload capacity` prints and writes: the one-sentence answer naming what broke
+//! first, the per-step evidence table, the live progress lines and `capacity.json`. Pure:
+//! every figure comes from the steps' own results.
+
+use serde_json::{Value, json};
+
+use super::{Criteria, Outcome, Phase, Step, Verdict, percent};
+use crate::report::table::{align, fmt_column};
+
+/// What every step was judged on, e.g. `good ≥ 99% ([slo] stall_count == 0), no
+/// rejections, audio_rtf.p99 < 1`, and a note when no threshold was set.
+fn judged(c: &Criteria, steps: &[Step]) -> (String, &'static str) {
+    let mut out = format!("good ≥ {}", percent(c.good_share));
+    if !c.slo.is_empty() {
+        out.push_str(&format!(" ([slo] {})", c.slo.join(", ")));
+    }
+    out.push_str(", no rejections");
+    let checks = steps.first().map(|s| &s.point.checks[..]).unwrap_or(&[]);
+    for ch in checks {
+        out.push_str(&format!(", {} {}", ch.metric, ch.expr));
+    }
+    let note = if checks.is_empty() {
+        "; no [thresholds] set"
+    } else {
+        ""
+    };
+    (out, note)
+}
+
+/// The reasons of the last step run at `concurrency` that broke, joined by `; `.
+fn broke_at(steps: &[Step], concurrency: usize) -> String {
+    steps
+        .iter()
+        .rev()
+        .filter(|s| s.concurrency == concurrency)
+        .find_map(|s| match &s.verdict {
+            Verdict::Breaks(r) => Some(r.join("; ")),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// The answer in one sentence, e.g. `Capacity: 16 concurrent sessions (good ≥ 99%, no
+/// rejections, audio_ttfp_ms.p99 < 300 held); limited by: 3 degraded sessions
+/// (stall_count == 0) at 17`.
+pub fn sentence(c: &Criteria, steps: &[Step], outcome: &Outcome) -> String {
+    let (judged, note) = judged(c, steps);
+    match outcome {
+        Outcome::Capacity {
+            sessions,
+            limit: Some(at),
+        } => format!(
+            "Capacity: {sessions} concurrent sessions ({judged} held{note}); limited by: {} at \
+             {at}",
+            broke_at(steps, *at)
+        ),
+        Outcome::Capacity {
+            sessions,
+            limit: None,
+        } => format!(
+            "Capacity: at least {sessions} concurrent sessions ({judged} held at the search's \
+             --max {sessions}{note}; nothing broke)"
+        ),
+        Outcome::None { at } => format!(
+            "Capacity: none: even {at} concurrent session breaks ({judged}{note}); limited by: \
+             {} at {at}",
+            broke_at(steps, *at)
+        ),
+        Outcome::Stopped { at, at_least } => {
+            let why = steps
+                .iter()
+                .rev()
+                .find_map(|s| match &s.verdict {
+                    Verdict::Inconclusive(w) => Some(w.as_str()),
+                    _ => None,
+                })
+                .unwrap_or("inconclusive");
+            let head = match why.strip_prefix("generator-bound") {
+                Some(rest) => format!("generator-bound at {at}{rest}"),
+                None => format!("inconclusive at {at} ({why})"),
+            };
+            format!(
+                "Capacity: not found: {head}: the capacity is at least {at_least} ({judged}{note})"
+            )
+        }
+    }
+}
+
+/// A step's verdict cell: `holds`, `breaks: …`, `inconclusive: …`.
+fn verdict_cell(v: &Verdict) -> String {
+    match v {
+        Verdict::Holds => "holds".into(),
+        Verdict::Breaks(r) => format!("breaks: {}", r.join("; ")),
+        Verdict::Inconclusive(w) => format!("inconclusive: {w}"),
+    }
+}
+
+/// The sentence, then the per-step evidence table: step, phase, concurrency, the
+/// sessions of each class, each judged metric's measured value, the verdict.
+pub fn render(c: &Criteria, steps: &[Step], outcome: &Outcome) -> String {
+    let metrics: Vec<String> = crate::report::sweep::judged_metrics(
+        &steps.iter().map(|s| s.point.clone()).collect::<Vec<_>>(),
+    );
+    let mut head: Vec<String> = ["step", "phase", "max_concurrency"]
+        .iter()
+        .chain(&["good", "degraded", "rejected", "failed"])
+        .map(|s| s.to_string())
+        .collect();
+    head.extend(metrics.iter().cloned());
+    head.push("verdict".into());
+    let columns: Vec<Vec<String>> = metrics
+        .iter()
+        .map(|m| {
+            let values: Vec<Option<f64>> = steps
+                .iter()
+                .map(|s| s.point.checks.iter().find(|ch| &ch.metric == m))
+                .map(|ch| ch.and_then(|ch| ch.measured))
+                .collect();
+            fmt_column(&values)
+        })
+        .collect();
+    let mut rows = vec![head];
+    for (i, s) in steps.iter().enumerate() {
+        let k = &s.classes;
+        let mut row: Vec<String> = vec![(i + 1).to_string(), s.phase.name().into()];
+        for n in [s.concurrency, k.good, k.degraded, k.rejected, k.failed] {
+            row.push(n.to_string());
+        }
+        row.extend(columns.iter().map(|col| col[i].clone()));
+        row.push(verdict_cell(&s.verdict));
+        rows.push(row);
+    }
+    let mut left = vec![true, true];
+    left.resize(rows[0].len() - 1, false);
+    left.push(true);
+    format!("{}\n\n{}", sentence(c, steps, outcome), align(&rows, &left))
+}
+
+/// A live progress line: step `index` (from 1) starting (`step 3: max_concurrency=4
+/// (staircase) …`) or finished with its classes and verdict.
+pub fn progress_line(
+    index: usize,
+    phase: Phase,
+    concurrency: usize,
+    done: Option<&Step>,
+) -> String {
+    let head = format!(
+        "step {index}: max_concurrency={concurrency} ({})",
+        phase.name()
+    );
+    match done {
+        None => format!("{head} …"),
+        Some(s) => format!(
+            "{head} {}: {}",
+            s.classes.render(),
+            verdict_cell(&s.verdict)
+        ),
+    }
+}
+
+/// `capacity.json`: `{"capacity": {"scenario", "criteria": {"good_share", "slo",
+/// "no_rejections", "thresholds"}, "search": {"start", "max"}, "steps": [{"phase",
+/// "max_concurrency", "outcomes", "thresholds", "generator_bound", "reached",
+/// "achieved_concurrency", "verdict", "reasons", "result"}], "answer" (or null),
+/// "at_least" (a stopped search's lower bound, or null), "limited_by": {"max_concurrency",
+/// "reasons"} (or null), "sentence" (or null when a signal stopped the search)}}`.
+pub fn capacity_json(
+    scenario: &str,
+    c: &Criteria,
+    bounds: super::Bounds,
+    steps: &[Step],
+    outcome: Option<&Outcome>,
+) -> Value {
+    let steps_json: Vec<Value> = steps.iter().map(step_json).collect();
+    let (answer, at_least, limit) = match outcome {
+        Some(&Outcome::Capacity { sessions, limit }) => (Some(sessions), None, limit),
+        Some(&Outcome::None { at }) => (None, None, Some(at)),
+        Some(&Outcome::Stopped { at_least, .. }) => (None, Some(at_least), None),
+        None => (None, None, None),
+    };
+    let limited_by = limit.map(|at| {
+        let reasons = steps
+            .iter()
+            .rev()
+            .filter(|s| s.concurrency == at)
+            .find_map(|s| match &s.verdict {
+                Verdict::Breaks(r) => Some(r.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        json!({"max_concurrency": at, "reasons": reasons})
+    });
+    let thresholds: Vec<String> = steps
+        .first()
+        .map(|s| {
+            s.point
+                .checks
+                .iter()
+                .map(|ch| format!("{} {}", ch.metric, ch.expr))
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({"capacity": {
+        "scenario": scenario,
+        "criteria": {
+            "good_share": c.good_share,
+            "slo": c.slo,
+            "no_rejections": true,
+            "thresholds": thresholds,
+        },
+        "search": {"start": bounds.start, "max": bounds.max},
+        "steps": steps_json,
+        "answer": answer,
+        "at_least": at_least,
+        "limited_by": limited_by,
+        "sentence": outcome.map(|o| sentence(c, steps, o)),
+    }})
+}
+
+fn step_json(s: &Step) -> Value {
+    let (verdict, reasons) = match &s.verdict {
+        Verdict::Holds => ("holds", Vec::new()),
+        Verdict::Breaks(r) => ("breaks", r.clone()),
+        Verdict::Inconclusive(w) => ("inconclusive", vec![w.clone()]),
+    };
+    json!({
+        "phase": s.phase.name(),
+        "max_concurrency": s.concurrency,
+        "outcomes": s.classes.to_json(),
+        "slo_broken": s.slo_broken,
+        "thresholds": s.point.checks,
+        "failed_samples": s.point.failed_samples,
+        "generator_bound": s.point.generator_bound,
+        "reached": s.point.reached,
+        "achieved_concurrency": s.point.achieved_concurrency,
+        "lateness_p99_ms": s.point.lateness_p99_ms,
+        "verdict": verdict,
+        "reasons": reasons,
+        "result": s.file,
+    })
+}
