@@ -4,6 +4,7 @@
 //! the saved result JSON (§6.1) with rtload's own block.
 
 mod barge;
+mod block;
 mod families;
 mod json;
 mod listener;

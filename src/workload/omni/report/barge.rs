@@ -3,8 +3,6 @@
 //! it reached; the terminal block is read from the same recorded values.
 
 use super::CaseRun;
-use super::json::pct_label;
-use crate::workload::omni::bench_metrics::aggregate;
 use crate::workload::results::Recorded;
 
 /// Onset → the interrupted reply stopped (cleared, cancelled or its last audio), ms.
@@ -49,29 +47,14 @@ pub(super) fn text(rec: &Recorded, sessions: usize, pcts: &[f64]) -> String {
     if sessions == 0 {
         return String::new();
     }
-    let mut t = format!("{:-^50}\n", "Barge-in");
-    let row = |t: &mut String, k: &str, v: String| t.push_str(&format!("{k:<40} {v:<10}\n"));
-    row(&mut t, "Sessions interrupting:", sessions.to_string());
-    let stopped = rec.values(STOP_MS).len();
-    row(&mut t, "Replies stopped:", stopped.to_string());
-    for (name, label) in ROWS {
-        let agg = aggregate(rec.values(name), 1.0, f64::NAN, pcts);
-        if agg.count == 0 {
-            row(&mut t, &format!("{label}:"), "none".into());
-            continue;
-        }
-        row(
-            &mut t,
-            &format!("Mean {label}:"),
-            format!("{:.2}", agg.mean),
-        );
-        for (p, v) in &agg.percentiles {
-            row(
-                &mut t,
-                &format!("P{} {label}:", pct_label(*p)),
-                format!("{v:.2}"),
-            );
-        }
-    }
-    t
+    super::block::block(
+        "Barge-in",
+        &[
+            ("Sessions interrupting:", sessions),
+            ("Replies stopped:", rec.values(STOP_MS).len()),
+        ],
+        &ROWS,
+        rec,
+        pcts,
+    )
 }

@@ -3,8 +3,6 @@
 //! metric it reached; the terminal block reads the same recorded values.
 
 use super::CaseRun;
-use super::json::pct_label;
-use crate::workload::omni::bench_metrics::aggregate;
 use crate::workload::results::Recorded;
 
 /// End of the user's speech → the reply's first audio, ms.
@@ -48,32 +46,14 @@ pub(super) fn text(rec: &Recorded, turns: usize, pcts: &[f64]) -> String {
     if turns == 0 {
         return String::new();
     }
-    let mut t = format!("{:-^50}\n", "Turns");
-    let row = |t: &mut String, k: &str, v: String| t.push_str(&format!("{k:<40} {v:<10}\n"));
-    row(&mut t, "Turns spoken:", turns.to_string());
-    row(
-        &mut t,
-        "Turns answered:",
-        rec.values(FIRST_AUDIO_MS).len().to_string(),
-    );
-    for (name, label) in ROWS {
-        let agg = aggregate(rec.values(name), 1.0, f64::NAN, pcts);
-        if agg.count == 0 {
-            row(&mut t, &format!("{label}:"), "none".into());
-            continue;
-        }
-        row(
-            &mut t,
-            &format!("Mean {label}:"),
-            format!("{:.2}", agg.mean),
-        );
-        for (p, v) in &agg.percentiles {
-            row(
-                &mut t,
-                &format!("P{} {label}:", pct_label(*p)),
-                format!("{v:.2}"),
-            );
-        }
-    }
-    t
+    super::block::block(
+        "Turns",
+        &[
+            ("Turns spoken:", turns),
+            ("Turns answered:", rec.values(FIRST_AUDIO_MS).len()),
+        ],
+        &ROWS,
+        rec,
+        pcts,
+    )
 }
