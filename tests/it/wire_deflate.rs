@@ -3,7 +3,9 @@
 //! windows and context takeover both ways. rtload negotiates it, every data message
 //! crosses compressed both ways (large audio included), the session passes and its
 //! numbers match the server's; a message that inflates past `max_frame_bytes` fails the
-//! session cleanly, naming the limit.
+//! session cleanly, naming the limit. The same peer (`barge:MS`) answers a barge-in with
+//! its own speech detection, so rtload's barge-in timing is checked against a server it
+//! did not write.
 
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
@@ -365,4 +367,49 @@ fn aim_at_python(fx: &Fixture, port: u16) {
         1,
     );
     std::fs::write(&fx.path, text).unwrap();
+}
+
+/// Barge-in against a server rtload did not write (Python `websockets`, `barge:150`: it
+/// hears speech by RMS on its own and stops its reply 150 ms after the interrupting
+/// append arrives): the reply is cleared, never sooner than the peer's reaction by either
+/// side's clock, and the listener heard only what played until the clear.
+#[test]
+fn a_barge_in_against_python_websockets_is_stopped_by_its_clear() {
+    crate::duplex_support::require_ffmpeg();
+    let dir = tempfile::tempdir().unwrap();
+    let py = PyServer::start("barge:150", dir.path());
+    let fx = crate::duplex_support::duplex(&crate::duplex_support::Opts {
+        duration_ms: 2000,
+        samples: 2,
+        max_concurrency: 2,
+        workload: "barge_in_after_ms = 300\nbarge_in_speech_ms = 600\n",
+        ..crate::duplex_support::Opts::default()
+    });
+    aim_at_python(&fx, py.port);
+    let summary = fx.run();
+    assert!(summary.passed(), "{:?}", failure_messages(&summary));
+    for row in crate::support::sample_rows(&summary) {
+        let b = &row["barge_in"];
+        assert_eq!(b["stop_by"], "cleared", "{b}");
+        let stop = b["stop_ms"].as_f64().unwrap();
+        assert!(stop >= 150.0 - 0.001, "{b}");
+        let heard = b["heard_after_onset_ms"].as_f64().unwrap();
+        assert!((heard - stop).abs() < 0.05, "{b}");
+        assert!(b["audio_after_onset_ms"].as_f64().unwrap() >= 200.0, "{b}");
+        assert!(b["answer_ms"].as_f64().unwrap() >= stop, "{b}");
+    }
+    // The peer's own clock: from the append that started the interrupting speech to
+    // its clear, at least the reaction.
+    for conn in py.finish() {
+        let evs = conn["events"].as_array().unwrap();
+        let cleared = evs
+            .iter()
+            .find(|e| e["type"] == "output_audio_buffer.cleared")
+            .unwrap();
+        let heard = (evs.iter())
+            .filter(|e| e["speech_started"] == true && at(e) <= at(cleared))
+            .map(at)
+            .fold(f64::NAN, f64::max);
+        assert!(at(cleared) - heard >= 0.150 - 1e-6, "{conn}");
+    }
 }

@@ -14,6 +14,11 @@ five 100 ms audio deltas of 24 kHz PCM16, then `response.done`); for the final c
 MODE `flood:N`: as `duplex`, but the first connection also gets N tiny events
 (`rate_limits.updated`, not logged) right after `session.created`.
 
+MODE `barge:MS`: a duplex peer that hears speech (RMS per append, -40 dBFS, 400 ms of
+quiet ends it). One reply once 2.2 s of input arrived: 20 audio deltas of 200 ms, 100 ms
+apart. Speech that starts while it is still sending stops it MS ms later
+(`output_audio_buffer.cleared`, `response.done` cancelled), answered by a short reply.
+
 MODE `bomb`: `session.created`, then one text message of 8 MiB of JSON padding (a few
 KB compressed), which no client with a smaller limit may inflate.
 
@@ -93,6 +98,9 @@ async def handler(conn):
         except ConnectionClosed:
             pass  # rtload refuses the message and closes: expected
         return
+    if MODE.startswith("barge:"):
+        await barge(conn, send, log, int(MODE.split(":")[1]) / 1000.0)
+        return
     appends, responses = 0, 0
     async for raw in conn:
         at = time.monotonic()
@@ -145,6 +153,65 @@ async def respond(send, rid):
             }
         )
     await send({"type": "response.done", "response": {"id": rid, "status": "completed"}})
+
+
+async def barge(conn, send, log, reaction_s):
+    """MODE `barge:MS` (see the module doc)."""
+    state = {"bytes": 0, "speaking": False, "quiet": 0, "reply": None, "n": 0}
+
+    async def reply(rid, deltas, gap):
+        await send({"type": "response.created", "response": {"id": rid}})
+        for k in range(deltas):
+            await asyncio.sleep(gap)
+            await send({"type": "response.audio.delta", "response_id": rid, "format": "pcm16",
+                        "sample_rate_hz": 24000, "delta": base64.b64encode(pcm(200, 4800 * k)).decode()})
+        await send({"type": "response.done", "response": {"id": rid, "status": "completed"}})
+
+    async def interrupt(task, rid):
+        await asyncio.sleep(reaction_s)
+        if task.done():
+            return
+        task.cancel()
+        await send({"type": "output_audio_buffer.cleared", "response_id": rid})
+        await send({"type": "response.done", "response": {"id": rid, "status": "cancelled"}})
+        state["n"] += 1
+        await reply(f"resp_py_answer_{state['n']}", 2, 0.0)
+
+    async for raw in conn:
+        at = time.monotonic()
+        ev = json.loads(raw)
+        kind = ev.get("type")
+        entry = {"dir": "in", "type": kind, "at": at}
+        log["events"].append(entry)
+        if kind == "session.update":
+            await send({"type": "session.created", "session": {"capabilities": {"chunk_period_ms": 1000}}})
+        elif kind == "input_audio_buffer.append":
+            audio = base64.b64decode(ev["audio"], validate=True)
+            state["bytes"] += len(audio)
+            n = len(audio) // 2
+            samples = [int.from_bytes(audio[2 * i:2 * i + 2], "little", signed=True) for i in range(n)]
+            rms = math.sqrt(sum(x * x for x in samples) / max(n, 1))
+            if rms >= 327.68:
+                started = not state["speaking"]
+                state["speaking"], state["quiet"] = True, 0
+                if started:
+                    entry["speech_started"] = True
+                    task = state["reply"]
+                    if task is not None and not task.done():
+                        asyncio.create_task(interrupt(task, state["rid"]))
+            else:
+                state["quiet"] += len(audio)
+                if state["quiet"] >= 12800:
+                    state["speaking"] = False
+            if state["reply"] is None and state["bytes"] >= 70400:
+                state["rid"] = "resp_py_1"
+                state["reply"] = asyncio.create_task(reply("resp_py_1", 20, 0.1))
+        elif kind == "input_audio_buffer.commit" and ev.get("final"):
+            await send({"type": "input_audio_buffer.committed"})
+            await send({"type": "response.listen",
+                        "response": {"metadata": {"model_listen": True, "buffering": False}}})
+        elif kind == "session.close":
+            await send({"type": "session.closed"})
 
 
 async def main():
