@@ -267,7 +267,10 @@ fn point_scenario_to(sc: &Scenario, sweep: &Sweep, value: f64, file: &Path) -> S
 /// rate (from `sc`'s catalogue).
 fn point_result(sc: &Scenario, sweep: &Sweep, value: f64, s: &RunSummary) -> PointResult {
     let a = s.achieved;
-    let metrics = s.report.metrics();
+    // The workload's metrics and the outcome classes' (`good`, `rejected_ratio`, …): the
+    // same values the run's JSON and thresholds read.
+    let mut metrics = s.report.metrics();
+    metrics.extend(s.outcomes.metrics());
     PointResult {
         value,
         unit_rate: crate::report::sweep::unit_rate_of(

@@ -192,7 +192,7 @@ fn a_sweep_run_reports_each_point_live_and_names_what_broke() {
     let fx = crate::support::video(
         4,
         1,
-        "[thresholds]\n\"chunk_interval_ms.p50\" = \"< 0.5\"\n\"chunk_interval_ms.max\" = \"< 100000\"\n",
+        "[thresholds]\n\"chunk_interval_ms.p50\" = \"< 0.5\"\n\"chunk_interval_ms.max\" = \"< 100000\"\n\"good\" = \">= 0\"\n",
     );
     let dir = fx.dir.path().join("sweep");
     let out = crate::support::rtload()
@@ -266,6 +266,18 @@ fn a_sweep_run_reports_each_point_live_and_names_what_broke() {
         let json = p["metrics"]["chunk_interval_ms.max"].as_f64().unwrap();
         let shown: f64 = row[col].parse().unwrap();
         assert!((shown - json).abs() <= 0.005 + 1e-9, "{shown} vs {json}");
+    }
+    // An outcome class judged by a threshold is a column too, from the run's own counts
+    // (no `[slo]`: every completed session is good), the value its threshold judged.
+    let good = terminal[0]
+        .iter()
+        .position(|c| c == "good")
+        .expect("a good column");
+    for (row, p) in terminal[1..].iter().zip(points) {
+        let n = p["metrics"]["good"].as_f64().unwrap();
+        assert_eq!(Some(n), p["metrics"]["completed"].as_f64(), "{p}");
+        assert_eq!(p["thresholds"][2]["measured"].as_f64(), Some(n), "{p}");
+        assert_eq!(row[good].parse::<f64>().unwrap(), n, "{row:?}");
     }
 }
 
