@@ -108,16 +108,7 @@ pub fn capacity_cmd(a: &crate::cli::CapacityArgs) -> ExitCode {
     );
     match r {
         Ok(r) => report(&r),
-        Err(rtload::RunError::Scenario(errors)) => {
-            for e in &errors {
-                eprintln!("error: {e}");
-            }
-            ExitCode::from(2)
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(e.exit_code())
-        }
+        Err(e) => crate::run_failed(e),
     }
 }
 

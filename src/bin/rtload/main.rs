@@ -154,13 +154,21 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
             }
             code
         }
-        Err(rtload::RunError::Scenario(errors)) => {
+        Err(e) => run_failed(e),
+    }
+}
+
+/// A run that could not produce a result: every scenario error (exit 2), or the one
+/// failure with its own exit code.
+pub(crate) fn run_failed(e: rtload::RunError) -> ExitCode {
+    match e {
+        rtload::RunError::Scenario(errors) => {
             for e in &errors {
                 eprintln!("error: {e}");
             }
             ExitCode::from(2)
         }
-        Err(e) => {
+        e => {
             eprintln!("error: {e}");
             ExitCode::from(e.exit_code())
         }

@@ -125,12 +125,7 @@ fn speech_over_a_reply_clears_it_after_the_reaction_and_answers() {
         vad: Some(cfg(150.0)),
         ..DuplexServerConfig::default()
     };
-    let info = UpdateInfo {
-        model: "m".into(),
-        session_id: None,
-        idle_timeout_s: None,
-    };
-    let plan = DuplexPlan::new(cfg, 1, info, None, 900.0);
+    let plan = plan(cfg);
     // 1 s of speech (the question), 1 s of silence, then speech from 2.0 s.
     let mut input = vec![chunk(3000); 5];
     input.extend(vec![chunk(0); 5]);
@@ -182,12 +177,7 @@ fn speech_with_nothing_playing_clears_nothing() {
         vad: Some(cfg(0.0)),
         ..DuplexServerConfig::default()
     };
-    let info = UpdateInfo {
-        model: "m".into(),
-        session_id: None,
-        idle_timeout_s: None,
-    };
-    let plan = DuplexPlan::new(cfg, 1, info, None, 900.0);
+    let plan = plan(cfg);
     let input = vec![chunk(3000), chunk(0), chunk(0), chunk(3000)];
     let log = run(plan, &input, Duration::from_secs(10));
     let kinds: Vec<&str> = log.iter().map(|(_, k)| k.as_str()).collect();
