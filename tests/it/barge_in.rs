@@ -72,15 +72,12 @@ fn a_barge_in_is_stopped_after_the_servers_reaction_and_answered() {
             answer >= REACTION_MS + 50.0 - 0.001 && answer < stop + 300.0,
             "{b}"
         );
-        // The server's speech detector answered the onset append at once; from there to
-        // the clear is the server's reaction. (What comes before it — send lateness,
-        // transit — is part of what a user feels and of `stop_ms`. On an idle machine the
-        // whole is 150 ± 5 ms: README "Barge-in"; here only what holds under any load.)
+        // The server's speech detector answered the onset append at once. The gap from
+        // there to the clear is the server's reaction by its own stamps (checked below
+        // from the event log); by this client's receipts it can read a little under it
+        // when the reader took one of the two late.
         let started = b["speech_started_ms"].as_f64().unwrap();
-        assert!(
-            started >= 0.0 && stop - started >= REACTION_MS - 0.001,
-            "{b}"
-        );
+        assert!(started >= 0.0 && started < stop, "{b}");
     }
     stops.sort_by(f64::total_cmp);
 
