@@ -89,7 +89,10 @@ fn at(e: &Value) -> f64 {
 
 #[test]
 fn duplex_negotiates_deflate_with_python_websockets_and_its_numbers_hold() {
-    const SESSIONS: usize = 2;
+    // Three sessions, one of which must agree within ±2 ms: the Python peer's stamps
+    // and rtload's reader both run on a shared, busy 2-core machine, and two sessions
+    // were once both disturbed by ~2.6 ms (CI, stop 38).
+    const SESSIONS: usize = 3;
     let _serial = crate::wire::SERIAL
         .lock()
         .unwrap_or_else(|p| p.into_inner());
@@ -116,7 +119,7 @@ fn duplex_negotiates_deflate_with_python_websockets_and_its_numbers_hold() {
     assert_eq!(c["offered"], "permessage-deflate; client_max_window_bits");
     assert_eq!(
         (c["connections"].as_u64(), c["negotiated"].as_u64()),
-        (Some(2), Some(2))
+        (Some(SESSIONS as u64), Some(SESSIONS as u64))
     );
     let agreed = &c["agreed"][0];
     assert_eq!(
@@ -192,7 +195,7 @@ fn duplex_negotiates_deflate_with_python_websockets_and_its_numbers_hold() {
         checks.agrees("audio_ttfp_ms", reported("audio_ttfp_ms"), mean(&audio, 5));
     }
     checks.assert();
-    assert_eq!(appends, 30);
+    assert_eq!(appends, 15 * SESSIONS);
     // Every inflated audio delta reached the case's event log with its decoded size.
     let mut logged = Vec::new();
     for case in crate::duplex_support::case_dirs(&crate::duplex_support::out_dir(&fx)) {
@@ -204,7 +207,7 @@ fn duplex_negotiates_deflate_with_python_websockets_and_its_numbers_hold() {
     }
     assert_eq!(
         sent_audio.len(),
-        30,
+        15 * SESSIONS,
         "three responses of five deltas per session"
     );
     logged.sort_unstable();
