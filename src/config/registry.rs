@@ -22,6 +22,7 @@ pub fn registry() -> &'static [WorkloadKind] {
             families: video::names::FAMILIES,
             headline: video::names::HEADLINE,
             aliases: video::names::ALIASES,
+            holds_sessions: false,
         },
         WorkloadKind {
             name: omni::KIND,
@@ -39,6 +40,7 @@ pub fn registry() -> &'static [WorkloadKind] {
             families: omni::report::FAMILIES,
             headline: omni::report::HEADLINE,
             aliases: omni::report::ALIASES,
+            holds_sessions: true,
         },
         WorkloadKind {
             name: transcription::KIND,
@@ -59,6 +61,7 @@ pub fn registry() -> &'static [WorkloadKind] {
             families: transcription::metrics::FAMILIES,
             headline: transcription::metrics::HEADLINE,
             aliases: transcription::metrics::ALIASES,
+            holds_sessions: false,
         },
         WorkloadKind {
             name: scripted::KIND,
@@ -76,6 +79,7 @@ pub fn registry() -> &'static [WorkloadKind] {
             families: scripted::report::FAMILIES,
             headline: scripted::report::HEADLINE,
             aliases: &[],
+            holds_sessions: false,
         },
     ]
 }

@@ -141,10 +141,19 @@ fn arrivals(s: &Scenario) -> Vec<(&'static str, String)> {
             "at least {span:.1} s of releases; session length depends on the inputs and the server"
         ),
     };
-    vec![
+    let mut rows = vec![
         ("arrivals", crate::workload::plan::summary(&p)),
         ("expected", expected),
-    ]
+    ];
+    let series = crate::util::textpos::num(s.load().series_interval_s);
+    if let Some(d) = s.load().duration_s {
+        let held = format!(
+            "each session held {} s (`[load] duration_s`: the turn ending at or after it is              the last); RSS, CPU and session-age series every {series} s",
+            crate::util::textpos::num(d)
+        );
+        rows.push(("soak", held));
+    }
+    rows
 }
 
 /// The `thresholds` rows: how many and who applies them, then each metric with its

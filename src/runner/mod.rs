@@ -125,6 +125,10 @@ pub struct RunSummary {
     /// per-turn metric short of values) and any broken invariant of the result
     /// (`crate::workload::results::invariant_violations`); also `rtload.warnings`.
     pub warnings: Vec<String>,
+    /// The run over time: the generator's RSS and CPU per interval, and the stamped
+    /// metrics per interval of session age and per turn (`rtload.soak`; its terminal
+    /// block is [`crate::workload::soak::Soak::text`]).
+    pub soak: crate::workload::soak::Soak,
 }
 
 impl RunSummary {
@@ -254,7 +258,7 @@ pub fn run_serving(
     let scraper = start_scraper(scenario)?;
     let run_start_unix_s = unix_now();
     let this_run = workload.clone().begin_run();
-    let (out, usage, live_wall_s) = live_phase(cfg, this_run.clone());
+    let (out, usage, live_wall_s) = live_phase(cfg, this_run.clone(), scenario);
     enter(&switch, engine::interrupt::Phase::Publishing);
     let target_timeline = scraper.map(crate::util::scrape::Scraper::finish);
     join_printers(printer, progress_thread);
@@ -389,16 +393,20 @@ fn outputs_writable(scenario: &Scenario) -> Result<(), RunError> {
 }
 
 /// Runs the engine (the live phase), returning its output, the process's resource usage
-/// over the phase (both boundaries and the RSS sampled in between), and its wall seconds.
+/// over the phase (both boundaries, the RSS sampled in between and a reading every
+/// `[load] series_interval_s`), and its wall seconds.
 fn live_phase(
     cfg: EngineConfig,
     this_run: Arc<dyn crate::workload::WorkloadRun>,
+    scenario: &Scenario,
 ) -> (
     Result<engine::EngineOutput, engine::EngineError>,
     crate::workload::kit::PhaseUsage,
     f64,
 ) {
-    let sampler = crate::util::usage::RssSampler::start();
+    let sampler = crate::util::usage::RssSampler::start(Some(std::time::Duration::from_secs_f64(
+        scenario.load().series_interval_s,
+    )));
     let started = std::time::Instant::now();
     let out = engine::run(cfg, this_run);
     let wall_s = started.elapsed().as_secs_f64();

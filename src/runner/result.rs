@@ -52,12 +52,13 @@ pub(super) fn write_result(
             crate::workload::results::DISTRIBUTIONS_KEY: report.recorded().to_json(),
             "warnings": summary.warnings,
             "failures": extras.failures,
+            "soak": summary.soak.to_json(),
         }),
     );
     let block = crate::workload::kit::generator_block(
         &extras.generator_run,
         &summary.failures_by_kind,
-        extras.usage,
+        &extras.usage,
     );
     crate::workload::kit::merge_into(&mut doc, block);
     crate::workload::kit::merge_into(&mut doc, summary.achieved.to_json());
@@ -65,12 +66,11 @@ pub(super) fn write_result(
         &mut doc,
         serde_json::json!({ "generator_bound": summary.generator_bound }),
     );
-    let passed = summary.passed();
     crate::workload::kit::merge_into(
         &mut doc,
         crate::report::verdict::block(
             &summary.verdicts,
-            passed,
+            summary.passed(),
             interrupted,
             crate::report::verdict::Counts {
                 measured: summary.measured,

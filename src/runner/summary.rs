@@ -23,7 +23,7 @@ pub(super) fn summarize(
     let cancelled_idx = take_cancelled(&mut failures);
     let cancelled = cancelled_idx.len();
     let engine_series = engine_series(&out.run);
-    let generator_bound = generator_bound(&out.run, ran.usage, ran.live_wall_s, scenario);
+    let generator_bound = generator_bound(&out.run, &ran.usage, ran.live_wall_s, scenario);
     let tag = crate::report::merge::ShardTag::of_run(
         scenario.name(),
         shard,
@@ -44,13 +44,13 @@ pub(super) fn summarize(
     let failures: Vec<(usize, String)> =
         failures.into_iter().map(|(i, f)| (i, f.message)).collect();
     let verdicts = verdicts(scenario, shard, &metrics_with(report.as_ref(), outcomes));
+    let soak = soak(scenario, &generator_run, &ran.usage, &*report, &failures);
     let counts = (measured, failures.len(), cancelled);
     let warnings = [ran.prepared, self::warnings(report.as_ref(), counts)].concat();
     // A signal while the report published the workload's files: they are finished, and
     // the run still ends as interrupted (the JSON below says so).
     let interrupted = out.interrupted || ran.switch.is_some_and(|s| s.is_triggered());
-    let mut artifact_errors = out.artifact_errors;
-    artifact_errors.extend(report.publication_errors());
+    let artifact_errors = [out.artifact_errors, report.publication_errors()].concat();
     let mut summary = RunSummary {
         report,
         failures,
@@ -67,6 +67,7 @@ pub(super) fn summarize(
         achieved,
         generator_bound,
         warnings,
+        soak,
     };
     if let Some(path) = &summary.json_path {
         let extras = ResultExtras {
@@ -238,11 +239,42 @@ fn count_kinds(failures: &[(usize, Failure)]) -> std::collections::BTreeMap<Stri
         .collect()
 }
 
+/// The run over time: `usage`'s interval readings, the report's stamped values, and each
+/// measured session's age at its end (from its open) and whether it failed.
+fn soak(
+    scenario: &Scenario,
+    run: &RunRecord,
+    usage: &crate::workload::kit::PhaseUsage,
+    report: &dyn Report,
+    failures: &[(usize, String)],
+) -> crate::workload::soak::Soak {
+    let failed: std::collections::HashSet<usize> = failures.iter().map(|(i, _)| *i).collect();
+    let measured = run.samples.iter().filter(|s| !s.warmup);
+    let spans: Vec<(f64, bool)> = measured
+        .map(|s| {
+            let age = s.ended_s - s.opened_s.unwrap_or(s.started_s);
+            (age.max(0.0), failed.contains(&s.session.unwrap_or(s.idx)))
+        })
+        .collect();
+    let in_flight = |t: f64| {
+        (run.samples.iter())
+            .filter(|s| s.started_s <= t && t < s.ended_s)
+            .count()
+    };
+    crate::workload::soak::Soak::of(
+        scenario.load().series_interval_s,
+        usage,
+        report.recorded(),
+        &spans,
+        in_flight,
+    )
+}
+
 /// "results may be generator-bound: …" when the run's send lateness p99 exceeded
 /// `[load] generator_bound_ms` or the generator used ≥ 90 % of a core in the live phase.
 fn generator_bound(
     run: &RunRecord,
-    usage: crate::workload::kit::PhaseUsage,
+    usage: &crate::workload::kit::PhaseUsage,
     live_wall_s: f64,
     scenario: &Scenario,
 ) -> Option<String> {

@@ -97,9 +97,23 @@ pub fn core_share(start: UsageSnapshot, end: UsageSnapshot, wall_s: f64) -> Opti
     (wall_s > 0.0).then(|| cpu.max(0.0) / wall_s)
 }
 
-/// The process's usage over one phase: a snapshot at each boundary and the largest RSS
-/// sampled in between (every [`RSS_SAMPLE_PERIOD`], and at both boundaries).
+/// The process's usage at the end of one interval of a phase ([`PhaseUsage::series`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct IntervalUsage {
+    /// Seconds since the phase started, at the interval's end.
+    pub t_s: f64,
+    /// User + system CPU seconds so far (the process's, as [`UsageSnapshot::cpu_s`]).
+    pub cpu_s: Option<f64>,
+    /// `VmRSS` at the interval's end, bytes.
+    pub rss_bytes: Option<u64>,
+    /// The largest `VmRSS` sampled during the interval, bytes.
+    pub rss_max_bytes: Option<u64>,
+}
+
+/// The process's usage over one phase: a snapshot at each boundary, the largest RSS
+/// sampled in between (every [`RSS_SAMPLE_PERIOD`], and at both boundaries) and, when
+/// asked, a reading at the end of every interval.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct PhaseUsage {
     /// At the phase's start.
     pub start: UsageSnapshot,
@@ -108,6 +122,9 @@ pub struct PhaseUsage {
     /// The largest `VmRSS` seen during the phase, bytes. Unlike `end.peak_rss_bytes`
     /// (the process's all-time peak), this excludes whatever came before the phase.
     pub rss_peak_bytes: Option<u64>,
+    /// One reading per whole interval of the phase, then one at its end (empty when the
+    /// sampler was started without an interval).
+    pub series: Vec<IntervalUsage>,
 }
 
 impl PhaseUsage {
@@ -119,52 +136,107 @@ impl PhaseUsage {
     }
 }
 
+/// What the sampler thread found: the phase's largest RSS and the interval readings.
+type Sampled = (Option<u64>, Vec<IntervalUsage>);
+
 /// Follows the RSS on a thread of its own until [`RssSampler::finish`].
 #[derive(Debug)]
 pub struct RssSampler {
     start: UsageSnapshot,
+    began: std::time::Instant,
     stop: Sender<()>,
-    thread: Option<JoinHandle<Option<u64>>>,
+    thread: Option<JoinHandle<Sampled>>,
 }
 
 impl RssSampler {
     /// Takes the start snapshot and starts sampling (without a thread, only the two
-    /// boundaries are sampled).
-    pub fn start() -> Self {
+    /// boundaries are sampled), with a reading at the end of every `interval` of the
+    /// phase when given ([`PhaseUsage::series`]).
+    pub fn start(interval: Option<Duration>) -> Self {
         let start = UsageSnapshot::now();
+        let began = std::time::Instant::now();
         let (stop, stopped) = crossbeam_channel::bounded::<()>(1);
         let thread = std::thread::Builder::new()
             .name("rtload-rss".into())
-            .spawn(move || {
-                let mut peak = None;
-                loop {
-                    peak = max_of(peak, rss_now());
-                    match stopped.recv_timeout(RSS_SAMPLE_PERIOD) {
-                        Err(RecvTimeoutError::Timeout) => {}
-                        _ => return peak,
-                    }
-                }
-            })
+            .spawn(move || sample(began, interval, &stopped))
             .ok();
         Self {
             start,
+            began,
             stop,
             thread,
         }
     }
 
-    /// Stops sampling and takes the end snapshot.
+    /// Stops sampling and takes the end snapshot (and the last, partial interval's
+    /// reading when the sampler keeps a series).
     pub fn finish(mut self) -> PhaseUsage {
         let end = UsageSnapshot::now();
+        let t_s = self.began.elapsed().as_secs_f64();
         let _ = self.stop.send(());
-        let sampled = self.thread.take().and_then(|t| t.join().ok()).flatten();
+        let (sampled, mut series) = (self.thread.take())
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default();
         let peak = max_of(max_of(sampled, self.start.rss_bytes), end.rss_bytes);
+        if series.last().is_some_and(|l| l.t_s.is_infinite()) {
+            // `sample` ended its open interval at the stop; it closes at `end`.
+            let last = series.last_mut().expect("checked");
+            *last = IntervalUsage {
+                t_s,
+                cpu_s: end.cpu_s,
+                rss_bytes: end.rss_bytes,
+                rss_max_bytes: max_of(last.rss_max_bytes, end.rss_bytes),
+            };
+        }
         PhaseUsage {
             start: self.start,
             end,
             rss_peak_bytes: peak,
+            series,
         }
     }
+}
+
+/// The sampler thread: the RSS every [`RSS_SAMPLE_PERIOD`], a reading at the end of
+/// every `interval` and, at the stop, one for the open interval (which
+/// [`RssSampler::finish`] completes with its end snapshot).
+fn sample(
+    began: std::time::Instant,
+    interval: Option<Duration>,
+    stopped: &crossbeam_channel::Receiver<()>,
+) -> Sampled {
+    let (mut peak, mut in_interval, mut series) = (None, None, Vec::new());
+    let mut next = interval.map(|i| began + i);
+    loop {
+        let rss = rss_now();
+        peak = max_of(peak, rss);
+        in_interval = max_of(in_interval, rss);
+        if let (Some(i), Some(due)) = (interval, next)
+            && std::time::Instant::now() >= due
+        {
+            // Labelled when it was read (at most a sample period after `due`).
+            series.push(IntervalUsage {
+                t_s: began.elapsed().as_secs_f64(),
+                cpu_s: UsageSnapshot::now().cpu_s,
+                rss_bytes: rss,
+                rss_max_bytes: in_interval.take(),
+            });
+            next = Some(due + i);
+        }
+        match stopped.recv_timeout(RSS_SAMPLE_PERIOD) {
+            Err(RecvTimeoutError::Timeout) => {}
+            _ => break,
+        }
+    }
+    if interval.is_some() {
+        // The open interval's largest RSS; its end is the phase's end.
+        series.push(IntervalUsage {
+            t_s: f64::INFINITY,
+            rss_max_bytes: in_interval,
+            ..IntervalUsage::default()
+        });
+    }
+    (peak, series)
 }
 
 fn max_of(a: Option<u64>, b: Option<u64>) -> Option<u64> {

@@ -33,6 +33,7 @@ fn growth_per_session_is_peak_minus_start_over_sessions() {
         },
         end: UsageSnapshot::default(),
         rss_peak_bytes: Some((100 << 20) + 64 * 1024 * 10),
+        series: Vec::new(),
     };
     assert_eq!(u.rss_growth_per_session(10), Some(64.0 * 1024.0));
     assert_eq!(u.rss_growth_per_session(0), None);
@@ -45,7 +46,7 @@ fn growth_per_session_is_peak_minus_start_over_sessions() {
 
 #[test]
 fn the_sampler_sees_memory_held_during_the_phase() {
-    let sampler = RssSampler::start();
+    let sampler = RssSampler::start(None);
     // Touch 64 MiB so it is resident, then free it before the phase ends: only a
     // sample taken while it was held (at the latest, `finish`'s end snapshot taken
     // before the drop below) can see it.
@@ -59,4 +60,21 @@ fn the_sampler_sees_memory_held_during_the_phase() {
         usage.rss_peak_bytes.unwrap(),
     );
     assert!(peak >= start + (60 << 20), "start {start} peak {peak}");
+}
+
+#[test]
+fn a_series_ends_with_the_phase_end_reading() {
+    // Whatever whole intervals passed, the last reading closes the open one at the
+    // phase's end, with the end snapshot's CPU and RSS.
+    let sampler = RssSampler::start(Some(std::time::Duration::from_millis(1)));
+    let usage = sampler.finish();
+    let last = usage.series.last().expect("the open interval's reading");
+    assert!(last.t_s.is_finite() && last.t_s > 0.0, "{last:?}");
+    assert_eq!(last.cpu_s, usage.end.cpu_s);
+    assert_eq!(last.rss_bytes, usage.end.rss_bytes);
+    assert!(
+        usage.series.windows(2).all(|w| w[0].t_s <= w[1].t_s),
+        "{:?}",
+        usage.series
+    );
 }

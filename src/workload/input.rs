@@ -213,6 +213,9 @@ pub struct WorkloadInput<'a> {
     pub samples_requested: Option<usize>,
     /// `[load] seed` / `--seed` (also the dataset shuffle seed).
     pub seed: u64,
+    /// `[load] duration_s`: hold each session this long, seconds (`None`: a session ends
+    /// when its media does). A kind that reads it sets `Descriptor::holds_sessions`.
+    pub hold_s: Option<f64>,
     /// `rtload check`: validate without writing anything (no archive extraction, no
     /// output directories); inputs known only after such writes may stay unresolved.
     pub check_only: bool,

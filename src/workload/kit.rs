@@ -32,7 +32,7 @@ pub use crate::util::usage::{PhaseUsage, UsageSnapshot, core_share};
 pub fn generator_block<O>(
     run: &RunRecord<O>,
     failures_by_kind: &BTreeMap<String, usize>,
-    usage: PhaseUsage,
+    usage: &PhaseUsage,
 ) -> Value {
     let (queue_wait, send_lateness) = wait_and_lateness(run);
     let live_session_s: f64 = run

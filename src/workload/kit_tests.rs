@@ -26,7 +26,7 @@ fn block_counts_generator_work_and_leaves_missing_values_absent() {
         interrupted: false,
         measured_indices: None,
     };
-    let b = generator_block(&run, &BTreeMap::new(), PhaseUsage::default());
+    let b = generator_block(&run, &BTreeMap::new(), &PhaseUsage::default());
     assert!(b["resources"]["cpu_s"].is_null());
     assert!(b["resources"]["rss_per_session_kib"].is_null());
     assert!(b["resources"]["cpu_us_per_session_s"].is_null());

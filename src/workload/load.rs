@@ -44,7 +44,20 @@ pub struct Load {
     /// `reject_patterns`: server errors that mean "full, try later" (replacing the
     /// workload's `Descriptor::reject_patterns`; `None` = the workload's).
     pub reject_patterns: Option<Vec<crate::workload::outcome::RejectPattern>>,
+    /// `duration_s`: hold each session this long (a soak); `None` = a session ends when
+    /// its media does. Only kinds whose sessions can go on (`Descriptor::holds_sessions`)
+    /// accept it.
+    pub duration_s: Option<f64>,
+    /// `series_interval_s`: the period of the run's time series — the generator's RSS
+    /// and CPU per interval of the live phase, and metrics per interval of session age
+    /// (default [`DEFAULT_SERIES_INTERVAL_S`]).
+    pub series_interval_s: f64,
 }
+
+/// Default `series_interval_s`: a minute.
+pub const DEFAULT_SERIES_INTERVAL_S: f64 = 60.0;
+/// Largest `duration_s` and `series_interval_s`: a week.
+pub const MAX_DURATION_S: f64 = 604_800.0;
 
 impl Default for Load {
     /// What an absent `[load]` table means: one measured sample at a time, no warm-up,
@@ -58,6 +71,8 @@ impl Default for Load {
             shards: None,
             generator_bound_ms: crate::workload::kit::DEFAULT_GENERATOR_BOUND_MS,
             reject_patterns: None,
+            duration_s: None,
+            series_interval_s: DEFAULT_SERIES_INTERVAL_S,
         }
     }
 }
@@ -83,6 +98,10 @@ pub struct LoadOverrides {
     pub ramp_up_start_rps: Option<f64>,
     /// `--ramp-up-end-rps`.
     pub ramp_up_end_rps: Option<f64>,
+    /// `--duration-s`.
+    pub duration_s: Option<f64>,
+    /// `--series-interval-s`.
+    pub series_interval_s: Option<f64>,
 }
 
 /// A TOML number written as an integer or a float, or a string (for `"inf"`).
@@ -141,6 +160,14 @@ pub(crate) struct RawLoad {
     /// the workload's defaults; `[]` turns them off.
     #[schemars(with = "Option<Vec<crate::workload::outcome::RejectPattern>>")]
     reject_patterns: Option<Spanned<Vec<crate::workload::outcome::RejectPattern>>>,
+    /// Hold each session this many seconds (a soak): an OmniInteract session speaks
+    /// turns until one ends at or after it. Range (0, 604800].
+    #[schemars(with = "Option<f64>")]
+    duration_s: Option<Spanned<NumOrStr>>,
+    /// Period of the run's time series in seconds (default 60): RSS and CPU per interval
+    /// of the live phase, metrics per interval of session age. Range (0, 604800].
+    #[schemars(with = "Option<f64>")]
+    series_interval_s: Option<Spanned<NumOrStr>>,
 }
 
 /// Where a value came from, for the error message.
@@ -300,6 +327,7 @@ pub(crate) fn parse(section: &Section<'_>, ov: &LoadOverrides) -> Result<Load, V
     report_plan_errors(&mut cx, ov, &arrival);
     check_rate_ranges(&mut cx, ov, arrival.request_rate, start, end);
     let reject_patterns = reject_patterns(&mut cx, &raw);
+    let (duration_s, series_interval_s) = soak_times(&mut cx, ov, &raw);
     if cx.errors.is_empty() {
         Ok(Load {
             samples_requested,
@@ -309,6 +337,8 @@ pub(crate) fn parse(section: &Section<'_>, ov: &LoadOverrides) -> Result<Load, V
             shards,
             generator_bound_ms,
             reject_patterns,
+            duration_s,
+            series_interval_s,
         })
     } else {
         Err(cx.errors)
@@ -332,6 +362,44 @@ fn generator_bound_ms(cx: &mut Ctx<'_>, raw: &RawLoad) -> f64 {
         );
     }
     v
+}
+
+/// `[load] duration_s` (none by default) and `series_interval_s` (default
+/// [`DEFAULT_SERIES_INTERVAL_S`]).
+fn soak_times(cx: &mut Ctx<'_>, ov: &LoadOverrides, raw: &RawLoad) -> (Option<f64>, f64) {
+    let duration = (ov.duration_s, raw.duration_s.as_ref());
+    let duration_s = seconds(cx, duration, ("duration_s", "--duration-s"), 600.0);
+    let interval = (ov.series_interval_s, raw.series_interval_s.as_ref());
+    let every = DEFAULT_SERIES_INTERVAL_S;
+    let keys = ("series_interval_s", "--series-interval-s");
+    let series_interval_s = seconds(cx, interval, keys, every).unwrap_or(every);
+    (duration_s, series_interval_s)
+}
+
+/// A `[load]` time in seconds from its flag (wins) or the file, which must be in (0,
+/// [`MAX_DURATION_S`]]; `example` is the value the error suggests.
+fn seconds(
+    cx: &mut Ctx<'_>,
+    (flag_value, v): (Option<f64>, Option<&Spanned<NumOrStr>>),
+    (key, flag): (&str, &str),
+    example: f64,
+) -> Option<f64> {
+    let s = flag_value.or_else(|| cx.number(v, key, false))?;
+    if s > 0.0 && s <= MAX_DURATION_S {
+        return Some(s);
+    }
+    cx.at_key(
+        key,
+        flag,
+        flag_value.is_some(),
+        format!(
+            "`{key}` must be in (0, {}] seconds (got {}); e.g. `{key} = {}`",
+            crate::util::textpos::num(MAX_DURATION_S),
+            crate::util::textpos::num(s),
+            crate::util::textpos::num(example)
+        ),
+    );
+    None
 }
 
 /// `[load] reject_patterns`: each needs a non-empty `code` or `message`.
@@ -390,164 +458,6 @@ fn request_rate(cx: &mut Ctx<'_>, ov: &LoadOverrides, raw: &RawLoad) -> Option<f
     }
 }
 
-/// The ramp-up, when a strategy is set (flag over file): it needs both bounds
-/// (`start`, `end`).
-fn ramp_up(
-    cx: &mut Ctx<'_>,
-    ov: &LoadOverrides,
-    raw: &RawLoad,
-    start: Option<f64>,
-    end: Option<f64>,
-) -> Option<RampUp> {
-    let strategy_origin;
-    let strategy = match (&ov.ramp_up_strategy, raw.ramp_up_strategy.as_ref()) {
-        (Some(s), _) => {
-            strategy_origin = Origin::Flag("--ramp-up-strategy");
-            Some(s.clone())
-        }
-        (None, Some(s)) => {
-            strategy_origin = Origin::File(s.span());
-            Some(s.get_ref().clone())
-        }
-        (None, None) => {
-            strategy_origin = Origin::Flag("--ramp-up-strategy");
-            None
-        }
-    };
-    match strategy.as_deref() {
-        None => None,
-        Some(name) => {
-            let strategy = match name {
-                "linear" => Some(RampStrategy::Linear),
-                "exponential" => Some(RampStrategy::Exponential),
-                other => {
-                    cx.err(strategy_origin.clone(), format!("unknown ramp-up strategy \"{other}\"; use \"linear\" or \"exponential\""));
-                    None
-                }
-            };
-            match (strategy, start, end) {
-                (Some(strategy), Some(start_rps), Some(end_rps)) => Some(RampUp {
-                    strategy,
-                    start_rps,
-                    end_rps,
-                }),
-                (Some(_), _, _) => {
-                    cx.err(strategy_origin, "ramp-up needs both `ramp_up_start_rps` and `ramp_up_end_rps` (or --ramp-up-start-rps/--ramp-up-end-rps)".into());
-                    None
-                }
-                _ => None,
-            }
-        }
-    }
-}
-
-/// The arrival plan's own validation, each problem at the key (or flag) it is about.
-fn report_plan_errors(cx: &mut Ctx<'_>, ov: &LoadOverrides, arrival: &ArrivalSpec) {
-    // Burstiness, fixed rate and ramp are checked on their own as well, so independent
-    // problems are all listed, each at the key it is about.
-    let parts = [
-        arrival.clone(),
-        ArrivalSpec {
-            request_rate: None,
-            ramp_up: None,
-            ..arrival.clone()
-        },
-        ArrivalSpec {
-            burstiness: 1.0,
-            ramp_up: None,
-            ..arrival.clone()
-        },
-        ArrivalSpec {
-            burstiness: 1.0,
-            request_rate: None,
-            ..arrival.clone()
-        },
-    ];
-    let mut plan_errors: Vec<PlanError> = Vec::new();
-    for e in parts
-        .iter()
-        .filter_map(|p| crate::workload::plan::validate(p).err())
-    {
-        // By text: NaN values never compare equal.
-        if !plan_errors.iter().any(|p| p.to_string() == e.to_string()) {
-            plan_errors.push(e);
-        }
-    }
-    for e in plan_errors {
-        let (key, flag, from_flag) = match &e {
-            PlanError::RateWithRampUp { .. } | PlanError::InvalidRate { .. } => {
-                ("request_rate", "--request-rate", ov.request_rate.is_some())
-            }
-            PlanError::InvalidBurstiness { .. } => {
-                ("burstiness", "--burstiness", ov.burstiness.is_some())
-            }
-            PlanError::InvalidRampBound {
-                field: "start_rps", ..
-            }
-            | PlanError::RampStartAboveEnd { .. }
-            | PlanError::ExponentialZeroStart { .. } => (
-                "ramp_up_start_rps",
-                "--ramp-up-start-rps",
-                ov.ramp_up_start_rps.is_some(),
-            ),
-            _ => (
-                "ramp_up_end_rps",
-                "--ramp-up-end-rps",
-                ov.ramp_up_end_rps.is_some(),
-            ),
-        };
-        cx.at_key(key, flag, from_flag, e.to_string());
-    }
-}
-
-/// Finite rates must lie in the supported range (`request_rate` at least
-/// [`MIN_RATE`], ramp bounds at least 0; all at most [`MAX_RATE`]).
-fn check_rate_ranges(
-    cx: &mut Ctx<'_>,
-    ov: &LoadOverrides,
-    request_rate: Option<f64>,
-    start: Option<f64>,
-    end: Option<f64>,
-) {
-    let rates = [
-        (
-            "request_rate",
-            "--request-rate",
-            ov.request_rate.is_some(),
-            request_rate,
-            MIN_RATE,
-        ),
-        (
-            "ramp_up_start_rps",
-            "--ramp-up-start-rps",
-            ov.ramp_up_start_rps.is_some(),
-            start,
-            0.0,
-        ),
-        (
-            "ramp_up_end_rps",
-            "--ramp-up-end-rps",
-            ov.ramp_up_end_rps.is_some(),
-            end,
-            0.0,
-        ),
-    ];
-    for (key, flag, from_flag, v, lo) in rates {
-        if let Some(v) = v.filter(|v| v.is_finite() && (*v > MAX_RATE || (*v > 0.0 && *v < lo))) {
-            let range = if lo > 0.0 {
-                format!("[{lo:e}, {MAX_RATE:e}] or \"inf\"")
-            } else {
-                format!("[0, {MAX_RATE:e}]")
-            };
-            cx.at_key(
-                key,
-                flag,
-                from_flag,
-                format!(
-                    "{key} must be in {range} requests per second (got {})",
-                    crate::util::textpos::num(v)
-                ),
-            );
-        }
-    }
-}
+#[path = "load_rates.rs"]
+mod rates;
+use rates::{check_rate_ranges, ramp_up, report_plan_errors};

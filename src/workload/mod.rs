@@ -32,6 +32,7 @@ mod record;
 pub mod results;
 pub mod scripted;
 pub mod shard;
+pub mod soak;
 pub mod spool;
 pub mod transcription;
 pub mod video;
@@ -505,4 +506,7 @@ pub struct WorkloadKind {
     /// Names earlier results used, each with the metric it stands for (thresholds and
     /// `compare` accept them).
     pub aliases: &'static [(&'static str, &'static str)],
+    /// Its sessions go on for `[load] duration_s` when given (a soak, read from
+    /// `WorkloadInput::hold_s`); a kind without it refuses `duration_s`.
+    pub holds_sessions: bool,
 }

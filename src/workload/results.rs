@@ -29,6 +29,21 @@ struct Values {
     unit: String,
     at_s: Vec<f64>,
     values: Vec<f64>,
+    /// Per value, the age of its session when it was taken ([`Stamp::age_s`]; NaN: not
+    /// stamped); empty while no value of the metric was stamped.
+    age_s: Vec<f64>,
+    /// Per value, its turn ([`Stamp::turn`]; `u32::MAX`: none), as `age_s`.
+    turn: Vec<u32>,
+}
+
+/// Where in its session a value was taken: the session-age series and the per-turn
+/// breakdown read these (`soak`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stamp {
+    /// Seconds since the session opened.
+    pub age_s: f64,
+    /// The 0-based turn it belongs to, when the session speaks turns.
+    pub turn: Option<u32>,
 }
 
 /// Every distribution metric of one run, recorded once.
@@ -86,6 +101,33 @@ impl Recorded {
         let d = self.dists.entry(name.to_string()).or_default();
         d.at_s.push(at_s);
         d.values.push(value);
+    }
+
+    /// Record `value` of `name` at `at_s`, taken `stamp` into its session.
+    pub fn push_stamped(&mut self, name: &str, at_s: f64, stamp: Stamp, value: f64) {
+        if !value.is_finite() {
+            return;
+        }
+        self.push(name, at_s, value);
+        let d = self.dists.get_mut(name).expect("pushed");
+        let n = d.values.len();
+        d.age_s.resize(n - 1, f64::NAN);
+        d.turn.resize(n - 1, u32::MAX);
+        d.age_s.push(stamp.age_s);
+        d.turn.push(stamp.turn.unwrap_or(u32::MAX));
+    }
+
+    /// The stamped values of every metric: `(name, stamp, value)` in recording order.
+    pub fn stamped(&self) -> impl Iterator<Item = (&str, Stamp, f64)> {
+        self.dists.iter().flat_map(|(name, d)| {
+            (d.age_s.iter().zip(&d.turn).zip(&d.values))
+                .filter(|((age, _), _)| age.is_finite())
+                .map(move |((age, turn), v)| {
+                    let turn = (*turn != u32::MAX).then_some(*turn);
+                    let stamp = Stamp { age_s: *age, turn };
+                    (name.as_str(), stamp, *v)
+                })
+        })
     }
 
     /// Record every value of `values` at `at_s`.

@@ -50,6 +50,8 @@ pub struct Opts<'a> {
     pub server: &'a str,
     /// Text appended before `[workload]` (e.g. a `[target]` table).
     pub prelude: &'a str,
+    /// Extra `[load]` keys.
+    pub load: &'a str,
 }
 
 impl Default for Opts<'_> {
@@ -62,6 +64,7 @@ impl Default for Opts<'_> {
             workload: "",
             server: "",
             prelude: "",
+            load: "",
         }
     }
 }
@@ -113,6 +116,7 @@ output_dir = "out"
 [load]
 samples = {samples}
 max_concurrency = {conc}
+{load}
 [server.duplex]
 {sdefaults}{server}
 "#,
@@ -121,6 +125,7 @@ max_concurrency = {conc}
         workload = o.workload,
         samples = o.samples,
         conc = o.max_concurrency,
+        load = o.load,
         sdefaults = defaults_unless(&SERVER_DEFAULTS, o.server),
         server = o.server,
     );

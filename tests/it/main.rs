@@ -44,6 +44,7 @@ mod secrets;
 mod send_order;
 mod sglang;
 mod shard;
+mod soak;
 mod surface;
 mod sweep;
 mod tls;

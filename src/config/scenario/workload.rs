@@ -24,8 +24,12 @@ pub(super) fn build(
         section: &section,
         samples_requested: load.and_then(|l| l.samples_requested),
         seed: load.map_or(0, |l| l.arrival.seed),
+        hold_s: load.and_then(|l| l.duration_s),
         check_only,
     });
+    if load.and_then(|l| l.duration_s).is_some() && !kind.holds_sessions {
+        errors.push(doc.key_error(&["load", "duration_s"], holds_nothing(kind)));
+    }
     match built {
         Ok(w) if errors.is_empty() => Ok(Arc::from(w)),
         Ok(_) => Err(errors),
@@ -34,6 +38,21 @@ pub(super) fn build(
             Err(errors)
         }
     }
+}
+
+/// Why `kind` refuses `[load] duration_s`, naming the kinds that take it.
+fn holds_nothing(kind: &WorkloadKind) -> String {
+    format!(
+        "`duration_s`: a \"{}\" session ends when its media ends, so it cannot be held for a \
+         set time; drop `duration_s` (kinds that hold sessions: {})",
+        kind.name,
+        registry()
+            .iter()
+            .filter(|k| k.holds_sessions)
+            .map(|k| format!("\"{}\"", k.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// The registered kind `[workload] kind` names.

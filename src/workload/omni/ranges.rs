@@ -126,11 +126,17 @@ fn check_barge_in(input: &WorkloadInput<'_>, p: &OmniParams, errors: &mut Vec<Sc
             "`turns` and `barge_in_after_ms` cannot be combined yet: a session either speaks more turns or interrupts its reply; drop one".into(),
         ));
     }
-    let paced = p.barge_in_after_ms.is_some() || p.turns.is_some();
+    if p.hold_s.is_some() && p.barge_in_after_ms.is_some() {
+        errors.push(input.key_error(
+            "barge_in_after_ms",
+            "`barge_in_after_ms` and `[load] duration_s` cannot be combined yet: a held session speaks turns until its duration; drop one".into(),
+        ));
+    }
+    let paced = p.barge_in_after_ms.is_some() || p.speaks_turns();
     if paced && p.pacing.as_deref() == Some("saturate") {
         errors.push(input.key_error(
             "pacing",
-            "a barge-in or turns need paced input: their onsets and ends of speech are moments on the append schedule; use `pacing = \"realtime\"` (or a speed factor like \"2x\")".into(),
+            "a barge-in, turns or `[load] duration_s` need paced input: their onsets and ends of speech are moments on the append schedule; use `pacing = \"realtime\"` (or a speed factor like \"2x\")".into(),
         ));
     }
 }
@@ -181,4 +187,11 @@ fn check_prebuffer(v: Option<f64>) -> Option<String> {
         "`playback_prebuffer_ms` must be in [0, {MAX_PREBUFFER_MS}] ms (got {})",
         crate::util::textpos::num(v)
     ))
+}
+
+impl super::workload::OmniParams {
+    /// Its sessions speak turns: `turns` was given, or `[load] duration_s` holds them.
+    pub fn speaks_turns(&self) -> bool {
+        self.turns.is_some() || self.hold_s.is_some()
+    }
 }

@@ -260,14 +260,21 @@ fn save_result(
     Ok(())
 }
 
-/// Puts the case's token count and its per-response and session metrics into `result`.
 /// When each turn's speech began (empty for a session without `turns`).
-fn turn_starts(out: Option<&DuplexOutput>) -> Vec<f64> {
+pub(super) fn turn_starts(out: Option<&DuplexOutput>) -> Vec<f64> {
     out.map_or(Vec::new(), |o| {
         o.turns.iter().map(|t| t.speech_start_s).collect()
     })
 }
 
+/// The turn whose speech had begun at session-clock `at_s` (`None` without turns), as
+/// [`super::metrics::assign_turns`] assigns rows.
+pub(super) fn turn_at(turn_starts_s: &[f64], at_s: f64) -> Option<u32> {
+    (!turn_starts_s.is_empty())
+        .then(|| turn_starts_s[1..].iter().filter(|s| **s <= at_s).count() as u32)
+}
+
+/// Puts the case's token count and its per-response and session metrics into `result`.
 fn put_metrics(result: &mut CaseResult, dm: &DuplexMetrics) {
     result.output_tokens = dm.output_tokens;
     result.duplex_request_metrics = dm

@@ -122,6 +122,11 @@ pub struct OmniParams {
     pub metadata: Option<Vec<String>>,
     /// Goodput SLOs `KEY:VALUE_ms` (`--goodput`).
     pub goodput: Option<Vec<String>>,
+    /// `[load] duration_s` (not a `[workload]` key): the session speaks turns until one
+    /// ends at or after this many seconds, `turns` (when given) at most.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub hold_s: Option<f64>,
     /// Metrics with percentiles (`--percentile-metrics`, comma separated).
     pub percentile_metrics: Option<String>,
     /// Percentiles (`--metric-percentiles`, comma separated, default "99").
@@ -170,6 +175,7 @@ pub fn build(
     input: &WorkloadInput<'_>,
 ) -> Result<Box<dyn crate::workload::DynWorkload>, Vec<ScenarioError>> {
     let mut p: OmniParams = input.params()?;
+    p.hold_s = input.hold_s;
     let base = input.base_dir();
     let mut errors = Vec::new();
     let err = |key: &str, msg: String| input.key_error(key, msg);
@@ -345,7 +351,7 @@ fn settings_base(p: &OmniParams, pacing: PacingMode) -> DuplexSettings {
     settings_base.pacing = pacing;
     // Barge-in and server-VAD turns need the server's voice detection.
     settings_base.server_vad = p.barge_in_after_ms.is_some()
-        || (p.turns.is_some() && p.turn_detection == Some(TurnDetection::ServerVad));
+        || (p.speaks_turns() && p.turn_detection == Some(TurnDetection::ServerVad));
     if let Some(n) = p.max_events_per_session {
         settings_base.max_events = usize::try_from(n).unwrap_or(usize::MAX);
     }
@@ -491,12 +497,11 @@ impl OmniWorkload {
                 media::prepare(&c.video_path, &self.media_opts)
                     .map(|m| {
                         let up = CaseUpload::new(&m);
-                        Arc::new(match (self.params.barge_in_after_ms, self.params.turns) {
-                            (Some(_), _) => {
-                                up.with_speech(&m, self.params.barge_in_speech_ms.unwrap_or(1000.0))
-                            }
-                            (None, Some(_)) => up.with_turn_speech(&m),
-                            (None, None) => up,
+                        let p = &self.params;
+                        Arc::new(match p.barge_in_after_ms {
+                            Some(_) => up.with_speech(&m, p.barge_in_speech_ms.unwrap_or(1000.0)),
+                            None if p.speaks_turns() => up.with_turn_speech(&m),
+                            None => up,
                         })
                     })
                     .map_err(|e| e.to_string())
@@ -574,10 +579,12 @@ impl OmniWorkload {
         if let Some(lo) = self.params.barge_in_after_ms {
             let hi = self.params.barge_in_after_max_ms.unwrap_or(lo);
             session = session.with_barge_in(super::session::barge::offset_ms(lo, hi, ctx.idx));
-        } else if let Some(n) = self.params.turns {
-            let explicit = self.params.turn_detection.unwrap_or_default() == TurnDetection::Commit;
-            let gap = self.params.turn_gap_ms.unwrap_or(1000.0);
-            session = session.with_turns(n as usize, gap, explicit);
+        } else if self.params.speaks_turns() {
+            let p = &self.params;
+            let n = p.turns.map_or(usize::MAX, |n| n as usize);
+            let explicit = p.turn_detection.unwrap_or_default() == TurnDetection::Commit;
+            let gap = p.turn_gap_ms.unwrap_or(1000.0);
+            session = session.with_turns(n, gap, explicit, p.hold_s);
         }
         MaybeFailed::Ready(session.with_request(ctx.request_id.clone(), self.api_key.clone()))
     }

@@ -62,6 +62,7 @@ fn errors(flags: &[(&str, &[&str])]) -> Vec<String> {
     let section = doc.section_with("workload", &patches);
     let input = WorkloadInput {
         section: &section,
+        hold_s: None,
         samples_requested: None,
         seed: 0,
         check_only: true,
@@ -101,6 +102,7 @@ fn an_error_about_a_flag_value_names_the_flag_the_user_typed() {
     let section = doc.section("workload");
     let input = WorkloadInput {
         section: &section,
+        hold_s: None,
         samples_requested: None,
         seed: 0,
         check_only: true,

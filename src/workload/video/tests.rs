@@ -69,6 +69,7 @@ fn an_error_about_a_flag_value_names_the_flag() {
         let section = doc.section_with("workload", &patches);
         let input = WorkloadInput {
             section: &section,
+            hold_s: None,
             samples_requested: None,
             seed: 0,
             check_only: true,

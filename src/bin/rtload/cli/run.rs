@@ -65,6 +65,12 @@ pub struct RunArgs {
     /// Ramp-up end rate.
     #[arg(long, value_name = "RPS", help_heading = "Load")]
     pub ramp_up_end_rps: Option<f64>,
+    /// Hold each session this many seconds (a soak; `[load] duration_s`).
+    #[arg(long, value_name = "S", help_heading = "Load")]
+    pub duration_s: Option<f64>,
+    /// Period of the RSS/CPU and session-age series (`[load] series_interval_s`, default 60).
+    #[arg(long, value_name = "S", help_heading = "Load")]
+    pub series_interval_s: Option<f64>,
 
     /// Extra upgrade header `KEY=VALUE` (repeatable; wins over `[target] headers`).
     /// Values are never printed or saved.
@@ -147,6 +153,8 @@ impl RunArgs {
             ramp_up_strategy: self.ramp_up_strategy.clone(),
             ramp_up_start_rps: self.ramp_up_start_rps,
             ramp_up_end_rps: self.ramp_up_end_rps,
+            duration_s: self.duration_s,
+            series_interval_s: self.series_interval_s,
         };
         Ok(rtload::scenario::Overrides {
             target: self.target.clone(),

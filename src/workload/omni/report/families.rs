@@ -151,6 +151,22 @@ pub const FAMILIES: &[Family] = &[
     .origin("per session: input stream start → last audio delta received, ÷ the session's total emitted audio duration; includes the concurrent realtime input (vLLM-Omni 0.30.0 stream_rtf)")
     .dist(),
     Family::new(
+        upstream::RESPONSE_TTFP_MS,
+        "ms",
+        Lower,
+        "time to first audio of one response",
+    )
+    .origin("per response: response.created received → its first non-empty audio delta received (vLLM-Omni 0.30.0 ttfp_ms); stamped with its session age and turn")
+    .dist(),
+    Family::new(
+        upstream::RESPONSE_RTF,
+        "ratio",
+        Lower,
+        "audio generation time / audio duration of one response",
+    )
+    .origin("per response: (response.created received → last audio delta received) ÷ the response's audio duration (vLLM-Omni 0.30.0 rtf); stamped with its session age and turn")
+    .dist(),
+    Family::new(
         upstream::UNDERRUN_S,
         "s",
         Lower,

@@ -7,7 +7,7 @@
 use super::CaseRun;
 use super::json::pct_label;
 use crate::workload::omni::bench_metrics::{Aggregate, aggregate};
-use crate::workload::results::Recorded;
+use crate::workload::results::{Recorded, Stamp};
 
 /// Stall count per response.
 pub const STALL_COUNT: &str = "audio_stall_count";
@@ -34,11 +34,16 @@ pub(super) struct Listener {
 pub(super) fn record(rec: &mut Recorded, runs: &[CaseRun<'_>]) {
     for r in runs.iter().filter(|r| r.outcome.success) {
         let at = r.sample.ended_s;
+        let starts = super::turn_starts(r.out);
         for s in r.sample.playback.iter().flat_map(|p| p.streams.iter()) {
-            rec.push(STALL_COUNT, at, s.stall_count as f64);
-            rec.push(STALL_MS, at, s.total_stall_s * 1000.0);
+            let stamp = Stamp {
+                age_s: s.start_s,
+                turn: super::turn_at(&starts, s.start_s),
+            };
+            rec.push_stamped(STALL_COUNT, at, stamp, s.stall_count as f64);
+            rec.push_stamped(STALL_MS, at, stamp, s.total_stall_s * 1000.0);
             if let Some(first) = s.time_to_first_stall_s {
-                rec.push(FIRST_STALL_MS, at, first * 1000.0);
+                rec.push_stamped(FIRST_STALL_MS, at, stamp, first * 1000.0);
             }
         }
     }

@@ -3,7 +3,7 @@
 //! metric it reached; the terminal block reads the same recorded values.
 
 use super::CaseRun;
-use crate::workload::results::Recorded;
+use crate::workload::results::{Recorded, Stamp};
 
 /// End of the user's speech → the reply's first audio, ms.
 pub const FIRST_AUDIO_MS: &str = "turn_first_audio_ms";
@@ -33,8 +33,12 @@ pub(super) fn record(rec: &mut Recorded, runs: &[CaseRun<'_>]) {
                 (VAD_STOP_MS, t.vad_stop_to_first_audio_ms),
                 (COMMIT_MS, t.explicit_commit_to_first_audio_ms),
             ] {
+                let stamp = Stamp {
+                    age_s: t.speech_end_s.unwrap_or(t.speech_start_s),
+                    turn: Some(t.turn as u32),
+                };
                 if let Some(v) = v {
-                    rec.push(name, at, v);
+                    rec.push_stamped(name, at, stamp, v);
                 }
             }
         }

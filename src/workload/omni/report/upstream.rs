@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::CaseRun;
 use crate::workload::omni::metrics::duplex_stream_metrics;
-use crate::workload::results::Recorded;
+use crate::workload::results::{Recorded, Stamp};
 
 /// Per session: stream start → first text (0.30.0 `stream_ttft_ms`).
 pub const STREAM_TTFT_MS: &str = "stream_ttft_ms";
@@ -16,6 +16,10 @@ pub const STREAM_TTFT_MS: &str = "stream_ttft_ms";
 pub const STREAM_TTFP_MS: &str = "stream_ttfp_ms";
 /// Per session: 0.30.0 `stream_rtf`.
 pub const STREAM_RTF: &str = "stream_rtf";
+/// Per response: `ttfp_ms`, created → first audio.
+pub const RESPONSE_TTFP_MS: &str = "response_ttfp_ms";
+/// Per response: `rtf`.
+pub const RESPONSE_RTF: &str = "response_rtf";
 /// Per response: the continuity `audio_underrun_s` (the family `audio_underrun_s` is
 /// `vllm bench serve`'s, which the duplex client does not measure).
 pub const UNDERRUN_S: &str = "response_audio_underrun_s";
@@ -43,10 +47,21 @@ pub(super) fn record(rec: &mut Recorded, runs: &[CaseRun<'_>]) {
                 rec.push(STREAM_RTF, at, v);
             }
         }
-        for c in r.metrics.rows.iter().filter_map(|row| row.continuity) {
-            rec.push(UNDERRUN_S, at, c.max_underrun_s);
-            rec.push(UNDERRUN_EVENTS, at, c.underrun_event_count as f64);
-            rec.push(CONTINUITY_OK, at, f64::from(u8::from(c.is_continuous)));
+        for row in &r.metrics.rows {
+            let stamp = Stamp {
+                age_s: row.created_at_s.unwrap_or(f64::NAN),
+                turn: row.turn.map(|t| t as u32),
+            };
+            let mut put = |name: &str, v: f64| rec.push_stamped(name, at, stamp, v);
+            if let Some(m) = &row.request_metrics {
+                put(RESPONSE_TTFP_MS, m.ttfp_ms);
+                put(RESPONSE_RTF, m.rtf.unwrap_or(f64::NAN));
+            }
+            if let Some(c) = row.continuity {
+                put(UNDERRUN_S, c.max_underrun_s);
+                put(UNDERRUN_EVENTS, c.underrun_event_count as f64);
+                put(CONTINUITY_OK, f64::from(u8::from(c.is_continuous)));
+            }
         }
     }
 }

@@ -73,9 +73,16 @@ impl DuplexSession {
     }
 
     /// Speak the case's audio `n` times ([`super::turns`]), `gap_ms` after each reply, ending
-    /// turns with explicit commits or leaving them to the server's voice detection.
-    pub fn with_turns(mut self, n: usize, gap_ms: f64, explicit: bool) -> Self {
-        let t = Turns::new(n, gap_ms, explicit, self.appends.speech.clone());
+    /// turns with explicit commits or leaving them to the server's voice detection; with
+    /// `until_s`, the turn whose speech ends at or after it is the last.
+    pub fn with_turns(
+        mut self,
+        n: usize,
+        gap_ms: f64,
+        explicit: bool,
+        until_s: Option<f64>,
+    ) -> Self {
+        let t = Turns::new(n, gap_ms, explicit, self.appends.speech.clone()).until(until_s);
         self.ext = Some(Ext::Turns(t));
         self
     }

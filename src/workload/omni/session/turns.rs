@@ -66,6 +66,9 @@ pub(super) struct Turns {
     speech: Bytes,
     state: State,
     pending_commit: bool,
+    /// `[load] duration_s` on the session clock: the turn whose speech ends at or after
+    /// it is the last.
+    until_s: Option<f64>,
     /// One per turn begun, in order.
     pub(super) records: Vec<TurnRecord>,
 }
@@ -81,8 +84,16 @@ impl Turns {
             speech,
             state: State::AfterSpeech,
             pending_commit: false,
+            until_s: None,
             records: vec![TurnRecord::default()],
         }
+    }
+
+    /// Held for `until_s` session-clock seconds (`[load] duration_s`): no more turns begin
+    /// after the one whose speech ends at or after it, `n` at most.
+    pub(super) fn until(mut self, until_s: Option<f64>) -> Self {
+        self.until_s = until_s;
+        self
     }
 
     fn current(&mut self) -> &mut TurnRecord {
@@ -97,7 +108,8 @@ impl Turns {
     }
 
     fn end_speech(&mut self, at_s: f64) {
-        let last = self.records.len() >= self.n;
+        let held = self.until_s.is_some_and(|u| at_s + 1e-9 >= u);
+        let last = held || self.records.len() >= self.n;
         let explicit = self.explicit;
         let rec = self.current();
         rec.speech_end_s = Some(at_s);

@@ -92,3 +92,22 @@ fn one_turn_is_the_seed_session() {
     );
     assert!(t.records[0].committed);
 }
+
+#[test]
+fn a_held_session_speaks_until_a_turn_ends_past_its_duration() {
+    // Held for 2.1 s: turn 0 ends at 1.0, turn 1 at 2.2 — at or past 2.1, so it is the
+    // last, its commit the final one, though `n` allows more.
+    let mut t = turns(usize::MAX, true).until(Some(2.1));
+    t.question_ended(1.0);
+    assert_eq!(t.next_chunk(1.0), Chunk::Commit, "turn 0 is not the last");
+    t.reply_ended(None, 1.3);
+    assert_eq!(t.next_chunk(1.8), Chunk::Speech(0));
+    assert_eq!(t.next_chunk(2.0), Chunk::Speech(1));
+    assert_eq!(t.next_chunk(2.2), Chunk::End, "turn 1 ended past 2.1 s");
+    assert_eq!(t.records.len(), 2);
+    assert!(t.records[1].committed);
+    // A question that already ends past the duration is the only turn.
+    let mut t = turns(usize::MAX, true).until(Some(0.5));
+    t.question_ended(1.0);
+    assert_eq!(t.next_chunk(1.0), Chunk::End);
+}
