@@ -10,6 +10,9 @@
 //! table with each metric's unit, direction and measurement origin from
 //! `rtload.metrics_catalogue`.
 //!
+//! A sweep (`sweep.json`) and a capacity search (`capacity.json`) get pages of their own
+//! ([`charts::sweep`], [`charts::capacity`]).
+//!
 //! Results of the same workload (two or more with one `rtload.workload`) also get a
 //! comparison section first: their distributions and time series overlaid on shared
 //! axes, one line per file; each file's own section keeps its summary, its other charts
