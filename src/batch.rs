@@ -303,7 +303,7 @@ pub struct CapacityRun {
     pub outcome: Option<Outcome>,
     /// What `rtload capacity` prints: the one-sentence answer, then the per-step table.
     pub text: String,
-    /// Files written: each step's result, then `capacity.json`.
+    /// Files written: each step's result, then `capacity.json` and `capacity.html`.
     pub files: Vec<PathBuf>,
     /// A signal stopped the search: the steps that finished are in `capacity.json`.
     pub interrupted: bool,
@@ -315,7 +315,8 @@ pub struct CapacityRun {
 /// ([`Sweep::point_samples`], released at once), its result written under `dir`; which
 /// step comes next is [`Search`]'s (staircase from `bounds.start` up to `bounds.max`,
 /// bisection, confirmation). `progress` gets a line when each step starts and one with
-/// its verdict; `dir/capacity.json` holds the steps, the answer and what limited it.
+/// its verdict; `dir/capacity.json` holds the steps, the answer and what limited it, and
+/// `dir/capacity.html` draws them.
 pub fn run_capacity(
     sc: &Scenario,
     bounds: Bounds,
@@ -367,11 +368,16 @@ pub fn run_capacity(
     if interrupted && let Some(obj) = doc["capacity"].as_object_mut() {
         obj.insert("interrupted".into(), serde_json::Value::Bool(true));
     }
+    sc.workload().catalogue().write_into(&mut doc);
     write(
         &path,
         &(serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"),
     )?;
     files.push(path);
+    if let Ok(html) = crate::report::html::render_html(&[("capacity.json".to_string(), doc)]) {
+        write(&dir.join("capacity.html"), &html)?;
+        files.push(dir.join("capacity.html"));
+    }
     Ok(CapacityRun {
         outcome,
         text,

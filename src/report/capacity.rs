@@ -10,9 +10,7 @@ use crate::workload::outcome::ClassCounts;
 
 #[path = "capacity_text.rs"]
 mod text;
-#[cfg(test)]
-use text::sentence;
-pub use text::{capacity_json, progress_line, render};
+pub use text::{Recorded, capacity_json, from_json, progress_line, render, sentence, table_rows};
 
 /// What a step must meet to hold: at least `good_share` of the ended sessions good, no
 /// rejection, every `[thresholds]` entry held.
@@ -186,6 +184,13 @@ impl Phase {
             Phase::Bisect => "bisect",
             Phase::Confirm => "confirm",
         }
+    }
+
+    /// The phase named `name` ([`Phase::name`]).
+    pub fn from_name(name: &str) -> Option<Phase> {
+        [Phase::Staircase, Phase::Bisect, Phase::Confirm]
+            .into_iter()
+            .find(|p| p.name() == name)
     }
 }
 

@@ -303,3 +303,72 @@ fn the_limit_is_named_from_the_first_breaking_concurrency() {
     let doc = capacity_json("s", &criteria(), DEFAULT, &steps, Some(&out));
     assert_eq!(doc["capacity"]["limited_by"]["max_concurrency"], 17);
 }
+
+/// A step whose point carries its concurrency as value, as `capacity.json` reads back.
+fn recorded_step(concurrency: usize, phase: Phase, verdict: Verdict) -> Step {
+    let mut s = step(concurrency, verdict);
+    s.phase = phase;
+    s.point.value = concurrency as f64;
+    s.point.sessions_per_s = Some(concurrency as f64 / 2.0);
+    s.point
+        .metrics
+        .insert("ttft_ms.p99".into(), 100.0 + concurrency as f64);
+    s
+}
+
+#[test]
+fn capacity_json_reads_back_to_the_same_steps_outcome_and_sentence() {
+    let b = || Verdict::Breaks(vec!["2 rejected sessions".into()]);
+    let gb = Verdict::Inconclusive("generator-bound (the generator used 97% of a core)".into());
+    use Phase::*;
+    let cases = [
+        (
+            vec![
+                recorded_step(1, Staircase, HOLDS),
+                recorded_step(2, Staircase, b()),
+                recorded_step(1, Confirm, HOLDS),
+            ],
+            Outcome::Capacity {
+                sessions: 1,
+                limit: Some(2),
+            },
+        ),
+        (
+            vec![
+                recorded_step(4, Staircase, HOLDS),
+                recorded_step(4, Confirm, HOLDS),
+            ],
+            Outcome::Capacity {
+                sessions: 4,
+                limit: None,
+            },
+        ),
+        (
+            vec![recorded_step(1, Staircase, b())],
+            Outcome::None { at: 1 },
+        ),
+        (
+            vec![
+                recorded_step(8, Staircase, HOLDS),
+                recorded_step(16, Staircase, gb),
+            ],
+            Outcome::Stopped {
+                at: 16,
+                at_least: 8,
+            },
+        ),
+    ];
+    for (steps, out) in cases {
+        let doc = capacity_json("s", &criteria(), DEFAULT, &steps, Some(&out));
+        let r = from_json(&doc).expect("reads back");
+        assert_eq!(r.steps, steps);
+        assert_eq!(r.outcome.as_ref(), Some(&out));
+        assert_eq!(r.criteria, criteria());
+        assert_eq!(r.sentence, Some(sentence(&r.criteria, &r.steps, &out)));
+        assert_eq!(table_rows(&r.steps), table_rows(&steps));
+        assert!(!r.interrupted);
+    }
+    let doc = capacity_json("s", &criteria(), DEFAULT, &[], None);
+    let r = from_json(&doc).expect("reads back");
+    assert_eq!((r.outcome, r.sentence), (None, None));
+}

@@ -5,7 +5,9 @@
 use serde_json::{Value, json};
 
 use super::{Criteria, Outcome, Phase, Step, Verdict, percent};
+use crate::config::sweep::SweepParam;
 use crate::report::table::{align, fmt_column};
+use crate::workload::outcome::ClassCounts;
 
 /// What every step was judged on, e.g. `good ≥ 99% ([slo] stall_count == 0), no
 /// rejections, audio_rtf.p99 < 1`, and a note when no threshold was set.
@@ -95,9 +97,10 @@ fn verdict_cell(v: &Verdict) -> String {
     }
 }
 
-/// The sentence, then the per-step evidence table: step, phase, concurrency, the
-/// sessions of each class, each judged metric's measured value, the verdict.
-pub fn render(c: &Criteria, steps: &[Step], outcome: &Outcome) -> String {
+/// The per-step evidence table, header row first: step, phase, concurrency, the
+/// sessions of each class, each judged metric's measured value, the verdict (the
+/// terminal aligns it, the HTML page draws it).
+pub fn table_rows(steps: &[Step]) -> Vec<Vec<String>> {
     let metrics: Vec<String> = crate::report::sweep::judged_metrics(
         &steps.iter().map(|s| s.point.clone()).collect::<Vec<_>>(),
     );
@@ -130,6 +133,12 @@ pub fn render(c: &Criteria, steps: &[Step], outcome: &Outcome) -> String {
         row.push(verdict_cell(&s.verdict));
         rows.push(row);
     }
+    rows
+}
+
+/// The sentence, then the per-step evidence table ([`table_rows`]).
+pub fn render(c: &Criteria, steps: &[Step], outcome: &Outcome) -> String {
+    let rows = table_rows(steps);
     let mut left = vec![true, true];
     left.resize(rows[0].len() - 1, false);
     left.push(true);
@@ -217,25 +226,135 @@ pub fn capacity_json(
     }})
 }
 
+/// A step: the fields of a sweep point ([`crate::report::sweep::point_json`]: its
+/// metrics, thresholds, sessions/s, …) plus the search's own.
 fn step_json(s: &Step) -> Value {
     let (verdict, reasons) = match &s.verdict {
         Verdict::Holds => ("holds", Vec::new()),
         Verdict::Breaks(r) => ("breaks", r.clone()),
         Verdict::Inconclusive(w) => ("inconclusive", vec![w.clone()]),
     };
-    json!({
-        "phase": s.phase.name(),
-        "max_concurrency": s.concurrency,
-        "outcomes": s.classes.to_json(),
-        "slo_broken": s.slo_broken,
-        "thresholds": s.point.checks,
-        "failed_samples": s.point.failed_samples,
-        "generator_bound": s.point.generator_bound,
-        "reached": s.point.reached,
-        "achieved_concurrency": s.point.achieved_concurrency,
-        "lateness_p99_ms": s.point.lateness_p99_ms,
-        "verdict": verdict,
-        "reasons": reasons,
-        "result": s.file,
+    let mut v = crate::report::sweep::point_json(SweepParam::MaxConcurrency, &s.point);
+    if let Some(obj) = v.as_object_mut() {
+        let own = json!({
+            "phase": s.phase.name(),
+            "max_concurrency": s.concurrency,
+            "outcomes": s.classes.to_json(),
+            "slo_broken": s.slo_broken,
+            "verdict": verdict,
+            "reasons": reasons,
+            "result": s.file,
+        });
+        if let Value::Object(own) = own {
+            obj.extend(own);
+        }
+    }
+    v
+}
+
+/// A search read back from [`capacity_json`]'s shape (for the HTML page).
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// The scenario's name.
+    pub scenario: String,
+    /// What the steps were judged on.
+    pub criteria: Criteria,
+    /// The steps, in the order run.
+    pub steps: Vec<Step>,
+    /// How the search ended; `None` when a signal stopped it first.
+    pub outcome: Option<Outcome>,
+    /// The sentence `rtload capacity` printed, as recorded.
+    pub sentence: Option<String>,
+    /// A signal stopped the search (`interrupted: true`).
+    pub interrupted: bool,
+}
+
+/// Read a search back from `doc` (`{"capacity": {...}}`); `None` without a readable
+/// `capacity.steps`. A step without a readable `max_concurrency` or phase is skipped.
+pub fn from_json(doc: &Value) -> Option<Recorded> {
+    let cap = doc.get("capacity")?;
+    let steps: Vec<Step> = cap
+        .get("steps")?
+        .as_array()?
+        .iter()
+        .filter_map(step_from_json)
+        .collect();
+    let n = |k: &str| cap.get(k).and_then(Value::as_u64).map(|n| n as usize);
+    let limit = cap
+        .pointer("/limited_by/max_concurrency")
+        .and_then(Value::as_u64)
+        .map(|n| n as usize);
+    let outcome = match (n("answer"), n("at_least"), limit) {
+        (Some(sessions), _, limit) => Some(Outcome::Capacity { sessions, limit }),
+        (None, Some(at_least), _) => steps.last().map(|s| Outcome::Stopped {
+            at: s.concurrency,
+            at_least,
+        }),
+        (None, None, Some(at)) => Some(Outcome::None { at }),
+        _ => None,
+    };
+    let strings = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| Some(s.as_str()?.to_string()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let criteria = Criteria {
+        good_share: cap
+            .pointer("/criteria/good_share")
+            .and_then(Value::as_f64)
+            .unwrap_or(1.0),
+        slo: strings(cap.pointer("/criteria/slo")),
+    };
+    Some(Recorded {
+        scenario: cap
+            .get("scenario")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .into(),
+        criteria,
+        steps,
+        outcome,
+        sentence: cap
+            .get("sentence")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        interrupted: cap.get("interrupted").and_then(Value::as_bool) == Some(true),
+    })
+}
+
+fn step_from_json(v: &Value) -> Option<Step> {
+    let concurrency = v.get("max_concurrency")?.as_u64()? as usize;
+    let phase = Phase::from_name(v.get("phase")?.as_str()?)?;
+    let mut with_value = v.clone();
+    with_value["value"] = json!(concurrency);
+    let point = crate::report::sweep::point_from_json(&with_value)?;
+    let reasons: Vec<String> = v
+        .get("reasons")
+        .and_then(|r| serde_json::from_value(r.clone()).ok())
+        .unwrap_or_default();
+    let verdict = match v.get("verdict").and_then(Value::as_str) {
+        Some("holds") => Verdict::Holds,
+        Some("breaks") => Verdict::Breaks(reasons),
+        _ => Verdict::Inconclusive(reasons.join("; ")),
+    };
+    Some(Step {
+        phase,
+        concurrency,
+        classes: ClassCounts::from_json(v.get("outcomes").unwrap_or(&Value::Null)),
+        point,
+        slo_broken: v
+            .get("slo_broken")
+            .and_then(|r| serde_json::from_value(r.clone()).ok())
+            .unwrap_or_default(),
+        verdict,
+        file: v
+            .get("result")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .into(),
     })
 }

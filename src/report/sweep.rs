@@ -215,26 +215,7 @@ pub fn sweep_json(
     capacity: Option<f64>,
 ) -> Value {
     let reason = no_capacity_reason(sweep, points);
-    let points: Vec<Value> = points
-        .iter()
-        .map(|p| {
-            json!({
-                "value": sweep.param.json_value(p.value),
-                "metrics": p.metrics,
-                "passed": p.passed,
-                "thresholds": p.checks,
-                "failed_samples": p.failed_samples,
-                "artifact_errors": p.artifact_errors,
-                "achieved_concurrency": p.achieved_concurrency,
-                "achieved_request_rate": p.achieved_request_rate,
-                "sessions_per_s": p.sessions_per_s,
-                "unit_rate": p.unit_rate,
-                "lateness_p99_ms": p.lateness_p99_ms,
-                "reached": p.reached,
-                "generator_bound": p.generator_bound,
-            })
-        })
-        .collect();
+    let points: Vec<Value> = points.iter().map(|p| point_json(sweep.param, p)).collect();
     let cap = capacity.map(|c| sweep.param.json_value(c));
     let mut metrics = serde_json::Map::new();
     if let Some(c) = &cap {
@@ -250,6 +231,25 @@ pub fn sweep_json(
             "capacity_reason": if cap.is_some() { None } else { reason },
         },
         "rtload": { "metrics": metrics },
+    })
+}
+
+/// One point of [`sweep_json`]'s `points` (a capacity step carries the same fields).
+pub fn point_json(param: SweepParam, p: &PointResult) -> Value {
+    json!({
+        "value": param.json_value(p.value),
+        "metrics": p.metrics,
+        "passed": p.passed,
+        "thresholds": p.checks,
+        "failed_samples": p.failed_samples,
+        "artifact_errors": p.artifact_errors,
+        "achieved_concurrency": p.achieved_concurrency,
+        "achieved_request_rate": p.achieved_request_rate,
+        "sessions_per_s": p.sessions_per_s,
+        "unit_rate": p.unit_rate,
+        "lateness_p99_ms": p.lateness_p99_ms,
+        "reached": p.reached,
+        "generator_bound": p.generator_bound,
     })
 }
 
@@ -276,8 +276,9 @@ pub fn from_json(doc: &Value) -> Option<(Sweep, Vec<PointResult>)> {
     Some((sweep, points))
 }
 
-/// One point of [`sweep_json`]'s `points`; `None` without a readable value.
-fn point_from_json(p: &Value) -> Option<PointResult> {
+/// One point of [`sweep_json`]'s `points` (or a capacity step); `None` without a
+/// readable value.
+pub fn point_from_json(p: &Value) -> Option<PointResult> {
     let value = match p.get("value")? {
         Value::String(s) if s == "inf" => f64::INFINITY,
         v => v.as_f64()?,

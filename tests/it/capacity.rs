@@ -252,3 +252,110 @@ fn bad_capacity_flags_exit_2() {
         assert!(!dir.exists(), "{flags:?} ran something");
     }
 }
+
+/// The `(x, y)` of every `<title>NAME (x, y)</title>` dot in chart `kind` of `html`.
+fn dots(html: &str, kind: &str, name: &str) -> Vec<(f64, f64)> {
+    let svg = html
+        .split(&format!("data-chart=\"{kind}\""))
+        .nth(1)
+        .and_then(|s| s.split("</svg>").next())
+        .unwrap_or_else(|| panic!("no chart {kind}"));
+    svg.split(&format!("<title>{name} ("))
+        .skip(1)
+        .map(|s| {
+            let (x, y) = s
+                .split(")</title>")
+                .next()
+                .unwrap()
+                .split_once(", ")
+                .unwrap();
+            (x.parse().unwrap(), y.parse().unwrap())
+        })
+        .collect()
+}
+
+/// `v` as the page prints a chart value (3 decimals at most).
+fn drawn(v: f64) -> f64 {
+    format!("{v:.3}").parse().unwrap()
+}
+
+/// A real search (the server admits 2 sessions: 1 and 2 hold, 4 and 3 are refused, 2
+/// confirms) writes `capacity.html` beside `capacity.json`, and `rtload report` draws
+/// the same page from the JSON: the same answer, step concurrencies, class counts,
+/// sessions/s and p99s as the JSON records.
+#[test]
+fn capacity_html_draws_the_numbers_capacity_json_records() {
+    let fx = video(
+        3,
+        1,
+        "[server]\nmax_sessions = 2\nretry_after_s = 0\n[target]\nretry_rejected = 2\n\
+         [thresholds]\nttfc_ms.p99 = \"< 30000\"\n",
+    );
+    let dir = fx.dir.path().join("cap");
+    let bounds = rtload::run::CapacityBounds { start: 1, max: 4 };
+    let r = rtload::run::run_capacity(&fx.scenario(), bounds, 0.99, &dir, true, None, &mut |_| {})
+        .unwrap();
+    assert!(
+        r.files
+            .ends_with(&[dir.join("capacity.json"), dir.join("capacity.html")])
+    );
+    let doc = read_json(&dir.join("capacity.json"));
+    let page = std::fs::read_to_string(dir.join("capacity.html")).unwrap();
+    let out = fx.dir.path().join("report.html");
+    let rep = rtload()
+        .arg("report")
+        .arg(dir.join("capacity.json"))
+        .arg("--html")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(rep.status.code(), Some(0), "{rep:?}");
+    let report = std::fs::read_to_string(&out).unwrap();
+    let cap = &doc["capacity"];
+    let steps = cap["steps"].as_array().unwrap();
+    for html in [&page, &report] {
+        let sentence = cap["sentence"].as_str().unwrap().replace('<', "&lt;");
+        assert!(html.contains(&format!("{sentence}</p>")), "{sentence}");
+        match cap["answer"].as_u64() {
+            Some(n) => assert!(html.contains(&format!("green: capacity {n}")), "{cap}"),
+            None => assert!(!html.contains("mark hl"), "{cap}"),
+        }
+        // A step without the metric (every session refused) has no dot, never a 0.
+        let measured = |s: &Value| s["thresholds"][0]["measured"].as_f64();
+        let want: Vec<(f64, f64)> = (1..)
+            .zip(steps)
+            .filter_map(|(n, s)| Some((n as f64, drawn(measured(s)?))))
+            .collect();
+        assert_eq!(dots(html, "capacity-slo", "ttfc_ms.p99"), want);
+        for (i, s) in steps.iter().enumerate() {
+            let (n, c, o) = (i + 1, &s["max_concurrency"], &s["outcomes"]);
+            let row = format!(
+                "<td>{n}</td><td>{}</td><td>{c}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+                s["phase"].as_str().unwrap(),
+                o["good"],
+                o["degraded"],
+                o["rejected"],
+                o["failed"]
+            );
+            assert!(html.contains(&row), "{row}");
+            let good = format!(
+                "<title>step {n}, max_concurrency {c}: {} good</title>",
+                o["good"]
+            );
+            assert!(o["good"] == 0 || html.contains(&good), "{good}");
+        }
+        let mut order: Vec<&Value> = steps.iter().collect();
+        order.sort_by_key(|s| s["max_concurrency"].as_u64());
+        let want: Vec<(f64, f64)> = order
+            .iter()
+            .map(|s| {
+                let x = s["sessions_per_s"].as_f64().unwrap();
+                (
+                    drawn(x),
+                    drawn(s["thresholds"][0]["measured"].as_f64().unwrap()),
+                )
+            })
+            .collect();
+        assert_eq!(dots(html, "capacity-tput-latency", "ttfc_ms.p99"), want);
+    }
+}

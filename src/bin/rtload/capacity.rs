@@ -116,11 +116,16 @@ pub fn capacity_cmd(a: &crate::cli::CapacityArgs) -> ExitCode {
 /// to the exit code: 0 a capacity, 1 none, 130 interrupted.
 fn report(r: &rtload::run::CapacityRun) -> ExitCode {
     print!("{}", r.text);
-    if let Some(json) = r.files.last() {
+    let (own, steps): (Vec<_>, Vec<_>) = r.files.iter().partition(|f| {
+        f.file_name()
+            .is_some_and(|n| n == "capacity.json" || n == "capacity.html")
+    });
+    if !own.is_empty() {
+        let own: Vec<String> = own.iter().map(|f| f.display().to_string()).collect();
         eprintln!(
-            "wrote {} and {} step result(s) beside it",
-            json.display(),
-            r.files.len() - 1
+            "wrote {} and {} step result(s) beside them",
+            own.join(", "),
+            steps.len()
         );
     }
     match r.outcome {

@@ -94,8 +94,9 @@ pub enum Command {
     /// stops the search: it can never be the capacity (one where the server rejected
     /// sessions still breaks). Prints one sentence (the capacity
     /// and what broke at the first breaking concurrency), then the per-step table; a line
-    /// on stderr as each step starts and ends (unless --quiet). Writes each step's result
-    /// and capacity.json (steps, answer, limited_by) under --dir. Takes `run`'s flags
+    /// on stderr as each step starts and ends (unless --quiet). Writes each step's result,
+    /// capacity.json (steps, answer, limited_by) and capacity.html (the sentence, the
+    /// table and the search drawn step by step) under --dir. Takes `run`'s flags
     /// except --max-concurrency (the search sets it), --sweep, --sweep-dir, --shard,
     /// --start-at, --metrics-addr and --output-json.
     ///
@@ -126,6 +127,8 @@ pub enum Command {
     /// without one the panel is left out and the page says so) and its metrics table.
     /// Results of the same workload are overlaid in a comparison section first (one line
     /// per file on shared axes); results of different workloads get separate sections.
+    /// A sweep.json gets its curves against the swept value, a capacity.json its search
+    /// drawn step by step, each with its table.
     Report(ReportArgs),
     /// Compare two result files metric by metric; exit 1 past --max-regression.
     Compare(CompareArgs),
@@ -201,9 +204,9 @@ pub struct MergeArgs {
 /// `rtload report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Result JSON files (from --output-json, --save-result or a sweep); each one's
-    /// `.hlog` beside it is read for the time series. Two or more of the same workload
-    /// are overlaid.
+    /// Result JSON files (from --output-json, --save-result, a sweep's sweep.json or a
+    /// capacity search's capacity.json); each one's `.hlog` beside it is read for the
+    /// time series. Two or more of the same workload are overlaid.
     #[arg(required = true)]
     pub results: Vec<PathBuf>,
     /// The HTML file to write.

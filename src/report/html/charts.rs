@@ -13,6 +13,7 @@
 //! Every chart is a `<figure>` with a `<figcaption>`; a chart without data becomes a short
 //! "no data" note instead. Missing or malformed fields mean "no data", never an error.
 
+mod capacity;
 pub mod dist;
 pub mod overtime;
 mod series;
@@ -29,6 +30,7 @@ use crate::workload::catalogue::chart::{self, Chart, Draw};
 use crate::workload::catalogue::{Catalogue, MetricInfo};
 pub use dist::Dist;
 
+pub use capacity::capacity;
 pub use sweep::sweep;
 
 /// The finite number at `v[key]`, if any (JSON `null`, strings and NaN-as-null are `None`).

@@ -4,7 +4,7 @@
 //! Pages: every chart kind a result can declare — distributions (dot plots and percentile
 //! curves), session series, timelines — from real results (a video run, the same with a
 //! failed session, a failed transcription run, a duplex result from before
-//! `rtload.charts`), a sweep, a result with a time-series panel, and a comparison of two
+//! `rtload.charts`), a sweep, a capacity search, a result with a time-series panel, and a comparison of two
 //! results (overlaid curves, dot rows and time series).
 
 use std::io::Read as _;
@@ -16,7 +16,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::super::{Input, IntervalLog, render};
-use super::{DUPLEX, SWEEP, TRANSCRIPTION_FAILED, VIDEO, parse, run_with_log, video_with_failure};
+use super::{
+    CAPACITY, DUPLEX, SWEEP, TRANSCRIPTION_FAILED, VIDEO, parse, run_with_log, video_with_failure,
+};
 
 fn chromium_binary() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -139,6 +141,17 @@ fn pages() -> Vec<(&'static str, String, Vec<&'static str>)> {
             "sweep",
             page(&[single("sweep_concurrency.json", parse(SWEEP))]),
             vec!["data-chart=\"sweep-unit-rate\""],
+        ),
+        (
+            "capacity",
+            page(&[single("capacity.json", parse(CAPACITY))]),
+            vec![
+                "data-chart=\"capacity-concurrency\"",
+                "class=\"mark bar s2\"",
+                "data-chart=\"capacity-slo\"",
+                "class=\"pt-label\"",
+                "data-chart=\"capacity-tput-latency\"",
+            ],
         ),
         (
             "cdf+timeseries",

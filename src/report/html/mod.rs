@@ -10,6 +10,9 @@
 //! table with each metric's unit, direction and measurement origin from
 //! `rtload.metrics_catalogue`.
 //!
+//! A sweep (`sweep.json`) and a capacity search (`capacity.json`) get pages of their own
+//! ([`charts::sweep`], [`charts::capacity`]).
+//!
 //! Results of the same workload (two or more with one `rtload.workload`) also get a
 //! comparison section first: their distributions and time series overlaid on shared
 //! axes, one line per file; each file's own section keeps its summary, its other charts
@@ -88,6 +91,8 @@ pub struct Input {
 pub enum DocKind {
     /// Sweep result: a top-level `"sweep"` object.
     Sweep,
+    /// Capacity search (`capacity.json`): a top-level `"capacity"` object.
+    Capacity,
     /// A run's result (an `rtload.metrics` object), of any workload: drawn from what it
     /// declares about itself.
     Run,
@@ -97,6 +102,7 @@ impl DocKind {
     fn name(self, doc: &Value) -> String {
         match self {
             DocKind::Sweep => "sweep".into(),
+            DocKind::Capacity => "capacity search".into(),
             DocKind::Run => doc
                 .pointer("/rtload/workload")
                 .and_then(Value::as_str)
@@ -113,12 +119,15 @@ pub fn classify(doc: &Value) -> Result<DocKind, String> {
     if obj.get("sweep").is_some_and(Value::is_object) {
         return Ok(DocKind::Sweep);
     }
+    if obj.get("capacity").is_some_and(Value::is_object) {
+        return Ok(DocKind::Capacity);
+    }
     if doc.pointer("/rtload/metrics").is_some_and(Value::is_object) {
         return Ok(DocKind::Run);
     }
     let keys: Vec<&str> = obj.keys().map(String::as_str).take(12).collect();
     Err(format!(
-        "no `sweep` object and no `rtload.metrics` object (not an rtload result); top-level keys: {}",
+        "no `sweep` or `capacity` object and no `rtload.metrics` object (not an rtload result); top-level keys: {}",
         if keys.is_empty() {
             "(none)".to_string()
         } else {
@@ -221,6 +230,11 @@ fn section(i: usize, input: &Input, kind: &Result<DocKind, String>, overlaid: bo
         s.push_str(&summary::sweep_verdict(doc));
         s.push_str(&charts::sweep(doc));
         s.push_str(&metrics::table(doc, None));
+        s.push_str("</section>\n");
+        return s;
+    }
+    if k == DocKind::Capacity {
+        s.push_str(&charts::capacity(doc));
         s.push_str("</section>\n");
         return s;
     }

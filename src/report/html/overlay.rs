@@ -1,5 +1,6 @@
 //! The comparison section of a report over several results: results of the same
-//! workload (the `rtload.workload` they carry; sweeps and results without it never)
+//! workload (the `rtload.workload` they carry; sweeps, capacity searches and results
+//! without it never)
 //! are comparable, and each group of two or more gets one section with a side-by-side
 //! verdict table, every distribution overlaid on one set of axes (one line or dot row
 //! per file, the legend naming the file) and the time-series panel overlaid likewise.
@@ -21,7 +22,7 @@ const TABLE_HEADLINES: usize = 4;
 
 /// What makes two results comparable: the workload that wrote them.
 fn key(doc: &Value, kind: DocKind) -> Option<String> {
-    if kind == DocKind::Sweep {
+    if kind != DocKind::Run {
         return None;
     }
     doc.pointer("/rtload/workload")

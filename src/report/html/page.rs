@@ -24,7 +24,9 @@ svg text{font-size:11px;fill:#444}svg .axis-title{font-size:12px;fill:#222}
 .mark.hl{fill:none;stroke:#2ca02c;stroke-width:3}.mark.fail{fill:#fff;stroke:#d62728;stroke-width:2}
 .failed{--c:#d62728}.extent{--c:#9ecae1}
 .k0{--c:#b0b0b0}.k1{--c:#6baed6}.k2{--c:#a1d99b}.k3{--c:#ff7f0e}.k4{--c:#2ca02c}.k5{--c:#e377c2}.k6{--c:#8c564b}.k7{--c:#bcbd22}.kx{--c:#9467bd}
-.mark.span{fill:var(--c)}
+.mark.span{fill:var(--c)}.mark.bar{fill:var(--c);stroke:#fff;stroke-width:.5}
+.mark.warn{fill:none;stroke:#e6a700;stroke-width:2;stroke-dasharray:3 2}svg .pt-label{font-size:10px;fill:#555}
+.sw.warn{background:none;border:2px dashed #e6a700;border-radius:50%;width:8px;height:8px}.sw.fail{background:#fff;border:2px solid #d62728;border-radius:50%;width:8px;height:8px}
 .ref{stroke:#d62728;stroke-dasharray:6 4;stroke-width:1.5}svg .ref-label{fill:#d62728}
 .ref.cap{stroke:#2ca02c}svg .ref-label.cap{fill:#2ca02c}
 .band{fill:#f3f3f3}svg .band-label{fill:#888}
@@ -40,7 +42,8 @@ pre.err{white-space:pre-wrap;overflow-wrap:anywhere;margin:2px 0;font-size:12px;
 div.warnings{padding:4px 10px;border-radius:4px;background:#fff3cd;border:1px solid #e0c36a;margin:12px 0}
 p.verdict{font-size:15px;padding:6px 10px;border-radius:4px;background:#f3f3f3}p.verdict.pass{background:#e8f5e9}p.verdict.fail{background:#fdecea}
 p.banner{padding:8px;border-radius:4px;background:#fff3cd;border:1px solid #e0c36a}
-tr.short td{background:#fff3cd}
+tr.short td{background:#fff3cd}tr.breaks td:last-child{color:#d62728}tr.holds td:last-child{color:#2ca02c}
+td:last-child.verdict{text-align:left}p.capacity{font-size:15px;padding:6px 10px;border-radius:4px;background:#e8f5e9}p.capacity.none{background:#fdecea}
 </style></head><body>
 "#;
 

@@ -226,12 +226,75 @@ impl Plot {
         }
     }
 
-    /// A dashed horizontal reference line at `y` with a label (not a mark).
-    pub fn hline(&mut self, y: f64, label: &str) {
-        let Some(py) = coord(self.sy(y)) else { return };
+    /// A dashed amber ring marking an inconclusive point (the generator bound it, or it
+    /// never reached its load) at (`x`, `y`) with a tooltip (class `warn`).
+    pub fn warn_marker(&mut self, x: f64, y: f64, tip: &str) {
+        if let (Some(px), Some(py)) = (coord(self.sx(x)), coord(self.sy(y))) {
+            let _ = write!(
+                self.body,
+                r#"<circle class="mark warn" cx="{px}" cy="{py}" r="6"><title>{}</title></circle>"#,
+                esc(tip)
+            );
+        }
+    }
+
+    /// A small text label just above and right of the point (`x`, `y`) (not a mark);
+    /// right-anchored near the chart's right edge so it stays inside.
+    pub fn point_label(&mut self, x: f64, y: f64, text: &str) {
+        let (Some(px), Some(py)) = (coord(self.sx(x)), coord(self.sy(y) - 7.0)) else {
+            return;
+        };
+        let (dx, anchor) = if self.sx(x) + 8.0 + text_width(text) > WIDTH - 4.0 {
+            (-6.0, "end")
+        } else {
+            (6.0, "start")
+        };
         let _ = write!(
             self.body,
-            r#"<line class="ref" x1="{}" x2="{}" y1="{py}" y2="{py}"/><text class="ref-label" x="{}" y="{}" text-anchor="end">{}</text>"#,
+            r#"<text class="pt-label" x="{px}" y="{py}" dx="{dx}" text-anchor="{anchor}">{}</text>"#,
+            esc(text)
+        );
+    }
+
+    /// A vertical bar centred on `x`, `half` x units either side, from `y0` up to `y1`,
+    /// styled by `class` (e.g. `s2`), with a tooltip; skipped when an edge is not finite
+    /// or the bar is empty.
+    pub fn bar(&mut self, x: f64, half: f64, (y0, y1): (f64, f64), class: &str, tip: &str) {
+        let (a, b) = (self.sx(x - half), self.sx(x + half));
+        let (top, bottom) = (self.sy(y1.max(y0)), self.sy(y0.min(y1)));
+        let (Some(px), Some(w), Some(py), Some(h), true) = (
+            coord(a),
+            coord(b - a),
+            coord(top),
+            coord(bottom - top),
+            bottom > top,
+        ) else {
+            return;
+        };
+        let _ = write!(
+            self.body,
+            r#"<rect class="mark bar {}" x="{px}" y="{py}" width="{w}" height="{h}"><title>{}</title></rect>"#,
+            esc(class),
+            esc(tip)
+        );
+    }
+
+    /// A dashed horizontal reference line at `y` with a label (not a mark).
+    pub fn hline(&mut self, y: f64, label: &str) {
+        self.hline_class(y, label, "");
+    }
+
+    /// [`Plot::hline`] with `class` added to the line and label classes (e.g. `cap`).
+    pub fn hline_class(&mut self, y: f64, label: &str, class: &str) {
+        let Some(py) = coord(self.sy(y)) else { return };
+        let cls = if class.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", esc(class))
+        };
+        let _ = write!(
+            self.body,
+            r#"<line class="ref{cls}" x1="{}" x2="{}" y1="{py}" y2="{py}"/><text class="ref-label{cls}" x="{}" y="{}" text-anchor="end">{}</text>"#,
             self.left,
             WIDTH - RIGHT,
             WIDTH - RIGHT - 4.0,

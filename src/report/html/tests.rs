@@ -33,6 +33,12 @@ pub(super) const SWEEP: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/data/results/sweep_concurrency.json"
 ));
+/// `capacity.json` of a real search against the embedded server (`max_sessions = 6`,
+/// threshold `ttfc_ms.p99 < 2000`).
+pub(super) const CAPACITY: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/results/capacity_search.json"
+));
 
 pub(super) fn parse(s: &str) -> Value {
     serde_json::from_str(s).expect("fixture is valid JSON")

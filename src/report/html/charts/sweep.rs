@@ -17,7 +17,7 @@ use crate::report::sweep::{self, PointResult};
 use crate::workload::catalogue::UnitRate;
 
 /// The headline family (`ttft_ms` of `ttft_ms.p99`).
-fn family(headline: &str) -> &str {
+pub(super) fn family(headline: &str) -> &str {
     headline.split_once('.').map_or(headline, |(f, _)| f)
 }
 
@@ -39,7 +39,7 @@ fn read_points(doc: &Value) -> (Sweep, Vec<PointResult>) {
 }
 
 /// The catalog's headline metric names (`/rtload/headline_metrics`), empty if absent.
-fn catalog_headline(doc: &Value) -> Vec<String> {
+pub(super) fn catalog_headline(doc: &Value) -> Vec<String> {
     doc.pointer("/rtload/headline_metrics")
         .and_then(Value::as_array)
         .map(|a| {
@@ -301,6 +301,33 @@ fn curve(
     figure(svg, caption, &super::legend(&items))
 }
 
+/// How one point of a throughput-vs-latency curve is marked.
+pub(super) enum Ring {
+    /// No ring.
+    Plain,
+    /// The capacity (knee): highlighted.
+    Capacity,
+    /// Failed / broke: a red ring.
+    Broke,
+    /// Inconclusive (generator-bound, short of its load): an amber dashed ring.
+    Inconclusive,
+}
+
+/// One point of a throughput-vs-latency curve: `y` against its completed sessions/s
+/// ([`throughput`]), its ring with a tooltip, and an optional label drawn beside it.
+pub(super) struct TputPoint {
+    pub x: f64,
+    pub y: f64,
+    pub ring: (Ring, String),
+    pub label: Option<String>,
+}
+
+/// A point's achieved throughput as the curves draw it: completed sessions/s, NaN
+/// (skipped) when the point has none.
+pub(super) fn throughput(p: &PointResult) -> f64 {
+    p.sessions_per_s.unwrap_or(f64::NAN)
+}
+
 /// Completed sessions/s (x) against headline latency (y), one dot per point in load
 /// order, the knee highlighted.
 fn tput_vs_latency(
@@ -312,34 +339,64 @@ fn tput_vs_latency(
     let Some((name, ys)) = lat.last() else {
         return String::new();
     };
-    let pts: Vec<(f64, f64)> = points
+    let pts: Vec<TputPoint> = points
         .iter()
         .zip(ys)
-        .map(|(p, &(_, y))| (p.sessions_per_s.unwrap_or(f64::NAN), y))
+        .map(|(p, &(_, y))| {
+            let label = SweepParam::from_name(param)
+                .map_or_else(|| fmt_num(p.value, 3), |sp| sp.format_value(p.value));
+            let ring = if capacity == Some(p.value) {
+                (Ring::Capacity, format!("knee: {param} = {label}"))
+            } else if !p.counts() {
+                (Ring::Broke, format!("{param} = {label}"))
+            } else {
+                (Ring::Plain, String::new())
+            };
+            TputPoint {
+                x: throughput(p),
+                y,
+                ring,
+                label: None,
+            }
+        })
         .collect();
     let caption = format!(
         "Throughput vs latency: {name} against completed sessions/s, one point per {param} value in increasing order"
     );
-    let ok = pts.iter().any(|p| p.0.is_finite() && p.1.is_finite());
+    tput_latency_figure("sweep-tput-latency", &caption, name, &pts)
+}
+
+/// The throughput-vs-latency figure of `pts` (a line through them in the order given,
+/// each ringed and labelled as it says), or a "no data" note.
+pub(super) fn tput_latency_figure(
+    kind: &str,
+    caption: &str,
+    name: &str,
+    pts: &[TputPoint],
+) -> String {
+    let ok = pts.iter().any(|p| p.x.is_finite() && p.y.is_finite());
     let svg = ok.then_some(()).and_then(|()| {
         let x = Axis::fit(
             "completed sessions/s",
-            pts.iter().map(|p| p.0).chain([0.0]),
+            pts.iter().map(|p| p.x).chain([0.0]),
             false,
         )?;
-        let y = Axis::fit(name, pts.iter().map(|p| p.1).chain([0.0]), false)?;
-        let mut plot = Plot::linear("sweep-tput-latency", &caption, x, y);
-        plot.line(&pts, 0, name);
-        for (p, &(x, y)) in points.iter().zip(&pts) {
-            let label = SweepParam::from_name(param)
-                .map_or_else(|| fmt_num(p.value, 3), |sp| sp.format_value(p.value));
-            if capacity == Some(p.value) {
-                plot.highlight(x, y, &format!("knee: {param} = {label}"));
-            } else if !p.counts() {
-                plot.fail_marker(x, y, &format!("{param} = {label}"));
+        let y = Axis::fit(name, pts.iter().map(|p| p.y).chain([0.0]), false)?;
+        let mut plot = Plot::linear(kind, caption, x, y);
+        let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.x, p.y)).collect();
+        plot.line(&line, 0, name);
+        for p in pts {
+            match &p.ring {
+                (Ring::Plain, _) => {}
+                (Ring::Capacity, tip) => plot.highlight(p.x, p.y, tip),
+                (Ring::Broke, tip) => plot.fail_marker(p.x, p.y, tip),
+                (Ring::Inconclusive, tip) => plot.warn_marker(p.x, p.y, tip),
+            }
+            if let Some(l) = &p.label {
+                plot.point_label(p.x, p.y, l);
             }
         }
         Some(plot.finish())
     });
-    figure(svg, &caption, "")
+    figure(svg, caption, "")
 }
