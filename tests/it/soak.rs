@@ -121,4 +121,26 @@ fn held_sessions_speak_until_their_duration_and_the_series_agree_everywhere() {
         .map(|r| format!("{:.1}", num(&r["rss_mib"])))
         .collect();
     assert_eq!(line("RSS at the end (MiB):")[..rss.len()], rss[..]);
+
+    // The HTML report draws the same series (its dots are checked against the JSON in
+    // the chart's unit tests).
+    let html = fx.dir.path().join("r.html");
+    let out = crate::support::rtload()
+        .args(["report", "--html"])
+        .arg(&html)
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    for chart in ["soak-rss", "soak-cpu", "soak-age-response_ttfp_ms"] {
+        assert!(
+            page.contains(&format!("data-chart=\"{chart}\"")),
+            "no {chart}"
+        );
+    }
 }

@@ -17,6 +17,7 @@ mod capacity;
 pub mod dist;
 pub mod overtime;
 mod series;
+mod soak;
 mod sweep;
 mod timeline;
 
@@ -31,6 +32,7 @@ use crate::workload::catalogue::{Catalogue, MetricInfo};
 pub use dist::Dist;
 
 pub use capacity::capacity;
+pub use soak::soak;
 pub use sweep::sweep;
 
 /// The finite number at `v[key]`, if any (JSON `null`, strings and NaN-as-null are `None`).

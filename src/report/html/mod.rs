@@ -254,6 +254,7 @@ fn section(i: usize, input: &Input, kind: &Result<DocKind, String>, overlaid: bo
             log: &input.log,
         };
         s.push_str(&charts::overtime::panel(&[run], false));
+        s.push_str(&charts::soak(doc));
     }
     s.push_str(&metrics::table(doc, declared.catalogue.as_ref()));
     s.push_str("</section>\n");
