@@ -337,6 +337,7 @@ pub fn run_capacity(
             .iter()
             .map(|t| format!("{} {}", t.metric, t.expr))
             .collect(),
+        hold_s: sc.load().duration_s,
     };
     let mut search = Search::new(bounds);
     let (mut steps, mut files, mut interrupted) = (Vec::new(), Vec::new(), false);
@@ -397,11 +398,14 @@ fn run_step(
     quiet: bool,
     interrupt: Option<Interrupt>,
 ) -> Result<Option<Step>, RunError> {
+    // Held sessions (`[load] duration_s`): exactly `n` sessions at once, each held the
+    // whole duration, so the step holds its concurrency for that long.
+    let held = sc.load().duration_s.map(|_| n);
     let sweep = Sweep {
         param: SweepParam::MaxConcurrency,
         values: vec![n as f64],
         headline: None,
-        samples_per_point: sc.sweep().and_then(|s| s.samples_per_point),
+        samples_per_point: held.or_else(|| sc.sweep().and_then(|s| s.samples_per_point)),
     };
     let s = run_point(
         &point_scenario_to(sc, &sweep, n as f64, file),

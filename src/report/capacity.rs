@@ -21,6 +21,9 @@ pub struct Criteria {
     /// The scenario's `[slo]` bounds as written (`stall_count == 0`): what makes a
     /// completed session degraded instead of good.
     pub slo: Vec<String>,
+    /// `[load] duration_s`: each step ran exactly its concurrency of sessions at once,
+    /// each held this many seconds (`None`: sessions as long as their media).
+    pub hold_s: Option<f64>,
 }
 
 /// How the search is bounded: the staircase's first step and the largest concurrency it

@@ -181,6 +181,7 @@ fn criteria() -> Criteria {
     Criteria {
         good_share: 0.99,
         slo: vec!["stall_count == 0".into()],
+        hold_s: None,
     }
 }
 

@@ -21,6 +21,12 @@ fn judged(c: &Criteria, steps: &[Step]) -> (String, &'static str) {
     for ch in checks {
         out.push_str(&format!(", {} {}", ch.metric, ch.expr));
     }
+    if let Some(h) = c.hold_s {
+        out.push_str(&format!(
+            ", each session held {} s",
+            crate::util::textpos::num(h)
+        ));
+    }
     let note = if checks.is_empty() {
         "; no [thresholds] set"
     } else {
@@ -215,6 +221,7 @@ pub fn capacity_json(
             "good_share": c.good_share,
             "slo": c.slo,
             "no_rejections": true,
+            "hold_s": c.hold_s,
             "thresholds": thresholds,
         },
         "search": {"start": bounds.start, "max": bounds.max},
@@ -308,6 +315,7 @@ pub fn from_json(doc: &Value) -> Option<Recorded> {
             .and_then(Value::as_f64)
             .unwrap_or(1.0),
         slo: strings(cap.pointer("/criteria/slo")),
+        hold_s: cap.pointer("/criteria/hold_s").and_then(Value::as_f64),
     };
     Some(Recorded {
         scenario: cap

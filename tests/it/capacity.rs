@@ -182,7 +182,10 @@ rtf_one_at_sessions = 4
 /// confirms, and says the capacity is at least 4 and what it judged.
 #[test]
 fn a_search_that_never_breaks_reports_at_least_max() {
-    let fx = video(3, 1, "");
+    // Sessions of ~80 ms: long enough that every step has its concurrency in flight on a
+    // busy machine (with 5 ms chunks a step could end its sessions as fast as it starts
+    // them, and the search would stop there as inconclusive).
+    let fx = video(3, 1, "chunk_interval_ms = 40\n");
     let dir = fx.dir.path().join("cap");
     let bounds = rtload::run::CapacityBounds { start: 1, max: 4 };
     let mut lines = Vec::new();
@@ -195,7 +198,9 @@ fn a_search_that_never_breaks_reports_at_least_max() {
         Some(CapacityOutcome::Capacity {
             sessions: 4,
             limit: None
-        })
+        }),
+        "{}",
+        r.text
     );
     assert!(
         r.text.starts_with(
@@ -357,5 +362,57 @@ fn capacity_html_draws_the_numbers_capacity_json_records() {
             })
             .collect();
         assert_eq!(dots(html, "capacity-tput-latency", "ttfc_ms.p99"), want);
+    }
+}
+
+/// Held steps (`[load] duration_s`): each step runs exactly its concurrency of
+/// OmniInteract sessions at once, each held the whole duration, against a server that
+/// admits 2: 1 and 2 hold, 4 and 3 break on rejections, 2 is confirmed; the sentence says
+/// how long the sessions were held.
+#[test]
+fn held_steps_run_their_concurrency_for_the_hold_and_say_so() {
+    crate::duplex_support::require_ffmpeg();
+    let fx = crate::duplex_support::duplex(&crate::duplex_support::Opts {
+        duration_ms: 1000,
+        samples: 1,
+        max_concurrency: 1,
+        workload: "turn_gap_ms = 200\n",
+        server: "turns = \"commit\"\nfinal_decision = \"respond\"\n",
+        // A debug build on a shared machine: lateness is not what this test is about.
+        load: "duration_s = 2\ngenerator_bound_ms = 1000\n",
+        prelude: "[server]\nmax_sessions = 2\nretry_after_s = 0\n[target]\nretry_rejected = 2\n",
+        ..Default::default()
+    });
+    let dir = fx.dir.path().join("cap");
+    let (out, stdout, stderr) = capacity(&fx.path, &dir, &["--max", "4", "--quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let first = stdout.lines().next().unwrap();
+    assert!(
+        first.starts_with("Capacity: 2 concurrent sessions (")
+            && first.contains(", each session held 2 s")
+            && first.ends_with(" at 3"),
+        "{stdout}"
+    );
+    let doc = read_json(&dir.join("capacity.json"));
+    assert_eq!(doc["capacity"]["criteria"]["hold_s"], 2.0);
+    assert_eq!(step_values(&doc), [1, 2, 4, 3, 2], "{stdout}");
+    for s in doc["capacity"]["steps"].as_array().unwrap() {
+        let n = s["max_concurrency"].as_u64().unwrap();
+        let o = &s["outcomes"];
+        let ended: u64 = ["good", "degraded", "rejected", "failed"]
+            .iter()
+            .map(|k| o[k].as_u64().unwrap())
+            .sum();
+        assert_eq!(ended, n, "exactly its concurrency, at once: {s}");
+        // Every admitted session was held: its result's sessions lasted the duration.
+        let step = rtload::report::read_result(&dir.join(s["result"].as_str().unwrap())).unwrap();
+        for row in step["rtload"]["samples"].as_array().unwrap() {
+            let ends: Vec<f64> = (row["turns"].as_array().into_iter().flatten())
+                .filter_map(|t| t["speech_end_s"].as_f64())
+                .collect();
+            if let Some(last) = ends.last() {
+                assert!(*last >= 2.0 && ends.len() >= 2, "{row}");
+            }
+        }
     }
 }

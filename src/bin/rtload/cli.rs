@@ -86,7 +86,8 @@ pub enum Command {
     ///
     /// A step is one run of the scenario at one max_concurrency, scaled like a sweep
     /// point (max(samples, 4 × concurrency) sessions released at once, or `[sweep]
-    /// samples_per_point`). A step holds when at least --good-share of its ended sessions
+    /// samples_per_point`; with `[load] duration_s`, exactly its concurrency, each
+    /// session held that long). A step holds when at least --good-share of its ended sessions
     /// are good (completed within every `[slo]` bound), none was rejected and every
     /// `[thresholds]` entry held. The search runs a staircase --start, 2×, 4×, … up to
     /// --max until a step breaks, bisects between the last holding and the first breaking
