@@ -50,7 +50,8 @@ pub struct Load {
     pub duration_s: Option<f64>,
     /// `series_interval_s`: the period of the run's time series — the generator's RSS
     /// and CPU per interval of the live phase, and metrics per interval of session age
-    /// (default [`DEFAULT_SERIES_INTERVAL_S`]).
+    /// (default [`DEFAULT_SERIES_INTERVAL_S`], at least 1 s: one reading per interval is
+    /// kept for the whole run).
     pub series_interval_s: f64,
 }
 
@@ -165,7 +166,7 @@ pub(crate) struct RawLoad {
     #[schemars(with = "Option<f64>")]
     duration_s: Option<Spanned<NumOrStr>>,
     /// Period of the run's time series in seconds (default 60): RSS and CPU per interval
-    /// of the live phase, metrics per interval of session age. Range (0, 604800].
+    /// of the live phase, metrics per interval of session age. Range [1, 604800].
     #[schemars(with = "Option<f64>")]
     series_interval_s: Option<Spanned<NumOrStr>>,
 }
@@ -368,32 +369,43 @@ fn generator_bound_ms(cx: &mut Ctx<'_>, raw: &RawLoad) -> f64 {
 /// [`DEFAULT_SERIES_INTERVAL_S`]).
 fn soak_times(cx: &mut Ctx<'_>, ov: &LoadOverrides, raw: &RawLoad) -> (Option<f64>, f64) {
     let duration = (ov.duration_s, raw.duration_s.as_ref());
-    let duration_s = seconds(cx, duration, ("duration_s", "--duration-s"), 600.0);
+    let duration_s = seconds(
+        cx,
+        duration,
+        ("duration_s", "--duration-s"),
+        (0.0, false),
+        600.0,
+    );
     let interval = (ov.series_interval_s, raw.series_interval_s.as_ref());
     let every = DEFAULT_SERIES_INTERVAL_S;
     let keys = ("series_interval_s", "--series-interval-s");
-    let series_interval_s = seconds(cx, interval, keys, every).unwrap_or(every);
+    // At least a second: one reading per interval is kept for the whole run.
+    let series_interval_s = seconds(cx, interval, keys, (1.0, true), every).unwrap_or(every);
     (duration_s, series_interval_s)
 }
 
-/// A `[load]` time in seconds from its flag (wins) or the file, which must be in (0,
-/// [`MAX_DURATION_S`]]; `example` is the value the error suggests.
+/// A `[load]` time in seconds from its flag (wins) or the file, which must be in (`min`,
+/// [`MAX_DURATION_S`]] (`[min, …]` when `closed`); `example` is what the error suggests.
 fn seconds(
     cx: &mut Ctx<'_>,
     (flag_value, v): (Option<f64>, Option<&Spanned<NumOrStr>>),
     (key, flag): (&str, &str),
+    (min, closed): (f64, bool),
     example: f64,
 ) -> Option<f64> {
     let s = flag_value.or_else(|| cx.number(v, key, false))?;
-    if s > 0.0 && s <= MAX_DURATION_S {
+    let above = if closed { s >= min } else { s > min };
+    if above && s <= MAX_DURATION_S {
         return Some(s);
     }
+    let open = if closed { "[" } else { "(" };
     cx.at_key(
         key,
         flag,
         flag_value.is_some(),
         format!(
-            "`{key}` must be in (0, {}] seconds (got {}); e.g. `{key} = {}`",
+            "`{key}` must be in {open}{}, {}] seconds (got {}); e.g. `{key} = {}`",
+            crate::util::textpos::num(min),
             crate::util::textpos::num(MAX_DURATION_S),
             crate::util::textpos::num(s),
             crate::util::textpos::num(example)
