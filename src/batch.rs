@@ -286,6 +286,7 @@ fn point_result(sc: &Scenario, sweep: &Sweep, value: f64, s: &RunSummary) -> Poi
         achieved_concurrency: Some(a.concurrency),
         achieved_request_rate: a.request_rate,
         sessions_per_s: a.sessions_per_s,
+        mean_sessions: a.mean_sessions,
         lateness_p99_ms: a.lateness_p99_ms,
         reached: crate::report::sweep::reached(
             sweep.param,

@@ -77,6 +77,9 @@ pub struct PointResult {
     pub achieved_request_rate: Option<f64>,
     /// Completed measured sessions per second of run.
     pub sessions_per_s: Option<f64>,
+    /// Mean measured sessions in flight (the result's `achieved.mean_sessions`): what an
+    /// offered arrival rate produced.
+    pub mean_sessions: Option<f64>,
     /// The workload's own unit rate (its catalogue's [`UnitRate`] metric, e.g. chunks/s);
     /// `None` when the workload declares none or the point lacks the metric.
     pub unit_rate: Option<f64>,
@@ -246,6 +249,7 @@ pub fn point_json(param: SweepParam, p: &PointResult) -> Value {
         "achieved_concurrency": p.achieved_concurrency,
         "achieved_request_rate": p.achieved_request_rate,
         "sessions_per_s": p.sessions_per_s,
+        "mean_sessions": p.mean_sessions,
         "unit_rate": p.unit_rate,
         "lateness_p99_ms": p.lateness_p99_ms,
         "reached": p.reached,
@@ -310,6 +314,7 @@ pub fn point_from_json(p: &Value) -> Option<PointResult> {
             .map(|c| c as usize),
         achieved_request_rate: f("achieved_request_rate"),
         sessions_per_s: f("sessions_per_s"),
+        mean_sessions: f("mean_sessions"),
         unit_rate: f("unit_rate"),
         lateness_p99_ms: f("lateness_p99_ms"),
         reached: p.get("reached").and_then(Value::as_bool).unwrap_or(true),

@@ -139,7 +139,7 @@ fn point_json(value: Value, metrics: Value, passed: bool, measured: Value) -> Va
         "thresholds": [{"metric": "ttft_ms.p99", "expr": "< 1500", "measured": measured, "passed": passed}],
         "failed_samples": 0, "artifact_errors": 0,
         "achieved_concurrency": null, "achieved_request_rate": null, "sessions_per_s": null,
-        "unit_rate": null, "lateness_p99_ms": null, "reached": true, "generator_bound": null,
+        "mean_sessions": null, "unit_rate": null, "lateness_p99_ms": null, "reached": true, "generator_bound": null,
     })
 }
 

@@ -63,7 +63,8 @@ fn result_cell(p: &PointResult) -> String {
 }
 
 /// The rows of a sweep table, header first: the swept value, `achieved` (peak sessions in
-/// flight for `max_concurrency`, sessions started/s for `request_rate`), `sessions/s`,
+/// flight for `max_concurrency`, sessions started/s for `request_rate`, then the mean
+/// sessions in flight that rate produced, `mean sessions`), `sessions/s`,
 /// the workload's unit rate headed by its label (`chunks/s`; only when `unit` is given,
 /// `-` where a point lacks it), `columns` (metric names; `-` where a point lacks one),
 /// and `result` (`pass` / `FAIL`, `+short` when the point did not reach its swept value,
@@ -74,9 +75,12 @@ pub fn table_rows(
     unit: Option<&str>,
     columns: &[&str],
 ) -> Vec<Vec<String>> {
+    let rate = sweep.param == SweepParam::RequestRate;
     let mut rows = vec![
-        [sweep.param.name(), "achieved", "sessions/s"]
+        [sweep.param.name(), "achieved"]
             .into_iter()
+            .chain(rate.then_some("mean sessions"))
+            .chain(std::iter::once("sessions/s"))
             .chain(unit)
             .map(str::to_string)
             .chain(columns.iter().map(|c| c.to_string()))
@@ -91,17 +95,18 @@ pub fn table_rows(
         SweepParam::RequestRate => p.achieved_request_rate,
     });
     let per_s = column(&|p| p.sessions_per_s);
+    let mean = column(&|p| p.mean_sessions);
     let unit_rate = column(&|p| p.unit_rate);
     let cells: Vec<Vec<String>> = columns
         .iter()
         .map(|c| column(&|p| p.metrics.get(*c).copied()))
         .collect();
     for (i, p) in points.iter().enumerate() {
-        let mut row = vec![
-            sweep.param.format_value(p.value),
-            achieved[i].clone(),
-            per_s[i].clone(),
-        ];
+        let mut row = vec![sweep.param.format_value(p.value), achieved[i].clone()];
+        if rate {
+            row.push(mean[i].clone());
+        }
+        row.push(per_s[i].clone());
         if unit.is_some() {
             row.push(unit_rate[i].clone());
         }

@@ -166,6 +166,10 @@ pub struct Achieved {
     pub sessions_per_s: Option<f64>,
     /// The generator's send lateness p99 over measured samples, ms.
     pub lateness_p99_ms: Option<f64>,
+    /// Mean measured sessions in flight: their summed lengths ÷ the span from the first
+    /// one's start to the last one's end (Little's L = λW; beside an offered arrival rate,
+    /// the concurrency it produced).
+    pub mean_sessions: Option<f64>,
 }
 
 /// Events per second over `times`: `(n − 1) ÷ (last − first)`, absent with fewer than
@@ -195,11 +199,12 @@ impl Achieved {
             planned_rate,
             sessions_per_s: (run.duration_s > 0.0).then(|| ok as f64 / run.duration_s),
             lateness_p99_ms: crate::util::stats::percentile(&late, 0.99).ok(),
+            mean_sessions: mean_in_flight(measured.iter().map(|s| (s.started_s, s.ended_s))),
         }
     }
 
     /// The block a result carries: `achieved: {concurrency, request_rate, planned_rate,
-    /// sessions_per_s, lateness_p99_ms}` (absent values `null`).
+    /// sessions_per_s, lateness_p99_ms, mean_sessions}` (absent values `null`).
     pub fn to_json(self) -> Value {
         json!({"achieved": {
             "concurrency": self.concurrency,
@@ -207,8 +212,21 @@ impl Achieved {
             "planned_rate": self.planned_rate,
             "sessions_per_s": self.sessions_per_s,
             "lateness_p99_ms": self.lateness_p99_ms,
+            "mean_sessions": self.mean_sessions,
         }})
     }
+}
+
+/// The mean number of `(start, end)` spans open over the window from the first start to
+/// the last end: their summed lengths ÷ the window (`None` without spans or when the
+/// window is empty).
+pub fn mean_in_flight(spans: impl IntoIterator<Item = (f64, f64)>) -> Option<f64> {
+    let (mut lo, mut hi, mut sum) = (f64::INFINITY, f64::NEG_INFINITY, 0.0);
+    for (a, b) in spans {
+        (lo, hi) = (lo.min(a), hi.max(b.max(a)));
+        sum += (b - a).max(0.0);
+    }
+    (hi > lo).then(|| sum / (hi - lo))
 }
 
 /// The most `(start, end)` spans open at one instant. A span ending exactly when another

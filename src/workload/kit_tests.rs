@@ -57,3 +57,14 @@ fn verdict_line_words() {
     );
     assert!(verdict_line(false, true, 3, &k, 0, (0, 0)).starts_with("verdict: INTERRUPTED"));
 }
+
+#[test]
+fn mean_in_flight_is_summed_lengths_over_the_window() {
+    // Two sessions of 4 s and one of 2 s over the 8 s from the first start to the last
+    // end: 10 / 8 sessions in flight on average (the peak is 2).
+    let spans = [(0.0, 4.0), (2.0, 6.0), (6.0, 8.0)];
+    assert_eq!(super::mean_in_flight(spans), Some(1.25));
+    assert_eq!(super::peak_in_flight(spans), 2);
+    assert_eq!(super::mean_in_flight([]), None, "missing, never zero");
+    assert_eq!(super::mean_in_flight([(1.0, 1.0)]), None);
+}

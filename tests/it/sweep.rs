@@ -345,3 +345,50 @@ fn a_sweep_without_thresholds_claims_no_capacity_and_quiet_keeps_stderr_still() 
     let html = std::fs::read_to_string(dir.join("sweep.html")).unwrap();
     assert!(html.contains("capacity: no threshold set: no capacity"));
 }
+
+/// A request-rate sweep shows, beside each offered rate, the mean sessions in flight it
+/// produced (Little's L): the same figure in the point's own result, in `sweep.json` and
+/// in the terminal table's `mean sessions` column.
+#[test]
+fn a_rate_sweep_shows_the_mean_sessions_each_rate_produced() {
+    let fx = crate::support::video(
+        6,
+        8,
+        "chunk_interval_ms = 40\n[sweep]\nparam = \"request_rate\"\nvalues = [4, 40]\n",
+    );
+    let sc = fx.scenario();
+    let sweep = sc.sweep().cloned().expect("[sweep] parsed");
+    let out = fx.dir.path().join("sweep");
+    let r = rtload::run::run_sweep(&sc, &sweep, &out, true).unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let table = rtload::report::sweep_table(&sweep, &r.points, None, &[]);
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows[0][..3],
+        ["request_rate", "achieved", "mean"],
+        "{table}"
+    );
+    let mut means = Vec::new();
+    for (k, p) in r.points.iter().enumerate() {
+        let mean = p.mean_sessions.expect("a mean of the point's sessions");
+        // Each point's own result, written first and in value order.
+        let own = rtload::report::read_result(&r.files[k]).unwrap();
+        assert_eq!(
+            own["rtload"]["achieved"]["mean_sessions"].as_f64(),
+            Some(mean)
+        );
+        assert_eq!(
+            doc["sweep"]["points"][k]["mean_sessions"].as_f64(),
+            Some(mean)
+        );
+        let cell: f64 = rows[k + 1][2].parse().unwrap();
+        assert!((cell - mean).abs() < 0.01, "{cell} vs {mean}\n{table}");
+        means.push(mean);
+    }
+    // Ten times the offered rate keeps more sessions in flight at once.
+    assert!(means[1] > means[0], "{means:?}");
+}
