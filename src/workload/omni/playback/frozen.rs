@@ -1,0 +1,126 @@
+//! What the clock keeps of a response once its playback is settled: no audio held, no
+//! ack still to come ([`Resp::settled`]). Its full record (its id, times, held segments:
+//! ~104 bytes and a copy of the id) is replaced by the few numbers the clock's answers
+//! still read: its samples and last ack for a late delta or a played/kept query, its end
+//! and its first start for a later clear and the final audibility check. A long
+//! session's clock then holds full records only for the responses still in play, and 40
+//! bytes for every other. A late event about a settled response thaws it back into the
+//! record it was, exactly (a proptest holds a freezing clock to one that never freezes).
+
+use std::sync::Arc;
+
+use super::Resp;
+use super::retire::Retired;
+
+/// A response's place in the clock.
+#[derive(Debug, Clone)]
+pub(super) enum Slot {
+    /// In play: audio held or an ack still to come.
+    Live(Box<Resp>),
+    /// Settled (or never touched: the session's index named another response first).
+    Frozen(Frozen),
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot::Frozen(Frozen::default())
+    }
+}
+
+/// A settled response's numbers.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Frozen {
+    /// Its samples (all retired, so all played).
+    total: u64,
+    /// Its last ack's `played_ms`, [`NO_ACK`] for none.
+    acked_ms: u64,
+    /// The end of its last segment (0 for none).
+    end_s: f64,
+    /// [`Retired::first_start`].
+    first_start: f64,
+    /// [`TOUCHED`], [`COMPLETED`], [`ANY`], [`AUDIBLE`].
+    flags: u8,
+}
+
+/// [`Frozen::acked_ms`] when no ack was sent.
+const NO_ACK: u64 = u64::MAX;
+/// Audio or a completion touched it.
+const TOUCHED: u8 = 1;
+/// `response.done` came.
+const COMPLETED: u8 = 2;
+/// It had audio queued ([`Retired::any`]).
+const ANY: u8 = 4;
+/// [`Retired::audible`].
+const AUDIBLE: u8 = 8;
+
+impl Frozen {
+    /// The numbers of settled `r` (no held segment, not active).
+    pub(super) fn of(r: &Resp) -> Self {
+        debug_assert!(r.held == 0 && !r.active, "only a settled response freezes");
+        debug_assert_eq!(r.retired.samples, r.total, "all its audio retired");
+        // With nothing held, its last end is its retired segments' latest end.
+        debug_assert_eq!(r.last_end_s.to_bits(), r.retired.end_s.to_bits());
+        // Audio settles only once acked, so its first arrival is read no more.
+        debug_assert!(r.total == 0 || r.acked_ms.is_some());
+        let flag = |on: bool, f: u8| if on { f } else { 0 };
+        Self {
+            total: r.total,
+            acked_ms: r.acked_ms.unwrap_or(NO_ACK),
+            end_s: r.retired.end_s,
+            first_start: r.retired.first_start,
+            flags: flag(r.id.is_some(), TOUCHED)
+                | flag(r.completed, COMPLETED)
+                | flag(r.retired.any, ANY)
+                | flag(r.retired.audible, AUDIBLE),
+        }
+    }
+
+    /// The record it was, its id `id` (`None` for an untouched slot).
+    pub(super) fn thaw(&self, id: Option<Arc<str>>) -> Resp {
+        if !self.touched() {
+            return Resp {
+                id,
+                ..Resp::default()
+            };
+        }
+        let retired = Retired {
+            any: self.flags & ANY != 0,
+            samples: self.total,
+            end_s: self.end_s,
+            first_start: self.first_start,
+            audible: self.flags & AUDIBLE != 0,
+        };
+        Resp {
+            id,
+            total: self.total,
+            last_end_s: self.end_s,
+            first_arrival_s: 0.0,
+            completed: self.flags & COMPLETED != 0,
+            acked_ms: (self.acked_ms != NO_ACK).then_some(self.acked_ms),
+            held: 0,
+            first_held: 0,
+            active: false,
+            retired,
+        }
+    }
+
+    /// Audio or a completion touched it.
+    pub(super) fn touched(&self) -> bool {
+        self.flags & TOUCHED != 0
+    }
+
+    /// Its samples (all played).
+    pub(super) fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// It had audio queued.
+    pub(super) fn any(&self) -> bool {
+        self.flags & ANY != 0
+    }
+
+    /// Its part in the audibility check: earliest start and whether it was heard.
+    pub(super) fn placed(&self) -> (f64, bool) {
+        (self.first_start, self.flags & AUDIBLE != 0)
+    }
+}
