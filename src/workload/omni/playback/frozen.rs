@@ -38,20 +38,19 @@ pub(super) struct Frozen {
     end_s: f64,
     /// [`Retired::first_start`].
     first_start: f64,
-    /// [`TOUCHED`], [`COMPLETED`], [`ANY`], [`AUDIBLE`].
-    flags: u8,
+    /// Audio or a completion touched it. (Flags are `bool`s, not bits: a `bool`'s spare
+    /// values tell [`Slot`]'s variants apart, so a slot is 40 bytes, not 48.)
+    touched: bool,
+    /// `response.done` came.
+    completed: bool,
+    /// It had audio queued ([`Retired::any`]).
+    any: bool,
+    /// [`Retired::audible`].
+    audible: bool,
 }
 
 /// [`Frozen::acked_ms`] when no ack was sent.
 const NO_ACK: u64 = u64::MAX;
-/// Audio or a completion touched it.
-const TOUCHED: u8 = 1;
-/// `response.done` came.
-const COMPLETED: u8 = 2;
-/// It had audio queued ([`Retired::any`]).
-const ANY: u8 = 4;
-/// [`Retired::audible`].
-const AUDIBLE: u8 = 8;
 
 impl Frozen {
     /// The numbers of settled `r` (no held segment, not active).
@@ -62,16 +61,15 @@ impl Frozen {
         debug_assert_eq!(r.last_end_s.to_bits(), r.retired.end_s.to_bits());
         // Audio settles only once acked, so its first arrival is read no more.
         debug_assert!(r.total == 0 || r.acked_ms.is_some());
-        let flag = |on: bool, f: u8| if on { f } else { 0 };
         Self {
             total: r.total,
             acked_ms: r.acked_ms.unwrap_or(NO_ACK),
             end_s: r.retired.end_s,
             first_start: r.retired.first_start,
-            flags: flag(r.id.is_some(), TOUCHED)
-                | flag(r.completed, COMPLETED)
-                | flag(r.retired.any, ANY)
-                | flag(r.retired.audible, AUDIBLE),
+            touched: r.id.is_some(),
+            completed: r.completed,
+            any: r.retired.any,
+            audible: r.retired.audible,
         }
     }
 
@@ -84,18 +82,18 @@ impl Frozen {
             };
         }
         let retired = Retired {
-            any: self.flags & ANY != 0,
+            any: self.any,
             samples: self.total,
             end_s: self.end_s,
             first_start: self.first_start,
-            audible: self.flags & AUDIBLE != 0,
+            audible: self.audible,
         };
         Resp {
             id,
             total: self.total,
             last_end_s: self.end_s,
             first_arrival_s: 0.0,
-            completed: self.flags & COMPLETED != 0,
+            completed: self.completed,
             acked_ms: (self.acked_ms != NO_ACK).then_some(self.acked_ms),
             held: 0,
             first_held: 0,
@@ -106,7 +104,7 @@ impl Frozen {
 
     /// Audio or a completion touched it.
     pub(super) fn touched(&self) -> bool {
-        self.flags & TOUCHED != 0
+        self.touched
     }
 
     /// Its samples (all played).
@@ -116,11 +114,11 @@ impl Frozen {
 
     /// It had audio queued.
     pub(super) fn any(&self) -> bool {
-        self.flags & ANY != 0
+        self.any
     }
 
     /// Its part in the audibility check: earliest start and whether it was heard.
     pub(super) fn placed(&self) -> (f64, bool) {
-        (self.first_start, self.flags & AUDIBLE != 0)
+        (self.first_start, self.audible)
     }
 }
