@@ -193,7 +193,8 @@ impl PlaybackClock {
             && resp.held == 0
             && !resp.active
         {
-            let frozen = Frozen::of(resp);
+            let horizon = self.horizon.map_or(0.0, |h| h.seconds());
+            let frozen = Frozen::of(resp, horizon);
             self.resps[r] = Slot::Frozen(frozen);
         }
     }

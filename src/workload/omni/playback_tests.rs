@@ -448,7 +448,7 @@ fn a_long_session_keeps_full_records_only_for_responses_in_play() {
     // Counted exactly: every response settled, none in play.
     assert_eq!(c.live_and_settled(), (0, n as usize));
     assert_eq!(all.live_and_settled(), (n as usize, 0));
-    assert!(std::mem::size_of::<super::frozen::Slot>() <= 40);
+    assert!(std::mem::size_of::<super::frozen::Slot>() <= 24);
     // A late delta for a long-settled response thaws it: it plays and acks again, to
     // the same figures as a clock that kept its record.
     let kept = SegmentPcm::Spooled(Span { file: 1, offset: 0, len: 4_800 });

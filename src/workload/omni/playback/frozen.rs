@@ -1,11 +1,22 @@
 //! What the clock keeps of a response once its playback is settled: no audio held, no
 //! ack still to come ([`Resp::settled`]). Its full record (its id, times, held segments:
-//! ~104 bytes and a copy of the id) is replaced by the few numbers the clock's answers
-//! still read: its samples and last ack for a late delta or a played/kept query, its end
-//! and its first start for a later clear and the final audibility check. A long
-//! session's clock then holds full records only for the responses still in play, and 40
-//! bytes for every other. A late event about a settled response thaws it back into the
-//! record it was, exactly (a proptest holds a freezing clock to one that never freezes).
+//! ~104 bytes and a copy of the id) is replaced by what the clock's answers still read:
+//! its samples and last ack (a late delta, a played/kept query) and four flags, among
+//! them its part in the final audibility check. A long session's clock then holds full
+//! records only for the responses still in play, and 24 bytes for every other. A late
+//! event about a settled response thaws it back into a record that gives every answer
+//! the record it was would have given (a proptest holds a freezing clock to one that
+//! never freezes, answer by answer).
+//!
+//! What is not kept, and why no answer reads it:
+//! - its times: the last end is read for an ack (a settled response's acks are all
+//!   sent: a new one needs a new delta, which sets it) and by a clear's recomputation
+//!   of it (only over a response holding audio, whose held segments, queued after
+//!   everything retired, end no earlier); the first arrival only before its first ack
+//!   (a settled response with audio has had it; one without sets it on its first delta);
+//! - its first start inside the output horizon: the audibility check only compares the
+//!   earliest start with the horizon's end, so whether it lay inside is kept;
+//! - its retired samples: with nothing held, all its samples retired.
 
 use std::sync::Arc;
 
@@ -34,12 +45,8 @@ pub(super) struct Frozen {
     total: u64,
     /// Its last ack's `played_ms`, [`NO_ACK`] for none.
     acked_ms: u64,
-    /// The end of its last segment (0 for none).
-    end_s: f64,
-    /// [`Retired::first_start`].
-    first_start: f64,
     /// Audio or a completion touched it. (Flags are `bool`s, not bits: a `bool`'s spare
-    /// values tell [`Slot`]'s variants apart, so a slot is 40 bytes, not 48.)
+    /// values tell [`Slot`]'s variants apart, so a slot is 24 bytes, not 32.)
     touched: bool,
     /// `response.done` came.
     completed: bool,
@@ -47,14 +54,17 @@ pub(super) struct Frozen {
     any: bool,
     /// [`Retired::audible`].
     audible: bool,
+    /// [`Retired::first_start`] lies inside the output horizon.
+    starts_inside: bool,
 }
 
 /// [`Frozen::acked_ms`] when no ack was sent.
 const NO_ACK: u64 = u64::MAX;
 
 impl Frozen {
-    /// The numbers of settled `r` (no held segment, not active).
-    pub(super) fn of(r: &Resp) -> Self {
+    /// The numbers of settled `r` (no held segment, not active), its segments placed
+    /// against `horizon` (whole seconds) when they retired.
+    pub(super) fn of(r: &Resp, horizon: f64) -> Self {
         debug_assert!(r.held == 0 && !r.active, "only a settled response freezes");
         debug_assert_eq!(r.retired.samples, r.total, "all its audio retired");
         // With nothing held, its last end is its retired segments' latest end.
@@ -64,12 +74,11 @@ impl Frozen {
         Self {
             total: r.total,
             acked_ms: r.acked_ms.unwrap_or(NO_ACK),
-            end_s: r.retired.end_s,
-            first_start: r.retired.first_start,
             touched: r.id.is_some(),
             completed: r.completed,
             any: r.retired.any,
             audible: r.retired.audible,
+            starts_inside: r.retired.first_start < horizon,
         }
     }
 
@@ -81,17 +90,24 @@ impl Frozen {
                 ..Resp::default()
             };
         }
+        // Only the earliest start's comparison with the horizon is read: ±∞ compare as
+        // it did, and stay the earliest (or give way) as it would.
+        let first_start = if self.starts_inside {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
         let retired = Retired {
             any: self.any,
             samples: self.total,
-            end_s: self.end_s,
-            first_start: self.first_start,
+            end_s: 0.0,
+            first_start,
             audible: self.audible,
         };
         Resp {
             id,
             total: self.total,
-            last_end_s: self.end_s,
+            last_end_s: 0.0,
             first_arrival_s: 0.0,
             completed: self.completed,
             acked_ms: (self.acked_ms != NO_ACK).then_some(self.acked_ms),
@@ -117,8 +133,9 @@ impl Frozen {
         self.any
     }
 
-    /// Its part in the audibility check: earliest start and whether it was heard.
-    pub(super) fn placed(&self) -> (f64, bool) {
-        (self.first_start, self.audible)
+    /// Its part in the audibility check: whether its earliest start lay inside the
+    /// horizon and whether it was heard there.
+    pub(super) fn placed(&self) -> (bool, bool) {
+        (self.starts_inside, self.audible)
     }
 }

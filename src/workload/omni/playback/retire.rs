@@ -146,19 +146,20 @@ impl PlaybackClock {
             stream_start_s,
             duration_s,
         };
-        let (any, (mut first_start, mut audible)) = match self.resps.get(r) {
+        // The earliest start lies inside the horizon if any start does.
+        let (any, (mut inside, mut audible)) = match self.resps.get(r) {
             Some(Slot::Live(resp)) if resp.id.is_some() => (
                 resp.retired.any,
-                (resp.retired.first_start, resp.retired.audible),
+                (resp.retired.first_start < horizon.seconds(), resp.retired.audible),
             ),
             Some(Slot::Frozen(f)) if f.touched() => (f.any(), f.placed()),
             _ => return false,
         };
         debug_assert!(!any || self.horizon == Some(horizon));
         for (start, heard) in self.held(r).filter_map(|s| horizon.place(self.seg(s))) {
-            first_start = first_start.min(start);
+            inside |= start < horizon.seconds();
             audible |= heard;
         }
-        audible && first_start < horizon.seconds()
+        audible && inside
     }
 }
