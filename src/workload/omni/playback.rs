@@ -14,7 +14,7 @@ use bytes::Bytes;
 
 use super::ids::RespIx;
 use crate::workload::spool::Span;
-use frozen::{Frozen, Slot};
+use frozen::Slot;
 use retire::{Horizon, Retired};
 use segment::{NO_SAMPLE, PcmRef, Seg, played_samples};
 pub use segment::{Segment, SegmentPcm, decode as decode_segments, encode as encode_segments};
@@ -81,6 +81,12 @@ impl Resp {
 }
 
 /// The serial playback clock plus its acknowledger.
+///
+/// Its memory is bounded by what is in play, except for 24 bytes per settled response:
+/// a full record (~104 bytes and its own copy of the id) only for each response with
+/// audio held or an ack to come, held segments (48 bytes each) only until they retire,
+/// and for every other response the few numbers a late event or a final check reads
+/// ([`frozen`]).
 #[derive(Debug, Default, Clone)]
 pub struct PlaybackClock {
     incremental: bool,
@@ -117,24 +123,6 @@ impl PlaybackClock {
         }
     }
 
-    /// A clock that never freezes a settled response: what the freezing clock is held to.
-    #[cfg(test)]
-    pub fn keeping_all(incremental: bool) -> Self {
-        Self {
-            keep_all: true,
-            ..Self::new(incremental)
-        }
-    }
-
-    /// How many responses have their full record (are in play), and how many were
-    /// touched and are settled: each of the clock's responses is one or the other.
-    #[cfg(test)]
-    pub fn live_and_settled(&self) -> (usize, usize) {
-        let live = (self.resps.iter()).filter(|s| matches!(s, Slot::Live(_)));
-        let settled = (self.resps.iter()).filter(|s| matches!(s, Slot::Frozen(f) if f.touched()));
-        (live.count(), settled.count())
-    }
-
     /// Response `ix`'s full record (thawed if settled), its id made by `id` when the
     /// clock holds none.
     fn resp(&mut self, ix: RespIx, id: impl FnOnce() -> Arc<str>, at_s: f64) -> usize {
@@ -156,47 +144,6 @@ impl PlaybackClock {
             self.resps[r] = Slot::Live(Box::new(resp));
         }
         r
-    }
-
-    /// Response `r`'s full record (it is in play).
-    fn live(&self, r: usize) -> &Resp {
-        match &self.resps[r] {
-            Slot::Live(resp) => resp,
-            Slot::Frozen(_) => unreachable!("response {r} is settled"),
-        }
-    }
-
-    /// [`PlaybackClock::live`], to change.
-    fn live_mut(&mut self, r: usize) -> &mut Resp {
-        match &mut self.resps[r] {
-            Slot::Live(resp) => resp,
-            Slot::Frozen(_) => unreachable!("response {r} is settled"),
-        }
-    }
-
-    /// Response `r`'s full record, if it is in play.
-    fn get_live(&self, r: usize) -> Option<&Resp> {
-        match self.resps.get(r)? {
-            Slot::Live(resp) => Some(resp),
-            Slot::Frozen(_) => None,
-        }
-    }
-
-    /// Response `r`'s full record gives way to its few numbers once it is settled: no
-    /// segment held, no ack to come.
-    fn freeze_if_settled(&mut self, r: usize) {
-        #[cfg(test)]
-        if self.keep_all {
-            return;
-        }
-        if let Slot::Live(resp) = &self.resps[r]
-            && resp.held == 0
-            && !resp.active
-        {
-            let horizon = self.horizon.map_or(0.0, |h| h.seconds());
-            let frozen = Frozen::of(resp, horizon);
-            self.resps[r] = Slot::Frozen(frozen);
-        }
     }
 
     /// Response `r`'s audio or completion changed: an ack may come due again.

@@ -434,7 +434,11 @@ fn a_long_session_keeps_full_records_only_for_responses_in_play() {
     let mut acked = Vec::new();
     for r in 0..n {
         let t = f64::from(r);
-        let kept = SegmentPcm::Spooled(Span { file: 1, offset: u64::from(r) * 14_400, len: 14_400 });
+        let kept = SegmentPcm::Spooled(Span {
+            file: 1,
+            offset: u64::from(r) * 14_400,
+            len: 14_400,
+        });
         for k in [&mut c, &mut all] {
             k.ingest_named(r, &format!("r{r}"), &pcm(7_200), t, kept.clone());
             k.complete_named(r, &format!("r{r}"), t + 0.1);
@@ -451,7 +455,11 @@ fn a_long_session_keeps_full_records_only_for_responses_in_play() {
     assert!(std::mem::size_of::<super::frozen::Slot>() <= 24);
     // A late delta for a long-settled response thaws it: it plays and acks again, to
     // the same figures as a clock that kept its record.
-    let kept = SegmentPcm::Spooled(Span { file: 1, offset: 0, len: 4_800 });
+    let kept = SegmentPcm::Spooled(Span {
+        file: 1,
+        offset: 0,
+        len: 4_800,
+    });
     for k in [&mut c, &mut all] {
         k.ingest_named(3, "r3", &pcm(2_400), 600.0, kept.clone());
     }

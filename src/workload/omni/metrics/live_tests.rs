@@ -94,6 +94,13 @@ fn responses_known_out_of_order_still_sum_in_creation_order() {
     assert_eq!(want, Some(3.541));
     assert_eq!(live.mean_ms(), want);
     assert!(live.open.is_empty(), "nothing kept for a known response");
-    assert_eq!(live.known_count(), 4, "a second create or audio adds nothing");
-    assert!(live.waiting.is_empty(), "all four summed once the first was known");
+    assert_eq!(
+        live.known_count(),
+        4,
+        "a second create or audio adds nothing"
+    );
+    assert!(
+        live.waiting.is_empty(),
+        "all four summed once the first was known"
+    );
 }

@@ -20,8 +20,8 @@
 
 use std::sync::Arc;
 
-use super::Resp;
 use super::retire::Retired;
+use super::{PlaybackClock, Resp};
 
 /// A response's place in the clock.
 #[derive(Debug, Clone)]
@@ -137,5 +137,66 @@ impl Frozen {
     /// horizon and whether it was heard there.
     pub(super) fn placed(&self) -> (bool, bool) {
         (self.starts_inside, self.audible)
+    }
+}
+
+impl PlaybackClock {
+    /// A clock that never freezes a settled response: what the freezing clock is held to.
+    #[cfg(test)]
+    pub fn keeping_all(incremental: bool) -> Self {
+        Self {
+            keep_all: true,
+            ..Self::new(incremental)
+        }
+    }
+
+    /// How many responses have their full record (are in play), and how many were
+    /// touched and are settled: each of the clock's responses is one or the other.
+    #[cfg(test)]
+    pub fn live_and_settled(&self) -> (usize, usize) {
+        let live = (self.resps.iter()).filter(|s| matches!(s, Slot::Live(_)));
+        let settled = (self.resps.iter()).filter(|s| matches!(s, Slot::Frozen(f) if f.touched()));
+        (live.count(), settled.count())
+    }
+
+    /// Response `r`'s full record (it is in play).
+    pub(super) fn live(&self, r: usize) -> &Resp {
+        match &self.resps[r] {
+            Slot::Live(resp) => resp,
+            Slot::Frozen(_) => unreachable!("response {r} is settled"),
+        }
+    }
+
+    /// [`PlaybackClock::live`], to change.
+    pub(super) fn live_mut(&mut self, r: usize) -> &mut Resp {
+        match &mut self.resps[r] {
+            Slot::Live(resp) => resp,
+            Slot::Frozen(_) => unreachable!("response {r} is settled"),
+        }
+    }
+
+    /// Response `r`'s full record, if it is in play.
+    pub(super) fn get_live(&self, r: usize) -> Option<&Resp> {
+        match self.resps.get(r)? {
+            Slot::Live(resp) => Some(resp),
+            Slot::Frozen(_) => None,
+        }
+    }
+
+    /// Response `r`'s full record gives way to its few numbers once it is settled: no
+    /// segment held, no ack to come.
+    pub(super) fn freeze_if_settled(&mut self, r: usize) {
+        #[cfg(test)]
+        if self.keep_all {
+            return;
+        }
+        if let Slot::Live(resp) = &self.resps[r]
+            && resp.held == 0
+            && !resp.active
+        {
+            let horizon = self.horizon.map_or(0.0, |h| h.seconds());
+            let frozen = Frozen::of(resp, horizon);
+            self.resps[r] = Slot::Frozen(frozen);
+        }
     }
 }

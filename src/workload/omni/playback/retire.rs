@@ -150,7 +150,10 @@ impl PlaybackClock {
         let (any, (mut inside, mut audible)) = match self.resps.get(r) {
             Some(Slot::Live(resp)) if resp.id.is_some() => (
                 resp.retired.any,
-                (resp.retired.first_start < horizon.seconds(), resp.retired.audible),
+                (
+                    resp.retired.first_start < horizon.seconds(),
+                    resp.retired.audible,
+                ),
             ),
             Some(Slot::Frozen(f)) if f.touched() => (f.any(), f.placed()),
             _ => return false,

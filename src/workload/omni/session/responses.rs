@@ -66,7 +66,11 @@ impl RespInfo {
         self.flags & flag != 0
     }
     fn set(&mut self, flag: u8, on: bool) {
-        self.flags = if on { self.flags | flag } else { self.flags & !flag };
+        self.flags = if on {
+            self.flags | flag
+        } else {
+            self.flags & !flag
+        };
     }
 }
 
@@ -81,6 +85,18 @@ pub(super) struct Ingested {
 }
 
 /// Response-level state of one session.
+///
+/// What it keeps grows with the responses only by what the exact checks and figures
+/// need of each one, however long ago it ended (spec §1.7: a repeated id is a duplicate
+/// whenever it comes, a late delta counts for its response): the id's bytes once in
+/// [`ResponseIds`] (plus ~13 bytes of offset and table slot), 8 bytes of flags and
+/// creation order (the result's row of a created response is built from them at the
+/// end), the ledger's byte, 24 bytes in the playback clock once its playback is settled
+/// ([`PlaybackClock`]), and the live TTFP's 8 bytes (plus 16 while a TTFP waits on an
+/// earlier response's): about 90 bytes for a 37-byte server id. Everything else is
+/// bounded by what is in play, not by the session's length: the clock's full records
+/// (~104 bytes and a copy of the id each) only for responses with audio held or an ack
+/// to come; held segments until they retire; stamps only for responses with one of two.
 #[derive(Debug)]
 pub(super) struct Responses {
     /// Created/done bookkeeping.

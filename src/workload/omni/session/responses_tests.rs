@@ -152,15 +152,27 @@ fn settled_responses_shrink_yet_every_check_stays_exact() {
 fn late_audio_for_a_settled_response_counts_as_it_did() {
     let (mut r, mut out) = long(50);
     let old = format!("resp_{:032x}", 7);
-    let got = (r.observe(&audio(&old), &Default::default(), 60.0, (false, None), &mut out))
-        .unwrap()
-        .expect("an audio delta");
+    let got = (r.observe(
+        &audio(&old),
+        &Default::default(),
+        60.0,
+        (false, None),
+        &mut out,
+    ))
+    .unwrap()
+    .expect("an audio delta");
     // Its place in creation order and its kept audio are what they were, plus the delta.
     assert_eq!((got.ordinal, got.bytes), (7, 4_800));
     assert_eq!(r.kept_ms(&old), 200.0);
     assert_eq!(r.clock.live_and_settled(), (1, 49));
     // Audio for an id never created is still refused as it arrives.
-    let err = r.observe(&audio("resp_new"), &Default::default(), 61.0, (false, None), &mut out);
+    let err = r.observe(
+        &audio("resp_new"),
+        &Default::default(),
+        61.0,
+        (false, None),
+        &mut out,
+    );
     assert_eq!(
         err.err().as_deref(),
         Some("response audio has no matching response.created")
