@@ -12,11 +12,31 @@ fn ids_are_held_once_in_first_sight_order() {
     for (k, n) in names.iter().enumerate().rev() {
         assert_eq!(t.intern(n), k as u32);
         assert_eq!(t.get(n), Some(k as u32));
-        assert_eq!(&**t.id(k as u32), n);
+        assert_eq!(t.id(k as u32), n);
     }
     assert_eq!(t.intern(""), 1000);
     assert_eq!(t.len(), 1001);
     assert_eq!(t.get("resp_1000"), None);
-    let order: Vec<&str> = t.iter().map(|(_, id)| &**id).take(3).collect();
+    let order: Vec<&str> = t.iter().map(|(_, id)| id).take(3).collect();
     assert_eq!(order, ["resp_0", "resp_1", "resp_2"]);
+}
+
+#[test]
+fn ids_end_to_end_read_back_exactly() {
+    // Prefixes of one another, an empty one between, multi-byte characters: each comes
+    // back whole and a repeat finds its first index however many came after.
+    let names = ["a", "ab", "", "abc", "b", "é€", "ab€", "a"];
+    let mut t = ResponseIds::default();
+    let ixs: Vec<u32> = names.iter().map(|n| t.intern(n)).collect();
+    assert_eq!(ixs, [0, 1, 2, 3, 4, 5, 6, 0]);
+    for (ix, n) in ixs.iter().zip(names) {
+        assert_eq!(t.id(*ix), n);
+    }
+    for k in 0..10_000 {
+        t.intern(&format!("resp_{k:032x}"));
+    }
+    assert_eq!(t.get("ab"), Some(1));
+    assert_eq!(t.intern(""), 2);
+    assert_eq!(t.get("abcd"), None);
+    assert_eq!(t.len(), 10_007);
 }

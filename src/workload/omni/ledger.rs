@@ -151,7 +151,7 @@ impl Ledger {
     pub fn unfinished_in<'a>(&self, ids: &'a ResponseIds) -> Vec<&'a str> {
         let mut v: Vec<&str> = (ids.iter())
             .filter(|(ix, _)| self.state.get(*ix as usize) == Some(&Slot::Created))
-            .map(|(_, id)| &**id)
+            .map(|(_, id)| id)
             .collect();
         v.sort_unstable();
         v

@@ -14,12 +14,14 @@ use bytes::Bytes;
 
 use super::ids::RespIx;
 use crate::workload::spool::Span;
+use frozen::Slot;
 use retire::{Horizon, Retired};
 use segment::{NO_SAMPLE, PcmRef, Seg, played_samples};
 pub use segment::{Segment, SegmentPcm, decode as decode_segments, encode as encode_segments};
 
 #[cfg(test)]
 mod by_id;
+mod frozen;
 mod retire;
 mod segment;
 
@@ -41,10 +43,12 @@ pub struct Ack {
     pub due_s: f64,
 }
 
+/// A response's full record, while its playback is in play ([`Slot::Live`]).
 #[derive(Debug, Clone, Default)]
 struct Resp {
     /// `None` for a slot no audio or completion has touched (the session's index named
-    /// another response first).
+    /// another response first). The clock's own copy, made when the response came into
+    /// play and dropped when it settles.
     id: Option<Arc<str>>,
     total: u64,
     last_end_s: f64,
@@ -77,6 +81,12 @@ impl Resp {
 }
 
 /// The serial playback clock plus its acknowledger.
+///
+/// Its memory is bounded by what is in play, except for 24 bytes per settled response:
+/// a full record (~104 bytes and its own copy of the id) only for each response with
+/// audio held or an ack to come, held segments (48 bytes each) only until they retire,
+/// and for every other response the few numbers a late event or a final check reads
+/// ([`frozen`]).
 #[derive(Debug, Default, Clone)]
 pub struct PlaybackClock {
     incremental: bool,
@@ -88,13 +98,20 @@ pub struct PlaybackClock {
     retired_end: f64,
     /// The output horizon, once the stream started.
     horizon: Option<Horizon>,
-    /// Under the session's response index ([`RespIx`]).
-    resps: Vec<Resp>,
+    /// Under the session's response index ([`RespIx`]): the full record of each
+    /// response in play, the few numbers of each settled one ([`frozen`]).
+    resps: Vec<Slot>,
     /// The responses that are not [`Resp::settled`], ascending: acks and wake-ups look
     /// only at these, so their cost does not grow with a session's length.
     active: Vec<u32>,
     /// Kept PCM of sessions without a spool.
     mem: Vec<Bytes>,
+    /// Never freeze a settled response (the reference the freezing clock is held to).
+    #[cfg(test)]
+    keep_all: bool,
+    /// The id each index was first touched with (the string-keyed test calls' lookup).
+    #[cfg(test)]
+    names: Vec<Option<Arc<str>>>,
 }
 
 impl PlaybackClock {
@@ -106,24 +123,33 @@ impl PlaybackClock {
         }
     }
 
-    /// Response `ix`'s slot, recorded under `id` on first touch.
-    fn resp(&mut self, ix: RespIx, id: &Arc<str>, at_s: f64) -> usize {
+    /// Response `ix`'s full record (thawed if settled), its id made by `id` when the
+    /// clock holds none.
+    fn resp(&mut self, ix: RespIx, id: impl FnOnce() -> Arc<str>, at_s: f64) -> usize {
         let r = ix as usize;
         if self.resps.len() <= r {
-            self.resps.resize_with(r + 1, Resp::default);
+            self.resps.resize_with(r + 1, Slot::default);
         }
-        let resp = &mut self.resps[r];
-        if resp.id.is_none() {
-            resp.id = Some(Arc::clone(id));
-            resp.first_arrival_s = at_s;
+        if let Slot::Frozen(f) = &self.resps[r] {
+            let (f, id) = (*f, id());
+            #[cfg(test)]
+            {
+                self.names.resize(self.names.len().max(r + 1), None);
+                self.names[r].get_or_insert_with(|| Arc::clone(&id));
+            }
+            let mut resp = f.thaw(Some(id));
+            if !f.touched() {
+                resp.first_arrival_s = at_s;
+            }
+            self.resps[r] = Slot::Live(Box::new(resp));
         }
         r
     }
 
     /// Response `r`'s audio or completion changed: an ack may come due again.
     fn activate(&mut self, r: usize) {
-        if !self.resps[r].active {
-            self.resps[r].active = true;
+        if !self.live(r).active {
+            self.live_mut(r).active = true;
             let at = self.active.partition_point(|&x| (x as usize) < r);
             self.active.insert(at, r as u32);
         }
@@ -136,13 +162,13 @@ impl PlaybackClock {
 
     /// The clock positions of response `r`'s held segments, ascending.
     fn held(&self, r: usize) -> impl Iterator<Item = u32> + '_ {
-        let resp = &self.resps[r];
-        let from = resp.first_held.max(self.base);
+        let (first, held) = self.get_live(r).map_or((0, 0), |l| (l.first_held, l.held));
+        let from = first.max(self.base);
         (from..)
             .zip(self.segments.range((from - self.base) as usize..))
             .filter(move |(_, seg)| seg.resp as usize == r)
             .map(|(pos, _)| pos)
-            .take(resp.held as usize)
+            .take(held as usize)
     }
 
     /// The public form of `seg`.
@@ -158,7 +184,7 @@ impl PlaybackClock {
             }),
         };
         Segment {
-            response_id: (self.resps[seg.resp as usize].id.clone()).expect("it has audio"),
+            response_id: (self.live(seg.resp as usize).id.clone()).expect("it has audio"),
             start_s: seg.start_s,
             end_s: seg.end_s(),
             samples: u64::from(seg.samples),
@@ -170,8 +196,9 @@ impl PlaybackClock {
     /// [`PlaybackClock::ingest`] of response `ix` (the session's index of
     /// `response_id`) with the caller's stored form of the bytes: `kept` holds all of
     /// `pcm` (in memory or spooled) or nothing; a new response is recorded under the
-    /// caller's `response_id` (one copy of the id per session). A delta is at most a
-    /// WebSocket message, far below 4 GiB: lengths are kept as `u32`.
+    /// caller's `response_id`. A delta is at most a WebSocket message, far below 4 GiB:
+    /// lengths are kept as `u32`.
+    #[cfg(test)]
     pub fn ingest_kept(
         &mut self,
         ix: RespIx,
@@ -180,7 +207,20 @@ impl PlaybackClock {
         at_s: f64,
         kept: SegmentPcm,
     ) -> u64 {
-        let r = self.resp(ix, response_id, at_s);
+        self.ingest_named(ix, response_id, pcm, at_s, kept)
+    }
+
+    /// [`PlaybackClock::ingest_kept`] with the id as the session's table holds it: the
+    /// clock makes its own copy while the response is in play.
+    pub fn ingest_named(
+        &mut self,
+        ix: RespIx,
+        response_id: &str,
+        pcm: &[u8],
+        at_s: f64,
+        kept: SegmentPcm,
+    ) -> u64 {
+        let r = self.resp(ix, || Arc::from(response_id), at_s);
         let samples = (pcm.len() / 2) as u32;
         let start_s = at_s.max(self.end_s);
         let first_nonzero = pcm
@@ -208,14 +248,15 @@ impl PlaybackClock {
             pcm,
         };
         let end_s = seg.end_s();
-        let resp = &mut self.resps[r];
+        let next_pos = self.base + self.segments.len() as u32;
+        let resp = self.live_mut(r);
         if resp.total == 0 {
             resp.first_arrival_s = at_s;
         }
         resp.total += u64::from(samples);
         resp.last_end_s = end_s;
         if resp.held == 0 {
-            resp.first_held = self.base + self.segments.len() as u32;
+            resp.first_held = next_pos;
         }
         resp.held += 1;
         self.end_s = end_s;
@@ -225,9 +266,15 @@ impl PlaybackClock {
     }
 
     /// `response.done` for response `ix` (the session's index of `response_id`).
+    #[cfg(test)]
     pub fn complete_at(&mut self, ix: RespIx, response_id: &Arc<str>, at_s: f64) {
-        let r = self.resp(ix, response_id, at_s);
-        self.resps[r].completed = true;
+        self.complete_named(ix, response_id, at_s);
+    }
+
+    /// [`PlaybackClock::complete_at`] with the id as the session's table holds it.
+    pub fn complete_named(&mut self, ix: RespIx, response_id: &str, at_s: f64) {
+        let r = self.resp(ix, || Arc::from(response_id), at_s);
+        self.live_mut(r).completed = true;
         self.activate(r);
     }
 
@@ -239,9 +286,11 @@ impl PlaybackClock {
         let mut changed = Vec::new();
         let base = self.base;
         for r in 0..self.resps.len() {
-            if self.resps[r].held == 0
-                || response_id.is_some_and(|id| self.resps[r].id.as_deref() != Some(id))
-            {
+            // A settled response holds no audio.
+            let Some(resp) = self.get_live(r) else {
+                continue;
+            };
+            if resp.held == 0 || response_id.is_some_and(|id| resp.id.as_deref() != Some(id)) {
                 continue;
             }
             let held: Vec<u32> = self.held(r).collect();
@@ -264,8 +313,8 @@ impl PlaybackClock {
             if lost > 0 {
                 let last_end_s = (held.iter())
                     .map(|&s| self.segments[(s - base) as usize].end_s())
-                    .fold(self.resps[r].retired.end_s, f64::max);
-                let resp = &mut self.resps[r];
+                    .fold(self.live(r).retired.end_s, f64::max);
+                let resp = self.live_mut(r);
                 resp.total -= lost;
                 resp.last_end_s = last_end_s;
                 lost_by.push((resp.id.clone().expect("it held audio"), lost));
@@ -289,16 +338,25 @@ impl PlaybackClock {
         for k in 0..self.active.len() {
             let i = self.active[k] as usize;
             if let Some(ack) = self.ack_for(i, now_s) {
-                self.resps[i].acked_ms = Some(ack.played_ms);
+                self.live_mut(i).acked_ms = Some(ack.played_ms);
                 out.push(ack);
             }
         }
         let (resps, incremental) = (&mut self.resps, self.incremental);
+        let mut settled = Vec::new();
         self.active.retain(|&i| {
-            let r = &mut resps[i as usize];
+            let Slot::Live(r) = &mut resps[i as usize] else {
+                return false;
+            };
             r.active = !r.settled(incremental);
+            if !r.active {
+                settled.push(i as usize);
+            }
             r.active
         });
+        for r in settled {
+            self.freeze_if_settled(r);
+        }
         out
     }
 
@@ -308,7 +366,8 @@ impl PlaybackClock {
     }
 
     fn ack_for(&self, i: usize, now_s: f64) -> Option<Ack> {
-        let r = &self.resps[i];
+        // A settled response has no ack to come.
+        let r = self.get_live(i)?;
         let id = r.id.as_ref().filter(|_| r.total > 0)?;
         let total_ms = r.total * 1000 / OUTPUT_RATE;
         if !self.incremental {
@@ -339,7 +398,7 @@ impl PlaybackClock {
     pub fn next_due(&self) -> Option<f64> {
         self.active
             .iter()
-            .map(|&i| (i as usize, &self.resps[i as usize]))
+            .filter_map(|&i| Some((i as usize, self.get_live(i as usize)?)))
             .filter(|(_, r)| r.total > 0)
             .filter_map(|(i, r)| {
                 if !self.incremental {
@@ -369,7 +428,16 @@ impl PlaybackClock {
 
     /// Milliseconds of response `ix`'s audio kept (what a barge-in clear left of it).
     pub fn kept_ms(&self, ix: RespIx) -> f64 {
-        (self.resps.get(ix as usize)).map_or(0.0, |r| r.total as f64 * 1000.0 / OUTPUT_RATE as f64)
+        self.total(ix as usize) as f64 * 1000.0 / OUTPUT_RATE as f64
+    }
+
+    /// Samples response `r` has queued (0 for an index the clock never saw).
+    fn total(&self, r: usize) -> u64 {
+        match self.resps.get(r) {
+            None => 0,
+            Some(Slot::Live(resp)) => resp.total,
+            Some(Slot::Frozen(f)) => f.total(),
+        }
     }
 
     /// Samples of response `i` played by `now_s` (its retired segments had all played).
@@ -377,13 +445,18 @@ impl PlaybackClock {
         let held: u64 = (self.held(i))
             .map(|s| played_samples(self.seg(s), now_s))
             .sum();
-        self.resps[i].retired.samples + held
+        let retired = match &self.resps[i] {
+            Slot::Live(resp) => resp.retired.samples,
+            // Settled: all of it retired, all of it played.
+            Slot::Frozen(f) => f.total(),
+        };
+        retired + held
     }
 
     /// When response `i` will have played `ms` milliseconds; `None` if it never will.
     /// Asked only past the last ack, which is past everything retired (see `retire`).
     fn time_at(&self, i: usize, ms: u64) -> Option<f64> {
-        let r = &self.resps[i];
+        let r = self.live(i);
         let need = (ms * OUTPUT_RATE).div_ceil(1000);
         debug_assert!(
             need > r.retired.samples || need == 0,
@@ -406,12 +479,16 @@ impl PlaybackClock {
     pub fn end_s(&self) -> f64 {
         self.end_s
     }
-    /// The responses that had audio queued (even if a barge-in cleared all of it).
-    pub fn responses_with_audio(&self) -> impl Iterator<Item = &str> {
-        self.resps
-            .iter()
-            .filter(|r| r.held > 0 || r.retired.any)
-            .filter_map(|r| r.id.as_deref())
+    /// The indices of the responses that had audio queued (even if a barge-in cleared
+    /// all of it).
+    pub fn responses_with_audio_at(&self) -> impl Iterator<Item = RespIx> + '_ {
+        (0..).zip(&self.resps).filter_map(|(ix, slot)| {
+            let any = match slot {
+                Slot::Live(r) => r.held > 0 || r.retired.any,
+                Slot::Frozen(f) => f.any(),
+            };
+            any.then_some(ix)
+        })
     }
     /// Every segment not retired ([`PlaybackClock::retire`]), in clock order.
     #[cfg(test)]

@@ -359,3 +359,114 @@ proptest::proptest! {
         proptest::prop_assert_eq!(retired, all.into_segments());
     }
 }
+
+proptest::proptest! {
+    /// A settled response's full record gives way to its few numbers, and a late event
+    /// thaws it back exactly: at every step the acks, wake-ups, clears, retired segments
+    /// and played/kept figures equal those of a clock that keeps every record, and so do
+    /// the drain, the audibility checks and the responses with audio at the end.
+    #[test]
+    fn freezing_settled_responses_changes_no_answer(
+        incremental in proptest::bool::ANY,
+        steps in proptest::collection::vec((step(), 1..4usize), 1..200),
+        (stream_start, duration) in (0.0..2.0f64, 0.5..12.0f64),
+    ) {
+        let mut c = PlaybackClock::new(incremental);
+        let mut all = PlaybackClock::keeping_all(incremental);
+        c.set_horizon(stream_start, duration);
+        all.set_horizon(stream_start, duration);
+        let (mut now, mut offset) = (0.0, 0);
+        for (s, batch) in steps {
+            let id = |r: usize| format!("r{r}");
+            match s {
+                Step::Audio { resp, samples, dt } => {
+                    now += dt;
+                    let bytes = vec![u8::from(resp % 3 != 0); samples * 2];
+                    let kept = || SegmentPcm::Spooled(Span { file: 1, offset, len: bytes.len() as u64 });
+                    for k in [&mut c, &mut all] {
+                        k.ingest_named(resp as u32 * 2, &id(resp), &bytes, now, kept());
+                    }
+                    offset += bytes.len() as u64;
+                }
+                Step::Done { resp, dt } => {
+                    now += dt;
+                    c.complete_named(resp as u32 * 2, &id(resp), now);
+                    all.complete_named(resp as u32 * 2, &id(resp), now);
+                }
+                Step::Clear { resp, dt } => {
+                    now += dt;
+                    let r = resp.map(id);
+                    proptest::prop_assert_eq!(c.clear(r.as_deref(), now), all.clear(r.as_deref(), now));
+                }
+                Step::Tick { dt } => now += dt,
+            }
+            proptest::prop_assert_eq!(c.next_due(), all.next_due());
+            proptest::prop_assert_eq!(c.acks(now), all.acks(now));
+            proptest::prop_assert_eq!(c.retire(now, batch), all.retire(now, batch));
+            for ix in 0..12 {
+                proptest::prop_assert_eq!(c.played_ms(ix, now), all.played_ms(ix, now));
+                proptest::prop_assert_eq!(c.kept_ms(ix), all.kept_ms(ix));
+            }
+            // Every response the clock touched is either in play or settled.
+            let (live, settled) = c.live_and_settled();
+            proptest::prop_assert_eq!(live + settled, all.live_and_settled().0);
+        }
+        proptest::prop_assert_eq!(c.drain(), all.drain());
+        for ix in 0..12 {
+            let heard = |k: &PlaybackClock| k.audible_in_horizon_at(ix, stream_start, duration);
+            proptest::prop_assert_eq!(heard(&c), heard(&all));
+        }
+        let with_audio = |k: &PlaybackClock| k.responses_with_audio_at().collect::<Vec<_>>();
+        proptest::prop_assert_eq!(with_audio(&c), with_audio(&all));
+        proptest::prop_assert_eq!(c.into_segments(), all.into_segments());
+    }
+}
+
+#[test]
+fn a_long_session_keeps_full_records_only_for_responses_in_play() {
+    // One response a second, 0.3 s of audio each, spooled, acked and retired as a
+    // session does: each one settles once acked and retired.
+    let (mut c, mut all) = (PlaybackClock::new(false), PlaybackClock::keeping_all(false));
+    for k in [&mut c, &mut all] {
+        k.set_horizon(0.0, 1000.0);
+    }
+    let n = 500u32;
+    let mut acked = Vec::new();
+    for r in 0..n {
+        let t = f64::from(r);
+        let kept = SegmentPcm::Spooled(Span {
+            file: 1,
+            offset: u64::from(r) * 14_400,
+            len: 14_400,
+        });
+        for k in [&mut c, &mut all] {
+            k.ingest_named(r, &format!("r{r}"), &pcm(7_200), t, kept.clone());
+            k.complete_named(r, &format!("r{r}"), t + 0.1);
+        }
+        let a = c.acks(t + 0.9);
+        assert_eq!(a, all.acks(t + 0.9));
+        acked.extend(a);
+        assert_eq!(c.retire(t + 0.9, 1), all.retire(t + 0.9, 1));
+    }
+    assert_eq!(acked.len(), n as usize, "each acked once");
+    // Counted exactly: every response settled, none in play.
+    assert_eq!(c.live_and_settled(), (0, n as usize));
+    assert_eq!(all.live_and_settled(), (n as usize, 0));
+    assert!(std::mem::size_of::<super::frozen::Slot>() <= 24);
+    // A late delta for a long-settled response thaws it: it plays and acks again, to
+    // the same figures as a clock that kept its record.
+    let kept = SegmentPcm::Spooled(Span {
+        file: 1,
+        offset: 0,
+        len: 4_800,
+    });
+    for k in [&mut c, &mut all] {
+        k.ingest_named(3, "r3", &pcm(2_400), 600.0, kept.clone());
+    }
+    assert_eq!(c.live_and_settled(), (1, n as usize - 1));
+    assert_eq!(c.played_ms(3, 600.05), all.played_ms(3, 600.05));
+    assert_eq!(c.kept_ms(3), 400.0);
+    assert_eq!(c.drain(), all.drain());
+    assert_eq!(acks(&mut c, 700.0), acks(&mut all, 700.0));
+    assert_eq!(c.into_segments(), all.into_segments());
+}

@@ -1,7 +1,9 @@
 //! The live session's mean TTFP, exactly as the report will compute it from the events
-//! ([`super::response_rows`], then [`super::session_summary`]), with one number kept per
-//! response once its TTFP is known: the progress headline no longer costs a session the
-//! report's per-response accumulators, nor a second base64 decode of every audio delta.
+//! ([`super::response_rows`], then [`super::session_summary`]): the progress headline no
+//! longer costs a session the report's per-response accumulators, nor a second base64
+//! decode of every audio delta. The TTFPs are summed in creation order as they become
+//! known; only those known ahead of an earlier response still unknown wait, one number
+//! each, until it is (or for good, if it never is).
 
 use std::collections::HashMap;
 
@@ -44,8 +46,14 @@ pub struct LiveTtfp {
     n_created: u32,
     /// Responses with one of their two stamps.
     open: HashMap<RespIx, Stamps>,
-    /// `(creation position, TTFP ms)` of the responses with both stamps.
-    known: Vec<(u32, f64)>,
+    /// The responses created first, all with both stamps: how many, the sum of their
+    /// finite TTFPs in creation order (as the report sums them) and how many were finite.
+    summed: u32,
+    sum: f64,
+    finite: usize,
+    /// `(creation position, TTFP ms)` of the responses with both stamps that are not
+    /// summed yet (a response created before them is not known), latest position first.
+    waiting: Vec<(u32, f64)>,
 }
 
 impl LiveTtfp {
@@ -100,21 +108,63 @@ impl LiveTtfp {
         let c = &mut self.created[r];
         if c.ordinal != NOT_CREATED {
             c.known = true;
-            self.known
-                .push((c.ordinal, round_dp((first - origin) * 1000.0, 3)));
+            let (ordinal, ttfp) = (c.ordinal, round_dp((first - origin) * 1000.0, 3));
+            self.known(ordinal, ttfp);
         }
     }
 
-    /// The mean TTFP so far, ms, 3 decimals (`None` before any response has one).
+    /// Response `ordinal`'s TTFP is `ttfp` ms: summed now if every response created
+    /// before it is summed, and with it those waiting on it; else it waits.
+    fn known(&mut self, ordinal: u32, ttfp: f64) {
+        if ordinal != self.summed {
+            let at = (self.waiting).partition_point(|(o, _)| *o > ordinal);
+            self.waiting.insert(at, (ordinal, ttfp));
+            return;
+        }
+        self.add(ttfp);
+        while let Some(&(o, v)) = self.waiting.last()
+            && o == self.summed
+        {
+            self.waiting.pop();
+            self.add(v);
+        }
+    }
+
+    /// Sum the next response in creation order.
+    fn add(&mut self, ttfp: f64) {
+        let sum = self.start();
+        self.summed += 1;
+        if ttfp.is_finite() {
+            self.sum = sum + ttfp;
+            self.finite += 1;
+        }
+    }
+
+    /// The sum so far: where the report's `Iterator::sum` starts (its sign of zero) while
+    /// nothing is summed.
+    fn start(&self) -> f64 {
+        if self.finite == 0 {
+            std::iter::empty::<f64>().sum()
+        } else {
+            self.sum
+        }
+    }
+
+    /// How many responses have their TTFP.
+    #[cfg(test)]
+    pub fn known_count(&self) -> usize {
+        self.summed as usize + self.waiting.len()
+    }
+
+    /// The mean TTFP so far, ms, 3 decimals (`None` before any response has one): the
+    /// summed ones' sum, then the waiting ones in creation order, as one left-to-right
+    /// sum over the known TTFPs in creation order (the report's).
     pub fn mean_ms(&self) -> Option<f64> {
-        let mut known = self.known.clone();
-        known.sort_unstable_by_key(|(ordinal, _)| *ordinal);
-        let vals: Vec<f64> = known
-            .into_iter()
-            .map(|(_, v)| v)
+        let (sum, n) = (self.waiting.iter().rev())
+            .map(|(_, v)| *v)
             .filter(|v| v.is_finite())
-            .collect();
-        (!vals.is_empty()).then(|| round_dp(vals.iter().sum::<f64>() / vals.len() as f64, 3))
+            .fold((self.start(), self.finite), |(s, n), v| (s + v, n + 1));
+        (n > 0).then(|| round_dp(sum / n as f64, 3))
     }
 }
 

@@ -45,6 +45,28 @@ proptest! {
     }
 }
 
+proptest! {
+    /// Longer sessions over a dozen responses, the means compared after every event: the
+    /// running sum and the responses waiting on an earlier one give the report's mean.
+    #[test]
+    fn live_mean_equals_the_report_at_every_step(
+        evs in prop::collection::vec((any::<u8>(), 0u8..12, any::<u8>(), 1u32..400), 0..120),
+        start_s in 0.0f64..3.0,
+    ) {
+        let mut at_s = 0.0;
+        let mut timed = Vec::new();
+        let mut live = LiveTtfp::default();
+        for (kind, rid, payload, gap_ms) in evs {
+            at_s += f64::from(gap_ms) / 1000.0;
+            let ev = event(kind, rid, payload);
+            live.observe(at_s, &ev, at_s >= start_s);
+            timed.push((at_s, ev));
+            let want = session_summary(&response_rows(&timed, start_s, None), None).mean_ttfp_ms;
+            prop_assert_eq!(live.mean_ms().map(f64::to_bits), want.map(f64::to_bits));
+        }
+    }
+}
+
 #[test]
 fn responses_known_out_of_order_still_sum_in_creation_order() {
     let created = |id: &str| json!({"type": "response.created", "response": {"id": id}});
@@ -72,5 +94,13 @@ fn responses_known_out_of_order_still_sum_in_creation_order() {
     assert_eq!(want, Some(3.541));
     assert_eq!(live.mean_ms(), want);
     assert!(live.open.is_empty(), "nothing kept for a known response");
-    assert_eq!(live.known.len(), 4, "a second create or audio adds nothing");
+    assert_eq!(
+        live.known_count(),
+        4,
+        "a second create or audio adds nothing"
+    );
+    assert!(
+        live.waiting.is_empty(),
+        "all four summed once the first was known"
+    );
 }

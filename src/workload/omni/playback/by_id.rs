@@ -1,6 +1,7 @@
 //! The clock's string-keyed calls, for tests and callers without a session's id table
 //! (a session passes its indices to the `_at` calls): each finds its response by a scan
-//! of the clock's records, and a new id takes the next free index.
+//! of the ids the clock's indices were first touched with (kept for tests only: a
+//! settled response's record holds no id), and a new id takes the next free index.
 
 use std::sync::Arc;
 
@@ -13,9 +14,9 @@ impl PlaybackClock {
     /// The index of the response recorded under `id`, or the next free one (for the
     /// string-keyed calls: a scan, for tests and small clocks).
     fn ix_of(&self, id: &str) -> RespIx {
-        let r = (self.resps.iter())
-            .position(|r| r.id.as_deref() == Some(id))
-            .unwrap_or(self.resps.len());
+        let r = (self.names.iter())
+            .position(|n| n.as_deref() == Some(id))
+            .unwrap_or(self.resps.len().max(self.names.len()));
         RespIx::try_from(r).expect("fewer than 2^32 responses")
     }
 
@@ -43,7 +44,13 @@ impl PlaybackClock {
 
     /// Samples queued for `response_id` so far.
     pub fn total_samples(&self, response_id: &str) -> u64 {
-        (self.resps.get(self.ix_of(response_id) as usize)).map_or(0, |r| r.total)
+        self.total(self.ix_of(response_id) as usize)
+    }
+
+    /// The responses that had audio queued (even if a barge-in cleared all of it), by
+    /// the ids their indices were first touched with.
+    pub fn responses_with_audio(&self) -> impl Iterator<Item = &str> {
+        (self.responses_with_audio_at()).filter_map(|ix| self.names.get(ix as usize)?.as_deref())
     }
 
     /// Whether `response_id` has a non-silent sample that lands inside the output WAV

@@ -8,6 +8,7 @@
 //! horizon known since the stream started. A long session then holds no record per
 //! audio delta it has played.
 
+use super::frozen::Slot;
 use super::segment::{NO_SAMPLE, Seg};
 use super::{OUTPUT_RATE, PlaybackClock, Segment};
 use crate::workload::omni::ids::RespIx;
@@ -107,7 +108,8 @@ impl PlaybackClock {
             }
             let ri = seg.resp as usize;
             debug_assert_eq!(
-                self.resps[ri].first_held, self.base,
+                self.live(ri).first_held,
+                self.base,
                 "segments retire in clock order"
             );
             // Its next held segment, if any: the first of its own still held (they now
@@ -116,7 +118,7 @@ impl PlaybackClock {
                 .zip(self.segments.iter())
                 .find(|(_, s)| s.resp as usize == ri)
                 .map(|(pos, _)| pos);
-            let r = &mut self.resps[ri];
+            let r = self.live_mut(ri);
             r.held -= 1;
             if r.held > 0 {
                 r.first_held = next.expect("a held segment of its own follows");
@@ -131,6 +133,7 @@ impl PlaybackClock {
             }
             self.retired_end = self.retired_end.max(seg.end_s());
             self.base += 1;
+            self.freeze_if_settled(ri);
         }
         out
     }
@@ -139,20 +142,27 @@ impl PlaybackClock {
     /// output horizon ([`PlaybackClock::audible_in_horizon`] by id).
     pub fn audible_in_horizon_at(&self, ix: RespIx, stream_start_s: f64, duration_s: f64) -> bool {
         let r = ix as usize;
-        if self.resps.get(r).is_none_or(|resp| resp.id.is_none()) {
-            return false;
-        }
         let horizon = Horizon {
             stream_start_s,
             duration_s,
         };
-        let resp = &self.resps[r];
-        debug_assert!(!resp.retired.any || self.horizon == Some(horizon));
-        let (mut first_start, mut audible) = (resp.retired.first_start, resp.retired.audible);
+        // The earliest start lies inside the horizon if any start does.
+        let (any, (mut inside, mut audible)) = match self.resps.get(r) {
+            Some(Slot::Live(resp)) if resp.id.is_some() => (
+                resp.retired.any,
+                (
+                    resp.retired.first_start < horizon.seconds(),
+                    resp.retired.audible,
+                ),
+            ),
+            Some(Slot::Frozen(f)) if f.touched() => (f.any(), f.placed()),
+            _ => return false,
+        };
+        debug_assert!(!any || self.horizon == Some(horizon));
         for (start, heard) in self.held(r).filter_map(|s| horizon.place(self.seg(s))) {
-            first_start = first_start.min(start);
+            inside |= start < horizon.seconds();
             audible |= heard;
         }
-        audible && first_start < horizon.seconds()
+        audible && inside
     }
 }

@@ -24,18 +24,54 @@ use crate::workload::omni::ledger::{
 use crate::workload::omni::playback::{OUTPUT_RATE, PlaybackClock, SegmentPcm};
 use crate::workload::spool::SessionSpool;
 
-/// What the session accumulates per response id (text may precede `response.created`).
+/// What the session accumulates per response id (text may precede `response.created`),
+/// 8 bytes: the result's row of each created response is built from it at the end.
 /// The transcript itself is not kept: the report rebuilds it from the event log
 /// ([`fill_texts`]); the session only needs to know whether it has any non-blank text.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Copy)]
 struct RespInfo {
-    /// Its position in creation order, once a `response.created` named it.
-    ordinal: Option<u32>,
-    has_text: bool,
-    nonblank: bool,
-    done: bool,
-    cancelled: bool,
-    cleared: bool,
+    /// Its position in creation order, [`NOT_CREATED`] until a `response.created` named it.
+    ordinal: u32,
+    /// [`HAS_TEXT`], [`NONBLANK`], [`DONE`], [`CANCELLED`], [`CLEARED`].
+    flags: u8,
+}
+
+/// [`RespInfo::ordinal`] of a response no `response.created` named.
+const NOT_CREATED: u32 = u32::MAX;
+/// A transcript delta named it.
+const HAS_TEXT: u8 = 1;
+/// One of its transcript deltas was not blank.
+const NONBLANK: u8 = 2;
+/// A `response.done` named it.
+const DONE: u8 = 4;
+/// Its last `response.done` said `cancelled`.
+const CANCELLED: u8 = 8;
+/// A barge-in clear cut its audio.
+const CLEARED: u8 = 16;
+
+impl Default for RespInfo {
+    fn default() -> Self {
+        Self {
+            ordinal: NOT_CREATED,
+            flags: 0,
+        }
+    }
+}
+
+impl RespInfo {
+    fn ordinal(&self) -> Option<u32> {
+        (self.ordinal != NOT_CREATED).then_some(self.ordinal)
+    }
+    fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+    fn set(&mut self, flag: u8, on: bool) {
+        self.flags = if on {
+            self.flags | flag
+        } else {
+            self.flags & !flag
+        };
+    }
 }
 
 /// An ingested audio delta: decoded bytes, playable seconds, response ordinal.
@@ -49,6 +85,18 @@ pub(super) struct Ingested {
 }
 
 /// Response-level state of one session.
+///
+/// What it keeps grows with the responses only by what the exact checks and figures
+/// need of each one, however long ago it ended (spec §1.7: a repeated id is a duplicate
+/// whenever it comes, a late delta counts for its response): the id's bytes once in
+/// [`ResponseIds`] (plus ~13 bytes of offset and table slot), 8 bytes of flags and
+/// creation order (the result's row of a created response is built from them at the
+/// end), the ledger's byte, 24 bytes in the playback clock once its playback is settled
+/// ([`PlaybackClock`]), and the live TTFP's 8 bytes (plus 16 while a TTFP waits on an
+/// earlier response's): about 90 bytes for a 37-byte server id. Everything else is
+/// bounded by what is in play, not by the session's length: the clock's full records
+/// (~104 bytes and a copy of the id each) only for responses with audio held or an ack
+/// to come; held segments until they retire; stamps only for responses with one of two.
 #[derive(Debug)]
 pub(super) struct Responses {
     /// Created/done bookkeeping.
@@ -57,8 +105,8 @@ pub(super) struct Responses {
     pub clock: PlaybackClock,
     audio: AudioCheck,
     post: Option<PostCommit>,
-    /// Every response id an event named: the one copy of it the session's holders
-    /// share, and the index its records are kept under.
+    /// Every response id an event named: the one copy of it the session keeps, and the
+    /// index its records are kept under.
     ids: ResponseIds,
     /// What is known of each response, under its index.
     info: Vec<RespInfo>,
@@ -106,8 +154,8 @@ impl Responses {
             && let Some(ix) = ix
         {
             let info = &mut self.info[ix as usize];
-            if info.ordinal.is_none() {
-                info.ordinal = Some(self.created);
+            if info.ordinal().is_none() {
+                info.ordinal = self.created;
                 self.created += 1;
             }
         }
@@ -118,15 +166,15 @@ impl Responses {
         match kind {
             "response.done" => {
                 if let Some(ix) = ix {
-                    self.clock.complete_at(ix, self.ids.id(ix), at_s);
+                    self.clock.complete_named(ix, self.ids.id(ix), at_s);
                     let info = &mut self.info[ix as usize];
-                    info.done = true;
-                    info.cancelled = ledger::is_cancelled(ev);
+                    info.set(DONE, true);
+                    info.set(CANCELLED, ledger::is_cancelled(ev));
                 }
             }
             "output_audio_buffer.cleared" => {
                 for (r, _) in self.clock.clear(rid, at_s) {
-                    self.info_mut(&r).cleared = true;
+                    self.info_mut(&r).set(CLEARED, true);
                     ledger::warn_once(&mut out.ineligible_reasons, "cleared_response".into());
                 }
             }
@@ -134,8 +182,8 @@ impl Responses {
                 Some(ix) => {
                     let nonblank = !text_delta(ev).trim().is_empty();
                     let info = &mut self.info[ix as usize];
-                    info.has_text = true;
-                    info.nonblank |= nonblank;
+                    info.set(HAS_TEXT, true);
+                    info.flags |= if nonblank { NONBLANK } else { 0 };
                 }
                 None => self.orphan_text = true,
             },
@@ -181,7 +229,7 @@ impl Responses {
     ) -> Result<Ingested, String> {
         // §1.7: checked during ingestion, so the case fails as the delta arrives.
         let Some((ix, ordinal)) =
-            (self.ids.get(id)).and_then(|ix| Some((ix, self.info[ix as usize].ordinal?)))
+            (self.ids.get(id)).and_then(|ix| Some((ix, self.info[ix as usize].ordinal()?)))
         else {
             return Err("response audio has no matching response.created".into());
         };
@@ -190,7 +238,7 @@ impl Responses {
             (true, None) => SegmentPcm::Memory(bytes::Bytes::copy_from_slice(pcm)),
             (true, Some(spool)) => SegmentPcm::Spooled(spool.append(pcm)),
         };
-        let samples = (self.clock).ingest_kept(ix, self.ids.id(ix), pcm, at_s, kept);
+        let samples = (self.clock).ingest_named(ix, self.ids.id(ix), pcm, at_s, kept);
         out.audio_bytes += pcm.len() as u64;
         Ok(Ingested {
             bytes: pcm.len(),
@@ -265,24 +313,20 @@ impl Responses {
                 ledger::py_list(&open)
             ));
         }
-        if self
-            .clock
-            .responses_with_audio()
-            .any(|id| !(self.ids.get(id)).is_some_and(|ix| self.ledger.is_created_at(ix)))
-        {
+        if (self.clock.responses_with_audio_at()).any(|ix| !self.ledger.is_created_at(ix)) {
             return Err("response audio has no matching response.created".into());
         }
         let stray = (self.ids.iter().zip(&self.info))
-            .any(|((ix, _), i)| i.has_text && !self.ledger.is_created_at(ix));
+            .any(|((ix, _), i)| i.has(HAS_TEXT) && !self.ledger.is_created_at(ix));
         if self.orphan_text || stray {
             return Err("response transcript has no matching response.created".into());
         }
         // A complete output: terminal, not cancelled, audible inside the horizon, with text.
         let complete = (self.ids.iter().zip(&self.info)).any(|((ix, _), i)| {
-            i.ordinal.is_some()
-                && i.done
-                && !i.cancelled
-                && i.nonblank
+            i.ordinal().is_some()
+                && i.has(DONE)
+                && !i.has(CANCELLED)
+                && i.has(NONBLANK)
                 && (self.clock).audible_in_horizon_at(ix, stream_start_s, duration_s)
         });
         if require && !complete {
@@ -295,16 +339,16 @@ impl Responses {
     /// [`fill_texts`] rebuilds it from the event log.
     pub fn records(&mut self) -> Vec<ResponseRecord> {
         let mut created: Vec<_> = (self.ids.iter().zip(&self.info))
-            .filter_map(|((_, id), i)| Some((i.ordinal?, id, i)))
+            .filter_map(|((_, id), i)| Some((i.ordinal()?, id, i)))
             .collect();
         created.sort_unstable_by_key(|(ordinal, ..)| *ordinal);
         (created.into_iter())
             .map(|(_, id, i)| ResponseRecord {
                 response_id: id.to_string(),
                 text: String::new(),
-                done: i.done,
-                cancelled: i.cancelled,
-                audio_cleared: i.cleared,
+                done: i.has(DONE),
+                cancelled: i.has(CANCELLED),
+                audio_cleared: i.has(CLEARED),
             })
             .collect()
     }

@@ -1,5 +1,3 @@
-use std::sync::Arc;
-
 use serde_json::json;
 
 use super::{DuplexOutput, Responses};
@@ -40,9 +38,9 @@ fn each_response_id_is_held_once() {
         json!({"type": "response.done", "response": {"id": "r1", "status": "completed"}}),
     ];
     let mut r = observed(&events);
-    // The session's table and the clock's record (for its acks): one allocation, two
-    // holders.
-    assert_eq!(Arc::strong_count(r.ids.id(0)), 2);
+    // The session's table holds the id once, whatever names it; the clock holds its own
+    // copy only while the response's audio is in play (for its acks and segments).
+    assert_eq!((r.ids.len(), r.ids.id(0)), (1, "r1"));
     assert_eq!(r.records()[0].text, "", "no transcript kept live");
     assert_eq!(texts(observed(&events), &events), ["hi!"]);
 }
@@ -83,4 +81,100 @@ fn a_blank_transcript_is_no_transcript() {
             "{delta:?}"
         );
     }
+}
+
+/// A session's responses after `n` of them, one a second, each created, given 0.1 s of
+/// audio and a transcript, done, acked and retired as a spooled session does.
+fn long(n: u32) -> (Responses, DuplexOutput) {
+    let mut r = Responses::new(false);
+    let mut out = DuplexOutput::default();
+    r.clock.set_horizon(0.0, f64::from(n) + 10.0);
+    for k in 0..n {
+        let (t, id) = (f64::from(k), format!("resp_{k:032x}"));
+        let events = [
+            json!({"type": "response.created", "response": {"id": id}}),
+            audio(&id),
+            json!({"type": "response.audio_transcript.delta", "response_id": id, "delta": "hi"}),
+            json!({"type": "response.done", "response": {"id": id, "status": "completed"}}),
+        ];
+        for ev in &events {
+            r.observe(ev, &Default::default(), t, (false, None), &mut out)
+                .unwrap();
+        }
+        r.clock.acks(t + 0.5);
+        r.clock.retire(t + 0.5, 1);
+    }
+    (r, out)
+}
+
+/// 0.1 s of audible PCM16 for response `id`.
+fn audio(id: &str) -> serde_json::Value {
+    use base64::Engine as _;
+    let delta = base64::engine::general_purpose::STANDARD.encode([1u8; 4_800]);
+    json!({"type": "response.audio.delta", "response_id": id, "delta": delta,
+           "format": "pcm16", "sample_rate_hz": 24000})
+}
+
+#[test]
+fn settled_responses_shrink_yet_every_check_stays_exact() {
+    let n = 300;
+    let (mut r, _) = long(n);
+    // Every response settled: the clock keeps its few numbers, not its record.
+    assert_eq!(r.clock.live_and_settled(), (0, n as usize));
+    assert!(r.ledger.is_closed());
+    assert_eq!(r.records().len(), n as usize);
+    assert!(r.final_checks(true, 0.0, f64::from(n) + 10.0).is_ok());
+    // A repeat of a long-settled id is still a duplicate, in the reference's words.
+    let old = format!("resp_{:032x}", 3);
+    for (ev, want) in [
+        (
+            json!({"type": "response.created", "response": {"id": old}}),
+            format!("duplicate response.created for {old}"),
+        ),
+        (
+            json!({"type": "response.done", "response": {"id": old}}),
+            format!("duplicate response.done for {old}"),
+        ),
+        (
+            json!({"type": "response.done", "response": {"id": "resp_never"}}),
+            "response.done without response.created for resp_never".to_owned(),
+        ),
+    ] {
+        let (mut r, mut out) = long(n);
+        r.observe(&ev, &Default::default(), 400.0, (false, None), &mut out)
+            .unwrap();
+        assert_eq!(r.ledger.error().map(ToString::to_string), Some(want));
+        assert!(r.final_checks(false, 0.0, 400.0).is_err());
+    }
+}
+
+#[test]
+fn late_audio_for_a_settled_response_counts_as_it_did() {
+    let (mut r, mut out) = long(50);
+    let old = format!("resp_{:032x}", 7);
+    let got = (r.observe(
+        &audio(&old),
+        &Default::default(),
+        60.0,
+        (false, None),
+        &mut out,
+    ))
+    .unwrap()
+    .expect("an audio delta");
+    // Its place in creation order and its kept audio are what they were, plus the delta.
+    assert_eq!((got.ordinal, got.bytes), (7, 4_800));
+    assert_eq!(r.kept_ms(&old), 200.0);
+    assert_eq!(r.clock.live_and_settled(), (1, 49));
+    // Audio for an id never created is still refused as it arrives.
+    let err = r.observe(
+        &audio("resp_new"),
+        &Default::default(),
+        61.0,
+        (false, None),
+        &mut out,
+    );
+    assert_eq!(
+        err.err().as_deref(),
+        Some("response audio has no matching response.created")
+    );
 }
