@@ -148,7 +148,8 @@ fn arrivals(s: &Scenario) -> Vec<(&'static str, String)> {
     let series = crate::util::textpos::num(s.load().series_interval_s);
     if let Some(d) = s.load().duration_s {
         let held = format!(
-            "each session held {} s (`[load] duration_s`: the turn ending at or after it is              the last); RSS, CPU and session-age series every {series} s",
+            "each session held {} s (`[load] duration_s`: the turn ending at or after it is \
+             the last); RSS, CPU and session-age series every {series} s",
             crate::util::textpos::num(d)
         );
         rows.push(("soak", held));
