@@ -59,8 +59,7 @@ pub(super) fn prepare(
         path: rec.dir.clone(),
         msg,
     };
-    let busy = std::fs::read_dir(&rec.dir).is_ok_and(|mut d| d.next().is_some());
-    if busy {
+    if in_use(&rec.dir) {
         return Err(fail(
             "--record: the directory is not empty; choose a new or empty directory".into(),
         ));
@@ -88,6 +87,17 @@ pub(super) fn prepare(
         recording,
         head,
     }))
+}
+
+/// Whether `dir` holds anything but the empty `sessions/` and `blobs/` a run that stopped
+/// before its first session leaves behind.
+fn in_use(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|d| {
+        d.flatten().any(|e| {
+            let sub = e.file_name() == "sessions" || e.file_name() == "blobs";
+            !(sub && std::fs::read_dir(e.path()).is_ok_and(|mut s| s.next().is_none()))
+        })
+    })
 }
 
 /// The manifest's `scenario` and `inputs`: the file (scrubbed) and every file its
