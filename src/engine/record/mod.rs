@@ -9,7 +9,7 @@
 //! # Trace format (version [`FORMAT_VERSION`])
 //!
 //! ```text
-//! DIR/manifest.json           what ran (written once the run is over; see runner::record)
+//! DIR/manifest.json           what ran, written once the run is over (module `manifest`)
 //! DIR/sessions/<idx>.jsonl    one file per session (sample index, warm-ups included)
 //! DIR/blobs/<sha256>          each distinct payload once, named by the sha256 of its bytes
 //! ```

@@ -146,7 +146,8 @@ pub struct RunArgs {
     /// warning and says `truncated: true` in its trace. Not with a sweep.
     #[arg(long, value_name = "DIR", help_heading = "Record")]
     pub record: Option<PathBuf>,
-    /// With --record: events written per session; later ones are counted, not written.
+    /// With --record: events written per session; later ones are counted, not written (a
+    /// session holds its lines, about 200 bytes each, until it ends).
     #[arg(long, value_name = "N", default_value_t = Record::new("").max_events_per_session,
         help_heading = "Record")]
     pub record_max_events: u64,
