@@ -74,8 +74,8 @@ pub mod run {
     /// How [`run_capacity`]'s search ended.
     pub use crate::report::capacity::Outcome as CapacityOutcome;
     pub use crate::runner::{
-        DEFAULT_METRICS_LINGER, Distributed, LiveEndpoint, RunError, RunSummary, describe_metrics,
-        describe_placed, preflight, run, run_interruptible, run_serving,
+        DEFAULT_METRICS_LINGER, Distributed, LiveEndpoint, Record, RunError, RunSummary,
+        describe_metrics, describe_placed, preflight, run, run_interruptible, run_serving,
     };
     pub use crate::workload::shard::{Shard, ShardError, start_at_from};
 }

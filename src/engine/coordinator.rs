@@ -74,6 +74,8 @@ pub struct CoordArgs {
     pub writer: Option<WriterHandle>,
     /// Live log lines.
     pub lines: Option<crossbeam_channel::Sender<String>>,
+    /// Where sessions' wire traces go, when the run records.
+    pub record: Option<super::record::Recorder>,
     /// Progress events.
     pub progress: Option<crossbeam_channel::Sender<ProgressEvent>>,
     /// Sends later than this (ms) count as late in [`ProgressEvent::SampleEnded`].
@@ -311,6 +313,7 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
             queue_wait_s,
             writer: st.args.writer.clone(),
             lines: st.args.lines.clone(),
+            record: st.args.record.clone(),
         };
         let args = SampleArgs {
             session: st.args.workload.session(&ctx),

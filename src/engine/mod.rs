@@ -14,6 +14,7 @@ pub mod live;
 pub mod playback;
 pub mod progress;
 pub mod reader;
+pub mod record;
 pub mod sample;
 pub mod sender;
 pub mod session;
@@ -60,6 +61,9 @@ pub struct EngineConfig {
     pub request_id_prefix: String,
     /// Where artifacts are published, when the run publishes any.
     pub artifact_root: Option<PathBuf>,
+    /// Where each session's wire trace and the manifest are published (`--record DIR`),
+    /// when the run records.
+    pub record: Option<record::RecordTo>,
     /// Receives live log lines (`--print-chunks`), when set.
     pub lines: Option<crossbeam_channel::Sender<String>>,
     /// Receives progress events (sample started / ended), when set.
@@ -100,13 +104,15 @@ pub enum EngineError {
     Coordinator(String),
 }
 
-/// What came out of a run besides the samples: artifact write errors.
+/// What came out of a run besides the samples: artifact (and trace) write errors.
 #[derive(Debug)]
 pub struct EngineOutput {
     /// Every sample, warm-ups flagged.
     pub run: RunRecord,
-    /// Artifact files that could not be written (path: error).
+    /// Artifact and trace files that could not be written (path: error).
     pub artifact_errors: Vec<String>,
+    /// What the reader must know about the run's own outputs (a recording's cut traces).
+    pub warnings: Vec<String>,
     /// The run was interrupted: only samples that had started are in `run`.
     pub interrupted: bool,
 }
@@ -128,6 +134,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         .artifact_root
         .clone()
         .map(|root| writer::Writer::start(root, 2));
+    let recording = cfg.record.clone().map(record::Running::start);
     let total = cfg.n_warmup + cfg.offsets_s.len();
     let interrupt = cfg.interrupt.clone();
     let switch = interrupt.as_ref().map(|i| i.switch.clone());
@@ -147,6 +154,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         request_id_prefix: cfg.request_id_prefix.clone(),
         writer: writer.as_ref().map(writer::Writer::handle),
         lines: cfg.lines.clone(),
+        record: recording.as_ref().map(record::Running::recorder),
         progress: cfg.progress.clone(),
         generator_bound_ms: cfg.generator_bound_ms,
         placement: cfg.placement.clone(),
@@ -180,9 +188,12 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         Ok::<_, EngineError>(run)
     })?;
     let artifact_errors = writer.map(writer::Writer::finish).unwrap_or_default();
+    // A trace or manifest not written fails the run like any artifact.
+    let (trace_errors, warnings) = (recording.map(|r| r.finish(&cfg.wire))).unwrap_or_default();
     Ok(EngineOutput {
         run,
-        artifact_errors,
+        artifact_errors: [artifact_errors, trace_errors].concat(),
+        warnings,
         interrupted: switch.is_some_and(|s| s.is_triggered()),
     })
 }

@@ -18,6 +18,7 @@ use tokio::time::Instant;
 use tracing::Instrument as _;
 
 use super::coordinator::CoordMsg;
+use super::record::Recorder;
 use super::session::{self, Control, Ended, Setup};
 use super::writer::WriterHandle;
 use crate::workload::{Artifact, ConnectSpec, DynSession, Failure, FailureKind, SampleRecord};
@@ -67,6 +68,8 @@ pub struct SampleMeta {
     pub writer: Option<WriterHandle>,
     /// Live log lines (`--print-chunks`), when enabled.
     pub lines: Option<crossbeam_channel::Sender<String>>,
+    /// Where the session's wire trace goes, when the run records (`--record`).
+    pub record: Option<Recorder>,
 }
 
 /// The sample supervisor actor.
@@ -136,8 +139,10 @@ async fn live(args: SampleArgs, mut control: UnboundedReceiver<Control>, me: Act
         wire: meta.wire.clone(),
         playback: meta.playback,
         lines: meta.lines.clone(),
+        tape: (meta.record.as_ref())
+            .map(|r| r.recording.tape(meta.idx, meta.warmup, meta.run_start)),
     };
-    let ended = AssertUnwindSafe(session::run(setup, session, &mut control))
+    let mut ended = AssertUnwindSafe(session::run(setup, session, &mut control))
         .catch_unwind()
         .instrument(span.clone())
         .await;
@@ -149,8 +154,20 @@ async fn live(args: SampleArgs, mut control: UnboundedReceiver<Control>, me: Act
         queue_wait_s: meta.queue_wait_s,
         publishes: meta.writer.is_some() && !meta.warmup,
     };
+    let tape = ended.as_mut().ok().and_then(|e| e.tape.take());
     let (record, artifacts) = record(&heading, started, ended);
     span.in_scope(|| trace_outcome(&record.outcome));
+    // The trace first (a crashed session's tape was lost with it: its file says so),
+    // with the same backpressure as artifacts.
+    if let Some(r) = &meta.record {
+        let files = match tape {
+            Some(t) => t.finish(),
+            None => vec![r.recording.crashed(meta.idx, meta.warmup)],
+        };
+        for f in files {
+            r.writer.submit(f).await;
+        }
+    }
     // Backpressure: the slot stays taken until the writer queue has room for every file.
     if let Some(w) = &meta.writer {
         for a in artifacts {

@@ -52,6 +52,7 @@ fn ended(finished: &Arc<Mutex<bool>>) -> Ended {
         opened: Some(Instant::now()),
         send_lateness_s: vec![0.001, 0.002],
         playback: Some(PlaybackSummary::default()),
+        tape: None,
     }
 }
 

@@ -15,6 +15,11 @@
 //!
 //! A failed write breaks the sender: nothing more is written, and the failure's message
 //! is returned once, for the sample's outcome.
+//!
+//! When the run records (`--record`), the sender also **owns** the session's
+//! [`Tape`]: it is where each message's send time is taken, so each outbound message is
+//! taped there, at that time; the live phase tapes inbound events through
+//! [`Sender::tape`].
 
 use std::collections::VecDeque;
 
@@ -22,6 +27,7 @@ use actix_http::ws::ProtocolError;
 use awc::ws::{CloseCode, Message};
 use tokio::time::Instant;
 
+use super::record::Tape;
 use super::transport::{WsSink, to_message};
 use crate::workload::OutMsg;
 
@@ -43,6 +49,8 @@ pub struct Sender {
     /// A session message was written: the first one is traced.
     sent_any: bool,
     lateness_s: Vec<f64>,
+    /// The session's wire trace, when the run records.
+    tape: Option<Tape>,
 }
 
 impl Sender {
@@ -55,7 +63,24 @@ impl Sender {
             broken: false,
             sent_any: false,
             lateness_s: Vec::new(),
+            tape: None,
         }
+    }
+
+    /// This sender, taping what it writes on `tape` (when the run records).
+    pub fn with_tape(mut self, tape: Option<Tape>) -> Self {
+        self.tape = tape;
+        self
+    }
+
+    /// The session's tape, when the run records.
+    pub fn tape(&mut self) -> Option<&mut Tape> {
+        self.tape.as_mut()
+    }
+
+    /// The session's tape, taken out.
+    pub fn take_tape(&mut self) -> Option<Tape> {
+        self.tape.take()
     }
 
     /// Whether a message may go out at once: nothing waits and no write failed.
@@ -78,7 +103,7 @@ impl Sender {
             }
             return Ok(());
         }
-        self.record(out.intended, Instant::now());
+        self.record(&out, Instant::now());
         self.write_now(to_message(out.msg))
     }
 
@@ -123,7 +148,7 @@ impl Sender {
                 None => return Ok(()),
                 Some(Waiting::Control(m)) => m,
                 Some(Waiting::Data(out)) => {
-                    self.record(out.intended, Instant::now());
+                    self.record(&out, Instant::now());
                     self.first_write();
                     to_message(out.msg)
                 }
@@ -143,6 +168,9 @@ impl Sender {
             return;
         }
         tracing::debug!("close sent");
+        if let Some(t) = &mut self.tape {
+            t.closed(Instant::now(), CloseCode::Normal.into());
+        }
         let _ = self
             .sink
             .send(Message::Close(Some(CloseCode::Normal.into())))
@@ -168,8 +196,12 @@ impl Sender {
         format!("send failed: {e}")
     }
 
-    fn record(&mut self, intended: Option<Instant>, now: Instant) {
-        if let Some(intended) = intended {
+    /// Lateness of `out` written at `now` (when it was scheduled), and its tape entry.
+    fn record(&mut self, out: &OutMsg, now: Instant) {
+        if let Some(t) = &mut self.tape {
+            t.outbound(now, out.intended, &out.msg);
+        }
+        if let Some(intended) = out.intended {
             let late = now.saturating_duration_since(intended).as_secs_f64();
             self.lateness_s.push(late);
         }

@@ -24,6 +24,7 @@ use tokio::time::Instant;
 
 use super::playback::Playback;
 use super::reader::{Reader, Received};
+use super::record::Tape;
 use super::sender::Sender;
 use super::tls::ClientTls;
 use super::transport::{self, ReadEvent, Wire};
@@ -55,6 +56,8 @@ pub struct Setup {
     pub playback: PlaybackConfig,
     /// Live log lines (`--print-chunks`), when enabled.
     pub lines: Option<crossbeam_channel::Sender<String>>,
+    /// The session's wire trace, when the run records (`--record`).
+    pub tape: Option<Tape>,
 }
 
 /// How the live phase ended: everything it owned that the record needs.
@@ -69,6 +72,8 @@ pub struct Ended {
     pub send_lateness_s: Vec<f64>,
     /// What the listener experienced (`None`: the socket never opened).
     pub playback: Option<PlaybackSummary>,
+    /// The session's wire trace, when the run records.
+    pub tape: Option<Tape>,
 }
 
 /// Runs the sample's live phase; `control` carries the supervisor's interrupts.
@@ -103,15 +108,20 @@ pub async fn run(
                 opened: None,
                 send_lateness_s: Vec::new(),
                 playback: None,
+                tape: setup.tape,
             };
         }
     };
     let opened = Instant::now();
     tracing::debug!("open");
+    let mut tape = setup.tape;
+    if let Some(t) = &mut tape {
+        t.open(opened);
+    }
     let mut live = Live {
         session,
         outcome: None,
-        sender: Sender::new(sink),
+        sender: Sender::new(sink).with_tape(tape),
         playback: Playback::new(setup.playback, opened),
         wake: Wake::default(),
         lines: setup.lines,
@@ -129,6 +139,7 @@ pub async fn run(
         opened: Some(opened),
         send_lateness_s: live.sender.take_lateness(),
         playback: Some(live.playback.finish()),
+        tape: live.sender.take_tape(),
         session: live.session,
     }
 }
@@ -198,6 +209,9 @@ impl Live {
                     self.received_any = true;
                     tracing::debug!("first receive");
                 }
+                if let Some(t) = self.sender.tape() {
+                    t.inbound(at, &msg);
+                }
                 self.drive(|s, fx| s.on_inbound(msg, at, fx));
             }
             Ok(ReadEvent::Ping(payload)) => self.sender.pong(payload),
@@ -207,6 +221,9 @@ impl Live {
                     reason = reason.as_deref().unwrap_or("none"),
                     "close received"
                 );
+                if let Some(t) = self.sender.tape() {
+                    t.peer_closed(at, reason.as_deref());
+                }
                 let undecided = self.outcome.is_none();
                 let try_later = reason.as_deref().is_some_and(is_try_again_later);
                 self.drive(|s, fx| s.on_closed(at, reason, fx));

@@ -234,6 +234,16 @@ async fn attempt(
     let agreed = negotiated(&resp, wire.compression)
         .map_err(|m| (err(m, FailureKind::Handshake { status: Some(101) }), None))?;
     wire.record(agreed.as_ref());
+    wire.record_handshake(|| {
+        (resp.headers().iter())
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into(),
+                )
+            })
+            .collect()
+    });
     let framed = framed.into_map_codec(|inner| {
         let codec = LimitedCodec::new(inner, max_frame_bytes);
         match &agreed {

@@ -19,11 +19,13 @@ use crate::engine::{self, EngineConfig, EngineError};
 use crate::workload::Report;
 
 mod describe;
+mod record;
 mod result;
 mod summary;
 mod target;
 
 pub use describe::{describe_metrics, describe_placed};
+pub use record::Record;
 use summary::summarize;
 pub use target::{DEFAULT_METRICS_LINGER, LiveEndpoint};
 use target::{client_tls, serve_live_metrics, start_scraper, start_target};
@@ -174,8 +176,8 @@ pub fn run_interruptible(
     )
 }
 
-/// How this process takes part in a distributed run (`--shard`, `--start-at`) and what
-/// it serves while running (`--metrics-addr`).
+/// How this process takes part in a distributed run (`--shard`, `--start-at`), what
+/// it serves while running (`--metrics-addr`) and what it records (`--record`).
 #[derive(Debug, Clone, Default)]
 pub struct Distributed {
     /// The slice of the run this process executes (`None` = all of it).
@@ -187,6 +189,8 @@ pub struct Distributed {
     pub metrics_addr: Option<SocketAddr>,
     /// Told the bound address once `--metrics-addr` listens (port 0 picks one).
     pub metrics_bound: Option<crossbeam_channel::Sender<SocketAddr>>,
+    /// Record every session's wire trace (`--record DIR`).
+    pub record: Option<Record>,
 }
 
 /// [`run_interruptible`] for one shard of a distributed run: runs only the shard's slice
@@ -224,12 +228,9 @@ pub fn run_serving(
     let wire = crate::engine::transport::Wire::new(scenario.compression())
         .with_retry_rejected(scenario.retry_rejected());
     let prepared = workload.prepare().map_err(RunError::Prepare)?;
+    let record = record::prepare(dist.record.as_ref(), scenario, &url)?;
     let (tx, printer) = spawn_line_printer(lines);
-    let (progress_tx, progress_thread) = spawn_progress(
-        progress,
-        workload.headline_name(),
-        scenario.load().generator_bound_ms,
-    );
+    let (progress_tx, progress_thread) = spawn_progress(progress, scenario);
     let (live, metrics_server) = serve_live_metrics(dist, shard, workload.headline_name())?;
     let cfg = EngineConfig {
         url: url.clone(),
@@ -244,6 +245,7 @@ pub fn run_serving(
         wire: wire.clone(),
         request_id_prefix: request_id_prefix(),
         artifact_root: workload.artifact_root(),
+        record,
         lines: Some(tx),
         progress: progress_tx,
         generator_bound_ms: scenario.load().generator_bound_ms,
@@ -431,11 +433,11 @@ fn spawn_line_printer(
     (tx, printer)
 }
 
-/// The progress printer's channel and thread, when progress is asked for.
+/// The progress printer's channel and thread, when progress is asked for (headed by the
+/// scenario's headline metric, warning past its `generator_bound_ms`).
 fn spawn_progress(
     progress: Option<(crate::engine::progress::Mode, Box<dyn Write + Send>)>,
-    headline: &str,
-    generator_bound_ms: f64,
+    scenario: &Scenario,
 ) -> (
     Option<crossbeam_channel::Sender<crate::engine::progress::ProgressEvent>>,
     Option<std::thread::JoinHandle<()>>,
@@ -443,7 +445,7 @@ fn spawn_progress(
     match progress {
         Some((mode, out)) => {
             let (tx, rx) = crossbeam_channel::unbounded();
-            let headline = headline.to_string();
+            let headline = scenario.workload().headline_name().to_string();
             (
                 Some(tx),
                 Some(crate::engine::progress::spawn_printer(
@@ -451,7 +453,7 @@ fn spawn_progress(
                     rx,
                     out,
                     headline,
-                    Some(generator_bound_ms),
+                    Some(scenario.load().generator_bound_ms),
                 )),
             )
         }

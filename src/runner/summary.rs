@@ -46,7 +46,7 @@ pub(super) fn summarize(
     let verdicts = verdicts(scenario, shard, &metrics_with(report.as_ref(), outcomes));
     let soak = soak(scenario, &generator_run, &ran.usage, &*report, &failures);
     let counts = (measured, failures.len(), cancelled);
-    let warnings = [ran.prepared, self::warnings(report.as_ref(), counts)].concat();
+    let warnings = warnings([ran.prepared, out.warnings], report.as_ref(), counts);
     // A signal while the report published the workload's files: they are finished, and
     // the run still ends as interrupted (the JSON below says so).
     let interrupted = out.interrupted || ran.switch.is_some_and(|s| s.is_triggered());
@@ -110,14 +110,17 @@ fn report_with_failures(
     Ok(report)
 }
 
-/// The report's own warnings, then every broken invariant of its numbers with the run's
-/// `(measured, failed, cancelled)` counts.
+/// The run's own notes (`first`: the workload's preparation's, then the engine's, e.g. a
+/// recording cut by a cap), the report's own warnings, then every broken invariant of its
+/// numbers with the run's `(measured, failed, cancelled)` counts.
 fn warnings(
+    first: [Vec<String>; 2],
     report: &dyn Report,
     (measured, failed, cancelled): (usize, usize, usize),
 ) -> Vec<String> {
     let counts = (measured, measured - failed - cancelled, failed, cancelled);
-    let mut w = report.warnings();
+    let mut w = first.concat();
+    w.extend(report.warnings());
     w.extend(
         crate::workload::results::invariant_violations(&report.metrics(), Some(counts))
             .into_iter()

@@ -28,6 +28,7 @@ fn warmups_run_before_the_measured_samples() {
             wire: transport::Wire::default(),
             request_id_prefix: "t-".into(),
             artifact_root: None,
+            record: None,
             lines: None,
             progress: None,
             generator_bound_ms: 5.0,

@@ -62,8 +62,12 @@ pub fn check_cmd(c: &crate::cli::CheckArgs) -> ExitCode {
     code
 }
 
-/// Why a sweep cannot run with this placement (`--shard`/`--start-at`), if it cannot.
+/// Why a sweep cannot run with this placement (`--shard`/`--start-at`) or recording
+/// (`--record`), if it cannot.
 pub fn sweep_conflict(dist: &rtload::run::Distributed) -> Option<&'static str> {
+    if dist.record.is_some() {
+        return Some("--record cannot be combined with a sweep; record one point's run instead");
+    }
     (dist.shard.is_some() || dist.start_at_unix_s.is_some()).then_some(
         "--shard/--start-at cannot be combined with a sweep; shard each point's run instead",
     )

@@ -37,6 +37,11 @@ pub fn distributed(run: &crate::cli::RunArgs) -> Result<rtload::run::Distributed
             });
             tx
         }),
+        record: run.record.as_ref().map(|dir| rtload::run::Record {
+            dir: dir.clone(),
+            max_events_per_session: run.record_max_events,
+            max_blob_bytes: run.record_max_bytes,
+        }),
     })
 }
 

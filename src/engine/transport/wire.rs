@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::deflate::{Agreed, Compression};
 
@@ -28,6 +28,9 @@ struct Tally {
     retried: AtomicU64,
     /// Handshakes by the `permessage-deflate` parameters agreed in them.
     agreed: Mutex<BTreeMap<Agreed, u64>>,
+    /// The first completed handshake's response headers, as received (may hold secrets:
+    /// only the recording's manifest reads them, redacted).
+    handshake: OnceLock<Vec<(String, String)>>,
 }
 
 impl Wire {
@@ -58,6 +61,19 @@ impl Wire {
             let mut map = self.tally.agreed.lock().unwrap_or_else(|p| p.into_inner());
             *map.entry(*a).or_default() += 1;
         }
+    }
+
+    /// Keeps the response headers of the run's first completed handshake (`headers` runs
+    /// only for that one).
+    pub fn record_handshake(&self, headers: impl FnOnce() -> Vec<(String, String)>) {
+        if self.tally.handshake.get().is_none() {
+            let _ = self.tally.handshake.set(headers());
+        }
+    }
+
+    /// The response headers of the run's first completed handshake, as received.
+    pub fn handshake_headers(&self) -> Option<&[(String, String)]> {
+        self.tally.handshake.get().map(Vec::as_slice)
     }
 
     /// The result's `rtload` keys: `{"wire": {"tcp_nodelay", "compression": {"setting",

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use rtload::run::Record;
 use rtload::scenario::Compression;
 
 /// `rtload run`.
@@ -133,6 +134,28 @@ pub struct RunArgs {
         help_heading = "Distributed"
     )]
     pub metrics_linger: f64,
+
+    /// Record every session's wire trace into DIR (created; must be empty): both
+    /// directions, each message with its send or receipt time on the run's clock (the
+    /// result's started_s/ended_s), JSON `type`, size and sha256, closes with their codes;
+    /// each distinct payload stored once in DIR/blobs/<sha256>; DIR/manifest.json names
+    /// the scenario (text and hash), its input files' hashes, rtload's version and git
+    /// revision, the target (redacted) and the server's handshake headers. Text payloads
+    /// and the manifest are redacted like every output (upgrade header values, URL
+    /// secrets). A trace that cannot be written fails the run; a cap that cuts one is a
+    /// warning and says `truncated: true` in its trace. Not with a sweep.
+    #[arg(long, value_name = "DIR", help_heading = "Record")]
+    pub record: Option<PathBuf>,
+    /// With --record: events written per session; later ones are counted, not written (a
+    /// session holds its lines, about 200 bytes each, until it ends).
+    #[arg(long, value_name = "N", default_value_t = Record::new("").max_events_per_session,
+        help_heading = "Record")]
+    pub record_max_events: u64,
+    /// With --record: distinct payload bytes stored in the run's blob store (also what
+    /// recording holds in memory at most); later new payloads are marked `stored: false`.
+    #[arg(long, value_name = "BYTES", default_value_t = Record::new("").max_blob_bytes,
+        help_heading = "Record")]
+    pub record_max_bytes: u64,
 
     /// The workload flags given (each kind's own, from its flag table; see
     /// `super::workload`): the scenario's kind types them into `[workload]` patches.
