@@ -194,4 +194,16 @@ impl super::workload::OmniParams {
     pub fn speaks_turns(&self) -> bool {
         self.turns.is_some() || self.hold_s.is_some()
     }
+
+    /// A session's turns: how many, the gap after each reply (ms), whether each ends with
+    /// an explicit commit, and how long it is held. Warm-ups are not held: they speak
+    /// `turns` (default one) and end.
+    pub fn turn_plan(&self, warmup: bool) -> (usize, f64, bool, Option<f64>) {
+        use super::workload::TurnDetection;
+        let held = self.hold_s.filter(|_| !warmup);
+        let all = if held.is_some() { usize::MAX } else { 1 };
+        let n = self.turns.map_or(all, |n| n as usize);
+        let explicit = self.turn_detection.unwrap_or_default() == TurnDetection::Commit;
+        (n, self.turn_gap_ms.unwrap_or(1000.0), explicit, held)
+    }
 }

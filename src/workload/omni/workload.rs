@@ -580,14 +580,7 @@ impl OmniWorkload {
             let hi = self.params.barge_in_after_max_ms.unwrap_or(lo);
             session = session.with_barge_in(super::session::barge::offset_ms(lo, hi, ctx.idx));
         } else if self.params.speaks_turns() {
-            let p = &self.params;
-            // Warm-ups are not held: they speak `turns` (default one) and end.
-            let held = p.hold_s.filter(|_| !ctx.warmup);
-            let n = p
-                .turns
-                .map_or(if held.is_some() { usize::MAX } else { 1 }, |n| n as usize);
-            let explicit = p.turn_detection.unwrap_or_default() == TurnDetection::Commit;
-            let gap = p.turn_gap_ms.unwrap_or(1000.0);
+            let (n, gap, explicit, held) = self.params.turn_plan(ctx.warmup);
             session = session.with_turns(n, gap, explicit, held);
         }
         MaybeFailed::Ready(session.with_request(ctx.request_id.clone(), self.api_key.clone()))
