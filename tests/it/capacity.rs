@@ -32,6 +32,14 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// A step's ended sessions: good, degraded, rejected and failed together.
+fn ended(step: &Value) -> u64 {
+    let o = &step["outcomes"];
+    (["good", "degraded", "rejected", "failed"].iter())
+        .map(|k| o[k].as_u64().unwrap())
+        .sum()
+}
+
 /// The concurrency of each step, in the order run.
 fn step_values(doc: &Value) -> Vec<u64> {
     doc["capacity"]["steps"]
@@ -88,11 +96,7 @@ fn max_sessions_6_is_a_capacity_of_6_limited_by_rejections_at_7() {
         let rejected = s["outcomes"]["rejected"].as_u64().unwrap();
         let n = s["max_concurrency"].as_u64().unwrap();
         // Every step is its own run, scaled like a sweep point: 4 sessions per slot.
-        let o = &s["outcomes"];
-        let ended: u64 = ["good", "degraded", "rejected", "failed"]
-            .iter()
-            .map(|k| o[k].as_u64().unwrap())
-            .sum();
+        let ended = ended(s);
         assert_eq!(ended, 4 * n, "{s}");
         assert_eq!(rejected > 0, n > 6, "{s}");
         assert_eq!(s["verdict"], if n > 6 { "breaks" } else { "holds" }, "{s}");
@@ -398,11 +402,7 @@ fn held_steps_run_their_concurrency_for_the_hold_and_say_so() {
     assert_eq!(step_values(&doc), [1, 2, 4, 3, 2], "{stdout}");
     for s in doc["capacity"]["steps"].as_array().unwrap() {
         let n = s["max_concurrency"].as_u64().unwrap();
-        let o = &s["outcomes"];
-        let ended: u64 = ["good", "degraded", "rejected", "failed"]
-            .iter()
-            .map(|k| o[k].as_u64().unwrap())
-            .sum();
+        let ended = ended(s);
         assert_eq!(ended, n, "exactly its concurrency, at once: {s}");
         // Every admitted session was held: its result's sessions lasted the duration.
         let step = rtload::report::read_result(&dir.join(s["result"].as_str().unwrap())).unwrap();

@@ -73,6 +73,18 @@ pub(super) fn video_with_failure() -> Value {
 }
 
 /// Number of `<svg class="chart" data-chart="KIND"` occurrences.
+/// The `(x, y)` of every `<title>NAME (x, y)</title>` dot of `svg`, in drawing order.
+pub(super) fn dots(svg: &str, name: &str) -> Vec<(f64, f64)> {
+    svg.split(&format!("<title>{name} ("))
+        .skip(1)
+        .map(|s| {
+            let inner = s.split(")</title>").next().unwrap();
+            let (x, y) = inner.split_once(", ").unwrap();
+            (x.parse().unwrap(), y.parse().unwrap())
+        })
+        .collect()
+}
+
 pub(super) fn count_chart(html: &str, kind: &str) -> usize {
     html.matches(&format!("<svg class=\"chart\" data-chart=\"{kind}\""))
         .count()

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::super::super::svg::fmt_num;
-use super::super::super::tests::{CAPACITY, caption, chart, count_chart, parse, render_docs};
+use super::super::super::tests::{CAPACITY, caption, chart, count_chart, dots, parse, render_docs};
 
 const CHARTS: [&str; 4] = [
     "capacity-concurrency",
@@ -16,18 +16,6 @@ const CHARTS: [&str; 4] = [
 
 fn steps(doc: &Value) -> Vec<Value> {
     doc["capacity"]["steps"].as_array().unwrap().clone()
-}
-
-/// The `(x, y)` of every `<title>NAME (x, y)</title>` dot of `svg`, in drawing order.
-fn dots(svg: &str, name: &str) -> Vec<(f64, f64)> {
-    svg.split(&format!("<title>{name} ("))
-        .skip(1)
-        .map(|s| {
-            let inner = s.split(")</title>").next().unwrap();
-            let (x, y) = inner.split_once(", ").unwrap();
-            (x.parse().unwrap(), y.parse().unwrap())
-        })
-        .collect()
 }
 
 fn esc(s: &str) -> String {

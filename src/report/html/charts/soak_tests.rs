@@ -3,22 +3,11 @@
 
 use serde_json::{Value, json};
 
+use super::super::super::tests::dots;
 use super::soak;
 use crate::util::usage::{IntervalUsage, PhaseUsage};
 use crate::workload::results::{Recorded, Stamp};
 use crate::workload::soak::Soak;
-
-/// The `(x, y)` of every `<title>NAME (x, y)</title>` dot of `html`.
-fn dots(html: &str, name: &str) -> Vec<(f64, f64)> {
-    html.split(&format!("<title>{name} ("))
-        .skip(1)
-        .map(|s| {
-            let inner = s.split(")</title>").next().unwrap();
-            let (x, y) = inner.split_once(", ").unwrap();
-            (x.parse().unwrap(), y.parse().unwrap())
-        })
-        .collect()
-}
 
 fn doc() -> Value {
     let mut rec = Recorded::default();
