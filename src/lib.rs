@@ -156,6 +156,10 @@ pub mod report {
     mod imp;
     pub(crate) use imp::*;
 
+    /// A recording (`rtload run --record DIR`) read back.
+    pub use crate::engine::record::read::{
+        Dir as TraceDir, Kind as TraceKind, SessionTrace, Trace, TraceError, TraceEvent,
+    };
     pub use crate::util::target::redact_text;
     pub use crate::util::write_atomic;
     pub use crate::workload::kit::{failure_lines, verdict_line};

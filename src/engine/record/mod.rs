@@ -55,6 +55,7 @@ use tokio::time::Instant;
 use crate::workload::{Artifact, ArtifactBody};
 
 mod manifest;
+pub mod read;
 mod tape;
 pub use manifest::{RecordTo, Running};
 pub use tape::{Tape, hex};
@@ -97,7 +98,7 @@ pub struct Recorder {
 }
 
 /// One session's trace in numbers: the file's last line and the manifest's entry.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct SessionSummary {
     /// Sample index (warm-ups first), as in the session file's name.
     pub idx: usize,
@@ -312,5 +313,7 @@ pub(crate) fn session_file(idx: usize) -> String {
     format!("sessions/{idx}.jsonl")
 }
 
+#[cfg(test)]
+mod read_tests;
 #[cfg(test)]
 mod tests;
