@@ -32,6 +32,7 @@ fn main() {
         burstiness: 1.0,
         ramp_up: None,
         seed: 0,
+        steps: None,
     };
     bench("plan n=10000 poisson", budget, || {
         let p = plan(black_box(n), black_box(&poisson));
@@ -47,6 +48,7 @@ fn main() {
             end_rps: 100.0,
         }),
         seed: 0,
+        steps: None,
     };
     bench("plan n=10000 linear ramp 1->100", budget, || {
         let p = plan(black_box(n), black_box(&ramp));

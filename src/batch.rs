@@ -15,6 +15,9 @@ use crate::report::suite::{Breach, ScenarioOutcome, Status};
 use crate::report::sweep::{Check, PointResult, progress_line};
 use crate::runner::{self, RunError, RunSummary};
 
+#[path = "batch_ramp.rs"]
+mod ramp;
+
 /// Run every scenario at `paths` (directories expand to their `*.toml`) one after another.
 /// Configuration errors become `Status::Error` outcomes; the suite goes on.
 pub fn run_suite(paths: &[PathBuf], quiet: bool) -> Result<Vec<ScenarioOutcome>, String> {
@@ -331,18 +334,23 @@ pub fn run_capacity(
         path: dir.to_path_buf(),
         msg: format!("cannot create the capacity directory: {e}"),
     })?;
-    let criteria = Criteria {
-        good_share,
-        slo: sc
-            .slo()
-            .iter()
-            .map(|t| format!("{} {}", t.metric, t.expr))
-            .collect(),
-        hold_s: sc.load().duration_s,
-    };
+    let criteria = criteria_of(sc, good_share);
     let mut search = Search::new(bounds);
     let (mut steps, mut files, mut interrupted) = (Vec::new(), Vec::new(), false);
-    while let Some((phase, n)) = search.next() {
+    if let Some(st) = bounds.ramp {
+        progress(&capacity::ramp_line(st, bounds.max));
+        let ran = ramp::run_ramp(
+            sc,
+            &criteria,
+            (st, bounds.max),
+            dir,
+            quiet,
+            interrupt.clone(),
+        )?;
+        interrupted = !ramp::seed(ran, &mut search, &mut steps, progress);
+        files.extend(steps.first().map(|s| dir.join(&s.file)));
+    }
+    while let Some((phase, n)) = search.next().filter(|_| !interrupted) {
         if interrupt.as_ref().is_some_and(|i| i.switch.is_triggered()) {
             interrupted = true;
             break;
@@ -386,6 +394,17 @@ pub fn run_capacity(
         files,
         interrupted,
     })
+}
+
+/// What each step of `sc`'s search must meet.
+fn criteria_of(sc: &Scenario, good_share: f64) -> Criteria {
+    Criteria {
+        good_share,
+        slo: (sc.slo().iter())
+            .map(|t| format!("{} {}", t.metric, t.expr))
+            .collect(),
+        hold_s: sc.load().duration_s,
+    }
 }
 
 /// One step of a capacity search: `sc` at `max_concurrency` `n`, scaled like a sweep

@@ -53,7 +53,9 @@ pub mod scenario {
     pub use crate::engine::tls::TlsOptions;
     pub use crate::engine::transport::Compression;
     pub use crate::workload::imp::WorkloadKind;
-    pub use crate::workload::plan::{ArrivalSpec, Plan, PlanError, RampStrategy, RampUp, plan};
+    pub use crate::workload::plan::{
+        ArrivalSpec, Plan, PlanError, RampStrategy, RampUp, Steps, plan,
+    };
 }
 
 pub mod run {

@@ -56,6 +56,8 @@ pub struct CoordArgs {
     pub n_warmup: usize,
     /// Release offsets of the measured samples, seconds from the measured phase start.
     pub offsets_s: Vec<f64>,
+    /// Each measured sample's hold (aligned with `offsets_s`).
+    pub holds_s: Vec<Option<f64>>,
     /// Concurrency cap (≥ 1).
     pub max_concurrency: usize,
     /// Session shards; samples are assigned round-robin.
@@ -267,6 +269,28 @@ fn start_measured(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
     }));
 }
 
+/// What sample `idx`'s session is made with: its place in the run, its request id and
+/// its hold.
+fn context(args: &CoordArgs, idx: usize) -> SessionContext {
+    let warmup = idx < args.n_warmup;
+    let local = idx.saturating_sub(args.n_warmup);
+    let measured_index = (!warmup).then(|| {
+        (args.placement.measured_indices.as_ref())
+            .and_then(|g| g.get(local).copied())
+            .unwrap_or(local)
+    });
+    SessionContext {
+        idx,
+        warmup,
+        url: args.url.clone(),
+        request_id: measured_index.map(|k| format!("{}{k}", args.request_id_prefix)),
+        measured_index,
+        hold_s: (!warmup)
+            .then(|| args.holds_s.get(local).copied().flatten())
+            .flatten(),
+    }
+}
+
 async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
     while st.in_flight.len() < st.args.max_concurrency {
         let Some((idx, scheduled)) = st.ready.pop_front() else {
@@ -274,23 +298,8 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
         };
         let granted = Instant::now();
         let queue_wait_s = granted.saturating_duration_since(scheduled).as_secs_f64();
-        let warmup = idx < st.args.n_warmup;
-        let measured_index = (!warmup).then(|| {
-            let local = idx - st.args.n_warmup;
-            st.args
-                .placement
-                .measured_indices
-                .as_ref()
-                .and_then(|g| g.get(local).copied())
-                .unwrap_or(local)
-        });
-        let ctx = SessionContext {
-            idx,
-            warmup,
-            url: st.args.url.clone(),
-            request_id: measured_index.map(|k| format!("{}{k}", st.args.request_id_prefix)),
-            measured_index,
-        };
+        let ctx = context(&st.args, idx);
+        let warmup = ctx.warmup;
         let shard = st.args.shards[st.next_shard % st.args.shards.len()].clone();
         st.next_shard += 1;
         let meta = SampleMeta {

@@ -44,6 +44,12 @@ pub struct EngineConfig {
     pub n_warmup: usize,
     /// Release offsets of the measured samples (seconds from the measured phase start).
     pub offsets_s: Vec<f64>,
+    /// How long each measured sample's session is held from its open (aligned with
+    /// `offsets_s`; empty or `None`: as long as its media). See [`SessionContext`]'s
+    /// `hold_s`.
+    ///
+    /// [`SessionContext`]: crate::workload::SessionContext
+    pub holds_s: Vec<Option<f64>>,
     /// Concurrency cap; `None` = unlimited.
     pub max_concurrency: Option<usize>,
     /// Session shards (`None` = one per core).
@@ -145,6 +151,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         headers: cfg.headers.clone(),
         n_warmup: cfg.n_warmup,
         offsets_s: cfg.offsets_s.clone(),
+        holds_s: cfg.holds_s.clone(),
         max_concurrency: cfg.max_concurrency.unwrap_or(total.max(1)).max(1),
         shards,
         connect_timeout: cfg.connect_timeout,

@@ -8,9 +8,14 @@
 use crate::report::sweep::{Check, PointResult};
 use crate::workload::outcome::ClassCounts;
 
+#[path = "capacity_ramp.rs"]
+mod ramp;
 #[path = "capacity_text.rs"]
 mod text;
-pub use text::{Recorded, capacity_json, from_json, progress_line, render, sentence, table_rows};
+pub use ramp::ramp_step;
+pub use text::{
+    Recorded, capacity_json, from_json, progress_line, ramp_line, render, sentence, table_rows,
+};
 
 /// What a step must meet to hold: at least `good_share` of the ended sessions good, no
 /// rejection, every `[thresholds]` entry held.
@@ -28,12 +33,15 @@ pub struct Criteria {
 
 /// How the search is bounded: the staircase's first step and the largest concurrency it
 /// tries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bounds {
     /// The first concurrency tried (at least 1).
     pub start: usize,
     /// The largest concurrency tried (at least `start`).
     pub max: usize,
+    /// `--ramp K:T`: the search starts with one staircase run, K more sessions every T
+    /// seconds up to `max`, judged window by window (`None`: whole runs only).
+    pub ramp: Option<crate::workload::plan::Steps>,
 }
 
 /// What one step showed.
@@ -171,6 +179,8 @@ pub fn percent(share: f64) -> String {
 /// Which part of the search a step belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
+    /// One step window of the one staircase run (`--ramp K:T`) that starts the search.
+    Ramp,
     /// Doubling from the start until a step breaks.
     Staircase,
     /// Halving the gap between the last holding and the first breaking concurrency.
@@ -183,6 +193,7 @@ impl Phase {
     /// `staircase`, `bisect`, `confirm`.
     pub fn name(self) -> &'static str {
         match self {
+            Phase::Ramp => "ramp",
             Phase::Staircase => "staircase",
             Phase::Bisect => "bisect",
             Phase::Confirm => "confirm",
@@ -191,7 +202,7 @@ impl Phase {
 
     /// The phase named `name` ([`Phase::name`]).
     pub fn from_name(name: &str) -> Option<Phase> {
-        [Phase::Staircase, Phase::Bisect, Phase::Confirm]
+        [Phase::Ramp, Phase::Staircase, Phase::Bisect, Phase::Confirm]
             .into_iter()
             .find(|p| p.name() == name)
     }
@@ -248,6 +259,7 @@ impl Search {
             bounds: Bounds {
                 start,
                 max: bounds.max.max(start),
+                ramp: bounds.ramp,
             },
             held: Vec::new(),
             broke: None,
@@ -300,6 +312,32 @@ impl Search {
                 }
             }
         }
+    }
+
+    /// Takes a staircase run's step windows, in order, as evidence before the search's
+    /// own steps: each window that held is a concurrency that held; the first that broke
+    /// is the lowest that broke and ends the evidence, as does an inconclusive one (it
+    /// proves nothing, so the search goes on with its own runs from what held). The
+    /// search then bisects between them and confirms with whole runs. Returns how many
+    /// windows were taken.
+    pub fn seed(&mut self, windows: &[(usize, Verdict)]) -> usize {
+        let mut taken = 0;
+        for (n, v) in windows {
+            taken += 1;
+            match v {
+                Verdict::Holds => self.held.push((*n).min(self.bounds.max)),
+                Verdict::Breaks(_) => {
+                    self.broke = Some(self.broke.map_or(*n, |b| b.min(*n)));
+                    self.held.retain(|&c| c < *n);
+                    break;
+                }
+                Verdict::Inconclusive(_) => break,
+            }
+        }
+        if self.broke == Some(1) && self.lo() == 0 {
+            self.done = Some(Outcome::None { at: 1 });
+        }
+        taken
     }
 
     /// How the search ended (`None` while it goes on).

@@ -26,7 +26,11 @@ fn values(ran: &[(Phase, usize)]) -> Vec<usize> {
     ran.iter().map(|r| r.1).collect()
 }
 
-const DEFAULT: Bounds = Bounds { start: 1, max: 256 };
+const DEFAULT: Bounds = Bounds {
+    start: 1,
+    max: 256,
+    ramp: None,
+};
 
 #[test]
 fn staircase_then_bisect_then_confirm_lands_exactly() {
@@ -86,7 +90,11 @@ fn even_one_session_breaking_is_no_capacity() {
 
 #[test]
 fn a_start_above_the_answer_bisects_down_to_it() {
-    let b = Bounds { start: 8, max: 64 };
+    let b = Bounds {
+        start: 8,
+        max: 64,
+        ramp: None,
+    };
     let (ran, out) = drive(b, |n| if n <= 2 { HOLDS } else { breaks() });
     assert_eq!(values(&ran), [8, 4, 2, 3, 2]);
     assert_eq!(
@@ -103,7 +111,14 @@ fn a_start_above_the_answer_bisects_down_to_it() {
 
 #[test]
 fn holding_at_max_is_at_least_max_confirmed() {
-    let (ran, out) = drive(Bounds { start: 1, max: 12 }, |_| HOLDS);
+    let (ran, out) = drive(
+        Bounds {
+            start: 1,
+            max: 12,
+            ramp: None,
+        },
+        |_| HOLDS,
+    );
     assert_eq!(values(&ran), [1, 2, 4, 8, 12, 12]);
     assert_eq!(ran.last().unwrap().0, Phase::Confirm);
     assert_eq!(
@@ -372,4 +387,62 @@ fn capacity_json_reads_back_to_the_same_steps_outcome_and_sentence() {
     let doc = capacity_json("s", &criteria(), DEFAULT, &[], None);
     let r = from_json(&doc).expect("reads back");
     assert_eq!((r.outcome, r.sentence), (None, None));
+}
+
+/// Windows of a ramp up to `max` by `k`, judged by an endpoint whose answer is `cap`.
+fn ramp_windows(k: usize, max: usize, cap: usize) -> Vec<(usize, Verdict)> {
+    (1..=max.div_ceil(k))
+        .map(|j| (j * k).min(max))
+        .map(|n| (n, if n <= cap { HOLDS } else { breaks() }))
+        .collect()
+}
+
+#[test]
+fn a_ramp_seeds_the_search_which_bisects_and_confirms_with_whole_runs() {
+    for cap in 1..=30 {
+        let mut s = Search::new(Bounds {
+            start: 1,
+            max: 28,
+            ramp: None,
+        });
+        let w = ramp_windows(4, 28, cap);
+        let taken = s.seed(&w);
+        // Windows up to and including the first that broke.
+        assert_eq!(
+            taken,
+            w.iter().take_while(|x| x.0 <= cap).count() + usize::from(cap < 28)
+        );
+        let mut ran = Vec::new();
+        while let Some((phase, n)) = s.next() {
+            assert_ne!(phase, Phase::Staircase, "cap {cap}: {ran:?}");
+            ran.push((phase, n));
+            s.record(n, &if n <= cap { HOLDS } else { breaks() });
+        }
+        let want = if cap >= 28 {
+            Outcome::Capacity {
+                sessions: 28,
+                limit: None,
+            }
+        } else {
+            Outcome::Capacity {
+                sessions: cap,
+                limit: Some(cap + 1),
+            }
+        };
+        assert_eq!(s.outcome(), Some(&want), "cap {cap}: {ran:?}");
+        assert_eq!(ran.last().map(|r| r.0), Some(Phase::Confirm), "cap {cap}");
+    }
+}
+
+#[test]
+fn an_inconclusive_window_ends_the_ramp_evidence_and_the_search_goes_on() {
+    let mut s = Search::new(DEFAULT);
+    let taken = s.seed(&[
+        (4, HOLDS),
+        (8, Verdict::Inconclusive("generator-bound (x)".into())),
+        (12, breaks()),
+    ]);
+    assert_eq!(taken, 2);
+    // What held stays: the search doubles on from it with its own runs.
+    assert_eq!(s.next(), Some((Phase::Staircase, 8)));
 }

@@ -11,27 +11,27 @@ use crate::workload::outcome::ClassCounts;
 
 /// What every step was judged on, e.g. `good ≥ 99% ([slo] stall_count == 0), no
 /// rejections, audio_rtf.p99 < 1`, and a note when no threshold was set.
-fn judged(c: &Criteria, steps: &[Step]) -> (String, &'static str) {
+fn judged(c: &Criteria, steps: &[Step]) -> (String, String) {
     let mut out = format!("good ≥ {}", percent(c.good_share));
     if !c.slo.is_empty() {
         out.push_str(&format!(" ([slo] {})", c.slo.join(", ")));
     }
     out.push_str(", no rejections");
-    let checks = steps.first().map(|s| &s.point.checks[..]).unwrap_or(&[]);
+    // The step that judged the most thresholds (a ramp window judges only those with
+    // values in it).
+    let checks = (steps.iter().map(|s| &s.point.checks[..]))
+        .max_by_key(|c| c.len())
+        .unwrap_or(&[]);
     for ch in checks {
         out.push_str(&format!(", {} {}", ch.metric, ch.expr));
     }
-    if let Some(h) = c.hold_s {
-        out.push_str(&format!(
-            ", each session held {} s",
-            crate::util::textpos::num(h)
-        ));
+    // After the criteria's " held": the hold is how the steps ran, not a criterion.
+    let mut note = c.hold_s.map_or(String::new(), |h| {
+        format!(", each session held {} s", crate::util::textpos::num(h))
+    });
+    if checks.is_empty() {
+        note.push_str("; no [thresholds] set");
     }
-    let note = if checks.is_empty() {
-        "; no [thresholds] set"
-    } else {
-        ""
-    };
     (out, note)
 }
 
@@ -151,6 +151,17 @@ pub fn render(c: &Criteria, steps: &[Step], outcome: &Outcome) -> String {
     format!("{}\n\n{}", sentence(c, steps, outcome), align(&rows, &left))
 }
 
+/// The line that starts a `--ramp` search's staircase run.
+pub fn ramp_line(steps: crate::workload::plan::Steps, max: usize) -> String {
+    let n = max.div_ceil(steps.sessions.max(1));
+    format!(
+        "ramp: {} more sessions every {} s up to {max} ({n} steps in one run, each session \
+held to the last step's end) …",
+        steps.sessions,
+        crate::util::textpos::num(steps.every_s)
+    )
+}
+
 /// A live progress line: step `index` (from 1) starting (`step 3: max_concurrency=4
 /// (staircase) …`) or finished with its classes and verdict.
 pub fn progress_line(
@@ -174,7 +185,9 @@ pub fn progress_line(
 }
 
 /// `capacity.json`: `{"capacity": {"scenario", "criteria": {"good_share", "slo",
-/// "no_rejections", "thresholds"}, "search": {"start", "max"}, "steps": [{"phase",
+/// "no_rejections", "thresholds"}, "search": {"start", "max", "ramp": {"sessions", "every_s"} or null},
+/// "steps": [{"phase" (`ramp`: a window of the one staircase run, `staircase`,
+/// `bisect`, `confirm`),
 /// "max_concurrency", "outcomes", "thresholds", "generator_bound", "reached",
 /// "achieved_concurrency", "verdict", "reasons", "result"}], "answer" (or null),
 /// "at_least" (a stopped search's lower bound, or null), "limited_by": {"max_concurrency",
@@ -224,7 +237,11 @@ pub fn capacity_json(
             "hold_s": c.hold_s,
             "thresholds": thresholds,
         },
-        "search": {"start": bounds.start, "max": bounds.max},
+        "search": {
+            "start": bounds.start,
+            "max": bounds.max,
+            "ramp": bounds.ramp.map(|r| json!({"sessions": r.sessions, "every_s": r.every_s})),
+        },
         "steps": steps_json,
         "answer": answer,
         "at_least": at_least,

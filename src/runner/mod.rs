@@ -131,6 +131,9 @@ pub struct RunSummary {
     /// metrics per interval of session age and per turn (`rtload.soak`; its terminal
     /// block is [`crate::workload::soak::Soak::text`]).
     pub soak: crate::workload::soak::Soak,
+    /// A staircase run's steps (`rtload capacity --ramp`): each step's window with its
+    /// sessions, refusals, failures and values (empty for any other arrival).
+    pub steps: Vec<crate::workload::steps::StepWindow>,
 }
 
 impl RunSummary {
@@ -237,6 +240,7 @@ pub fn run_serving(
         headers: scenario.headers().to_vec(),
         n_warmup: shard.part(scenario.load().warmup_samples),
         offsets_s: mine.iter().map(|m| m.1).collect(),
+        holds_s: mine.iter().map(|m| scenario.load().hold_of(m.1)).collect(),
         max_concurrency: Some(cap),
         shards: scenario.load().shards,
         connect_timeout: scenario.connect_timeout(),

@@ -34,21 +34,20 @@ pub(super) fn summarize(
         scenario.thresholds(),
     );
     let generator_run = out.run.clone();
-    // What ran: a shard runs its part of the warm-ups.
-    let warmup = out.run.samples.iter().filter(|s| s.warmup).count();
+    let warmup = out.run.samples.iter().filter(|s| s.warmup).count(); // a shard's part
     let achieved = crate::workload::kit::Achieved::of(&out.run);
     let report = report_with_failures(&ran.this_run, out.run, &mut failures, &cancelled_idx)?;
-    let (outcomes, outcomes_json) = classify(scenario, &generator_run, &failures, &cancelled_idx);
+    let (outcomes, outcomes_json, classes) =
+        classify(scenario, &generator_run, &failures, &cancelled_idx);
     let failures_by_kind = count_kinds(&failures);
     let failures_json = crate::workload::kit::failures_json(&failures, failures_by_kind.clone());
     let failures: Vec<(usize, String)> =
         failures.into_iter().map(|(i, f)| (i, f.message)).collect();
     let verdicts = verdicts(scenario, shard, &metrics_with(report.as_ref(), outcomes));
-    let soak = soak(scenario, &generator_run, &ran.usage, &*report, &failures);
+    let (soak, steps) = over_time(scenario, &generator_run, &ran.usage, &*report, &classes);
     let counts = (measured, failures.len(), cancelled);
     let warnings = warnings([ran.prepared, out.warnings], report.as_ref(), counts);
-    // A signal while the report published the workload's files: they are finished, and
-    // the run still ends as interrupted (the JSON below says so).
+    // A signal during publication: the files are finished, the run ends interrupted.
     let interrupted = out.interrupted || ran.switch.is_some_and(|s| s.is_triggered());
     let artifact_errors = [out.artifact_errors, report.publication_errors()].concat();
     let mut summary = RunSummary {
@@ -68,6 +67,7 @@ pub(super) fn summarize(
         generator_bound,
         warnings,
         soak,
+        steps,
     };
     if let Some(path) = &summary.json_path {
         let extras = ResultExtras {
@@ -164,7 +164,11 @@ fn classify(
     run: &RunRecord,
     failures: &[(usize, Failure)],
     cancelled_idx: &[usize],
-) -> (crate::workload::outcome::ClassCounts, serde_json::Value) {
+) -> (
+    crate::workload::outcome::ClassCounts,
+    serde_json::Value,
+    std::collections::HashMap<usize, crate::workload::outcome::Class>,
+) {
     use crate::workload::outcome::Class;
     let rules = scenario.outcome_rules();
     let failed: std::collections::HashMap<usize, &Failure> =
@@ -172,6 +176,7 @@ fn classify(
     let cancelled: std::collections::HashSet<usize> = cancelled_idx.iter().copied().collect();
     let mut counts = crate::workload::outcome::ClassCounts::default();
     let mut sessions = Vec::new();
+    let mut classes = std::collections::HashMap::new();
     for rec in run.samples.iter().filter(|s| !s.warmup) {
         let idx = rec.session.unwrap_or(rec.idx);
         if cancelled.contains(&idx) {
@@ -182,6 +187,7 @@ fn classify(
             continue;
         };
         counts.add(class);
+        classes.insert(idx, class);
         let mut row = serde_json::json!({ "session": idx, "class": class.label() });
         if class == Class::Degraded {
             row["slo_broken"] = serde_json::json!(rules.broken(rec));
@@ -190,7 +196,34 @@ fn classify(
     }
     let mut json = counts.to_json();
     json["sessions"] = serde_json::Value::Array(sessions);
-    (counts, json)
+    (counts, json, classes)
+}
+
+/// A staircase run's step windows (`arrival.steps`; empty otherwise), from the measured
+/// sessions' times and classes and the report's values.
+fn steps(
+    scenario: &Scenario,
+    run: &RunRecord,
+    classes: &std::collections::HashMap<usize, crate::workload::outcome::Class>,
+    recorded: &crate::workload::results::Recorded,
+) -> Vec<crate::workload::steps::StepWindow> {
+    use crate::workload::steps::{StepSample, windows};
+    let Some(st) = scenario.load().arrival.steps else {
+        return Vec::new();
+    };
+    let samples: Vec<StepSample> = (run.samples.iter().filter(|s| !s.warmup))
+        .map(|s| {
+            let order = s.session.unwrap_or(s.idx);
+            StepSample {
+                order,
+                scheduled_s: s.scheduled_s,
+                started_s: s.started_s,
+                ended_s: s.ended_s,
+                class: classes.get(&order).copied(),
+            }
+        })
+        .collect();
+    windows(st, &samples, recorded)
 }
 
 fn failures(run: &RunRecord) -> (Vec<(usize, Failure)>, usize) {
@@ -242,21 +275,27 @@ fn count_kinds(failures: &[(usize, Failure)]) -> std::collections::BTreeMap<Stri
         .collect()
 }
 
-/// The run over time: `usage`'s interval readings, the report's stamped values, and each
-/// measured session's age at its end (from its open) and whether it failed.
-fn soak(
+/// The run over time: the soak (`usage`'s interval readings, the report's stamped
+/// values, and each measured session's age at its end (from its open) and whether it
+/// failed) and, under a staircase arrival, its step windows.
+fn over_time(
     scenario: &Scenario,
     run: &RunRecord,
     usage: &crate::workload::kit::PhaseUsage,
     report: &dyn Report,
-    failures: &[(usize, String)],
-) -> crate::workload::soak::Soak {
-    let failed: std::collections::HashSet<usize> = failures.iter().map(|(i, _)| *i).collect();
+    classes: &std::collections::HashMap<usize, crate::workload::outcome::Class>,
+) -> (
+    crate::workload::soak::Soak,
+    Vec<crate::workload::steps::StepWindow>,
+) {
+    use crate::workload::outcome::Class;
+    // Failed as the failures list counts them: rejected sessions too.
+    let failed = |i: usize| matches!(classes.get(&i), Some(Class::Failed | Class::Rejected));
     let measured = run.samples.iter().filter(|s| !s.warmup);
     let spans: Vec<(f64, bool)> = measured
         .map(|s| {
             let age = s.ended_s - s.opened_s.unwrap_or(s.started_s);
-            (age.max(0.0), failed.contains(&s.session.unwrap_or(s.idx)))
+            (age.max(0.0), failed(s.session.unwrap_or(s.idx)))
         })
         .collect();
     let in_flight = |t: f64| {
@@ -264,13 +303,14 @@ fn soak(
             .filter(|s| s.started_s <= t && t < s.ended_s)
             .count()
     };
-    crate::workload::soak::Soak::of(
+    let soak = crate::workload::soak::Soak::of(
         scenario.load().series_interval_s,
         usage,
         report.recorded(),
         &spans,
         in_flight,
-    )
+    );
+    (soak, steps(scenario, run, classes, report.recorded()))
 }
 
 /// "results may be generator-bound: …" when the run's send lateness p99 exceeded

@@ -20,6 +20,7 @@ fn warmups_run_before_the_measured_samples() {
             headers: Vec::new(),
             n_warmup: sc.load().warmup_samples,
             offsets_s: plan.offsets_s,
+            holds_s: Vec::new(),
             max_concurrency: Some(1),
             shards: Some(2),
             connect_timeout: std::time::Duration::from_secs(5),

@@ -55,6 +55,19 @@ pub struct Load {
     pub series_interval_s: f64,
 }
 
+impl Load {
+    /// How long a measured session released at `offset_s` is held from its open:
+    /// `duration_s`, or under a staircase arrival (`arrival.steps`) what is left of it
+    /// from the session's release, so every step's sessions end together.
+    pub fn hold_of(&self, offset_s: f64) -> Option<f64> {
+        let d = self.duration_s?;
+        Some(match self.arrival.steps {
+            Some(_) => (d - offset_s).max(0.0),
+            None => d,
+        })
+    }
+}
+
 /// Default `series_interval_s`: a minute.
 pub const DEFAULT_SERIES_INTERVAL_S: f64 = 60.0;
 /// Largest `duration_s` and `series_interval_s`: a week.
@@ -324,6 +337,7 @@ pub(crate) fn parse(section: &Section<'_>, ov: &LoadOverrides) -> Result<Load, V
         burstiness,
         ramp_up,
         seed,
+        steps: None,
     };
     report_plan_errors(&mut cx, ov, &arrival);
     check_rate_ranges(&mut cx, ov, arrival.request_rate, start, end);

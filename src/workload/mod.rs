@@ -34,6 +34,7 @@ pub mod scripted;
 pub mod shard;
 pub mod soak;
 pub mod spool;
+pub mod steps;
 pub mod transcription;
 pub mod video;
 
@@ -451,6 +452,11 @@ pub struct SessionContext {
     pub request_id: Option<String>,
     /// Position among the measured samples (`None` for warm-ups).
     pub measured_index: Option<usize>,
+    /// How long the session is held from its open, seconds (`[load] duration_s`; under
+    /// a staircase arrival, the time left from its release to the run's last step's
+    /// end, so every step's sessions stream until the last step has been judged).
+    /// `None` for warm-ups and when nothing holds sessions: they last as their media.
+    pub hold_s: Option<f64>,
 }
 
 impl SessionContext {

@@ -55,6 +55,31 @@ pub struct ArrivalSpec {
     pub ramp_up: Option<RampUp>,
     /// Seed of the gap sampler.
     pub seed: u64,
+    /// A staircase: `sessions` released at once every `every_s` seconds (`rtload
+    /// capacity --ramp`); replaces the rate, the ramp-up and the gaps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Steps>,
+}
+
+/// A staircase of releases: request `i` is released at `floor(i / sessions) · every_s`.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Steps {
+    /// Sessions released together at each step (≥ 1).
+    pub sessions: usize,
+    /// Seconds between steps (> 0, finite).
+    pub every_s: f64,
+}
+
+impl Steps {
+    /// The step request `i` (0-based, in release order) belongs to.
+    pub fn step_of(&self, i: usize) -> usize {
+        i / self.sessions.max(1)
+    }
+
+    /// Release offset of step `j`, seconds.
+    pub fn offset(&self, j: usize) -> f64 {
+        j as f64 * self.every_s
+    }
 }
 
 impl Default for ArrivalSpec {
@@ -65,6 +90,7 @@ impl Default for ArrivalSpec {
             burstiness: 1.0,
             ramp_up: None,
             seed: 0,
+            steps: None,
         }
     }
 }
@@ -110,6 +136,15 @@ pub enum PlanError {
     InvalidRate {
         /// The rejected value.
         got: f64,
+    },
+    /// A staircase is not `sessions ≥ 1` every `every_s > 0` seconds, or is combined
+    /// with a rate or a ramp-up.
+    #[error(
+        "a staircase releases N >= 1 sessions every T > 0 seconds, alone (got {got}); e.g. --ramp 4:10, without request_rate or ramp_up"
+    )]
+    InvalidSteps {
+        /// What was given.
+        got: String,
     },
     /// Burstiness is not > 0.
     #[error("burstiness must be > 0 (got {got}); use 1.0 for Poisson arrivals")]
@@ -165,6 +200,22 @@ pub fn validate(spec: &ArrivalSpec) -> Result<(), PlanError> {
         && (!rate.is_finite() || rate <= 0.0)
     {
         return Err(PlanError::InvalidRate { got: rate });
+    }
+    if let Some(st) = spec.steps
+        && (st.sessions == 0
+            || !st.every_s.is_finite()
+            || st.every_s <= 0.0
+            || spec.request_rate.is_some()
+            || spec.ramp_up.is_some())
+    {
+        let with = match (spec.request_rate, &spec.ramp_up) {
+            (Some(r), _) => format!(" with request_rate {r}"),
+            (None, Some(_)) => " with ramp_up".into(),
+            _ => String::new(),
+        };
+        return Err(PlanError::InvalidSteps {
+            got: format!("{}:{}{with}", st.sessions, st.every_s),
+        });
     }
     let Some(ramp) = &spec.ramp_up else {
         return Ok(());
@@ -254,6 +305,14 @@ pub fn plan_from_gaps(gaps: &[f64], n: usize, request_rate: Option<f64>, ramped:
 /// stamped with request `i`'s release offset.
 pub fn plan(n: usize, spec: &ArrivalSpec) -> Result<Plan, PlanError> {
     validate(spec)?;
+    if let Some(st) = spec.steps {
+        return Ok(Plan {
+            offsets_s: (0..n).map(|i| st.offset(st.step_of(i))).collect(),
+            rates_rps: vec![st.sessions as f64 / st.every_s; n],
+            rps_change_events: Vec::new(),
+            spec: spec.clone(),
+        });
+    }
     let ramped = spec.ramp_up.is_some();
     let rates: Vec<f64> = match (&spec.ramp_up, spec.request_rate) {
         (Some(ramp), _) => ramp_rates(n, ramp),

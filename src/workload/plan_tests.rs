@@ -19,6 +19,7 @@ fn fixed(rate: f64, burstiness: f64, seed: u64) -> ArrivalSpec {
         burstiness,
         ramp_up: None,
         seed,
+        steps: None,
     }
 }
 
@@ -32,6 +33,7 @@ fn ramped(strategy: RampStrategy, start_rps: f64, end_rps: f64, burstiness: f64)
             end_rps,
         }),
         seed: 0,
+        steps: None,
     }
 }
 
@@ -334,4 +336,39 @@ fn ramp_strategy_serde_is_lowercase() {
     assert_eq!(json, "\"exponential\"");
     let back: RampStrategy = serde_json::from_str("\"linear\"").expect("deserialize");
     assert_eq!(back, RampStrategy::Linear);
+}
+
+#[test]
+fn a_staircase_releases_its_sessions_together_at_each_step_and_stands_alone() {
+    let spec = ArrivalSpec {
+        steps: Some(Steps {
+            sessions: 3,
+            every_s: 2.5,
+        }),
+        ..ArrivalSpec::default()
+    };
+    let p = plan(7, &spec).expect("valid");
+    assert_eq!(p.offsets_s, [0.0, 0.0, 0.0, 2.5, 2.5, 2.5, 5.0]);
+    for (bad, why) in [
+        (
+            ArrivalSpec {
+                request_rate: Some(2.0),
+                ..spec.clone()
+            },
+            "with request_rate 2",
+        ),
+        (
+            ArrivalSpec {
+                steps: Some(Steps {
+                    sessions: 0,
+                    every_s: 1.0,
+                }),
+                ..ArrivalSpec::default()
+            },
+            "got 0:1",
+        ),
+    ] {
+        let e = plan(3, &bad).unwrap_err().to_string();
+        assert!(e.contains(why) && e.contains("--ramp 4:10"), "{e}");
+    }
 }

@@ -163,6 +163,22 @@ impl Recorded {
         m
     }
 
+    /// Every metric's flat statistics over its values taken in `[from_s, to_s)` of run
+    /// time (a metric without values there has none: missing, never zero).
+    pub fn flat_between(&self, from_s: f64, to_s: f64) -> BTreeMap<String, f64> {
+        let mut m = BTreeMap::new();
+        for (name, d) in &self.dists {
+            let within: Vec<f64> = (d.at_s.iter().zip(&d.values))
+                .filter(|(at, _)| (from_s..to_s).contains(*at))
+                .map(|(_, v)| *v)
+                .collect();
+            if let Some(s) = Summary::of(&within, &self.percents) {
+                put_stats(&mut m, name, &s);
+            }
+        }
+        m
+    }
+
     /// One `.hlog` series per metric (values as thousandths of their unit).
     pub fn series(&self) -> Vec<Series> {
         self.dists

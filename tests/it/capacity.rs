@@ -191,7 +191,11 @@ fn a_search_that_never_breaks_reports_at_least_max() {
     // them, and the search would stop there as inconclusive).
     let fx = video(3, 1, "chunk_interval_ms = 40\n");
     let dir = fx.dir.path().join("cap");
-    let bounds = rtload::run::CapacityBounds { start: 1, max: 4 };
+    let bounds = rtload::run::CapacityBounds {
+        start: 1,
+        max: 4,
+        ramp: None,
+    };
     let mut lines = Vec::new();
     let r = rtload::run::run_capacity(&fx.scenario(), bounds, 0.99, &dir, true, None, &mut |l| {
         lines.push(l.to_string())
@@ -301,7 +305,11 @@ fn capacity_html_draws_the_numbers_capacity_json_records() {
          [thresholds]\nttfc_ms.p99 = \"< 30000\"\n",
     );
     let dir = fx.dir.path().join("cap");
-    let bounds = rtload::run::CapacityBounds { start: 1, max: 4 };
+    let bounds = rtload::run::CapacityBounds {
+        start: 1,
+        max: 4,
+        ramp: None,
+    };
     let r = rtload::run::run_capacity(&fx.scenario(), bounds, 0.99, &dir, true, None, &mut |_| {})
         .unwrap();
     assert!(

@@ -9,6 +9,7 @@ mod transcription_server;
 
 mod barge_in;
 mod capacity;
+mod capacity_ramp;
 mod check_is_run;
 mod cli;
 mod config_checks;

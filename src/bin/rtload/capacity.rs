@@ -96,6 +96,7 @@ pub fn capacity_cmd(a: &crate::cli::CapacityArgs) -> ExitCode {
     let bounds = rtload::run::CapacityBounds {
         start: a.start,
         max: a.max,
+        ramp: a.ramp,
     };
     let r = rtload::run::run_capacity(
         &scenario,

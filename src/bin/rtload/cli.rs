@@ -93,7 +93,10 @@ pub enum Command {
     /// --max until a step breaks, bisects between the last holding and the first breaking
     /// step, then runs the answer once more (it must hold again). A generator-bound step
     /// stops the search: it can never be the capacity (one where the server rejected
-    /// sessions still breaks). Prints one sentence (the capacity
+    /// sessions still breaks). With --ramp K:T the search starts with one run in which K
+    /// more held sessions join every T seconds while earlier ones keep streaming, each
+    /// step window judged from that run's records, then bisects and confirms with whole
+    /// runs. Prints one sentence (the capacity
     /// and what broke at the first breaking concurrency), then the per-step table; a line
     /// on stderr as each step starts and ends (unless --quiet). Writes each step's result,
     /// capacity.json (steps, answer, limited_by) and capacity.html (the sentence, the
@@ -168,10 +171,31 @@ pub struct CapacityArgs {
         help_heading = "Capacity"
     )]
     pub max: usize,
+    /// Start with one staircase run: K more sessions every T seconds up to --max, each
+    /// held until the last step's end (needs `[load] duration_s`, the hold of the
+    /// search's own runs). Each step window is judged on the values taken in it, the
+    /// step's refused sessions and the sessions that failed in it (thresholds whose
+    /// metric has no value in a window, and per-session SLOs, are left to the whole
+    /// runs); the search then bisects between the last holding and the first breaking
+    /// window and confirms with whole runs. E.g. `--ramp 4:30`.
+    #[arg(long, value_name = "K:T", value_parser = parse_ramp, help_heading = "Capacity")]
+    pub ramp: Option<rtload::scenario::Steps>,
     /// Where each step's result and capacity.json go (created if missing; default
     /// `capacity-<scenario name>`).
     #[arg(long, value_name = "DIR", help_heading = "Capacity")]
     pub dir: Option<PathBuf>,
+}
+
+/// `--ramp K:T`: K ≥ 1 sessions every T > 0 seconds.
+fn parse_ramp(s: &str) -> Result<rtload::scenario::Steps, String> {
+    let bad = || format!("{s:?} is not K:T (K ≥ 1 sessions every T > 0 seconds), e.g. 4:30");
+    let (k, t) = s.split_once(':').ok_or_else(bad)?;
+    let sessions: usize = k.trim().parse().map_err(|_| bad())?;
+    let every_s: f64 = t.trim().parse().map_err(|_| bad())?;
+    if sessions == 0 || !every_s.is_finite() || every_s <= 0.0 {
+        return Err(bad());
+    }
+    Ok(rtload::scenario::Steps { sessions, every_s })
 }
 
 /// `rtload suite`.

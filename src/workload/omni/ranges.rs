@@ -196,11 +196,12 @@ impl super::workload::OmniParams {
     }
 
     /// A session's turns: how many, the gap after each reply (ms), whether each ends with
-    /// an explicit commit, and how long it is held. Warm-ups are not held: they speak
-    /// `turns` (default one) and end.
-    pub fn turn_plan(&self, warmup: bool) -> (usize, f64, bool, Option<f64>) {
+    /// an explicit commit, and how long it is held (`hold_s`, the engine's
+    /// [`SessionContext::hold_s`](crate::workload::SessionContext::hold_s)). Warm-ups are
+    /// not held (their hold is `None`): they speak `turns` (default one) and end.
+    pub fn turn_plan(&self, hold_s: Option<f64>) -> (usize, f64, bool, Option<f64>) {
         use super::workload::TurnDetection;
-        let held = self.hold_s.filter(|_| !warmup);
+        let held = hold_s.filter(|_| self.hold_s.is_some());
         let all = if held.is_some() { usize::MAX } else { 1 };
         let n = self.turns.map_or(all, |n| n as usize);
         let explicit = self.turn_detection.unwrap_or_default() == TurnDetection::Commit;

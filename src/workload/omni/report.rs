@@ -267,6 +267,17 @@ pub(super) fn turn_starts(out: Option<&DuplexOutput>) -> Vec<f64> {
     })
 }
 
+/// The run time of a value taken at session-clock `age_s` (seconds since the session
+/// opened) of `sample`: when it happened, so a window of run time (a staircase step,
+/// an `.hlog` interval) holds it; `fallback` when the session never opened or the age
+/// is unknown.
+pub(super) fn taken_at(sample: &SampleRecord, age_s: f64, fallback: f64) -> f64 {
+    match sample.opened_s {
+        Some(o) if age_s.is_finite() => o + age_s,
+        _ => fallback,
+    }
+}
+
 /// The turn whose speech had begun at session-clock `at_s` (`None` without turns), as
 /// [`super::metrics::assign_turns`] assigns rows.
 pub(super) fn turn_at(turn_starts_s: &[f64], at_s: f64) -> Option<u32> {

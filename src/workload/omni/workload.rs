@@ -580,7 +580,7 @@ impl OmniWorkload {
             let hi = self.params.barge_in_after_max_ms.unwrap_or(lo);
             session = session.with_barge_in(super::session::barge::offset_ms(lo, hi, ctx.idx));
         } else if self.params.speaks_turns() {
-            let (n, gap, explicit, held) = self.params.turn_plan(ctx.warmup);
+            let (n, gap, explicit, held) = self.params.turn_plan(ctx.hold_s);
             session = session.with_turns(n, gap, explicit, held);
         }
         MaybeFailed::Ready(session.with_request(ctx.request_id.clone(), self.api_key.clone()))

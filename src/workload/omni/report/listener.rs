@@ -40,6 +40,7 @@ pub(super) fn record(rec: &mut Recorded, runs: &[CaseRun<'_>]) {
                 age_s: s.start_s,
                 turn: super::turn_at(&starts, s.start_s),
             };
+            let at = super::taken_at(r.sample, s.start_s, at);
             rec.push_stamped(STALL_COUNT, at, stamp, s.stall_count as f64);
             rec.push_stamped(STALL_MS, at, stamp, s.total_stall_s * 1000.0);
             if let Some(first) = s.time_to_first_stall_s {

@@ -38,6 +38,7 @@ pub(super) fn record(rec: &mut Recorded, runs: &[CaseRun<'_>]) {
                     turn: Some(t.turn as u32),
                 };
                 if let Some(v) = v {
+                    let at = super::taken_at(r.sample, stamp.age_s, at);
                     rec.push_stamped(name, at, stamp, v);
                 }
             }

@@ -52,6 +52,7 @@ pub(super) fn record(rec: &mut Recorded, runs: &[CaseRun<'_>]) {
                 age_s: row.created_at_s.unwrap_or(f64::NAN),
                 turn: row.turn.map(|t| t as u32),
             };
+            let at = super::taken_at(r.sample, stamp.age_s, at);
             let mut put = |name: &str, v: f64| rec.push_stamped(name, at, stamp, v);
             if let Some(m) = &row.request_metrics {
                 put(RESPONSE_TTFP_MS, m.ttfp_ms);
