@@ -1,7 +1,7 @@
 //! Capacity search page (`capacity.json`), read as a load tester reads a search: the
 //! answer in one sentence (the one `rtload capacity` printed) and the per-step table
 //! (the terminal's columns), then the search over its steps in run order — the
-//! concurrency each step ran (staircase, bisection and confirmation told apart), its
+//! concurrency each step ran (ramp windows, staircase, bisection and confirmation told apart), its
 //! sessions per outcome class, and the SLO metric's p99 against its threshold — and
 //! throughput against that p99, each point labelled by its concurrency. The capacity is
 //! marked on every panel, or the reason there is none is in every caption; steps that
@@ -266,10 +266,11 @@ fn ring_legend() -> Vec<(String, String)> {
 /// The concurrency each step ran, in run order, coloured by phase.
 fn staircase(steps: &[Step], f: &Found) -> String {
     let caption = format!(
-        "Concurrency run at each step: the staircase doubles until a step breaks, the bisection halves the gap, the confirmation runs the answer again; {}",
+        "Concurrency run at each step: the ramp's windows (one run, sessions joining while earlier ones stream) or the staircase doubling until a step breaks, the bisection halves the gap, the confirmation runs the answer again; {}",
         f.note
     );
     let phases = [
+        (Phase::Ramp, 4),
         (Phase::Staircase, 0),
         (Phase::Bisect, 1),
         (Phase::Confirm, 3),
