@@ -10,6 +10,8 @@ use crate::duplex_support::{Opts, case_dirs, duplex, out_dir, require_ffmpeg};
 use crate::support::{failure_messages, sample_rows};
 
 const REACTION_MS: f64 = 150.0;
+/// How much later than its trigger a busy server loop may write `speech_started`.
+const WRITE_SLACK_MS: f64 = 50.0;
 
 /// Audio of one delta of the server below (200 ms).
 const DELTA_MS: f64 = 200.0;
@@ -92,8 +94,11 @@ fn a_barge_in_is_stopped_after_the_servers_reaction_and_answered() {
             .filter(|e| is_audio_of(e, rid) && received(e) >= onset - 1e-6)
             .map(|e| e["audio_bytes"].as_f64().unwrap() / 48.0)
             .sum();
-        // The stop is the clear's receipt, and the server sent that clear no sooner than
-        // 150 ms after it sent speech_started (its own stamps).
+        // The stop is the clear's receipt, and the server sent that clear about 150 ms
+        // after it sent speech_started (its own stamps). The reaction counts from the
+        // append's receipt and speech_started is written after it, so on a busy machine
+        // the two sends can be closer by that write's delay (up to WRITE_SLACK_MS); no
+        // reaction at all would put them ~0 ms apart.
         let of = |t: &str| {
             events
                 .iter()
@@ -110,8 +115,9 @@ fn a_barge_in_is_stopped_after_the_servers_reaction_and_answered() {
             .filter(|t| *t <= sent(cleared))
             .fold(f64::NAN, f64::max);
         assert!(
-            sent(cleared) - started >= REACTION_MS / 1000.0 - 1e-6,
-            "{b}"
+            sent(cleared) - started >= (REACTION_MS - WRITE_SLACK_MS) / 1000.0,
+            "{b}: cleared sent {} s after speech_started",
+            sent(cleared) - started
         );
         let got = b["audio_after_onset_ms"].as_f64().unwrap();
         assert!((got - after).abs() < 0.01, "{got} vs {after} from the log");
