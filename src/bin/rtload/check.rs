@@ -19,9 +19,15 @@ pub fn check_cmd(c: &crate::cli::CheckArgs) -> ExitCode {
         }
     };
     let mut code = ExitCode::SUCCESS;
-    for path in std::iter::once(&c.run.scenario).chain(&c.more) {
+    let replay = c.run.replay.iter().map(|d| (d, true));
+    let files = c.run.scenario.iter().chain(&c.more).map(|p| (p, false));
+    for (path, replay) in replay.chain(files) {
         // Validates exactly as `run` does, without writing anything.
-        let s = match rtload::scenario::check(path, &ov) {
+        let loaded = match replay {
+            true => rtload::scenario::replay(path, &ov),
+            false => rtload::scenario::check(path, &ov),
+        };
+        let s = match loaded {
             Ok(s) => s,
             Err(errors) => {
                 for e in &errors {
