@@ -154,6 +154,7 @@ fn read_recording(dir: &Path) -> Result<replay::workload::Recording, String> {
             };
             events.push(RecordedEvent {
                 t_s: ev.t_s,
+                intended_s: ev.intended_s,
                 from_client,
                 what,
             });

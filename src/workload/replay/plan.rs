@@ -1,5 +1,8 @@
 //! What a replay sends and expects, made from recorded sessions (pure). Each recorded
-//! client message becomes a [`Send`] at its offset from the session's open; the first
+//! client message becomes a [`Send`] at its offset from the session's open: its recorded
+//! intended time when the recorded client scheduled it (so the original's lateness is
+//! not replayed on top of the replay's own), else the moment it was written, and never
+//! before the message recorded ahead of it (the recorded order is kept). The first
 //! server message recorded after a run of client messages is the reply the last of them
 //! expects, which declares the pair metric `replay_<request>_to_<reply>_ms`.
 
@@ -30,6 +33,9 @@ pub enum What {
 pub struct RecordedEvent {
     /// Seconds on the recording's clock.
     pub t_s: f64,
+    /// When the recorded client's schedule meant a scheduled message to leave (same
+    /// clock); `None` for a reactive one.
+    pub intended_s: Option<f64>,
     /// Written by the recorded client (`dir: out`), else by the server.
     pub from_client: bool,
     /// What it was.
@@ -143,7 +149,10 @@ impl Plan {
                     let msg = payload.clone().ok_or_else(|| {
                         format!("{}: a client message without its payload", s.name)
                     })?;
-                    let offset = Duration::from_secs_f64((e.t_s - t0).max(0.0));
+                    // Never before the message recorded ahead of it: the order is kept.
+                    let at = e.intended_s.unwrap_or(e.t_s);
+                    let offset = Duration::from_secs_f64((at - t0).max(0.0));
+                    let offset = sends.last().map_or(offset, |p: &Send| offset.max(p.offset));
                     sends.push(Send {
                         offset,
                         msg,
