@@ -123,7 +123,8 @@ pub fn replay_scenario(
         .pointer("/scenario/text")
         .and_then(|t| t.as_str());
     let text = replay::scenario_text(&abs, recorded);
-    crate::config::scenario::parse(&abs, &text, ov)
+    // No file: the scenario is built here, like one built in code (no path, no text).
+    crate::config::scenario::parse(Path::new(""), &text, ov)
 }
 
 /// A recording's measured sessions as the replay kind takes them: read by the one trace

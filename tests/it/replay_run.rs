@@ -80,74 +80,109 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p / 100.0).round() as usize]
 }
 
+/// One session's client messages: (offset from its open of when each was written, of
+/// when it was meant to leave, its payload).
+fn sent(trace: &Trace, s: &rtload::report::SessionTrace) -> Vec<(f64, Option<f64>, Value)> {
+    let open = s
+        .events
+        .iter()
+        .find(|e| e.kind == TraceKind::Open)
+        .unwrap()
+        .t_s;
+    (s.events.iter())
+        .filter(|e| e.dir == TraceDir::Out && e.is_message())
+        .map(|e| {
+            let bytes = trace.payload(e).unwrap().unwrap();
+            let v = serde_json::from_slice(&bytes).unwrap();
+            (e.t_s - open, e.intended_s.map(|i| i - open), v)
+        })
+        .collect()
+}
+
+/// |values| at p50, p99 and max.
+fn stats(diffs: &[f64]) -> (f64, f64, f64) {
+    let mut abs: Vec<f64> = diffs.iter().map(|d| d.abs()).collect();
+    abs.sort_by(f64::total_cmp);
+    let max = abs[abs.len() - 1];
+    (percentile(&abs, 50.0), percentile(&abs, 99.0), max)
+}
+
 #[test]
 fn replayed_messages_reach_another_server_at_their_recorded_offsets() {
     let (tmp, rec) = record();
     let srv = raw();
     let target = format!("ws://{}/v1/realtime", srv.addr);
+    // The replay records its own wire too: its intended times and its send stamps.
     let out = rtload(tmp.path(), &["run", "--replay", "rec", "--target", &target])
-        .args(["--output-json", "replay.json", "-q"])
+        .args(["--output-json", "replay.json", "-q", "--record", "rec2"])
         .output()
         .unwrap();
     assert_ok(&out);
-    let trace = Trace::open(&rec).unwrap();
-    let recorded: Vec<_> = trace.measured().collect();
+    let (trace, again) = (
+        Trace::open(&rec).unwrap(),
+        Trace::open(&tmp.path().join("rec2")).unwrap(),
+    );
     // The recorded scenario ran one session at a time: the replay keeps its [load], so
     // connection k replays measured session k.
     let conns = srv.connections();
-    assert_eq!(conns.len(), recorded.len());
-    // Per message: (arrival − the server's open) − (recorded send − recorded open).
-    let (mut from_open, mut cadence) = (Vec::new(), Vec::new());
-    for (conn, s) in conns.iter().zip(&recorded) {
-        let open = s.events.iter().find(|e| e.kind == TraceKind::Open).unwrap();
-        let sent: Vec<_> = (s.events.iter())
-            .filter(|e| e.dir == TraceDir::Out && e.is_message())
-            .collect();
-        let got = conn.inbound();
-        assert_eq!(got.len(), sent.len(), "{}", s.path.display());
-        let mut diffs = Vec::new();
-        for (seen, ev) in got.iter().zip(&sent) {
-            let bytes = trace.payload(ev).unwrap().unwrap();
-            let want: Value = serde_json::from_slice(&bytes).unwrap();
-            assert_eq!(seen.msg, want, "the recorded bytes, in order");
-            let live = seen.at.duration_since(conn.opened).as_secs_f64();
-            diffs.push((live - (ev.t_s - open.t_s)) * 1e3);
+    let recorded: Vec<_> = trace.measured().collect();
+    let replayed: Vec<_> = again.measured().collect();
+    assert_eq!(
+        (conns.len(), replayed.len()),
+        (recorded.len(), recorded.len())
+    );
+    let (mut raw_diffs, mut wire, mut late) = (Vec::new(), Vec::new(), Vec::new());
+    for ((conn, r), p) in conns.iter().zip(&recorded).zip(&replayed) {
+        let (want, did, got) = (sent(&trace, r), sent(&again, p), conn.inbound());
+        assert_eq!(
+            (got.len(), did.len()),
+            (want.len(), want.len()),
+            "{}",
+            r.path.display()
+        );
+        let mut floor = 0.0_f64;
+        for ((seen, (t, intended, payload)), (t2, i2, _)) in got.iter().zip(&want).zip(&did) {
+            assert_eq!(&seen.msg, payload, "the recorded bytes, in order");
+            // The schedule: the recorded intended time (else the send time), in order.
+            floor = floor.max(intended.unwrap_or(*t));
+            let i2 = i2.expect("every replayed message has an intended time");
+            assert!(
+                (i2 - floor).abs() < 1e-5,
+                "intended {i2} s, recorded {floor} s"
+            );
+            let at = seen.at.duration_since(conn.opened).as_secs_f64();
+            raw_diffs.push((at - t) * 1e3);
+            wire.push((at - t2) * 1e3);
+            late.push((t2 - i2) * 1e3);
         }
-        // The same, with the session's first message as the origin on both sides: the
-        // cadence, free of the client's delay in stamping the open.
-        cadence.extend(diffs.iter().map(|d| d - diffs[0]));
-        from_open.extend(diffs);
     }
-    let stats = |diffs: &[f64]| {
-        let mut abs: Vec<f64> = diffs.iter().map(|d| d.abs()).collect();
-        abs.sort_by(f64::total_cmp);
-        let max = abs[abs.len() - 1];
-        (percentile(&abs, 50.0), percentile(&abs, 99.0), max)
-    };
-    let (o50, o99, omax) = stats(&from_open);
-    let (c50, c99, cmax) = stats(&cadence);
+    let ((r50, r99, rmax), (w50, w99, wmax)) = (stats(&raw_diffs), stats(&wire));
+    let (l50, _, lmax) = stats(&late);
     eprintln!(
-        "replayed send offsets vs the server's own stamps, {} messages: from the server's \
-open |diff| p50 {o50:.3} p99 {o99:.3} max {omax:.3} ms; from the first message p50 \
-{c50:.3} p99 {c99:.3} max {cmax:.3} ms",
-        from_open.len()
+        "replay of {} messages, the server's stamps (from the upgrade it answered) against \
+the recorded send offsets: |diff| p50 {r50:.3} p99 {r99:.3} max {rmax:.3} ms; against the \
+replay's own send stamps: p50 {w50:.3} p99 {w99:.3} max {wmax:.3} ms; the replay's send \
+lateness p50 {l50:.3} max {lmax:.3} ms",
+        raw_diffs.len()
     );
-    // Tolerance (a busy 2-core machine shared with builds): the median message reaches
-    // the server within 2 ms of its recorded offset from the session's first message, p99
-    // within 15 ms; from the server's open (which adds the client's delay between the 101
-    // and its open stamp, one constant per session) the median within 10 ms.
+    // Tolerance (a busy 2-core machine shared with builds). The replay meant to send
+    // each message exactly at its recorded offset (asserted above). On the server's
+    // clock the median message arrives within 2 ms of its recorded offset, plus the
+    // replay's own median send lateness (which the run measures and reports: a loaded
+    // machine shows up there, not as a silent error); p99 within 15 ms plus the largest
+    // lateness. Against the replay's own send stamps the median is within 5 ms: the
+    // client's delay from the server's 101 to its open stamp (one constant per session,
+    // ~1.5 ms in a debug build) plus loopback transit.
     assert!(
-        c50 <= 2.0,
-        "median cadence |diff| {c50:.3} ms > 2 ms: {cadence:?}"
+        r50 <= 2.0 + l50,
+        "median |arrival − recorded| {r50:.3} ms: {raw_diffs:?}"
     );
     assert!(
-        c99 <= 15.0,
-        "p99 cadence |diff| {c99:.3} ms > 15 ms: {cadence:?}"
+        r99 <= 15.0 + lmax,
+        "p99 |arrival − recorded| {r99:.3} ms: {raw_diffs:?}"
     );
-    assert!(
-        o50 <= 10.0,
-        "median |diff| from open {o50:.3} ms: {from_open:?}"
-    );
+    assert!(w50 <= 5.0, "median |arrival − send| {w50:.3} ms: {wire:?}");
+    assert!(w99 <= 20.0, "p99 |arrival − send| {w99:.3} ms: {wire:?}");
     let doc: Value =
         serde_json::from_slice(&std::fs::read(tmp.path().join("replay.json")).unwrap()).unwrap();
     let m = &doc["rtload"]["metrics"];
