@@ -81,24 +81,7 @@ pub fn registry() -> &'static [WorkloadKind] {
             aliases: &[],
             holds_sessions: false,
         },
-        WorkloadKind {
-            name: replay::KIND,
-            summary: "the client side of a recording (--record DIR) replayed at its recorded cadence",
-            build: |input| replay::build(input, read_recording),
-            flags: replay::workload::FLAGS,
-            flag_heading: "Replay workload",
-            dataset: None,
-            schema: |g| {
-                crate::config::schema::kind_schema::<replay::workload::ReplayParams>(
-                    g,
-                    replay::KIND,
-                )
-            },
-            families: replay::report::FAMILIES,
-            headline: replay::report::HEADLINE,
-            aliases: &[],
-            holds_sessions: false,
-        },
+        REPLAY,
     ]
 }
 
@@ -199,6 +182,23 @@ fn outbound(
         .map(Outbound::Text)
         .map_err(|_| format!("{}: a text payload that is not UTF-8", session.display()))
 }
+
+/// The replay kind: its recording read by the engine's trace reader ([`read_recording`]).
+const REPLAY: WorkloadKind = WorkloadKind {
+    name: replay::KIND,
+    summary: "the client side of a recording (--record DIR) replayed at its recorded cadence",
+    build: |input| replay::build(input, read_recording),
+    flags: replay::workload::FLAGS,
+    flag_heading: "Replay workload",
+    dataset: None,
+    schema: |g| {
+        crate::config::schema::kind_schema::<replay::workload::ReplayParams>(g, replay::KIND)
+    },
+    families: replay::report::FAMILIES,
+    headline: replay::report::HEADLINE,
+    aliases: &[],
+    holds_sessions: false,
+};
 
 /// Every test dataset `rtload dataset synth` can write, in registry order (the first is
 /// the default).

@@ -16,6 +16,9 @@ pub mod report;
 pub mod session;
 pub mod workload;
 
+#[cfg(test)]
+mod tests;
+
 pub use workload::{build, scenario_text};
 
 /// The registered kind name.

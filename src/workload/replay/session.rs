@@ -182,14 +182,13 @@ impl Session for ReplaySession {
         }
         let why = reason.map(|r| format!(" ({r})")).unwrap_or_default();
         let unsent = self.plan.sends.len() - self.next;
-        fx.fail_as(
-            FailureKind::ClosedEarly,
-            format!(
-                "the server closed the WebSocket{why} with {unsent} recorded client messages \
-unsent; {}",
-                self.missing_text()
-            ),
+        let mut msg = format!(
+            "the server closed the WebSocket{why} with {unsent} recorded client messages unsent"
         );
+        if !self.pending.is_empty() {
+            msg = format!("{msg}; {}", self.missing_text());
+        }
+        fx.fail_as(FailureKind::ClosedEarly, msg);
     }
     fn into_output(mut self) -> ReplayValues {
         self.out.missing = self.missing();

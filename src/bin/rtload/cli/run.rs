@@ -25,7 +25,8 @@ pub struct RunArgs {
     /// live Y after it; `replay_replies_<y>` counts replies, `replay_missing_replies` the
     /// expected replies that never came. A session fails when an expected reply is still
     /// missing --replay-grace-s after the recorded session's length, or the server closes
-    /// first. As a scenario: `[workload] kind = "replay"`, `recording = "DIR"`.
+    /// first. A scenario file can name the same workload (`recording = "DIR"`) to add
+    /// thresholds, sweeps and capacity: README, "Capture once, replay anywhere".
     #[arg(
         long,
         value_name = "DIR",
