@@ -12,6 +12,7 @@ use serde::Deserialize;
 use super::plan::{Pair, Plan, RecordedSession};
 use super::report;
 use super::session::{ReplaySession, ReplayValues};
+use crate::util::scenario_doc::ScenarioDoc;
 use crate::util::scenario_error::ScenarioError;
 use crate::workload::{
     Descriptor, DynWorkload, FlagKind, FlagSpec, Report, RunRecord, SampleRecord, SessionContext,
@@ -158,18 +159,24 @@ const KEPT_LOAD_KEYS: &[&str] = &[
 /// `[load]` keys that decide arrivals and concurrency, so sessions arrive at the recorded
 /// offsets. No target: the caller's `--target` gives it.
 pub fn scenario_text(dir: &Path, recorded: Option<&str>) -> String {
-    let recorded: toml::Table = recorded
-        .and_then(|t| toml::from_str(t).ok())
+    /// What a replay reads of the recorded scenario.
+    #[derive(Default, Deserialize)]
+    struct Recorded {
+        name: Option<String>,
+        load: Option<toml::Table>,
+    }
+    let recorded: Recorded = recorded
+        .and_then(|t| ScenarioDoc::parse(Path::new("scenario"), t).ok())
+        .and_then(|d| d.deserialize().ok())
         .unwrap_or_default();
-    let name = recorded.get("name").and_then(|n| n.as_str());
     let mut doc = toml::Table::new();
-    let name = format!("replay-{}", name.unwrap_or("recording"));
+    let name = format!("replay-{}", recorded.name.as_deref().unwrap_or("recording"));
     doc.insert("name".into(), name.into());
     let mut workload = toml::Table::new();
     workload.insert("kind".into(), super::KIND.into());
     workload.insert("recording".into(), dir.display().to_string().into());
     doc.insert("workload".into(), workload.into());
-    if let Some(load) = recorded.get("load").and_then(|l| l.as_table()) {
+    if let Some(load) = &recorded.load {
         let kept: toml::Table = (load.iter())
             .filter(|(k, _)| KEPT_LOAD_KEYS.contains(&k.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
