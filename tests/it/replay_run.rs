@@ -115,6 +115,7 @@ fn replayed_messages_reach_another_server_at_their_recorded_offsets() {
     // The replay records its own wire too: its intended times and its send stamps.
     let out = rtload(tmp.path(), &["run", "--replay", "rec", "--target", &target])
         .args(["--output-json", "replay.json", "-q", "--record", "rec2"])
+        .args(["--max-concurrency", "1"])
         .output()
         .unwrap();
     assert_ok(&out);
@@ -122,8 +123,8 @@ fn replayed_messages_reach_another_server_at_their_recorded_offsets() {
         Trace::open(&rec).unwrap(),
         Trace::open(&tmp.path().join("rec2")).unwrap(),
     );
-    // The recorded scenario ran one session at a time: the replay keeps its [load], so
-    // connection k replays measured session k.
+    // The recording ran one session at a time (a flag, which the manifest does not keep:
+    // the replay is given it again), so connection k replays measured session k.
     let conns = srv.connections();
     let recorded: Vec<_> = trace.measured().collect();
     let replayed: Vec<_> = again.measured().collect();

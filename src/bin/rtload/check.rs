@@ -18,6 +18,10 @@ pub fn check_cmd(c: &crate::cli::CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if c.run.scenario.is_none() && c.run.replay.is_none() {
+        eprintln!("error: name a scenario file, or a recording with --replay DIR");
+        return ExitCode::from(2);
+    }
     let mut code = ExitCode::SUCCESS;
     let replay = c.run.replay.iter().map(|d| (d, true));
     let files = c.run.scenario.iter().chain(&c.more).map(|p| (p, false));

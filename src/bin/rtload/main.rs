@@ -88,7 +88,10 @@ fn load(
     let loaded = match (&run.replay, &run.scenario) {
         (Some(dir), _) => rtload::scenario::replay(dir, ov),
         (None, Some(path)) => rtload::scenario::load(path, ov),
-        (None, None) => unreachable!("clap requires a scenario or --replay"),
+        (None, None) => {
+            eprintln!("error: name a scenario file, or a recording with --replay DIR");
+            return Err(ExitCode::from(2));
+        }
     };
     loaded.map_err(|errors| {
         for e in &errors {
