@@ -39,6 +39,9 @@ pub mod scenario {
     //! file may name ([`registry`]).
 
     pub use crate::config::registry::registry;
+    /// The scenario `rtload run --replay DIR` runs: the recording's client side replayed
+    /// against the overrides' target.
+    pub use crate::config::registry::replay_scenario as replay;
     pub use crate::config::scenario::{
         Load, LoadOverrides, Overrides, Scenario, ScenarioBuilder, ScenarioError, check, load,
         parse,

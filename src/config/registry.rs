@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::workload::catalogue::Catalogue;
 use crate::workload::{
-    DatasetSynth, SynthOptions, WorkloadKind, omni, scripted, transcription, video,
+    DatasetSynth, SynthOptions, WorkloadKind, omni, replay, scripted, transcription, video,
 };
 
 /// Every workload kind rtload knows, by name.
@@ -81,8 +81,124 @@ pub fn registry() -> &'static [WorkloadKind] {
             aliases: &[],
             holds_sessions: false,
         },
+        REPLAY,
     ]
 }
+
+/// The scenario of `rtload run --replay DIR`: the recording at `dir` replayed as a
+/// `replay` workload with the recorded scenario's arrival and concurrency keys (its
+/// manifest's `scenario.text`), `ov` applied (the target comes from there). Writes
+/// nothing. An error names the recording's file and the fix.
+pub fn replay_scenario(
+    dir: &Path,
+    ov: &crate::config::scenario::Overrides,
+) -> Result<crate::config::scenario::Scenario, Vec<crate::util::scenario_error::ScenarioError>> {
+    use crate::util::scenario_error::ScenarioError;
+    let trace = crate::engine::record::read::Trace::open(dir).map_err(|e| {
+        vec![ScenarioError::file(
+            dir,
+            format!("not a readable recording: {e}; --replay takes a directory written by `rtload run SCENARIO --record DIR`"),
+        )]
+    })?;
+    let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let recorded = trace
+        .manifest
+        .pointer("/scenario/text")
+        .and_then(|t| t.as_str());
+    let text = replay::scenario_text(&abs, recorded);
+    // No file: the scenario is built here, like one built in code (no path, no text).
+    crate::config::scenario::parse(Path::new(""), &text, ov)
+}
+
+/// A recording's measured sessions as the replay kind takes them: read by the one trace
+/// reader, each client message's payload loaded from the store (checked against its
+/// digest).
+fn read_recording(dir: &Path) -> Result<replay::workload::Recording, String> {
+    use crate::engine::record::read::{Dir, Kind, Trace};
+    use replay::plan::{RecordedEvent, RecordedSession, What, label};
+    let trace = Trace::open(dir).map_err(|e| e.to_string())?;
+    let mut sessions = Vec::new();
+    for s in trace.measured() {
+        let mut events = Vec::with_capacity(s.events.len());
+        for ev in &s.events {
+            let from_client = ev.dir == Dir::Out;
+            let what = match ev.kind {
+                Kind::Open => What::Open,
+                Kind::Close => What::Close,
+                Kind::Other => continue,
+                Kind::Text | Kind::Binary => {
+                    let binary = ev.kind == Kind::Binary;
+                    let payload = match from_client {
+                        false => None,
+                        true => Some(outbound(trace.payload(ev), binary, &s.path)?),
+                    };
+                    let label = label(ev.ty.as_deref(), binary);
+                    What::Message { label, payload }
+                }
+            };
+            events.push(RecordedEvent {
+                t_s: ev.t_s,
+                intended_s: ev.intended_s,
+                from_client,
+                what,
+            });
+        }
+        let name = s.path.display().to_string();
+        sessions.push(RecordedSession { name, events });
+    }
+    let target_path = (trace
+        .manifest
+        .pointer("/target/url")
+        .and_then(|u| u.as_str()))
+    .and_then(url_path);
+    Ok(replay::workload::Recording {
+        sessions,
+        target_path,
+    })
+}
+
+/// The path of a URL (`ws://host:port/v1/realtime?x` → `/v1/realtime`), if it has one.
+fn url_path(url: &str) -> Option<String> {
+    let rest = &url[url.find("://")? + 3..];
+    let path = &rest[rest.find('/')?..];
+    let path = &path[..path.find(['?', '#']).unwrap_or(path.len())];
+    (path.len() > 1).then(|| path.to_string())
+}
+
+/// A recorded client payload as the message to send again.
+fn outbound(
+    payload: Result<Option<bytes::Bytes>, crate::engine::record::read::TraceError>,
+    binary: bool,
+    session: &Path,
+) -> Result<crate::workload::Outbound, String> {
+    use crate::workload::{ByteString, Outbound};
+    let bytes = payload
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{}: a client message without a sha256", session.display()))?;
+    if binary {
+        return Ok(Outbound::Binary(bytes));
+    }
+    ByteString::try_from(bytes)
+        .map(Outbound::Text)
+        .map_err(|_| format!("{}: a text payload that is not UTF-8", session.display()))
+}
+
+/// The replay kind: its recording read by the engine's trace reader ([`read_recording`]).
+const REPLAY: WorkloadKind = WorkloadKind {
+    name: replay::KIND,
+    summary: "the client side of a recording (--record DIR) replayed at its recorded cadence",
+    build: |input| replay::build(input, read_recording),
+    flags: replay::workload::FLAGS,
+    flag_heading: "Replay workload",
+    dataset: None,
+    schema: |g| {
+        crate::config::schema::kind_schema::<replay::workload::ReplayParams>(g, replay::KIND)
+    },
+    families: replay::report::FAMILIES,
+    headline: replay::report::HEADLINE,
+    aliases: &[],
+    holds_sessions: false,
+};
 
 /// Every test dataset `rtload dataset synth` can write, in registry order (the first is
 /// the default).
@@ -167,6 +283,7 @@ fn kind_charts(kind: &str) -> Option<Vec<crate::workload::catalogue::Chart>> {
         omni::KIND => omni::report::catalogue(&[]).charts(),
         transcription::KIND => transcription::report::charts(),
         scripted::KIND => scripted::report::charts(),
+        replay::KIND => replay::report::charts(),
         _ => return None,
     })
 }

@@ -29,6 +29,7 @@ pub mod outcome;
 pub mod plan;
 pub mod playback;
 mod record;
+pub mod replay;
 pub mod results;
 pub mod scripted;
 pub mod shard;

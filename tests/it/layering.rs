@@ -45,6 +45,7 @@ fn layer_of(segs: &[&str]) -> Option<Layer> {
             Some("omni") => Layer::Kind("omni"),
             Some("scripted") => Layer::Kind("scripted"),
             Some("transcription") => Layer::Kind("transcription"),
+            Some("replay") => Layer::Kind("replay"),
             _ => Layer::Seam,
         },
         "engine" => Layer::Engine,

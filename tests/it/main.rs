@@ -36,6 +36,7 @@ mod public_face;
 mod record;
 mod redaction;
 mod refused_upgrade;
+mod replay_run;
 mod saturation;
 mod schema;
 mod schema_ranges;

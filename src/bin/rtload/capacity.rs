@@ -72,7 +72,7 @@ pub fn capacity_cmd(a: &crate::cli::CapacityArgs) -> ExitCode {
     let interrupt =
         crate::listen_for_interrupt(std::time::Duration::from_secs_f64(a.run.grace_period));
     let stopped = || interrupt.as_ref().is_some_and(|i| i.switch.is_triggered());
-    let scenario = match crate::load(&a.run.scenario, &ov) {
+    let scenario = match crate::load(&a.run, &ov) {
         Ok(_) | Err(_) if stopped() => return crate::interrupted_before_the_run(),
         Ok(s) => s,
         Err(code) => return code,

@@ -18,10 +18,20 @@ pub fn check_cmd(c: &crate::cli::CheckArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if c.run.scenario.is_none() && c.run.replay.is_none() {
+        eprintln!("error: name a scenario file, or a recording with --replay DIR");
+        return ExitCode::from(2);
+    }
     let mut code = ExitCode::SUCCESS;
-    for path in std::iter::once(&c.run.scenario).chain(&c.more) {
+    let replay = c.run.replay.iter().map(|d| (d, true));
+    let files = c.run.scenario.iter().chain(&c.more).map(|p| (p, false));
+    for (path, replay) in replay.chain(files) {
         // Validates exactly as `run` does, without writing anything.
-        let s = match rtload::scenario::check(path, &ov) {
+        let loaded = match replay {
+            true => rtload::scenario::replay(path, &ov),
+            false => rtload::scenario::check(path, &ov),
+        };
+        let s = match loaded {
             Ok(s) => s,
             Err(errors) => {
                 for e in &errors {

@@ -80,11 +80,20 @@ fn init_logging() {
         .try_init();
 }
 
+/// The scenario `run` names: its file, or the one `--replay DIR` builds.
 fn load(
-    path: &std::path::Path,
+    run: &cli::RunArgs,
     ov: &rtload::scenario::Overrides,
 ) -> Result<rtload::Scenario, ExitCode> {
-    rtload::scenario::load(path, ov).map_err(|errors| {
+    let loaded = match (&run.replay, &run.scenario) {
+        (Some(dir), _) => rtload::scenario::replay(dir, ov),
+        (None, Some(path)) => rtload::scenario::load(path, ov),
+        (None, None) => {
+            eprintln!("error: name a scenario file, or a recording with --replay DIR");
+            return Err(ExitCode::from(2));
+        }
+    };
+    loaded.map_err(|errors| {
         for e in &errors {
             eprintln!("error: {e}");
         }
@@ -105,7 +114,7 @@ fn run_cmd(run: &cli::RunArgs) -> ExitCode {
     let grace = std::time::Duration::from_secs_f64(run.grace_period);
     let interrupt = listen_for_interrupt(grace);
     let stopped = || interrupt.as_ref().is_some_and(|i| i.switch.is_triggered());
-    let scenario = match load(&run.scenario, &ov) {
+    let scenario = match load(run, &ov) {
         Ok(_) | Err(_) if stopped() => return interrupted_before_the_run(),
         Ok(s) => s,
         Err(code) => return code,

@@ -12,8 +12,28 @@ use rtload::scenario::Compression;
 /// `rtload run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Scenario file (TOML).
-    pub scenario: PathBuf,
+    /// Scenario file (TOML); required unless --replay is given.
+    pub scenario: Option<PathBuf>,
+    /// Replay the client side of a recording (a DIR written by `run SCENARIO --record
+    /// DIR`) against --target, for any protocol, with no scenario: each recorded measured
+    /// session's client messages are sent again byte for byte at their recorded offsets
+    /// from its open, with the recorded scenario file's `[load]` arrival and concurrency
+    /// keys (flags given when recording are not kept: give them again; --num-prompts N
+    /// loops over the sessions; every `[load]` flag applies). For each client
+    /// message type X whose first server message after it in the recording was of type Y,
+    /// the metric `replay_<x>_to_<y>_ms` is the latency from X's intended send to the first
+    /// live Y after it; `replay_replies_<y>` counts replies, `replay_missing_replies` the
+    /// expected replies that never came. A session fails when an expected reply is still
+    /// missing --replay-grace-s after the recorded session's length, or the server closes
+    /// first. A scenario file can name the same workload (`recording = "DIR"`) to add
+    /// thresholds, sweeps and capacity: README, "Capture once, replay anywhere".
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "scenario",
+        requires = "target"
+    )]
+    pub replay: Option<PathBuf>,
     /// Target URL (ws://, wss://, http://, https://); overrides `[target] url`.
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
