@@ -178,15 +178,20 @@ impl RssSampler {
             .and_then(|t| t.join().ok())
             .unwrap_or_default();
         let peak = max_of(max_of(sampled, self.start.rss_bytes), end.rss_bytes);
-        if series.last().is_some_and(|l| l.t_s.is_infinite()) {
-            // `sample` ended its open interval at the stop; it closes at `end`.
-            let last = series.last_mut().expect("checked");
-            *last = IntervalUsage {
+        if let Some(open) = series.pop_if(|l| l.t_s.is_infinite()) {
+            // `sample` ended its open interval at the stop; it closes at `end`. A reading
+            // the thread took after the phase ended (between `end` and the stop) is
+            // past the phase: its largest RSS joins the closing one.
+            let mut rss_max = max_of(open.rss_max_bytes, end.rss_bytes);
+            while let Some(late) = series.pop_if(|l| l.t_s > t_s) {
+                rss_max = max_of(rss_max, late.rss_max_bytes);
+            }
+            series.push(IntervalUsage {
                 t_s,
                 cpu_s: end.cpu_s,
                 rss_bytes: end.rss_bytes,
-                rss_max_bytes: max_of(last.rss_max_bytes, end.rss_bytes),
-            };
+                rss_max_bytes: rss_max,
+            });
         }
         PhaseUsage {
             start: self.start,
