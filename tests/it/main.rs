@@ -35,6 +35,7 @@ mod public_face;
 mod record;
 mod redaction;
 mod refused_upgrade;
+mod replay_serve;
 mod saturation;
 mod schema;
 mod schema_ranges;
