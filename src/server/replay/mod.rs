@@ -222,6 +222,8 @@ async fn run(
         let lag = state.lag.get();
         let due = plan.next_due();
         let wake = due.map_or(last + idle, |t| t.checked_sub(lag).unwrap_or(t));
+        // Only a timer that had to wait says how late timers fire.
+        let timed = due.is_some() && wake > Instant::now();
         flow = tokio::select! {
             biased;
             msg = stream.recv() => {
@@ -251,7 +253,7 @@ async fn run(
             }
             () = sleep_until(wake) => {
                 let now = Instant::now();
-                if due.is_some() {
+                if timed {
                     state.lag.observe(now.saturating_duration_since(wake));
                 }
                 let due = plan.pop_due(now + lag);
