@@ -196,9 +196,11 @@ pub mod server {
     mod imp;
     pub(crate) use imp::*;
 
+    /// Reads a recording (`rtload run --record DIR`) for `rtload serve --replay DIR`.
+    pub use crate::runner::load_replay;
     pub use imp::{
-        EmbeddedServer, ServerConfig, ServerError, ServerTls, ServerTlsError, load_tls,
-        serve_blocking,
+        EmbeddedServer, Replay, ReplayError, ReplayOptions, ServerConfig, ServerError, ServerTls,
+        ServerTlsError, load_tls, serve_blocking, serve_replay_blocking,
     };
 }
 

@@ -5,7 +5,8 @@
 //! This file owns the entry points, the live phase and its printer threads; `target`
 //! resolves the target (embedded server, client TLS, scraper, `--metrics-addr`),
 //! `summary` turns the engine's output into a [`RunSummary`], `result` writes the JSON
-//! result and `.hlog`, and `describe` prints the resolved plan for `rtload check`.
+//! result and `.hlog`, `describe` prints the resolved plan for `rtload check`, and
+//! `serve_replay` loads a recording for `rtload serve --replay`.
 //!
 //! This is the only client-side module that knows the embedded server exists.
 
@@ -21,11 +22,13 @@ use crate::workload::Report;
 mod describe;
 mod record;
 mod result;
+mod serve_replay;
 mod summary;
 mod target;
 
 pub use describe::{describe_metrics, describe_placed};
 pub use record::Record;
+pub use serve_replay::load_replay;
 use summary::summarize;
 pub use target::{DEFAULT_METRICS_LINGER, LiveEndpoint};
 use target::{client_tls, serve_live_metrics, start_scraper, start_target};

@@ -1,6 +1,7 @@
 //! The embedded server's own `/metrics` (Prometheus text), like a model server exports:
 //! WebSocket connections open now and accepted so far, sessions started and refused, per
-//! endpoint (video, duplex, transcription, and `scripted_rules` for `[server.scripted]`),
+//! endpoint (video, duplex, transcription, `scripted_rules` for `[server.scripted]`, and
+//! `replay` for `rtload serve --replay`, whose diverged clients are counted too),
 //! and vLLM's own gauges over the whole server (`vllm:num_requests_running`: sessions
 //! admitted and open; `vllm:num_requests_waiting`: always 0, the server queues nothing;
 //! `vllm:websocket_connections_active`). Clients scrape it through `[target]
@@ -39,13 +40,21 @@ pub(crate) enum Endpoint {
     Transcription = 2,
     /// `[server.scripted] path`.
     Scripted = 3,
+    /// Any path of `rtload serve --replay`.
+    Replay = 4,
 }
 
 /// How many endpoints are counted.
-const N: usize = 4;
+const N: usize = 5;
 
 /// Each endpoint's `endpoint` label, in [`Endpoint`] order.
-const NAMES: [&str; N] = ["video", "duplex", "transcription", "scripted_rules"];
+const NAMES: [&str; N] = [
+    "video",
+    "duplex",
+    "transcription",
+    "scripted_rules",
+    "replay",
+];
 
 /// Connection and session tallies shared by every worker, with the admission limit and
 /// the load model that read them.
@@ -57,6 +66,8 @@ pub(crate) struct ServerMetrics {
     refused: [AtomicU64; N],
     /// Connections admitted and open, over every endpoint.
     admitted: AtomicU64,
+    /// Replayed connections closed because the client departed from the recording.
+    diverged: AtomicU64,
     /// `[server] max_sessions` (`None`: no limit).
     max_sessions: Option<u64>,
     /// `[server.load]`.
@@ -79,6 +90,11 @@ impl Conn {
     /// [`LoadConfig::factor`]): one atomic read.
     pub(crate) fn load_factor(&self) -> f64 {
         self.0.load_factor()
+    }
+
+    /// This replayed connection departed from the recording (`rtload serve --replay`).
+    pub(crate) fn replay_diverged(&self) {
+        self.0.diverged.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -160,6 +176,11 @@ impl ServerMetrics {
             "rtload_server_sessions_refused_total",
             "WebSocket sessions refused because [server] max_sessions were open.",
             &rows(&per(&self.refused)),
+        );
+        e.counter(
+            "rtload_server_replay_diverged_total",
+            "Replayed sessions (rtload serve --replay) closed with 1008 because the client departed from the recording.",
+            &[(&[], self.diverged.load(Ordering::Relaxed) as f64)],
         );
         e.finish()
     }

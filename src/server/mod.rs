@@ -6,7 +6,9 @@
 //! core, `scripted` the `[server.scripted]` rule endpoint and `scripted_plan` its pure
 //! core, `transcription` the vLLM speech-to-text protocol (on `/v1/realtime` for clients
 //! without `duplex=1`, or its own path) and `transcription_plan` its pure core, `metrics`
-//! the server's own Prometheus `/metrics`, `wire` the text of an outbound JSON event, and
+//! the server's own Prometheus `/metrics`, `replay` `rtload serve --replay` (every path
+//! plays a recording's server side; `replay::plan` its pure core), `wire` the text of an
+//! outbound JSON event, and
 //! `ws` the one WebSocket endpoint helper every route upgrades through (`frame_guard`'s
 //! header check, the `max_frame_bytes` limit, the close with 1009, `max_sessions`
 //! admission and `refuse`'s refusals, `/metrics` accounting, socket options). Each endpoint exposes a shared state type and a `register` fn; adding
@@ -23,6 +25,7 @@ mod duplex_plan;
 mod frame_guard;
 mod metrics;
 mod refuse;
+pub mod replay;
 mod scripted;
 mod scripted_plan;
 mod tls;
@@ -53,6 +56,7 @@ use actix_web::{App, HttpServer, dev::ServerHandle, web};
 
 pub use config::{ServerConfig, ServerError};
 pub use duplex::DUPLEX_PATH;
+pub use replay::{Replay, ReplayError, ReplayOptions};
 pub use tls::{ServerTls, ServerTlsError, load_tls};
 pub use video::VIDEO_PATH;
 
@@ -91,6 +95,24 @@ impl EmbeddedServer {
     /// Binds `bind` (use port 0 for an ephemeral port), starts the server on a new
     /// thread and returns once it is accepting connections.
     pub fn start(bind: SocketAddr, cfg: ServerConfig) -> std::io::Result<EmbeddedServer> {
+        Self::start_with(bind, cfg, None)
+    }
+
+    /// [`EmbeddedServer::start`] in replay mode: every WebSocket path plays `replay`'s
+    /// server side (`rtload serve --replay`); `/metrics` stays.
+    pub fn start_replay(
+        bind: SocketAddr,
+        cfg: ServerConfig,
+        replay: Replay,
+    ) -> std::io::Result<EmbeddedServer> {
+        Self::start_with(bind, cfg, Some(Arc::new(replay)))
+    }
+
+    fn start_with(
+        bind: SocketAddr,
+        cfg: ServerConfig,
+        replay: Option<Arc<Replay>>,
+    ) -> std::io::Result<EmbeddedServer> {
         validate(&cfg)?;
         let conns = Arc::new(ConnTracker::default());
         let shutdown_timeout = Duration::from_secs(cfg.shutdown_timeout_s);
@@ -100,7 +122,8 @@ impl EmbeddedServer {
             .name("rtload-server".to_string())
             .spawn(move || {
                 actix_rt::System::new().block_on(async move {
-                    match build_server(bind, &cfg, None, thread_conns, false) {
+                    let routes = Routes::new(&cfg, replay);
+                    match build_server(bind, &cfg, routes, None, thread_conns, false) {
                         Ok((server, addr)) => {
                             let _ = tx.send(Ok((addr, server.handle())));
                             server.await
@@ -193,10 +216,33 @@ pub fn serve_blocking(
     tls: Option<ServerTls>,
     on_bound: impl FnOnce(SocketAddr),
 ) -> std::io::Result<()> {
+    serve_with(bind, cfg, tls, None, on_bound)
+}
+
+/// [`serve_blocking`] in replay mode (`rtload serve --replay`): every WebSocket path
+/// plays `replay`'s server side; `/metrics` stays.
+pub fn serve_replay_blocking(
+    bind: SocketAddr,
+    cfg: ServerConfig,
+    tls: Option<ServerTls>,
+    replay: Replay,
+    on_bound: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
+    serve_with(bind, cfg, tls, Some(Arc::new(replay)), on_bound)
+}
+
+fn serve_with(
+    bind: SocketAddr,
+    cfg: ServerConfig,
+    tls: Option<ServerTls>,
+    replay: Option<Arc<Replay>>,
+    on_bound: impl FnOnce(SocketAddr),
+) -> std::io::Result<()> {
     validate(&cfg)?;
     actix_rt::System::new().block_on(async move {
         let conns = Arc::new(ConnTracker::default());
-        let (server, addr) = build_server(bind, &cfg, tls, conns, true)?;
+        let routes = Routes::new(&cfg, replay);
+        let (server, addr) = build_server(bind, &cfg, routes, tls, conns, true)?;
         on_bound(addr);
         server.await
     })
@@ -207,50 +253,71 @@ fn validate(cfg: &ServerConfig) -> std::io::Result<()> {
         .map_err(|err| std::io::Error::new(std::io::ErrorKind::InvalidInput, err.to_string()))
 }
 
+/// Every route's shared state, cloned into each worker's `App`.
+#[derive(Clone)]
+struct Routes {
+    video: web::Data<video::VideoState>,
+    duplex: web::Data<duplex::DuplexState>,
+    stt: web::Data<transcription::TranscriptionState>,
+    scripted: Option<web::Data<scripted::ScriptedState>>,
+    scripted_path: String,
+    replay: Option<web::Data<replay::ReplayState>>,
+    upgrades: web::Data<ws::Upgrades>,
+    metrics: web::Data<Arc<metrics::ServerMetrics>>,
+}
+
+impl Routes {
+    fn new(cfg: &ServerConfig, replay: Option<Arc<Replay>>) -> Routes {
+        let tallies = Arc::new(metrics::ServerMetrics::new(cfg));
+        Routes {
+            video: web::Data::new(video::VideoState::new(cfg)),
+            duplex: web::Data::new(duplex::DuplexState::new(cfg)),
+            stt: web::Data::new(transcription::TranscriptionState::new(cfg)),
+            scripted: (cfg.scripted.enabled())
+                .then(|| scripted::ScriptedState::new(cfg).map(web::Data::new))
+                .flatten(),
+            scripted_path: cfg.scripted.path.clone(),
+            replay: replay.map(|r| web::Data::new(replay::ReplayState::new(r, cfg.idle_timeout_s))),
+            upgrades: web::Data::new(ws::Upgrades::new(cfg, Arc::clone(&tallies))),
+            metrics: web::Data::new(tallies),
+        }
+    }
+
+    /// Registers every endpoint: in replay mode the replay on every path but
+    /// `/metrics`; else scripted first (when configured, its path wins over a built-in
+    /// endpoint), then transcription (on a shared path its guard passes `duplex=1`
+    /// clients on to duplex).
+    fn configure(self, svc: &mut web::ServiceConfig) {
+        ws::register(svc, self.upgrades);
+        if let Some(state) = self.replay {
+            replay::register(svc, state);
+        } else {
+            if let Some(state) = self.scripted {
+                scripted::register(svc, &self.scripted_path, state);
+            }
+            video::register(svc, self.video);
+            transcription::register(svc, self.stt);
+            duplex::register(svc, self.duplex);
+        }
+        metrics::register(svc, self.metrics);
+    }
+}
+
 /// Binds `bind` (actix's listener: backlog 1024; with `tls`, [`tls_listen`]'s, which
 /// answers plain HTTP on the TLS port with the fix) and builds
-/// the server with every endpoint registered. Must be called inside an actix `System`.
+/// the server with `routes`. Must be called inside an actix `System`.
 /// Returns the server future (not yet polled) and the bound address.
 fn build_server(
     bind: SocketAddr,
     cfg: &ServerConfig,
+    routes: Routes,
     tls: Option<ServerTls>,
     conns: Arc<ConnTracker>,
     os_signals: bool,
 ) -> std::io::Result<(actix_web::dev::Server, SocketAddr)> {
-    let video_state = web::Data::new(video::VideoState::new(cfg));
-    let duplex_state = web::Data::new(duplex::DuplexState::new(cfg));
-    let stt_state = web::Data::new(transcription::TranscriptionState::new(cfg));
-    let tallies = Arc::new(metrics::ServerMetrics::new(cfg));
-    let upgrades = web::Data::new(ws::Upgrades::new(cfg, Arc::clone(&tallies)));
-    let metrics = web::Data::new(tallies);
-    // Mounted first so that, when configured, its path wins over a built-in endpoint.
-    let scripted_state = cfg
-        .scripted
-        .enabled()
-        .then(|| scripted::ScriptedState::new(cfg).map(web::Data::new))
-        .flatten();
-    let scripted_path = cfg.scripted.path.clone();
     let app = move || {
-        let video_state = video_state.clone();
-        let duplex_state = duplex_state.clone();
-        let stt_state = stt_state.clone();
-        let metrics = metrics.clone();
-        let upgrades = upgrades.clone();
-        let scripted_state = scripted_state.clone();
-        let scripted_path = scripted_path.clone();
-        // Transcription first: on a shared path its guard passes `duplex=1` clients on.
-        App::new()
-            .configure(move |svc| ws::register(svc, upgrades))
-            .configure(move |svc| {
-                if let Some(state) = scripted_state {
-                    scripted::register(svc, &scripted_path, state);
-                }
-            })
-            .configure(move |svc| video::register(svc, video_state))
-            .configure(move |svc| transcription::register(svc, stt_state))
-            .configure(move |svc| duplex::register(svc, duplex_state))
-            .configure(move |svc| metrics::register(svc, metrics))
+        let routes = routes.clone();
+        App::new().configure(move |svc| routes.configure(svc))
     };
     let on_connect: tls_listen::OnConnect = Arc::new(move |io, ext| {
         ws::socket_options(io);

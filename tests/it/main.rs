@@ -37,6 +37,7 @@ mod record;
 mod redaction;
 mod refused_upgrade;
 mod replay_run;
+mod replay_serve;
 mod saturation;
 mod schema;
 mod schema_ranges;

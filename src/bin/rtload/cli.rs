@@ -112,7 +112,8 @@ pub enum Command {
     /// foreground; its /metrics counts connections and sessions on every endpoint and
     /// has vLLM's gauges (vllm:num_requests_running, _waiting, websocket_connections_active).
     /// The config's `max_sessions` refuses sessions past it (`refuse_with`), and
-    /// `[load] rtf_one_at_sessions` slows generation by max(1, active / k).
+    /// `[load] rtf_one_at_sessions` slows generation by max(1, active / k). With --replay
+    /// DIR it plays a recording's server side instead, as the real server answered.
     Serve(ServeArgs),
     /// Run scenario files one after another; one summary table, optional JUnit XML.
     ///
@@ -286,4 +287,29 @@ pub struct ServeArgs {
     /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
     #[arg(long, value_name = "KEY.pem", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Serve a recording (`rtload run SCENARIO --record DIR`) instead of the built-in
+    /// endpoints: on every WebSocket path, each connection replays one recorded measured
+    /// session's server side (round-robin over them; warm-ups only when nothing else was
+    /// recorded), with its original timing. Each recorded server message is anchored to
+    /// the latest client message recorded before it (or the open) and sent that long after
+    /// the live client's matching message arrives, less the live round trip (pings at the
+    /// open) and the server's usual timer lag, so the client measures what the recording
+    /// measured. Live client messages are matched in
+    /// order by kind (text/binary) and JSON `type`. A client that departs beyond
+    /// --replay-tolerance gets {"type":"error","error":{"type":"replay_diverged",...}} and
+    /// a close with 1008, counted in /metrics (rtload_server_replay_diverged_total).
+    /// --config still sets workers, idle_timeout_s, max_frame_bytes and max_sessions.
+    #[arg(long, value_name = "DIR")]
+    pub replay: Option<PathBuf>,
+    /// Time scale of the replayed server's delays: 2 answers twice as fast, 0.5 half as
+    /// fast. Range (0, 1000].
+    #[arg(long, value_name = "X", default_value_t = 1.0, requires = "replay")]
+    pub replay_speed: f64,
+    /// Departures from the recorded client messages one connection may make before it
+    /// diverges: a live message matching the recorded one k places ahead skips those k
+    /// (spending k; replies anchored to them count from then), one matching none of the
+    /// next few is ignored (spending 1). 0: the client must send exactly the recorded
+    /// kinds and types, in order.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "replay")]
+    pub replay_tolerance: u32,
 }

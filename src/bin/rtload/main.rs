@@ -14,6 +14,7 @@ mod check;
 mod cli;
 mod memlimit;
 mod merge;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -49,7 +50,7 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        cli::Command::Serve(s) => match serve_cmd(&s) {
+        cli::Command::Serve(s) => match serve::serve_cmd(&s) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e:#}");
@@ -368,30 +369,6 @@ fn report_run(
     } else {
         ExitCode::from(1)
     }
-}
-
-fn serve_cmd(s: &cli::ServeArgs) -> anyhow::Result<()> {
-    use rtload::server::ServerConfig;
-    let cfg = match &s.config {
-        Some(p) => ServerConfig::from_toml_file(p)?,
-        None => ServerConfig::default(),
-    };
-    let addr: std::net::SocketAddr =
-        format!("{}:{}", s.host, s.port).parse().with_context(|| {
-            format!(
-                "--host {} --port {} is not a socket address",
-                s.host, s.port
-            )
-        })?;
-    let tls = match (&s.tls_cert, &s.tls_key) {
-        (Some(cert), Some(key)) => Some(rtload::server::load_tls(cert, key)?),
-        _ => None,
-    };
-    let scheme = if tls.is_some() { "wss" } else { "ws" };
-    rtload::server::serve_blocking(addr, cfg, tls, |bound| {
-        eprintln!("rtload reference server listening on {scheme}://{bound} (/v1/realtime/video, /v1/realtime; Prometheus at /metrics); Ctrl-C stops it");
-    })
-    .with_context(|| format!("serving on {addr}"))
 }
 
 fn synth_cmd(a: &cli::SynthArgs) -> anyhow::Result<()> {
