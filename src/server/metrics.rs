@@ -53,7 +53,7 @@ const NAMES: [&str; N] = [
     "duplex",
     "transcription",
     "scripted_rules",
-    "replay",
+    "replayed",
 ];
 
 /// Connection and session tallies shared by every worker, with the admission limit and

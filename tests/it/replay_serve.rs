@@ -157,8 +157,24 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// 2 ms; with a load of 4 on 2 cores the transcription medians were +1.5 to +2.2 ms
 /// (the replayed path's own latency, see `rtload serve --help`), hence 3 ms here.
 /// Returns the differences.
-fn agreement(name: &str, n: &str, rows: &str, at: &[&str], metrics: &[&str]) -> Vec<f64> {
+fn agreement(name: &str, n: &str, rows: &str, at: &[&str], metrics: &[&str]) {
     let _turn = heavy();
+    // The rest of the suite runs beside this test on 2 cores: a late wake-up only ever
+    // adds delay to one run, so each attempt records and replays afresh and one of
+    // three must agree (as the wire tests do).
+    let mut misses = Vec::new();
+    for _ in 0..3 {
+        match attempt(name, n, rows, at, metrics) {
+            Ok(()) => return,
+            Err(e) => misses.push(e),
+        }
+    }
+    panic!("no attempt agreed:\n{}", misses.join("\n"));
+}
+
+/// One recording and its replay (see [`agreement`]): `Err` names the first metric whose
+/// median difference is 3 ms or more.
+fn attempt(name: &str, n: &str, rows: &str, at: &[&str], metrics: &[&str]) -> Result<(), String> {
     let args = ["--num-prompts", n, "--max-concurrency", "1"];
     let r = record(name, &args);
     let srv = replay_server(&r.rec, ReplayOptions::default());
@@ -171,7 +187,6 @@ fn agreement(name: &str, n: &str, rows: &str, at: &[&str], metrics: &[&str]) -> 
         values(&replayed, rows, at, metrics),
     );
     assert_eq!(a.len().to_string(), n);
-    let mut diffs = Vec::new();
     for m in 0..metrics.len() {
         let per: Vec<f64> = (a.iter().zip(&b))
             .flat_map(|((ia, va), (ib, vb))| {
@@ -187,14 +202,11 @@ fn agreement(name: &str, n: &str, rows: &str, at: &[&str], metrics: &[&str]) -> 
             metrics[m]
         );
         let med = median(per.clone());
-        assert!(
-            med.abs() < 3.0,
-            "{}: median diff {med} ms: {per:?}",
-            metrics[m]
-        );
-        diffs.extend(per);
+        if med.abs() >= 3.0 {
+            return Err(format!("{}: median diff {med} ms: {per:?}", metrics[m]));
+        }
     }
-    diffs
+    Ok(())
 }
 
 #[test]
@@ -258,7 +270,7 @@ fn two_hundred_concurrent_sessions_are_served_from_one_recorded_session() {
     for f in v["files"].as_array().unwrap() {
         assert_eq!((&f["text"], &f["deltas"]), (&rec["text"], &rec["deltas"]));
     }
-    let started = "rtload_server_sessions_started_total{endpoint=\"replay\"}";
+    let started = "rtload_server_sessions_started_total{endpoint=\"replayed\"}";
     assert_eq!(metric(&srv, started), 200.0);
     assert_eq!(metric(&srv, "rtload_server_replay_diverged_total"), 0.0);
     srv.stop();

@@ -302,14 +302,14 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DIR")]
     pub replay: Option<PathBuf>,
     /// Time scale of the replayed server's delays: 2 answers twice as fast, 0.5 half as
-    /// fast. Range (0, 1000].
-    #[arg(long, value_name = "X", default_value_t = 1.0, requires = "replay")]
-    pub replay_speed: f64,
+    /// fast. Range (0, 1000]; default 1. Only with --replay.
+    #[arg(long, value_name = "X")]
+    pub replay_speed: Option<f64>,
     /// Departures from the recorded client messages one connection may make before it
     /// diverges: a live message matching the recorded one k places ahead skips those k
     /// (spending k; replies anchored to them count from then), one matching none of the
     /// next few is ignored (spending 1). 0: the client must send exactly the recorded
-    /// kinds and types, in order.
-    #[arg(long, value_name = "N", default_value_t = 0, requires = "replay")]
-    pub replay_tolerance: u32,
+    /// kinds and types, in order (the default). Only with --replay.
+    #[arg(long, value_name = "N")]
+    pub replay_tolerance: Option<u32>,
 }

@@ -23,10 +23,15 @@ pub fn serve_cmd(s: &crate::cli::ServeArgs) -> anyhow::Result<()> {
         _ => None,
     };
     let scheme = if tls.is_some() { "wss" } else { "ws" };
+    if s.replay.is_none() && (s.replay_speed.is_some() || s.replay_tolerance.is_some()) {
+        anyhow::bail!(
+            "--replay-speed and --replay-tolerance apply to a recording: add --replay DIR"
+        );
+    }
     if let Some(dir) = &s.replay {
         let opts = rtload::server::ReplayOptions {
-            speed: s.replay_speed,
-            tolerance: s.replay_tolerance,
+            speed: s.replay_speed.unwrap_or(1.0),
+            tolerance: s.replay_tolerance.unwrap_or(0),
         };
         let replay = rtload::server::load_replay(dir, opts)?;
         let sessions = replay.sessions();
