@@ -156,7 +156,6 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// the machine take [`HEAVY`] in turn. On an idle machine it is within
 /// 2 ms; with a load of 4 on 2 cores the transcription medians were +1.5 to +2.2 ms
 /// (the replayed path's own latency, see `rtload serve --help`), hence 3 ms here.
-/// Returns the differences.
 fn agreement(name: &str, n: &str, rows: &str, at: &[&str], metrics: &[&str]) {
     let _turn = heavy();
     // The rest of the suite runs beside this test on 2 cores: a late wake-up only ever
