@@ -189,11 +189,13 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
     })?;
     let artifact_errors = writer.map(writer::Writer::finish).unwrap_or_default();
     // A trace or manifest not written fails the run like any artifact.
-    let (trace_errors, warnings) = (recording.map(|r| r.finish(&cfg.wire))).unwrap_or_default();
+    let interrupted = switch.is_some_and(|s| s.is_triggered());
+    let (trace_errors, warnings) =
+        (recording.map(|r| r.finish(&cfg.wire, interrupted))).unwrap_or_default();
     Ok(EngineOutput {
         run,
         artifact_errors: [artifact_errors, trace_errors].concat(),
         warnings,
-        interrupted: switch.is_some_and(|s| s.is_triggered()),
+        interrupted,
     })
 }

@@ -19,12 +19,14 @@ use crate::engine::{self, EngineConfig, EngineError};
 use crate::workload::Report;
 
 mod describe;
+mod recompute;
 mod record;
 mod result;
 mod summary;
 mod target;
 
 pub use describe::{describe_metrics, describe_placed};
+pub use recompute::{ABSENT, RecomputeError, Recomputed, recompute};
 pub use record::Record;
 use summary::summarize;
 pub use target::{DEFAULT_METRICS_LINGER, LiveEndpoint};
@@ -228,11 +230,15 @@ pub fn run_serving(
     let wire = crate::engine::transport::Wire::new(scenario.compression())
         .with_retry_rejected(scenario.retry_rejected());
     let prepared = workload.prepare().map_err(RunError::Prepare)?;
-    let record = record::prepare(dist.record.as_ref(), scenario, &url)?;
+    let prefix = request_id_prefix();
+    let measured_indices: Vec<usize> = mine.iter().map(|m| m.0).collect();
+    let facts =
+        serde_json::json!({"request_id_prefix": prefix, "measured_indices": measured_indices});
+    let record = record::prepare(dist.record.as_ref(), scenario, &url, facts)?;
     let (tx, printer) = spawn_line_printer(lines);
     let (progress_tx, progress_thread) = spawn_progress(progress, scenario);
     let (live, metrics_server) = serve_live_metrics(dist, shard, workload.headline_name())?;
-    let cfg = EngineConfig {
+    let mut cfg = EngineConfig {
         url: url.clone(),
         headers: scenario.headers().to_vec(),
         n_warmup: shard.part(scenario.load().warmup_samples),
@@ -243,7 +249,7 @@ pub fn run_serving(
         tls: tls.clone(),
         max_frame_bytes: scenario.max_frame_bytes(),
         wire: wire.clone(),
-        request_id_prefix: request_id_prefix(),
+        request_id_prefix: prefix,
         artifact_root: workload.artifact_root(),
         record,
         lines: Some(tx),
@@ -251,7 +257,7 @@ pub fn run_serving(
         generator_bound_ms: scenario.load().generator_bound_ms,
         interrupt,
         placement: crate::engine::Placement {
-            measured_indices: Some(mine.iter().map(|m| m.0).collect()),
+            measured_indices: Some(measured_indices),
             start_at_unix_s: dist.start_at_unix_s,
         },
         live: live.clone(),
@@ -259,6 +265,12 @@ pub fn run_serving(
     };
     let scraper = start_scraper(scenario)?;
     let run_start_unix_s = unix_now();
+    // The recording's `run.start_unix_s`: the result's clock origin, for a recompute's `.hlog`.
+    if let Some(serde_json::Value::Object(run)) =
+        cfg.record.as_mut().and_then(|r| r.head.get_mut("run"))
+    {
+        run.insert("start_unix_s".into(), run_start_unix_s.into());
+    }
     let this_run = workload.clone().begin_run();
     let (out, usage, live_wall_s) = live_phase(cfg, this_run.clone(), scenario);
     enter(&switch, engine::interrupt::Phase::Publishing);

@@ -5,7 +5,9 @@
 //! text; all `null` for a scenario built in code), `inputs` (every file a `[workload]`
 //! string names, relative to the scenario — a directory's files one by one, up to
 //! [`MAX_INPUT_FILES`] — with `sha256` and `bytes`; files a dataset manifest names in turn
-//! are not listed) and `target` (`url` redacted, `headers_sent`: names only). The engine
+//! are not listed), `target` (`url` redacted, `headers_sent`: names only) and `run`
+//! (`request_id_prefix`, `measured_indices`: what each session's context was made
+//! from; the engine adds `interrupted`). The engine
 //! writes the traces and completes the manifest (`engine::record`).
 
 use std::path::{Path, PathBuf};
@@ -51,6 +53,7 @@ pub(super) fn prepare(
     rec: Option<&Record>,
     scenario: &Scenario,
     url: &str,
+    run: Value,
 ) -> Result<Option<RecordTo>, RunError> {
     let Some(rec) = rec else {
         return Ok(None);
@@ -82,6 +85,7 @@ pub(super) fn prepare(
         "target".into(),
         json!({"url": crate::util::target::redact_url(url), "headers_sent": names}),
     );
+    head.insert("run".into(), run);
     Ok(Some(RecordTo {
         dir: rec.dir.clone(),
         recording,
