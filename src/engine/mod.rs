@@ -130,10 +130,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
     let shards: Vec<_> = (0..n_shards.max(1))
         .map(|_| ThreadLocalActorSpawner::new())
         .collect();
-    let writer = cfg
-        .artifact_root
-        .clone()
-        .map(|root| writer::Writer::start(root, 2));
+    let writer = (cfg.artifact_root.clone()).map(|root| writer::Writer::start(root, 2));
     let recording = cfg.record.clone().map(record::Running::start);
     let total = cfg.n_warmup + cfg.offsets_s.len();
     let interrupt = cfg.interrupt.clone();

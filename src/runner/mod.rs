@@ -231,10 +231,7 @@ pub fn run_serving(
         .with_retry_rejected(scenario.retry_rejected());
     let prepared = workload.prepare().map_err(RunError::Prepare)?;
     let prefix = request_id_prefix();
-    let measured_indices: Vec<usize> = mine.iter().map(|m| m.0).collect();
-    let facts =
-        serde_json::json!({"request_id_prefix": prefix, "measured_indices": measured_indices});
-    let record = record::prepare(dist.record.as_ref(), scenario, &url, facts)?;
+    let record = record::prepare(dist.record.as_ref(), scenario, &url, (&prefix, &mine))?;
     let (tx, printer) = spawn_line_printer(lines);
     let (progress_tx, progress_thread) = spawn_progress(progress, scenario);
     let (live, metrics_server) = serve_live_metrics(dist, shard, workload.headline_name())?;
@@ -257,7 +254,7 @@ pub fn run_serving(
         generator_bound_ms: scenario.load().generator_bound_ms,
         interrupt,
         placement: crate::engine::Placement {
-            measured_indices: Some(measured_indices),
+            measured_indices: Some(mine.iter().map(|m| m.0).collect()),
             start_at_unix_s: dist.start_at_unix_s,
         },
         live: live.clone(),
@@ -265,12 +262,7 @@ pub fn run_serving(
     };
     let scraper = start_scraper(scenario)?;
     let run_start_unix_s = unix_now();
-    // The recording's `run.start_unix_s`: the result's clock origin, for a recompute's `.hlog`.
-    if let Some(serde_json::Value::Object(run)) =
-        cfg.record.as_mut().and_then(|r| r.head.get_mut("run"))
-    {
-        run.insert("start_unix_s".into(), run_start_unix_s.into());
-    }
+    record::stamp_start(cfg.record.as_mut(), run_start_unix_s);
     let this_run = workload.clone().begin_run();
     let (out, usage, live_wall_s) = live_phase(cfg, this_run.clone(), scenario);
     enter(&switch, engine::interrupt::Phase::Publishing);

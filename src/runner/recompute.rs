@@ -40,7 +40,7 @@ pub enum RecomputeError {
     /// A session could not be driven again, or diverged.
     #[error(transparent)]
     Drive(#[from] DriveError),
-    /// The manifest lacks what a recompute needs.
+    /// The manifest lacks what a recompute needs, or its workload cannot be run again.
     #[error("{path}: {msg}")]
     Manifest {
         /// `DIR/manifest.json`.
@@ -77,19 +77,16 @@ pub fn recompute(dir: &Path, output_json: Option<&Path>) -> Result<Recomputed, R
     let trace = Trace::open(dir)?;
     let m = &trace.manifest;
     let mpath = dir.join("manifest.json");
-    let bad = |msg: &str| RecomputeError::Manifest {
-        path: mpath.clone(),
-        msg: msg.to_string(),
-    };
     let (path, text) = match (
         m["scenario"]["path"].as_str(),
         m["scenario"]["text"].as_str(),
     ) {
         (Some(p), Some(t)) => (PathBuf::from(p), t),
         _ => {
-            return Err(bad(
-                "no scenario text: a scenario built in code cannot be recomputed",
-            ));
+            return Err(RecomputeError::Manifest {
+                path: mpath,
+                msg: "no scenario text: a scenario built in code cannot be recomputed".into(),
+            });
         }
     };
     verify_inputs(&path, &m["inputs"])?;
@@ -97,6 +94,7 @@ pub fn recompute(dir: &Path, output_json: Option<&Path>) -> Result<Recomputed, R
         .map_err(RecomputeError::Scenario)?;
     scenario.set_output_json(output_json.map(Path::to_path_buf));
     let workload = scenario.workload().clone();
+    runs_again(&*workload, &mpath)?;
     let prepared = workload.prepare().map_err(RecomputeError::Prepare)?;
     let this_run = workload.clone().begin_run();
     let run = drive_all(&trace, &*this_run, workload.playback_config())?;
@@ -132,6 +130,26 @@ pub fn recompute(dir: &Path, output_json: Option<&Path>) -> Result<Recomputed, R
     let shard = crate::workload::shard::Shard::WHOLE;
     let summary = super::summary::summarize(&scenario, &Distributed::default(), shard, ran)?;
     Ok(Recomputed { summary, scenario })
+}
+
+/// Whether `workload` may run again: not over a recorded run's own outputs.
+fn runs_again(
+    workload: &dyn crate::workload::DynWorkload,
+    mpath: &Path,
+) -> Result<(), RecomputeError> {
+    let d = workload.descriptor();
+    match d.artifact_root.as_ref().or(d.output_dir.as_ref()) {
+        None => Ok(()),
+        Some(out) => Err(RecomputeError::Manifest {
+            path: mpath.to_path_buf(),
+            msg: format!(
+                "the scenario's workload writes its own outputs under {}: a recompute would \
+clear and rewrite the recorded run's, so it is refused (recompute a run that saves no \
+artifacts)",
+                out.display()
+            ),
+        }),
+    }
 }
 
 /// Every input the manifest names is where it was, with the bytes it had: each one

@@ -14,6 +14,7 @@ mod check;
 mod cli;
 mod memlimit;
 mod merge;
+mod report;
 
 use std::process::ExitCode;
 
@@ -35,7 +36,7 @@ fn main() -> ExitCode {
         cli::Command::Check(c) => check::check_cmd(&c),
         cli::Command::Capacity(c) => capacity::capacity_cmd(&c),
         cli::Command::Suite(a) => suite_cmd(&a),
-        cli::Command::Report(a) => report_cmd(&a),
+        cli::Command::Report(a) => report::report_cmd(&a),
         cli::Command::Compare(a) => compare_cmd(&a),
         cli::Command::Merge(a) => merge::merge_cmd(&a),
         cli::Command::Schema => {
@@ -491,70 +492,6 @@ fn suite_cmd(a: &cli::SuiteArgs) -> ExitCode {
         eprintln!("wrote {}", path.display());
     }
     ExitCode::from(rtload::report::suite_exit_code(&outcomes))
-}
-
-fn report_cmd(a: &cli::ReportArgs) -> ExitCode {
-    if let Some(dir) = &a.recompute {
-        return recompute_cmd(dir, a.output_json.as_deref());
-    }
-    let Some(html_path) = &a.html else {
-        eprintln!("error: --html OUT.html is required (or --recompute DIR)");
-        return ExitCode::from(2);
-    };
-    let mut docs = Vec::new();
-    for p in &a.results {
-        match rtload::report::read_result(p) {
-            Ok(doc) => docs.push(rtload::report::HtmlInput {
-                name: p.display().to_string(),
-                doc,
-                log: rtload::report::interval_log(p),
-            }),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(2);
-            }
-        }
-    }
-    let html = match rtload::report::render_html(&docs) {
-        Ok(h) => h,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    match rtload::report::write_atomic(html_path, redact_text(&html).as_bytes()) {
-        Ok(()) => {
-            eprintln!("wrote {}", html_path.display());
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: cannot write {}: {e}", html_path.display());
-            ExitCode::from(2)
-        }
-    }
-}
-
-/// `rtload report --recompute DIR`: the recorded run's report, verdicts and exit status
-/// from its trace alone (what a trace cannot hold is named on stderr).
-fn recompute_cmd(dir: &std::path::Path, output_json: Option<&std::path::Path>) -> ExitCode {
-    match rtload::report::recompute(dir, output_json) {
-        Ok(r) => {
-            eprintln!(
-                "recomputed from {} (the trace alone); absent: {}",
-                dir.display(),
-                rtload::report::RECOMPUTE_ABSENT.join("; ")
-            );
-            report_run(
-                &r.summary,
-                &r.scenario,
-                &rtload::run::Distributed::default(),
-            )
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
-    }
 }
 
 fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {

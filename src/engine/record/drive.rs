@@ -4,7 +4,7 @@
 //! with its receipt stamp, each wake-up at the time it fired, the peer's close, and the
 //! failures the engine decided itself. What it emits is checked against the trace:
 //! every recorded outbound message must be the next one the session emitted (same
-//! payload — or, for a JSON text, the same `type`: see [`same_type`] —, same intended
+//! payload — or, for a JSON text, the same `type`: see [`same_message`] —, same intended
 //! time), and its recorded write time gives its send lateness,
 //! as the sender took it. The listener is simulated by the same [`Playback`] role, the
 //! outcome decided by the same rules; the result is the sample's [`SampleRecord`],
@@ -212,7 +212,7 @@ impl Replay {
                 None => return Err("a wake-up the session did not ask for".into()),
             },
             (Dir::In, Kind::Close) => self.peer_closed(ev, at),
-            (Dir::Out, Kind::Text | Kind::Binary) => self.written(ev)?,
+            (Dir::Out, Kind::Text | Kind::Binary) => self.written(ev, payload)?,
             (_, Kind::Failed) => {
                 let label = ev.failure.as_deref().unwrap_or_default();
                 let kind = failure_kind(label, ev.code)
@@ -242,7 +242,11 @@ impl Replay {
 
     /// A recorded write: the next message the session emitted, its lateness taken at the
     /// recorded write time.
-    fn written(&mut self, ev: &TraceEvent) -> Result<(), String> {
+    fn written(
+        &mut self,
+        ev: &TraceEvent,
+        payload: &dyn Fn(&TraceEvent) -> Result<Option<Bytes>, TraceError>,
+    ) -> Result<(), String> {
         let Some(out) = self.pending.pop_front() else {
             return Err(format!(
                 "rtload wrote a {} message the session did not emit",
@@ -254,7 +258,7 @@ impl Replay {
             Outbound::Binary(b) => (b.clone(), false),
         };
         let same = ev.sha256.as_deref() == Some(hex(&Sha256::digest(&bytes)).as_str())
-            || (text && ev.kind == Kind::Text && same_type(ev, &bytes));
+            || (text && ev.kind == Kind::Text && same_message(ev, &bytes, payload));
         if !same {
             return Err(format!(
                 "the session emitted a different message than the one written ({} of {} bytes \
@@ -306,12 +310,23 @@ where the trace has {} of {} bytes)",
 }
 
 /// Whether a written text whose digest differs from the emitted one is the same message
-/// all the same: both JSON objects of the same `type`. Their other fields may differ
-/// for two honest reasons — the recording scrubbed a secret from the written one, or the
-/// session draws a fresh value per run (a scripted `${uuid}`) — neither of which a
+/// all the same: both JSON objects of the same `type`, and of the same length unless the
+/// stored text holds the redaction marker. Their other bytes may differ for two honest
+/// reasons — the session draws a fresh value per run (a scripted `${uuid}`: same
+/// length), or the recording scrubbed a secret from the written one — neither of which a
 /// metric reads.
-fn same_type(ev: &TraceEvent, emitted: &[u8]) -> bool {
-    ev.ty.is_some() && ev.ty == super::tape::json_type(emitted)
+fn same_message(
+    ev: &TraceEvent,
+    emitted: &[u8],
+    payload: &dyn Fn(&TraceEvent) -> Result<Option<Bytes>, TraceError>,
+) -> bool {
+    if ev.ty.is_none() || ev.ty != super::tape::json_type(emitted) {
+        return false;
+    }
+    let marker = crate::util::target::REDACTED.as_bytes();
+    ev.bytes == Some(emitted.len())
+        || (payload(ev).ok().flatten())
+            .is_some_and(|b| b.windows(marker.len()).any(|w| w == marker))
 }
 
 /// Seconds read back from the trace as the duration they were written from.

@@ -240,3 +240,26 @@ fn a_trace_without_the_engines_facts_or_cut_by_a_cap_is_refused() {
     let e = drive(&t, toy, PlaybackConfig::default(), Instant::now(), &none).unwrap_err();
     assert!(e.to_string().contains("--record-max-events"), "{e}");
 }
+
+#[test]
+fn a_json_text_may_differ_in_a_fresh_value_or_a_scrubbed_secret_but_not_otherwise() {
+    let written = r#"{"type":"session.update","event_id":"aaaa","key":"REDACTED"}"#;
+    let ev = TraceEvent {
+        ty: Some("session.update".into()),
+        ..text(1.0, Dir::Out, written, None)
+    };
+    let stored = Bytes::from(written);
+    let payload = move |_: &TraceEvent| Ok(Some(stored.clone()));
+    let none = |_: &TraceEvent| Ok(None);
+    // A fresh id of the same length: the same message.
+    let fresh = r#"{"type":"session.update","event_id":"bbbb","key":"REDACTED"}"#;
+    assert!(same_message(&ev, fresh.as_bytes(), &none));
+    // A secret the recording scrubbed: the stored text says so.
+    let secret = r#"{"type":"session.update","event_id":"aaaa","key":"sk-123456789"}"#;
+    assert!(same_message(&ev, secret.as_bytes(), &payload));
+    assert!(!same_message(&ev, secret.as_bytes(), &none));
+    // Another type, or not JSON: another message.
+    let other = r#"{"type":"session.create","event_id":"aaaa","key":"REDACTED"}"#;
+    assert!(!same_message(&ev, other.as_bytes(), &payload));
+    assert!(!same_message(&ev, b"hello", &payload));
+}
