@@ -12,6 +12,10 @@ pub(crate) fn report_cmd(a: &cli::ReportArgs) -> ExitCode {
     if let Some(dir) = &a.recompute {
         return recompute_cmd(dir, a.output_json.as_deref());
     }
+    if a.output_json.is_some() {
+        eprintln!("error: --output-json goes with --recompute DIR (an HTML report is --html)");
+        return ExitCode::from(2);
+    }
     let Some(html_path) = &a.html else {
         eprintln!("error: --html OUT.html is required (or --recompute DIR)");
         return ExitCode::from(2);
