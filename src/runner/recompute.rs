@@ -195,6 +195,18 @@ fn drive_all(
     let prefix = m["run"]["request_id_prefix"].as_str().unwrap_or_default();
     let global: Option<Vec<usize>> =
         serde_json::from_value(m["run"]["measured_indices"].clone()).ok();
+    let recorded = m["totals"]["sessions"].as_u64().unwrap_or(0);
+    if recorded != trace.sessions.len() as u64 {
+        return Err(RecomputeError::Manifest {
+            path: trace.dir.join("manifest.json"),
+            msg: format!(
+                "the manifest counts {recorded} sessions, {} holds {}: a recompute needs \
+every session file",
+                trace.dir.join("sessions").display(),
+                trace.sessions.len()
+            ),
+        });
+    }
     let n_warmup = trace.sessions.iter().filter(|s| s.warmup).count();
     let url = m["target"]["url"].as_str().unwrap_or_default().to_string();
     let origin = tokio::time::Instant::now();

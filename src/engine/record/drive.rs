@@ -75,13 +75,7 @@ pub fn drive(
         path: trace.path.clone(),
         msg: msg.to_string(),
     };
-    let summary = (trace.summary.as_ref())
-        .ok_or_else(|| incomplete("the file ends before its summary line: the run was killed while writing it; a recompute needs every session whole"))?;
-    if summary.events_dropped > 0 {
-        return Err(incomplete(
-            "--record-max-events cut this trace: record again with a larger cap",
-        ));
-    }
+    let summary = whole(trace)?;
     let facts = (summary.sample.clone()).ok_or_else(|| {
         incomplete("no `sample` in the summary line: recorded by an rtload before recompute existed; record it again")
     })?;
@@ -143,6 +137,31 @@ pub fn drive(
     r.session.finish();
     rec.output = Some(());
     Ok(rec)
+}
+
+/// The summary of a trace a recompute can use: one whose file ends with its summary and
+/// that no cap cut (no event dropped, every received payload in the store).
+fn whole(trace: &SessionTrace) -> Result<&super::SessionSummary, DriveError> {
+    let incomplete = |msg: &str| DriveError::Incomplete {
+        path: trace.path.clone(),
+        msg: msg.to_string(),
+    };
+    let summary = (trace.summary.as_ref()).ok_or_else(|| {
+        incomplete("the file ends before its summary line: the run was killed while writing it; a recompute needs every session whole")
+    })?;
+    if summary.events_dropped > 0 {
+        return Err(incomplete(
+            "--record-max-events cut this trace: record again with a larger cap",
+        ));
+    }
+    let kept_out = |e: &TraceEvent| e.dir == Dir::In && e.stored == Some(false);
+    if trace.events.iter().any(kept_out) {
+        return Err(incomplete(
+            "--record-max-bytes kept received payloads of this trace out of the store: \
+record again with a larger cap",
+        ));
+    }
+    Ok(summary)
 }
 
 /// The live phase's state, in virtual time.

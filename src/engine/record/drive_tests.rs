@@ -239,6 +239,17 @@ fn a_trace_without_the_engines_facts_or_cut_by_a_cap_is_refused() {
     });
     let e = drive(&t, toy, PlaybackConfig::default(), Instant::now(), &none).unwrap_err();
     assert!(e.to_string().contains("--record-max-events"), "{e}");
+    let kept_out = TraceEvent {
+        stored: Some(false),
+        ..text(1.5, Dir::In, "other", None)
+    };
+    let t = session(vec![ev(1.0, Dir::Out, Kind::Open), kept_out], None);
+    let toy = Box::new(Toy {
+        open: None,
+        seen: Seen::default(),
+    });
+    let e = drive(&t, toy, PlaybackConfig::default(), Instant::now(), &none).unwrap_err();
+    assert!(e.to_string().contains("--record-max-bytes"), "{e}");
 }
 
 #[test]
