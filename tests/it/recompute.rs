@@ -5,8 +5,9 @@
 //! state machines with the recorded stamps, read back to the nanosecond), the threshold
 //! verdicts must be the run's, and so must the exit code — for passing runs, for a run
 //! whose threshold fails and for one whose sessions the server refused. What a trace
-//! cannot hold (the generator's resources) is absent, and an input changed since the
-//! recording is refused with a message naming it.
+//! cannot hold (the generator's resources) is absent; an input changed since the
+//! recording, or a workload that writes its own outputs (OmniInteract), is refused with
+//! a message naming it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -57,9 +58,10 @@ fn record(
     }
 }
 
+/// A result file (OmniInteract's keeps vLLM's bare `NaN`).
 fn read_json(p: &Path) -> Value {
-    let text = std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_slice(&text).unwrap()
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    rtload::report::parse_result(&text).unwrap()
 }
 
 /// `rtload report --recompute rec --output-json re.json` in the run's directory.
@@ -211,4 +213,27 @@ fn an_input_changed_since_the_recording_is_refused_naming_it() {
         err.contains(&*name) && err.contains("changed since the recording"),
         "{err}"
     );
+}
+
+#[test]
+fn a_workload_that_writes_its_own_outputs_is_refused_and_its_outputs_are_kept() {
+    let run = record("omniinteract.toml", |t| t, |_| {});
+    assert!(run.out.status.success(), "{}", text(&run.out));
+    let outputs = run
+        .scenario
+        .parent()
+        .unwrap()
+        .join("omniinteract-artifacts");
+    let count = || std::fs::read_dir(&outputs).unwrap().count();
+    let before = count();
+    assert!(before > 0);
+    let (out, re) = recompute(&run);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(re.is_none());
+    assert!(
+        text(&out).contains("writes its own outputs"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(count(), before, "the run's outputs are untouched");
 }
