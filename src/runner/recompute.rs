@@ -8,8 +8,9 @@
 //!
 //! What the trace cannot hold is absent, never zero: the generator's resources (RSS,
 //! CPU; so the CPU half of the generator-bound warning), the connections' negotiated
-//! compression (`rtload.wire`) and a scraped target's metrics. The JSON result says so
-//! in `rtload.recomputed`.
+//! compression (`rtload.wire`) and a scraped target's metrics; the time the run
+//! published its result is not either (a workload's own `timestamp` is the recompute's).
+//! The JSON result says so in `rtload.recomputed`.
 
 use std::path::{Path, PathBuf};
 
@@ -24,11 +25,13 @@ use crate::engine::{EngineOutput, record};
 use crate::workload::{RunRecord, SampleRecord, SessionContext, WorkloadError};
 
 /// What the recompute leaves absent, as `rtload.recomputed.absent` and the CLI's note say.
-pub const ABSENT: [&str; 4] = [
+pub const ABSENT: [&str; 5] = [
     "rtload.resources' CPU and RSS figures (the generator's own: not in a trace; null)",
     "rtload.soak.resources (the same, per interval)",
     "rtload.wire (the negotiated compression: a connection fact, not in a trace)",
     "rtload.target_metrics (the target's scraped /metrics: not in a trace)",
+    "the run's wall-clock publication time (a result's own `timestamp`, where its workload \
+writes one, is the recompute's)",
 ];
 
 /// Why a recording could not be recomputed.

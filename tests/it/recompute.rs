@@ -4,13 +4,15 @@
 //! `rtload.metrics` must equal the run's exactly (the recompute drives the same session
 //! state machines with the recorded stamps, read back to the nanosecond), the threshold
 //! verdicts must be the run's, and so must the exit code — for passing runs, for a run
-//! whose threshold fails and for one whose sessions the server refused. What a trace
+//! whose threshold fails, for one whose sessions the server refused and for an
+//! interrupted video-cadence run (exit 130). What a trace
 //! cannot hold (the generator's resources) is absent; an input changed since the
 //! recording, or a workload that writes its own outputs (OmniInteract), is refused with
 //! a message naming it.
 
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -84,11 +86,13 @@ fn text(o: &Output) -> String {
 }
 
 /// The lines of a run's stdout that are its report and verdicts (the soak block's
-/// resource lines are the generator's own, which a trace does not hold).
+/// resource lines are the generator's own, which a trace does not hold; `--print-chunks`
+/// lines are the live log, not the report).
 fn report_lines(o: &Output) -> Vec<String> {
     String::from_utf8_lossy(&o.stdout)
         .lines()
         .filter(|l| !l.contains("RSS") && !l.contains("CPU") && !l.contains("rss"))
+        .filter(|l| !l.trim_start().starts_with("session "))
         .map(str::to_string)
         .collect()
 }
@@ -121,11 +125,7 @@ fn agrees(run: &Run) -> Value {
         text(&out)
     );
     let (a, b) = (&run.result["rtload"], &re["rtload"]);
-    assert!(
-        a["metrics"].as_object().unwrap().len() > 10,
-        "{}",
-        a["metrics"]
-    );
+    assert!(!a["metrics"].as_object().unwrap().is_empty());
     assert_eq!(a["metrics"], b["metrics"], "every metric, exactly");
     assert!(b["wire"].is_null());
     for k in RESOURCES {
@@ -134,7 +134,7 @@ fn agrees(run: &Run) -> Value {
             "{k}"
         );
     }
-    assert_eq!(b["recomputed"]["absent"].as_array().unwrap().len(), 4);
+    assert_eq!(b["recomputed"]["absent"].as_array().unwrap().len(), 5);
     assert_eq!(b["soak"]["resources"], serde_json::json!([]));
     let strip = |doc: &Value| {
         let mut d = doc.clone();
@@ -146,16 +146,37 @@ fn agrees(run: &Run) -> Value {
         for k in RESOURCES {
             rt["resources"].as_object_mut().unwrap().remove(k);
         }
+        // The wall-clock time the result was published (the video report's own key):
+        // the recompute's, and said so.
+        d.as_object_mut().unwrap().remove("timestamp");
         d
     };
-    assert_eq!(
-        strip(&run.result),
-        strip(&re),
-        "the whole result but what is absent"
+    let differ = differences(&strip(&run.result), &strip(&re), "");
+    assert!(
+        differ.is_empty(),
+        "the whole result but what is absent: {differ:#?}"
     );
     assert!(text(&out).contains("absent: rtload.resources' CPU and RSS"));
     assert_eq!(report_lines(&out), report_lines(&run.out));
     re
+}
+
+/// Every path at which `a` and `b` differ, with both values.
+fn differences(a: &Value, b: &Value, at: &str) -> Vec<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            let null = Value::Null;
+            (keys.into_iter())
+                .flat_map(|k| {
+                    let (va, vb) = (x.get(k).unwrap_or(&null), y.get(k).unwrap_or(&null));
+                    differences(va, vb, &format!("{at}.{k}"))
+                })
+                .collect()
+        }
+        _ if a == b => Vec::new(),
+        _ => vec![format!("{at}: {a} | {b}")],
+    }
 }
 
 #[test]
@@ -163,6 +184,8 @@ fn recorded_runs_of_two_workload_kinds_recompute_to_the_runs_metrics_and_exit_co
     for name in ["transcription.toml", "openai-realtime.toml"] {
         let run = record(name, |t| t, |_| {});
         assert!(run.out.status.success(), "{name}: {}", text(&run.out));
+        let metrics = run.result["rtload"]["metrics"].as_object().unwrap().len();
+        assert!(metrics > 10, "{name}: {metrics} metrics");
         agrees(&run);
     }
 }
@@ -236,4 +259,53 @@ fn a_workload_that_writes_its_own_outputs_is_refused_and_its_outputs_are_kept() 
         text(&out)
     );
     assert_eq!(count(), before, "the run's outputs are untouched");
+}
+
+/// A video-cadence run (a third kind) interrupted while its sessions stream: the sessions
+/// the interrupt cancelled recompute as cancelled, and the recompute exits 130 as the
+/// run did, with the run's numbers.
+#[test]
+fn an_interrupted_run_recomputes_as_interrupted_with_exit_130() {
+    // Two ~10 s sessions; the first chunk proves they stream, then SIGINT with a short
+    // grace cancels them.
+    let fx = crate::support::video(50, 2, "chunk_interval_ms = 200");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rtload"))
+        .current_dir(fx.dir.path())
+        .arg("run")
+        .arg(&fx.path)
+        .args(["--print-chunks", "--quiet", "--grace-period", "0.05"])
+        .args(["--record", "rec", "--output-json", "r.json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (streaming_tx, streaming) = std::sync::mpsc::channel();
+    let drain = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        for line in stdout.lines().map_while(Result::ok) {
+            if line.contains("session  0  chunk") {
+                let _ = streaming_tx.send(());
+            }
+            all.push(line);
+        }
+        all
+    });
+    streaming.recv().expect("the first session never streamed");
+    let pid = child.id().to_string();
+    let killed = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    assert!(killed.success());
+    let mut out = child.wait_with_output().unwrap();
+    out.stdout = drain.join().unwrap().join("\n").into_bytes();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let result = read_json(&fx.dir.path().join("r.json"));
+    assert_eq!(result["interrupted"], true);
+    let run = Run {
+        tmp: fx.dir,
+        scenario: fx.path,
+        out,
+        result,
+    };
+    let re = agrees(&run);
+    assert_eq!(re["interrupted"], true);
 }
