@@ -165,6 +165,9 @@ pub mod report {
     pub use crate::engine::record::read::{
         Dir as TraceDir, Kind as TraceKind, SessionTrace, Trace, TraceError, TraceEvent,
     };
+    /// `rtload report --recompute DIR`: a recorded run's metrics and verdict from its
+    /// trace alone; [`RECOMPUTE_ABSENT`] is what it cannot hold.
+    pub use crate::runner::{ABSENT as RECOMPUTE_ABSENT, RecomputeError, Recomputed, recompute};
     pub use crate::util::target::redact_text;
     pub use crate::util::write_atomic;
     pub use crate::workload::kit::{failure_lines, verdict_line};

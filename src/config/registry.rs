@@ -125,7 +125,7 @@ fn read_recording(dir: &Path) -> Result<replay::workload::Recording, String> {
             let what = match ev.kind {
                 Kind::Open => What::Open,
                 Kind::Close => What::Close,
-                Kind::Other => continue,
+                Kind::Other | Kind::Wake | Kind::Failed => continue,
                 Kind::Text | Kind::Binary => {
                     let binary = ev.kind == Kind::Binary;
                     let payload = match from_client {

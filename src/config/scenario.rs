@@ -157,6 +157,11 @@ impl Scenario {
     pub fn output_json(&self) -> Option<&Path> {
         self.output_json.as_deref()
     }
+    /// Where the JSON result goes, replaced (`rtload report --recompute` writes its own,
+    /// never the recorded run's).
+    pub(crate) fn set_output_json(&mut self, path: Option<PathBuf>) {
+        self.output_json = path;
+    }
     /// `[sweep]`: run the scenario at each of these points.
     pub fn sweep(&self) -> Option<&Sweep> {
         self.sweep.as_ref()

@@ -136,10 +136,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
     let shards: Vec<_> = (0..n_shards.max(1))
         .map(|_| ThreadLocalActorSpawner::new())
         .collect();
-    let writer = cfg
-        .artifact_root
-        .clone()
-        .map(|root| writer::Writer::start(root, 2));
+    let writer = (cfg.artifact_root.clone()).map(|root| writer::Writer::start(root, 2));
     let recording = cfg.record.clone().map(record::Running::start);
     let total = cfg.n_warmup + cfg.offsets_s.len();
     let interrupt = cfg.interrupt.clone();
@@ -196,11 +193,13 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
     })?;
     let artifact_errors = writer.map(writer::Writer::finish).unwrap_or_default();
     // A trace or manifest not written fails the run like any artifact.
-    let (trace_errors, warnings) = (recording.map(|r| r.finish(&cfg.wire))).unwrap_or_default();
+    let interrupted = switch.is_some_and(|s| s.is_triggered());
+    let (trace_errors, warnings) =
+        (recording.map(|r| r.finish(&cfg.wire, interrupted))).unwrap_or_default();
     Ok(EngineOutput {
         run,
         artifact_errors: [artifact_errors, trace_errors].concat(),
         warnings,
-        interrupted: switch.is_some_and(|s| s.is_triggered()),
+        interrupted,
     })
 }

@@ -160,9 +160,19 @@ async fn live(args: SampleArgs, mut control: UnboundedReceiver<Control>, me: Act
     // The trace first (a crashed session's tape was lost with it: its file says so),
     // with the same backpressure as artifacts.
     if let Some(r) = &meta.record {
+        let times = [
+            record.scheduled_s,
+            record.queue_wait_s,
+            record.started_s,
+            record.ended_s,
+        ];
+        let facts = r.recording.facts(times, &record.outcome);
         let files = match tape {
-            Some(t) => t.finish(),
-            None => vec![r.recording.crashed(meta.idx, meta.warmup)],
+            Some(mut t) => {
+                t.sample(facts);
+                t.finish()
+            }
+            None => vec![r.recording.crashed(meta.idx, meta.warmup, Some(facts))],
         };
         for f in files {
             r.writer.submit(f).await;

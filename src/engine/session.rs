@@ -102,13 +102,17 @@ pub async fn run(
         Ok(halves) => halves,
         Err(outcome) => {
             tracing::debug!(error = %outcome.message, "connect failed");
+            let mut tape = setup.tape;
+            if let Some(t) = &mut tape {
+                t.failed(Instant::now(), false, &outcome);
+            }
             return Ended {
                 session,
                 outcome: Err(outcome),
                 opened: None,
                 send_lateness_s: Vec::new(),
                 playback: None,
-                tape: setup.tape,
+                tape,
             };
         }
     };
@@ -172,10 +176,13 @@ impl Live {
                 c = control.recv(), if self.control_open => self.control(c),
                 r = self.sender.drain(), if self.sender.has_waiting() => {
                     if let Err(e) = r {
-                        self.fail(FailureKind::Transport, e);
+                        self.fail_taped(FailureKind::Transport, e, None);
                     }
                 }
                 now = self.wake.due(), if self.wake.armed() => {
+                    if let Some(t) = self.sender.tape() {
+                        t.wake(now);
+                    }
                     self.drive(|s, fx| s.on_wake(now, fx));
                 }
                 rx = reader.next() => self.received(rx),
@@ -195,7 +202,7 @@ impl Live {
 
     fn control(&mut self, c: Option<Control>) {
         match c {
-            Some(Control::Interrupt(msg)) => self.fail(FailureKind::Interrupted, msg),
+            Some(Control::Interrupt(msg)) => self.fail_taped(FailureKind::Interrupted, msg, None),
             None => self.control_open = false,
         }
     }
@@ -227,18 +234,9 @@ impl Live {
                 let undecided = self.outcome.is_none();
                 let try_later = reason.as_deref().is_some_and(is_try_again_later);
                 self.drive(|s, fx| s.on_closed(at, reason, fx));
-                // Nothing more can arrive: a session that did not decide ends here.
-                self.fail(
-                    FailureKind::ClosedEarly,
-                    "the connection closed before the session finished".into(),
-                );
-                // Close code 1013 ("try again later") is a capacity refusal, whatever the
-                // workload's message says about the close.
-                if let (true, true, Some(Err(f))) = (undecided, try_later, &mut self.outcome) {
-                    f.kind = FailureKind::Rejected;
-                }
+                after_close(&mut self.outcome, undecided, try_later);
             }
-            Err(e) => self.fail(FailureKind::Transport, e),
+            Err(e) => self.fail_taped(FailureKind::Transport, e, Some(at)),
         }
     }
 
@@ -252,10 +250,18 @@ impl Live {
         self.apply(fx);
     }
 
-    /// Decides the outcome as a failure of `kind`, unless it is decided already.
-    fn fail(&mut self, kind: FailureKind, msg: String) {
-        self.outcome
-            .get_or_insert_with(|| Err(Failure::new(kind, msg)));
+    /// Decides the outcome as a failure of `kind` unless it is decided already, taped
+    /// when it decides (the trace's `failed` event):
+    /// `read_at` is the receipt stamp of a failed read (`None`: not a read, now).
+    fn fail_taped(&mut self, kind: FailureKind, msg: String, read_at: Option<Instant>) {
+        if self.outcome.is_some() {
+            return;
+        }
+        let f = Failure::new(kind, msg);
+        if let Some(t) = self.sender.tape() {
+            t.failed(read_at.unwrap_or_else(Instant::now), read_at.is_some(), &f);
+        }
+        self.outcome = Some(Err(f));
     }
 
     /// Hands a session's effects to the roles whose job they are. A failed write fails
@@ -282,14 +288,35 @@ impl Live {
             self.outcome.get_or_insert(done);
         }
         if let Some(e) = failed {
-            self.fail(FailureKind::Transport, e);
+            self.fail_taped(FailureKind::Transport, e, None);
         }
+    }
+}
+
+/// What the peer's close decides once the session has seen it (the engine's rule, which
+/// the recompute applies too): nothing more can arrive, so a session that did not decide
+/// ends here as closed early — and as rejected when the outcome was open (`undecided`)
+/// before the close and its code was 1013, "try again later" (`try_later`), whatever
+/// the workload's message says about the close.
+pub(crate) fn after_close(
+    outcome: &mut Option<Result<(), Failure>>,
+    undecided: bool,
+    try_later: bool,
+) {
+    outcome.get_or_insert_with(|| {
+        Err(Failure::new(
+            FailureKind::ClosedEarly,
+            "the connection closed before the session finished".to_string(),
+        ))
+    });
+    if let (true, true, Some(Err(f))) = (undecided, try_later, outcome) {
+        f.kind = FailureKind::Rejected;
     }
 }
 
 /// Whether a close reason as read (`"1013 busy"`) carries code 1013, "try again later"
 /// (RFC 6455 §7.4, IANA registry).
-fn is_try_again_later(reason: &str) -> bool {
+pub(crate) fn is_try_again_later(reason: &str) -> bool {
     reason.split_whitespace().next() == Some("1013")
 }
 

@@ -142,7 +142,8 @@ fn the_session_is_driven_until_its_outcome_and_the_first_decision_wins() {
         assert_eq!(r.live.outcome, Some(Ok(())));
         // After the outcome: nothing reaches the session, and a failure does not
         // overwrite it.
-        r.live.fail(FailureKind::Transport, "late".into());
+        r.live
+            .fail_taped(FailureKind::Transport, "late".into(), None);
         r.live
             .drive(|s, fx| s.on_inbound(Inbound::Text("x".into()), Instant::now(), fx));
         assert_eq!(r.live.outcome, Some(Ok(())));

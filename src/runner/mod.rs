@@ -20,6 +20,7 @@ use crate::engine::{self, EngineConfig, EngineError};
 use crate::workload::Report;
 
 mod describe;
+mod recompute;
 mod record;
 mod result;
 mod serve_replay;
@@ -27,6 +28,7 @@ mod summary;
 mod target;
 
 pub use describe::{describe_metrics, describe_placed};
+pub use recompute::{ABSENT, RecomputeError, Recomputed, recompute};
 pub use record::Record;
 pub use serve_replay::load_replay;
 use summary::summarize;
@@ -234,11 +236,12 @@ pub fn run_serving(
     let wire = crate::engine::transport::Wire::new(scenario.compression())
         .with_retry_rejected(scenario.retry_rejected());
     let prepared = workload.prepare().map_err(RunError::Prepare)?;
-    let record = record::prepare(dist.record.as_ref(), scenario, &url)?;
+    let prefix = request_id_prefix();
+    let record = record::prepare(dist.record.as_ref(), scenario, &url, (&prefix, &mine))?;
     let (tx, printer) = spawn_line_printer(lines);
     let (progress_tx, progress_thread) = spawn_progress(progress, scenario);
     let (live, metrics_server) = serve_live_metrics(dist, shard, workload.headline_name())?;
-    let cfg = EngineConfig {
+    let mut cfg = EngineConfig {
         url: url.clone(),
         headers: scenario.headers().to_vec(),
         n_warmup: shard.part(scenario.load().warmup_samples),
@@ -250,7 +253,7 @@ pub fn run_serving(
         tls: tls.clone(),
         max_frame_bytes: scenario.max_frame_bytes(),
         wire: wire.clone(),
-        request_id_prefix: request_id_prefix(),
+        request_id_prefix: prefix,
         artifact_root: workload.artifact_root(),
         record,
         lines: Some(tx),
@@ -266,6 +269,7 @@ pub fn run_serving(
     };
     let scraper = start_scraper(scenario)?;
     let run_start_unix_s = unix_now();
+    record::stamp_start(cfg.record.as_mut(), run_start_unix_s);
     let this_run = workload.clone().begin_run();
     let (out, usage, live_wall_s) = live_phase(cfg, this_run.clone(), scenario);
     enter(&switch, engine::interrupt::Phase::Publishing);

@@ -5,7 +5,9 @@
 //! text; all `null` for a scenario built in code), `inputs` (every file a `[workload]`
 //! string names, relative to the scenario — a directory's files one by one, up to
 //! [`MAX_INPUT_FILES`] — with `sha256` and `bytes`; files a dataset manifest names in turn
-//! are not listed) and `target` (`url` redacted, `headers_sent`: names only). The engine
+//! are not listed), `target` (`url` redacted, `headers_sent`: names only) and `run`
+//! (`request_id_prefix`, `measured_indices`: what each session's context was made
+//! from; the engine adds `interrupted`). The engine
 //! writes the traces and completes the manifest (`engine::record`).
 
 use std::path::{Path, PathBuf};
@@ -45,12 +47,14 @@ impl Record {
 }
 
 /// Creates the record directory (it must be empty: two runs' traces never mix), builds
-/// the run's recording and the manifest's `scenario`, `inputs` and `target` (read before
-/// the run, untimed). `None` when the run does not record.
+/// the run's recording and the manifest's `scenario`, `inputs`, `target` and `run` (the
+/// request-id prefix and this run's `(measured index, offset)`s: `mine`), read before the
+/// run, untimed. `None` when the run does not record.
 pub(super) fn prepare(
     rec: Option<&Record>,
     scenario: &Scenario,
     url: &str,
+    (request_id_prefix, mine): (&str, &[(usize, f64)]),
 ) -> Result<Option<RecordTo>, RunError> {
     let Some(rec) = rec else {
         return Ok(None);
@@ -82,11 +86,22 @@ pub(super) fn prepare(
         "target".into(),
         json!({"url": crate::util::target::redact_url(url), "headers_sent": names}),
     );
+    let measured: Vec<usize> = mine.iter().map(|m| m.0).collect();
+    let run = json!({"request_id_prefix": request_id_prefix, "measured_indices": measured});
+    head.insert("run".into(), run);
     Ok(Some(RecordTo {
         dir: rec.dir.clone(),
         recording,
         head,
     }))
+}
+
+/// The manifest's `run.start_unix_s`: the run's clock origin in Unix time (the result's
+/// `.hlog` start), known only once the engine is about to start.
+pub(super) fn stamp_start(to: Option<&mut RecordTo>, run_start_unix_s: f64) {
+    if let Some(Value::Object(run)) = to.and_then(|r| r.head.get_mut("run")) {
+        run.insert("start_unix_s".into(), run_start_unix_s.into());
+    }
 }
 
 /// Whether `dir` holds anything but the empty `sessions/` and `blobs/` a run that stopped

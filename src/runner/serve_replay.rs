@@ -83,7 +83,7 @@ fn recorded(
     let t_s = ev.t_s;
     Ok(Some(match (ev.dir, &ev.kind) {
         (_, Kind::Open) => Recorded::Open { t_s },
-        (_, Kind::Other) => return Ok(None),
+        (_, Kind::Other | Kind::Wake | Kind::Failed) => return Ok(None),
         (Dir::Out, Kind::Close) => Recorded::ClientClose { t_s },
         (Dir::Out, kind) => Recorded::Client {
             t_s,

@@ -359,6 +359,10 @@ pub struct Descriptor {
     pub playback: playback::PlaybackConfig,
     /// Where the workload's artifacts are published, if it publishes any.
     pub artifact_root: Option<PathBuf>,
+    /// A folder the workload clears and writes itself (in `prepare` and `report`, not
+    /// through the artifact writer), if any: `rtload report --recompute` will not run
+    /// such a workload again over a run's outputs.
+    pub output_dir: Option<PathBuf>,
     /// Files the workload may keep open for each running session (counted in the
     /// open-file budget checked before the run).
     pub files_per_session: u64,
@@ -391,6 +395,7 @@ impl Descriptor {
             headline: Cow::Borrowed("latency"),
             playback: playback::PlaybackConfig::default(),
             artifact_root: None,
+            output_dir: None,
             files_per_session: 0,
             expected_session_s: None,
             warnings: Vec::new(),

@@ -33,6 +33,7 @@ mod outcomes;
 mod outputs;
 mod prometheus;
 mod public_face;
+mod recompute;
 mod record;
 mod redaction;
 mod refused_upgrade;

@@ -15,7 +15,7 @@ use rtload::scenario::{self, Overrides};
 use rtload::server::EmbeddedServer;
 
 /// The shipped scenario `name` and its data, copied into `dir`.
-fn copy_scenario(dir: &Path, name: &str) -> PathBuf {
+pub(crate) fn copy_scenario(dir: &Path, name: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let dst = dir.join("scenarios");
     copy_tree(&src.join("data"), &dst.join("data"));

@@ -134,6 +134,11 @@ pub enum Command {
     /// per file on shared axes); results of different workloads get separate sections.
     /// A sweep.json gets its curves against the swept value, a capacity.json its search
     /// drawn step by step, each with its table.
+    ///
+    /// `rtload report --recompute DIR` instead recomputes a recording (`rtload run
+    /// --record DIR`): every metric and threshold verdict from the trace alone, printed
+    /// as the run printed them, with the run's exit status (0 passed, 1 failed samples or
+    /// thresholds, 2 the recording cannot be recomputed, 130 the run was interrupted).
     Report(ReportArgs),
     /// Compare two result files metric by metric; exit 1 past --max-regression.
     Compare(CompareArgs),
@@ -233,11 +238,23 @@ pub struct ReportArgs {
     /// Result JSON files (from --output-json, --save-result, a sweep's sweep.json or a
     /// capacity search's capacity.json); each one's `.hlog` beside it is read for the
     /// time series. Two or more of the same workload are overlaid.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "recompute", conflicts_with = "recompute")]
     pub results: Vec<PathBuf>,
     /// The HTML file to write.
-    #[arg(long, value_name = "OUT.html")]
-    pub html: PathBuf,
+    #[arg(long, value_name = "OUT.html", required_unless_present = "recompute")]
+    pub html: Option<PathBuf>,
+    /// Recompute the run recorded in DIR (`rtload run --record DIR`) from its trace
+    /// alone: the recorded scenario's sessions are driven again in virtual time with
+    /// the recorded messages, stamps and wake-ups, and the report, threshold verdicts
+    /// and exit status are the run's. Needs the scenario's inputs where the run read
+    /// them (relative to the recorded scenario path), each checked against its recorded
+    /// sha256. The generator's resources (RSS, CPU), the negotiated compression and a
+    /// scraped target's metrics are not in a trace: absent, and said so.
+    #[arg(long, value_name = "DIR", conflicts_with = "html")]
+    pub recompute: Option<PathBuf>,
+    /// With --recompute: write the recomputed JSON result (and its .hlog) here.
+    #[arg(long, value_name = "PATH", requires = "recompute")]
+    pub output_json: Option<PathBuf>,
 }
 
 /// `rtload compare`.

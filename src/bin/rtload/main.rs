@@ -14,6 +14,7 @@ mod check;
 mod cli;
 mod memlimit;
 mod merge;
+mod report;
 mod serve;
 
 use std::process::ExitCode;
@@ -36,7 +37,7 @@ fn main() -> ExitCode {
         cli::Command::Check(c) => check::check_cmd(&c),
         cli::Command::Capacity(c) => capacity::capacity_cmd(&c),
         cli::Command::Suite(a) => suite_cmd(&a),
-        cli::Command::Report(a) => report_cmd(&a),
+        cli::Command::Report(a) => report::report_cmd(&a),
         cli::Command::Compare(a) => compare_cmd(&a),
         cli::Command::Merge(a) => merge::merge_cmd(&a),
         cli::Command::Schema => {
@@ -477,40 +478,6 @@ fn suite_cmd(a: &cli::SuiteArgs) -> ExitCode {
         eprintln!("wrote {}", path.display());
     }
     ExitCode::from(rtload::report::suite_exit_code(&outcomes))
-}
-
-fn report_cmd(a: &cli::ReportArgs) -> ExitCode {
-    let mut docs = Vec::new();
-    for p in &a.results {
-        match rtload::report::read_result(p) {
-            Ok(doc) => docs.push(rtload::report::HtmlInput {
-                name: p.display().to_string(),
-                doc,
-                log: rtload::report::interval_log(p),
-            }),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(2);
-            }
-        }
-    }
-    let html = match rtload::report::render_html(&docs) {
-        Ok(h) => h,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    match rtload::report::write_atomic(&a.html, redact_text(&html).as_bytes()) {
-        Ok(()) => {
-            eprintln!("wrote {}", a.html.display());
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: cannot write {}: {e}", a.html.display());
-            ExitCode::from(2)
-        }
-    }
 }
 
 fn compare_cmd(a: &cli::CompareArgs) -> ExitCode {

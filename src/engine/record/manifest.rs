@@ -6,7 +6,8 @@
 //! The manifest: `format` (`"rtload-trace"`), `format_version`, `rtload` (`version`,
 //! `git_revision`: `git rev-parse HEAD` where the run ran, as the results' `git_revision`;
 //! `null` without git), `created` (UTC), `clock`, the caller's keys (see
-//! `runner::record`: `scenario`, `inputs`, `target.url`, `target.headers_sent`),
+//! `runner::record`: `scenario`, `inputs`, `target.url`, `target.headers_sent`, `run`),
+//! `run.interrupted`,
 //! `target.handshake_headers` (the server's first 101 answer, without cookies or auth,
 //! values scrubbed), `caps`, `totals` and `sessions` (each session's [`SessionSummary`]).
 
@@ -56,10 +57,18 @@ impl Running {
 
     /// Waits for every trace file, then writes the manifest. Returns the files that could
     /// not be written (each fails the run) and the recording's warnings.
-    pub fn finish(self, wire: &Wire) -> (Vec<String>, Vec<String>) {
+    /// `interrupted`: a signal stopped the run (the manifest's `run.interrupted`).
+    pub fn finish(self, wire: &Wire, interrupted: bool) -> (Vec<String>, Vec<String>) {
         let mut errors = self.writer.finish();
         let path = self.to.dir.join("manifest.json");
-        let text = serde_json::to_string_pretty(&manifest(&self.to, wire)).unwrap_or_default();
+        let mut doc = manifest(&self.to, wire);
+        let run = doc
+            .as_object_mut()
+            .map(|m| m.entry("run").or_insert_with(|| json!({})));
+        if let Some(Value::Object(r)) = run {
+            r.insert("interrupted".into(), Value::Bool(interrupted));
+        }
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
         if let Err(e) = crate::util::write_atomic(&path, text.as_bytes()) {
             errors.push(format!("{}: {e}", path.display()));
         }

@@ -32,6 +32,23 @@
 //! - `code`, `reason`: a close's status code and reason; an inbound close without a
 //!   close frame (the stream just ended) has `"frame": false` and no code.
 //!
+//! Two more kinds carry what the engine, not the wire, decided — what `rtload report
+//! --recompute` needs to drive the session again (a reader of an older rtload keeps them
+//! as unknown kinds):
+//!
+//! - `"wake"` (`dir: "out"`): the session's wake-up fired at `t_s` (the time its
+//!   `on_wake` was handed).
+//! - `"failed"`: the engine failed the sample itself at `t_s` — `failure` is the kind's
+//!   label (`connect`, `handshake` with the HTTP status in `code`, `timeout`,
+//!   `transport`, `interrupted`, ...) and `reason` its message (scrubbed); `dir: "in"`
+//!   when reading failed, `"out"` otherwise (a connect that failed or was refused — then
+//!   there is no `open` before it —, a write that failed, an interrupt).
+//!
+//! The summary line also carries `sample` ([`SampleFacts`]): the engine's record of the
+//! sample — `scheduled_s`, `queue_wait_s`, `started_s`, `ended_s` on the same clock and
+//! `failure` (`{kind, status?, message}`, `null` when it succeeded). A trace written
+//! before these fields has no `sample` and cannot be recomputed.
+//!
 //! Pings and pongs are not recorded. Text payloads are scrubbed before they are hashed
 //! and stored, by the run's one redaction rule ([`crate::util::target::redact_text`]:
 //! URLs lose user info and every non-public query value) plus every upgrade header
@@ -52,8 +69,9 @@ use bytes::Bytes;
 use serde::Serialize;
 use tokio::time::Instant;
 
-use crate::workload::{Artifact, ArtifactBody};
+use crate::workload::{Artifact, ArtifactBody, Failure, FailureKind};
 
+pub mod drive;
 mod manifest;
 pub mod read;
 mod tape;
@@ -120,6 +138,77 @@ pub struct SessionSummary {
     pub truncated: bool,
     /// The session crashed: its events were lost with it (the file says so).
     pub crashed: bool,
+    /// The engine's record of the sample (absent in traces written before it existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<SampleFacts>,
+}
+
+/// What the engine recorded of a sample besides its events: the times the coordinator
+/// and the supervisor took, and how it ended (see the module header).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct SampleFacts {
+    /// Seconds from the run's start to the plan's release time.
+    pub scheduled_s: f64,
+    /// Seconds the sample waited for a concurrency slot.
+    pub queue_wait_s: f64,
+    /// Seconds from the run's start to the connect's start.
+    pub started_s: f64,
+    /// Seconds from the run's start to the sample's end.
+    pub ended_s: f64,
+    /// How it failed (`None`: it succeeded).
+    #[serde(default)]
+    pub failure: Option<RecordedFailure>,
+}
+
+/// A sample's failure as the trace holds it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct RecordedFailure {
+    /// The kind's label ([`FailureKind::label`]).
+    pub kind: String,
+    /// A refused handshake's HTTP status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// The message (scrubbed like every recorded text).
+    pub message: String,
+}
+
+impl RecordedFailure {
+    /// `f` as the trace holds it, its message scrubbed by `rec`.
+    pub fn of(f: &Failure, rec: &Recording) -> RecordedFailure {
+        RecordedFailure {
+            kind: f.kind.label().to_string(),
+            status: match f.kind {
+                FailureKind::Handshake { status } => status,
+                _ => None,
+            },
+            message: rec.scrub_text(&f.message),
+        }
+    }
+
+    /// The failure back (`None` for a label this rtload does not know).
+    pub fn failure(&self) -> Option<Failure> {
+        let kind = failure_kind(&self.kind, self.status)?;
+        Some(Failure::new(kind, self.message.clone()))
+    }
+}
+
+/// The [`FailureKind`] whose label is `label` (`status`: a handshake's HTTP status).
+pub fn failure_kind(label: &str, status: Option<u16>) -> Option<FailureKind> {
+    use FailureKind as K;
+    let all = [
+        K::Connect,
+        K::Handshake { status },
+        K::Timeout,
+        K::Protocol,
+        K::ServerError,
+        K::ClosedEarly,
+        K::Transport,
+        K::Report,
+        K::Crashed,
+        K::Interrupted,
+        K::Rejected,
+    ];
+    all.into_iter().find(|k| k.label() == label)
 }
 
 /// The run's recorder: caps, secrets, the blob set and the sessions' summaries. Shared
@@ -180,17 +269,32 @@ impl Recording {
         Tape::new(Arc::clone(self), idx, warmup, origin)
     }
 
-    /// The trace of sample `idx` whose live phase crashed (its tape was lost with it).
-    pub fn crashed(&self, idx: usize, warmup: bool) -> Artifact {
+    /// The trace of sample `idx` whose live phase crashed (its tape was lost with it),
+    /// with the engine's record of it.
+    pub fn crashed(&self, idx: usize, warmup: bool, sample: Option<SampleFacts>) -> Artifact {
         let summary = SessionSummary {
             idx,
             warmup,
             file: session_file(idx),
             truncated: true,
             crashed: true,
+            sample,
             ..SessionSummary::default()
         };
         self.file(summary, &[])
+    }
+
+    /// A sample's facts as a summary line holds them (`times`: scheduled, queue wait,
+    /// started, ended), `outcome`'s message scrubbed.
+    pub fn facts(&self, times: [f64; 4], outcome: &Result<(), Failure>) -> SampleFacts {
+        let [scheduled_s, queue_wait_s, started_s, ended_s] = times;
+        SampleFacts {
+            scheduled_s,
+            queue_wait_s,
+            started_s,
+            ended_s,
+            failure: outcome.as_ref().err().map(|f| RecordedFailure::of(f, self)),
+        }
     }
 
     /// Every session's summary so far, by index.

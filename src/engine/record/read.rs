@@ -67,6 +67,10 @@ pub enum Kind {
     Binary,
     /// A close (frame, or the stream's end with `frame: false`).
     Close,
+    /// The session's wake-up fired.
+    Wake,
+    /// The engine failed the sample itself (`failure`: the kind's label).
+    Failed,
     /// A kind this reader does not know (a newer writer): kept, never interpreted.
     #[serde(other)]
     Other,
@@ -105,6 +109,9 @@ pub struct TraceEvent {
     /// `Some(false)`: the stream ended without a close frame.
     #[serde(default)]
     pub frame: Option<bool>,
+    /// A `failed` event's failure kind (its label).
+    #[serde(default)]
+    pub failure: Option<String>,
 }
 
 impl TraceEvent {

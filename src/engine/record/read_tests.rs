@@ -113,3 +113,66 @@ fn a_directory_that_is_not_a_recording_says_how_to_make_one() {
         .to_string();
     assert!(e.contains("nowhere/manifest.json"), "{e}");
 }
+
+#[test]
+fn wake_ups_engine_failures_and_the_samples_facts_read_back() {
+    let d = tempfile::tempdir().unwrap();
+    let rec = Recording::new(
+        RecordCaps::default(),
+        &[("Authorization".into(), "Bearer sk-1234".into())],
+    );
+    let t0 = Instant::now();
+    let mut tape = rec.tape(2, true, t0);
+    tape.wake(t0 + Duration::from_millis(7));
+    let refused = Failure::new(FailureKind::Handshake { status: Some(503) }, "no: sk-1234");
+    tape.failed(t0 + Duration::from_millis(9), false, &refused);
+    tape.failed(
+        t0 + Duration::from_millis(11),
+        true,
+        &Failure::new(FailureKind::Transport, "reset"),
+    );
+    tape.sample(rec.facts([0.5, 0.25, 0.75, 1.5], &Err(refused.clone())));
+    for a in tape.finish() {
+        let ArtifactBody::Bytes(b) = a.body else {
+            panic!("in memory")
+        };
+        let p = d.path().join(a.rel_path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, b).unwrap();
+    }
+    let m = serde_json::json!({"format": "rtload-trace", "format_version": FORMAT_VERSION});
+    std::fs::write(d.path().join("manifest.json"), m.to_string()).unwrap();
+    let t = Trace::open(d.path()).unwrap();
+    let s = &t.sessions[0];
+    assert_eq!((s.idx, s.warmup), (2, true));
+    let e = &s.events;
+    assert_eq!((e[0].dir, e[0].kind.clone()), (Dir::Out, Kind::Wake));
+    assert!((e[0].t_s - 0.007).abs() < 1e-12);
+    assert_eq!((e[1].dir, e[1].kind.clone()), (Dir::Out, Kind::Failed));
+    assert_eq!(
+        (e[1].failure.as_deref(), e[1].code),
+        (Some("handshake"), Some(503))
+    );
+    assert_eq!(e[1].reason.as_deref(), Some("no: REDACTED"), "scrubbed");
+    assert_eq!(
+        (e[2].dir, e[2].failure.as_deref()),
+        (Dir::In, Some("transport"))
+    );
+    let facts = s.summary.as_ref().unwrap().sample.clone().unwrap();
+    assert_eq!(
+        (
+            facts.scheduled_s,
+            facts.queue_wait_s,
+            facts.started_s,
+            facts.ended_s
+        ),
+        (0.5, 0.25, 0.75, 1.5)
+    );
+    let f = facts.failure.unwrap();
+    assert_eq!(f.message, "no: REDACTED");
+    assert_eq!(
+        f.failure().unwrap().kind,
+        FailureKind::Handshake { status: Some(503) }
+    );
+    assert_eq!(failure_kind("nonsense", None), None);
+}

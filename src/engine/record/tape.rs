@@ -11,8 +11,8 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-use super::{Admit, Recording, SessionSummary};
-use crate::workload::{Artifact, ArtifactBody, Inbound, Outbound};
+use super::{Admit, Recording, SampleFacts, SessionSummary};
+use crate::workload::{Artifact, ArtifactBody, Failure, FailureKind, Inbound, Outbound};
 
 /// One event line (see the module header).
 #[derive(Debug, Default, Serialize)]
@@ -36,6 +36,8 @@ struct Event<'a> {
     reason: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     frame: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failure: Option<&'static str>,
 }
 
 /// One session's trace while it runs (see the module header). Pure: times and payloads
@@ -125,6 +127,36 @@ impl Tape {
                 ..Event::default()
             })
         });
+    }
+
+    /// The session's wake-up fired at `at` (the time handed to its `on_wake`).
+    pub fn wake(&mut self, at: Instant) {
+        self.event(at, "out", "wake", |_| None);
+    }
+
+    /// The engine failed the sample at `at` with `f`: reading failed (`inbound`), or a
+    /// connect, a write or an interrupt did.
+    pub fn failed(&mut self, at: Instant, inbound: bool, f: &Failure) {
+        let dir = if inbound { "in" } else { "out" };
+        let why = self.rec.scrub_text(&f.message);
+        let code = match f.kind {
+            FailureKind::Handshake { status } => status,
+            _ => None,
+        };
+        self.event(at, dir, "failed", |_| {
+            Some(Event {
+                code,
+                reason: Some(why.as_str()),
+                failure: Some(f.kind.label()),
+                ..Event::default()
+            })
+        });
+    }
+
+    /// The engine's record of the sample, for the summary line: its times, and how it
+    /// ended.
+    pub fn sample(&mut self, facts: SampleFacts) {
+        self.summary.sample = Some(facts);
     }
 
     /// The trace as files for the writer pool: the session file, then every payload

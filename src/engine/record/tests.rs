@@ -183,7 +183,7 @@ fn a_close_without_a_frame_says_so_and_a_crash_leaves_a_marked_trace() {
     assert!(l[1].get("code").is_none());
     assert_eq!(l[2]["code"], 1005);
     assert!(l[2].get("reason").is_none());
-    let c = lines(&rec.crashed(1, false));
+    let c = lines(&rec.crashed(1, false, None));
     assert_eq!(c[1]["summary"]["crashed"], true);
     assert!(rec.warnings()[0].contains("1 session(s) crashed"));
 }
