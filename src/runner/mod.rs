@@ -260,10 +260,7 @@ pub fn run_serving(
         progress: progress_tx,
         generator_bound_ms: scenario.load().generator_bound_ms,
         interrupt,
-        placement: crate::engine::Placement {
-            measured_indices: Some(mine.iter().map(|m| m.0).collect()),
-            start_at_unix_s: dist.start_at_unix_s,
-        },
+        placement: placement(&mine, dist),
         live: live.clone(),
         rules: Arc::new(scenario.outcome_rules()),
     };
@@ -298,6 +295,15 @@ pub fn run_serving(
     }
     enter(&switch, engine::interrupt::Phase::Over);
     Ok((summary?, metrics_server))
+}
+
+/// Where this run's measured samples sit in the whole run: their global indices (from
+/// `mine`, this shard's `(index, offset)` slice) and the shared start.
+fn placement(mine: &[(usize, f64)], dist: &Distributed) -> crate::engine::Placement {
+    crate::engine::Placement {
+        measured_indices: Some(mine.iter().map(|m| m.0).collect()),
+        start_at_unix_s: dist.start_at_unix_s,
+    }
 }
 
 /// Tell the run's interrupt switch (if any) where the run is, for what a signal stops.
