@@ -23,7 +23,8 @@ pub(crate) fn copy_scenario(dir: &Path, name: &str) -> PathBuf {
     dst.join(name)
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+/// `from` copied into `to`, directories recursively.
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let p = e.unwrap().path();

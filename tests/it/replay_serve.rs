@@ -22,29 +22,8 @@ use serde_json::Value;
 use rtload::scenario::{self, Overrides};
 use rtload::server::{EmbeddedServer, ReplayOptions, ServerConfig, load_replay};
 
+use crate::record::{copy_scenario, copy_tree};
 use crate::support::{http_get, prom_samples, rtload};
-
-/// The shipped scenario `name` and its data, copied into `dir`.
-fn copy_scenario(dir: &Path, name: &str) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
-    let dst = dir.join("scenarios");
-    copy_tree(&src.join("data"), &dst.join("data"));
-    std::fs::copy(src.join(name), dst.join(name)).unwrap();
-    dst.join(name)
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dst = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_tree(&p, &dst);
-        } else {
-            std::fs::copy(&p, &dst).unwrap();
-        }
-    }
-}
 
 /// `rtload run SC --target URL ARGS --output-json OUT -q` in `dir`; the result JSON.
 fn run(dir: &Path, sc: &Path, url: &str, out: &str, args: &[&str]) -> Value {
