@@ -282,8 +282,7 @@ fn kind_charts(kind: &str) -> Option<Vec<crate::workload::catalogue::Chart>> {
         video::KIND => video::names::charts(),
         omni::KIND => omni::report::catalogue(&[]).charts(),
         transcription::KIND => transcription::report::charts(),
-        scripted::KIND => scripted::report::charts(),
-        replay::KIND => replay::report::charts(),
+        scripted::KIND | replay::KIND => crate::workload::catalogue::chart::session_timeline(),
         _ => return None,
     })
 }

@@ -261,6 +261,17 @@ impl Catalogue {
         }
     }
 
+    /// The catalogue of a kind whose metrics are declared at run time (scripted,
+    /// replay): `families` at the standard percentiles, the headline metric's mean and
+    /// p99 then `more` as the headline, the session timeline as its chart.
+    pub fn declared(families: &[Family], headline: &str, more: &[&str]) -> Self {
+        let heads = [format!("{headline}.mean"), format!("{headline}.p99")];
+        let mut head: Vec<&str> = heads.iter().map(String::as_str).collect();
+        head.extend(more);
+        Self::of(families, &crate::util::stats::STANDARD_PERCENTILES, &head)
+            .with_charts(chart::session_timeline())
+    }
+
     /// Every name `families` publish: each distribution family as
     /// `prefix.{count,mean,std,min,p<percent>…,max}` (the `super::results` stats at
     /// `percents`), each scalar family as `prefix`.

@@ -202,6 +202,17 @@ pub fn timeline_row<O>(s: &crate::workload::SampleRecord<O>, spans: Vec<Span>) -
     }
 }
 
+/// The one chart of a kind whose metrics are declared at run time (scripted, replay)
+/// besides a plot of each: the session timeline (each session's queue wait and extent,
+/// failures in red).
+pub fn session_timeline() -> Vec<Chart> {
+    vec![timeline(
+        "Session timeline: one row per measured session",
+        &["session"],
+        Vec::new(),
+    )]
+}
+
 /// A timeline chart with lane 0 the session and the queue wait before it, and `kinds`
 /// on `lanes` below.
 pub fn timeline(title: &str, lanes: &[&str], kinds: Vec<SpanKind>) -> Chart {

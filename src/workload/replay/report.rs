@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::plan::Plan;
 use super::session::ReplayValues;
-use crate::util::stats::{STANDARD_PERCENTILES, Summary};
+use crate::util::stats::Summary;
 use crate::workload::catalogue::{Catalogue, Direction, Family, Merge, chart};
 use crate::workload::results::Recorded;
 use crate::workload::{Report, RunRecord, kit};
@@ -78,19 +78,7 @@ first `{}` after it",
             .origin("server messages of this type received, over every measured session")
             .merged(Merge::Sum)
     }));
-    let heads = [format!("{headline}.mean"), format!("{headline}.p99")];
-    let mut head: Vec<&str> = heads.iter().map(String::as_str).collect();
-    head.extend(HEADLINE);
-    Catalogue::of(&families, &STANDARD_PERCENTILES, &head).with_charts(charts())
-}
-
-/// What a replay result draws besides a plot of each pair: the session timeline.
-pub fn charts() -> Vec<chart::Chart> {
-    vec![chart::timeline(
-        "Session timeline: one row per measured session",
-        &["session"],
-        Vec::new(),
-    )]
+    Catalogue::declared(&families, headline, HEADLINE)
 }
 
 /// A finished replay run.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::script::{MetricDef, Script};
-use crate::util::stats::{STANDARD_PERCENTILES, Summary};
+use crate::util::stats::Summary;
 use crate::workload::catalogue::{Catalogue, Direction, Family, Merge, chart};
 use crate::workload::results::Recorded;
 use crate::workload::{Report, RunRecord, kit};
@@ -71,20 +71,7 @@ fn family(d: &MetricDef) -> Family<'_> {
 pub fn catalogue(defs: &[MetricDef], headline: &str) -> Catalogue {
     let mut families = FAMILIES.to_vec();
     families.extend(defs.iter().map(family));
-    let heads = [format!("{headline}.mean"), format!("{headline}.p99")];
-    let mut head: Vec<&str> = heads.iter().map(String::as_str).collect();
-    head.extend(HEADLINE);
-    Catalogue::of(&families, &STANDARD_PERCENTILES, &head).with_charts(charts())
-}
-
-/// What a scripted result draws besides a plot of each declared metric: the session
-/// timeline (each session's queue wait and extent, failures in red).
-pub fn charts() -> Vec<chart::Chart> {
-    vec![chart::timeline(
-        "Session timeline: one row per measured session",
-        &["session"],
-        Vec::new(),
-    )]
+    Catalogue::declared(&families, headline, HEADLINE)
 }
 
 /// A finished scripted run.
