@@ -343,9 +343,9 @@ fn dataset_synth_kind_transcription_writes_a_set_the_workload_reads() {
     }
 }
 
-/// `rtload serve`'s transcription endpoint as vLLM 0.34 serves it, seen by a Python
-/// `websockets` client written from vLLM's own connection handler: two utterances on one
-/// connection each get their transcript, audio before `session.update` is queued (no
+/// `rtload serve`'s transcription endpoint as vLLM 0.34 serves it, seen by vLLM's own
+/// realtime client example (its messages, run twice on one connection): two utterances
+/// on one connection each get their transcript, audio before `session.update` is queued (no
 /// error), and an empty append and a `session.update` without a model get vLLM's codes
 /// and texts.
 #[test]

@@ -1,9 +1,14 @@
-"""A vLLM realtime transcription client written from vLLM 0.34's own connection handler
-(`vllm/entrypoints/speech_to_text/realtime/connection.py`) and its example client: one
-WebSocket, `session.update {model}`, then per utterance `commit {final: false}`, the WAV's
-PCM16 as base64 `input_audio_buffer.append`s of 200 ms, `commit {final: true}`, and
-`transcription.delta`s until `transcription.done`. Also sends the events vLLM answers with
-errors, to read the codes.
+"""vLLM 0.34's realtime client example (`examples/speech_to_text/realtime/
+openai_realtime_client.py` in the vllm sdist on PyPI) run twice on one connection, checked
+against vLLM's own connection handler (`vllm/entrypoints/speech_to_text/realtime/
+connection.py`). The example's messages, byte for byte in shape: `session.update {model}`,
+then per utterance `input_audio_buffer.commit` (no `final`: the handler reads it as
+false), the PCM16 as base64 `input_audio_buffer.append`s of 4096 bytes sent as fast as the
+socket takes them, `commit {final: true}`, and `transcription.delta`s until
+`transcription.done`. (The example itself loads audio with vllm's `load_audio`, which
+needs torch, and opens one connection per file; here the WAV is read with `wave` and the
+second utterance follows the first on the same socket.) Also sends the events vLLM
+answers with errors, to read the codes.
 
     python vllm_realtime_two_utterances.py WS_URL A.wav B.wav
 
@@ -51,8 +56,9 @@ async def main(url, wavs):
         for path in wavs:
             with wave.open(path, "rb") as w:
                 rate, pcm = w.getframerate(), w.readframes(w.getnframes())
-            step = rate // 5 * 2  # 200 ms of PCM16 mono
-            await ws.send(json.dumps({"type": "input_audio_buffer.commit", "final": False}))
+            assert rate == 16000, path  # the example resamples to 16 kHz; these WAVs already are
+            step = 4096  # the example's chunk: 4 KiB of raw audio
+            await ws.send(json.dumps({"type": "input_audio_buffer.commit"}))
             for i in range(0, len(pcm), step):
                 await ws.send(json.dumps({"type": "input_audio_buffer.append", "audio": base64.b64encode(pcm[i : i + step]).decode()}))
             await ws.send(json.dumps({"type": "input_audio_buffer.commit", "final": True}))
