@@ -134,7 +134,7 @@ pub async fn run(
     };
     // The session's opening messages go out before anything is read.
     live.drive(|s, fx| s.on_open(opened, fx));
-    let mut reader = Reader::new(stream);
+    let mut reader = Reader::new(stream, opened, setup.wire.receipts());
     live.until_decided(&mut reader, control).await;
     drop(reader);
     live.close(control).await;

@@ -105,7 +105,7 @@ fn rig() -> Rig {
     };
     Rig {
         live,
-        reader: Reader::new(stream),
+        reader: Reader::new(stream, Instant::now(), Default::default()),
         server: Framed::new(server, Codec::new()),
         log,
         control,

@@ -22,9 +22,11 @@ use crate::workload::{ConnectSpec, Inbound};
 mod codec;
 pub mod deflate;
 mod frame;
+pub mod receipts;
 pub mod refusal;
 mod scheme_hint;
 mod split;
+pub mod stamped;
 #[cfg(test)]
 mod tests;
 mod wire;
@@ -80,14 +82,19 @@ thread_local! {
 /// A connected TCP stream, as actix-tls's connector hands it to awc.
 type TcpConnection = actix_tls::connect::Connection<awc::http::Uri, tokio::net::TcpStream>;
 
+/// A connected TCP stream read with the kernel's receive times ([`stamped`]).
+type StampedConnection = actix_tls::connect::Connection<awc::http::Uri, stamped::StampedTcp>;
+
 /// Sets `TCP_NODELAY` on a socket awc just connected, before TLS or the upgrade request:
 /// without it a small message sent right after another waits for the peer's delayed ACK
 /// (40 ms on Linux), and no send-lateness figure can see it (the bytes wait in the kernel).
-fn nodelay(conn: TcpConnection) -> TcpConnection {
+/// Then asks the kernel to stamp what the socket receives ([`stamped::StampedTcp`]).
+fn nodelay(conn: TcpConnection) -> StampedConnection {
     if let Err(e) = conn.io_ref().set_nodelay(true) {
         tracing::warn!("cannot set TCP_NODELAY: {e}");
     }
-    conn
+    let (tcp, conn) = conn.replace_io(());
+    conn.replace_io(stamped::StampedTcp::new(tcp)).1
 }
 
 fn client(tls: Option<&ClientTls>) -> awc::Client {
@@ -103,10 +110,11 @@ fn client(tls: Option<&ClientTls>) -> awc::Client {
             *c = None;
         }
         c.get_or_insert_with(|| {
-            // awc's own resolve-and-connect service, each socket set to TCP_NODELAY.
+            // awc's own resolve-and-connect service, each socket set to TCP_NODELAY and
+            // read with the kernel's receive times.
             let tcp = actix_tls::connect::Connector::new(actix_tls::connect::Resolver::default())
                 .service()
-                .map(nodelay as fn(TcpConnection) -> TcpConnection);
+                .map(nodelay as fn(TcpConnection) -> StampedConnection);
             let mut connector = awc::Connector::new().connector(tcp).limit(0);
             if let Some(t) = tls {
                 connector = connector.rustls_0_23(t.0.clone());

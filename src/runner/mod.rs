@@ -139,6 +139,10 @@ pub struct RunSummary {
     /// A staircase run's steps (`rtload capacity --ramp`): each step's window with its
     /// sessions, refusals, failures and values (empty for any other arrival).
     pub steps: Vec<crate::workload::steps::StepWindow>,
+    /// The terminal's line on how receipts were stamped (kernel or read) and the reader
+    /// delay, read from the result's `rtload.wire.receipts` block; `None` before any
+    /// receipt.
+    pub receipts: Option<String>,
 }
 
 impl RunSummary {

@@ -28,7 +28,8 @@ use crate::workload::{RunRecord, SampleRecord, SessionContext, WorkloadError};
 pub const ABSENT: [&str; 5] = [
     "rtload.resources' CPU and RSS figures (the generator's own: not in a trace; null)",
     "rtload.soak.resources (the same, per interval)",
-    "rtload.wire (the negotiated compression: a connection fact, not in a trace)",
+    "rtload.wire (the negotiated compression and how receipts were stamped: connection \
+facts, not in a trace)",
     "rtload.target_metrics (the target's scraped /metrics: not in a trace)",
     "the run's wall-clock publication time (a result's own `timestamp`, where its workload \
 writes one, is the recompute's)",

@@ -24,14 +24,12 @@ pub(super) fn summarize(
     let cancelled = cancelled_idx.len();
     let engine_series = engine_series(&out.run);
     let generator_bound = generator_bound(&out.run, &ran.usage, ran.live_wall_s, scenario);
-    let tag = crate::report::merge::ShardTag::of_run(
-        scenario.name(),
-        shard,
-        dist.start_at_unix_s,
+    let tag = shard_tag(
+        scenario,
+        (dist, shard),
         &ran.mine,
         &out.run,
         ran.run_start_unix_s,
-        scenario.thresholds(),
     );
     let generator_run = out.run.clone();
     let warmup = out.run.samples.iter().filter(|s| s.warmup).count(); // a shard's part
@@ -68,6 +66,7 @@ pub(super) fn summarize(
         warnings,
         soak,
         steps,
+        receipts: receipts_line(&ran.wire),
     };
     if let Some(path) = &summary.json_path {
         let extras = ResultExtras {
@@ -89,6 +88,31 @@ pub(super) fn summarize(
         }
     }
     Ok(summary)
+}
+
+/// This shard's tag for a merge (its releases `mine`, its run's start, the thresholds).
+fn shard_tag(
+    scenario: &Scenario,
+    (dist, shard): (&Distributed, crate::workload::shard::Shard),
+    mine: &[(usize, f64)],
+    run: &RunRecord,
+    run_start_unix_s: f64,
+) -> crate::report::merge::ShardTag {
+    crate::report::merge::ShardTag::of_run(
+        scenario.name(),
+        shard,
+        dist.start_at_unix_s,
+        mine,
+        run,
+        run_start_unix_s,
+        scenario.thresholds(),
+    )
+}
+
+/// The terminal's receipts line, read from the run's `rtload.wire` block.
+fn receipts_line(wire: &serde_json::Value) -> Option<String> {
+    let block = wire.pointer("/wire/receipts")?;
+    crate::engine::transport::receipts::text(block)
 }
 
 /// The workload's report of `run`, its own failures added to `failures` (never one for a

@@ -7,7 +7,8 @@
 //! The terminal reports are each workload's own text, so this file (a test, outside
 //! `src/`) says where each one prints each headline: the line's label and which number
 //! after it. The same runs check that every chart a workload declares (`rtload.charts`)
-//! is drawn from the data its real result carries.
+//! is drawn from the data its real result carries, and that the receipts line and the
+//! generator-health row show the result's `rtload.wire.receipts`.
 
 use std::path::{Path, PathBuf};
 
@@ -158,11 +159,48 @@ fn check(name: &str, printed: &[Printed]) {
         }
     }
     bad.extend(undrawn(&doc, &page));
+    bad.extend(receipts_disagree(&doc, &stdout, &page));
     assert!(
         bad.is_empty(),
         "{name}:\n{}\n--- terminal:\n{stdout}",
         bad.join("\n")
     );
+}
+
+/// Where the terminal's receipts line or the HTML generator-health row departs from the
+/// result's `rtload.wire.receipts` block (counts, reader delay p50 / p99 / max); also
+/// that the kernel stamped some receipts (Linux).
+fn receipts_disagree(doc: &serde_json::Value, stdout: &str, page: &str) -> Vec<String> {
+    let block = &doc["rtload"]["wire"]["receipts"];
+    let d = &block["reader_delay"];
+    let want = [
+        block["kernel_stamped"].as_f64(),
+        block["stamped_at_read"].as_f64(),
+        d["p50_ms"].as_f64(),
+        d["p99_ms"].as_f64(),
+        d["max_ms"].as_f64(),
+    ];
+    let mut bad = Vec::new();
+    if !want[0].is_some_and(|n| n > 0.0) {
+        bad.push(format!("receipts: none stamped by the kernel: {block}"));
+    }
+    let line = stdout.lines().find_map(|l| l.strip_prefix("Receipts:"));
+    let got = line.map(numbers).unwrap_or_default();
+    if got.len() != want.len()
+        || !want
+            .iter()
+            .zip(&got)
+            .all(|(w, g)| w.is_some_and(|w| agrees(w, *g)))
+    {
+        bad.push(format!("receipts: JSON {block}, terminal {line:?}"));
+    }
+    let row = "<tr><td>receipt reader delay p99 (kernel stamp → reader)</td><td>ms</td><td>";
+    let cell = page.split(row).nth(1).and_then(|r| r.split("</td>").next());
+    match (cell.and_then(|c| numbers(c).first().copied()), want[3]) {
+        (Some(x), Some(w)) if agrees(w, x) => {}
+        (x, w) => bad.push(format!("receipts: JSON p99 {w:?}, HTML {x:?} ({cell:?})")),
+    }
+    bad
 }
 
 /// The charts `doc` declares that `page` does not draw: a series or timeline always, a

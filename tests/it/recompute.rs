@@ -92,6 +92,8 @@ fn report_lines(o: &Output) -> Vec<String> {
     String::from_utf8_lossy(&o.stdout)
         .lines()
         .filter(|l| !l.contains("RSS") && !l.contains("CPU") && !l.contains("rss"))
+        // How receipts were stamped: read from rtload.wire, absent from a trace.
+        .filter(|l| !l.starts_with("Receipts:"))
         .filter(|l| !l.trim_start().starts_with("session "))
         .map(str::to_string)
         .collect()

@@ -316,6 +316,7 @@ fn report_run(
     println!("{verdict}");
     print!("{}", redact_text(&summary.report.render_text()));
     print!("{}", summary.soak.text());
+    print!("{}", summary.receipts.as_deref().unwrap_or_default());
     if !summary.verdicts.is_empty() {
         println!("Thresholds");
         print!("{}", rtload::scenario::render_thresholds(&summary.verdicts));

@@ -30,6 +30,7 @@ use bytes::BytesMut;
 use futures_util::Stream;
 use tokio::io::AsyncWrite;
 
+use super::stamped::{self, ReadStamp};
 use super::{FrameError, KEEP_WRITE_BUF_BYTES, LimitedCodec};
 
 /// What a drained write buffer is reset to: nothing. Data messages sent at once never
@@ -50,15 +51,16 @@ thread_local! {
 /// The write half of a client WebSocket.
 pub struct WsSink(Shared);
 
-/// The read half of a client WebSocket.
-pub struct WsStream(Shared);
+/// The read half of a client WebSocket, with the stamp of the latest socket read that
+/// brought it bytes ([`super::stamped`]).
+pub struct WsStream(Shared, Option<ReadStamp>);
 
 /// Splits `framed` into the halves the sender and the reader own.
 pub fn split(framed: Conn) -> (WsSink, WsStream) {
     let sink = WsSink(Rc::new(RefCell::new(Some(framed))));
     // The connection's 8 KiB write buffer goes at once: data messages skip it.
     sink.release_drained();
-    let stream = WsStream(Rc::clone(&sink.0));
+    let stream = WsStream(Rc::clone(&sink.0), None);
     (sink, stream)
 }
 
@@ -163,12 +165,28 @@ impl WsSink {
 impl Stream for WsStream {
     type Item = Result<Frame, FrameError>;
 
+    /// A read of the socket made during this poll is this connection's (a shard thread
+    /// polls one thing at a time): its stamp is kept for the frames it completes.
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let mut conn = self.0.borrow_mut();
-        match conn.as_mut() {
+        let this = self.get_mut();
+        let before = stamped::seq();
+        let polled = match this.0.borrow_mut().as_mut() {
             Some(conn) => Pin::new(conn).poll_next(cx),
             None => Poll::Ready(None),
+        };
+        if let Some(read) = stamped::latest(before) {
+            this.1 = Some(read);
         }
+        polled
+    }
+}
+
+impl WsStream {
+    /// The latest socket read that brought this connection bytes: a frame just returned
+    /// arrived with it (its last byte did) — `None` before any stamped read (a socket
+    /// that is not a client TCP stream, e.g. a test pipe).
+    pub fn last_read(&self) -> Option<ReadStamp> {
+        self.1
     }
 }
 

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::deflate::{Agreed, Compression};
+use super::receipts::Receipts;
 
 /// The run's wire settings and the tally of what its connections negotiated: one per
 /// run, cloned into every sample (the tally is shared).
@@ -31,6 +32,8 @@ struct Tally {
     /// The first completed handshake's response headers, as received (may hold secrets:
     /// only the recording's manifest reads them, redacted).
     handshake: OnceLock<Vec<(String, String)>>,
+    /// How the run's receipts were stamped.
+    receipts: Arc<Receipts>,
 }
 
 impl Wire {
@@ -71,6 +74,11 @@ impl Wire {
         }
     }
 
+    /// The run's receipts tally, shared by every session's reader.
+    pub fn receipts(&self) -> Arc<Receipts> {
+        Arc::clone(&self.tally.receipts)
+    }
+
     /// The response headers of the run's first completed handshake, as received.
     pub fn handshake_headers(&self) -> Option<&[(String, String)]> {
         self.tally.handshake.get().map(Vec::as_slice)
@@ -78,7 +86,8 @@ impl Wire {
 
     /// The result's `rtload` keys: `{"wire": {"tcp_nodelay", "compression": {"setting",
     /// "offered", "connections", "negotiated", "agreed": [{parameters…, "connections"}]},
-    /// "retry_rejected": {"allowed", "retried"}}}`.
+    /// "retry_rejected": {"allowed", "retried"}, "receipts": …}}` (receipts:
+    /// [`Receipts::block`]).
     pub fn result_block(&self) -> serde_json::Value {
         let map = self.tally.agreed.lock().unwrap_or_else(|p| p.into_inner());
         let agreed: Vec<serde_json::Value> = map
@@ -106,6 +115,7 @@ impl Wire {
                 "allowed": self.retry_rejected,
                 "retried": self.tally.retried.load(Ordering::Relaxed),
             },
+            "receipts": self.tally.receipts.block(),
         }})
     }
 }

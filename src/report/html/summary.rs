@@ -213,6 +213,11 @@ fn generator(rt: &Value) -> String {
     let rows = [
         ("send lateness p99", num(rt, "/send_lateness/p99_ms"), "ms"),
         ("queue wait p99", num(rt, "/queue_wait/p99_ms"), "ms"),
+        (
+            "receipt reader delay p99 (kernel stamp → reader)",
+            num(rt, "/wire/receipts/reader_delay/p99_ms"),
+            "ms",
+        ),
         ("generator CPU", num(rt, "/resources/cpu_s"), "s"),
         (
             "generator CPU per live session-second",
