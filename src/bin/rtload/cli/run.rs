@@ -17,9 +17,9 @@ pub struct RunArgs {
     /// Replay the client side of a recording (a DIR written by `run SCENARIO --record
     /// DIR`) against --target, for any protocol, with no scenario: each recorded measured
     /// session's client messages are sent again byte for byte at their recorded offsets
-    /// from its open, with the recorded scenario file's `[load]` arrival and concurrency
-    /// keys (flags given when recording are not kept: give them again; --num-prompts N
-    /// loops over the sessions; every `[load]` flag applies). For each client
+    /// from its open, with the recorded run's `[load]` arrival and concurrency keys (the
+    /// file's, with the `[load]` flags given when recording; --num-prompts N loops over
+    /// the sessions; every `[load]` flag given here applies over them). For each client
     /// message type X whose first server message after it in the recording was of type Y,
     /// the metric `replay_<x>_to_<y>_ms` is the latency from X's intended send to the first
     /// live Y after it; `replay_replies_<y>` counts replies, `replay_missing_replies` the
