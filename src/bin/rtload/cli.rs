@@ -312,8 +312,8 @@ pub struct ServeArgs {
     /// recorded), with its original timing. Each recorded server message is anchored to
     /// the latest client message recorded before it (or the open) and sent that long after
     /// the live client's matching message arrives, less the live round trip (pings at the
-    /// open) and the server's usual timer lag, so the client measures what the recording
-    /// measured. Live client messages are matched in
+    /// open), its timer aimed early by the server's usual timer lag (the median lateness
+    /// of its recent timers), so the client measures what the recording measured. Live client messages are matched in
     /// order by kind (text/binary) and JSON `type`. A client that departs beyond
     /// --replay-tolerance gets {"type":"error","error":{"type":"replay_diverged",...}} and
     /// a close with 1008, counted in /metrics (rtload_server_replay_diverged_total).
