@@ -159,7 +159,8 @@ pub struct RunArgs {
     /// directions, each message with its send or receipt time on the run's clock (the
     /// result's started_s/ended_s), JSON `type`, size and sha256, closes with their codes;
     /// each distinct payload stored once in DIR/blobs/<sha256>; DIR/manifest.json names
-    /// the scenario (text and hash), its input files' hashes, rtload's version and git
+    /// the scenario (text and hash, the [load] and workload flags given over it and the
+    /// effective [load]), its input files' hashes, rtload's version and git
     /// revision, the target (redacted) and the server's handshake headers. Text payloads
     /// and the manifest are redacted like every output (upgrade header values, URL
     /// secrets). A trace that cannot be written fails the run; a cap that cuts one is a
