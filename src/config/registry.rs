@@ -86,8 +86,8 @@ pub fn registry() -> &'static [WorkloadKind] {
 }
 
 /// The scenario of `rtload run --replay DIR`: the recording at `dir` replayed as a
-/// `replay` workload with the recorded scenario's arrival and concurrency keys (its
-/// manifest's `scenario.text`), `ov` applied (the target comes from there). Writes
+/// `replay` workload with the recorded run's arrival and concurrency keys (its
+/// manifest's effective `scenario.load`, else `scenario.text`'s), `ov` applied (the target comes from there). Writes
 /// nothing. An error names the recording's file and the fix.
 pub fn replay_scenario(
     dir: &Path,
@@ -105,7 +105,8 @@ pub fn replay_scenario(
         .manifest
         .pointer("/scenario/text")
         .and_then(|t| t.as_str());
-    let text = replay::scenario_text(&abs, recorded);
+    let effective = trace.manifest.pointer("/scenario/load");
+    let text = replay::scenario_text(&abs, recorded, effective);
     // No file: the scenario is built here, like one built in code (no path, no text).
     crate::config::scenario::parse(Path::new(""), &text, ov)
 }

@@ -55,6 +55,9 @@ pub struct Scenario {
     slo: Vec<Threshold>,
     target_metrics: Option<(String, Vec<String>)>,
     server: ServerConfig,
+    /// The `[load]` and workload flags applied over the file (a recording's manifest
+    /// keeps them, so a recompute or replay runs what the run ran).
+    flags: (LoadOverrides, Vec<WorkloadFlag>),
 }
 
 impl std::fmt::Debug for Scenario {
@@ -94,6 +97,7 @@ impl Scenario {
             slo: Vec::new(),
             target_metrics: None,
             server: ServerConfig::default(),
+            flags: Default::default(),
         })
     }
 
@@ -147,6 +151,11 @@ impl Scenario {
     /// Warm-ups, arrivals, concurrency.
     pub fn load(&self) -> &Load {
         &self.load
+    }
+    /// The `[load]` and workload flags the scenario was loaded with (none for one built
+    /// in code): what `rtload run --record` keeps in the manifest.
+    pub(crate) fn applied_flags(&self) -> (&LoadOverrides, &[WorkloadFlag]) {
+        (&self.flags.0, &self.flags.1)
     }
     /// Measured samples to run: the workload's count (its `Descriptor::samples`), or a
     /// sweep point's own.

@@ -22,6 +22,7 @@ use crate::workload::Report;
 mod describe;
 mod recompute;
 mod record;
+mod recorded_flags;
 mod result;
 mod serve_replay;
 mod summary;

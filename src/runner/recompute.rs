@@ -1,5 +1,6 @@
 //! `rtload report --recompute DIR`: every metric and the verdict of a recorded run,
-//! from its trace alone. The scenario is the manifest's recorded text, its inputs the
+//! from its trace alone. The scenario is the manifest's recorded text under the flags
+//! the run was given (`scenario.flags`, see `recorded_flags`), its inputs the
 //! files the manifest names, each checked against its recorded sha256 (the sessions are
 //! made from them, as in the run); each recorded session is then driven again in
 //! virtual time by `engine::record::drive`, and the records go through the run's own
@@ -10,7 +11,9 @@
 //! CPU; so the CPU half of the generator-bound warning), the connections' negotiated
 //! compression (`rtload.wire`) and a scraped target's metrics; the time the run
 //! published its result is not either (a workload's own `timestamp` is the recompute's).
-//! The JSON result says so in `rtload.recomputed`.
+//! The JSON result says so in `rtload.recomputed`. A workload that writes its own
+//! outputs writes them into a scratch folder this time (its `Descriptor::output_keys`),
+//! removed once the report is made, so the recorded run's are left alone.
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +21,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{Distributed, Ran, RunError, RunSummary};
-use crate::config::scenario::{Overrides, Scenario, ScenarioError};
+use crate::config::scenario::{Overrides, Scenario, ScenarioError, WorkloadFlag};
 use crate::engine::record::drive::{DriveError, drive};
 use crate::engine::record::read::{Trace, TraceError};
 use crate::engine::{EngineOutput, record};
@@ -73,6 +76,10 @@ pub struct Recomputed {
     pub summary: RunSummary,
     /// The recorded scenario.
     pub scenario: Scenario,
+    /// Where a workload that writes its own outputs wrote them this time (the report
+    /// names it): a scratch folder, removed before the recompute returns. `None` when it
+    /// writes none.
+    pub scratch: Option<PathBuf>,
 }
 
 /// Recomputes the run recorded in `dir` (see the module header); the JSON result goes
@@ -80,25 +87,13 @@ pub struct Recomputed {
 pub fn recompute(dir: &Path, output_json: Option<&Path>) -> Result<Recomputed, RecomputeError> {
     let trace = Trace::open(dir)?;
     let m = &trace.manifest;
-    let mpath = dir.join("manifest.json");
-    let (path, text) = match (
-        m["scenario"]["path"].as_str(),
-        m["scenario"]["text"].as_str(),
-    ) {
-        (Some(p), Some(t)) => (PathBuf::from(p), t),
-        _ => {
-            return Err(RecomputeError::Manifest {
-                path: mpath,
-                msg: "no scenario text: a scenario built in code cannot be recomputed".into(),
-            });
-        }
-    };
-    verify_inputs(&path, &m["inputs"])?;
-    let mut scenario = crate::config::scenario::parse(&path, text, &Overrides::default())
-        .map_err(RecomputeError::Scenario)?;
+    let scratch = Scratch::create().map_err(|e| RecomputeError::Manifest {
+        path: dir.join("manifest.json"),
+        msg: format!("cannot create a scratch folder for the workload's outputs: {e}"),
+    })?;
+    let mut scenario = recorded_scenario(&trace, &scratch.0)?;
     scenario.set_output_json(output_json.map(Path::to_path_buf));
     let workload = scenario.workload().clone();
-    runs_again(&*workload, &mpath)?;
     let prepared = workload.prepare().map_err(RecomputeError::Prepare)?;
     let this_run = workload.clone().begin_run();
     // Each measured session's hold, as the run's engine was given it.
@@ -143,26 +138,121 @@ pub fn recompute(dir: &Path, output_json: Option<&Path>) -> Result<Recomputed, R
     };
     let shard = crate::workload::shard::Shard::WHOLE;
     let summary = super::summary::summarize(&scenario, &Distributed::default(), shard, ran)?;
-    Ok(Recomputed { summary, scenario })
+    let d = scenario.workload().descriptor();
+    let wrote = d.output_dir.is_some() || d.artifact_root.is_some();
+    Ok(Recomputed {
+        summary,
+        scratch: wrote.then(|| scratch.0.clone()),
+        scenario,
+    })
 }
 
-/// Whether `workload` may run again: not over a recorded run's own outputs.
-fn runs_again(
-    workload: &dyn crate::workload::DynWorkload,
+/// The scenario `trace` recorded, under the flags the run was given, its inputs checked
+/// (see [`scenario_for`]).
+fn recorded_scenario(trace: &Trace, scratch: &Path) -> Result<Scenario, RecomputeError> {
+    let m = &trace.manifest;
+    let mpath = trace.dir.join("manifest.json");
+    let manifest_error = |msg: String| RecomputeError::Manifest {
+        path: mpath.clone(),
+        msg,
+    };
+    let (path, text) = match (
+        m["scenario"]["path"].as_str(),
+        m["scenario"]["text"].as_str(),
+    ) {
+        (Some(p), Some(t)) => (PathBuf::from(p), t),
+        _ => {
+            return Err(manifest_error(
+                "no scenario text: a scenario built in code cannot be recomputed".into(),
+            ));
+        }
+    };
+    verify_inputs(&path, &m["inputs"])?;
+    let (load, flags) =
+        super::recorded_flags::from_manifest(&m["scenario"]["flags"]).map_err(manifest_error)?;
+    let ov = Overrides {
+        load,
+        workload: flags,
+        ..Overrides::default()
+    };
+    scenario_for(&path, text, ov, scratch, &mpath)
+}
+
+/// The recorded scenario (`text` at `path`) under the recorded flags `ov`. A workload
+/// that writes its own outputs runs again with each place it writes (its
+/// `Descriptor::output_keys`, set through its kind's flag for each) in `scratch`, so the
+/// recorded run's outputs are left alone; one that cannot be pointed there is refused.
+fn scenario_for(
+    path: &Path,
+    text: &str,
+    mut ov: Overrides,
+    scratch: &Path,
     mpath: &Path,
-) -> Result<(), RecomputeError> {
-    let d = workload.descriptor();
-    match d.artifact_root.as_ref().or(d.output_dir.as_ref()) {
-        None => Ok(()),
-        Some(out) => Err(RecomputeError::Manifest {
-            path: mpath.to_path_buf(),
-            msg: format!(
-                "the scenario's workload writes its own outputs under {}: a recompute would \
+) -> Result<Scenario, RecomputeError> {
+    let parse = |ov: &Overrides| {
+        crate::config::scenario::parse(path, text, ov).map_err(RecomputeError::Scenario)
+    };
+    let scenario = parse(&ov)?;
+    let d = scenario.workload().descriptor();
+    let outputs = |d: &crate::workload::Descriptor| {
+        (d.artifact_root.iter().chain(&d.output_dir))
+            .find(|o| !o.starts_with(scratch))
+            .cloned()
+    };
+    let Some(out) = outputs(d) else {
+        return Ok(scenario);
+    };
+    let kind = (crate::config::registry::registry().iter()).find(|k| k.name == d.kind);
+    let redirects: Option<Vec<WorkloadFlag>> = (d.output_keys.iter())
+        .map(|key| {
+            let spec = kind?.flags.iter().find(|f| f.key == *key)?;
+            Some(WorkloadFlag {
+                flag: spec.flag.to_string(),
+                values: vec![scratch.join(key).display().to_string()],
+            })
+        })
+        .collect();
+    let refused = |out: &Path| RecomputeError::Manifest {
+        path: mpath.to_path_buf(),
+        msg: format!(
+            "the scenario's workload writes its own outputs under {}: a recompute would \
 clear and rewrite the recorded run's, so it is refused (recompute a run that saves no \
 artifacts)",
-                out.display()
-            ),
-        }),
+            out.display()
+        ),
+    };
+    let Some(redirects) = redirects.filter(|r| !r.is_empty()) else {
+        return Err(refused(&out));
+    };
+    ov.workload
+        .retain(|f| !redirects.iter().any(|r| r.flag == f.flag));
+    ov.workload.extend(redirects);
+    let again = parse(&ov)?;
+    match outputs(again.workload().descriptor()) {
+        Some(out) => Err(refused(&out)),
+        None => Ok(again),
+    }
+}
+
+/// A folder of the recompute's own under the temporary directory, removed with it: where
+/// a workload that writes its own outputs writes them when run again.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn create() -> std::io::Result<Scratch> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let dir =
+            std::env::temp_dir().join(format!("rtload-recompute-{}-{nanos}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Scratch(dir))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

@@ -2,7 +2,8 @@
 //! be empty), the run's [`Recording`] is built with every upgrade header value as a
 //! secret to scrub, and the manifest's caller keys are read (untimed): `scenario`
 //! (`path`, `name`, `sha256` of the file, `text`: the file scrubbed like every recorded
-//! text; all `null` for a scenario built in code), `inputs` (every file a `[workload]`
+//! text, `flags`: the `[load]` and workload flags given over it, `load`: the effective
+//! `[load]` table, see `recorded_flags`; all `null` for a scenario built in code), `inputs` (every file a `[workload]`
 //! string names, relative to the scenario — a directory's files one by one, up to
 //! [`MAX_INPUT_FILES`] — with `sha256` and `bytes`; files a dataset manifest names in turn
 //! are not listed), `target` (`url` redacted, `headers_sent`: names only) and `run`
@@ -137,11 +138,15 @@ fn scenario_block(scenario: &Scenario, r: &Recording) -> Result<Map<String, Valu
     {
         named_files(w, "workload", base, &mut inputs);
     }
+    let (flags, load) =
+        super::recorded_flags::manifest_keys(&text, scenario.applied_flags(), |v| r.scrub_text(v));
     let block = json!({
         "path": r.scrub_text(&path.display().to_string()),
         "name": scenario.name(),
         "sha256": record::hex(&Sha256::digest(&bytes)),
         "text": r.scrub_text(&text),
+        "flags": flags,
+        "load": load,
     });
     m.insert("scenario".into(), block);
     m.insert("inputs".into(), Value::Array(inputs));

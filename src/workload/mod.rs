@@ -361,8 +361,14 @@ pub struct Descriptor {
     pub artifact_root: Option<PathBuf>,
     /// A folder the workload clears and writes itself (in `prepare` and `report`, not
     /// through the artifact writer), if any: `rtload report --recompute` will not run
-    /// such a workload again over a run's outputs.
+    /// such a workload again over a run's outputs (see [`Self::output_keys`]).
     pub output_dir: Option<PathBuf>,
+    /// The `[workload]` keys that name every place the workload writes itself (its
+    /// [`Self::output_dir`], a saved result's folder), each set by one of its kind's
+    /// flags: `rtload report --recompute` points each into a scratch folder of its own,
+    /// so running the workload again leaves the recorded run's outputs alone. Empty: a
+    /// workload with an output folder is not recomputed.
+    pub output_keys: Vec<&'static str>,
     /// Files the workload may keep open for each running session (counted in the
     /// open-file budget checked before the run).
     pub files_per_session: u64,
@@ -396,6 +402,7 @@ impl Descriptor {
             playback: playback::PlaybackConfig::default(),
             artifact_root: None,
             output_dir: None,
+            output_keys: Vec::new(),
             files_per_session: 0,
             expected_session_s: None,
             warnings: Vec::new(),

@@ -5,10 +5,10 @@
 //! state machines with the recorded stamps, read back to the nanosecond), the threshold
 //! verdicts must be the run's, and so must the exit code — for passing runs, for a run
 //! whose threshold fails, for one whose sessions the server refused and for an
-//! interrupted video-cadence run (exit 130). What a trace
-//! cannot hold (the generator's resources) is absent; an input changed since the
-//! recording, or a workload that writes its own outputs (OmniInteract), is refused with
-//! a message naming it.
+//! interrupted video-cadence run (exit 130), for a run given `[load]` flags over its
+//! file, and for OmniInteract, whose own outputs (bundles, saved result) must be left
+//! as the run wrote them. What a trace cannot hold (the generator's resources) is
+//! absent; an input changed since the recording is refused with a message naming it.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -34,6 +34,16 @@ fn record(
     edit: impl Fn(String) -> String,
     server: impl Fn(&mut rtload::server::ServerConfig),
 ) -> Run {
+    record_with(name, edit, server, &[])
+}
+
+/// [`record`] with `args` added to the run's command line.
+fn record_with(
+    name: &str,
+    edit: impl Fn(String) -> String,
+    server: impl Fn(&mut rtload::server::ServerConfig),
+    args: &[&str],
+) -> Run {
     let tmp = tempfile::tempdir().unwrap();
     let sc = crate::record::copy_scenario(tmp.path(), name);
     std::fs::write(&sc, edit(std::fs::read_to_string(&sc).unwrap())).unwrap();
@@ -48,6 +58,7 @@ fn record(
         .arg(&sc)
         .args(["--target", &target])
         .args(["--record", "rec", "--output-json", "r.json", "-q"])
+        .args(args)
         .output()
         .unwrap();
     srv.stop();
@@ -117,6 +128,30 @@ const RESOURCES: [&str; 6] = [
 /// thresholds, failures, outcomes, distributions, queue wait and send lateness, the
 /// report's own keys — but for what a trace cannot hold, which is absent.
 fn agrees(run: &Run) -> Value {
+    agrees_but(run, &[])
+}
+
+/// Every value under a key named in `fresh`, anywhere in `v`, replaced by `"fresh"`.
+fn mask(v: &mut Value, fresh: &[&str]) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                match fresh.contains(&k.as_str()) {
+                    true => *x = Value::from("fresh"),
+                    false => mask(x, fresh),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| mask(x, fresh)),
+        _ => {}
+    }
+}
+
+/// [`agrees`], but for the values of the keys in `fresh`: ids a session makes afresh
+/// each time it runs (OmniInteract's `session_id` holds a clock reading, which it
+/// sends: the recompute's differ from the run's in value, not in length) and a
+/// workload's own publication time (OmniInteract's vLLM-style `date`).
+fn agrees_but(run: &Run, fresh: &[&str]) -> Value {
     let (out, re) = recompute(run);
     let re = re.unwrap_or_else(|| panic!("no recomputed result:\n{}", text(&out)));
     assert_eq!(
@@ -151,6 +186,7 @@ fn agrees(run: &Run) -> Value {
         // The wall-clock time the result was published (the video report's own key):
         // the recompute's, and said so.
         d.as_object_mut().unwrap().remove("timestamp");
+        mask(&mut d, fresh);
         d
     };
     let differ = differences(&strip(&run.result), &strip(&re), "");
@@ -159,7 +195,17 @@ fn agrees(run: &Run) -> Value {
         "the whole result but what is absent: {differ:#?}"
     );
     assert!(text(&out).contains("absent: rtload.resources' CPU and RSS"));
-    assert_eq!(report_lines(&out), report_lines(&run.out));
+    // Where a workload that writes its own outputs wrote them: the recompute's scratch.
+    let mut lines = [report_lines(&out), report_lines(&run.out)];
+    for l in lines.iter_mut().flatten() {
+        if let Some(at) = ["Artifacts:", "Saved result:"]
+            .iter()
+            .find(|p| l.starts_with(**p))
+        {
+            *l = at.to_string();
+        }
+    }
+    assert_eq!(lines[0], lines[1]);
     re
 }
 
@@ -240,27 +286,85 @@ fn an_input_changed_since_the_recording_is_refused_naming_it() {
     );
 }
 
+/// Every file under `dir` (recursively) with its bytes and modification time.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let modified = std::fs::metadata(&p).unwrap().modified().unwrap();
+                out.push((p.clone(), std::fs::read(&p).unwrap(), modified));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// OmniInteract clears and writes its own output folder (and saves a result file): the
+/// recompute runs it again with both pointed at a scratch folder of its own, so the
+/// recorded run's bundles and saved result are left as they were, and every metric and
+/// the exit code are the run's.
 #[test]
-fn a_workload_that_writes_its_own_outputs_is_refused_and_its_outputs_are_kept() {
+fn an_omniinteract_run_recomputes_to_its_metrics_and_leaves_its_outputs_alone() {
     let run = record("omniinteract.toml", |t| t, |_| {});
     assert!(run.out.status.success(), "{}", text(&run.out));
-    let outputs = run
-        .scenario
-        .parent()
-        .unwrap()
-        .join("omniinteract-artifacts");
-    let count = || std::fs::read_dir(&outputs).unwrap().count();
-    let before = count();
-    assert!(before > 0);
-    let (out, re) = recompute(&run);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(re.is_none());
+    let base = run.scenario.parent().unwrap();
+    let (outputs, results) = (base.join("omniinteract-artifacts"), base.join("results"));
+    let before = (snapshot(&outputs), snapshot(&results));
+    assert!(!before.0.is_empty() && !before.1.is_empty());
+    let re = agrees_but(&run, &["session_id", "date"]);
+    let metrics = re["rtload"]["metrics"].as_object().unwrap();
+    assert!(metrics.len() > 10, "{metrics:?}");
+    let (out, _) = recompute(&run);
+    let said = text(&out);
+    let saved = (said.lines())
+        .find_map(|l| l.strip_prefix("Saved result: "))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(saved.contains("rtload-recompute-"), "{said}");
+    assert!(!Path::new(saved).exists(), "the scratch folder is removed");
+    assert!(said.contains("scratch folder"), "{said}");
     assert!(
-        text(&out).contains("writes its own outputs"),
-        "{}",
-        text(&out)
+        (snapshot(&outputs), snapshot(&results)) == before,
+        "the recorded run's outputs and saved result are untouched"
     );
-    assert_eq!(count(), before, "the run's outputs are untouched");
+}
+
+/// `[load]` flags given when recording (an OmniInteract run: 2 cases of the file's 3,
+/// one at a time, at a rate, each session held for `--duration-s`, which changes what it
+/// sends) are the manifest's: the recompute runs what the run ran, so the whole result
+/// agrees (without them it would select 3 cases and its sessions would diverge).
+#[test]
+fn load_flags_given_when_recording_are_recomputed_as_given() {
+    let args = [
+        "--num-prompts",
+        "2",
+        "--max-concurrency",
+        "1",
+        "--request-rate",
+        "20",
+    ];
+    let run = record_with(
+        "omniinteract.toml",
+        |t| t,
+        |_| {},
+        &[&args[..], &["--duration-s", "2"]].concat(),
+    );
+    assert!(run.out.status.success(), "{}", text(&run.out));
+    let manifest = read_json(&run.tmp.path().join("rec/manifest.json"));
+    let given = serde_json::json!({"samples": 2, "max_concurrency": 1, "request_rate": 20.0, "duration_s": 2.0});
+    assert_eq!(manifest["scenario"]["flags"]["load"], given);
+    assert_eq!(manifest["scenario"]["load"]["max_concurrency"], 1);
+    assert_eq!(
+        manifest["scenario"]["load"]["warmup_samples"], 0,
+        "the file's key is kept"
+    );
+    let re = agrees_but(&run, &["session_id", "date"]);
+    assert_eq!(re["rtload"]["sample_counts"]["measured"], 2);
 }
 
 /// A video-cadence run (a third kind) interrupted while its sessions stream: the sessions

@@ -112,10 +112,23 @@ fn replayed_messages_reach_another_server_at_their_recorded_offsets() {
     let (tmp, rec) = record();
     let srv = raw();
     let target = format!("ws://{}/v1/realtime", srv.addr);
+    // The recording ran one session at a time (`--max-concurrency 1` over the file's 2):
+    // the manifest keeps the flag, so the replay does too, unasked.
+    let plan = rtload(
+        tmp.path(),
+        &["check", "--replay", "rec", "--target", &target],
+    )
+    .output()
+    .unwrap();
+    assert_ok(&plan);
+    let plan = String::from_utf8_lossy(&plan.stdout);
+    assert!(
+        plan.contains("samples            2 measured") && plan.contains("at most 1"),
+        "{plan}"
+    );
     // The replay records its own wire too: its intended times and its send stamps.
     let out = rtload(tmp.path(), &["run", "--replay", "rec", "--target", &target])
         .args(["--output-json", "replay.json", "-q", "--record", "rec2"])
-        .args(["--max-concurrency", "1"])
         .output()
         .unwrap();
     assert_ok(&out);
@@ -123,8 +136,7 @@ fn replayed_messages_reach_another_server_at_their_recorded_offsets() {
         Trace::open(&rec).unwrap(),
         Trace::open(&tmp.path().join("rec2")).unwrap(),
     );
-    // The recording ran one session at a time (a flag, which the manifest does not keep:
-    // the replay is given it again), so connection k replays measured session k.
+    // One session at a time, as recorded: connection k replays measured session k.
     let conns = srv.connections();
     let recorded: Vec<_> = trace.measured().collect();
     let replayed: Vec<_> = again.measured().collect();

@@ -132,9 +132,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// recorded) is within 3 ms. Both runs wake late now and then on a busy machine (single
 /// values differ by a few ms, once by 95 ms while the 200-session test ran beside it;
 /// see the printed numbers), so the median is the agreement, and the tests that load
-/// the machine take [`HEAVY`] in turn. On an idle machine it is within
-/// 2 ms; with a load of 4 on 2 cores the transcription medians were +1.5 to +2.2 ms
-/// (the replayed path's own latency, see `rtload serve --help`), hence 3 ms here.
+/// the machine take [`HEAVY`] in turn. With a load of 2–4 on 2 cores the medians were
+/// −0.2 to +0.9 ms in most runs, +2.6 ms at worst (4 values a median, one of them a
+/// 92 ms late wake-up), hence 3 ms here: 2 would fail an attempt now and then.
 fn agreement(name: &str, n: &str, rows: &str, at: &[&str], metrics: &[&str]) {
     let _turn = heavy();
     // The rest of the suite runs beside this test on 2 cores: a late wake-up only ever

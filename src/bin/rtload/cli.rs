@@ -244,9 +244,11 @@ pub struct ReportArgs {
     #[arg(long, value_name = "OUT.html", required_unless_present = "recompute")]
     pub html: Option<PathBuf>,
     /// Recompute the run recorded in DIR (`rtload run --record DIR`) from its trace
-    /// alone: the recorded scenario's sessions are driven again in virtual time with
-    /// the recorded messages, stamps and wake-ups, and the report, threshold verdicts
-    /// and exit status are the run's. Needs the scenario's inputs where the run read
+    /// alone: the recorded scenario's sessions (under the `[load]` and workload flags the
+    /// run was given) are driven again in virtual time with the recorded messages, stamps
+    /// and wake-ups, and the report, threshold verdicts and exit status are the run's. A
+    /// workload that writes its own outputs (bundles, a saved result) writes them to a scratch
+    /// folder, removed after: the run's are left alone. Needs the scenario's inputs where the run read
     /// them (relative to the recorded scenario path), each checked against its recorded
     /// sha256. The generator's resources (RSS, CPU), the negotiated compression and a
     /// scraped target's metrics are not in a trace: absent, and said so.
@@ -310,8 +312,8 @@ pub struct ServeArgs {
     /// recorded), with its original timing. Each recorded server message is anchored to
     /// the latest client message recorded before it (or the open) and sent that long after
     /// the live client's matching message arrives, less the live round trip (pings at the
-    /// open) and the server's usual timer lag, so the client measures what the recording
-    /// measured. Live client messages are matched in
+    /// open), its timer aimed early by the server's usual timer lag (the median lateness
+    /// of its recent timers), so the client measures what the recording measured. Live client messages are matched in
     /// order by kind (text/binary) and JSON `type`. A client that departs beyond
     /// --replay-tolerance gets {"type":"error","error":{"type":"replay_diverged",...}} and
     /// a close with 1008, counted in /metrics (rtload_server_replay_diverged_total).

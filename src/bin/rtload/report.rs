@@ -63,6 +63,13 @@ fn recompute_cmd(dir: &std::path::Path, output_json: Option<&std::path::Path>) -
                 dir.display(),
                 rtload::report::RECOMPUTE_ABSENT.join("; ")
             );
+            if let Some(scratch) = &r.scratch {
+                eprintln!(
+                    "the workload's own outputs (bundles, saved result) went to a scratch \
+folder, {}, removed once the report was made: the recorded run's are left as they were",
+                    scratch.display()
+                );
+            }
             crate::report_run(&r.summary, &r.scenario, &Distributed::default())
         }
         Err(e) => {

@@ -58,6 +58,7 @@ pub(super) fn scenario(
         slo: rest.slo,
         target_metrics: rest.target_metrics,
         server: rest.server.unwrap_or_default(),
+        flags: (ov.load.clone(), ov.workload.clone()),
     })
 }
 

@@ -50,22 +50,3 @@ fn a_text_shape_is_its_json_type() {
     assert_eq!(ty("[1]"), None);
     assert_eq!(ty("not json"), None);
 }
-
-#[test]
-fn the_timer_lag_learns_the_usual_lateness_slowly_up_fast_down_capped() {
-    let lag = lag::TimerLag::default();
-    assert_eq!(lag.get(), Duration::ZERO);
-    for _ in 0..400 {
-        lag.observe(Duration::from_millis(2));
-    }
-    let near = |d: Duration, ms: f64| (d.as_secs_f64() * 1e3 - ms).abs() < 0.01;
-    assert!(near(lag.get(), 2.0), "{:?}", lag.get());
-    lag.observe(Duration::ZERO);
-    assert!(near(lag.get(), 1.5), "down by 1/4: {:?}", lag.get());
-    lag.observe(Duration::from_micros(1500 + 3200));
-    assert!(near(lag.get(), 1.6), "up by 1/32: {:?}", lag.get());
-    for _ in 0..800 {
-        lag.observe(Duration::from_secs(5));
-    }
-    assert!(near(lag.get(), 10.0), "capped: {:?}", lag.get());
-}

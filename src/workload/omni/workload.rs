@@ -388,6 +388,7 @@ impl OmniWorkload {
         d.params = self.params();
         d.headline = "audio ttfp".into();
         d.output_dir = Some(self.output_dir.clone());
+        d.output_keys = vec!["output_dir", "result_dir"];
         d.reject_patterns = super::capacity::reject_patterns();
         d.playback = crate::workload::playback::PlaybackConfig {
             buffer_units: 1,

@@ -231,11 +231,26 @@ fn a_server_close_before_the_end_fails_naming_what_was_left() {
 fn the_in_memory_scenario_keeps_the_recorded_arrivals_and_concurrency() {
     let recorded = "name = \"t\"\n[workload]\nkind = \"x\"\n[load]\nsamples = 4\n\
 max_concurrency = 2\nrequest_rate = 3.5\nseed = 7\nduration_s = 60\n";
-    let text = scenario_text(std::path::Path::new("/r/rec"), Some(recorded));
+    let text = scenario_text(std::path::Path::new("/r/rec"), Some(recorded), None);
     let doc: toml::Table = toml::from_str(&text).unwrap();
     assert_eq!(doc["name"].as_str(), Some("replay-t"));
     assert_eq!(doc["workload"]["recording"].as_str(), Some("/r/rec"));
     let load = doc["load"].as_table().unwrap();
     let keys: Vec<&str> = load.keys().map(String::as_str).collect();
     assert_eq!(keys, ["max_concurrency", "request_rate", "seed"]);
+}
+
+#[test]
+fn the_in_memory_scenario_takes_the_runs_effective_load_over_the_files() {
+    let recorded = "name = \"t\"\n[workload]\nkind = \"x\"\n[load]\nmax_concurrency = 1\n";
+    // `--max-concurrency 3 --request-rate inf` given when recording.
+    let effective = serde_json::json!({"max_concurrency": 3, "request_rate": "inf"});
+    let text = scenario_text(
+        std::path::Path::new("/r/rec"),
+        Some(recorded),
+        Some(&effective),
+    );
+    let doc: toml::Table = toml::from_str(&text).unwrap();
+    assert_eq!(doc["load"]["max_concurrency"].as_integer(), Some(3));
+    assert_eq!(doc["load"]["request_rate"].as_str(), Some("inf"));
 }

@@ -157,18 +157,27 @@ const KEPT_LOAD_KEYS: &[&str] = &[
 /// The scenario `rtload run --replay DIR` runs: the recording at `dir` as a `replay`
 /// workload, with the recorded scenario's (`recorded`, its TOML text) name and the
 /// `[load]` keys that decide arrivals and concurrency, so sessions arrive at the recorded
-/// offsets. No target: the caller's `--target` gives it.
-pub fn scenario_text(dir: &Path, recorded: Option<&str>) -> String {
+/// offsets: those of the run's effective `[load]` (`effective`: the manifest's
+/// `scenario.load`, the file's with the `[load]` flags given when recording applied),
+/// else of the file's. No target: the caller's `--target` gives it.
+pub fn scenario_text(
+    dir: &Path,
+    recorded: Option<&str>,
+    effective: Option<&serde_json::Value>,
+) -> String {
     /// What a replay reads of the recorded scenario.
     #[derive(Default, Deserialize)]
     struct Recorded {
         name: Option<String>,
         load: Option<toml::Table>,
     }
-    let recorded: Recorded = recorded
+    let mut recorded: Recorded = recorded
         .and_then(|t| ScenarioDoc::parse(Path::new("scenario"), t).ok())
         .and_then(|d| d.deserialize().ok())
         .unwrap_or_default();
+    if let Some(load) = effective.and_then(|v| serde_json::from_value(v.clone()).ok()) {
+        recorded.load = Some(load);
+    }
     let mut doc = toml::Table::new();
     let name = format!("replay-{}", recorded.name.as_deref().unwrap_or("recording"));
     doc.insert("name".into(), name.into());

@@ -17,9 +17,9 @@ pub struct RunArgs {
     /// Replay the client side of a recording (a DIR written by `run SCENARIO --record
     /// DIR`) against --target, for any protocol, with no scenario: each recorded measured
     /// session's client messages are sent again byte for byte at their recorded offsets
-    /// from its open, with the recorded scenario file's `[load]` arrival and concurrency
-    /// keys (flags given when recording are not kept: give them again; --num-prompts N
-    /// loops over the sessions; every `[load]` flag applies). For each client
+    /// from its open, with the recorded run's `[load]` arrival and concurrency keys (the
+    /// file's, with the `[load]` flags given when recording; --num-prompts N loops over
+    /// the sessions; every `[load]` flag given here applies over them). For each client
     /// message type X whose first server message after it in the recording was of type Y,
     /// the metric `replay_<x>_to_<y>_ms` is the latency from X's intended send to the first
     /// live Y after it; `replay_replies_<y>` counts replies, `replay_missing_replies` the
@@ -159,7 +159,8 @@ pub struct RunArgs {
     /// directions, each message with its send or receipt time on the run's clock (the
     /// result's started_s/ended_s), JSON `type`, size and sha256, closes with their codes;
     /// each distinct payload stored once in DIR/blobs/<sha256>; DIR/manifest.json names
-    /// the scenario (text and hash), its input files' hashes, rtload's version and git
+    /// the scenario (text and hash, the [load] and workload flags given over it and the
+    /// effective [load]), its input files' hashes, rtload's version and git
     /// revision, the target (redacted) and the server's handshake headers. Text payloads
     /// and the manifest are redacted like every output (upgrade header values, URL
     /// secrets). A trace that cannot be written fails the run; a cap that cuts one is a
