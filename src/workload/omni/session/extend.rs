@@ -94,7 +94,7 @@ impl DuplexSession {
                 let kept = b.target_id().map(|id| self.resp.kept_ms(id));
                 self.out.barge_in = Some(b.finish(kept));
             }
-            Some(Ext::Turns(t)) => self.out.turns = t.records,
+            Some(Ext::Turns(t)) => self.out.turns = t.records(),
             None => {}
         }
     }

@@ -69,8 +69,61 @@ pub(super) struct Turns {
     /// `[load] duration_s` on the session clock: the turn whose speech ends at or after
     /// it is the last.
     until_s: Option<f64>,
-    /// One per turn begun, in order.
-    pub(super) records: Vec<TurnRecord>,
+    /// The turns before the current one, compact: they no longer change.
+    past: Vec<PastTurn>,
+    /// The current turn (the last one begun): the only record events still change.
+    current: TurnRecord,
+}
+
+/// A turn that a later turn followed: its [`TurnRecord`] in 72 bytes and its reply's id
+/// (a boxed `str`), instead of 144 and a `String`. A soak's session begins a turn per reply, so
+/// this is per response; absent times are NaN (every kept time is finite: the
+/// differences of finite session-clock times). [`PastTurn::record`] gives the record
+/// back as it was (`turn` is its position; `speech_stopped_s` is read only while the
+/// turn is current).
+#[derive(Debug, Clone)]
+struct PastTurn {
+    speech_start_s: f64,
+    /// `speech_end_s`, `first_audio_ms`, `first_text_ms`, `vad_stop_to_first_audio_ms`,
+    /// `explicit_commit_to_first_audio_ms`; NaN: `None`.
+    times: [f64; 5],
+    reply_id: Option<Box<str>>,
+    committed: bool,
+}
+
+impl PastTurn {
+    fn of(r: TurnRecord) -> Self {
+        let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        PastTurn {
+            speech_start_s: r.speech_start_s,
+            times: [
+                nan(r.speech_end_s),
+                nan(r.first_audio_ms),
+                nan(r.first_text_ms),
+                nan(r.vad_stop_to_first_audio_ms),
+                nan(r.explicit_commit_to_first_audio_ms),
+            ],
+            reply_id: r.reply_id.map(String::into_boxed_str),
+            committed: r.committed,
+        }
+    }
+
+    fn record(self, turn: usize) -> TurnRecord {
+        let some = |v: f64| (!v.is_nan()).then_some(v);
+        let [end, audio, text, vad, commit] = self.times.map(some);
+        TurnRecord {
+            turn,
+            speech_start_s: self.speech_start_s,
+            speech_end_s: end,
+            committed: self.committed,
+            reply_id: self.reply_id.map(String::from),
+            first_audio_ms: audio,
+            first_text_ms: text,
+            vad_stop_to_first_audio_ms: vad,
+            explicit_commit_to_first_audio_ms: commit,
+            speech_stopped_s: None,
+        }
+    }
 }
 
 impl Turns {
@@ -85,7 +138,8 @@ impl Turns {
             state: State::AfterSpeech,
             pending_commit: false,
             until_s: None,
-            records: vec![TurnRecord::default()],
+            past: Vec::new(),
+            current: TurnRecord::default(),
         }
     }
 
@@ -97,7 +151,21 @@ impl Turns {
     }
 
     fn current(&mut self) -> &mut TurnRecord {
-        self.records.last_mut().expect("turn 0 exists")
+        &mut self.current
+    }
+
+    /// Turns begun so far.
+    fn begun(&self) -> usize {
+        self.past.len() + 1
+    }
+
+    /// Every turn's record, in order (the session ended).
+    pub(super) fn records(self) -> Vec<TurnRecord> {
+        let mut out: Vec<TurnRecord> = (self.past.into_iter().enumerate())
+            .map(|(turn, p)| p.record(turn))
+            .collect();
+        out.push(self.current);
+        out
     }
 
     /// The case upload (turn 0) ended at `at_s`.
@@ -109,7 +177,7 @@ impl Turns {
 
     fn end_speech(&mut self, at_s: f64) {
         let held = self.until_s.is_some_and(|u| at_s + 1e-9 >= u);
-        let last = held || self.records.len() >= self.n;
+        let last = held || self.begun() >= self.n;
         let explicit = self.explicit;
         let rec = self.current();
         rec.speech_end_s = Some(at_s);
@@ -125,7 +193,7 @@ impl Turns {
 
     /// Waiting for a reply (for the timeout message): the turn waiting, if any.
     pub(super) fn awaiting_reply(&self) -> Option<usize> {
-        (self.state == State::AfterSpeech).then(|| self.records.len() - 1)
+        (self.state == State::AfterSpeech).then(|| self.begun() - 1)
     }
 
     /// What the extension append due at `due_s` carries.
@@ -138,12 +206,13 @@ impl Turns {
             State::AfterSpeech => Chunk::Silence,
             State::Gap(start) if due_s + 1e-9 < start => Chunk::Silence,
             State::Gap(_) => {
-                let turn = self.records.len();
-                self.records.push(TurnRecord {
-                    turn,
+                let next = TurnRecord {
+                    turn: self.begun(),
                     speech_start_s: due_s,
                     ..TurnRecord::default()
-                });
+                };
+                let ended = std::mem::replace(&mut self.current, next);
+                self.past.push(PastTurn::of(ended));
                 self.state = State::Speaking(0);
                 self.next_chunk(due_s)
             }
@@ -170,7 +239,7 @@ impl Turns {
 
     /// The record waiting for its reply's events: the current turn once it has ended.
     fn ended(&mut self) -> Option<&mut TurnRecord> {
-        let rec = self.records.last_mut()?;
+        let rec = &mut self.current;
         rec.speech_end_s.is_some().then_some(rec)
     }
 
@@ -223,9 +292,7 @@ impl Turns {
         if self.state != State::AfterSpeech {
             return;
         }
-        let Some(rec) = self.records.last() else {
-            return;
-        };
+        let rec = &self.current;
         let ours = match rid {
             Some(r) => rec.reply_id.as_deref() == Some(r),
             None => rec.reply_id.is_none() && rec.speech_end_s.is_some_and(|e| at_s >= e),

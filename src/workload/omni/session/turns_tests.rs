@@ -39,7 +39,7 @@ fn explicit_turns_commit_wait_for_the_reply_then_speak_again() {
         Chunk::End,
         "the last turn ends with the final commit"
     );
-    let r = &t.records;
+    let r = t.clone().records();
     assert_eq!(r.len(), 2);
     assert_eq!(r[0].first_audio_ms, Some(100.0));
     assert_eq!(r[0].first_text_ms, Some(80.0));
@@ -58,7 +58,7 @@ fn server_vad_turns_send_no_commit_and_measure_from_speech_stopped() {
     t.speech_stopped(1.2);
     t.created("r0", 1.25);
     t.audio("r0", 1.4);
-    let r = &t.records[0];
+    let r = &t.clone().records()[0];
     assert_eq!(r.reply_id.as_deref(), Some("r0"));
     assert!(!r.committed);
     assert_eq!(r.first_audio_ms, Some(400.0));
@@ -78,7 +78,7 @@ fn a_listen_decision_ends_an_unanswered_turn() {
     assert_eq!(t.next_chunk(1.0), Chunk::Silence);
     t.reply_ended(None, 1.1);
     assert_eq!(t.next_chunk(1.6), Chunk::Speech(0));
-    assert_eq!(t.records[0].first_audio_ms, None);
+    assert_eq!(t.clone().records()[0].first_audio_ms, None);
 }
 
 #[test]
@@ -90,7 +90,7 @@ fn one_turn_is_the_seed_session() {
         Chunk::End,
         "no extension: the final commit at once"
     );
-    assert!(t.records[0].committed);
+    assert!(t.clone().records()[0].committed);
 }
 
 #[test]
@@ -104,10 +104,38 @@ fn a_held_session_speaks_until_a_turn_ends_past_its_duration() {
     assert_eq!(t.next_chunk(1.8), Chunk::Speech(0));
     assert_eq!(t.next_chunk(2.0), Chunk::Speech(1));
     assert_eq!(t.next_chunk(2.2), Chunk::End, "turn 1 ended past 2.1 s");
-    assert_eq!(t.records.len(), 2);
-    assert!(t.records[1].committed);
+    let r = t.clone().records();
+    assert_eq!(r.len(), 2);
+    assert!(r[1].committed);
     // A question that already ends past the duration is the only turn.
     let mut t = turns(usize::MAX, true).until(Some(0.5));
     t.question_ended(1.0);
     assert_eq!(t.next_chunk(1.0), Chunk::End);
+}
+
+#[test]
+fn a_past_turn_keeps_its_record_in_72_bytes_and_gives_it_back_unchanged() {
+    assert_eq!(std::mem::size_of::<super::PastTurn>(), 72);
+    assert_eq!(std::mem::size_of::<super::TurnRecord>(), 144);
+    // Every field set, then none: both come back as they were.
+    let full = super::TurnRecord {
+        turn: 3,
+        speech_start_s: 1.5,
+        speech_end_s: Some(2.5),
+        committed: true,
+        reply_id: Some("resp_0123".into()),
+        first_audio_ms: Some(-0.0),
+        first_text_ms: Some(12.345),
+        vad_stop_to_first_audio_ms: Some(7.0),
+        explicit_commit_to_first_audio_ms: Some(100.0),
+        speech_stopped_s: None,
+    };
+    let back = super::PastTurn::of(full.clone()).record(3);
+    assert_eq!(back, full);
+    assert!(back.first_audio_ms.unwrap().is_sign_negative());
+    let empty = super::TurnRecord {
+        turn: 4,
+        ..super::TurnRecord::default()
+    };
+    assert_eq!(super::PastTurn::of(empty.clone()).record(4), empty);
 }
