@@ -10,6 +10,8 @@
 
 use std::time::Duration;
 
+use crate::util::leb128;
+
 /// The lateness values of one sample, in send order (see the module header).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LatenessLog {
@@ -21,16 +23,10 @@ impl LatenessLog {
     /// Appends `late`.
     pub fn push(&mut self, late: Duration) {
         // A lateness past u64 nanoseconds (584 years) cannot come from an `Instant`.
-        let mut n = u64::try_from(late.as_nanos()).unwrap_or(u64::MAX);
-        loop {
-            let low = (n & 0x7f) as u8;
-            n >>= 7;
-            if n == 0 {
-                self.bytes.push(low);
-                break;
-            }
-            self.bytes.push(low | 0x80);
-        }
+        leb128::put(
+            &mut self.bytes,
+            u64::try_from(late.as_nanos()).unwrap_or(u64::MAX),
+        );
         self.len += 1;
     }
 
@@ -55,15 +51,9 @@ impl LatenessLog {
     /// Every value as [`Duration::as_secs_f64`] gives it, in push order.
     pub fn seconds(&self) -> Vec<f64> {
         let mut out = Vec::with_capacity(self.len);
-        let (mut n, mut shift) = (0u64, 0u32);
-        for b in &self.bytes {
-            n |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                out.push(Duration::from_nanos(n).as_secs_f64());
-                (n, shift) = (0, 0);
-            } else {
-                shift += 7;
-            }
+        let mut at = 0;
+        while let Some(n) = leb128::get(&self.bytes, &mut at) {
+            out.push(Duration::from_nanos(n).as_secs_f64());
         }
         out
     }
