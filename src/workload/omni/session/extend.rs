@@ -94,7 +94,7 @@ impl DuplexSession {
                 let kept = b.target_id().map(|id| self.resp.kept_ms(id));
                 self.out.barge_in = Some(b.finish(kept));
             }
-            Some(Ext::Turns(t)) => self.out.turns = t.records(),
+            Some(Ext::Turns(t)) => self.out.turns = t.records(|ix| self.resp.id(ix)),
             None => {}
         }
     }
@@ -188,7 +188,7 @@ impl DuplexSession {
             Some(Ext::Turns(t)) => match (kind, rid) {
                 (k, Some(r)) if AUDIO_DELTA_TYPES.contains(&k) => t.audio(r, at_s),
                 (k, Some(r)) if TEXT_DELTA_TYPES.contains(&k) && has_text(ev) => t.text(r, at_s),
-                ("response.created", Some(r)) => t.created(r, at_s),
+                ("response.created", Some(r)) => t.created(r, self.resp.ix(r), at_s),
                 ("response.done", Some(r)) => t.reply_ended(Some(r), at_s),
                 ("response.listen", _) if ledger::is_listen_decision(ev) => {
                     t.reply_ended(None, at_s)

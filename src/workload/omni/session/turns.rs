@@ -19,6 +19,7 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use super::barge::{CHUNK, Chunk};
+use crate::workload::omni::ids::RespIx;
 
 /// What one turn measured (`null`: not reached).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -71,12 +72,18 @@ pub(super) struct Turns {
     until_s: Option<f64>,
     /// The turns before the current one, compact: they no longer change.
     past: Vec<PastTurn>,
+    /// `(turn, reply id)` of each past turn whose reply the session's id table did not
+    /// hold (none do in practice: the table records every id before the turns see it).
+    past_ids: Vec<(usize, Box<str>)>,
     /// The current turn (the last one begun): the only record events still change.
     current: TurnRecord,
+    /// The current turn's reply's index in the session's id table.
+    current_reply: Option<RespIx>,
 }
 
-/// A turn that a later turn followed: its [`TurnRecord`] in 72 bytes and its reply's id
-/// (a boxed `str`), instead of 144 and a `String`. A soak's session begins a turn per reply, so
+/// A turn that a later turn followed: its [`TurnRecord`] in 64 bytes, its reply named by
+/// its index in the session's id table, instead of 144 and a copy of the id in a
+/// `String`. A soak's session begins a turn per reply, so
 /// this is per response; absent times are NaN (every kept time is finite: the
 /// differences of finite session-clock times). [`PastTurn::record`] gives the record
 /// back as it was (`turn` is its position; `speech_stopped_s` is read only while the
@@ -87,12 +94,12 @@ struct PastTurn {
     /// `speech_end_s`, `first_audio_ms`, `first_text_ms`, `vad_stop_to_first_audio_ms`,
     /// `explicit_commit_to_first_audio_ms`; NaN: `None`.
     times: [f64; 5],
-    reply_id: Option<Box<str>>,
+    reply: Option<RespIx>,
     committed: bool,
 }
 
 impl PastTurn {
-    fn of(r: TurnRecord) -> Self {
+    fn of(r: &TurnRecord, reply: Option<RespIx>) -> Self {
         let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
         PastTurn {
             speech_start_s: r.speech_start_s,
@@ -103,12 +110,12 @@ impl PastTurn {
                 nan(r.vad_stop_to_first_audio_ms),
                 nan(r.explicit_commit_to_first_audio_ms),
             ],
-            reply_id: r.reply_id.map(String::into_boxed_str),
+            reply,
             committed: r.committed,
         }
     }
 
-    fn record(self, turn: usize) -> TurnRecord {
+    fn record(&self, turn: usize, reply_id: Option<String>) -> TurnRecord {
         let some = |v: f64| (!v.is_nan()).then_some(v);
         let [end, audio, text, vad, commit] = self.times.map(some);
         TurnRecord {
@@ -116,7 +123,7 @@ impl PastTurn {
             speech_start_s: self.speech_start_s,
             speech_end_s: end,
             committed: self.committed,
-            reply_id: self.reply_id.map(String::from),
+            reply_id,
             first_audio_ms: audio,
             first_text_ms: text,
             vad_stop_to_first_audio_ms: vad,
@@ -139,7 +146,9 @@ impl Turns {
             pending_commit: false,
             until_s: None,
             past: Vec::new(),
+            past_ids: Vec::new(),
             current: TurnRecord::default(),
+            current_reply: None,
         }
     }
 
@@ -159,10 +168,17 @@ impl Turns {
         self.past.len() + 1
     }
 
-    /// Every turn's record, in order (the session ended).
-    pub(super) fn records(self) -> Vec<TurnRecord> {
-        let mut out: Vec<TurnRecord> = (self.past.into_iter().enumerate())
-            .map(|(turn, p)| p.record(turn))
+    /// Every turn's record, in order (the session ended); `id` names a reply by its index.
+    pub(super) fn records<'a>(self, id: impl Fn(RespIx) -> &'a str) -> Vec<TurnRecord> {
+        let mut odd = self.past_ids.into_iter().peekable();
+        let mut out: Vec<TurnRecord> = (self.past.iter().enumerate())
+            .map(|(turn, p)| {
+                let reply = match odd.next_if(|(t, _)| *t == turn) {
+                    Some((_, s)) => Some(String::from(s)),
+                    None => p.reply.map(|ix| id(ix).to_string()),
+                };
+                p.record(turn, reply)
+            })
             .collect();
         out.push(self.current);
         out
@@ -212,7 +228,11 @@ impl Turns {
                     ..TurnRecord::default()
                 };
                 let ended = std::mem::replace(&mut self.current, next);
-                self.past.push(PastTurn::of(ended));
+                let reply = self.current_reply.take();
+                if let (Some(id), None) = (ended.reply_id.as_deref(), reply) {
+                    self.past_ids.push((self.past.len(), id.into()));
+                }
+                self.past.push(PastTurn::of(&ended, reply));
                 self.state = State::Speaking(0);
                 self.next_chunk(due_s)
             }
@@ -243,13 +263,14 @@ impl Turns {
         rec.speech_end_s.is_some().then_some(rec)
     }
 
-    /// `response.created` of `rid` at `at_s`.
-    pub(super) fn created(&mut self, rid: &str, at_s: f64) {
+    /// `response.created` of `rid` (`ix` in the session's id table) at `at_s`.
+    pub(super) fn created(&mut self, rid: &str, ix: Option<RespIx>, at_s: f64) {
         if let Some(rec) = self.ended()
             && rec.reply_id.is_none()
             && rec.speech_end_s.is_some_and(|e| at_s >= e)
         {
             rec.reply_id = Some(rid.to_string());
+            self.current_reply = ix;
         }
     }
 
