@@ -28,7 +28,7 @@ pub(super) enum Ext {
     /// Interrupt the agent's reply.
     Barge(Box<Barge>),
     /// Speak again, turn after turn.
-    Turns(Turns),
+    Turns(Box<Turns>),
 }
 
 impl Ext {
@@ -83,7 +83,7 @@ impl DuplexSession {
         until_s: Option<f64>,
     ) -> Self {
         let t = Turns::new(n, gap_ms, explicit, self.appends.speech.clone()).until(until_s);
-        self.ext = Some(Ext::Turns(t));
+        self.ext = Some(Ext::Turns(Box::new(t)));
         self
     }
 
