@@ -83,11 +83,10 @@ pub(super) struct Turns {
 
 /// A turn that a later turn followed: its [`TurnRecord`] in 64 bytes, its reply named by
 /// its index in the session's id table, instead of 144 and a copy of the id in a
-/// `String`. A soak's session begins a turn per reply, so
-/// this is per response; absent times are NaN (every kept time is finite: the
-/// differences of finite session-clock times). [`PastTurn::record`] gives the record
-/// back as it was (`turn` is its position; `speech_stopped_s` is read only while the
-/// turn is current).
+/// `String`. A soak's session begins a turn per reply, so this is per response. Absent
+/// times are NaN (every kept time is finite: the differences of finite session-clock
+/// times). [`PastTurn::record`] gives the record back as it was (`turn` is its
+/// position; `speech_stopped_s` is read only while the turn is current).
 #[derive(Debug, Clone)]
 struct PastTurn {
     speech_start_s: f64,
