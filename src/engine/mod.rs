@@ -10,6 +10,7 @@
 pub mod coordinator;
 pub mod fdlimit;
 pub mod interrupt;
+pub mod lateness;
 pub mod live;
 pub mod playback;
 pub mod progress;

@@ -27,6 +27,7 @@ use actix_http::ws::ProtocolError;
 use awc::ws::{CloseCode, Message};
 use tokio::time::Instant;
 
+use super::lateness::LatenessLog;
 use super::record::Tape;
 use super::transport::{WsSink, to_message};
 use crate::workload::OutMsg;
@@ -48,7 +49,8 @@ pub struct Sender {
     broken: bool,
     /// A session message was written: the first one is traced.
     sent_any: bool,
-    lateness_s: Vec<f64>,
+    /// Lateness of every scheduled message so far, compact (see [`LatenessLog`]).
+    lateness: LatenessLog,
     /// The session's wire trace, when the run records.
     tape: Option<Tape>,
 }
@@ -62,7 +64,7 @@ impl Sender {
             flushing: false,
             broken: false,
             sent_any: false,
-            lateness_s: Vec::new(),
+            lateness: LatenessLog::default(),
             tape: None,
         }
     }
@@ -180,7 +182,7 @@ impl Sender {
 
     /// The lateness samples (seconds), taken out.
     pub fn take_lateness(&mut self) -> Vec<f64> {
-        std::mem::take(&mut self.lateness_s)
+        std::mem::take(&mut self.lateness).seconds()
     }
 
     fn first_write(&mut self) {
@@ -202,8 +204,7 @@ impl Sender {
             t.outbound(now, out.intended, &out.msg);
         }
         if let Some(intended) = out.intended {
-            let late = now.saturating_duration_since(intended).as_secs_f64();
-            self.lateness_s.push(late);
+            self.lateness.push(now.saturating_duration_since(intended));
         }
     }
 }

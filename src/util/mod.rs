@@ -12,7 +12,8 @@
 //! mono at a chosen rate (`wav`), shared by the datasets that stream recorded audio; the
 //! process's own CPU and memory from `/proc/self` (`usage`); text copied into outputs
 //! cut to a bound with its length noted (`bounded`); the process's stop-requested flag
-//! that long work outside a run checks (`cancel`).
+//! that long work outside a run checks (`cancel`); LEB128 numbers for compact exact logs
+//! (`leb128`).
 
 pub mod b64;
 pub mod bounded;
@@ -22,6 +23,7 @@ pub mod fs;
 pub mod histlog;
 pub mod http;
 pub mod jsonmatch;
+pub mod leb128;
 pub mod pacing;
 pub mod prom;
 pub mod pyfmt;

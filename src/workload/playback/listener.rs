@@ -10,7 +10,8 @@
 //! arrives *behind* one already played (a lower stream, or a lower index in its stream)
 //! changes what came before it, so the listener keeps every unit in a [`UnitLog`] (8–16
 //! bytes each) and, the next time it is asked, replays them in order: exact, and paid
-//! only when a server reorders.
+//! only when a server reorders. Each closed stream's result is kept in 32 bytes when it
+//! played without a stall ([`Closed`]).
 
 use super::{PlayUnit, PlaybackConfig, PlaybackSummary, StreamPlayback, UnitLog};
 
@@ -19,7 +20,7 @@ use super::{PlayUnit, PlaybackConfig, PlaybackSummary, StreamPlayback, UnitLog};
 pub struct Listener {
     cfg: PlaybackConfig,
     /// Streams that a later stream's first unit closed, in stream order.
-    done: Vec<StreamPlayback>,
+    done: Closed,
     /// Where the last closed stream's playback ended.
     prev_end: Option<f64>,
     /// The stream being received.
@@ -143,12 +144,89 @@ impl Open {
     }
 }
 
+/// The closed streams, compact: a held session closes one per response, and most play
+/// without a stall, so each keeps 32 bytes ([`Plain`]) instead of a [`StreamPlayback`]'s
+/// 88; a stream that stalled or never filled its buffer keeps its whole record beside.
+/// [`Closed::into_vec`] gives back exactly the records pushed.
+#[derive(Debug, Clone, Default)]
+struct Closed {
+    /// One per closed stream, in order.
+    plain: Vec<Plain>,
+    /// `(position, record)` of each closed stream that is not plain, in order.
+    other: Vec<(usize, StreamPlayback)>,
+}
+
+/// A stream that filled its buffer and never stalled: all its record says besides.
+#[derive(Debug, Clone, Copy)]
+struct Plain {
+    stream: u64,
+    units: u64,
+    start_s: f64,
+    playback_span_s: f64,
+}
+
+impl Plain {
+    fn record(self) -> StreamPlayback {
+        StreamPlayback {
+            stream: self.stream,
+            units: self.units,
+            buffer_filled: true,
+            start_s: self.start_s,
+            stall_count: 0,
+            total_stall_s: 0.0,
+            time_to_first_stall_s: None,
+            first_stall_index: None,
+            playback_span_s: self.playback_span_s,
+        }
+    }
+}
+
+impl Closed {
+    fn push(&mut self, s: StreamPlayback) {
+        let plain = Plain {
+            stream: s.stream,
+            units: s.units,
+            start_s: s.start_s,
+            playback_span_s: s.playback_span_s,
+        };
+        // Bit for bit: the record rebuilt from `plain` must be this one.
+        let is_plain = s.buffer_filled
+            && s.stall_count == 0
+            && s.total_stall_s.to_bits() == 0
+            && s.time_to_first_stall_s.is_none()
+            && s.first_stall_index.is_none();
+        if !is_plain {
+            self.other.push((self.plain.len(), s));
+        }
+        self.plain.push(plain);
+    }
+
+    #[cfg(test)]
+    fn get(&self, i: usize) -> Option<StreamPlayback> {
+        let p = *self.plain.get(i)?;
+        match self.other.binary_search_by_key(&i, |(at, _)| *at) {
+            Ok(k) => Some(self.other[k].1.clone()),
+            Err(_) => Some(p.record()),
+        }
+    }
+
+    fn into_vec(self) -> Vec<StreamPlayback> {
+        let mut other = self.other.into_iter().peekable();
+        (self.plain.into_iter().enumerate())
+            .map(|(i, p)| match other.next_if(|(at, _)| *at == i) {
+                Some((_, s)) => s,
+                None => p.record(),
+            })
+            .collect()
+    }
+}
+
 impl Listener {
     /// A listener that buffers as `cfg` says before it starts each stream.
     pub fn new(cfg: PlaybackConfig) -> Self {
         Listener {
             cfg,
-            done: Vec::new(),
+            done: Closed::default(),
             prev_end: None,
             open: None,
             last_key: None,
@@ -217,7 +295,7 @@ impl Listener {
     #[cfg(test)]
     pub fn summary(&mut self) -> PlaybackSummary {
         self.settle();
-        let mut streams = self.done.clone();
+        let mut streams = self.done.clone().into_vec();
         if let Some(o) = &self.open {
             streams.push(o.result(self.prev_end));
         }
@@ -228,7 +306,9 @@ impl Listener {
     pub fn finish(mut self) -> PlaybackSummary {
         self.settle();
         self.close_open();
-        PlaybackSummary { streams: self.done }
+        PlaybackSummary {
+            streams: self.done.into_vec(),
+        }
     }
 
     /// Seconds of stream `stream`'s media the listener had heard by `now_s`, for `now_s`
@@ -249,11 +329,10 @@ impl Listener {
                 None => 0.0,
             };
         }
-        let i = self.done.partition_point(|s| s.stream < stream);
-        self.done
-            .get(i)
+        let i = self.done.plain.partition_point(|s| s.stream < stream);
+        (self.done.get(i))
             .filter(|s| s.stream == stream)
-            .map_or(0.0, played)
+            .map_or(0.0, |s| played(&s))
     }
 }
 

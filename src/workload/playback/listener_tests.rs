@@ -154,3 +154,40 @@ fn a_reordered_unit_is_replayed_in_order() {
     assert_eq!(s.streams.len(), 3);
     assert_eq!(s.streams[1].start_s, 1.0);
 }
+
+#[test]
+fn closed_streams_keep_32_bytes_unless_they_stalled_and_come_back_unchanged() {
+    assert_eq!(std::mem::size_of::<super::Plain>(), 32);
+    // Stream 0 plays through; stream 1 stalls (its second unit lands late); stream 2
+    // plays through; stream 3 is still open.
+    let mut l = Listener::new(PlaybackConfig::default());
+    for u in [
+        unit(0, 0, 0.0, 0.2),
+        unit(0, 0, 0.1, 0.2),
+        unit(1, 0, 0.5, 0.1),
+        unit(1, 0, 0.9, 0.1),
+        unit(2, 0, 1.0, 0.3),
+        unit(3, 0, 2.0, 0.1),
+    ] {
+        l.push(u);
+    }
+    assert_eq!(l.done.plain.len(), 3);
+    let other: Vec<usize> = l.done.other.iter().map(|(at, _)| *at).collect();
+    assert_eq!(
+        other,
+        [1],
+        "only the stream that stalled keeps its whole record"
+    );
+    let want = simulate(
+        &[
+            unit(0, 0, 0.0, 0.2),
+            unit(0, 0, 0.1, 0.2),
+            unit(1, 0, 0.5, 0.1),
+            unit(1, 0, 0.9, 0.1),
+            unit(2, 0, 1.0, 0.3),
+            unit(3, 0, 2.0, 0.1),
+        ],
+        PlaybackConfig::default(),
+    );
+    assert_eq!(l.finish(), want);
+}

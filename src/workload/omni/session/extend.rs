@@ -28,7 +28,7 @@ pub(super) enum Ext {
     /// Interrupt the agent's reply.
     Barge(Box<Barge>),
     /// Speak again, turn after turn.
-    Turns(Turns),
+    Turns(Box<Turns>),
 }
 
 impl Ext {
@@ -83,7 +83,7 @@ impl DuplexSession {
         until_s: Option<f64>,
     ) -> Self {
         let t = Turns::new(n, gap_ms, explicit, self.appends.speech.clone()).until(until_s);
-        self.ext = Some(Ext::Turns(t));
+        self.ext = Some(Ext::Turns(Box::new(t)));
         self
     }
 
@@ -94,7 +94,7 @@ impl DuplexSession {
                 let kept = b.target_id().map(|id| self.resp.kept_ms(id));
                 self.out.barge_in = Some(b.finish(kept));
             }
-            Some(Ext::Turns(t)) => self.out.turns = t.records,
+            Some(Ext::Turns(t)) => self.out.turns = t.records(|ix| self.resp.id(ix)),
             None => {}
         }
     }
@@ -188,7 +188,7 @@ impl DuplexSession {
             Some(Ext::Turns(t)) => match (kind, rid) {
                 (k, Some(r)) if AUDIO_DELTA_TYPES.contains(&k) => t.audio(r, at_s),
                 (k, Some(r)) if TEXT_DELTA_TYPES.contains(&k) && has_text(ev) => t.text(r, at_s),
-                ("response.created", Some(r)) => t.created(r, at_s),
+                ("response.created", Some(r)) => t.created(r, self.resp.ix(r), at_s),
                 ("response.done", Some(r)) => t.reply_ended(Some(r), at_s),
                 ("response.listen", _) if ledger::is_listen_decision(ev) => {
                     t.reply_ended(None, at_s)

@@ -19,6 +19,7 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use super::barge::{CHUNK, Chunk};
+use crate::workload::omni::ids::RespIx;
 
 /// What one turn measured (`null`: not reached).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -69,8 +70,66 @@ pub(super) struct Turns {
     /// `[load] duration_s` on the session clock: the turn whose speech ends at or after
     /// it is the last.
     until_s: Option<f64>,
-    /// One per turn begun, in order.
-    pub(super) records: Vec<TurnRecord>,
+    /// The turns before the current one, compact: they no longer change.
+    past: Vec<PastTurn>,
+    /// `(turn, reply id)` of each past turn whose reply the session's id table did not
+    /// hold (none do in practice: the table records every id before the turns see it).
+    past_ids: Vec<(usize, Box<str>)>,
+    /// The current turn (the last one begun): the only record events still change.
+    current: TurnRecord,
+    /// The current turn's reply's index in the session's id table.
+    current_reply: Option<RespIx>,
+}
+
+/// A turn that a later turn followed: its [`TurnRecord`] in 64 bytes, its reply named by
+/// its index in the session's id table, instead of 144 and a copy of the id in a
+/// `String`. A soak's session begins a turn per reply, so this is per response. Absent
+/// times are NaN (every kept time is finite: the differences of finite session-clock
+/// times). [`PastTurn::record`] gives the record back as it was (`turn` is its
+/// position; `speech_stopped_s` is read only while the turn is current).
+#[derive(Debug, Clone)]
+struct PastTurn {
+    speech_start_s: f64,
+    /// `speech_end_s`, `first_audio_ms`, `first_text_ms`, `vad_stop_to_first_audio_ms`,
+    /// `explicit_commit_to_first_audio_ms`; NaN: `None`.
+    times: [f64; 5],
+    reply: Option<RespIx>,
+    committed: bool,
+}
+
+impl PastTurn {
+    fn of(r: &TurnRecord, reply: Option<RespIx>) -> Self {
+        let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        PastTurn {
+            speech_start_s: r.speech_start_s,
+            times: [
+                nan(r.speech_end_s),
+                nan(r.first_audio_ms),
+                nan(r.first_text_ms),
+                nan(r.vad_stop_to_first_audio_ms),
+                nan(r.explicit_commit_to_first_audio_ms),
+            ],
+            reply,
+            committed: r.committed,
+        }
+    }
+
+    fn record(&self, turn: usize, reply_id: Option<String>) -> TurnRecord {
+        let some = |v: f64| (!v.is_nan()).then_some(v);
+        let [end, audio, text, vad, commit] = self.times.map(some);
+        TurnRecord {
+            turn,
+            speech_start_s: self.speech_start_s,
+            speech_end_s: end,
+            committed: self.committed,
+            reply_id,
+            first_audio_ms: audio,
+            first_text_ms: text,
+            vad_stop_to_first_audio_ms: vad,
+            explicit_commit_to_first_audio_ms: commit,
+            speech_stopped_s: None,
+        }
+    }
 }
 
 impl Turns {
@@ -85,7 +144,10 @@ impl Turns {
             state: State::AfterSpeech,
             pending_commit: false,
             until_s: None,
-            records: vec![TurnRecord::default()],
+            past: Vec::new(),
+            past_ids: Vec::new(),
+            current: TurnRecord::default(),
+            current_reply: None,
         }
     }
 
@@ -97,7 +159,28 @@ impl Turns {
     }
 
     fn current(&mut self) -> &mut TurnRecord {
-        self.records.last_mut().expect("turn 0 exists")
+        &mut self.current
+    }
+
+    /// Turns begun so far.
+    fn begun(&self) -> usize {
+        self.past.len() + 1
+    }
+
+    /// Every turn's record, in order (the session ended); `id` names a reply by its index.
+    pub(super) fn records<'a>(self, id: impl Fn(RespIx) -> &'a str) -> Vec<TurnRecord> {
+        let mut odd = self.past_ids.into_iter().peekable();
+        let mut out: Vec<TurnRecord> = (self.past.iter().enumerate())
+            .map(|(turn, p)| {
+                let reply = match odd.next_if(|(t, _)| *t == turn) {
+                    Some((_, s)) => Some(String::from(s)),
+                    None => p.reply.map(|ix| id(ix).to_string()),
+                };
+                p.record(turn, reply)
+            })
+            .collect();
+        out.push(self.current);
+        out
     }
 
     /// The case upload (turn 0) ended at `at_s`.
@@ -109,7 +192,7 @@ impl Turns {
 
     fn end_speech(&mut self, at_s: f64) {
         let held = self.until_s.is_some_and(|u| at_s + 1e-9 >= u);
-        let last = held || self.records.len() >= self.n;
+        let last = held || self.begun() >= self.n;
         let explicit = self.explicit;
         let rec = self.current();
         rec.speech_end_s = Some(at_s);
@@ -125,7 +208,7 @@ impl Turns {
 
     /// Waiting for a reply (for the timeout message): the turn waiting, if any.
     pub(super) fn awaiting_reply(&self) -> Option<usize> {
-        (self.state == State::AfterSpeech).then(|| self.records.len() - 1)
+        (self.state == State::AfterSpeech).then(|| self.begun() - 1)
     }
 
     /// What the extension append due at `due_s` carries.
@@ -138,12 +221,17 @@ impl Turns {
             State::AfterSpeech => Chunk::Silence,
             State::Gap(start) if due_s + 1e-9 < start => Chunk::Silence,
             State::Gap(_) => {
-                let turn = self.records.len();
-                self.records.push(TurnRecord {
-                    turn,
+                let next = TurnRecord {
+                    turn: self.begun(),
                     speech_start_s: due_s,
                     ..TurnRecord::default()
-                });
+                };
+                let ended = std::mem::replace(&mut self.current, next);
+                let reply = self.current_reply.take();
+                if let (Some(id), None) = (ended.reply_id.as_deref(), reply) {
+                    self.past_ids.push((self.past.len(), id.into()));
+                }
+                self.past.push(PastTurn::of(&ended, reply));
                 self.state = State::Speaking(0);
                 self.next_chunk(due_s)
             }
@@ -170,17 +258,18 @@ impl Turns {
 
     /// The record waiting for its reply's events: the current turn once it has ended.
     fn ended(&mut self) -> Option<&mut TurnRecord> {
-        let rec = self.records.last_mut()?;
+        let rec = &mut self.current;
         rec.speech_end_s.is_some().then_some(rec)
     }
 
-    /// `response.created` of `rid` at `at_s`.
-    pub(super) fn created(&mut self, rid: &str, at_s: f64) {
+    /// `response.created` of `rid` (`ix` in the session's id table) at `at_s`.
+    pub(super) fn created(&mut self, rid: &str, ix: Option<RespIx>, at_s: f64) {
         if let Some(rec) = self.ended()
             && rec.reply_id.is_none()
             && rec.speech_end_s.is_some_and(|e| at_s >= e)
         {
             rec.reply_id = Some(rid.to_string());
+            self.current_reply = ix;
         }
     }
 
@@ -223,9 +312,7 @@ impl Turns {
         if self.state != State::AfterSpeech {
             return;
         }
-        let Some(rec) = self.records.last() else {
-            return;
-        };
+        let rec = &self.current;
         let ours = match rid {
             Some(r) => rec.reply_id.as_deref() == Some(r),
             None => rec.reply_id.is_none() && rec.speech_end_s.is_some_and(|e| at_s >= e),

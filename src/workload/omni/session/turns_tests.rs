@@ -6,6 +6,12 @@ use bytes::Bytes;
 use super::{Chunk, Turns};
 use crate::workload::omni::session::barge::CHUNK;
 
+/// Every record, replies named by id (no test here gives an index).
+fn records(t: &Turns) -> Vec<super::TurnRecord> {
+    t.clone()
+        .records(|_| -> &'static str { unreachable!("no index was given") })
+}
+
 fn turns(n: usize, explicit: bool) -> Turns {
     Turns::new(n, 500.0, explicit, Bytes::from(vec![1u8; 2 * CHUNK]))
 }
@@ -21,7 +27,7 @@ fn explicit_turns_commit_wait_for_the_reply_then_speak_again() {
     );
     assert_eq!(t.next_chunk(1.0), Chunk::Silence);
     assert_eq!(t.awaiting_reply(), Some(0));
-    t.created("r0", 1.05);
+    t.created("r0", None, 1.05);
     t.text("r0", 1.08);
     t.audio("r0", 1.1);
     t.reply_ended(Some("other"), 1.2); // not the reply
@@ -39,7 +45,7 @@ fn explicit_turns_commit_wait_for_the_reply_then_speak_again() {
         Chunk::End,
         "the last turn ends with the final commit"
     );
-    let r = &t.records;
+    let r = records(&t);
     assert_eq!(r.len(), 2);
     assert_eq!(r[0].first_audio_ms, Some(100.0));
     assert_eq!(r[0].first_text_ms, Some(80.0));
@@ -54,11 +60,11 @@ fn server_vad_turns_send_no_commit_and_measure_from_speech_stopped() {
     let mut t = turns(2, false);
     t.question_ended(1.0);
     assert_eq!(t.next_chunk(1.0), Chunk::Silence, "no commit");
-    t.created("early", 0.9); // created before the end of speech: not the reply
+    t.created("early", None, 0.9); // created before the end of speech: not the reply
     t.speech_stopped(1.2);
-    t.created("r0", 1.25);
+    t.created("r0", None, 1.25);
     t.audio("r0", 1.4);
-    let r = &t.records[0];
+    let r = &records(&t)[0];
     assert_eq!(r.reply_id.as_deref(), Some("r0"));
     assert!(!r.committed);
     assert_eq!(r.first_audio_ms, Some(400.0));
@@ -78,7 +84,7 @@ fn a_listen_decision_ends_an_unanswered_turn() {
     assert_eq!(t.next_chunk(1.0), Chunk::Silence);
     t.reply_ended(None, 1.1);
     assert_eq!(t.next_chunk(1.6), Chunk::Speech(0));
-    assert_eq!(t.records[0].first_audio_ms, None);
+    assert_eq!(records(&t)[0].first_audio_ms, None);
 }
 
 #[test]
@@ -90,7 +96,7 @@ fn one_turn_is_the_seed_session() {
         Chunk::End,
         "no extension: the final commit at once"
     );
-    assert!(t.records[0].committed);
+    assert!(records(&t)[0].committed);
 }
 
 #[test]
@@ -104,10 +110,62 @@ fn a_held_session_speaks_until_a_turn_ends_past_its_duration() {
     assert_eq!(t.next_chunk(1.8), Chunk::Speech(0));
     assert_eq!(t.next_chunk(2.0), Chunk::Speech(1));
     assert_eq!(t.next_chunk(2.2), Chunk::End, "turn 1 ended past 2.1 s");
-    assert_eq!(t.records.len(), 2);
-    assert!(t.records[1].committed);
+    let r = records(&t);
+    assert_eq!(r.len(), 2);
+    assert!(r[1].committed);
     // A question that already ends past the duration is the only turn.
     let mut t = turns(usize::MAX, true).until(Some(0.5));
     t.question_ended(1.0);
     assert_eq!(t.next_chunk(1.0), Chunk::End);
+}
+
+#[test]
+fn a_past_turn_keeps_its_record_in_64_bytes_and_gives_it_back_unchanged() {
+    assert_eq!(std::mem::size_of::<super::PastTurn>(), 64);
+    assert_eq!(std::mem::size_of::<super::TurnRecord>(), 144);
+    // Every field set, then none: both come back as they were.
+    let full = super::TurnRecord {
+        turn: 3,
+        speech_start_s: 1.5,
+        speech_end_s: Some(2.5),
+        committed: true,
+        reply_id: Some("resp_0123".into()),
+        first_audio_ms: Some(-0.0),
+        first_text_ms: Some(12.345),
+        vad_stop_to_first_audio_ms: Some(7.0),
+        explicit_commit_to_first_audio_ms: Some(100.0),
+        speech_stopped_s: None,
+    };
+    let back = super::PastTurn::of(&full, Some(7)).record(3, full.reply_id.clone());
+    assert_eq!(back, full);
+    assert!(back.first_audio_ms.unwrap().is_sign_negative());
+    let empty = super::TurnRecord {
+        turn: 4,
+        ..super::TurnRecord::default()
+    };
+    assert_eq!(super::PastTurn::of(&empty, None).record(4, None), empty);
+}
+
+#[test]
+fn past_replies_are_named_through_the_id_table_or_kept_when_it_lacks_them() {
+    // Turn 0's reply is in the table (index 5), turn 1's is not; turn 2 is current.
+    let mut t = turns(3, true);
+    t.question_ended(1.0);
+    assert_eq!(t.next_chunk(1.0), Chunk::Commit);
+    t.created("r0", Some(5), 1.05);
+    t.reply_ended(Some("r0"), 1.2);
+    assert_eq!(t.next_chunk(1.7), Chunk::Speech(0));
+    assert_eq!(t.next_chunk(1.9), Chunk::Speech(1));
+    assert_eq!(t.next_chunk(2.1), Chunk::Commit);
+    t.created("r1", None, 2.15);
+    t.reply_ended(Some("r1"), 2.3);
+    assert_eq!(t.next_chunk(2.9), Chunk::Speech(0));
+    t.created("early", Some(9), 2.95); // before turn 2's end of speech: no reply
+    let r = t.records(|ix| {
+        assert_eq!(ix, 5, "only turn 0's reply is looked up");
+        "r0"
+    });
+    let replies: Vec<Option<&str>> = r.iter().map(|t| t.reply_id.as_deref()).collect();
+    assert_eq!(replies, [Some("r0"), Some("r1"), None]);
+    assert_eq!(r[1].speech_start_s, 1.7);
 }

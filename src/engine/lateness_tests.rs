@@ -1,0 +1,44 @@
+//! The compact lateness log gives back, bit for bit, the seconds the sender used to keep.
+
+use std::time::Duration;
+
+use proptest::prelude::*;
+
+use super::LatenessLog;
+
+proptest! {
+    #[test]
+    fn seconds_equal_as_secs_f64_bit_for_bit(nanos in prop::collection::vec(
+        prop_oneof![0u64..10_000_000, any::<u64>()], 0..200)) {
+        let mut log = LatenessLog::default();
+        let durations: Vec<Duration> = nanos.iter().map(|n| Duration::from_nanos(*n)).collect();
+        for d in &durations {
+            log.push(*d);
+        }
+        let want: Vec<u64> = durations.iter().map(|d| d.as_secs_f64().to_bits()).collect();
+        let got: Vec<u64> = log.seconds().iter().map(|s| s.to_bits()).collect();
+        prop_assert_eq!(got, want);
+        prop_assert_eq!(log.len(), nanos.len());
+    }
+}
+
+#[test]
+fn a_sub_millisecond_lateness_costs_three_bytes() {
+    let mut log = LatenessLog::default();
+    for _ in 0..1000 {
+        log.push(Duration::from_micros(900));
+    }
+    assert_eq!(log.len(), 1000);
+    assert!(log.heap_bytes() <= 4096, "{}", log.heap_bytes());
+    assert_eq!(log.seconds(), vec![0.0009; 1000]);
+}
+
+#[test]
+fn a_duration_past_whole_seconds_keeps_its_seconds_and_nanos() {
+    let d = Duration::new(3, 141_592_653);
+    let mut log = LatenessLog::default();
+    log.push(d);
+    log.push(Duration::ZERO);
+    assert_eq!(log.seconds(), [d.as_secs_f64(), 0.0]);
+    assert!(!log.is_empty());
+}
