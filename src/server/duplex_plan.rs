@@ -11,7 +11,8 @@
 //! created (the final decision covers their input), so `overlap_deferred` means exactly
 //! "a created response has not ended yet", as the client's §1.5 rule reads it.
 //!
-//! Event shapes and inbound validation live in `events` and `inbound`.
+//! Event shapes and inbound validation live in `events` and `inbound`; the timeline holds
+//! [`Step`]s, whose response deltas (`delta`) are written to text only when sent.
 
 mod delta;
 mod events;
