@@ -64,7 +64,7 @@ fn configs() -> Vec<DuplexServerConfig> {
 
 #[test]
 fn every_delta_text_is_what_the_json_event_gave() {
-    let stamps = [0.0, 1.0, 0.1 + 0.2, 1234.000_001, 3e-7, 86_400.5];
+    let stamps = [0.0, 1.0, 0.1 + 0.2, 1_234.000_001, 3e-7, 86_400.5];
     let mut deltas = 0;
     for cfg in configs() {
         let responder = Responder::new(&cfg, 42);
