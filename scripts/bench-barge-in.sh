@@ -3,7 +3,7 @@
 # `rtload serve` set to react in REACTION_MS, and this prints what the sessions measured —
 # stop latency from the onset (stop_ms), the server's part of it (stop_ms minus the
 # receipt of its speech_started), the answer's latency — as p50 / p99 / max over the
-# sessions, from the run's JSON.
+# sessions, from the run's JSON, and the server's own CPU per live session-second.
 #
 #   scripts/bench-barge-in.sh [N] [REACTION_MS] [--cores C:S] [--rate R] [--bin PATH]
 #
@@ -60,9 +60,13 @@ $(rate_line)
 json = "$work/result.json"
 TOML
 "${CLIENT_PIN[@]}" "$BIN" run --quiet "$work/run.toml" > /dev/null
-python3 - "$work/result.json" "$REACTION" <<'PY'
-import json, sys
+SERVER_CPU=$(server_cpu_s)
+SERVER_CPU=$SERVER_CPU python3 - "$work/result.json" "$REACTION" <<'PY'
+import json, os, sys
+sys.path.insert(0, 'scripts')
+from resources import server_line
 doc = json.load(open(sys.argv[1]))
+server_line(doc["rtload"], os.environ["SERVER_CPU"])
 rows = [r["barge_in"] for r in doc["rtload"]["samples"] if r.get("barge_in")]
 def q(xs, p):
     xs = sorted(xs); k = (len(xs) - 1) * p; i = int(k)

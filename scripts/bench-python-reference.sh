@@ -3,7 +3,8 @@
 # reference client itself (vLLM-Omni's `run_omniinteract_case`, PyPI vllm-omni==0.30.0,
 # through scripts/pyref_omni.py), against the same reference server in its own process,
 # pinned the same way; print each one's CPU per live session-second and per session,
-# peak RSS, and the ratio python / rtload.
+# peak RSS, the ratio python / rtload, and the server's own CPU per live session-second
+# while each ran.
 #
 #   scripts/bench-python-reference.sh [N] [CASE_MS] [--cores C:S] [--rate R] [--bin PATH]
 #
@@ -67,17 +68,19 @@ bound=$(( 1200 + N * 2 + CASE_MS / 1000 * 4 ))
 
 timeout "$bound" "${CLIENT_PIN[@]}" "$BIN" run "$work/scenario.toml" --target "ws://$addr" \
   --output-json "$work/out.json" -q > "$work/report.txt" || { echo "rtload run failed (exit $?)" >&2; tail -20 "$work/report.txt" >&2; }
+SERVER_CPU=$(server_cpu_s)
 
 timeout "$bound" "${CLIENT_PIN[@]}" "$VENV/bin/python" scripts/pyref_omni.py "127.0.0.1:$port" "$work/ds" "$N" \
   ${RATE:+--rate "$RATE"} --out "$work/py-out" > "$work/py.json" 2> "$work/py.err" \
   || { echo "python reference failed (exit $?)" >&2; tail -20 "$work/py.err" >&2; }
+SERVER_CPU2=$(server_cpu_s)
 
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: ${CLIENT_PIN[*]:-no}; server pinned: ${SERVER_PIN[*]:-no}; arrivals: $(arrivals)"
 echo "sessions=$N case=$(awk "BEGIN{printf \"%.1f\", $CASE_MS/1000}")s concurrency=$N server audio: 3 deltas of 100 ms a second"
 grep -h "generator-bound" "$work/report.txt" || true
-python3 - "$work" "$N" <<'PY'
+SERVER_CPU=$SERVER_CPU SERVER_CPU2=$SERVER_CPU2 python3 - "$work" "$N" <<'PY'
 import sys; sys.path.insert(0, 'scripts')
-from resources import resources
+from resources import resources, server_line
 import json, os
 work, n = sys.argv[1], int(sys.argv[2])
 try:
@@ -91,6 +94,7 @@ rt = d["rtload"]
 r = rt.get("resources") or {}
 print(f"rtload: completed {d['completed']} failed {d['failed']}")
 resources(rt)
+server_line(rt, os.environ["SERVER_CPU"])
 r_sess = r["cpu_s"] / n * 1e6 if r.get("cpu_s") is not None else None
 if r_sess is not None:
     print(f"rtload: {r_sess:.0f} µs CPU per session; peak RSS per session {r['peak_rss_mib'] * 1024 / n:.1f} KiB")
@@ -110,6 +114,13 @@ print(f"  {p['cpu_s']:.2f} s CPU (user {p['user_s']:.2f} + sys {p['sys_s']:.2f})
 print(f"  peak RSS {p['peak_rss_mib']:.1f} MiB = {p['peak_rss_mib'] * 1024 / n:.1f} KiB per session; RSS per session in flight"
       f" {p['rss_per_session_kib']:.1f} KiB ({p['rss_at_start_mib']:.1f} MiB at the live start, prepared media included,"
       f" {p['live_rss_peak_mib']:.1f} MiB sampled peak, {p['peak_sessions_in_flight']} in flight)")
+try:
+    # The server's CPU between the end of rtload's run and the end of the reference's.
+    py_server = float(os.environ["SERVER_CPU2"]) - float(os.environ["SERVER_CPU"])
+    print(f"  server (reference, its own core) while it ran: cpu {py_server:.2f} s ="
+          f" {py_server / p['live_session_s'] * 1e6:.0f} µs per live session-second")
+except (ValueError, ZeroDivisionError):
+    pass
 lag = p["pacing_max_lag_ms"]
 if lag["p50"] is not None:
     print(f"  input pacing lag (per-session max): p50 {lag['p50']:.3f} ms, max {lag['max']:.3f} ms;"

@@ -21,7 +21,7 @@ use tokio::time::{Instant, sleep_until};
 use super::Flow;
 use super::config::{DuplexServerConfig, ServerConfig};
 use super::duplex_plan::{
-    Action, DuplexPlan, IDLE_REASON, closed_event, error_event, expired_event, seconds,
+    Action, DuplexPlan, IDLE_REASON, Step, closed_event, error_event, expired_event, seconds,
     validate_update,
 };
 
@@ -158,19 +158,26 @@ impl Connection {
         }
     }
 
-    /// Timer fired: run every due action, or expire an idle session.
+    /// Timer fired: run every due action (each sent as it is taken), or expire an idle
+    /// session.
     async fn on_timer(&mut self) -> Flow {
         let now = Instant::now();
-        let mut due = Vec::new();
-        if let Phase::Active { t0, plan } = &mut self.phase {
-            let offset = now.saturating_duration_since(*t0);
-            while let Some(action) = plan.pop_due(offset) {
-                due.push(action);
+        let mut any = false;
+        loop {
+            let step = match &mut self.phase {
+                Phase::Active { t0, plan } => plan.pop_due_step(now.saturating_duration_since(*t0)),
+                Phase::AwaitingUpdate => None,
+            };
+            let Some(step) = step else { break };
+            self.last_activity = now;
+            any = true;
+            let flow = self.perform(step).await;
+            if !matches!(flow, Flow::Continue) {
+                return flow;
             }
         }
-        if !due.is_empty() {
-            self.last_activity = now;
-            return self.execute(due).await;
+        if any {
+            return Flow::Continue;
         }
         if now < self.idle_deadline() {
             return Flow::Continue;
@@ -205,10 +212,10 @@ impl Connection {
             plan.set_load(self.tally.load_factor());
         }
         if let Phase::Active { t0, plan } = &mut self.phase
-            && let Some(actions) =
-                plan.on_append_text(text, received.saturating_duration_since(*t0))
+            && let Some(steps) =
+                plan.on_append_text_steps(text, received.saturating_duration_since(*t0))
         {
-            return self.execute(actions).await;
+            return self.execute(steps).await;
         }
         let event: Value = match serde_json::from_str(text) {
             Ok(event) => event,
@@ -223,19 +230,19 @@ impl Connection {
                 .send(error_event("event has no string \"type\" field"))
                 .await;
         };
-        let actions = match &mut self.phase {
+        let steps = match &mut self.phase {
             Phase::Active { t0, plan } => {
-                plan.on_event(kind, &event, received.saturating_duration_since(*t0))
+                plan.on_event_steps(kind, &event, received.saturating_duration_since(*t0))
             }
             Phase::AwaitingUpdate => match kind {
                 "session.update" => return self.on_update(&event, received).await,
-                "session.close" => vec![Action::Send(closed_event(None)), Action::Close],
-                other => vec![Action::Send(error_event(&format!(
+                "session.close" => steps([Action::Send(closed_event(None)), Action::Close]),
+                other => steps([Action::Send(error_event(&format!(
                     "'{other}' before session.update: send session.update first"
-                )))],
+                )))]),
             },
         };
-        self.execute(actions).await
+        self.execute(steps).await
     }
 
     /// Validates `session.update` and starts the session (a bad one gets an `error`
@@ -263,21 +270,34 @@ impl Connection {
             t0: received,
             plan: Box::new(plan),
         };
-        self.execute(actions).await
+        self.execute(steps(actions)).await
     }
 
-    /// Performs `actions` in order; a `Close` ends the connection.
-    async fn execute(&mut self, actions: Vec<Action>) -> Flow {
-        for action in actions {
-            let flow = match action {
-                Action::Send(event) => self.send(event).await,
-                Action::Close => Flow::Close(None),
-            };
+    /// Performs `steps` in order; a `Close` ends the connection.
+    async fn execute(&mut self, steps: Vec<Step>) -> Flow {
+        for step in steps {
+            let flow = self.perform(step).await;
             if !matches!(flow, Flow::Continue) {
                 return flow;
             }
         }
         Flow::Continue
+    }
+
+    /// Performs one step: sends its event (a delta written from its pieces) or closes.
+    async fn perform(&mut self, step: Step) -> Flow {
+        match step {
+            Step::Act(Action::Send(event)) => self.send(event).await,
+            Step::Act(Action::Close) => Flow::Close(None),
+            Step::Delta(delta) => {
+                let stamp = match &self.phase {
+                    Phase::Active { t0, .. } => t0.elapsed().as_secs_f64(),
+                    // Deltas are only scheduled once a session runs.
+                    Phase::AwaitingUpdate => 0.0,
+                };
+                self.send_text(delta.text(stamp)).await
+            }
+        }
     }
 
     /// Stamps `event` with `server_sent_at_s` (once a session runs) and sends it.
@@ -288,9 +308,19 @@ impl Connection {
                 json!(t0.elapsed().as_secs_f64()),
             );
         }
-        match self.session.text(super::wire::event_text(event)).await {
+        self.send_text(super::wire::event_text(event)).await
+    }
+
+    /// Sends one text message.
+    async fn send_text(&mut self, text: String) -> Flow {
+        match self.session.text(text).await {
             Ok(()) => Flow::Continue,
             Err(closed) => closed.into(),
         }
     }
+}
+
+/// Actions built as JSON, as steps.
+fn steps(actions: impl IntoIterator<Item = Action>) -> Vec<Step> {
+    actions.into_iter().map(Step::Act).collect()
 }

@@ -11,8 +11,10 @@
 //! created (the final decision covers their input), so `overlap_deferred` means exactly
 //! "a created response has not ended yet", as the client's §1.5 rule reads it.
 //!
-//! Event shapes and inbound validation live in `events` and `inbound`.
+//! Event shapes and inbound validation live in `events` and `inbound`; the timeline holds
+//! [`Step`]s, whose response deltas (`delta`) are written to text only when sent.
 
+mod delta;
 mod events;
 mod inbound;
 mod speech;
@@ -23,6 +25,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::config::{DuplexServerConfig, FinalDecision, TurnMode, VadConfig};
+pub(crate) use delta::Step;
 use events::{Mark, Responder, listen_event};
 pub(crate) use events::{closed_event, error_event, expired_event};
 use inbound::{Append, checked_append, parse_ack, validate_append};
@@ -69,7 +72,7 @@ enum Effect {
 #[derive(Debug, Clone, PartialEq)]
 struct Entry {
     due: Duration,
-    action: Action,
+    action: Step,
     effect: Effect,
     /// The response this entry belongs to, if any.
     response: Option<usize>,
@@ -233,14 +236,14 @@ impl DuplexPlan {
 
     /// Handles one client event of type `kind` received `at` after `session.update`:
     /// the timeline actions due by `at`, then the answer, then anything it made due.
-    pub(crate) fn on_event(&mut self, kind: &str, event: &Value, at: Duration) -> Vec<Action> {
+    pub(crate) fn on_event_steps(&mut self, kind: &str, event: &Value, at: Duration) -> Vec<Step> {
         self.answering(at, |plan| plan.answer(kind, event, at))
     }
 
-    /// [`DuplexPlan::on_event`] for an `input_audio_buffer.append` still in its text, if
+    /// [`DuplexPlan::on_event_steps`] for an `input_audio_buffer.append` still in its text, if
     /// it is one this session accepts now ([`checked_append`]); `None`, with nothing
     /// changed, for anything else, which the caller parses and passes to `on_event`.
-    pub(crate) fn on_append_text(&mut self, text: &str, at: Duration) -> Option<Vec<Action>> {
+    pub(crate) fn on_append_text_steps(&mut self, text: &str, at: Duration) -> Option<Vec<Step>> {
         if self.commit != Commit::Open {
             return None;
         }
@@ -256,11 +259,11 @@ impl DuplexPlan {
         &mut self,
         at: Duration,
         answer: impl FnOnce(&mut Self) -> Vec<Action>,
-    ) -> Vec<Action> {
+    ) -> Vec<Step> {
         let mut out = self.take_due(at);
         let answer = answer(self);
         let closing = answer.last() == Some(&Action::Close);
-        out.extend(answer);
+        out.extend(answer.into_iter().map(Step::Act));
         if !closing {
             out.extend(self.take_due(at));
         }
@@ -284,7 +287,7 @@ impl DuplexPlan {
     }
 
     /// Takes the next timeline action if it is due at `now` and applies its bookkeeping.
-    pub(crate) fn pop_due(&mut self, now: Duration) -> Option<Action> {
+    pub(crate) fn pop_due_step(&mut self, now: Duration) -> Option<Step> {
         if self.timeline.front()?.due > now {
             return None;
         }
@@ -316,8 +319,8 @@ impl DuplexPlan {
     }
 
     /// Every timeline action due by `at`, in order.
-    fn take_due(&mut self, at: Duration) -> Vec<Action> {
-        std::iter::from_fn(|| self.pop_due(at)).collect()
+    fn take_due(&mut self, at: Duration) -> Vec<Step> {
+        std::iter::from_fn(|| self.pop_due_step(at)).collect()
     }
 
     fn on_append(&mut self, event: &Value, at: Duration) -> Vec<Action> {
@@ -499,7 +502,7 @@ impl DuplexPlan {
                 Mark::Audio(ms) => Effect::Audio { index, ms },
                 Mark::Done => Effect::Done { index },
             };
-            self.push_for(Some(index), due, Action::Send(event), effect);
+            self.push_for(Some(index), due, event, effect);
         }
         self.busy_until = script.end;
         self.open += 1;
@@ -516,11 +519,11 @@ impl DuplexPlan {
 
     /// Inserts after every entry due at or before `due`.
     fn push(&mut self, due: Duration, action: Action, effect: Effect) {
-        self.push_for(None, due, action, effect);
+        self.push_for(None, due, Step::Act(action), effect);
     }
 
     /// [`Self::push`] for an entry of `response`.
-    fn push_for(&mut self, response: Option<usize>, due: Duration, action: Action, effect: Effect) {
+    fn push_for(&mut self, response: Option<usize>, due: Duration, action: Step, effect: Effect) {
         let at = self.timeline.partition_point(|e| e.due <= due);
         let entry = Entry {
             due,

@@ -10,7 +10,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
-use super::millis;
+use super::delta::{AudioDelta, Delta, Step};
+use super::{Action, millis};
 use crate::server::config::DuplexServerConfig;
 
 /// Output audio sample rate (PCM16 mono).
@@ -90,7 +91,7 @@ pub(crate) struct Script {
     /// The response id.
     pub(crate) id: String,
     /// `(due, event, bookkeeping)` in send order.
-    pub(crate) events: Vec<(Duration, Value, Mark)>,
+    pub(crate) events: Vec<(Duration, Step, Mark)>,
     /// Offset of its `response.done`.
     pub(crate) end: Duration,
 }
@@ -158,11 +159,11 @@ impl Responder {
         let first_audio = start + millis(ttft_ms);
         let end = first_audio + gap * (n - 1);
         let mut events = Vec::new();
-        let mut push = |due, event, mark| events.push((due, event, mark));
+        let mut push = |due, event: Step, mark| events.push((due, event, mark));
         if first && f.done_without_created {
             push(
                 start,
-                done_event(ORPHAN_RESPONSE_ID, "completed"),
+                send(done_event(ORPHAN_RESPONSE_ID, "completed")),
                 Mark::None,
             );
         }
@@ -171,7 +172,7 @@ impl Responder {
             // else, so the client's ledger check (not its audio check) catches it.
             let created =
                 json!({"type": "response.created", "response": {"status": "in_progress"}});
-            push(start, created, Mark::None);
+            push(start, send(created), Mark::None);
             return Script {
                 id,
                 events,
@@ -181,95 +182,106 @@ impl Responder {
         let created =
             json!({"type": "response.created", "response": {"id": id, "status": "in_progress"}});
         if first && f.duplicate_created {
-            push(start, created.clone(), Mark::None);
+            push(start, send(created.clone()), Mark::None);
         }
-        push(start, created, Mark::Created);
+        push(start, send(created), Mark::Created);
+        // One id for every delta of the response.
+        let shared: Arc<str> = Arc::from(id.as_str());
         for k in 0..n {
             let due = first_audio + gap * k;
             let lead = first && k == 0;
             if lead && f.transcript_unknown_response {
-                push(
-                    due,
-                    self.transcript_event(UNKNOWN_RESPONSE_ID, "stray"),
-                    Mark::None,
-                );
+                let stray = Delta::Transcript {
+                    kind: self.transcript_kind(),
+                    id: UNKNOWN_RESPONSE_ID.into(),
+                    word: "stray",
+                    space: false,
+                };
+                push(due, Step::Delta(stray), Mark::None);
             }
             let word = WORDS[k as usize % WORDS.len()];
-            let text = if k == 0 {
-                word.to_string()
-            } else {
-                format!(" {word}")
-            };
-            push(due, self.transcript_event(&id, &text), Mark::None);
+            push(due, self.transcript_event(&shared, word, k > 0), Mark::None);
             if lead && f.audio_unknown_response {
-                let stray = self.audio_event(UNKNOWN_RESPONSE_ID, k, false);
-                push(due, stray, Mark::None);
+                let stray = self.audio_event(&UNKNOWN_RESPONSE_ID.into(), k, false);
+                push(due, Step::Delta(Delta::Audio(Box::new(stray))), Mark::None);
             }
-            let mut audio = self.audio_event(&id, k, lead);
+            let mut audio = self.audio_event(&shared, k, lead);
             if k + 1 == n {
-                audio["vllm_omni"] = json!({"stage_metrics": {"0": {
+                audio.vllm_omni = Some(json!({"stage_metrics": {"0": {
                     "num_tokens_out": n,
                     "vllm_ttft_ms": ttft_ms,
                     "vllm_tpot_ms": gap_ms,
-                    "vllm_itls_ms": vec![gap_ms; n as usize - 1]}}});
+                    "vllm_itls_ms": vec![gap_ms; n as usize - 1]}}}));
             }
+            let audio = Step::Delta(Delta::Audio(Box::new(audio)));
             push(due, audio, Mark::Audio(u64::from(cfg.delta_ms)));
         }
         let status = done_status(f, first);
-        push(end, done_event(&id, status), Mark::Done);
+        push(end, send(done_event(&id, status)), Mark::Done);
         if first && f.duplicate_done {
-            push(end, done_event(&id, status), Mark::None);
+            push(end, send(done_event(&id, status)), Mark::None);
         }
         Script { id, events, end }
     }
 
-    /// The transcript delta `text` of `id` (`response.audio_transcript.delta`, or the
-    /// upstream name).
-    fn transcript_event(&self, id: &str, text: &str) -> Value {
-        let kind = match self.cfg.upstream_event_names {
+    /// The transcript event's `type`: `response.audio_transcript.delta`, or the
+    /// upstream name.
+    fn transcript_kind(&self) -> &'static str {
+        match self.cfg.upstream_event_names {
             true => "response.output_audio_transcript.delta",
             false => "response.audio_transcript.delta",
-        };
-        json!({"type": kind, "response_id": id, "delta": text})
+        }
+    }
+
+    /// The transcript delta `word` of `id` (after a space unless it is the first).
+    fn transcript_event(&self, id: &Arc<str>, word: &'static str, space: bool) -> Step {
+        Step::Delta(Delta::Transcript {
+            kind: self.transcript_kind(),
+            id: Arc::clone(id),
+            word,
+            space,
+        })
     }
 
     /// Audio delta `k` of response `id`; `lead` applies the per-delta wire faults.
-    fn audio_event(&self, id: &str, k: u32, lead: bool) -> Value {
+    fn audio_event(&self, id: &Arc<str>, k: u32, lead: bool) -> AudioDelta {
         let f = &self.cfg.faults;
         let payload = if lead && f.audio_bad_base64 {
-            "%%not-base64%%".to_string()
+            "%%not-base64%%".into()
         } else if lead && f.audio_odd_length {
             let mut pcm = tone_pcm(self.cfg.tone_hz, self.cfg.delta_ms);
             pcm.pop();
-            STANDARD.encode(pcm)
+            STANDARD.encode(pcm).into()
         } else {
-            self.audio.to_string()
+            Arc::clone(&self.audio)
         };
         let kind = match self.cfg.upstream_event_names {
             true => "response.output_audio.delta",
             false => "response.audio.delta",
         };
-        let mut event = json!({"type": kind, "response_id": id,
-            "item_id": format!("item_{id}"), "delta": payload,
-            "metadata": {"audio_duration_ms": u64::from(self.cfg.delta_ms) * u64::from(k + 1)}});
-        if !f.omit_format {
-            let format = if lead && f.audio_wrong_format {
-                "opus"
-            } else {
-                "pcm16"
-            };
-            event["format"] = json!(format);
+        let format = match lead && f.audio_wrong_format {
+            true => "opus",
+            false => "pcm16",
+        };
+        let rate = match lead && f.audio_wrong_rate {
+            true => 16_000,
+            false => OUTPUT_RATE_HZ,
+        };
+        AudioDelta {
+            kind,
+            id: Arc::clone(id),
+            payload,
+            duration_ms: u64::from(self.cfg.delta_ms) * u64::from(k + 1),
+            format: (!f.omit_format).then_some(format),
+            sample_rate_hz: (!f.omit_sample_rate).then_some(rate),
+            vllm_omni: None,
         }
-        if !f.omit_sample_rate {
-            let rate = if lead && f.audio_wrong_rate {
-                16_000
-            } else {
-                OUTPUT_RATE_HZ
-            };
-            event["sample_rate_hz"] = json!(rate);
-        }
-        event
     }
+}
+
+/// An event built as JSON, to send.
+fn send(event: Value) -> Step {
+    Step::Act(Action::Send(event))
 }
 
 /// `response.done` of `id` with `status` (and matching `status_details` unless completed).

@@ -3,9 +3,10 @@
 //! exact `message` of the `error` event the server sends. Pure: values in, values out.
 //!
 //! Appends are most of what a server reads (each ~8.5 KB of base64), so a valid one is
-//! checked straight from its text ([`checked_append`]: borrowed fields, base64 decoded
-//! into a reused buffer); anything it does not accept goes through [`validate_append`]
-//! over the parsed `Value`, which names the error.
+//! checked straight from its text ([`checked_append`]: its audio string cut out before
+//! the JSON scan, borrowed fields, base64 decoded into a reused buffer); anything it does
+//! not accept goes through [`validate_append`] over the parsed `Value`, which names the
+//! error.
 
 use std::cell::RefCell;
 
@@ -229,6 +230,60 @@ thread_local! {
     /// Decoded base64 goes here (only its length and first bytes are checked), so a
     /// server thread reuses one buffer instead of allocating one per append.
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    /// An append's text with its audio string emptied ([`audio_span`]), reused.
+    static REST: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// The byte range of the contents of the top-level `"audio":"…"` string of `text` (an
+/// object), when that key is written exactly so and its string has no escape; `None`
+/// otherwise. The JSON scan of the rest then skips the ~8.5 KB of base64, which the
+/// strict decoder checks byte by byte anyway.
+fn audio_span(text: &str) -> Option<(usize, usize)> {
+    const KEY: &[u8] = b"\"audio\":\"";
+    let b = text.as_bytes();
+    let (mut depth, mut i) = (0usize, 0usize);
+    while i < b.len() {
+        match b[i] {
+            b'"' if depth == 1 && b[i..].starts_with(KEY) => {
+                let start = i + KEY.len();
+                let end = start + quote_or_backslash(&b[start..])?;
+                return (b[end] == b'"').then_some((start, end));
+            }
+            b'"' => {
+                // Past the string (its escapes included) to its closing quote.
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.checked_sub(1)?,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The index of the first `"` or `\` in `b`: 32-byte blocks are tested with a
+/// branch-free OR over the block (fixed length, so it compiles to vector compares), the
+/// block that has one, and the tail, are searched byte by byte.
+fn quote_or_backslash(b: &[u8]) -> Option<usize> {
+    let hit = |c: &u8| *c == b'"' || *c == b'\\';
+    let blocks = b.chunks_exact(32);
+    let tail = blocks.remainder();
+    for (n, block) in blocks.enumerate() {
+        let block: &[u8; 32] = block.try_into().ok()?;
+        let mut any = 0u8;
+        for &c in block {
+            any |= u8::from(c == b'"') | u8::from(c == b'\\');
+        }
+        if any != 0 {
+            return block.iter().position(hit).map(|at| n * 32 + at);
+        }
+    }
+    let at = tail.iter().position(hit)?;
+    Some(b.len() - tail.len() + at)
 }
 
 /// Decodes strict base64 into `buf` (its allocation reused); `None` if it is not
@@ -248,7 +303,30 @@ pub(crate) fn checked_append(text: &str, bytes_before: u64) -> Option<Append> {
     if !text.trim_start().starts_with('{') {
         return None;
     }
-    let f: AppendFields = serde_json::from_str(text).ok()?;
+    let span = audio_span(text);
+    REST.with_borrow_mut(|rest| {
+        // The audio string emptied: the fields are read from the rest, the audio from
+        // the span (the rest is valid JSON exactly when the text is, the string holding
+        // no escape; an empty `audio` there is the one the span was cut from).
+        let (fields, audio) = match span {
+            Some((start, end)) => {
+                rest.clear();
+                rest.push_str(&text[..start]);
+                rest.push_str(&text[end..]);
+                (rest.as_str(), Some(&text[start..end]))
+            }
+            None => (text, None),
+        };
+        let f: AppendFields = serde_json::from_str(fields).ok()?;
+        if audio.is_some() && !f.audio.is_empty() {
+            return None;
+        }
+        checked_fields(&f, audio.unwrap_or(f.audio), bytes_before)
+    })
+}
+
+/// [`checked_append`] once the fields are read: `audio` is the append's base64.
+fn checked_fields(f: &AppendFields, audio: &str, bytes_before: u64) -> Option<Append> {
     if f.kind != "input_audio_buffer.append"
         || f.input_audio_format != "pcm16"
         || f.sample_rate_hz != 16_000.0
@@ -256,7 +334,7 @@ pub(crate) fn checked_append(text: &str, bytes_before: u64) -> Option<Append> {
         return None;
     }
     SCRATCH.with_borrow_mut(|buf| {
-        let bytes = decode_into(buf, f.audio)?.len() as u64;
+        let bytes = decode_into(buf, audio)?.len() as u64;
         if bytes == 0 || !bytes.is_multiple_of(2) {
             return None;
         }

@@ -110,7 +110,12 @@ impl DuplexPlan {
             if self.responses[i].created {
                 // The client saw it start: it ends, cancelled (the done effect closes it).
                 let done = barged_done_event(&self.responses[i].id);
-                self.push_for(Some(i), due, Action::Send(done), Effect::Done { index: i });
+                self.push_for(
+                    Some(i),
+                    due,
+                    Action::Send(done).into(),
+                    Effect::Done { index: i },
+                );
             } else {
                 self.by_id.remove(&self.responses[i].id);
                 self.open = self.open.saturating_sub(1);

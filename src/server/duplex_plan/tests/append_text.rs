@@ -92,6 +92,39 @@ fn text_the_fast_reader_declines_is_left_to_the_value_path() {
     }
 }
 
+#[test]
+fn the_audio_string_is_cut_out_only_where_it_is_the_top_level_one() {
+    let ok = append_event(6400, 6400, 1);
+    let text = ok.to_string();
+    let want = validate_append(&ok, 0).ok();
+    assert!(want.is_some());
+    // Read the same however the audio key is written or whatever else holds an "audio".
+    let nested = text.replacen(
+        '{',
+        "{\"meta\":{\"audio\":\"AAAA\",\"x\":[{\"audio\":\"\"}]},",
+        1,
+    );
+    let spaced = text.replacen("\"audio\":\"", "\"audio\" : \"", 1);
+    let quoted = text.replacen('{', "{\"note\":\"say \\\"audio\\\":\\\"\",", 1);
+    for text in [&text, &nested, &spaced, &quoted] {
+        let value: Value = serde_json::from_str(text).unwrap();
+        assert_eq!(validate_append(&value, 0).ok(), want, "{text}");
+        assert_eq!(checked_append(text, 0), want, "{text}");
+    }
+    // An escape inside the audio, the key twice, a nested audio that is the only one,
+    // or an "audio" that is a value: never accepted from the text.
+    let audio = ok["audio"].as_str().unwrap();
+    let escaped = text.replacen(audio, &audio.replacen('A', "\\u0041", 1), 1);
+    let twice = text.replacen('{', &format!("{{\"audio\":\"{audio}\","), 1);
+    let mut moved = ok.clone();
+    let a = moved.as_object_mut().unwrap().remove("audio").unwrap();
+    moved["meta"] = json!({"audio": a});
+    let as_value = text.replacen("\"audio\":\"", "\"x\":\"audio\":\"", 1);
+    for text in [escaped, twice, moved.to_string(), as_value] {
+        assert_eq!(checked_append(&text, 0), None, "{text}");
+    }
+}
+
 /// Every action of a session whose appends (and commit) arrive at the given offsets,
 /// the appends passed as text when `as_text` and as values otherwise.
 fn session(cfg: DuplexServerConfig, as_text: bool) -> Vec<Action> {
