@@ -108,6 +108,34 @@ pub fn bound_message(reasons: impl IntoIterator<Item = String>) -> Option<String
     })
 }
 
+/// A terminal table of distributions, as the scripted and replay kinds print theirs: a
+/// header (`head`, `n`, `mean`, `p<q>` per entry of `percentiles`, `max`), then per row its
+/// name (padded to `name_width`), count, and the figures to 2 decimals, `-` where missing.
+pub fn stats_table(
+    name_width: usize,
+    head: &str,
+    percentiles: &[f64],
+    rows: impl IntoIterator<Item = (String, Option<crate::util::stats::Summary>)>,
+) -> String {
+    let mut out = format!("{head:<name_width$} {:>6} {:>10}", "n", "mean");
+    for q in percentiles {
+        out.push_str(&format!(" {:>10}", format!("p{q}")));
+    }
+    out.push_str(&format!(" {:>10}\n", "max"));
+    for (name, sum) in rows {
+        let cell = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
+        let count = sum.as_ref().map_or(0, |s| s.count);
+        out.push_str(&format!("{name:<name_width$} {count:>6}"));
+        out.push_str(&format!(" {:>10}", cell(sum.as_ref().map(|s| s.mean))));
+        for q in percentiles {
+            let p = sum.as_ref().and_then(|s| s.percentile(*q));
+            out.push_str(&format!(" {:>10}", cell(p)));
+        }
+        out.push_str(&format!(" {:>10}\n", cell(sum.as_ref().map(|s| s.max))));
+    }
+    out
+}
+
 /// The `queue_wait` and `send_lateness` summaries (ms) over the measured samples, as the
 /// generator block carries them (a workload may show them in its text too).
 pub fn wait_and_lateness<O>(run: &RunRecord<O>) -> (Value, Value) {

@@ -68,3 +68,42 @@ fn mean_in_flight_is_summed_lengths_over_the_window() {
     assert_eq!(super::mean_in_flight([]), None, "missing, never zero");
     assert_eq!(super::mean_in_flight([(1.0, 1.0)]), None);
 }
+
+#[test]
+fn the_stats_table_prints_what_the_scripted_and_replay_tables_printed() {
+    use crate::util::stats::Summary;
+    let sum = Summary::of(&[1.0, 2.0, 4.0], &[50.0, 90.0, 99.0]);
+    let rows = [
+        ("ttft_ms (ms)".to_string(), sum.clone()),
+        ("none".to_string(), None),
+    ];
+    let old = |name: &str, s: &Option<Summary>| {
+        let cell = |f: &dyn Fn(&Summary) -> Option<f64>| {
+            s.as_ref()
+                .and_then(f)
+                .map_or("-".to_string(), |x| format!("{x:.2}"))
+        };
+        format!(
+            "{:<24} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
+            name,
+            s.as_ref().map_or(0, |s| s.count),
+            cell(&|s| Some(s.mean)),
+            cell(&|s| s.percentile(50.0)),
+            cell(&|s| s.percentile(90.0)),
+            cell(&|s| s.percentile(99.0)),
+            cell(&|s| Some(s.max)),
+        )
+    };
+    let head = format!(
+        "{:<24} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
+        "metric", "n", "mean", "p50", "p90", "p99", "max"
+    );
+    let want = head + &old("ttft_ms (ms)", &sum) + &old("none", &None);
+    assert_eq!(stats_table(24, "metric", &[50.0, 90.0, 99.0], rows), want);
+    let replay = stats_table(48, "pair (ms)", &[50.0, 99.0], []);
+    let head = format!(
+        "{:<48} {:>6} {:>10} {:>10} {:>10} {:>10}\n",
+        "pair (ms)", "n", "mean", "p50", "p99", "max"
+    );
+    assert_eq!(replay, head);
+}

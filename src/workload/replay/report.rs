@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 
 use super::plan::Plan;
 use super::session::ReplayValues;
-use crate::util::stats::Summary;
 use crate::workload::catalogue::{Catalogue, Direction, Family, Merge, chart};
 use crate::workload::results::Recorded;
 use crate::workload::{Report, RunRecord, kit};
@@ -162,27 +161,8 @@ impl Report for ReplayReport {
             self.scalars["replay_missing_replies"],
             self.duration_s
         );
-        out.push_str(&format!(
-            "{:<48} {:>6} {:>10} {:>10} {:>10} {:>10}\n",
-            "pair (ms)", "n", "mean", "p50", "p99", "max"
-        ));
-        for (metric, ..) in &self.pairs {
-            let sum = self.recorded.summary(metric);
-            let cell = |f: &dyn Fn(&Summary) -> Option<f64>| {
-                sum.as_ref()
-                    .and_then(f)
-                    .map_or("-".to_string(), |x| format!("{x:.2}"))
-            };
-            out.push_str(&format!(
-                "{:<48} {:>6} {:>10} {:>10} {:>10} {:>10}\n",
-                metric,
-                sum.as_ref().map_or(0, |s| s.count),
-                cell(&|s| Some(s.mean)),
-                cell(&|s| s.percentile(50.0)),
-                cell(&|s| s.percentile(99.0)),
-                cell(&|s| Some(s.max)),
-            ));
-        }
+        let rows = (self.pairs.iter()).map(|(m, ..)| (m.clone(), self.recorded.summary(m)));
+        out.push_str(&kit::stats_table(48, "pair (ms)", &[50.0, 99.0], rows));
         for line in kit::failure_lines(&self.failures, 10, "failed ") {
             out.push_str(&line);
             out.push('\n');

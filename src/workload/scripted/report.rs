@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::script::{MetricDef, Script};
-use crate::util::stats::Summary;
 use crate::workload::catalogue::{Catalogue, Direction, Family, Merge, chart};
 use crate::workload::results::Recorded;
 use crate::workload::{Report, RunRecord, kit};
@@ -147,33 +146,15 @@ impl Report for ScriptedReport {
             self.failures.len(),
             self.duration_s
         );
-        out.push_str(&format!(
-            "{:<24} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
-            "metric", "n", "mean", "p50", "p90", "p99", "max"
-        ));
-        for d in &self.defs {
-            let sum = self.recorded.summary(&d.name);
-            let cell = |f: &dyn Fn(&Summary) -> Option<f64>| {
-                sum.as_ref()
-                    .and_then(f)
-                    .map_or("-".to_string(), |x| format!("{x:.2}"))
-            };
+        let rows = self.defs.iter().map(|d| {
             let unit = if d.unit.is_empty() {
                 String::new()
             } else {
                 format!(" ({})", d.unit)
             };
-            out.push_str(&format!(
-                "{:<24} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
-                format!("{}{unit}", d.name),
-                sum.as_ref().map_or(0, |s| s.count),
-                cell(&|s| Some(s.mean)),
-                cell(&|s| s.percentile(50.0)),
-                cell(&|s| s.percentile(90.0)),
-                cell(&|s| s.percentile(99.0)),
-                cell(&|s| Some(s.max)),
-            ));
-        }
+            (format!("{}{unit}", d.name), self.recorded.summary(&d.name))
+        });
+        out.push_str(&kit::stats_table(24, "metric", &[50.0, 90.0, 99.0], rows));
         for line in kit::failure_lines(&self.failures, 10, "failed ") {
             out.push_str(&line);
             out.push('\n');
