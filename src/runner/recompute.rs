@@ -265,7 +265,12 @@ fn verify_inputs(scenario: &Path, inputs: &Value) -> Result<(), RecomputeError> 
         let (Some(rel), Some(want)) = (i["path"].as_str(), i["sha256"].as_str()) else {
             continue;
         };
-        let p = base.join(rel);
+        // A workload flag's path is relative to the directory the run ran in (the
+        // recompute's own, as README says), the file's to the scenario.
+        let p = match i["relative_to"].as_str() {
+            Some("cwd") => PathBuf::from(rel),
+            _ => base.join(rel),
+        };
         match std::fs::read(&p) {
             Ok(bytes) if record::hex(&Sha256::digest(&bytes)) == want => {}
             Ok(_) => errors.push(format!(

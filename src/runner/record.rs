@@ -5,8 +5,9 @@
 //! text, `flags`: the `[load]` and workload flags given over it, `load`: the effective
 //! `[load]` table, see `recorded_flags`; all `null` for a scenario built in code), `inputs` (every file a `[workload]`
 //! string names, relative to the scenario — a directory's files one by one, up to
-//! [`MAX_INPUT_FILES`] — with `sha256` and `bytes`; files a dataset manifest names in turn
-//! are not listed), `target` (`url` redacted, `headers_sent`: names only) and `run`
+//! [`MAX_INPUT_FILES`] — with `sha256` and `bytes`, then every file a path-typed workload
+//! flag named, relative to the current directory (`relative_to: "cwd"`); files a dataset
+//! manifest names in turn are not listed), `target` (`url` redacted, `headers_sent`: names only) and `run`
 //! (`request_id_prefix`, `measured_indices`: what each session's context was made
 //! from; the engine adds `interrupted`). The engine
 //! writes the traces and completes the manifest (`engine::record`).
@@ -21,6 +22,7 @@ use crate::config::scenario::Scenario;
 use crate::engine::record::{
     self, DEFAULT_MAX_BLOB_BYTES, DEFAULT_MAX_EVENTS_PER_SESSION, RecordCaps, RecordTo, Recording,
 };
+use crate::workload::FlagKind;
 
 /// Files a `[workload]` directory may contribute to the manifest's inputs.
 const MAX_INPUT_FILES: usize = 10_000;
@@ -138,6 +140,7 @@ fn scenario_block(scenario: &Scenario, r: &Recording) -> Result<Map<String, Valu
     {
         named_files(w, "workload", base, &mut inputs);
     }
+    flag_files(scenario, &|v| r.scrub_text(v), &mut inputs);
     let (flags, load) =
         super::recorded_flags::manifest_keys(&text, scenario.applied_flags(), |v| r.scrub_text(v));
     let block = json!({
@@ -182,6 +185,39 @@ fn named_files(v: &toml::Value, key: &str, base: &Path, out: &mut Vec<Value>) {
             }
         }
         _ => {}
+    }
+}
+
+/// Every existing file (or directory's files) a path-typed workload flag named, relative
+/// to the current directory as the flag was, as `{"key": "--FLAG", "path", "sha256",
+/// "bytes", "relative_to": "cwd"}` (a `--dataset` given over the file is checked by a
+/// recompute like the file's own `dataset`).
+fn flag_files(scenario: &Scenario, scrub: &dyn Fn(&str) -> String, out: &mut Vec<Value>) {
+    let kind = scenario.workload().kind();
+    let Some(kind) = crate::config::registry::registry()
+        .iter()
+        .find(|k| k.name == kind)
+    else {
+        return;
+    };
+    for f in scenario.applied_flags().1 {
+        let is_path = kind
+            .flag(&f.flag)
+            .is_some_and(|s| matches!(s.kind, FlagKind::Path | FlagKind::UrlOrPath));
+        for v in f.values.iter().filter(|v| is_path && !v.contains("://")) {
+            let mut files = Vec::new();
+            collect(Path::new(v), &mut files);
+            for file in files {
+                if out.len() >= MAX_INPUT_FILES {
+                    return;
+                }
+                if let Ok((sha256, bytes)) = hash_file(&file) {
+                    let shown = scrub(&file.display().to_string());
+                    out.push(json!({"key": format!("--{}", f.flag), "path": shown,
+                        "sha256": sha256, "bytes": bytes, "relative_to": "cwd"}));
+                }
+            }
+        }
     }
 }
 

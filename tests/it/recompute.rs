@@ -286,6 +286,45 @@ fn an_input_changed_since_the_recording_is_refused_naming_it() {
     );
 }
 
+/// A dataset a path-typed workload flag gave (`--dataset-path`, relative to the directory
+/// the run ran in) is in the manifest's `inputs` like the file's own, and a change to one
+/// of its files refuses the recompute naming it and the flag.
+#[test]
+fn a_dataset_given_by_a_flag_is_hashed_and_checked_by_the_recompute() {
+    let run = record_with(
+        "transcription.toml",
+        |t| t,
+        |_| {},
+        &["--dataset-path", "scenarios/data/transcription-synth"],
+    );
+    assert!(run.out.status.success(), "{}", text(&run.out));
+    let manifest = read_json(&run.tmp.path().join("rec/manifest.json"));
+    let by_flag: Vec<&Value> = (manifest["inputs"].as_array().unwrap().iter())
+        .filter(|i| i["key"] == "--dataset-path")
+        .collect();
+    assert!(!by_flag.is_empty(), "{}", manifest["inputs"]);
+    for i in &by_flag {
+        assert_eq!(i["relative_to"], "cwd");
+        let bytes = std::fs::read(run.tmp.path().join(i["path"].as_str().unwrap())).unwrap();
+        assert_eq!(i["sha256"], crate::record::sha256(&bytes).as_str());
+    }
+    agrees(&run);
+    std::fs::remove_file(run.tmp.path().join("re.json")).unwrap();
+    let changed = run.tmp.path().join(by_flag[0]["path"].as_str().unwrap());
+    let mut bytes = std::fs::read(&changed).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&changed, bytes).unwrap();
+    let (out, re) = recompute(&run);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(re.is_none());
+    let err = text(&out);
+    assert!(
+        err.contains("--dataset-path") && err.contains("changed since the recording"),
+        "{err}"
+    );
+}
+
 /// Every file under `dir` (recursively) with its bytes and modification time.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
     let mut out = Vec::new();

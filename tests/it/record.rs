@@ -50,7 +50,7 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn sha256(bytes: &[u8]) -> String {
+pub(crate) fn sha256(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
