@@ -19,6 +19,7 @@ pub mod record;
 pub mod sample;
 pub mod sender;
 pub mod session;
+pub mod setup_cost;
 pub mod tls;
 pub mod transport;
 pub mod wake;
@@ -122,6 +123,9 @@ pub struct EngineOutput {
     pub warnings: Vec<String>,
     /// The run was interrupted: only samples that had started are in `run`.
     pub interrupted: bool,
+    /// What opening the sessions cost ([`setup_cost`]); `None` where no session ran
+    /// here (a result recomputed from a recording).
+    pub setup: Option<setup_cost::SetupCost>,
 }
 
 /// Run `workload` as `cfg` says and return every sample's record. Blocks the caller.
@@ -143,6 +147,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
     let interrupt = cfg.interrupt.clone();
     let switch = interrupt.as_ref().map(|i| i.switch.clone());
     let (tx, rx) = tokio::sync::oneshot::channel();
+    let setup_cost = setup_cost::SetupTally::default();
     let args = CoordArgs {
         workload,
         url: cfg.url.clone(),
@@ -165,6 +170,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         placement: cfg.placement.clone(),
         live: cfg.live.clone(),
         rules: Arc::clone(&cfg.rules),
+        setup_cost: setup_cost.clone(),
         done: tx,
     };
     let run = rt.block_on(async move {
@@ -202,5 +208,6 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         artifact_errors: [artifact_errors, trace_errors].concat(),
         warnings,
         interrupted,
+        setup: Some(setup_cost.cost()),
     })
 }

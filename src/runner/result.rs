@@ -29,6 +29,9 @@ pub(super) struct ResultExtras {
     pub(super) outcomes: serde_json::Value,
     /// The `rtload.wire` block: TCP_NODELAY and the compression negotiated.
     pub(super) wire: serde_json::Value,
+    /// The generator's CPU per phase (`rtload.phase_cpu`); `None` (absent) for a result
+    /// recomputed from a recording.
+    pub(super) phase_cpu: Option<super::phase_cpu::PhaseCpu>,
 }
 
 /// Builds the JSON result document (report, catalogue, generator, verdict, TLS, interrupt,
@@ -60,6 +63,12 @@ pub(super) fn write_result(
         &summary.failures_by_kind,
         &extras.usage,
     );
+    if let Some(p) = &extras.phase_cpu {
+        let live_session_s = block
+            .pointer("/resources/live_session_s")
+            .and_then(|v| v.as_f64());
+        crate::workload::kit::merge_into(&mut doc, p.block(live_session_s));
+    }
     crate::workload::kit::merge_into(&mut doc, block);
     crate::workload::kit::merge_into(&mut doc, summary.achieved.to_json());
     crate::workload::kit::merge_into(
