@@ -128,19 +128,26 @@ pub struct EngineOutput {
     pub setup: Option<setup_cost::SetupCost>,
 }
 
-/// Run `workload` as `cfg` says and return every sample's record. Blocks the caller.
-pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOutput, EngineError> {
+/// The control-plane runtime and the session shards (`shards`, else one per core).
+fn runtimes(
+    shards: Option<usize>,
+) -> std::io::Result<(tokio::runtime::Runtime, Vec<ThreadLocalActorSpawner>)> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("rtload-control")
         .enable_all()
         .build()?;
-    let n_shards = cfg
-        .shards
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let shards: Vec<_> = (0..n_shards.max(1))
+    let n_shards =
+        shards.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let shards = (0..n_shards.max(1))
         .map(|_| ThreadLocalActorSpawner::new())
         .collect();
+    Ok((rt, shards))
+}
+
+/// Run `workload` as `cfg` says and return every sample's record. Blocks the caller.
+pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOutput, EngineError> {
+    let (rt, shards) = runtimes(cfg.shards)?;
     let writer = (cfg.artifact_root.clone()).map(|root| writer::Writer::start(root, 2));
     let recording = cfg.record.clone().map(record::Running::start);
     let total = cfg.n_warmup + cfg.offsets_s.len();

@@ -69,11 +69,8 @@ pub(super) fn summarize(
         receipts: receipts_line(&ran.wire),
     };
     if let Some(path) = &summary.json_path {
-        // Publication's reading: the workload's report and artifacts are done.
-        let phase_cpu =
-            (out.setup).map(|s| super::phase_cpu::PhaseCpu::now(&ran.usage, s, &generator_run));
         let extras = ResultExtras {
-            phase_cpu,
+            setup: out.setup,
             generator_run,
             usage: ran.usage,
             tag,
