@@ -13,12 +13,14 @@
 # first in even ones), and the end adds each build's median: the figures are then what a
 # lone run costs, and CPU per session-second shows differences the shared core can hide.
 # Each round prints one line per build: CPU per live session-second, RSS per session in
-# flight, send lateness p99, and its reference server's CPU per live session-second.
+# flight, send lateness p99, its reference server's CPU per live session-second, and the
+# build's own setup and publication CPU per session and CPU through publication per live
+# session-second (`rtload.phase_cpu`; blank for a build that does not report them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 alternate=
 [ "${1:-}" = --alternate ] && { alternate=1; shift; }
-[ $# -ge 4 ] || { sed -n '2,16p' "$0" >&2; exit 2; }
+[ $# -ge 4 ] || { sed -n '2,18p' "$0" >&2; exit 2; }
 a=$1 b=$2 rounds=$3 script=scripts/$4
 shift 4
 [ -x "$a" ] && [ -x "$b" ] && [ -x "$script" ] || { echo "need two rtload binaries and a bench script" >&2; exit 2; }
@@ -26,11 +28,14 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 line() {
   local f=$1
-  printf '%s µs/session-s, %s KiB/session, lateness p99 %s ms, its server %s µs/session-s\n' \
+  printf '%s µs/session-s, %s KiB/session, lateness p99 %s ms, its server %s µs/session-s; setup %s, publication %s µs/session, through publication %s µs/session-s\n' \
     "$(grep -oE '= [0-9]+ µs CPU' "$f" | grep -oE '[0-9]+' || echo '?')" \
     "$(grep -oE 'RSS per session in flight: [0-9.]+' "$f" | grep -oE '[0-9.]+$' || echo '?')" \
     "$(sed -n 's/^send lateness:.* p99 \([0-9.]*\) ms.*/\1/p' "$f" | head -1)" \
-    "$(sed -n 's/^server (reference.* = \([0-9]*\) µs per live session-second.*/\1/p' "$f" | head -1)"
+    "$(sed -n 's/^server (reference.* = \([0-9]*\) µs per live session-second.*/\1/p' "$f" | head -1)" \
+    "$(sed -n 's/^rtload.s own count per phase:.* (\([0-9?]*\) µs per session: connect.*/\1/p' "$f" | head -1)" \
+    "$(sed -n 's/^rtload.s own count per phase:.*publication [0-9.?]* s (\([0-9?]*\) µs per session)$/\1/p' "$f" | head -1)" \
+    "$(sed -n 's/^rtload.s own count through publication:.* = \([0-9?]*\) µs per live.*/\1/p' "$f" | head -1)"
 }
 cpu() { grep -oE '= [0-9]+ µs CPU' "$1" | grep -oE '[0-9]+' || true; }
 median() { sort -n | awk '{v[NR] = $1} END {if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2); else print "?"}'; }

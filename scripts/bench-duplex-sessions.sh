@@ -57,7 +57,7 @@ echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: 
 grep -h "generator-bound" "$work/report.txt" || true
 SERVER_CPU=$SERVER_CPU python3 - "$work" "$N" "$CASE_MS" "$user" "$sys" "$maxrss" "$wall" "$FLOOR" "$DELTAS deltas of $DELTA_MS ms a second" <<'PY'
 import sys; sys.path.insert(0, 'scripts')
-from resources import resources, server_line
+from resources import resources, server_line, phases
 import json, sys, glob, os, math
 work, n, case_ms, user, sys_t, rss, wall, floor, deltas = sys.argv[1:]
 text = open(os.path.join(work, "out.json")).read()
@@ -66,6 +66,7 @@ for tok in ("-Infinity", "Infinity", "NaN"):
 d = json.loads(text)
 rt = d["rtload"]
 resources(rt)
+phases(rt)
 server_line(rt, os.environ["SERVER_CPU"])
 if floor:
     from resources import floor_ratio

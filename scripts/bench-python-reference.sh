@@ -80,7 +80,7 @@ echo "sessions=$N case=$(awk "BEGIN{printf \"%.1f\", $CASE_MS/1000}")s concurren
 grep -h "generator-bound" "$work/report.txt" || true
 SERVER_CPU=$SERVER_CPU SERVER_CPU2=$SERVER_CPU2 python3 - "$work" "$N" <<'PY'
 import sys; sys.path.insert(0, 'scripts')
-from resources import resources, server_line
+from resources import resources, server_line, phases
 import json, os
 work, n = sys.argv[1], int(sys.argv[2])
 try:
@@ -94,6 +94,7 @@ rt = d["rtload"]
 r = rt.get("resources") or {}
 print(f"rtload: completed {d['completed']} failed {d['failed']}")
 resources(rt)
+phases(rt)
 server_line(rt, os.environ["SERVER_CPU"])
 r_sess = r["cpu_s"] / n * 1e6 if r.get("cpu_s") is not None else None
 if r_sess is not None:

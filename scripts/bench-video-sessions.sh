@@ -74,13 +74,14 @@ echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: 
 grep -h "generator-bound" "$work/report.txt" || true
 SERVER_CPU=$SERVER_CPU python3 - "$work/out.json" "$N" "$CHUNKS" "$INTERVAL_MS" "$user" "$sys" "$maxrss" "$wall" "${FLOOR:+$work/floor.json}" <<'PY'
 import sys; sys.path.insert(0, 'scripts')
-from resources import resources, server_line
+from resources import resources, server_line, phases
 import os
 import json, sys
 out, n, chunks, interval, user, sys_t, rss, wall, floor = sys.argv[1:]
 d = json.load(open(out))
 rt, m = d["rtload"], d["metrics"]
 resources(rt)
+phases(rt)
 server_line(rt, os.environ["SERVER_CPU"])
 if floor:
     from resources import floor_ratio

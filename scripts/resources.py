@@ -44,3 +44,20 @@ def server_line(rt, server_cpu_s):
     print(f"server (reference, its own core): cpu {cpu:.2f} s = {cpu / r['live_session_s'] * 1e6:.0f} µs per live"
           f" session-second, {share:.0f}% of one core over the {wall:.1f} s live phase"
           + (" (saturated: the server, not the client, may bound these results)" if share >= 90 else ""))
+
+
+def phases(rt):
+    """rtload's own count of its CPU per phase (`rtload.phase_cpu` of a result JSON): before
+    the live phase, opening the sessions (within it), publication after it, and the whole
+    process through publication per live session-second."""
+    p = rt.get("phase_cpu")
+    if not p:
+        return
+    f = lambda v, spec: "?" if v is None else format(v, spec)
+    b, s, u, t = p["before_live"], p["setup"], p["publication"], p["through_publication"]
+    print(f"rtload's own count per phase: before live {f(b['cpu_s'], '.2f')} s ({f(b['cpu_us_per_session'], '.0f')} µs per session);"
+          f" setup {f(s['cpu_s'], '.3f')} s over {s['sessions']} sessions ({f(s['cpu_us_per_session'], '.0f')} µs per session:"
+          f" connect, handshake, opening messages); publication {f(u['cpu_s'], '.2f')} s"
+          f" ({f(u['cpu_us_per_session'], '.0f')} µs per session)")
+    print(f"rtload's own count through publication: cpu {f(t['cpu_s'], '.2f')} s"
+          f" = {f(t['cpu_us_per_session_s'], '.0f')} µs per live session-second (the result's own writing not included)")

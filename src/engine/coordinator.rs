@@ -88,6 +88,8 @@ pub struct CoordArgs {
     pub live: Option<Arc<super::live::LiveMetrics>>,
     /// Classifies each sample as it ends (progress, live tallies).
     pub rules: Arc<crate::workload::outcome::Rules>,
+    /// The run's tally of what opening each session cost.
+    pub setup_cost: super::setup_cost::SetupTally,
     /// Receives the finished run.
     pub done: oneshot::Sender<RunRecord>,
 }
@@ -323,6 +325,7 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
             writer: st.args.writer.clone(),
             lines: st.args.lines.clone(),
             record: st.args.record.clone(),
+            setup_cost: st.args.setup_cost.clone(),
         };
         let args = SampleArgs {
             session: st.args.workload.session(&ctx),

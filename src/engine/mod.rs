@@ -19,6 +19,7 @@ pub mod record;
 pub mod sample;
 pub mod sender;
 pub mod session;
+pub mod setup_cost;
 pub mod tls;
 pub mod transport;
 pub mod wake;
@@ -122,27 +123,38 @@ pub struct EngineOutput {
     pub warnings: Vec<String>,
     /// The run was interrupted: only samples that had started are in `run`.
     pub interrupted: bool,
+    /// What opening the sessions cost ([`setup_cost`]); `None` where no session ran
+    /// here (a result recomputed from a recording).
+    pub setup: Option<setup_cost::SetupCost>,
 }
 
-/// Run `workload` as `cfg` says and return every sample's record. Blocks the caller.
-pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOutput, EngineError> {
+/// The control-plane runtime and the session shards (`shards`, else one per core).
+fn runtimes(
+    shards: Option<usize>,
+) -> std::io::Result<(tokio::runtime::Runtime, Vec<ThreadLocalActorSpawner>)> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("rtload-control")
         .enable_all()
         .build()?;
-    let n_shards = cfg
-        .shards
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let shards: Vec<_> = (0..n_shards.max(1))
+    let n_shards =
+        shards.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let shards = (0..n_shards.max(1))
         .map(|_| ThreadLocalActorSpawner::new())
         .collect();
+    Ok((rt, shards))
+}
+
+/// Run `workload` as `cfg` says and return every sample's record. Blocks the caller.
+pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOutput, EngineError> {
+    let (rt, shards) = runtimes(cfg.shards)?;
     let writer = (cfg.artifact_root.clone()).map(|root| writer::Writer::start(root, 2));
     let recording = cfg.record.clone().map(record::Running::start);
     let total = cfg.n_warmup + cfg.offsets_s.len();
     let interrupt = cfg.interrupt.clone();
     let switch = interrupt.as_ref().map(|i| i.switch.clone());
     let (tx, rx) = tokio::sync::oneshot::channel();
+    let setup_cost = setup_cost::SetupTally::default();
     let args = CoordArgs {
         workload,
         url: cfg.url.clone(),
@@ -165,6 +177,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         placement: cfg.placement.clone(),
         live: cfg.live.clone(),
         rules: Arc::clone(&cfg.rules),
+        setup_cost: setup_cost.clone(),
         done: tx,
     };
     let run = rt.block_on(async move {
@@ -202,5 +215,6 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         artifact_errors: [artifact_errors, trace_errors].concat(),
         warnings,
         interrupted,
+        setup: Some(setup_cost.cost()),
     })
 }

@@ -70,6 +70,8 @@ pub struct SampleMeta {
     pub lines: Option<crossbeam_channel::Sender<String>>,
     /// Where the session's wire trace goes, when the run records (`--record`).
     pub record: Option<Recorder>,
+    /// The run's tally of what opening each session cost.
+    pub setup_cost: super::setup_cost::SetupTally,
 }
 
 /// The sample supervisor actor.
@@ -141,6 +143,7 @@ async fn live(args: SampleArgs, mut control: UnboundedReceiver<Control>, me: Act
         lines: meta.lines.clone(),
         tape: (meta.record.as_ref())
             .map(|r| r.recording.tape(meta.idx, meta.warmup, meta.run_start)),
+        setup_cost: Some(meta.setup_cost.clone()),
     };
     let mut ended = AssertUnwindSafe(session::run(setup, session, &mut control))
         .catch_unwind()

@@ -26,6 +26,7 @@ use super::playback::Playback;
 use super::reader::{Reader, Received};
 use super::record::Tape;
 use super::sender::Sender;
+use super::setup_cost::{OnCpu, thread_cpu_ns};
 use super::tls::ClientTls;
 use super::transport::{self, ReadEvent, Wire};
 use super::wake::Wake;
@@ -58,6 +59,9 @@ pub struct Setup {
     pub lines: Option<crossbeam_channel::Sender<String>>,
     /// The session's wire trace, when the run records (`--record`).
     pub tape: Option<Tape>,
+    /// Where the CPU spent connecting and sending the opening messages is added, when
+    /// the run counts it.
+    pub setup_cost: Option<super::setup_cost::SetupTally>,
 }
 
 /// How the live phase ended: everything it owned that the record needs.
@@ -84,24 +88,28 @@ pub async fn run(
 ) -> Ended {
     let spec = session.connect(&setup.connect);
     tracing::debug!(url = %crate::util::target::redact_url(&spec.url), "connect");
-    let connect = transport::connect(
+    let connect = OnCpu::new(transport::connect(
         &spec,
         setup.connect_timeout,
         setup.tls.as_ref(),
         setup.max_frame_bytes,
         &setup.wire,
-    );
-    let connected = tokio::select! {
+    ));
+    let (connected, connect_cpu_ns) = tokio::select! {
         biased;
         Some(Control::Interrupt(msg)) = control.recv() => {
-            Err(Failure::new(FailureKind::Interrupted, msg))
+            (Err(Failure::new(FailureKind::Interrupted, msg)), 0)
         }
-        r = connect => r.map_err(|e| e.failure()),
+        (r, cpu_ns) = connect => (r.map_err(|e| e.failure()), cpu_ns),
     };
+    let tally = setup.setup_cost;
     let (sink, stream) = match connected {
         Ok(halves) => halves,
         Err(outcome) => {
             tracing::debug!(error = %outcome.message, "connect failed");
+            if let Some(t) = &tally {
+                t.add(connect_cpu_ns);
+            }
             let mut tape = setup.tape;
             if let Some(t) = &mut tape {
                 t.failed(Instant::now(), false, &outcome);
@@ -133,7 +141,11 @@ pub async fn run(
         received_any: false,
     };
     // The session's opening messages go out before anything is read.
+    let before_open = thread_cpu_ns();
     live.drive(|s, fx| s.on_open(opened, fx));
+    if let Some(t) = &tally {
+        t.add(connect_cpu_ns + thread_cpu_ns().saturating_sub(before_open));
+    }
     let mut reader = Reader::new(stream, opened, setup.wire.receipts());
     live.until_decided(&mut reader, control).await;
     drop(reader);

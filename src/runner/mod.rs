@@ -20,6 +20,7 @@ use crate::engine::{self, EngineConfig, EngineError};
 use crate::workload::Report;
 
 mod describe;
+mod phase_cpu;
 mod recompute;
 mod record;
 mod recorded_flags;

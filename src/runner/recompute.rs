@@ -28,9 +28,10 @@ use crate::engine::{EngineOutput, record};
 use crate::workload::{RunRecord, SampleRecord, SessionContext, WorkloadError};
 
 /// What the recompute leaves absent, as `rtload.recomputed.absent` and the CLI's note say.
-pub const ABSENT: [&str; 5] = [
+pub const ABSENT: [&str; 6] = [
     "rtload.resources' CPU and RSS figures (the generator's own: not in a trace; null)",
     "rtload.soak.resources (the same, per interval)",
+    "rtload.phase_cpu (the generator's CPU per phase: not in a trace)",
     "rtload.wire (the negotiated compression and how receipts were stamped: connection \
 facts, not in a trace)",
     "rtload.target_metrics (the target's scraped /metrics: not in a trace)",
@@ -121,6 +122,7 @@ pub fn recompute(dir: &Path, output_json: Option<&Path>) -> Result<Recomputed, R
             artifact_errors: Vec::new(),
             warnings: Vec::new(),
             interrupted,
+            setup: None,
         },
         this_run,
         mine,

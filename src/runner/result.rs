@@ -29,6 +29,9 @@ pub(super) struct ResultExtras {
     pub(super) outcomes: serde_json::Value,
     /// The `rtload.wire` block: TCP_NODELAY and the compression negotiated.
     pub(super) wire: serde_json::Value,
+    /// What opening the sessions cost, for `rtload.phase_cpu`; `None` (the block absent)
+    /// for a result recomputed from a recording.
+    pub(super) setup: Option<crate::engine::setup_cost::SetupCost>,
 }
 
 /// Builds the JSON result document (report, catalogue, generator, verdict, TLS, interrupt,
@@ -55,12 +58,7 @@ pub(super) fn write_result(
             "soak": summary.soak.to_json(),
         }),
     );
-    let block = crate::workload::kit::generator_block(
-        &extras.generator_run,
-        &summary.failures_by_kind,
-        &extras.usage,
-    );
-    crate::workload::kit::merge_into(&mut doc, block);
+    generator_blocks(&mut doc, &extras, summary);
     crate::workload::kit::merge_into(&mut doc, summary.achieved.to_json());
     crate::workload::kit::merge_into(
         &mut doc,
@@ -112,6 +110,24 @@ pub(super) fn write_result(
         extras.run_start_unix_s,
         interrupted,
     )
+}
+
+/// The generator block and, for a run that ran here, `rtload.phase_cpu`, whose
+/// publication reading is taken now: the workload's report and artifacts are done.
+fn generator_blocks(doc: &mut serde_json::Value, extras: &ResultExtras, summary: &RunSummary) {
+    let block = crate::workload::kit::generator_block(
+        &extras.generator_run,
+        &summary.failures_by_kind,
+        &extras.usage,
+    );
+    if let Some(setup) = extras.setup {
+        let p = super::phase_cpu::PhaseCpu::now(&extras.usage, setup, &extras.generator_run);
+        let live_session_s = block
+            .pointer("/resources/live_session_s")
+            .and_then(|v| v.as_f64());
+        crate::workload::kit::merge_into(doc, p.block(live_session_s));
+    }
+    crate::workload::kit::merge_into(doc, block);
 }
 
 /// Write the result JSON text to `path` and the interval log beside it (`.hlog`), each

@@ -70,6 +70,7 @@ pub(super) fn summarize(
     };
     if let Some(path) = &summary.json_path {
         let extras = ResultExtras {
+            setup: out.setup,
             generator_run,
             usage: ran.usage,
             tag,

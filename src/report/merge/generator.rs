@@ -36,6 +36,12 @@ pub fn merge_into(rt: &mut Map<String, Value>, inputs: &[ShardInput], merged: &H
     if rts.iter().any(|r| r.get("resources").is_some()) {
         rt.insert("resources".into(), resources(&rts));
     }
+    if rts.iter().all(|r| r.get("phase_cpu").is_some()) && !rts.is_empty() {
+        let live = rt
+            .get("resources")
+            .and_then(|r| r["live_session_s"].as_f64());
+        rt.insert("phase_cpu".into(), phase_cpu(&rts, live));
+    }
     // Each shard judged its own generator with the one rule; the merged run was
     // generator-bound where any shard was, and says which.
     let bound: Vec<String> = inputs
@@ -105,6 +111,42 @@ fn resources(rts: &[&Value]) -> Value {
     })
 }
 
+/// `rtload.phase_cpu` of the merged run: each phase's CPU seconds and sessions summed over
+/// the shards (each its own process), per session recomputed, and the CPU through
+/// publication per merged live session-second (`live_session_s`); null where any shard
+/// lacks a reading.
+fn phase_cpu(rts: &[&Value], live_session_s: Option<f64>) -> Value {
+    let sum = |ptr: &str| -> Option<f64> {
+        let vals: Vec<f64> = rts
+            .iter()
+            .filter_map(|r| r.pointer(ptr)?.as_f64())
+            .collect();
+        (vals.len() == rts.len()).then(|| vals.iter().sum())
+    };
+    let per = |cpu: Option<f64>, n: Option<f64>| {
+        cpu.zip(n.filter(|n| *n > 0.0)).map(|(c, n)| c * 1e6 / n)
+    };
+    let sessions = sum("/phase_cpu/sessions");
+    let setup_sessions = sum("/phase_cpu/setup/sessions");
+    let [before, setup, publication, through] =
+        ["before_live", "setup", "publication", "through_publication"]
+            .map(|k| sum(&format!("/phase_cpu/{k}/cpu_s")));
+    json!({
+        "before_live": {"cpu_s": before, "cpu_us_per_session": per(before, sessions)},
+        "setup": {
+            "cpu_s": setup,
+            "sessions": setup_sessions.map(|n| n as u64),
+            "cpu_us_per_session": per(setup, setup_sessions),
+        },
+        "publication": {"cpu_s": publication, "cpu_us_per_session": per(publication, sessions)},
+        "through_publication": {
+            "cpu_s": through,
+            "cpu_us_per_session_s": per(through, live_session_s),
+        },
+        "sessions": sessions.map(|n| n as u64),
+    })
+}
+
 /// `rtload.outcomes` of the merged run: each class's count summed over the shards, their
 /// per-session rows joined in session order (sessions are numbered across shards).
 fn outcomes(rts: &[&Value]) -> Value {
@@ -119,3 +161,7 @@ fn outcomes(rts: &[&Value]) -> Value {
     out["sessions"] = Value::Array(sessions);
     out
 }
+
+#[cfg(test)]
+#[path = "generator_tests.rs"]
+mod tests;
