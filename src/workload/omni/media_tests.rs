@@ -122,6 +122,24 @@ fn frames_case_pads_pcm_to_whole_seconds() {
     assert!(m.pcm[73_600..].iter().all(|&b| b == 0));
 }
 
+/// The data chunk is read whole: a chunk after it (a `LIST` an editor appends) is not
+/// audio, and a file cut short of its data chunk's length is an error naming it.
+#[test]
+fn frames_case_reads_only_the_data_chunk_and_refuses_a_short_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let case = frames_case(tmp.path(), 2_000);
+    let wav = case.join(FRAMES_AUDIO);
+    let whole = prepare(&case, &MediaOptions::default()).unwrap().pcm;
+    let mut bytes = fs::read(&wav).unwrap();
+    bytes.extend_from_slice(b"LIST\x04\0\0\0INFO");
+    fs::write(&wav, &bytes).unwrap();
+    assert_eq!(prepare(&case, &MediaOptions::default()).unwrap().pcm, whole);
+    bytes.truncate(bytes.len() - 12 - 100);
+    fs::write(&wav, &bytes).unwrap();
+    let err = prepare(&case, &MediaOptions::default()).unwrap_err().to_string();
+    assert!(err.contains(&*wav.display().to_string()), "{err}");
+}
+
 #[test]
 fn frames_case_missing_frames() {
     let tmp = tempfile::tempdir().unwrap();
