@@ -136,7 +136,9 @@ fn frames_case_reads_only_the_data_chunk_and_refuses_a_short_one() {
     assert_eq!(prepare(&case, &MediaOptions::default()).unwrap().pcm, whole);
     bytes.truncate(bytes.len() - 12 - 100);
     fs::write(&wav, &bytes).unwrap();
-    let err = prepare(&case, &MediaOptions::default()).unwrap_err().to_string();
+    let err = prepare(&case, &MediaOptions::default())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains(&*wav.display().to_string()), "{err}");
 }
 
