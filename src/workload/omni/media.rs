@@ -197,7 +197,7 @@ fn prepare_frames_case(dir: &Path, opts: &MediaOptions) -> Result<PreparedMedia,
         path: wav_path.clone(),
         source,
     };
-    let mut reader = hound::WavReader::open(&wav_path).map_err(wav_err)?;
+    let reader = hound::WavReader::open(&wav_path).map_err(wav_err)?;
     let spec = reader.spec();
     if spec.sample_rate != SAMPLE_RATE
         || spec.channels != 1
