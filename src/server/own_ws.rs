@@ -288,3 +288,7 @@ impl Outbound {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "own_ws_tests.rs"]
+mod tests;

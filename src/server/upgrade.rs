@@ -310,3 +310,7 @@ impl AsyncWrite for Prefixed {
         Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
+
+#[cfg(test)]
+#[path = "upgrade_tests.rs"]
+mod tests;
