@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use actix_ws::{AggregatedMessage, CloseCode, CloseReason, Session};
+use actix_ws::{AggregatedMessage, CloseCode, CloseReason};
 use serde_json::{Value, json};
 use tokio::time::{Instant, sleep_until};
 
@@ -24,6 +24,7 @@ use super::duplex_plan::{
     Action, DuplexPlan, IDLE_REASON, Step, closed_event, error_event, expired_event, seconds,
     validate_update,
 };
+use super::own_ws::{Inbound, Outbound};
 
 /// Route of the duplex speech endpoint.
 pub const DUPLEX_PATH: &str = "/v1/realtime";
@@ -55,14 +56,34 @@ async fn duplex_endpoint(
     body: web::Payload,
     state: web::Data<DuplexState>,
 ) -> Result<HttpResponse, actix_web::Error> {
-    let query_session_id = web::Query::<HashMap<String, String>>::from_query(req.query_string())
+    let query_session_id = query_session_id(req.query_string());
+    let ws = super::ws::accept(&req, body, super::ws::Endpoint::Duplex).await?;
+    let out = Outbound::Actix(ws.session);
+    let conn = Connection::new(out, state, query_session_id, ws.conn);
+    actix_web::rt::spawn(conn.run(Inbound::Actix(ws.stream)));
+    Ok(ws.response)
+}
+
+/// The `session_id` query parameter, when given and not empty.
+pub(crate) fn query_session_id(query: &str) -> Option<String> {
+    web::Query::<HashMap<String, String>>::from_query(query)
         .ok()
         .and_then(|q| q.into_inner().remove("session_id"))
-        .filter(|id| !id.is_empty());
-    let ws = super::ws::accept(&req, body, super::ws::Endpoint::Duplex).await?;
-    let conn = Connection::new(ws.session, state, query_session_id, ws.conn);
-    actix_web::rt::spawn(conn.run(ws.stream));
-    Ok(ws.response)
+        .filter(|id| !id.is_empty())
+}
+
+/// Runs a duplex connection on a socket the server owns (see [`super::upgrade`]), to
+/// its end.
+pub(crate) async fn run_owned(
+    socket: (Inbound, Outbound),
+    state: web::Data<DuplexState>,
+    query_session_id: Option<String>,
+    tally: super::ws::Conn,
+) {
+    let (inbound, out) = socket;
+    Connection::new(out, state, query_session_id, tally)
+        .run(inbound)
+        .await;
 }
 
 /// Where a connection is in its life.
@@ -81,7 +102,7 @@ enum Phase {
 /// One WebSocket connection on the duplex endpoint.
 struct Connection {
     /// Outbound half.
-    session: Session,
+    out: Outbound,
     /// Shared config.
     state: web::Data<DuplexState>,
     /// `session_id` query parameter of the upgrade.
@@ -96,13 +117,13 @@ struct Connection {
 
 impl Connection {
     fn new(
-        session: Session,
+        out: Outbound,
         state: web::Data<DuplexState>,
         query_session_id: Option<String>,
         tally: super::ws::Conn,
     ) -> Connection {
         Connection {
-            session,
+            out,
             state,
             query_session_id,
             phase: Phase::AwaitingUpdate,
@@ -112,7 +133,7 @@ impl Connection {
     }
 
     /// Runs the connection to completion.
-    async fn run(mut self, mut stream: super::ws::Inbound) {
+    async fn run(mut self, mut stream: Inbound) {
         let flow = loop {
             let wake = self.next_wake();
             let flow = tokio::select! {
@@ -122,12 +143,19 @@ impl Connection {
                     self.last_activity = received;
                     match msg {
                         Some(Ok(msg)) => self.on_message(msg, received).await,
-                        // Stream ended or protocol error: nothing more to read or say.
-                        Some(Err(_)) | None => Flow::Gone,
+                        // An oversized frame: 1009 (on an owned socket; actix's
+                        // path sends its own).
+                        Some(Err(_)) => stream.refusal().map_or(Flow::Gone, |r| Flow::Close(Some(r))),
+                        // Stream ended: nothing more to read or say.
+                        None => Flow::Gone,
                     }
                 }
                 () = sleep_until(wake) => self.on_timer().await,
             };
+            // What this wake produced goes out in one write (an owned socket).
+            if !matches!(flow, Flow::Gone) && self.out.flush().await.is_err() {
+                break Flow::Gone;
+            }
             if !matches!(flow, Flow::Continue) {
                 break flow;
             }
@@ -136,7 +164,7 @@ impl Connection {
             // Always a status code (1000 unless the reason says otherwise): without
             // one, clients see 1005 "no status received".
             let reason = reason.or_else(|| Some(CloseCode::Normal.into()));
-            let _ = self.session.close(reason).await;
+            self.out.close(reason).await;
         }
     }
 
@@ -195,7 +223,7 @@ impl Connection {
     async fn on_message(&mut self, msg: AggregatedMessage, received: Instant) -> Flow {
         let sent = match msg {
             AggregatedMessage::Text(text) => return self.on_text(&text, received).await,
-            AggregatedMessage::Ping(payload) => self.session.pong(&payload).await,
+            AggregatedMessage::Ping(payload) => self.out.pong(&payload).await,
             AggregatedMessage::Close(reason) => return Flow::Close(reason),
             AggregatedMessage::Pong(_) | AggregatedMessage::Binary(_) => Ok(()),
         };
@@ -313,7 +341,7 @@ impl Connection {
 
     /// Sends one text message.
     async fn send_text(&mut self, text: String) -> Flow {
-        match self.session.text(text).await {
+        match self.out.text(text).await {
             Ok(()) => Flow::Continue,
             Err(closed) => closed.into(),
         }

@@ -118,6 +118,16 @@ impl ServerMetrics {
     /// A WebSocket connection to `ep` asks to be admitted: `None` (counted as refused)
     /// when `max_sessions` are open, else a [`Conn`] that counts as active until dropped.
     pub(crate) fn admit(self: &Arc<Self>, ep: Endpoint) -> Option<Conn> {
+        let conn = self.try_admit(ep);
+        if conn.is_none() {
+            self.refused[ep as usize].fetch_add(1, Ordering::Relaxed);
+        }
+        conn
+    }
+
+    /// [`ServerMetrics::admit`] without counting a refusal: for a caller that hands a
+    /// refused connection on to the path that refuses it (and counts it there).
+    pub(crate) fn try_admit(self: &Arc<Self>, ep: Endpoint) -> Option<Conn> {
         let max = self.max_sessions.unwrap_or(u64::MAX);
         let won = self
             .admitted
@@ -125,7 +135,6 @@ impl ServerMetrics {
                 (n < max).then_some(n + 1)
             });
         if won.is_err() {
-            self.refused[ep as usize].fetch_add(1, Ordering::Relaxed);
             return None;
         }
         self.accepted[ep as usize].fetch_add(1, Ordering::Relaxed);

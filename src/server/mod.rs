@@ -24,6 +24,7 @@ mod duplex;
 mod duplex_plan;
 mod frame_guard;
 mod metrics;
+mod own_ws;
 mod refuse;
 pub mod replay;
 mod scripted;
@@ -32,6 +33,7 @@ mod tls;
 mod tls_listen;
 mod transcription;
 mod transcription_plan;
+mod upgrade;
 mod vad;
 mod video;
 mod video_plan;
@@ -52,7 +54,7 @@ use std::sync::{Arc, Condvar, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use actix_web::{App, HttpServer, dev::ServerHandle, web};
+use actix_web::{App, dev::ServerHandle, web};
 
 pub use config::{ServerConfig, ServerError};
 pub use duplex::DUPLEX_PATH;
@@ -72,6 +74,12 @@ enum Flow {
 
 impl From<actix_ws::Closed> for Flow {
     fn from(_: actix_ws::Closed) -> Flow {
+        Flow::Gone
+    }
+}
+
+impl From<own_ws::Gone> for Flow {
+    fn from(_: own_ws::Gone) -> Flow {
         Flow::Gone
     }
 }
@@ -283,6 +291,18 @@ impl Routes {
         }
     }
 
+    /// What the plain listener serves on sockets of its own: the duplex endpoint,
+    /// unless a replay or a scripted endpoint owns its path.
+    fn own(&self, cfg: &ServerConfig) -> upgrade::OwnRoutes {
+        let shadowed =
+            self.replay.is_some() || (self.scripted.is_some() && self.scripted_path == DUPLEX_PATH);
+        upgrade::OwnRoutes {
+            duplex: (!shadowed).then(|| self.duplex.clone()),
+            shared_path: cfg.transcription.path == DUPLEX_PATH,
+            upgrades: self.upgrades.clone(),
+        }
+    }
+
     /// Registers every endpoint: in replay mode the replay on every path but
     /// `/metrics`; else scripted first (when configured, its path wins over a built-in
     /// endpoint), then transcription (on a shared path its guard passes `duplex=1`
@@ -315,6 +335,7 @@ fn build_server(
     conns: Arc<ConnTracker>,
     os_signals: bool,
 ) -> std::io::Result<(actix_web::dev::Server, SocketAddr)> {
+    let own = routes.own(cfg);
     let app = move || {
         let routes = routes.clone();
         App::new().configure(move |svc| routes.configure(svc))
@@ -323,36 +344,16 @@ fn build_server(
         ws::socket_options(io);
         ext.insert(conns.enter());
     });
+    let opts = tls_listen::ListenOpts {
+        workers: cfg.workers,
+        shutdown_timeout_s: cfg.shutdown_timeout_s,
+        os_signals,
+    };
     if let Some(tls) = tls {
         // Its own listener: it peeks before TLS to answer plain HTTP with the fix.
-        let opts = tls_listen::ListenOpts {
-            workers: cfg.workers,
-            shutdown_timeout_s: cfg.shutdown_timeout_s,
-            os_signals,
-        };
         return tls_listen::server(bind, tls, app, on_connect, opts);
     }
-    let server = HttpServer::new(app)
-        .on_connect(move |io, ext| on_connect(io, ext))
-        .workers(cfg.workers)
-        // After the WebSocket close handshake the connection is dropped at once: the default
-        // (1 s) holds the TCP connection open, and clients that wait for the server's close
-        // (Python `websockets`) hold their slot that much longer.
-        .client_disconnect_timeout(std::time::Duration::ZERO)
-        .tcp_nodelay(true)
-        .shutdown_timeout(cfg.shutdown_timeout_s);
-    let server = if os_signals {
-        server
-    } else {
-        server.disable_signals()
-    };
-    let server = server.bind(bind)?;
-    let addr = server
-        .addrs()
-        .first()
-        .copied()
-        .ok_or_else(|| std::io::Error::other("server bound no address"))?;
-    Ok((server.run(), addr))
+    upgrade::server(bind, app, on_connect, opts, own)
 }
 
 /// Counts open TCP connections so a graceful stop can wait for them: every accepted

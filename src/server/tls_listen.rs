@@ -136,7 +136,7 @@ where
 }
 
 /// A listening socket with actix-web's backlog (1024) and `SO_REUSEADDR`.
-fn listener(bind: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+pub(super) fn listener(bind: SocketAddr) -> std::io::Result<std::net::TcpListener> {
     let socket = match bind {
         SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
         SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,

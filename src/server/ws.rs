@@ -48,6 +48,15 @@ impl Upgrades {
     }
 }
 
+impl Upgrades {
+    /// Admits a session on `ep` for a socket the server owns ([`super::upgrade`]):
+    /// its tally and the inbound limit, or `None` at `max_sessions`, not counted: the
+    /// app's route then refuses it (and counts it) as usual.
+    pub(crate) fn admit_own(&self, ep: Endpoint) -> Option<(Conn, usize)> {
+        Some((self.metrics.try_admit(ep)?, self.max_inbound))
+    }
+}
+
 /// Makes [`Upgrades`] available to every route's [`accept`].
 pub(crate) fn register(svc: &mut web::ServiceConfig, upgrades: web::Data<Upgrades>) {
     svc.app_data(upgrades);
