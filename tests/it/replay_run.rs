@@ -107,8 +107,25 @@ fn stats(diffs: &[f64]) -> (f64, f64, f64) {
     (percentile(&abs, 50.0), percentile(&abs, 99.0), max)
 }
 
+/// One of three attempts must meet the timing bounds below: a replay and the raw
+/// server's stamps share 2 cores with the rest of the suite, and a late wake-up only ever
+/// adds delay to one attempt (as the wire and replay-server tests do). What does not
+/// depend on timing (the bytes, their order, the schedule, the replies) is asserted in
+/// every attempt.
 #[test]
 fn replayed_messages_reach_another_server_at_their_recorded_offsets() {
+    let mut misses = Vec::new();
+    for _ in 0..3 {
+        match replay_attempt() {
+            Ok(()) => return,
+            Err(e) => misses.push(e),
+        }
+    }
+    panic!("no attempt met the timing bounds:\n{}", misses.join("\n"));
+}
+
+/// One recording, its replay against a raw server, and the checks (see the test).
+fn replay_attempt() -> Result<(), String> {
     let (tmp, rec) = record();
     let srv = raw();
     let target = format!("ws://{}/v1/realtime", srv.addr);
@@ -186,16 +203,25 @@ lateness p50 {l50:.3} max {lmax:.3} ms",
     // lateness. Against the replay's own send stamps the median is within 5 ms: the
     // client's delay from the server's 101 to its open stamp (one constant per session,
     // ~1.5 ms in a debug build) plus loopback transit.
-    assert!(
-        r50 <= 2.0 + l50,
-        "median |arrival − recorded| {r50:.3} ms: {raw_diffs:?}"
-    );
-    assert!(
-        r99 <= 15.0 + lmax,
-        "p99 |arrival − recorded| {r99:.3} ms: {raw_diffs:?}"
-    );
-    assert!(w50 <= 5.0, "median |arrival − send| {w50:.3} ms: {wire:?}");
-    assert!(w99 <= 20.0, "p99 |arrival − send| {w99:.3} ms: {wire:?}");
+    let bounds = [
+        (
+            r50 <= 2.0 + l50,
+            "median |arrival − recorded|",
+            r50,
+            &raw_diffs,
+        ),
+        (
+            r99 <= 15.0 + lmax,
+            "p99 |arrival − recorded|",
+            r99,
+            &raw_diffs,
+        ),
+        (w50 <= 5.0, "median |arrival − send|", w50, &wire),
+        (w99 <= 20.0, "p99 |arrival − send|", w99, &wire),
+    ];
+    if let Some((_, what, v, all)) = bounds.iter().find(|b| !b.0) {
+        return Err(format!("{what} {v:.3} ms: {all:?}"));
+    }
     let doc: Value =
         serde_json::from_slice(&std::fs::read(tmp.path().join("replay.json")).unwrap()).unwrap();
     let m = &doc["rtload"]["metrics"];
@@ -210,6 +236,7 @@ lateness p50 {l50:.3} max {lmax:.3} ms",
         m["replay_input_audio_buffer_append_to_transcription_delta_ms.count"].as_f64() > Some(0.0)
     );
     assert_eq!(m["replay_replies_session_created"], 2.0);
+    Ok(())
 }
 
 /// A replay scenario (`kind = "replay"`) with one threshold on a pair metric.
