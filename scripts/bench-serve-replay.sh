@@ -56,9 +56,11 @@ for name, key, at, metrics in [("transcription.toml", "files", [], ["ttft_ms", "
     b = json.load(open(f"{work}/{name}.replayed.json"))
     for m in metrics:
         ra, rb = rows(a, key, at, m), rows(b, key, at, m)
-        d = sorted(y - x for i in ra for x, y in zip(ra[i], rb.get(i, [])) if x is not None and y is not None)
+        pairs = [(i, j, y - x) for i in ra for j, (x, y) in enumerate(zip(ra[i], rb.get(i, []))) if x is not None and y is not None]
+        d = sorted(p[2] for p in pairs)
+        far = [f"session {i} value {j}: {e:+.3f}" for i, j, e in pairs if abs(e) > 2.0]
         ad = sorted(abs(x) for x in d)
         print(f"{name} {m}: {len(d)} values, replayed − recorded median {d[len(d) // 2]:+.3f} ms, "
               f"|diff| p50 {ad[len(ad) // 2]:.3f} / max {ad[-1]:.3f} ms; "
-              f"within 2 ms: {sum(x <= 2.0 for x in ad)} of {len(ad)}")
+              f"within 2 ms: {sum(x <= 2.0 for x in ad)} of {len(ad)}" + (f" (beyond: {', '.join(far)})" if far else ""))
 PY
