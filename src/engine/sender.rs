@@ -28,10 +28,10 @@ use awc::ws::{CloseCode, Message};
 use tokio::time::Instant;
 
 use super::lateness::LatenessLog;
-use crate::workload::spool::SessionSpool;
 use super::record::Tape;
 use super::transport::{WsSink, to_message};
 use crate::workload::OutMsg;
+use crate::workload::spool::SessionSpool;
 
 /// Something waiting to be written.
 enum Waiting {

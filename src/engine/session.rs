@@ -140,10 +140,8 @@ pub async fn run(
     live.until_decided(&mut reader, control).await;
     drop(reader);
     live.close(control).await;
-    let (outcome, send_lateness_s) = lateness_read_back(
-        live.outcome.unwrap_or(Ok(())),
-        live.sender.take_lateness(),
-    );
+    let (outcome, send_lateness_s) =
+        lateness_read_back(live.outcome.unwrap_or(Ok(())), live.sender.take_lateness());
     Ended {
         outcome,
         opened: Some(opened),
@@ -165,7 +163,10 @@ fn lateness_read_back(
         Ok(values) => (outcome, values),
         Err(e) => {
             let why = format!("send lateness could not be read back: {e}");
-            (outcome.and(Err(Failure::new(FailureKind::Report, why))), Vec::new())
+            (
+                outcome.and(Err(Failure::new(FailureKind::Report, why))),
+                Vec::new(),
+            )
         }
     }
 }

@@ -182,7 +182,10 @@ impl Shared {
         }
         let (read, extents) = {
             let w = self.written.lock().unwrap_or_else(PoisonError::into_inner);
-            (w.file.clone(), w.logs.get(&file).cloned().unwrap_or_default())
+            (
+                w.file.clone(),
+                w.logs.get(&file).cloned().unwrap_or_default(),
+            )
         };
         let mut buf = vec![0u8; len as usize];
         let mut at = 0u64;
@@ -231,10 +234,7 @@ impl Shared {
 
     /// An error naming the spool file.
     fn named(&self, what: String) -> io::Error {
-        io::Error::other(format!(
-            "spool file {}: {what}",
-            self.path().display()
-        ))
+        io::Error::other(format!("spool file {}: {what}", self.path().display()))
     }
 
     /// Walks `span` through the index in pieces of at most [`COPY_BYTES`], calling
@@ -257,10 +257,7 @@ impl Shared {
             return Ok(());
         }
         let (file, end, holes) = {
-            let w = self
-                .written
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
+            let w = self.written.lock().unwrap_or_else(PoisonError::into_inner);
             (w.file.clone(), w.end, w.holes.clone())
         };
         let mut index = self.index.lock().unwrap_or_else(PoisonError::into_inner);
@@ -301,7 +298,6 @@ impl Shared {
             span.file
         )))
     }
-
 
     /// Adds `pcm` (`piece` of a logical file) to the batch, handing the batch over first
     /// if `pcm` would take it past [`BATCH_BYTES`] and again once it holds that many (a
@@ -532,7 +528,9 @@ impl SessionSpool {
             return Ok(Bytes::new());
         }
         if !self.log {
-            return Err(self.shared.named(format!("file {} is not a log", self.file)));
+            return Err(self
+                .shared
+                .named(format!("file {} is not a log", self.file)));
         }
         self.shared.flush();
         self.shared.load_log(self.file, self.end)

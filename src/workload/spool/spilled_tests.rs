@@ -7,7 +7,9 @@ use crate::workload::spool::Spool;
 fn value(k: u32) -> Vec<u8> {
     // Values of varying length, as LEB128 numbers and fixed records are.
     let len = 1 + (k as usize * 7) % 13;
-    (0..len).map(|i| (k as u8).wrapping_mul(31).wrapping_add(i as u8)).collect()
+    (0..len)
+        .map(|i| (k as u8).wrapping_mul(31).wrapping_add(i as u8))
+        .collect()
 }
 
 #[test]
@@ -44,7 +46,10 @@ fn a_short_log_never_reaches_the_spool() {
     assert!(log.is_empty());
     log.push(&[1, 2, 3]);
     assert_eq!(log.spilled(), 0);
-    assert!(matches!(log.bytes().unwrap(), std::borrow::Cow::Borrowed(&[1, 2, 3])));
+    assert!(matches!(
+        log.bytes().unwrap(),
+        std::borrow::Cow::Borrowed(&[1, 2, 3])
+    ));
 }
 
 #[test]
