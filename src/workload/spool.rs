@@ -171,6 +171,12 @@ impl Shared {
         }
     }
 
+    /// The writer has written log file `file`'s first `len` bytes.
+    fn log_written(&self, file: u64, len: u64) -> bool {
+        let w = self.written.lock().unwrap_or_else(PoisonError::into_inner);
+        (w.logs.get(&file).and_then(|e| e.last())).is_some_and(|e| e.start + e.len >= len)
+    }
+
     /// Reads log file `file` (`len` bytes from its start) back through the writer's
     /// record of its pieces (call [`Shared::flush`] first).
     fn load_log(&self, file: u64, len: u64) -> io::Result<Bytes> {
@@ -518,9 +524,10 @@ impl SessionSpool {
         Shared::session(&self.shared, true)
     }
 
-    /// Everything appended to this log file ([`Spool::log`]) so far, read back: hands the
-    /// spool's batch over, waits for the writer to write it (blocking the calling thread
-    /// for one batch write) and reads the log's pieces where the writer put them. For a
+    /// Everything appended to this log file ([`Spool::log`]) so far, read back: unless
+    /// the writer has already written all of it, hands the spool's batch over and waits
+    /// for the writer to write it (blocking the calling thread for one batch write); then
+    /// reads the log's pieces where the writer put them. For a
     /// held session's spilled logs at its end; errors name the spool file (a write error
     /// of this file, bytes never written, a read error, or a file that is not a log).
     pub fn read_back(&self) -> io::Result<Bytes> {
@@ -532,7 +539,12 @@ impl SessionSpool {
                 .shared
                 .named(format!("file {} is not a log", self.file)));
         }
-        self.shared.flush();
+        // A log's pieces are usually written long before its session ends (the run's
+        // other bytes fill and hand over batches): then there is nothing to wait for,
+        // and a session ending costs no batch write of its own.
+        if !self.shared.log_written(self.file, self.end) {
+            self.shared.flush();
+        }
         self.shared.load_log(self.file, self.end)
     }
 }
