@@ -35,6 +35,7 @@ fn accept(w: &mut Writer, file: u64, offset: u64, pcm: &[u8]) {
         file,
         offset,
         len: pcm.len() as u64,
+        log: false,
     };
     w.accept(piece, pcm);
 }

@@ -23,7 +23,7 @@ static SILENCE: [u8; CHUNK] = [0; CHUNK];
 const TURN_COMMIT: &str = r#"{"type":"input_audio_buffer.commit","final":false}"#;
 
 /// The extension a session runs after the case's audio.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) enum Ext {
     /// Interrupt the agent's reply.
     Barge(Box<Barge>),
@@ -82,7 +82,10 @@ impl DuplexSession {
         explicit: bool,
         until_s: Option<f64>,
     ) -> Self {
-        let t = Turns::new(n, gap_ms, explicit, self.appends.speech.clone()).until(until_s);
+        let mut t = Turns::new(n, gap_ms, explicit, self.appends.speech.clone()).until(until_s);
+        if let Some(spool) = &self.spool {
+            t = t.spill_to(spool.log());
+        }
         self.ext = Some(Ext::Turns(Box::new(t)));
         self
     }
@@ -94,9 +97,29 @@ impl DuplexSession {
                 let kept = b.target_id().map(|id| self.resp.kept_ms(id));
                 self.out.barge_in = Some(b.finish(kept));
             }
-            Some(Ext::Turns(t)) => self.out.turns = t.records(|ix| self.resp.id(ix)),
+            Some(Ext::Turns(t)) => match t.records(|ix| self.resp.id(ix)) {
+                Ok(records) => self.out.turns = records,
+                Err(e) => {
+                    let why = format!("the turns' records could not be read back: {e}");
+                    self.out.error.get_or_insert(why);
+                }
+            },
             None => {}
         }
+    }
+
+    /// The turns' records, read back from the spool while the session can still fail
+    /// ([`DuplexSession::finish`]): a read error fails it.
+    pub(super) fn settle_turns(&mut self) -> Result<(), String> {
+        let Some(Ext::Turns(t)) = &self.ext else {
+            return Ok(());
+        };
+        let records = t
+            .records(|ix| self.resp.id(ix))
+            .map_err(|e| format!("the turns' records could not be read back: {e}"))?;
+        self.out.turns = records;
+        self.ext = None;
+        Ok(())
     }
 
     /// Sends the extension's appends due at `now` after the case's; `Some(offset)` once

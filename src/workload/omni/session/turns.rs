@@ -15,11 +15,15 @@
 //!
 //! Pure: times in seconds on the session clock in, chunk decisions and records out.
 
+use std::io;
+
 use bytes::Bytes;
 use serde::Serialize;
 
 use super::barge::{CHUNK, Chunk};
 use crate::workload::omni::ids::RespIx;
+use crate::workload::spool::SessionSpool;
+use crate::workload::spool::spilled::SpilledLog;
 
 /// What one turn measured (`null`: not reached).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -59,7 +63,7 @@ enum State {
 }
 
 /// One session's turns in progress.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct Turns {
     n: usize,
     gap_s: f64,
@@ -70,8 +74,12 @@ pub(super) struct Turns {
     /// `[load] duration_s` on the session clock: the turn whose speech ends at or after
     /// it is the last.
     until_s: Option<f64>,
-    /// The turns before the current one, compact: they no longer change.
-    past: Vec<PastTurn>,
+    /// The turns before the current one, each [`PastTurn::BYTES`] bytes: they no longer
+    /// change. Past a 4 KiB tail they go to the session's spool when it has one
+    /// ([`Turns::spill_to`]), so a held session's memory for them stays flat.
+    past: SpilledLog,
+    /// How many turns `past` holds.
+    past_n: usize,
     /// `(turn, reply id)` of each past turn whose reply the session's id table did not
     /// hold (none do in practice: the table records every id before the turns see it).
     past_ids: Vec<(usize, Box<str>)>,
@@ -83,7 +91,8 @@ pub(super) struct Turns {
 
 /// A turn that a later turn followed: its [`TurnRecord`] in 64 bytes, its reply named by
 /// its index in the session's id table, instead of 144 and a copy of the id in a
-/// `String`. A soak's session begins a turn per reply, so this is per response. Absent
+/// `String`; kept as [`PastTurn::BYTES`] bytes ([`PastTurn::encode`]), every float by
+/// its bits. A soak's session begins a turn per reply, so this is per response. Absent
 /// times are NaN (every kept time is finite: the differences of finite session-clock
 /// times). [`PastTurn::record`] gives the record back as it was (`turn` is its
 /// position; `speech_stopped_s` is read only while the turn is current).
@@ -98,6 +107,38 @@ struct PastTurn {
 }
 
 impl PastTurn {
+    /// Bytes of one encoded turn: six floats, the reply's index and a flag byte.
+    const BYTES: usize = 6 * 8 + 4 + 1;
+
+    /// Its bytes: floats and index little-endian; flag bit 0 `committed`, bit 1 a reply.
+    fn encode(&self) -> [u8; Self::BYTES] {
+        let mut out = [0u8; Self::BYTES];
+        let floats = std::iter::once(self.speech_start_s).chain(self.times);
+        for (k, v) in floats.enumerate() {
+            out[k * 8..k * 8 + 8].copy_from_slice(&v.to_bits().to_le_bytes());
+        }
+        out[48..52].copy_from_slice(&self.reply.unwrap_or(0).to_le_bytes());
+        out[52] = u8::from(self.committed) | (u8::from(self.reply.is_some()) << 1);
+        out
+    }
+
+    /// The turn [`PastTurn::encode`] wrote in `b`.
+    fn decode(b: &[u8]) -> Self {
+        let word = |k: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[k * 8..k * 8 + 8]);
+            f64::from_bits(u64::from_le_bytes(w))
+        };
+        let mut ix = [0u8; 4];
+        ix.copy_from_slice(&b[48..52]);
+        PastTurn {
+            speech_start_s: word(0),
+            times: [word(1), word(2), word(3), word(4), word(5)],
+            reply: (b[52] & 2 != 0).then(|| RespIx::from_le_bytes(ix)),
+            committed: b[52] & 1 != 0,
+        }
+    }
+
     fn of(r: &TurnRecord, reply: Option<RespIx>) -> Self {
         let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
         PastTurn {
@@ -144,7 +185,8 @@ impl Turns {
             state: State::AfterSpeech,
             pending_commit: false,
             until_s: None,
-            past: Vec::new(),
+            past: SpilledLog::default(),
+            past_n: 0,
             past_ids: Vec::new(),
             current: TurnRecord::default(),
             current_reply: None,
@@ -158,29 +200,44 @@ impl Turns {
         self
     }
 
+    /// Past turns past a small tail go to `spool` (a logical file of the session's own);
+    /// call before the first turn ends.
+    pub(super) fn spill_to(mut self, spool: SessionSpool) -> Self {
+        if self.past_n == 0 {
+            self.past = SpilledLog::spilling(spool);
+        }
+        self
+    }
+
     fn current(&mut self) -> &mut TurnRecord {
         &mut self.current
     }
 
     /// Turns begun so far.
     fn begun(&self) -> usize {
-        self.past.len() + 1
+        self.past_n + 1
     }
 
     /// Every turn's record, in order (the session ended); `id` names a reply by its index.
-    pub(super) fn records<'a>(self, id: impl Fn(RespIx) -> &'a str) -> Vec<TurnRecord> {
-        let mut odd = self.past_ids.into_iter().peekable();
-        let mut out: Vec<TurnRecord> = (self.past.iter().enumerate())
-            .map(|(turn, p)| {
+    /// Spilled past turns are read back from the spool: an error names its file.
+    pub(super) fn records<'a>(
+        &self,
+        id: impl Fn(RespIx) -> &'a str,
+    ) -> io::Result<Vec<TurnRecord>> {
+        let past = self.past.bytes()?;
+        let mut odd = self.past_ids.iter().peekable();
+        let mut out: Vec<TurnRecord> = (past.chunks_exact(PastTurn::BYTES).enumerate())
+            .map(|(turn, b)| {
+                let p = PastTurn::decode(b);
                 let reply = match odd.next_if(|(t, _)| *t == turn) {
-                    Some((_, s)) => Some(String::from(s)),
+                    Some((_, s)) => Some(String::from(&**s)),
                     None => p.reply.map(|ix| id(ix).to_string()),
                 };
                 p.record(turn, reply)
             })
             .collect();
-        out.push(self.current);
-        out
+        out.push(self.current.clone());
+        Ok(out)
     }
 
     /// The case upload (turn 0) ended at `at_s`.
@@ -229,9 +286,10 @@ impl Turns {
                 let ended = std::mem::replace(&mut self.current, next);
                 let reply = self.current_reply.take();
                 if let (Some(id), None) = (ended.reply_id.as_deref(), reply) {
-                    self.past_ids.push((self.past.len(), id.into()));
+                    self.past_ids.push((self.past_n, id.into()));
                 }
-                self.past.push(PastTurn::of(&ended, reply));
+                self.past.push(&PastTurn::of(&ended, reply).encode());
+                self.past_n += 1;
                 self.state = State::Speaking(0);
                 self.next_chunk(due_s)
             }

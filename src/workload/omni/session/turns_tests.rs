@@ -8,8 +8,8 @@ use crate::workload::omni::session::barge::CHUNK;
 
 /// Every record, replies named by id (no test here gives an index).
 fn records(t: &Turns) -> Vec<super::TurnRecord> {
-    t.clone()
-        .records(|_| -> &'static str { unreachable!("no index was given") })
+    t.records(|_| -> &'static str { unreachable!("no index was given") })
+        .unwrap()
 }
 
 fn turns(n: usize, explicit: bool) -> Turns {
@@ -138,6 +138,13 @@ fn a_past_turn_keeps_its_record_in_64_bytes_and_gives_it_back_unchanged() {
     };
     let back = super::PastTurn::of(&full, Some(7)).record(3, full.reply_id.clone());
     assert_eq!(back, full);
+    // Its bytes give back the same bits (the form past turns are kept and spilled in).
+    let bytes = super::PastTurn::of(&full, Some(7)).encode();
+    let again = super::PastTurn::decode(&bytes).record(3, full.reply_id.clone());
+    assert_eq!(again, full);
+    assert!(again.first_audio_ms.unwrap().is_sign_negative());
+    let max = super::PastTurn::of(&full, Some(u32::MAX)).encode();
+    assert_eq!(super::PastTurn::decode(&max).reply, Some(u32::MAX));
     assert!(back.first_audio_ms.unwrap().is_sign_negative());
     let empty = super::TurnRecord {
         turn: 4,
@@ -161,11 +168,56 @@ fn past_replies_are_named_through_the_id_table_or_kept_when_it_lacks_them() {
     t.reply_ended(Some("r1"), 2.3);
     assert_eq!(t.next_chunk(2.9), Chunk::Speech(0));
     t.created("early", Some(9), 2.95); // before turn 2's end of speech: no reply
-    let r = t.records(|ix| {
-        assert_eq!(ix, 5, "only turn 0's reply is looked up");
-        "r0"
-    });
+    let r = t
+        .records(|ix| {
+            assert_eq!(ix, 5, "only turn 0's reply is looked up");
+            "r0"
+        })
+        .unwrap();
     let replies: Vec<Option<&str>> = r.iter().map(|t| t.reply_id.as_deref()).collect();
     assert_eq!(replies, [Some("r0"), Some("r1"), None]);
     assert_eq!(r[1].speech_start_s, 1.7);
+}
+
+/// Speaks `n` turns, each answered by a reply the id table holds (index = turn), with
+/// times that vary per turn (some absent).
+fn speak(mut t: Turns, n: usize) -> Turns {
+    let mut at = 1.0;
+    t.question_ended(at);
+    for k in 0..n {
+        assert_eq!(t.next_chunk(at), Chunk::Commit);
+        let rid = format!("r{k}");
+        t.created(&rid, Some(k as u32), at + 0.05);
+        if k % 3 != 0 {
+            t.audio(&rid, at + 0.1 + k as f64 * 1e-4);
+        }
+        if k % 5 != 0 {
+            t.text(&rid, at + 0.07);
+        }
+        t.reply_ended(Some(&rid), at + 0.2);
+        at += 0.7;
+        assert_eq!(t.next_chunk(at), Chunk::Speech(0));
+        assert_eq!(t.next_chunk(at + 0.2), Chunk::Speech(1));
+        at += 0.4;
+    }
+    t
+}
+
+#[test]
+fn spilled_past_turns_come_back_as_the_records_of_unspilled_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = crate::workload::spool::Spool::create(tmp.path()).unwrap();
+    let n = 500; // 500 × 53 bytes: several 4 KiB tails spilled
+    let spilled = speak(turns(n + 1, true).spill_to(spool.log()), n);
+    let kept = speak(turns(n + 1, true), n);
+    assert!(spilled.past.spilled() > 0);
+    assert!(spilled.past.heap_bytes() <= 4096 + 64);
+    let ids: Vec<String> = (0..n).map(|k| format!("r{k}")).collect();
+    let id = |ix: u32| -> &str { &ids[ix as usize] };
+    let (a, b) = (spilled.records(id).unwrap(), kept.records(id).unwrap());
+    assert_eq!(a.len(), n + 1);
+    assert_eq!(a, b);
+    // Bit for bit, not only equal as numbers.
+    let bits = |r: &[super::TurnRecord]| serde_json::to_string(r).unwrap();
+    assert_eq!(bits(&a), bits(&b));
 }
