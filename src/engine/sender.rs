@@ -31,7 +31,6 @@ use super::lateness::LatenessLog;
 use super::record::Tape;
 use super::transport::{WsSink, to_message};
 use crate::workload::OutMsg;
-use crate::workload::spool::SessionSpool;
 
 /// Something waiting to be written.
 enum Waiting {
@@ -73,15 +72,6 @@ impl Sender {
     /// This sender, taping what it writes on `tape` (when the run records).
     pub fn with_tape(mut self, tape: Option<Tape>) -> Self {
         self.tape = tape;
-        self
-    }
-
-    /// This sender, spilling its lateness values past a small tail to `spool` (the
-    /// session's logical file for them in the run's spool), when the session gives one.
-    pub fn with_lateness_spill(mut self, spool: Option<SessionSpool>) -> Self {
-        if let Some(spool) = spool {
-            self.lateness.spill_to(spool);
-        }
         self
     }
 
@@ -190,9 +180,8 @@ impl Sender {
         let _ = self.sink.close().await;
     }
 
-    /// The lateness samples (seconds), taken out; an error naming the spool file when
-    /// spilled ones cannot be read back.
-    pub fn take_lateness(&mut self) -> std::io::Result<Vec<f64>> {
+    /// The lateness samples (seconds), taken out.
+    pub fn take_lateness(&mut self) -> Vec<f64> {
         std::mem::take(&mut self.lateness).seconds()
     }
 

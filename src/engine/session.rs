@@ -130,12 +130,10 @@ pub async fn run(
     if let Some(t) = &mut tape {
         t.open(opened);
     }
-    let mut session = session;
-    let spill = session.lateness_spill();
     let mut live = Live {
         session,
         outcome: None,
-        sender: Sender::new(sink).with_tape(tape).with_lateness_spill(spill),
+        sender: Sender::new(sink).with_tape(tape),
         playback: Playback::new(setup.playback, opened),
         wake: Wake::default(),
         lines: setup.lines,
@@ -152,34 +150,13 @@ pub async fn run(
     live.until_decided(&mut reader, control).await;
     drop(reader);
     live.close(control).await;
-    let (outcome, send_lateness_s) =
-        lateness_read_back(live.outcome.unwrap_or(Ok(())), live.sender.take_lateness());
     Ended {
-        outcome,
+        outcome: live.outcome.unwrap_or(Ok(())),
         opened: Some(opened),
-        send_lateness_s,
+        send_lateness_s: live.sender.take_lateness(),
         playback: Some(live.playback.finish()),
         tape: live.sender.take_tape(),
         session: live.session,
-    }
-}
-
-/// The outcome and lateness values once the spilled ones were read back: a sample
-/// whose values could not be read fails (as a report failure naming the spool file)
-/// unless it had already failed, and keeps none: missing is never zero.
-fn lateness_read_back(
-    outcome: Result<(), Failure>,
-    lateness: std::io::Result<Vec<f64>>,
-) -> (Result<(), Failure>, Vec<f64>) {
-    match lateness {
-        Ok(values) => (outcome, values),
-        Err(e) => {
-            let why = format!("send lateness could not be read back: {e}");
-            (
-                outcome.and(Err(Failure::new(FailureKind::Report, why))),
-                Vec::new(),
-            )
-        }
     }
 }
 

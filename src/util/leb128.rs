@@ -15,25 +15,6 @@ pub fn put(out: &mut Vec<u8>, mut n: u64) {
     }
 }
 
-/// Bytes the longest number (`u64::MAX`) takes.
-pub const MAX_BYTES: usize = 10;
-
-/// Writes `n` at the start of `out` (as [`put`] would append it) and returns how many
-/// bytes it took.
-pub fn put_into(out: &mut [u8; MAX_BYTES], mut n: u64) -> usize {
-    let mut i = 0;
-    loop {
-        let low = (n & 0x7f) as u8;
-        n >>= 7;
-        if n == 0 {
-            out[i] = low;
-            return i + 1;
-        }
-        out[i] = low | 0x80;
-        i += 1;
-    }
-}
-
 /// Reads the number at `*at` in `bytes` and moves `*at` past it (`None` past the end).
 pub fn get(bytes: &[u8], at: &mut usize) -> Option<u64> {
     let (mut n, mut shift) = (0u64, 0u32);

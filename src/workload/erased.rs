@@ -103,10 +103,6 @@ pub trait DynSession: Send + 'static {
     fn on_closed(&mut self, at: Instant, reason: Option<String>, fx: &mut Effects);
     /// [`Session::artifacts`].
     fn artifacts(&mut self) -> Vec<Artifact>;
-    /// [`Session::lateness_spill`] (none by default).
-    fn lateness_spill(&mut self) -> Option<super::spool::SessionSpool> {
-        None
-    }
     /// [`Session::into_output`], kept for the report under this sample's index.
     fn finish(self: Box<Self>);
 }
@@ -137,9 +133,6 @@ impl<S: Session> DynSession for Bound<S> {
     }
     fn artifacts(&mut self) -> Vec<Artifact> {
         self.inner.artifacts()
-    }
-    fn lateness_spill(&mut self) -> Option<super::spool::SessionSpool> {
-        self.inner.lateness_spill()
     }
     fn finish(self: Box<Self>) {
         let Bound { inner, idx, store } = *self;

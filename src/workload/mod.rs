@@ -227,13 +227,6 @@ pub trait Session: Send + 'static {
     fn artifacts(&mut self) -> Vec<Artifact> {
         Vec::new()
     }
-    /// A logical file in the run's spool for the send lateness the engine keeps for
-    /// this sample (every value, one per scheduled send): past a small tail it is spilled
-    /// there and read back at the sample's end, so a held session's memory for it stays
-    /// flat. Asked once, before the socket opens. The default keeps it in memory.
-    fn lateness_spill(&mut self) -> Option<spool::SessionSpool> {
-        None
-    }
     /// The workload-specific record of this session, handed back to [`Workload::report`].
     fn into_output(self) -> Self::Output;
 }
@@ -282,12 +275,6 @@ impl<S: Session> Session for MaybeFailed<S> {
         match self {
             MaybeFailed::Ready(s) => s.artifacts(),
             MaybeFailed::Failed(_) => Vec::new(),
-        }
-    }
-    fn lateness_spill(&mut self) -> Option<spool::SessionSpool> {
-        match self {
-            MaybeFailed::Ready(s) => s.lateness_spill(),
-            MaybeFailed::Failed(_) => None,
         }
     }
     fn into_output(self) -> Self::Output {

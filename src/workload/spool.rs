@@ -11,9 +11,7 @@
 //! naming its logical file and offset. Nothing in memory grows with what is spilled:
 //! after the run the report flushes once (which hands over the last partial batch), the
 //! first read builds the index from the headers ([`extents`]) and each span is read back
-//! through it; publication still happens after timing, from those bytes. A held
-//! session's bounded logs ([`spilled`]: its send lateness, its past turns) are the one
-//! exception: each is read back once, at its session's end ([`SessionSpool::read_back`]).
+//! through it; publication still happens after timing, from those bytes.
 //!
 //! One physical file for the whole run, not one per session: creating a file costs an
 //! inode allocation, which on a long-lived ext4 volume took more CPU than the writes
@@ -92,8 +90,6 @@ struct Piece {
     file: u64,
     offset: u64,
     len: u64,
-    /// Of a log file ([`Spool::log`]): the writer keeps where it went.
-    log: bool,
 }
 
 enum Msg {
@@ -136,9 +132,6 @@ struct Written {
     end: u64,
     holes: Vec<(u64, u64)>,
     file: Option<Arc<File>>,
-    /// Where each log file's pieces are (one extent per spilled 4 KiB tail), so a log
-    /// reads back during the run without the index of the whole spool file.
-    logs: HashMap<u64, Vec<Extent>>,
 }
 
 /// State shared by the spool, its session handles and its writer.
@@ -149,160 +142,13 @@ struct Shared {
     errors: Errors,
     written: Arc<Mutex<Written>>,
     batch: Mutex<Batch>,
-    /// Built from the file's headers at the first read (after the run, or when a held
-    /// session reads its own spilled log back at its end), extended by later reads when
-    /// more was written (a sweep's later points).
-    index: Mutex<Index>,
+    /// The next logical file's number (sessions and their own logs draw from it).
     next_file: AtomicU64,
 }
 
 impl Shared {
     fn path(&self) -> PathBuf {
         file_path(&self.dir)
-    }
-
-    /// A fresh logical file on this spool (`log`: see [`Spool::log`]).
-    fn session(shared: &Arc<Self>, log: bool) -> SessionSpool {
-        SessionSpool {
-            shared: Arc::clone(shared),
-            file: shared.next_file.fetch_add(1, Ordering::Relaxed),
-            end: 0,
-            log,
-        }
-    }
-
-    /// The writer has written log file `file`'s first `len` bytes.
-    fn log_written(&self, file: u64, len: u64) -> bool {
-        let w = self.written.lock().unwrap_or_else(PoisonError::into_inner);
-        (w.logs.get(&file).and_then(|e| e.last())).is_some_and(|e| e.start + e.len >= len)
-    }
-
-    /// Reads log file `file` (`len` bytes from its start) back through the writer's
-    /// record of its pieces (call [`Shared::flush`] first).
-    fn load_log(&self, file: u64, len: u64) -> io::Result<Bytes> {
-        let recorded = (self.errors.lock().unwrap_or_else(PoisonError::into_inner))
-            .get(&file)
-            .cloned();
-        if let Some(e) = recorded {
-            return Err(self.named(format!("write failed: {e}")));
-        }
-        let (read, extents) = {
-            let w = self.written.lock().unwrap_or_else(PoisonError::into_inner);
-            (
-                w.file.clone(),
-                w.logs.get(&file).cloned().unwrap_or_default(),
-            )
-        };
-        let mut buf = vec![0u8; len as usize];
-        let mut at = 0u64;
-        for e in extents.iter().take_while(|e| e.start < len) {
-            let Some(read) = read.as_deref().filter(|_| e.start == at) else {
-                break;
-            };
-            let n = e.len.min(len - at) as usize;
-            (read.read_exact_at(&mut buf[at as usize..][..n], e.physical))
-                .map_err(|e| self.named(e.to_string()))?;
-            at += n as u64;
-        }
-        if at != len {
-            return Err(self.named(format!("log {file}: bytes {at}..{len} were never written")));
-        }
-        Ok(Bytes::from(buf))
-    }
-
-    /// Hands over the last partial batch and waits until every byte appended before this
-    /// call is in the spool file (the barrier before reading back). Returns at once if
-    /// the writer is gone.
-    fn flush(&self) {
-        self.hand_over();
-        self.sync();
-    }
-
-    /// Waits until the writer has written every batch handed over so far (what is still
-    /// gathering stays in the batch).
-    fn sync(&self) {
-        let (tx, rx) = crossbeam_channel::bounded(1);
-        if self.tx.send(Msg::Flush(tx)).is_ok() {
-            let _ = rx.recv();
-        }
-    }
-
-    /// [`Spool::load`].
-    fn load(&self, span: Span) -> io::Result<Bytes> {
-        let mut buf = vec![0u8; span.len as usize];
-        self.pieces(span, |file, physical, at, n| {
-            let dst = &mut buf[(at - span.offset) as usize..][..n];
-            file.read_exact_at(dst, physical)
-                .map_err(|e| self.named(e.to_string()))
-        })?;
-        Ok(Bytes::from(buf))
-    }
-
-    /// An error naming the spool file.
-    fn named(&self, what: String) -> io::Error {
-        io::Error::other(format!("spool file {}: {what}", self.path().display()))
-    }
-
-    /// Walks `span` through the index in pieces of at most [`COPY_BYTES`], calling
-    /// `piece(file, physical offset, logical offset, length)` for each in order.
-    fn pieces(
-        &self,
-        span: Span,
-        mut piece: impl FnMut(&File, u64, u64, usize) -> io::Result<()>,
-    ) -> io::Result<()> {
-        let recorded = self
-            .errors
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&span.file)
-            .cloned();
-        if let Some(e) = recorded {
-            return Err(self.named(format!("write failed: {e}")));
-        }
-        if span.len == 0 {
-            return Ok(());
-        }
-        let (file, end, holes) = {
-            let w = self.written.lock().unwrap_or_else(PoisonError::into_inner);
-            (w.file.clone(), w.end, w.holes.clone())
-        };
-        let mut index = self.index.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(file) = file.as_deref() {
-            index
-                .scan(file, end, &holes)
-                .map_err(|e| self.named(e.to_string()))?;
-        }
-        let (Some(file), Some(extents)) = (file, index.get(span.file)) else {
-            return Err(self.named(format!("session {} wrote nothing", span.file)));
-        };
-        let end = span.offset + span.len;
-        let mut at = span.offset;
-        for &Extent {
-            start,
-            len,
-            physical,
-        } in extents.from(at)
-        {
-            if start + len <= at {
-                continue; // ends before `at`
-            }
-            if start > at {
-                break; // a hole
-            }
-            let upto = (start + len).min(end);
-            while at < upto {
-                let n = ((upto - at) as usize).min(COPY_BYTES);
-                piece(&file, physical + (at - start), at, n)?;
-                at += n as u64;
-            }
-            if at == end {
-                return Ok(());
-            }
-        }
-        Err(self.named(format!(
-            "session {}: bytes {at}..{end} were never written",
-            span.file
-        )))
     }
 
     /// Adds `pcm` (`piece` of a logical file) to the batch, handing the batch over first
@@ -363,6 +209,9 @@ fn file_path(dir: &Path) -> PathBuf {
 #[derive(Debug)]
 pub struct Spool {
     shared: Arc<Shared>,
+    /// Built from the file's headers at the first read after the run, extended by later
+    /// reads when more was written (a sweep's later points).
+    index: Mutex<Index>,
     writer: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -389,7 +238,6 @@ impl Spool {
             errors,
             written,
             batch: Mutex::default(),
-            index: Mutex::default(),
             next_file: AtomicU64::new(0),
         });
         let writer = match writer {
@@ -401,6 +249,7 @@ impl Spool {
         };
         Ok(Self {
             shared,
+            index: Mutex::default(),
             writer: Mutex::new(Some(writer)),
         })
     }
@@ -412,28 +261,37 @@ impl Spool {
 
     /// A handle for one session: its own logical file, appended to in arrival order.
     pub fn session(&self) -> SessionSpool {
-        Shared::session(&self.shared, false)
-    }
-
-    /// A logical file for a bounded log ([`spilled`]): the writer keeps where its pieces
-    /// went (one extent a piece), so [`SessionSpool::read_back`] reads it during the run
-    /// without indexing the whole spool file.
-    pub fn log(&self) -> SessionSpool {
-        Shared::session(&self.shared, true)
+        fresh(&self.shared)
     }
 
     /// Hands over the last partial batch and waits until every byte appended before this
     /// call is in the spool file (the barrier before reading back). Returns at once if
     /// the writer is gone.
     pub fn flush(&self) {
-        self.shared.flush();
+        self.shared.hand_over();
+        self.sync();
+    }
+
+    /// Waits until the writer has written every batch handed over so far (what is still
+    /// gathering stays in the batch).
+    fn sync(&self) {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        if self.shared.tx.send(Msg::Flush(tx)).is_ok() {
+            let _ = rx.recv();
+        }
     }
 
     /// Reads `span` back (call [`Spool::flush`] first). A write error of its logical
     /// file, bytes that were never written, or a read error is an error naming the spool
     /// file.
     pub fn load(&self, span: Span) -> io::Result<Bytes> {
-        self.shared.load(span)
+        let mut buf = vec![0u8; span.len as usize];
+        self.pieces(span, |file, physical, at, n| {
+            let dst = &mut buf[(at - span.offset) as usize..][..n];
+            file.read_exact_at(dst, physical)
+                .map_err(|e| self.named(e.to_string()))
+        })?;
+        Ok(Bytes::from(buf))
     }
 
     /// Writes `span` to `out` (call [`Spool::flush`] first), reading at most
@@ -441,11 +299,86 @@ impl Spool {
     /// errors of [`Spool::load`], plus `out`'s own write errors as they are.
     pub fn copy_to(&self, span: Span, out: &mut dyn Write) -> io::Result<()> {
         let mut buf = vec![0u8; (span.len as usize).min(COPY_BYTES)];
-        self.shared.pieces(span, |file, physical, _, n| {
+        self.pieces(span, |file, physical, _, n| {
             file.read_exact_at(&mut buf[..n], physical)
-                .map_err(|e| self.shared.named(e.to_string()))?;
+                .map_err(|e| self.named(e.to_string()))?;
             out.write_all(&buf[..n])
         })
+    }
+
+    /// An error naming the spool file.
+    fn named(&self, what: String) -> io::Error {
+        io::Error::other(format!(
+            "spool file {}: {what}",
+            self.shared.path().display()
+        ))
+    }
+
+    /// Walks `span` through the index in pieces of at most [`COPY_BYTES`], calling
+    /// `piece(file, physical offset, logical offset, length)` for each in order.
+    fn pieces(
+        &self,
+        span: Span,
+        mut piece: impl FnMut(&File, u64, u64, usize) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let recorded = self
+            .shared
+            .errors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&span.file)
+            .cloned();
+        if let Some(e) = recorded {
+            return Err(self.named(format!("write failed: {e}")));
+        }
+        if span.len == 0 {
+            return Ok(());
+        }
+        let (file, end, holes) = {
+            let w = self
+                .shared
+                .written
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            (w.file.clone(), w.end, w.holes.clone())
+        };
+        let mut index = self.index.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(file) = file.as_deref() {
+            index
+                .scan(file, end, &holes)
+                .map_err(|e| self.named(e.to_string()))?;
+        }
+        let (Some(file), Some(extents)) = (file, index.get(span.file)) else {
+            return Err(self.named(format!("session {} wrote nothing", span.file)));
+        };
+        let end = span.offset + span.len;
+        let mut at = span.offset;
+        for &Extent {
+            start,
+            len,
+            physical,
+        } in extents.from(at)
+        {
+            if start + len <= at {
+                continue; // ends before `at`
+            }
+            if start > at {
+                break; // a hole
+            }
+            let upto = (start + len).min(end);
+            while at < upto {
+                let n = ((upto - at) as usize).min(COPY_BYTES);
+                piece(&file, physical + (at - start), at, n)?;
+                at += n as u64;
+            }
+            if at == end {
+                return Ok(());
+            }
+        }
+        Err(self.named(format!(
+            "session {}: bytes {at}..{end} were never written",
+            span.file
+        )))
     }
 
     /// Stops the writer and removes the directory (idempotent; also done on drop).
@@ -482,8 +415,6 @@ pub struct SessionSpool {
     shared: Arc<Shared>,
     file: u64,
     end: u64,
-    /// A log file ([`Spool::log`]).
-    log: bool,
 }
 
 impl SessionSpool {
@@ -502,11 +433,16 @@ impl SessionSpool {
                 file: span.file,
                 offset: span.offset,
                 len: span.len,
-                log: self.log,
             };
             self.shared.append(piece, pcm);
         }
         span
+    }
+
+    /// A fresh logical file on the same spool, for another store of the same session
+    /// (a [`spilled::SpilledLog`]: nothing else appends to it).
+    pub fn log(&self) -> SessionSpool {
+        fresh(&self.shared)
     }
 
     /// Everything appended so far, as one span from the start of the logical file.
@@ -517,35 +453,14 @@ impl SessionSpool {
             len: self.end,
         }
     }
+}
 
-    /// A fresh log file of the same spool ([`Spool::log`]), for another store of the
-    /// same session.
-    pub fn log(&self) -> SessionSpool {
-        Shared::session(&self.shared, true)
-    }
-
-    /// Everything appended to this log file ([`Spool::log`]) so far, read back: unless
-    /// the writer has already written all of it, hands the spool's batch over and waits
-    /// for the writer to write it (blocking the calling thread for one batch write); then
-    /// reads the log's pieces where the writer put them. For a
-    /// held session's spilled logs at its end; errors name the spool file (a write error
-    /// of this file, bytes never written, a read error, or a file that is not a log).
-    pub fn read_back(&self) -> io::Result<Bytes> {
-        if self.end == 0 {
-            return Ok(Bytes::new());
-        }
-        if !self.log {
-            return Err(self
-                .shared
-                .named(format!("file {} is not a log", self.file)));
-        }
-        // A log's pieces are usually written long before its session ends (the run's
-        // other bytes fill and hand over batches): then there is nothing to wait for,
-        // and a session ending costs no batch write of its own.
-        if !self.shared.log_written(self.file, self.end) {
-            self.shared.flush();
-        }
-        self.shared.load_log(self.file, self.end)
+/// A fresh logical file on `shared`.
+fn fresh(shared: &Arc<Shared>) -> SessionSpool {
+    SessionSpool {
+        shared: Arc::clone(shared),
+        file: shared.next_file.fetch_add(1, Ordering::Relaxed),
+        end: 0,
     }
 }
 

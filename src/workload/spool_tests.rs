@@ -17,7 +17,7 @@ fn chunk(tag: u8, len: usize) -> Bytes {
 /// over so far is written; what is still gathering is not handed over. (The file itself
 /// is longer: a write pads it to the direct-write alignment.)
 fn handed_over(spool: &Spool) -> u64 {
-    spool.shared.sync();
+    spool.sync();
     spool
         .shared
         .written
@@ -109,18 +109,18 @@ fn nothing_is_indexed_in_memory_until_the_first_read_back() {
     spool.flush();
     // 2,000 pieces written, and the run's memory holds no entry for any of them.
     assert_eq!(handed_over(&spool), 2_000 * 960);
-    assert_eq!(spool.shared.index.lock().unwrap().pieces(), 0);
+    assert_eq!(spool.index.lock().unwrap().pieces(), 0);
     // The first read builds the index from the file's headers.
     assert_eq!(
         spool.load(spans[1_234]).unwrap(),
         chunk(1_234u32 as u8, 960)
     );
-    assert_eq!(spool.shared.index.lock().unwrap().pieces(), 2_000);
+    assert_eq!(spool.index.lock().unwrap().pieces(), 2_000);
     // Later appends (a sweep's next point) are indexed by the next read.
     let more = s.append(&chunk(7, 10));
     spool.flush();
     assert_eq!(spool.load(more).unwrap(), chunk(7, 10));
-    assert_eq!(spool.shared.index.lock().unwrap().pieces(), 2_001);
+    assert_eq!(spool.index.lock().unwrap().pieces(), 2_001);
 }
 
 #[test]

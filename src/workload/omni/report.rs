@@ -107,13 +107,15 @@ pub(super) struct CaseRun<'a> {
 }
 
 /// Build the report for `run` (the caller holds the output-root lock).
-pub(super) fn build(w: &OmniWorkload, run: RunRecord) -> Result<DuplexReport, String> {
+pub(super) fn build(w: &OmniWorkload, mut run: RunRecord) -> Result<DuplexReport, String> {
     let spool = w.prepared.get().map(|p| &p.spool);
     // Every spooled write was sent before the sessions ended: one barrier, then each
-    // case's spilled output is read back as its turn comes.
+    // case's spilled output is read back as its turn comes (held sessions' past turns
+    // first: every pass over the run reads them).
     if let Some(spool) = spool {
         spool.flush();
     }
+    restore::restore_turns(&mut run, spool);
     let (finals, runs, ran, finalizer) = build_cases(w, &run, spool);
     let mut summary: FinalizeSummary = finalizer.finish(&finals, run.interrupted);
     // Only a whole run that ended on its own decided to leave a selected case out: an

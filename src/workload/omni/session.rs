@@ -177,8 +177,7 @@ impl DuplexSession {
         }
         self.phase = Phase::Done;
         self.out.latency_s = self.secs(now);
-        let settled = self.settle_turns().map_err(|e| (FailureKind::Report, e));
-        match result.and(settled) {
+        match result {
             Ok(()) => {
                 self.out.success = true;
                 fx.succeed();
@@ -525,10 +524,6 @@ impl Session for DuplexSession {
             self.request_id.as_deref(),
         );
         ConnectSpec { url, headers }
-    }
-
-    fn lateness_spill(&mut self) -> Option<SessionSpool> {
-        self.spool.as_ref().map(SessionSpool::log)
     }
 
     fn on_open(&mut self, now: Instant, fx: &mut Effects) {

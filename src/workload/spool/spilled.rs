@@ -1,19 +1,22 @@
 //! A held session's append-only byte log whose memory is bounded: at most
 //! [`TAIL_BYTES`] (plus one value) stay in memory; once the tail reaches that size it is
 //! appended to the log's own logical file in the run's spool (never blocking, as the
-//! events and PCM are) and cleared. Reading the log back ([`SpilledLog::bytes`]) gives
-//! every byte pushed, in order: the spilled ones read back from the spool file, then the
-//! tail. Without a spool handle it is an ordinary growing buffer (tests, unspooled runs).
+//! events and PCM are) and cleared. Without a spool handle it is an ordinary growing
+//! buffer (tests, unspooled runs).
 //!
-//! Used for what a long session must report every value of (each send's lateness, each
-//! past turn's record): memory stays flat however long the session is held, and the
-//! values come back bit for bit (a test holds a spilled log equal to an unspilled one).
-//! A short session never reaches the spool: its log stays in memory, as before.
+//! The log cannot read itself back: a session ends with [`SpilledLog::into_parts`], the
+//! span of what was spilled and the tail, and only the report reads the span, after the
+//! run's flush, from the same spool as the events and PCM ([`super::Spool::load`]). So
+//! nothing a session does on its shard thread waits for the spool's writer or its disk
+//! while other sessions are still being paced (a read-back at the session's end stalled
+//! every live session's sends by 2–3 s in a 10-minute soak of 200 sessions).
+//!
+//! Used for what a long session must report every value of (each past turn's record):
+//! memory stays flat however long the session is held, and the values come back bit for
+//! bit (tests hold a spilled log equal to an unspilled one). A short session never
+//! reaches the spool: its log stays in memory.
 
-use std::borrow::Cow;
-use std::io;
-
-use super::SessionSpool;
+use super::{SessionSpool, Span};
 
 /// Bytes a log keeps in memory before spilling them (the bound per log, with one value).
 pub const TAIL_BYTES: usize = 4096;
@@ -23,18 +26,43 @@ pub const TAIL_BYTES: usize = 4096;
 pub struct SpilledLog {
     tail: Vec<u8>,
     spool: Option<SessionSpool>,
-    /// Bytes appended to the spool so far.
-    spilled: u64,
+}
+
+/// A log as its session left it: the spilled bytes' span (none if nothing was spilled)
+/// and the tail that follows them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LogParts {
+    /// Where the spilled bytes are in the run's spool (read them after its flush).
+    pub spilled: Option<Span>,
+    /// The bytes after them, kept in memory.
+    pub tail: Vec<u8>,
+}
+
+impl LogParts {
+    /// Every byte of the log, given the bytes of `spilled` read back (empty when none
+    /// was spilled); an error when they are not as many as were spilled.
+    pub fn join(&self, spilled: &[u8]) -> Result<Vec<u8>, String> {
+        let want = self.spilled.map_or(0, |s| s.len);
+        if spilled.len() as u64 != want {
+            return Err(format!(
+                "spilled log read back {} bytes of {want}",
+                spilled.len()
+            ));
+        }
+        let mut all = Vec::with_capacity(spilled.len() + self.tail.len());
+        all.extend_from_slice(spilled);
+        all.extend_from_slice(&self.tail);
+        Ok(all)
+    }
 }
 
 impl SpilledLog {
-    /// A log that spills to `spool` (a log file of its own, [`super::Spool::log`]:
+    /// A log that spills to `spool` (a log file of its own, [`SessionSpool::log`]:
     /// nothing else appended to it).
     pub fn spilling(spool: SessionSpool) -> Self {
         Self {
             tail: Vec::new(),
             spool: Some(spool),
-            spilled: 0,
         }
     }
 
@@ -46,30 +74,25 @@ impl SpilledLog {
         };
         if self.tail.capacity() == 0 {
             // Reserved once: a spilling log's tail never grows by doubling.
-            self.tail.reserve_exact(TAIL_BYTES + bytes.len().max(16));
+            self.tail.reserve_exact(TAIL_BYTES + bytes.len().max(64));
         }
         self.tail.extend_from_slice(bytes);
         if self.tail.len() >= TAIL_BYTES {
             spool.append(&self.tail);
-            self.spilled += self.tail.len() as u64;
             self.tail.clear();
         }
-    }
-
-    /// Bytes pushed so far.
-    pub fn len(&self) -> u64 {
-        self.spilled + self.tail.len() as u64
-    }
-
-    /// Nothing pushed.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Bytes spilled to the spool so far.
     #[cfg(test)]
     pub fn spilled(&self) -> u64 {
-        self.spilled
+        self.spool.as_ref().map_or(0, |s| s.whole().len)
+    }
+
+    /// The bytes still in memory (all of them while nothing was spilled).
+    #[cfg(test)]
+    pub fn tail(&self) -> &[u8] {
+        &self.tail
     }
 
     /// Bytes held in memory (the tail's capacity).
@@ -78,25 +101,15 @@ impl SpilledLog {
         self.tail.capacity()
     }
 
-    /// Every byte pushed, in order. Borrowed while nothing was spilled; otherwise read
-    /// back from the spool ([`SessionSpool::read_back`]: blocks for one batch write),
-    /// failing as it does, with an error naming the spool file.
-    pub fn bytes(&self) -> io::Result<Cow<'_, [u8]>> {
-        let Some(spool) = self.spool.as_ref().filter(|_| self.spilled > 0) else {
-            return Ok(Cow::Borrowed(&self.tail));
-        };
-        let back = spool.read_back()?;
-        if back.len() as u64 != self.spilled {
-            return Err(io::Error::other(format!(
-                "spilled log read back {} bytes of {}",
-                back.len(),
-                self.spilled
-            )));
+    /// What the report needs to read the log back: no IO, O(tail).
+    pub fn into_parts(self) -> LogParts {
+        let spilled = (self.spool.as_ref())
+            .map(SessionSpool::whole)
+            .filter(|s| s.len > 0);
+        LogParts {
+            spilled,
+            tail: self.tail,
         }
-        let mut all = Vec::with_capacity(back.len() + self.tail.len());
-        all.extend_from_slice(&back);
-        all.extend_from_slice(&self.tail);
-        Ok(Cow::Owned(all))
     }
 }
 

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use crossbeam_channel::Receiver;
 use rustix::io::Errno;
 
-use super::extents::{Extent, HEADER_BYTES, header};
+use super::extents::{HEADER_BYTES, header};
 use super::{Errors, Msg, Piece, Written, record};
 
 /// Direct writes start at, and cover, multiples of this many bytes (the largest logical
@@ -241,13 +241,6 @@ impl Writer {
         for s in self.stretches.drain(..done) {
             w.bytes += s.piece.len;
             w.end = s.end();
-            if s.piece.log {
-                w.logs.entry(s.piece.file).or_default().push(Extent {
-                    start: s.piece.offset,
-                    len: s.piece.len,
-                    physical: s.physical + HEADER_BYTES as u64,
-                });
-            }
         }
     }
 }

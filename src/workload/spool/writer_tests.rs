@@ -35,7 +35,6 @@ fn accept(w: &mut Writer, file: u64, offset: u64, pcm: &[u8]) {
         file,
         offset,
         len: pcm.len() as u64,
-        log: false,
     };
     w.accept(piece, pcm);
 }

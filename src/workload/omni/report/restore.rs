@@ -13,7 +13,9 @@ use serde_json::Value;
 
 use super::super::playback::{Segment, SegmentPcm, decode_segments};
 use super::super::session::{DuplexOutput, ResponseRecord, events, fill_texts};
+use super::RunRecord;
 use crate::workload::spool::Spool;
+use crate::workload::{Failure, FailureKind};
 use events::Timed as _;
 
 /// A case's output with its spilled parts read back.
@@ -68,6 +70,38 @@ fn read_back(r: &mut Restored<'_>, spool: &Spool) -> Result<(), String> {
         r.events = Events::Spooled(bytes);
     }
     Ok(())
+}
+
+/// Reads back each held session's spilled past turns into its output's `turns` (after
+/// the run's flush: the sessions themselves never read them back, so their shard threads
+/// never wait on the spool while others are paced). A turn log that cannot be read back
+/// fails its sample with a report failure naming the spool file: no turn is dropped
+/// silently, and its other turns are not reported.
+pub(super) fn restore_turns(run: &mut RunRecord, spool: Option<&Spool>) {
+    for sample in &mut run.samples {
+        let Some(Some(out)) = sample.output.as_mut() else {
+            continue;
+        };
+        let Some(left) = out.turns_spooled.take() else {
+            continue;
+        };
+        let read = match (spool, left.spilled()) {
+            (Some(spool), Some(span)) => spool.load(span).map_err(|e| e.to_string()),
+            (None, Some(_)) => Err("spooled turns without a spool".to_string()),
+            (_, None) => Ok(Bytes::new()),
+        };
+        match read.and_then(|bytes| left.records(&bytes)) {
+            Ok(records) => out.turns = records,
+            Err(e) => {
+                let why = format!("the turns could not be read back: {e}");
+                out.success = false;
+                out.error.get_or_insert_with(|| why.clone());
+                if sample.outcome.is_ok() {
+                    sample.outcome = Err(Failure::new(FailureKind::Report, why));
+                }
+            }
+        }
+    }
 }
 
 /// A case's events: the session's own (kept in memory) or its spilled lines.

@@ -97,29 +97,19 @@ impl DuplexSession {
                 let kept = b.target_id().map(|id| self.resp.kept_ms(id));
                 self.out.barge_in = Some(b.finish(kept));
             }
-            Some(Ext::Turns(t)) => match t.records(|ix| self.resp.id(ix)) {
-                Ok(records) => self.out.turns = records,
-                Err(e) => {
-                    let why = format!("the turns' records could not be read back: {e}");
-                    self.out.error.get_or_insert(why);
-                }
+            // No IO here (the shard thread): spilled turns stay in the spool until the
+            // report reads them; a log all in memory is decoded now.
+            Some(Ext::Turns(t)) => match t.finish() {
+                left if left.spilled().is_some() => self.out.turns_spooled = Some(left),
+                left => match left.records(&[]) {
+                    Ok(records) => self.out.turns = records,
+                    Err(e) => {
+                        self.out.error.get_or_insert(e);
+                    }
+                },
             },
             None => {}
         }
-    }
-
-    /// The turns' records, read back from the spool while the session can still fail
-    /// ([`DuplexSession::finish`]): a read error fails it.
-    pub(super) fn settle_turns(&mut self) -> Result<(), String> {
-        let Some(Ext::Turns(t)) = &self.ext else {
-            return Ok(());
-        };
-        let records = t
-            .records(|ix| self.resp.id(ix))
-            .map_err(|e| format!("the turns' records could not be read back: {e}"))?;
-        self.out.turns = records;
-        self.ext = None;
-        Ok(())
     }
 
     /// Sends the extension's appends due at `now` after the case's; `Some(offset)` once
@@ -211,7 +201,7 @@ impl DuplexSession {
             Some(Ext::Turns(t)) => match (kind, rid) {
                 (k, Some(r)) if AUDIO_DELTA_TYPES.contains(&k) => t.audio(r, at_s),
                 (k, Some(r)) if TEXT_DELTA_TYPES.contains(&k) && has_text(ev) => t.text(r, at_s),
-                ("response.created", Some(r)) => t.created(r, self.resp.ix(r), at_s),
+                ("response.created", Some(r)) => t.created(r, at_s),
                 ("response.done", Some(r)) => t.reply_ended(Some(r), at_s),
                 ("response.listen", _) if ledger::is_listen_decision(ev) => {
                     t.reply_ended(None, at_s)

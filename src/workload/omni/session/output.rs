@@ -123,6 +123,9 @@ pub struct DuplexOutput {
     pub barge_in: Option<super::barge::BargeInRecord>,
     /// What each turn measured (empty unless the scenario set `turns`).
     pub turns: Vec<super::turns::TurnRecord>,
+    /// A held session's turns while part of them are spilled to the run's spool: the
+    /// report reads them back into `turns` ([`super::turns::TurnsLeft`]).
+    pub turns_spooled: Option<super::turns::TurnsLeft>,
     /// The failure message.
     pub error: Option<String>,
     /// The session id sent in the URL and `session.update`.

@@ -274,16 +274,6 @@ impl Responses {
         ix
     }
 
-    /// Response `id`'s index in the session's table, if an event named it.
-    pub fn ix(&self, id: &str) -> Option<RespIx> {
-        self.ids.get(id)
-    }
-
-    /// The id under index `ix`.
-    pub fn id(&self, ix: RespIx) -> &str {
-        self.ids.id(ix)
-    }
-
     /// What is known of response `id` (recorded on first sight).
     fn info_mut(&mut self, id: &str) -> &mut RespInfo {
         let ix = self.ix_of(id);

@@ -15,15 +15,13 @@
 //!
 //! Pure: times in seconds on the session clock in, chunk decisions and records out.
 
-use std::io;
-
 use bytes::Bytes;
 use serde::Serialize;
 
 use super::barge::{CHUNK, Chunk};
-use crate::workload::omni::ids::RespIx;
-use crate::workload::spool::SessionSpool;
-use crate::workload::spool::spilled::SpilledLog;
+use crate::util::leb128;
+use crate::workload::spool::spilled::{LogParts, SpilledLog};
+use crate::workload::spool::{SessionSpool, Span};
 
 /// What one turn measured (`null`: not reached).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -74,25 +72,54 @@ pub(super) struct Turns {
     /// `[load] duration_s` on the session clock: the turn whose speech ends at or after
     /// it is the last.
     until_s: Option<f64>,
-    /// The turns before the current one, each [`PastTurn::BYTES`] bytes: they no longer
+    /// The turns before the current one, encoded ([`PastTurn::encode`]): they no longer
     /// change. Past a 4 KiB tail they go to the session's spool when it has one
-    /// ([`Turns::spill_to`]), so a held session's memory for them stays flat.
+    /// ([`Turns::spill_to`]), so a held session's memory for them stays flat; the report
+    /// reads them back ([`TurnsLeft`]).
     past: SpilledLog,
     /// How many turns `past` holds.
     past_n: usize,
-    /// `(turn, reply id)` of each past turn whose reply the session's id table did not
-    /// hold (none do in practice: the table records every id before the turns see it).
-    past_ids: Vec<(usize, Box<str>)>,
     /// The current turn (the last one begun): the only record events still change.
     current: TurnRecord,
-    /// The current turn's reply's index in the session's id table.
-    current_reply: Option<RespIx>,
 }
 
-/// A turn that a later turn followed: its [`TurnRecord`] in 64 bytes, its reply named by
-/// its index in the session's id table, instead of 144 and a copy of the id in a
-/// `String`; kept as [`PastTurn::BYTES`] bytes ([`PastTurn::encode`]), every float by
-/// its bits. A soak's session begins a turn per reply, so this is per response. Absent
+/// A session's turns as it ended: the past turns' encoded log (its spilled part still in
+/// the run's spool) and the last turn. Made at the session's end without any IO
+/// ([`Turns::finish`]); the report reads the spilled part after the run and gets the
+/// records ([`TurnsLeft::records`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnsLeft {
+    past: LogParts,
+    current: TurnRecord,
+}
+
+impl TurnsLeft {
+    /// Where the spilled past turns are in the run's spool (none: all in memory).
+    pub fn spilled(&self) -> Option<Span> {
+        self.past.spilled
+    }
+
+    /// Every turn's record, in order, given the bytes of [`TurnsLeft::spilled`] read
+    /// back (empty when none); an error when they are not the bytes spilled.
+    pub fn records(&self, spilled: &[u8]) -> Result<Vec<TurnRecord>, String> {
+        let past = self.past.join(spilled)?;
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < past.len() {
+            let turn = out.len();
+            let (p, reply) = PastTurn::decode(&past, &mut at)
+                .ok_or_else(|| format!("past turn {turn} is damaged"))?;
+            out.push(p.record(turn, reply));
+        }
+        out.push(self.current.clone());
+        Ok(out)
+    }
+}
+
+/// A turn that a later turn followed: its [`TurnRecord`] as [`PastTurn::BYTES`] bytes
+/// and its reply's id ([`PastTurn::encode`]), every float by its bits, instead of 144
+/// bytes and a `String`. A soak's session begins a turn per reply, so this is per
+/// response (spilled past a 4 KiB tail, so its memory is bounded). Absent
 /// times are NaN (every kept time is finite: the differences of finite session-clock
 /// times). [`PastTurn::record`] gives the record back as it was (`turn` is its
 /// position; `speech_stopped_s` is read only while the turn is current).
@@ -102,44 +129,55 @@ struct PastTurn {
     /// `speech_end_s`, `first_audio_ms`, `first_text_ms`, `vad_stop_to_first_audio_ms`,
     /// `explicit_commit_to_first_audio_ms`; NaN: `None`.
     times: [f64; 5],
-    reply: Option<RespIx>,
     committed: bool,
 }
 
 impl PastTurn {
-    /// Bytes of one encoded turn: six floats, the reply's index and a flag byte.
-    const BYTES: usize = 6 * 8 + 4 + 1;
+    /// Bytes of an encoded turn before its reply's id: six floats and a flag byte.
+    const BYTES: usize = 6 * 8 + 1;
 
-    /// Its bytes: floats and index little-endian; flag bit 0 `committed`, bit 1 a reply.
-    fn encode(&self) -> [u8; Self::BYTES] {
-        let mut out = [0u8; Self::BYTES];
+    /// Appends its bytes and `reply`'s to `out`: floats little-endian; flag bit 0
+    /// `committed`, bit 1 a reply, whose id follows as its LEB128 length and bytes.
+    fn encode(&self, reply: Option<&str>, out: &mut Vec<u8>) {
         let floats = std::iter::once(self.speech_start_s).chain(self.times);
-        for (k, v) in floats.enumerate() {
-            out[k * 8..k * 8 + 8].copy_from_slice(&v.to_bits().to_le_bytes());
+        for v in floats {
+            out.extend_from_slice(&v.to_bits().to_le_bytes());
         }
-        out[48..52].copy_from_slice(&self.reply.unwrap_or(0).to_le_bytes());
-        out[52] = u8::from(self.committed) | (u8::from(self.reply.is_some()) << 1);
-        out
+        out.push(u8::from(self.committed) | (u8::from(reply.is_some()) << 1));
+        if let Some(id) = reply {
+            leb128::put(out, id.len() as u64);
+            out.extend_from_slice(id.as_bytes());
+        }
     }
 
-    /// The turn [`PastTurn::encode`] wrote in `b`.
-    fn decode(b: &[u8]) -> Self {
+    /// The turn and reply id [`PastTurn::encode`] wrote at `*at` in `b`, moving `*at`
+    /// past them (`None`: cut short or not UTF-8).
+    fn decode(b: &[u8], at: &mut usize) -> Option<(Self, Option<String>)> {
+        let fixed = b.get(*at..*at + Self::BYTES)?;
         let word = |k: usize| {
             let mut w = [0u8; 8];
-            w.copy_from_slice(&b[k * 8..k * 8 + 8]);
+            w.copy_from_slice(&fixed[k * 8..k * 8 + 8]);
             f64::from_bits(u64::from_le_bytes(w))
         };
-        let mut ix = [0u8; 4];
-        ix.copy_from_slice(&b[48..52]);
-        PastTurn {
+        let flags = fixed[48];
+        *at += Self::BYTES;
+        let reply = if flags & 2 != 0 {
+            let len = usize::try_from(leb128::get(b, at)?).ok()?;
+            let id = b.get(*at..at.checked_add(len)?)?;
+            *at += len;
+            Some(String::from_utf8(id.to_vec()).ok()?)
+        } else {
+            None
+        };
+        let turn = PastTurn {
             speech_start_s: word(0),
             times: [word(1), word(2), word(3), word(4), word(5)],
-            reply: (b[52] & 2 != 0).then(|| RespIx::from_le_bytes(ix)),
-            committed: b[52] & 1 != 0,
-        }
+            committed: flags & 1 != 0,
+        };
+        Some((turn, reply))
     }
 
-    fn of(r: &TurnRecord, reply: Option<RespIx>) -> Self {
+    fn of(r: &TurnRecord) -> Self {
         let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
         PastTurn {
             speech_start_s: r.speech_start_s,
@@ -150,7 +188,6 @@ impl PastTurn {
                 nan(r.vad_stop_to_first_audio_ms),
                 nan(r.explicit_commit_to_first_audio_ms),
             ],
-            reply,
             committed: r.committed,
         }
     }
@@ -187,9 +224,7 @@ impl Turns {
             until_s: None,
             past: SpilledLog::default(),
             past_n: 0,
-            past_ids: Vec::new(),
             current: TurnRecord::default(),
-            current_reply: None,
         }
     }
 
@@ -218,26 +253,13 @@ impl Turns {
         self.past_n + 1
     }
 
-    /// Every turn's record, in order (the session ended); `id` names a reply by its index.
-    /// Spilled past turns are read back from the spool: an error names its file.
-    pub(super) fn records<'a>(
-        &self,
-        id: impl Fn(RespIx) -> &'a str,
-    ) -> io::Result<Vec<TurnRecord>> {
-        let past = self.past.bytes()?;
-        let mut odd = self.past_ids.iter().peekable();
-        let mut out: Vec<TurnRecord> = (past.chunks_exact(PastTurn::BYTES).enumerate())
-            .map(|(turn, b)| {
-                let p = PastTurn::decode(b);
-                let reply = match odd.next_if(|(t, _)| *t == turn) {
-                    Some((_, s)) => Some(String::from(&**s)),
-                    None => p.reply.map(|ix| id(ix).to_string()),
-                };
-                p.record(turn, reply)
-            })
-            .collect();
-        out.push(self.current.clone());
-        Ok(out)
+    /// The session ended: its turns as the report reads them ([`TurnsLeft`]). No IO,
+    /// whatever was spilled: it runs on the session's shard thread.
+    pub(super) fn finish(self) -> TurnsLeft {
+        TurnsLeft {
+            past: self.past.into_parts(),
+            current: self.current,
+        }
     }
 
     /// The case upload (turn 0) ended at `at_s`.
@@ -284,11 +306,9 @@ impl Turns {
                     ..TurnRecord::default()
                 };
                 let ended = std::mem::replace(&mut self.current, next);
-                let reply = self.current_reply.take();
-                if let (Some(id), None) = (ended.reply_id.as_deref(), reply) {
-                    self.past_ids.push((self.past_n, id.into()));
-                }
-                self.past.push(&PastTurn::of(&ended, reply).encode());
+                let mut bytes = Vec::with_capacity(PastTurn::BYTES + 64);
+                PastTurn::of(&ended).encode(ended.reply_id.as_deref(), &mut bytes);
+                self.past.push(&bytes);
                 self.past_n += 1;
                 self.state = State::Speaking(0);
                 self.next_chunk(due_s)
@@ -320,14 +340,13 @@ impl Turns {
         rec.speech_end_s.is_some().then_some(rec)
     }
 
-    /// `response.created` of `rid` (`ix` in the session's id table) at `at_s`.
-    pub(super) fn created(&mut self, rid: &str, ix: Option<RespIx>, at_s: f64) {
+    /// `response.created` of `rid` at `at_s`.
+    pub(super) fn created(&mut self, rid: &str, at_s: f64) {
         if let Some(rec) = self.ended()
             && rec.reply_id.is_none()
             && rec.speech_end_s.is_some_and(|e| at_s >= e)
         {
             rec.reply_id = Some(rid.to_string());
-            self.current_reply = ix;
         }
     }
 
