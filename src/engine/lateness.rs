@@ -7,15 +7,29 @@
 //! exact: [`LatenessLog::seconds`] converts each back with the same
 //! [`Duration::as_secs_f64`] the sender used to push, so every output sees the bits it
 //! saw before (a proptest holds them equal).
+//!
+//! The bytes are kept in chunks of [`CHUNK_BYTES`]: the first grows as a vector does, the
+//! later ones are reserved whole, so a long session's log holds at most one chunk it has
+//! not filled (a single vector doubling held up to as much again as it used, ~6 KB of a
+//! 10-minute session's 10 KB, and copied itself at each doubling).
 
 use std::time::Duration;
 
 use crate::util::leb128;
 
+/// Bytes of one chunk of a log.
+pub const CHUNK_BYTES: usize = 4096;
+
+/// The longest LEB128 number (`u64::MAX`).
+const MAX_LEB128: usize = 10;
+
 /// The lateness values of one sample, in send order (see the module header).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LatenessLog {
-    bytes: Vec<u8>,
+    /// Chunks filled to within one value of [`CHUNK_BYTES`], in order.
+    full: Vec<Vec<u8>>,
+    /// The chunk being filled.
+    open: Vec<u8>,
     len: usize,
 }
 
@@ -24,10 +38,14 @@ impl LatenessLog {
     pub fn push(&mut self, late: Duration) {
         // A lateness past u64 nanoseconds (584 years) cannot come from an `Instant`.
         leb128::put(
-            &mut self.bytes,
+            &mut self.open,
             u64::try_from(late.as_nanos()).unwrap_or(u64::MAX),
         );
         self.len += 1;
+        if self.open.len() + MAX_LEB128 > CHUNK_BYTES {
+            let next = Vec::with_capacity(CHUNK_BYTES);
+            self.full.push(std::mem::replace(&mut self.open, next));
+        }
     }
 
     /// How many values it holds.
@@ -42,18 +60,21 @@ impl LatenessLog {
         self.len == 0
     }
 
-    /// Bytes it holds (its buffer's capacity).
+    /// Bytes it holds (its chunks' capacities).
     #[cfg(test)]
     pub fn heap_bytes(&self) -> usize {
-        self.bytes.capacity()
+        let chunks: usize = self.full.iter().map(Vec::capacity).sum();
+        chunks + self.open.capacity() + self.full.capacity() * std::mem::size_of::<Vec<u8>>()
     }
 
     /// Every value as [`Duration::as_secs_f64`] gives it, in push order.
     pub fn seconds(&self) -> Vec<f64> {
         let mut out = Vec::with_capacity(self.len);
-        let mut at = 0;
-        while let Some(n) = leb128::get(&self.bytes, &mut at) {
-            out.push(Duration::from_nanos(n).as_secs_f64());
+        for chunk in self.full.iter().chain([&self.open]) {
+            let mut at = 0;
+            while let Some(n) = leb128::get(chunk, &mut at) {
+                out.push(Duration::from_nanos(n).as_secs_f64());
+            }
         }
         out
     }

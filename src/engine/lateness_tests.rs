@@ -9,7 +9,7 @@ use super::LatenessLog;
 proptest! {
     #[test]
     fn seconds_equal_as_secs_f64_bit_for_bit(nanos in prop::collection::vec(
-        prop_oneof![0u64..10_000_000, any::<u64>()], 0..200)) {
+        prop_oneof![0u64..10_000_000, any::<u64>()], 0..3_000)) {
         let mut log = LatenessLog::default();
         let durations: Vec<Duration> = nanos.iter().map(|n| Duration::from_nanos(*n)).collect();
         for d in &durations {
@@ -41,4 +41,20 @@ fn a_duration_past_whole_seconds_keeps_its_seconds_and_nanos() {
     log.push(Duration::ZERO);
     assert_eq!(log.seconds(), [d.as_secs_f64(), 0.0]);
     assert!(!log.is_empty());
+}
+
+#[test]
+fn a_long_log_holds_at_most_one_chunk_it_has_not_filled() {
+    let mut log = LatenessLog::default();
+    let n = 30_000; // ~90 KB of 3-byte values: many chunks
+    for k in 0..n {
+        log.push(Duration::from_nanos(100_000 + k));
+    }
+    let used = 3 * n as usize;
+    let slack = log.heap_bytes() - used;
+    assert!(slack <= super::CHUNK_BYTES + 64 * 24, "{slack}");
+    let want: Vec<f64> = (0..n)
+        .map(|k| Duration::from_nanos(100_000 + k).as_secs_f64())
+        .collect();
+    assert_eq!(log.seconds(), want);
 }

@@ -6,10 +6,23 @@ use bytes::Bytes;
 use super::{Chunk, Turns};
 use crate::workload::omni::session::barge::CHUNK;
 
-/// Every record, replies named by id (no test here gives an index).
+/// Every record, as the session's end leaves them (nothing spilled here).
 fn records(t: &Turns) -> Vec<super::TurnRecord> {
-    t.records(|_| -> &'static str { unreachable!("no index was given") })
-        .unwrap()
+    let left = clone(t).finish();
+    assert_eq!(left.spilled(), None);
+    left.records(&[]).unwrap()
+}
+
+/// A copy of an unspilled `t` (a spilling log's spool handle is not cloned).
+fn clone(t: &Turns) -> Turns {
+    let mut past = crate::workload::spool::spilled::SpilledLog::default();
+    past.push(t.past.tail());
+    Turns {
+        speech: t.speech.clone(),
+        current: t.current.clone(),
+        past,
+        ..*t
+    }
 }
 
 fn turns(n: usize, explicit: bool) -> Turns {
@@ -27,7 +40,7 @@ fn explicit_turns_commit_wait_for_the_reply_then_speak_again() {
     );
     assert_eq!(t.next_chunk(1.0), Chunk::Silence);
     assert_eq!(t.awaiting_reply(), Some(0));
-    t.created("r0", None, 1.05);
+    t.created("r0", 1.05);
     t.text("r0", 1.08);
     t.audio("r0", 1.1);
     t.reply_ended(Some("other"), 1.2); // not the reply
@@ -60,9 +73,9 @@ fn server_vad_turns_send_no_commit_and_measure_from_speech_stopped() {
     let mut t = turns(2, false);
     t.question_ended(1.0);
     assert_eq!(t.next_chunk(1.0), Chunk::Silence, "no commit");
-    t.created("early", None, 0.9); // created before the end of speech: not the reply
+    t.created("early", 0.9); // created before the end of speech: not the reply
     t.speech_stopped(1.2);
-    t.created("r0", None, 1.25);
+    t.created("r0", 1.25);
     t.audio("r0", 1.4);
     let r = &records(&t)[0];
     assert_eq!(r.reply_id.as_deref(), Some("r0"));
@@ -120,8 +133,7 @@ fn a_held_session_speaks_until_a_turn_ends_past_its_duration() {
 }
 
 #[test]
-fn a_past_turn_keeps_its_record_in_64_bytes_and_gives_it_back_unchanged() {
-    assert_eq!(std::mem::size_of::<super::PastTurn>(), 64);
+fn a_past_turn_keeps_its_record_in_49_bytes_and_its_reply_and_gives_them_back_unchanged() {
     assert_eq!(std::mem::size_of::<super::TurnRecord>(), 144);
     // Every field set, then none: both come back as they were.
     let full = super::TurnRecord {
@@ -136,58 +148,61 @@ fn a_past_turn_keeps_its_record_in_64_bytes_and_gives_it_back_unchanged() {
         explicit_commit_to_first_audio_ms: Some(100.0),
         speech_stopped_s: None,
     };
-    let back = super::PastTurn::of(&full, Some(7)).record(3, full.reply_id.clone());
+    let back = super::PastTurn::of(&full).record(3, full.reply_id.clone());
     assert_eq!(back, full);
     // Its bytes give back the same bits (the form past turns are kept and spilled in).
-    let bytes = super::PastTurn::of(&full, Some(7)).encode();
-    let again = super::PastTurn::decode(&bytes).record(3, full.reply_id.clone());
-    assert_eq!(again, full);
-    assert!(again.first_audio_ms.unwrap().is_sign_negative());
-    let max = super::PastTurn::of(&full, Some(u32::MAX)).encode();
-    assert_eq!(super::PastTurn::decode(&max).reply, Some(u32::MAX));
-    assert!(back.first_audio_ms.unwrap().is_sign_negative());
+    let mut bytes = Vec::new();
+    super::PastTurn::of(&full).encode(full.reply_id.as_deref(), &mut bytes);
+    assert_eq!(bytes.len(), super::PastTurn::BYTES + 1 + "resp_0123".len());
     let empty = super::TurnRecord {
         turn: 4,
         ..super::TurnRecord::default()
     };
-    assert_eq!(super::PastTurn::of(&empty, None).record(4, None), empty);
+    super::PastTurn::of(&empty).encode(None, &mut bytes);
+    assert_eq!(bytes.len(), 2 * super::PastTurn::BYTES + 1 + "resp_0123".len());
+    let mut at = 0;
+    let (p, reply) = super::PastTurn::decode(&bytes, &mut at).unwrap();
+    let again = p.record(3, reply);
+    assert_eq!(again, full);
+    assert!(again.first_audio_ms.unwrap().is_sign_negative());
+    let (p, reply) = super::PastTurn::decode(&bytes, &mut at).unwrap();
+    assert_eq!(p.record(4, reply), empty);
+    assert_eq!(at, bytes.len());
+    // Cut short: no turn, not a wrong one.
+    let mut at = 0;
+    assert!(super::PastTurn::decode(&bytes[..super::PastTurn::BYTES + 3], &mut at).is_none());
 }
 
 #[test]
-fn past_replies_are_named_through_the_id_table_or_kept_when_it_lacks_them() {
-    // Turn 0's reply is in the table (index 5), turn 1's is not; turn 2 is current.
+fn past_replies_keep_their_ids() {
+    // Turns 0 and 1 had replies; turn 2 is current.
     let mut t = turns(3, true);
     t.question_ended(1.0);
     assert_eq!(t.next_chunk(1.0), Chunk::Commit);
-    t.created("r0", Some(5), 1.05);
+    t.created("r0", 1.05);
     t.reply_ended(Some("r0"), 1.2);
     assert_eq!(t.next_chunk(1.7), Chunk::Speech(0));
     assert_eq!(t.next_chunk(1.9), Chunk::Speech(1));
     assert_eq!(t.next_chunk(2.1), Chunk::Commit);
-    t.created("r1", None, 2.15);
+    t.created("r1", 2.15);
     t.reply_ended(Some("r1"), 2.3);
     assert_eq!(t.next_chunk(2.9), Chunk::Speech(0));
-    t.created("early", Some(9), 2.95); // before turn 2's end of speech: no reply
-    let r = t
-        .records(|ix| {
-            assert_eq!(ix, 5, "only turn 0's reply is looked up");
-            "r0"
-        })
-        .unwrap();
+    t.created("early", 2.95); // before turn 2's end of speech: no reply
+    let r = records(&t);
     let replies: Vec<Option<&str>> = r.iter().map(|t| t.reply_id.as_deref()).collect();
     assert_eq!(replies, [Some("r0"), Some("r1"), None]);
     assert_eq!(r[1].speech_start_s, 1.7);
 }
 
-/// Speaks `n` turns, each answered by a reply the id table holds (index = turn), with
-/// times that vary per turn (some absent).
+/// Speaks `n` turns, each answered by a reply, with times that vary per turn (some
+/// absent).
 fn speak(mut t: Turns, n: usize) -> Turns {
     let mut at = 1.0;
     t.question_ended(at);
     for k in 0..n {
         assert_eq!(t.next_chunk(at), Chunk::Commit);
         let rid = format!("r{k}");
-        t.created(&rid, Some(k as u32), at + 0.05);
+        t.created(&rid, at + 0.05);
         if k % 3 != 0 {
             t.audio(&rid, at + 0.1 + k as f64 * 1e-4);
         }
@@ -207,17 +222,22 @@ fn speak(mut t: Turns, n: usize) -> Turns {
 fn spilled_past_turns_come_back_as_the_records_of_unspilled_ones() {
     let tmp = tempfile::tempdir().unwrap();
     let spool = crate::workload::spool::Spool::create(tmp.path()).unwrap();
-    let n = 500; // 500 × 53 bytes: several 4 KiB tails spilled
-    let spilled = speak(turns(n + 1, true).spill_to(spool.log()), n);
+    let n = 500; // 500 × ~53 bytes: several 4 KiB tails spilled
+    let spilled = speak(turns(n + 1, true).spill_to(spool.session().log()), n);
     let kept = speak(turns(n + 1, true), n);
     assert!(spilled.past.spilled() > 0);
     assert!(spilled.past.heap_bytes() <= 4096 + 64);
-    let ids: Vec<String> = (0..n).map(|k| format!("r{k}")).collect();
-    let id = |ix: u32| -> &str { &ids[ix as usize] };
-    let (a, b) = (spilled.records(id).unwrap(), kept.records(id).unwrap());
+    // The session's end reads nothing back; the report reads the span after the flush.
+    let (left, all) = (spilled.finish(), kept.finish());
+    assert_eq!(all.spilled(), None);
+    spool.flush();
+    let back = spool.load(left.spilled().unwrap()).unwrap();
+    let (a, b) = (left.records(&back).unwrap(), all.records(&[]).unwrap());
     assert_eq!(a.len(), n + 1);
     assert_eq!(a, b);
     // Bit for bit, not only equal as numbers.
     let bits = |r: &[super::TurnRecord]| serde_json::to_string(r).unwrap();
     assert_eq!(bits(&a), bits(&b));
+    // Bytes that are not the ones spilled are an error, never fewer turns.
+    assert!(left.records(&back[..back.len() - 1]).is_err());
 }
