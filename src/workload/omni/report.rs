@@ -45,6 +45,8 @@ pub struct DuplexReport {
     recorded: Recorded,
     /// Bundles and batch files that could not be written.
     artifact_errors: Vec<String>,
+    /// Measured samples whose spilled turns could not be read back.
+    failed: Vec<(usize, String)>,
 }
 
 impl Report for DuplexReport {
@@ -68,6 +70,9 @@ impl Report for DuplexReport {
     }
     fn publication_errors(&self) -> Vec<String> {
         self.artifact_errors.clone()
+    }
+    fn report_failures(&self) -> Vec<(usize, String)> {
+        self.failed.clone()
     }
 }
 
@@ -115,7 +120,7 @@ pub(super) fn build(w: &OmniWorkload, mut run: RunRecord) -> Result<DuplexReport
     if let Some(spool) = spool {
         spool.flush();
     }
-    restore::restore_turns(&mut run, spool);
+    let failed = restore::restore_turns(&mut run, spool);
     let (finals, runs, ran, finalizer) = build_cases(w, &run, spool);
     let mut summary: FinalizeSummary = finalizer.finish(&finals, run.interrupted);
     // Only a whole run that ended on its own decided to leave a selected case out: an
@@ -176,6 +181,7 @@ pub(super) fn build(w: &OmniWorkload, mut run: RunRecord) -> Result<DuplexReport
         scalars,
         recorded,
         artifact_errors: summary.artifact_errors,
+        failed,
     })
 }
 

@@ -76,9 +76,18 @@ fn read_back(r: &mut Restored<'_>, spool: &Spool) -> Result<(), String> {
 /// the run's flush: the sessions themselves never read them back, so their shard threads
 /// never wait on the spool while others are paced). A turn log that cannot be read back
 /// fails its sample with a report failure naming the spool file: no turn is dropped
-/// silently, and its other turns are not reported.
-pub(super) fn restore_turns(run: &mut RunRecord, spool: Option<&Spool>) {
-    for sample in &mut run.samples {
+/// silently, and its other turns are not reported. Returns those failures as
+/// `(position among measured samples, message)` ([`crate::workload::Report::report_failures`]).
+pub(super) fn restore_turns(run: &mut RunRecord, spool: Option<&Spool>) -> Vec<(usize, String)> {
+    let mut failed = Vec::new();
+    let measured = run.samples.iter().map(|s| !s.warmup);
+    let positions: Vec<Option<usize>> = measured
+        .scan(0, |n, m| {
+            *n += usize::from(m);
+            Some(m.then(|| *n - 1))
+        })
+        .collect();
+    for (sample, pos) in run.samples.iter_mut().zip(positions) {
         let Some(Some(out)) = sample.output.as_mut() else {
             continue;
         };
@@ -97,11 +106,13 @@ pub(super) fn restore_turns(run: &mut RunRecord, spool: Option<&Spool>) {
                 out.success = false;
                 out.error.get_or_insert_with(|| why.clone());
                 if sample.outcome.is_ok() {
+                    failed.extend(pos.map(|p| (p, why.clone())));
                     sample.outcome = Err(Failure::new(FailureKind::Report, why));
                 }
             }
         }
     }
+    failed
 }
 
 /// A case's events: the session's own (kept in memory) or its spilled lines.

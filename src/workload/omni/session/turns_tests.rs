@@ -159,7 +159,10 @@ fn a_past_turn_keeps_its_record_in_49_bytes_and_its_reply_and_gives_them_back_un
         ..super::TurnRecord::default()
     };
     super::PastTurn::of(&empty).encode(None, &mut bytes);
-    assert_eq!(bytes.len(), 2 * super::PastTurn::BYTES + 1 + "resp_0123".len());
+    assert_eq!(
+        bytes.len(),
+        2 * super::PastTurn::BYTES + 1 + "resp_0123".len()
+    );
     let mut at = 0;
     let (p, reply) = super::PastTurn::decode(&bytes, &mut at).unwrap();
     let again = p.record(3, reply);
