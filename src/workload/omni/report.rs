@@ -121,8 +121,8 @@ pub(super) fn build(w: &OmniWorkload, mut run: RunRecord) -> Result<DuplexReport
         spool.flush();
     }
     let failed = restore::restore_turns(&mut run, spool);
-    let (finals, runs, ran, finalizer) = build_cases(w, &run, spool);
-    let mut summary: FinalizeSummary = finalizer.finish(&finals, run.interrupted);
+    let (mut finals, runs, ran, finalizer) = build_cases(w, &run, spool);
+    let mut summary: FinalizeSummary = finalizer.finish(&mut finals, run.interrupted);
     // Only a whole run that ended on its own decided to leave a selected case out: an
     // interrupted run did not, and a shard (`--shard`) runs only its share of the cases
     // (the other shards' bundles are theirs).

@@ -19,7 +19,8 @@ pub const RESULT_JSON: &str = "result.json";
 pub const DONE: &str = ".done";
 /// `.failed.json`: failure bundle (result + annotation + scene type).
 pub const FAILED_JSON: &str = ".failed.json";
-/// Everything cleared before a case is (re)published or before the measured phase.
+/// Every file a case dir can hold (success and failure bundles).
+#[cfg(test)]
 pub const CASE_FILES: [&str; 6] = [
     DONE,
     OUTPUT_WAV,

@@ -2,16 +2,18 @@
 //! batch files; per-case bundles and the output-root lock live in submodules.
 //!
 //! The measured request only [`capture()`]s an [`ArtifactContext`] (pure, no
-//! files). After the benchmark clock is frozen, one finalizer holding the
-//! [`OutputLock`] calls [`finalize`], which publishes every case
-//! ([`publish_case`] / [`publish_failure`], WAV materialized one case at a
-//! time) and then `batch_summary.json` and `official_eval_manifest.jsonl`.
+//! files). After the benchmark clock is frozen, one [`Finalizer`] holding the
+//! [`OutputLock`] stages every case ([`publish::stage_case`] /
+//! [`publish::stage_failure`], WAV materialized one case at a time), lands them a
+//! batch at a time after one sync, then writes `batch_summary.json` and
+//! `official_eval_manifest.jsonl`.
 //! Failures become data (`artifact_errors`), never panics; serving metrics
 //! are never revoked. [`clear_outputs`] runs before the measured phase.
 //!
 //! * [`layout`]: case directory naming and file names (pure).
 //! * [`capture`](mod@capture): sparse clipped PCM spans, transcript chunks, eligibility (pure).
 //! * [`publish`]: atomic file writes, success and failure bundles, clearing (IO edge).
+//! * [`queue`]: staged bundles landed a batch at a time after one sync (IO edge).
 //! * [`lock`]: the run-wide `flock` on `<root>/.omniinteract.lock` (IO edge).
 
 pub mod capture;
@@ -19,6 +21,7 @@ mod events_json;
 pub mod layout;
 pub mod lock;
 pub mod publish;
+mod queue;
 pub mod space;
 pub mod stale;
 
@@ -33,7 +36,6 @@ use publish::{absolute, bundle_scene_type, create_dir, path_string, remove_files
 
 pub use capture::ArtifactContext;
 pub use layout::CaseLayout;
-pub use publish::publish_case;
 
 /// Ineligibility reason: audio fell beyond `ceil(duration)` seconds.
 pub const REASON_AUDIO_CLIPPED: &str = "audio_clipped";
@@ -55,7 +57,7 @@ pub struct CaseResult {
     pub subset: String,
     /// Video path as reported to evaluators (also the manifest `video`).
     pub video: String,
-    /// Absolute case directory (set by [`publish_case`] / [`publish_failure`]).
+    /// Absolute case directory (set by [`publish::stage_case`] / [`publish::stage_failure`]).
     pub output_dir: String,
     /// Whether the case (and, after finalization, its artifacts) succeeded.
     pub success: bool,
@@ -291,13 +293,18 @@ pub fn finalize_run(root: &Path, cases: &mut [FinalizeCase], interrupted: bool) 
     finalizer.finish(cases, interrupted)
 }
 
-/// [`finalize_run`] one case at a time: each case is published as it is handed over and
+/// [`finalize_run`] one case at a time: each case is staged as it is handed over and
 /// its captured context (the case's output PCM and events) released, so a report holds
-/// one case's capture at a time however many sessions ran; the batch files follow.
+/// one case's capture at a time however many sessions ran. Staged bundles land a batch
+/// at a time after one sync ([`queue`]), the last batch in [`Finalizer::finish`],
+/// before the batch files.
 #[derive(Debug)]
 pub struct Finalizer {
     root: PathBuf,
     errors: Vec<String>,
+    queue: queue::Queue,
+    handed: usize,
+    unlanded: Vec<queue::Unlanded>,
 }
 
 impl Finalizer {
@@ -306,17 +313,39 @@ impl Finalizer {
         Self {
             root: absolute(root),
             errors: Vec::new(),
+            queue: queue::Queue::default(),
+            handed: 0,
+            unlanded: Vec::new(),
         }
     }
 
-    /// Publishes `case` (its bundle, or its failure bundle) and drops its context;
-    /// `case.result` is updated in place. Call in case order.
+    /// Stages `case` (its bundle, or its failure bundle) and drops its context;
+    /// `case.result` is updated in place. Call in case order; hand the same cases, in
+    /// the same order, to [`Finalizer::finish`].
     pub fn publish(&mut self, case: &mut FinalizeCase) {
-        publish_one(&self.root, case, &mut self.errors);
+        let index = self.handed;
+        self.handed += 1;
+        let Some((bundle, failure, new)) = stage_one(&self.root, case, &mut self.errors) else {
+            return;
+        };
+        let weight = new.max(space::bundle_bytes_on_disk(bundle.dest()));
+        if self.queue.push(index, bundle, failure, weight) {
+            self.land();
+        }
     }
 
-    /// Writes the batch files for `cases`, the cases published, in order.
-    pub fn finish(self, cases: &[FinalizeCase], interrupted: bool) -> FinalizeSummary {
+    fn land(&mut self) {
+        let unlanded = self.queue.land_all(&self.root);
+        self.unlanded.extend(unlanded);
+    }
+
+    /// Lands what is still staged, then writes the batch files for `cases`, the cases
+    /// handed over, in order (a bundle that could not land fails its case here).
+    pub fn finish(mut self, cases: &mut [FinalizeCase], interrupted: bool) -> FinalizeSummary {
+        self.land();
+        for u in std::mem::take(&mut self.unlanded) {
+            self.settle(cases, u);
+        }
         let (root, mut errors) = (self.root, self.errors);
         let counts = count(cases);
         // A failure leaves the previous batch files in place (nothing partial lands).
@@ -330,6 +359,34 @@ impl Finalizer {
             exclusion_message: exclusion_message(cases),
         }
     }
+
+    /// A bundle that did not land: a success bundle fails its case, which then gets its
+    /// failure bundle at once (unless a later run of the same case has landed since).
+    fn settle(&mut self, cases: &mut [FinalizeCase], u: queue::Unlanded) {
+        let Some(case) = cases.get(u.index) else {
+            return;
+        };
+        let label = case.layout.label();
+        if u.failure {
+            let why = format!(
+                "{label}: failure artifact publication failed: {}",
+                u.message
+            );
+            self.errors.push(why);
+            return;
+        }
+        let dir = case.layout.dir(&self.root);
+        let superseded = (cases[u.index + 1..].iter()).any(|c| c.layout.dir(&self.root) == dir);
+        let case = &mut cases[u.index];
+        let message = format!("Artifact publication failed: {}", u.message);
+        case.result.mark_failed(REASON_ARTIFACT_WRITE_FAILED);
+        case.result.append_error(&message);
+        self.errors.push(format!("{label}: {message}"));
+        case.publication_error = Some(message);
+        if !superseded {
+            publish_failure_now(&self.root, case, &mut self.errors);
+        }
+    }
 }
 
 /// Writes `doc` as `duplex_metrics.json` under `root` (pretty, 2-space indent, as the
@@ -340,33 +397,53 @@ pub fn write_duplex_metrics(root: &Path, doc: &serde_json::Value) -> Result<(), 
     publish::stage_json(&root, layout::DUPLEX_METRICS_JSON, doc)?.commit()
 }
 
-/// Publishes one case inside [`finalize`], recording errors as §4.7 says.
-fn publish_one(root: &Path, case: &mut FinalizeCase, errors: &mut Vec<String>) {
+/// Stages one case inside [`finalize`], recording errors as §4.7 says: its success
+/// bundle, or (failed, or its bundle could not be staged) its failure bundle; with
+/// whether it is a failure bundle and the bytes it is expected to take. `None` when not
+/// even that could be staged.
+fn stage_one(
+    root: &Path,
+    case: &mut FinalizeCase,
+    errors: &mut Vec<String>,
+) -> Option<(publish::StagedBundle, bool, u64)> {
     let label = case.layout.label();
-    // Taking the context frees its PCM once this case is done.
+    // Taking the context frees its PCM once this case is staged.
     let context = case.context.take();
+    let bundle_of = (case.annotation.as_path(), case.scene_type.as_str());
     if case.result.success {
         let res = match &context {
-            Some(ctx) => publish_case(
-                root,
-                &case.layout,
-                ctx,
-                &mut case.result,
-                &case.annotation,
-                &case.scene_type,
-            ),
+            Some(ctx) => publish::stage_case(root, &case.layout, ctx, &mut case.result, bundle_of),
             None => Err(match case.publication_error.take() {
                 Some(why) => ArtifactError::Capture(why),
                 None => ArtifactError::MissingContext(label.clone()),
             }),
         };
-        let Err(e) = res else { return };
+        let e = match res {
+            Ok(bundle) => {
+                let new = context
+                    .as_ref()
+                    .map_or(0, |c| space::staged_bytes(c.horizon_bytes));
+                return Some((bundle, false, new));
+            }
+            Err(e) => e,
+        };
         let message = format!("Artifact publication failed: {e}");
         case.result.mark_failed(REASON_ARTIFACT_WRITE_FAILED);
         case.result.append_error(&message);
         errors.push(format!("{label}: {message}"));
         case.publication_error = Some(message);
     }
+    match publish::stage_failure(root, &case.layout, &mut case.result, bundle_of) {
+        Ok(bundle) => Some((bundle, true, space::JSON_ALLOWANCE)),
+        Err(e) => {
+            errors.push(format!("{label}: failure artifact publication failed: {e}"));
+            None
+        }
+    }
+}
+
+/// Publishes `case`'s failure bundle on its own (synced, then swapped in).
+fn publish_failure_now(root: &Path, case: &mut FinalizeCase, errors: &mut Vec<String>) {
     // The previous manifest may list this case's complete bundle: once the failure
     // bundle is staged, the batch files go before it replaces that bundle, so no
     // manifest ever lists an incomplete one (and a bundle that never lands retires
@@ -383,6 +460,7 @@ fn publish_one(root: &Path, case: &mut FinalizeCase, errors: &mut Vec<String>) {
         },
     );
     if let Err(e) = res {
+        let label = case.layout.label();
         errors.push(format!("{label}: failure artifact publication failed: {e}"));
     }
 }

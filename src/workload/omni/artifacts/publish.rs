@@ -1,17 +1,24 @@
 //! Per-case artifact files (spec §4.2, §4.3): the file-system edge.
 //!
-//! Every file is written to a unique temp file in its destination directory
-//! (`.<name>.<random>.tmp`) and renamed over the target; the temp is always
+//! A batch file is written to a unique temp file in its destination directory
+//! (`.<name>.<random>.tmp`), synced and renamed over the target; the temp is always
 //! removed, and an existing destination survives a failed replacement. The
 //! WAV is materialized from sparse spans in 1 MiB blocks (bounded memory).
-//! Batch orchestration lives in [`super::finalize`].
+//! Batch orchestration lives in [`super::Finalizer`].
 //!
 //! Kill safety: a case bundle is built complete in a staging dir beside the case
-//! dir (`.<case>.<pid>-<unique>.stage`) and swapped in with one atomic exchange,
-//! so an earlier complete bundle disappears only when its replacement is there.
-//! The batch files are removed first when a run starts, so they never list a
-//! bundle that is not complete. Temp and staging names carry the writer's pid:
-//! the next run removes those of dead owners ([`super::stale`]).
+//! dir (`.<case>.<pid>-<unique>.stage`, its files written under their own names: the
+//! dir is private until it lands) and swapped in with one atomic exchange
+//! ([`StagedBundle::land`]), so an earlier complete bundle disappears only when its
+//! replacement is there; a SIGKILL before the swap leaves the earlier bundle and a
+//! staging dir the next run sweeps. The batch files stay until this run's replace
+//! them, so they never list a bundle that is not complete. Durability (power loss, not
+//! SIGKILL: the kernel keeps what a killed process wrote): a staged bundle's files are
+//! not synced one by one; the finalizer lands its staged bundles a batch at a time
+//! after one `syncfs` of the output filesystem ([`sync_filesystem`]), so every bundle
+//! that lands has its bytes on disk before the swap that puts it in place, as when
+//! each file was synced before its rename. Temp and staging names carry the writer's
+//! pid: the next run removes those of dead owners ([`super::stale`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -21,8 +28,7 @@ use serde::Serialize;
 
 use super::capture::{ArtifactContext, OUTPUT_SAMPLE_RATE, PcmSpan};
 use super::layout::{
-    CASE_FILES, CaseLayout, DONE, EVENTS_JSON, FAILED_JSON, OUTPUT_WAV, RESULT_JSON,
-    WAV_TRANSCRIPT_JSON,
+    CaseLayout, DONE, EVENTS_JSON, FAILED_JSON, OUTPUT_WAV, RESULT_JSON, WAV_TRANSCRIPT_JSON,
 };
 use super::{ArtifactError, CaseResult, REASON_ARTIFACT_WRITE_FAILED};
 
@@ -34,6 +40,7 @@ const MAX_WAV_DATA_BYTES: u64 = u32::MAX as u64 - 36;
 /// Writes `dir/name` atomically: `write` fills a unique temp file
 /// `dir/.<name>.<random>.tmp`, which is synced and renamed over the target.
 /// On any error the temp is removed and an existing target is left untouched.
+#[cfg(test)]
 pub fn atomic_write<F>(dir: &Path, name: &str, write: F) -> Result<(), ArtifactError>
 where
     F: FnOnce(&mut BufWriter<File>) -> io::Result<()>,
@@ -97,11 +104,70 @@ where
     Ok(staged)
 }
 
-/// Publishes one successful case (§4.2): clears the case dir, then writes
-/// `output.wav`, `wav_transcript.json`, `events.json`, `result.json` and
-/// `.done` last. Sets `output_dir` and applies `ctx` to `result` first. On
-/// failure the five success files are deleted, the result is marked failed,
-/// ineligible and `artifact_write_failed`, and the error is returned.
+/// A bundle written whole in its staging dir beside its case dir, not yet in place:
+/// [`StagedBundle::land`] swaps it in; dropping it unlanded removes the staging dir.
+#[derive(Debug)]
+pub struct StagedBundle {
+    stage: PathBuf,
+    dest: PathBuf,
+    landed: bool,
+}
+
+impl StagedBundle {
+    /// The case dir it replaces.
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Puts the bundle at its case dir in one step (see [`swap_in`]). Sync first
+    /// ([`sync_filesystem`]) for its bytes to be on disk before it is in place.
+    pub fn land(mut self) -> Result<(), ArtifactError> {
+        swap_in(&self.stage, &self.dest)?;
+        self.landed = true;
+        Ok(())
+    }
+}
+
+impl Drop for StagedBundle {
+    fn drop(&mut self) {
+        if !self.landed {
+            let _ = fs::remove_dir_all(&self.stage);
+        }
+    }
+}
+
+/// Stages one successful case's bundle (§4.2): `output.wav`, `wav_transcript.json`,
+/// `events.json`, `result.json` and `.done` last, in a fresh staging dir. Sets
+/// `output_dir` and applies `ctx` to `result` first. On failure nothing is left
+/// behind, the result is marked failed, ineligible and `artifact_write_failed`, and the
+/// error is returned.
+pub fn stage_case(
+    root: &Path,
+    layout: &CaseLayout,
+    ctx: &ArtifactContext,
+    result: &mut CaseResult,
+    (annotation, scene_type): (&Path, &str),
+) -> Result<StagedBundle, ArtifactError> {
+    let dir = absolute(&layout.dir(root));
+    result.output_dir = path_string(&dir);
+    ctx.apply_to(result);
+    let res = staging_dir(&dir).and_then(|stage| {
+        let bundle = StagedBundle {
+            stage,
+            dest: dir,
+            landed: false,
+        };
+        write_success_bundle(&bundle.stage, layout, ctx, result, annotation, scene_type)?;
+        Ok(bundle)
+    });
+    if res.is_err() {
+        result.mark_failed(REASON_ARTIFACT_WRITE_FAILED);
+    }
+    res
+}
+
+/// Publishes one successful case at once: [`stage_case`], one sync, then the swap.
+#[cfg(test)]
 pub fn publish_case(
     root: &Path,
     layout: &CaseLayout,
@@ -110,14 +176,9 @@ pub fn publish_case(
     annotation: &Path,
     scene_type: &str,
 ) -> Result<(), ArtifactError> {
-    let dir = absolute(&layout.dir(root));
-    result.output_dir = path_string(&dir);
-    ctx.apply_to(result);
-    let stage = staging_dir(&dir)?;
-    let res = write_success_bundle(&stage, layout, ctx, result, annotation, scene_type)
-        .and_then(|()| swap_in(&stage, &dir));
+    let bundle = stage_case(root, layout, ctx, result, (annotation, scene_type))?;
+    let res = sync_filesystem(&bundle.stage).and_then(|()| bundle.land());
     if res.is_err() {
-        let _ = fs::remove_dir_all(&stage);
         result.mark_failed(REASON_ARTIFACT_WRITE_FAILED);
     }
     res
@@ -140,28 +201,52 @@ pub fn publish_failure(
 }
 
 /// [`publish_failure`], with `before_swap` run once the failure bundle is staged whole
-/// and just before it replaces what is there (e.g. to retire batch files that list a
-/// complete bundle at that path): nothing is retired for a bundle that never lands.
+/// and synced, just before it replaces what is there (e.g. to retire batch files that
+/// list a complete bundle at that path): nothing is retired for a bundle that never lands.
 pub fn publish_failure_then(
     root: &Path,
     layout: &CaseLayout,
     result: &mut CaseResult,
-    (annotation, scene_type): (&Path, &str),
+    case: (&Path, &str),
     before_swap: &mut dyn FnMut() -> Result<(), ArtifactError>,
 ) -> Result<(), ArtifactError> {
+    let bundle = stage_failure(root, layout, result, case)?;
+    sync_filesystem(&bundle.stage)?;
+    before_swap()?;
+    bundle.land()
+}
+
+/// Stages the failure bundle of one case (see [`publish_failure`]), not yet in place.
+pub fn stage_failure(
+    root: &Path,
+    layout: &CaseLayout,
+    result: &mut CaseResult,
+    (annotation, scene_type): (&Path, &str),
+) -> Result<StagedBundle, ArtifactError> {
     let dir = absolute(&layout.dir(root));
     result.output_dir = path_string(&dir);
     result.success = false;
     result.eligible_for_official_eval = false;
-    let stage = staging_dir(&dir)?;
-    let bundle = Bundle::new(result, annotation, layout, scene_type);
-    let res = write_json(&stage, FAILED_JSON, &bundle)
-        .and_then(|()| before_swap())
-        .and_then(|()| swap_in(&stage, &dir));
-    if res.is_err() {
-        let _ = fs::remove_dir_all(&stage);
-    }
-    res
+    let bundle = StagedBundle {
+        stage: staging_dir(&dir)?,
+        dest: dir,
+        landed: false,
+    };
+    let body = Bundle::new(result, annotation, layout, scene_type);
+    write_new_json(&bundle.stage, FAILED_JSON, &body)?;
+    Ok(bundle)
+}
+
+/// One `syncfs` of the filesystem holding `path`: every file written there so far is
+/// on disk when it returns (staged bundles are synced this way, a batch at a time,
+/// instead of one `fsync` per file).
+pub fn sync_filesystem(path: &Path) -> Result<(), ArtifactError> {
+    let err = |source: io::Error| ArtifactError::Write {
+        path: path.to_owned(),
+        source,
+    };
+    let dir = File::open(path).map_err(err)?;
+    rustix::fs::syncfs(&dir).map_err(|e| err(e.into()))
 }
 
 /// When a run starts (§4.3): the batch files go first (manifest, then summary),
@@ -286,8 +371,6 @@ fn write_success_bundle(
     annotation: &Path,
     scene_type: &str,
 ) -> Result<(), ArtifactError> {
-    create_dir(dir)?;
-    remove_files(dir, &CASE_FILES)?;
     if ctx.horizon_bytes > MAX_WAV_DATA_BYTES {
         let source = io::Error::new(io::ErrorKind::InvalidInput, "WAV horizon exceeds 4 GiB");
         return Err(ArtifactError::Write {
@@ -295,20 +378,51 @@ fn write_success_bundle(
             source,
         });
     }
-    atomic_write(dir, OUTPUT_WAV, |w| {
+    write_new(dir, OUTPUT_WAV, |w| {
         write_wav(w, ctx.horizon_bytes, &ctx.spans)
     })?;
-    write_json(dir, WAV_TRANSCRIPT_JSON, &ctx.transcript)?;
-    stage(dir, EVENTS_JSON, |w| {
+    write_new_json(dir, WAV_TRANSCRIPT_JSON, &ctx.transcript)?;
+    write_new(dir, EVENTS_JSON, |w| {
         super::events_json::write(w, &ctx.events)
-    })?
-    .commit()?;
-    write_json(dir, RESULT_JSON, result)?;
-    write_json(
+    })?;
+    write_new_json(dir, RESULT_JSON, result)?;
+    write_new_json(
         dir,
         DONE,
         &Bundle::new(result, annotation, layout, scene_type),
     )
+}
+
+/// Writes `dir/name` (which must not exist) in place, unsynced: for a file of a
+/// staging dir, which nothing reads before the dir lands.
+fn write_new<F>(dir: &Path, name: &str, write: F) -> Result<(), ArtifactError>
+where
+    F: FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+{
+    let path = dir.join(name);
+    let fill = || {
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        let mut w = BufWriter::new(file);
+        write(&mut w)?;
+        w.into_inner().map_err(io::IntoInnerError::into_error)?;
+        Ok(())
+    };
+    fill().map_err(|source| ArtifactError::Write {
+        path: path.clone(),
+        source,
+    })
+}
+
+/// [`write_new`] of [`json_text`]'s text.
+fn write_new_json<T: Serialize + ?Sized>(
+    dir: &Path,
+    name: &str,
+    value: &T,
+) -> Result<(), ArtifactError> {
+    write_new(dir, name, |w| json_text(w, value))
 }
 
 /// Mono 16-bit 24 kHz WAV of `horizon_bytes` data bytes, silence plus spans.
@@ -362,26 +476,20 @@ fn hound_io(e: hound::Error) -> io::Error {
     }
 }
 
-/// Pretty JSON (2-space indent, non-ASCII kept) plus a trailing newline; URLs redacted.
-pub(super) fn write_json<T: Serialize + ?Sized>(
-    dir: &Path,
-    name: &str,
-    value: &T,
-) -> Result<(), ArtifactError> {
-    stage_json(dir, name, value)?.commit()
-}
-
-/// [`write_json`], staged (see [`Staged`]).
+/// Pretty JSON as [`json_text`] writes it, staged (see [`Staged`]).
 pub(super) fn stage_json<T: Serialize + ?Sized>(
     dir: &Path,
     name: &str,
     value: &T,
 ) -> Result<Staged, ArtifactError> {
-    stage(dir, name, |w| {
-        let text = serde_json::to_string_pretty(value)?;
-        w.write_all(crate::util::target::redact_text(&text).as_bytes())?;
-        w.write_all(b"\n")
-    })
+    stage(dir, name, |w| json_text(w, value))
+}
+
+/// Pretty JSON (2-space indent, non-ASCII kept) plus a trailing newline; URLs redacted.
+fn json_text<T: Serialize + ?Sized>(w: &mut BufWriter<File>, value: &T) -> io::Result<()> {
+    let text = serde_json::to_string_pretty(value)?;
+    w.write_all(crate::util::target::redact_text(&text).as_bytes())?;
+    w.write_all(b"\n")
 }
 
 fn create_temp(dir: &Path, name: &str) -> io::Result<(PathBuf, File)> {

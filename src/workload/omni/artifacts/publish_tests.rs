@@ -4,7 +4,9 @@ use super::*;
 use crate::workload::omni::artifacts::capture::{
     CaptureInput, ResponseRecord, Segment, capture, sanitize_event,
 };
-use crate::workload::omni::artifacts::layout::{BATCH_SUMMARY_JSON, OFFICIAL_EVAL_MANIFEST};
+use crate::workload::omni::artifacts::layout::{
+    BATCH_SUMMARY_JSON, CASE_FILES, OFFICIAL_EVAL_MANIFEST,
+};
 use bytes::Bytes;
 use serde_json::{Value, json};
 

@@ -2,9 +2,10 @@
 //! written at its full length (`ceil(duration)` seconds of 24 kHz PCM16, silence where
 //! nothing played), so what a run's bundles need is known before the first session: a
 //! run whose bundles cannot fit would only find out after every session ran. Each case
-//! replaces its earlier bundle (whose bytes are then freed), and one case at a time is
-//! staged beside the bundle it replaces, so the run needs the growth of every case plus
-//! the largest case once. The check ([`shortfall`]) is pure; [`free_bytes`] and
+//! replaces its earlier bundle (whose bytes are then freed); bundles are staged beside
+//! the bundles they replace and land a batch at a time ([`STAGED_BYTES`] at most, plus
+//! the batch's last case: [`super::queue`]), so the run needs the growth of every case
+//! plus the earlier bundles a batch still keeps. The check ([`shortfall`]) is pure; [`free_bytes`] and
 //! [`bundle_bytes_on_disk`] are its IO edge. Writing is still checked file by file: the
 //! estimate leaves out the JSON files and the capture spool (their size depends on
 //! what the server sends), and space may go to other writers during the run.
@@ -19,7 +20,11 @@ const WAV_HEADER: u64 = 44;
 
 /// Allowance per case for its JSON files (`result.json`, `events.json` of a short
 /// session, `wav_transcript.json`, `.done`).
-const JSON_ALLOWANCE: u64 = 64 << 10;
+pub const JSON_ALLOWANCE: u64 = 64 << 10;
+
+/// A batch of staged bundles lands once they weigh this much (each bundle counted as
+/// the larger of itself and the bundle it replaces).
+pub const STAGED_BYTES: u64 = 64 << 20;
 
 /// What one case's bundle is expected to take: its `output.wav` at full length plus the
 /// JSON allowance.
@@ -29,7 +34,14 @@ pub fn bundle_bytes(duration_s: f64) -> u64 {
     } else {
         0
     };
-    WAV_HEADER + secs * u64::from(OUTPUT_SAMPLE_RATE) * 2 + JSON_ALLOWANCE
+    staged_bytes(secs * u64::from(OUTPUT_SAMPLE_RATE) * 2)
+}
+
+/// What a bundle whose WAV holds `wav_data_bytes` is expected to take.
+pub fn staged_bytes(wav_data_bytes: u64) -> u64 {
+    WAV_HEADER
+        .saturating_add(wav_data_bytes)
+        .saturating_add(JSON_ALLOWANCE)
 }
 
 /// Why the bundles cannot fit, if they cannot: `cases` holds, per case this run
@@ -40,8 +52,12 @@ pub fn shortfall(root: &Path, cases: &[(u64, u64)], free: u64) -> Option<String>
         .iter()
         .map(|&(new, old)| new.saturating_sub(old))
         .sum();
-    let staged = cases.iter().map(|&(new, _)| new).max().unwrap_or(0);
-    let need = growth + staged;
+    // While a batch is staged, the bundles it replaces are still there: at most the
+    // batch's weight, which closes at STAGED_BYTES plus its last case.
+    let old: u64 = cases.iter().map(|&(_, old)| old).sum();
+    let heaviest = cases.iter().map(|&(new, old)| new.max(old)).max();
+    let kept = old.min(STAGED_BYTES.saturating_add(heaviest.unwrap_or(0)));
+    let need = growth.saturating_add(kept);
     (need > free).then(|| {
         format!(
             "{}: No space left on device (ENOSPC, checked before the run): the bundles of \

@@ -14,12 +14,12 @@ fn a_bundle_is_its_full_length_wav_plus_the_json_allowance() {
 }
 
 #[test]
-fn the_run_needs_each_cases_growth_plus_the_largest_case_staged_once() {
+fn the_run_needs_each_cases_growth_plus_the_earlier_bundles_a_batch_keeps() {
     let root = Path::new("/out");
-    // Fresh: 3 × 100 + the largest staged (100) = 400.
+    // Fresh: 3 × 100, nothing earlier kept while a batch is staged.
     let fresh = [(100, 0), (100, 0), (100, 0)];
-    assert!(shortfall(root, &fresh, 400).is_none());
-    let msg = shortfall(root, &fresh, 399).expect("short by one byte");
+    assert!(shortfall(root, &fresh, 300).is_none());
+    let msg = shortfall(root, &fresh, 299).expect("short by one byte");
     for part in [
         "/out: No space left on device (ENOSPC",
         "3 case(s)",
@@ -28,10 +28,16 @@ fn the_run_needs_each_cases_growth_plus_the_largest_case_staged_once() {
     ] {
         assert!(msg.contains(part), "{part}: {msg}");
     }
-    // A rerun replacing same-sized bundles needs only the one being staged.
+    // A rerun replacing same-sized bundles: no growth, but a batch keeps the bundles it
+    // replaces until it lands (here both fit in one batch).
     let rerun = [(100, 100), (100, 100)];
-    assert!(shortfall(root, &rerun, 100).is_none());
-    assert!(shortfall(root, &rerun, 99).is_some());
+    assert!(shortfall(root, &rerun, 200).is_none());
+    assert!(shortfall(root, &rerun, 199).is_some());
+    // What a batch keeps is bounded by its size plus its heaviest case.
+    let big = super::STAGED_BYTES;
+    let many = [(big, big), (big, big), (big, big)];
+    assert!(shortfall(root, &many, 2 * big).is_none());
+    assert!(shortfall(root, &many, 2 * big - 1).is_some());
     // Nothing to publish needs nothing.
     assert!(shortfall(root, &[], 0).is_none());
 }

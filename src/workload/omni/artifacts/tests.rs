@@ -261,9 +261,10 @@ fn unavailable_capture_fails_the_case_like_a_publication_error() {
     assert_eq!(names, [FAILED_JSON]);
 }
 
-/// A report hands cases over one at a time: each is on disk and its capture (PCM, events)
-/// released before the next one exists, and the batch files written at the end are the
-/// ones [`finalize`] writes for the same cases.
+/// A report hands cases over one at a time: each is staged and its capture (PCM, events)
+/// released before the next one exists; the staged bundles land when the batch closes
+/// (here at the end, before the batch files), and the batch files are the ones
+/// [`finalize`] writes for the same cases.
 #[test]
 fn the_finalizer_publishes_each_case_as_it_is_handed_over() {
     let root = tempfile::tempdir().unwrap();
@@ -272,15 +273,29 @@ fn the_finalizer_publishes_each_case_as_it_is_handed_over() {
     finalizer.publish(&mut first);
     assert!(first.context.is_none(), "its capture is released");
     let dir = first.layout.dir(root.path());
-    assert!(dir.join(layout::OUTPUT_WAV).is_file());
-    assert!(dir.join(WAV_TRANSCRIPT_JSON).is_file());
+    // Staged beside its case dir, not yet in place.
+    assert!(!dir.join(layout::DONE).exists());
     assert!(!root.path().join(BATCH_SUMMARY_JSON).exists());
     let mut second = case("1qna", "b.mp4", None, false);
     finalizer.publish(&mut second);
-    let cases = [first, second];
-    let summary = finalizer.finish(&cases, false);
+    let mut cases = [first, second];
+    let summary = finalizer.finish(&mut cases, false);
     assert!(summary.artifacts_complete, "{:?}", summary.artifact_errors);
     assert_eq!((summary.counts.success, summary.counts.failed), (1, 1));
+    assert!(dir.join(layout::OUTPUT_WAV).is_file());
+    assert!(dir.join(WAV_TRANSCRIPT_JSON).is_file());
+    assert!(dir.join(layout::DONE).is_file());
+    let staged = fs::read_dir(dir.parent().unwrap())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".stage")
+        })
+        .count();
+    assert_eq!(staged, 0, "no staging dir is left");
 
     let again = tempfile::tempdir().unwrap();
     let mut whole = [
