@@ -271,19 +271,8 @@ fn an_input_changed_since_the_recording_is_refused_naming_it() {
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|x| x == "wav"))
         .unwrap();
-    let mut bytes = std::fs::read(&changed).unwrap();
-    let last = bytes.len() - 1;
-    bytes[last] ^= 1;
-    std::fs::write(&changed, bytes).unwrap();
-    let (out, re) = recompute(&run);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(re.is_none());
-    let err = text(&out);
-    let name = changed.file_name().unwrap().to_string_lossy();
-    assert!(
-        err.contains(&*name) && err.contains("changed since the recording"),
-        "{err}"
-    );
+    let name = changed.file_name().unwrap().to_string_lossy().into_owned();
+    changed_input_is_refused(&run, &changed, &name);
 }
 
 /// A dataset a path-typed workload flag gave (`--dataset-path`, relative to the directory
@@ -311,18 +300,7 @@ fn a_dataset_given_by_a_flag_is_hashed_and_checked_by_the_recompute() {
     agrees(&run);
     std::fs::remove_file(run.tmp.path().join("re.json")).unwrap();
     let changed = run.tmp.path().join(by_flag[0]["path"].as_str().unwrap());
-    let mut bytes = std::fs::read(&changed).unwrap();
-    let last = bytes.len() - 1;
-    bytes[last] ^= 1;
-    std::fs::write(&changed, bytes).unwrap();
-    let (out, re) = recompute(&run);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(re.is_none());
-    let err = text(&out);
-    assert!(
-        err.contains("--dataset-path") && err.contains("changed since the recording"),
-        "{err}"
-    );
+    changed_input_is_refused(&run, &changed, "--dataset-path");
 }
 
 /// Every file under `dir` (recursively) with its bytes and modification time.
@@ -453,4 +431,21 @@ fn an_interrupted_run_recomputes_as_interrupted_with_exit_130() {
     };
     let re = agrees(&run);
     assert_eq!(re["interrupted"], true);
+}
+
+/// Flips the last byte of `changed`, an input of `run`'s recording: the recompute exits 2
+/// without a result, its message naming `named` and saying the input changed.
+fn changed_input_is_refused(run: &Run, changed: &Path, named: &str) {
+    let mut bytes = std::fs::read(changed).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(changed, bytes).unwrap();
+    let (out, re) = recompute(run);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(re.is_none());
+    let err = text(&out);
+    assert!(
+        err.contains(named) && err.contains("changed since the recording"),
+        "{err}"
+    );
 }

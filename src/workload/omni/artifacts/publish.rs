@@ -114,6 +114,15 @@ pub struct StagedBundle {
 }
 
 impl StagedBundle {
+    /// A fresh, empty staging dir for a bundle that will replace `dest`.
+    fn beside(dest: PathBuf) -> Result<Self, ArtifactError> {
+        Ok(Self {
+            stage: staging_dir(&dest)?,
+            dest,
+            landed: false,
+        })
+    }
+
     /// The case dir it replaces.
     pub fn dest(&self) -> &Path {
         &self.dest
@@ -151,12 +160,7 @@ pub fn stage_case(
     let dir = absolute(&layout.dir(root));
     result.output_dir = path_string(&dir);
     ctx.apply_to(result);
-    let res = staging_dir(&dir).and_then(|stage| {
-        let bundle = StagedBundle {
-            stage,
-            dest: dir,
-            landed: false,
-        };
+    let res = StagedBundle::beside(dir).and_then(|bundle| {
         write_success_bundle(&bundle.stage, layout, ctx, result, annotation, scene_type)?;
         Ok(bundle)
     });
@@ -227,11 +231,7 @@ pub fn stage_failure(
     result.output_dir = path_string(&dir);
     result.success = false;
     result.eligible_for_official_eval = false;
-    let bundle = StagedBundle {
-        stage: staging_dir(&dir)?,
-        dest: dir,
-        landed: false,
-    };
+    let bundle = StagedBundle::beside(dir)?;
     let body = Bundle::new(result, annotation, layout, scene_type);
     write_new_json(&bundle.stage, FAILED_JSON, &body)?;
     Ok(bundle)

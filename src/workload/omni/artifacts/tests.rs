@@ -208,17 +208,7 @@ fn a_batch_that_cannot_be_written_leaves_the_previous_pair_and_no_temps() {
         fs::read(root.path().join(OFFICIAL_EVAL_MANIFEST)).unwrap(),
         b"previous"
     );
-    let leftovers = fs::read_dir(root.path())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .ends_with(".tmp")
-        })
-        .count();
-    assert_eq!(leftovers, 0);
+    assert_eq!(entries_ending(root.path(), ".tmp"), 0);
 }
 
 #[test]
@@ -285,16 +275,7 @@ fn the_finalizer_publishes_each_case_as_it_is_handed_over() {
     assert!(dir.join(layout::OUTPUT_WAV).is_file());
     assert!(dir.join(WAV_TRANSCRIPT_JSON).is_file());
     assert!(dir.join(layout::DONE).is_file());
-    let staged = fs::read_dir(dir.parent().unwrap())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .ends_with(".stage")
-        })
-        .count();
+    let staged = entries_ending(dir.parent().unwrap(), ".stage");
     assert_eq!(staged, 0, "no staging dir is left");
 
     let again = tempfile::tempdir().unwrap();
@@ -312,4 +293,11 @@ fn the_finalizer_publishes_each_case_as_it_is_handed_over() {
             at_once.replace(&again_s, "ROOT")
         );
     }
+}
+
+/// How many entries of `dir` have names ending in `suffix`.
+fn entries_ending(dir: &std::path::Path, suffix: &str) -> usize {
+    (fs::read_dir(dir).unwrap())
+        .filter(|e| (e.as_ref().unwrap().file_name().to_string_lossy()).ends_with(suffix))
+        .count()
 }
