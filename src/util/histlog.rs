@@ -46,7 +46,7 @@ use hdrhistogram::serialization::interval_log::{
 use thiserror::Error;
 
 mod read;
-pub use read::{Interval, read_intervals, read_log};
+pub use read::{Interval, decode_b64, encode_b64, read_intervals, read_log};
 
 /// Significant value digits of every histogram written (HdrHistogram precision: 0.1%).
 pub const SIGNIFICANT_DIGITS: u8 = 3;

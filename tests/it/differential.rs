@@ -216,6 +216,47 @@ fn same_run(file: &str, n: usize, w: &Value, m: &Value) {
         .filter(|k| !dropped.contains(k))
         .collect();
     assert_eq!(names(mr), want, "{at}: metric names");
+    nothing_silently_lost(&at, w, m);
+}
+
+/// Every key of the whole run's document, its `rtload` block and that block's objects is
+/// in the merge or listed under `rtload_merge.dropped_keys`; the wire block is merged.
+fn nothing_silently_lost(at: &str, w: &Value, m: &Value) {
+    let listed = m["rtload_merge"]["dropped_keys"].as_object().unwrap();
+    let keys = |v: &Value| -> Vec<String> {
+        v.as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k.clone())
+            .collect()
+    };
+    let mut ptrs: Vec<String> = keys(w).iter().map(|k| format!("/{k}")).collect();
+    for k in keys(&w["rtload"]) {
+        ptrs.push(format!("/rtload/{k}"));
+        if m.pointer(&format!("/rtload/{k}")).is_some() {
+            ptrs.extend(
+                keys(&w["rtload"][&k])
+                    .iter()
+                    .map(|s| format!("/rtload/{k}/{s}")),
+            );
+        }
+    }
+    for p in ptrs {
+        assert!(
+            m.pointer(&p).is_some() || listed.contains_key(&p),
+            "{at}: {p} is neither merged nor listed as dropped: {listed:?}"
+        );
+    }
+    let conns = "/rtload/wire/compression/connections";
+    assert_eq!(m.pointer(conns), w.pointer(conns), "{at}: connections");
+    let stamped = |v: &Value| {
+        let r = &v["rtload"]["wire"]["receipts"];
+        r["kernel_stamped"].as_u64().unwrap() + r["stamped_at_read"].as_u64().unwrap()
+    };
+    assert!(
+        stamped(m) > 0,
+        "{at}: the merged receipts count the shards' messages"
+    );
 }
 
 /// Every distribution statistic of the merge is that of the shards' values together.

@@ -4,8 +4,9 @@
 //! reader handed the message on, i.e. what a stamp taken in user space would have added.
 //! It is the receive-side twin of send lateness: on an idle generator tens of
 //! microseconds, on a saturated one the wait for a busy shard thread. A message that
-//! shared one read with later packets carries the last packet's stamp, so its own error
-//! is at most its reader delay.
+//! shared one read with later packets carries the last packet's stamp: late by up to the
+//! gap between the server writes that read took in, which only a generator far behind
+//! its schedule lets happen (README, "Receipt times are the kernel's").
 //!
 //! One tally per run, shared by every session (warm-ups included: the figure describes
 //! the generator, like its CPU); each reader fills a small batch and adds it under the
@@ -91,26 +92,33 @@ impl Receipts {
     }
 
     /// The result's `receipts` block: `{"kernel_stamped", "stamped_at_read",
-    /// "reader_delay": {"count", "mean_ms", "p50_ms", "p99_ms", "max_ms"}}`: mean and max
-    /// exact, the quantiles to 3 significant digits of µs; `null` without a
-    /// kernel-stamped message (missing, never zero).
+    /// "reader_delay": {"count", "mean_ms", "p50_ms", "p99_ms", "max_ms", "histogram_us"}}`:
+    /// mean and max exact, the quantiles to 3 significant digits of µs, the histogram
+    /// itself (V2 deflate, base64) so `rtload merge` adds shards' up exactly; `null`
+    /// without a kernel-stamped message (missing, never zero).
     pub fn block(&self) -> Value {
         let t = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let h = &t.delay_us;
-        let ms = |us: u64| us as f64 / 1000.0;
-        let some = |v: f64| (!h.is_empty()).then_some(v);
         json!({
-            "kernel_stamped": h.len(),
+            "kernel_stamped": t.delay_us.len(),
             "stamped_at_read": t.at_read,
-            "reader_delay": {
-                "count": h.len(),
-                "mean_ms": some(ms(t.sum_us) / h.len().max(1) as f64),
-                "p50_ms": some(ms(h.value_at_quantile(0.5))),
-                "p99_ms": some(ms(h.value_at_quantile(0.99))),
-                "max_ms": some(ms(t.max_us)),
-            },
+            "reader_delay": delay_block(&t.delay_us, t.sum_us as f64 / 1000.0, t.max_us as f64 / 1000.0),
         })
     }
+}
+
+/// The `reader_delay` object of `h` (µs) with its exact sum and max (ms): one function for
+/// a run's block and a merged one, so both read their quantiles the same way.
+pub fn delay_block(h: &Histogram<u64>, sum_ms: f64, max_ms: f64) -> Value {
+    let ms = |us: u64| us as f64 / 1000.0;
+    let some = |v: f64| (!h.is_empty()).then_some(v);
+    json!({
+        "count": h.len(),
+        "mean_ms": some(sum_ms / h.len().max(1) as f64),
+        "p50_ms": some(ms(h.value_at_quantile(0.5))),
+        "p99_ms": some(ms(h.value_at_quantile(0.99))),
+        "max_ms": some(max_ms),
+        "histogram_us": crate::util::histlog::encode_b64(h).ok(),
+    })
 }
 
 /// The terminal's line for a result's `rtload.wire.receipts` block (`None` without one,

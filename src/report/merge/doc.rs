@@ -98,7 +98,60 @@ pub fn merged_doc(
         if !scraped.is_empty() {
             top.insert(TARGET_METRICS_KEY.into(), Value::Array(scraped));
         }
-        top.insert(MERGE_KEY.into(), merge_record(inputs, how));
+        let gone = dropped_keys(&inputs[0].doc, &Value::Object(top.clone()));
+        top.insert(MERGE_KEY.into(), merge_record(inputs, how, gone));
+    }
+    out
+}
+
+/// Why a block the shards disagree on is left out of a merged result.
+const NO_RULE: &str =
+    "the shards' values differ and no exact rule merges them: each shard's result has its own";
+
+/// Why `ptr` is left out of a merged result, where a rule names it.
+fn why_dropped(ptr: &str) -> &'static str {
+    if ptr == "/rtload/soak" {
+        "percentiles by session age need the shards' values together, which results do not \
+         carry: each shard's block is kept in rtload.soak_by_shard"
+    } else if ptr.starts_with("/rtload/resources/") {
+        "each shard is its own process: see rtload.resources (CPU summed, the largest \
+         shard's peak RSS)"
+    } else {
+        NO_RULE
+    }
+}
+
+/// Every key of the first shard's document, its `rtload` block and that block's objects
+/// (as JSON pointers) that the merged document lacks: listed, never silently lost.
+fn dropped_keys(first: &Value, merged: &Value) -> BTreeMap<String, &'static str> {
+    let mut out = BTreeMap::new();
+    let keys = |v: &Value| -> Vec<String> {
+        v.as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k.clone())
+            .collect()
+    };
+    for k in keys(first) {
+        if k != SHARD_KEY && merged.get(&k).is_none() {
+            out.insert(format!("/{k}"), NO_RULE);
+        }
+    }
+    let (Some(rt), Some(mrt)) = (first.get("rtload"), merged.get("rtload")) else {
+        return out;
+    };
+    for k in keys(rt) {
+        let Some(m) = mrt.get(&k) else {
+            let ptr = format!("/rtload/{k}");
+            out.insert(ptr.clone(), why_dropped(&ptr));
+            continue;
+        };
+        for sub in keys(&rt[&k]) {
+            if m.get(&sub).is_none() {
+                let ptr = format!("/rtload/{k}/{sub}");
+                out.insert(ptr.clone(), why_dropped(&ptr));
+            }
+        }
     }
     out
 }
@@ -116,7 +169,11 @@ pub fn span(inputs: &[ShardInput]) -> Option<(f64, f64)> {
     Some((start, end))
 }
 
-fn merge_record(inputs: &[ShardInput], how: &BTreeMap<String, How>) -> Value {
+fn merge_record(
+    inputs: &[ShardInput],
+    how: &BTreeMap<String, How>,
+    dropped_keys: BTreeMap<String, &'static str>,
+) -> Value {
     let mut releases: Vec<(usize, f64)> = inputs
         .iter()
         .flat_map(|s| {
@@ -164,6 +221,7 @@ fn merge_record(inputs: &[ShardInput], how: &BTreeMap<String, How>) -> Value {
         "summed": names(|h| matches!(h, How::Summed)),
         "same_in_every_shard": names(|h| matches!(h, How::Same)),
         "dropped": dropped,
+        "dropped_keys": dropped_keys,
     })
 }
 

@@ -1,7 +1,8 @@
 //! The merged generator block (`rtload.queue_wait`, `send_lateness`, `failures_by_kind`,
 //! `resources`, built per run by the runner): summaries re-derived from the merged
 //! `.hlog` histograms and exact shard values, failure kinds, outcome classes
-//! (`rtload.outcomes`) and resources summed.
+//! (`rtload.outcomes`) and resources summed; the wire block merged exactly
+//! ([`super::wire`]); each shard's soak block kept, labelled (`rtload.soak_by_shard`).
 
 use serde_json::{Map, Value, json};
 
@@ -29,6 +30,20 @@ pub fn merge_into(rt: &mut Map<String, Value>, inputs: &[ShardInput], merged: &H
             }
         }
         rt.insert("failures_by_kind".into(), Value::Object(kinds));
+    }
+    if let Some(w) = super::wire::merge(&rts) {
+        rt.insert("wire".into(), w);
+    }
+    // A soak's slices hold percentiles by session age, which the shards' values do not
+    // carry apart: each shard's block is kept whole, labelled, rather than guessed at.
+    let soaks: Vec<Value> = (inputs.iter())
+        .filter_map(|s| {
+            let soak = s.doc.pointer("/rtload/soak")?;
+            Some(json!({"shard": s.tag.index, "soak": soak}))
+        })
+        .collect();
+    if !soaks.is_empty() {
+        rt.insert("soak_by_shard".into(), Value::Array(soaks));
     }
     if rts.iter().any(|r| r.get("outcomes").is_some()) {
         rt.insert("outcomes".into(), outcomes(&rts));

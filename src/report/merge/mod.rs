@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod rules;
 #[cfg(test)]
 mod tests;
+pub mod wire;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -75,6 +75,29 @@ pub fn read_log(text: &[u8]) -> Result<(Option<f64>, Vec<Interval>), HistLogErro
     Ok((start, out))
 }
 
+/// One histogram as text (V2 deflate, base64: an interval log line's payload), for a
+/// result block that must stay mergeable (`rtload merge` adds them back up exactly).
+pub fn encode_b64(h: &Histogram<u64>) -> Result<String, HistLogError> {
+    let mut bytes = Vec::new();
+    hdrhistogram::serialization::Serializer::serialize(
+        &mut hdrhistogram::serialization::V2DeflateSerializer::new(),
+        h,
+        &mut bytes,
+    )
+    .map_err(|e| HistLogError::Serialize(format!("{e:?}")))?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
+/// The histogram [`encode_b64`] wrote.
+pub fn decode_b64(text: &str) -> Result<Histogram<u64>, HistLogError> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| HistLogError::Parse(format!("bad base64: {e}")))?;
+    Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .map_err(|e| HistLogError::Parse(format!("bad histogram: {e:?}")))
+}
+
 #[cfg(test)]
 #[path = "read_tests.rs"]
 mod tests;
