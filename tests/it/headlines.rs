@@ -200,7 +200,39 @@ fn receipts_disagree(doc: &serde_json::Value, stdout: &str, page: &str) -> Vec<S
         (Some(x), Some(w)) if agrees(w, x) => {}
         (x, w) => bad.push(format!("receipts: JSON p99 {w:?}, HTML {x:?} ({cell:?})")),
     }
+    bad.extend(phase_rows_disagree(doc, page));
     bad
+}
+
+/// Where the HTML generator-health rows of `rtload.phase_cpu` depart from the block.
+fn phase_rows_disagree(doc: &serde_json::Value, page: &str) -> Vec<String> {
+    let p = &doc["rtload"]["phase_cpu"];
+    [
+        ("setup CPU per session", &p["setup"]["cpu_us_per_session"]),
+        (
+            "publication CPU per session",
+            &p["publication"]["cpu_us_per_session"],
+        ),
+        (
+            "generator CPU through publication per live session-second",
+            &p["through_publication"]["cpu_us_per_session_s"],
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(label, want)| {
+        let row = page.split(&format!("<tr><td>{label}")).nth(1)?;
+        let cell = row.split("<td>").nth(2)?.split("</td>").next()?;
+        let got = numbers(cell).first().copied();
+        match (want.as_f64(), got) {
+            (Some(w), Some(x)) if agrees(w, x) => None,
+            (w, x) => Some(format!("{label}: JSON {w:?}, HTML {x:?} ({cell:?})")),
+        }
+    })
+    .chain(
+        (!page.contains("<tr><td>generator CPU through publication"))
+            .then(|| "no through-publication row in the HTML".to_string()),
+    )
+    .collect()
 }
 
 /// The charts `doc` declares that `page` does not draw: a series or timeline always, a

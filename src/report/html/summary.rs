@@ -225,6 +225,21 @@ fn generator(rt: &Value) -> String {
             "µs",
         ),
         (
+            "setup CPU per session (connect, handshake, opening messages)",
+            num(rt, "/phase_cpu/setup/cpu_us_per_session"),
+            "µs",
+        ),
+        (
+            "publication CPU per session (report and artifacts)",
+            num(rt, "/phase_cpu/publication/cpu_us_per_session"),
+            "µs",
+        ),
+        (
+            "generator CPU through publication per live session-second",
+            num(rt, "/phase_cpu/through_publication/cpu_us_per_session_s"),
+            "µs",
+        ),
+        (
             "generator peak RSS",
             num(rt, "/resources/peak_rss_mib"),
             "MiB",
