@@ -233,7 +233,8 @@ fn nothing_silently_lost(at: &str, w: &Value, m: &Value) {
     let mut ptrs: Vec<String> = keys(w).iter().map(|k| format!("/{k}")).collect();
     for k in keys(&w["rtload"]) {
         ptrs.push(format!("/rtload/{k}"));
-        if m.pointer(&format!("/rtload/{k}")).is_some() {
+        // Metrics left out are checked against their rules above (`dropped`).
+        if k != "metrics" && m.pointer(&format!("/rtload/{k}")).is_some() {
             ptrs.extend(
                 keys(&w["rtload"][&k])
                     .iter()
@@ -246,6 +247,28 @@ fn nothing_silently_lost(at: &str, w: &Value, m: &Value) {
             m.pointer(&p).is_some() || listed.contains_key(&p),
             "{at}: {p} is neither merged nor listed as dropped: {listed:?}"
         );
+    }
+    // A top-level key declared as another name of a metric is that metric, in the run
+    // and in the merge (vLLM's `p99_ttft_ms` is `ttft_ms.p99`).
+    let aliases = w["rtload"]["metric_aliases"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    for (legacy, name) in &aliases {
+        let name = name.as_str().unwrap();
+        for (doc, which) in [(w, "run"), (m, "merge")] {
+            let (Some(x), metric) = (doc[legacy].as_f64(), &doc["rtload"]["metrics"][name]) else {
+                continue;
+            };
+            let y = metric.as_f64().unwrap_or(f64::NAN);
+            assert!(
+                (x - y).abs() <= 1e-9 * x.abs().max(1.0),
+                "{at}: the {which}'s {legacy} {x} is not its {name} {y}"
+            );
+        }
+        if w[legacy].is_number() {
+            assert!(m[legacy].is_number(), "{at}: {legacy} merged");
+        }
     }
     let conns = "/rtload/wire/compression/connections";
     assert_eq!(m.pointer(conns), w.pointer(conns), "{at}: connections");

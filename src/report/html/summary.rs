@@ -210,7 +210,29 @@ fn generator(rt: &Value) -> String {
             esc(&capitalised(why))
         );
     }
-    let rows = [
+    let rows = generator_rows(rt);
+    if rows.iter().all(|(_, v, _)| v.is_none()) {
+        return s;
+    }
+    // An achieved block without a start rate: the starts spanned under a second.
+    let burst = rt.get("achieved").is_some_and(Value::is_object);
+    s.push_str("<table class=\"generator\"><caption>Generator health</caption><tr><th>measure</th><th>unit</th><th>value</th></tr>");
+    for (k, v, u) in rows {
+        let shown = match v {
+            None if burst && k == "sessions started/s" => {
+                "— (a burst: the starts spanned under a second)".to_string()
+            }
+            v => cell(v),
+        };
+        let _ = write!(s, "<tr><td>{k}</td><td>{u}</td><td>{shown}</td></tr>");
+    }
+    s.push_str("</table>\n");
+    s
+}
+
+/// The generator-health rows of `rt`: label, value (missing when absent), unit.
+fn generator_rows(rt: &Value) -> [(&'static str, Option<f64>, &'static str); 12] {
+    [
         ("send lateness p99", num(rt, "/send_lateness/p99_ms"), "ms"),
         ("queue wait p99", num(rt, "/queue_wait/p99_ms"), "ms"),
         (
@@ -259,24 +281,7 @@ fn generator(rt: &Value) -> String {
             num(rt, "/achieved/request_rate"),
             "1/s",
         ),
-    ];
-    if rows.iter().all(|(_, v, _)| v.is_none()) {
-        return s;
-    }
-    // An achieved block without a start rate: the starts spanned under a second.
-    let burst = rt.get("achieved").is_some_and(Value::is_object);
-    s.push_str("<table class=\"generator\"><caption>Generator health</caption><tr><th>measure</th><th>unit</th><th>value</th></tr>");
-    for (k, v, u) in rows {
-        let shown = match v {
-            None if burst && k == "sessions started/s" => {
-                "— (a burst: the starts spanned under a second)".to_string()
-            }
-            v => cell(v),
-        };
-        let _ = write!(s, "<tr><td>{k}</td><td>{u}</td><td>{shown}</td></tr>");
-    }
-    s.push_str("</table>\n");
-    s
+    ]
 }
 
 /// `s` with its first letter upper-case.

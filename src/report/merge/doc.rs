@@ -52,7 +52,18 @@ pub fn merged_doc(
 ) -> Value {
     let (metrics, how) = (&merged.metrics, &merged.how);
     let docs: Vec<&Value> = inputs.iter().map(|s| &s.doc).collect();
-    let mut out = merge_object(&docs, metrics);
+    // A top-level key the workload declares as another name of a metric (its
+    // `rtload.metric_aliases`, e.g. vLLM's `p99_ttft_ms`) is that merged metric.
+    let mut aliased = metrics.clone();
+    let aliases = docs[0]
+        .pointer("/rtload/metric_aliases")
+        .and_then(Value::as_object);
+    for (legacy, name) in aliases.into_iter().flatten() {
+        if let Some(&v) = name.as_str().and_then(|n| metrics.get(n)) {
+            aliased.entry(legacy.clone()).or_insert(v);
+        }
+    }
+    let mut out = merge_object(&docs, &aliased);
     let rts: Vec<&Value> = docs.iter().filter_map(|d| d.get("rtload")).collect();
     if let (Value::Object(top), Value::Object(mut rt)) = (&mut out, merge_object(&rts, metrics)) {
         rt.insert("metrics".into(), json!(metrics));
@@ -146,6 +157,10 @@ fn dropped_keys(first: &Value, merged: &Value) -> BTreeMap<String, &'static str>
             out.insert(ptr.clone(), why_dropped(&ptr));
             continue;
         };
+        // A metric left out is listed under `dropped` with its own reason.
+        if k == "metrics" {
+            continue;
+        }
         for sub in keys(&rt[&k]) {
             if m.get(&sub).is_none() {
                 let ptr = format!("/rtload/{k}/{sub}");

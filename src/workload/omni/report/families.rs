@@ -336,8 +336,30 @@ pub fn catalogue(percentiles: &[f64]) -> Catalogue {
     let dists: Vec<Family> = FAMILIES.iter().filter(|f| f.is_dist()).cloned().collect();
     let mut names = Catalogue::of(&dists, rec.percents(), &[]).names();
     names.extend(SCALARS.iter().map(|s| (*s).to_string()));
+    let vllm = vllm_keys(&pcts);
+    let vllm: Vec<(&str, &str)> = vllm.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
     Catalogue::build(names, FAMILIES, HEADLINE)
         .with_unit_rate(UNIT_RATE.0, UNIT_RATE.1)
         .with_aliases(ALIASES)
+        .with_aliases(&vllm)
         .with_charts(timeline::charts())
+}
+
+/// The `vllm bench serve` summary keys of the result's top level (`duration`,
+/// `mean_ttft_ms`, `median_…`, `std_…`, `p99_…`) and the metric each one is: the same values through the
+/// same formulas (held by `tests/it/differential.rs`), so thresholds and `compare` accept
+/// them and `rtload merge` writes the merged metric under them.
+fn vllm_keys(pcts: &[f64]) -> Vec<(String, String)> {
+    let mut out = vec![("duration".to_string(), "duration_s".to_string())];
+    for m in crate::workload::omni::bench_metrics::Metric::ALL {
+        let x = format!("{}{}", m.name(), m.key_suffix());
+        for (stat, of) in [("mean", "mean"), ("median", "p50"), ("std", "std")] {
+            out.push((format!("{stat}_{x}"), format!("{x}.{of}")));
+        }
+        for &p in pcts {
+            let label = crate::util::stats::percent_label(p);
+            out.push((format!("{label}_{x}"), format!("{x}.{label}")));
+        }
+    }
+    out
 }
