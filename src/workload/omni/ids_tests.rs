@@ -40,3 +40,33 @@ fn ids_end_to_end_read_back_exactly() {
     assert_eq!(t.get("abcd"), None);
     assert_eq!(t.len(), 10_007);
 }
+
+#[test]
+fn evicted_ids_are_gone_and_the_held_ones_read_back_exactly() {
+    let mut t = ResponseIds::default();
+    let names: Vec<String> = (0..5_000).map(|k| format!("r{k}-é")).collect();
+    for (k, n) in names.iter().enumerate() {
+        assert_eq!(t.intern(n), k as u32);
+        // Hold 40: the buffer's evicted front is dropped as it goes.
+        if t.held_len() > 40 {
+            t.evict_first();
+        }
+    }
+    assert_eq!((t.held_len(), t.len(), t.first()), (40, 5_000, Some(4_960)));
+    assert!(t.bytes.len() <= 2 * 40 * 8, "the evicted front was dropped");
+    for (k, n) in names.iter().enumerate() {
+        let want = (k >= 4_960).then_some(k as u32);
+        assert_eq!(t.get(n), want, "{n}");
+    }
+    let held: Vec<(u32, &str)> = t.iter().collect();
+    assert_eq!(held.first(), Some(&(4_960, "r4960-é")));
+    assert_eq!(held.last(), Some(&(4_999, "r4999-é")));
+    // An evicted id named again is new: a new index, never an old one.
+    assert_eq!(t.intern("r0-é"), 5_000);
+    assert_eq!(t.id(5_000), "r0-é");
+    while t.first().is_some() {
+        t.evict_first();
+    }
+    assert_eq!((t.held_len(), t.get("r0-é")), (0, None));
+    assert_eq!(t.intern("x"), 5_001);
+}

@@ -6,7 +6,7 @@
 //! (one event at a time, in arrival order) so a long session never rescans its history.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 
 use serde_json::Value;
 
@@ -59,8 +59,11 @@ pub struct Ledger {
     /// The ids of [`Ledger::observe`]'s events (a session passes its own indices).
     #[cfg(test)]
     own: ResponseIds,
-    /// Under each response's index: never created, created, or done.
-    state: Vec<Slot>,
+    /// Under each held response's index less `base`: never created, created, or done.
+    state: VecDeque<Slot>,
+    /// The index of `state`'s first slot: the responses before it were done and let go
+    /// ([`Ledger::evict_first`]).
+    base: RespIx,
     created: usize,
     done_count: usize,
     error: Option<LedgerError>,
@@ -97,7 +100,8 @@ impl Ledger {
             self.error = Some(LedgerError::NoId(kind.to_owned()));
             return;
         };
-        let r = ix as usize;
+        debug_assert!(ix >= self.base, "an evicted index is never given again");
+        let r = (ix - self.base) as usize;
         if self.state.len() <= r {
             self.state.resize(r + 1, Slot::Unseen);
         }
@@ -130,11 +134,30 @@ impl Ledger {
     pub fn is_created(&self, id: &str) -> bool {
         self.own.get(id).is_some_and(|ix| self.is_created_at(ix))
     }
-    /// Whether response `ix` was created.
+    /// Whether response `ix` was created (one let go counts as created: only done ones
+    /// and never created ones that nothing can ask about are let go).
     pub fn is_created_at(&self, ix: RespIx) -> bool {
-        self.state
-            .get(ix as usize)
-            .is_some_and(|s| *s != Slot::Unseen)
+        ix < self.base || self.slot(ix).is_some_and(|s| s != Slot::Unseen)
+    }
+    /// Whether response `ix` was created and done.
+    pub fn is_done_at(&self, ix: RespIx) -> bool {
+        ix < self.base || self.slot(ix) == Some(Slot::Done)
+    }
+    fn slot(&self, ix: RespIx) -> Option<Slot> {
+        let r = ix.checked_sub(self.base)?;
+        self.state.get(r as usize).copied()
+    }
+    /// Lets the oldest held response go, `ix`, which must be done ([`Ledger::is_done_at`])
+    /// or never created (then it counts as done; it was neither): the window the session
+    /// keeps (`session::responses`). A later event naming its id comes with a new index.
+    pub fn evict_first(&mut self, ix: RespIx) {
+        debug_assert_eq!(ix, self.base, "the oldest held goes first");
+        debug_assert!(
+            self.is_done_at(ix) || !self.is_created_at(ix),
+            "only a done or never created response is let go"
+        );
+        self.state.pop_front();
+        self.base += 1;
     }
     /// `created == done` and no error.
     pub fn is_closed(&self) -> bool {
@@ -150,7 +173,7 @@ impl Ledger {
     /// fed the ledger).
     pub fn unfinished_in<'a>(&self, ids: &'a ResponseIds) -> Vec<&'a str> {
         let mut v: Vec<&str> = (ids.iter())
-            .filter(|(ix, _)| self.state.get(*ix as usize) == Some(&Slot::Created))
+            .filter(|(ix, _)| self.slot(*ix) == Some(Slot::Created))
             .map(|(_, id)| id)
             .collect();
         v.sort_unstable();

@@ -134,6 +134,7 @@ impl DuplexSession {
     /// capture.
     pub fn with_spool(mut self, pcm: SessionSpool, events: SessionSpool) -> Self {
         if self.capture {
+            self.resp.spill_rows_to(pcm.log());
             self.spool = Some(pcm);
             self.events.spill_to(events);
         }
@@ -339,7 +340,7 @@ impl DuplexSession {
             frames,
         ));
         self.out.stream_start_s = Some(self.secs(at));
-        (self.resp.clock).set_horizon(self.secs(at), self.appends.duration_s);
+        (self.resp).set_horizon(self.secs(at), self.appends.duration_s);
         let slack = self.cfg.timeout_s + self.streamed_len as f64 / BYTES_PER_SECOND as f64;
         self.deadline = Some(at + Duration::from_secs_f64(slack.max(0.0)));
         self.phase = Phase::Streaming;
@@ -566,8 +567,12 @@ impl Session for DuplexSession {
 
     fn into_output(self) -> DuplexOutput {
         let mut s = self;
-        s.out.responses = s.resp.records();
+        let (rows, left) = s.resp.leave();
+        s.out.responses = rows;
         s.finish_ext();
+        if let Some(left) = left {
+            (s.out.turns_spooled.get_or_insert_with(Default::default)).rows = Some(left);
+        }
         let segments = s.resp.clock.into_segments();
         // With a spool, the segments go there too (one append to the shared batch, no
         // file IO here); the report reads them back with the events.

@@ -72,10 +72,11 @@ fn read_back(r: &mut Restored<'_>, spool: &Spool) -> Result<(), String> {
     Ok(())
 }
 
-/// Reads back each held session's spilled past turns into its output's `turns` (after
-/// the run's flush: the sessions themselves never read them back, so their shard threads
-/// never wait on the spool while others are paced). A turn log that cannot be read back
-/// fails its sample with a report failure naming the spool file: no turn is dropped
+/// Reads back each held session's spilled past turns into its output's `turns`, and the
+/// rows of the responses that left its window into its `responses` (after the run's
+/// flush: the sessions themselves never read them back, so their shard threads never
+/// wait on the spool while others are paced). A log that cannot be read back fails its
+/// sample with a report failure naming the spool file: no turn or row is dropped
 /// silently, and its other turns are not reported. Returns those failures as
 /// `(position among measured samples, message)` ([`crate::workload::Report::report_failures`]).
 pub(super) fn restore_turns(run: &mut RunRecord, spool: Option<&Spool>) -> Vec<(usize, String)> {
@@ -94,15 +95,24 @@ pub(super) fn restore_turns(run: &mut RunRecord, spool: Option<&Spool>) -> Vec<(
         let Some(left) = out.turns_spooled.take() else {
             continue;
         };
-        let read = match (spool, left.spilled()) {
-            (Some(spool), Some(span)) => spool.load(span).map_err(|e| e.to_string()),
-            (None, Some(_)) => Err("spooled turns without a spool".to_string()),
-            (_, None) => Ok(Bytes::new()),
-        };
-        match read.and_then(|bytes| left.records(&bytes)) {
-            Ok(records) => out.turns = records,
-            Err(e) => {
-                let why = format!("the turns could not be read back: {e}");
+        let turns = (left.has_turns())
+            .then(|| load(spool, left.spilled()).and_then(|b| left.records(&b)))
+            .transpose()
+            .map_err(|e| format!("the turns could not be read back: {e}"));
+        let rows = (left.rows.as_ref())
+            .map(|rows| load(spool, rows.spilled()).and_then(|b| rows.merge(&b, &out.responses)))
+            .transpose()
+            .map_err(|e| format!("the response rows could not be read back: {e}"));
+        match turns.and_then(|t| Ok((t, rows?))) {
+            Ok((turns, rows)) => {
+                if let Some(t) = turns {
+                    out.turns = t;
+                }
+                if let Some(r) = rows {
+                    out.responses = r;
+                }
+            }
+            Err(why) => {
                 out.success = false;
                 out.error.get_or_insert_with(|| why.clone());
                 if sample.outcome.is_ok() {
@@ -113,6 +123,18 @@ pub(super) fn restore_turns(run: &mut RunRecord, spool: Option<&Spool>) -> Vec<(
         }
     }
     failed
+}
+
+/// The bytes of `span` of the run's spool (flushed), none for none.
+fn load(
+    spool: Option<&Spool>,
+    span: Option<crate::workload::spool::Span>,
+) -> Result<Bytes, String> {
+    match (spool, span) {
+        (Some(spool), Some(span)) => spool.load(span).map_err(|e| e.to_string()),
+        (None, Some(_)) => Err("a spooled log without a spool".to_string()),
+        (_, None) => Ok(Bytes::new()),
+    }
 }
 
 /// A case's events: the session's own (kept in memory) or its spilled lines.

@@ -3,7 +3,7 @@
 //! reference's output checks after a clean close (spec §1.5 "Case success", §1.7).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use serde_json::Value;
 
@@ -23,6 +23,13 @@ use crate::workload::omni::ledger::{
 };
 use crate::workload::omni::playback::{OUTPUT_RATE, PlaybackClock, SegmentPcm};
 use crate::workload::spool::SessionSpool;
+use crate::workload::spool::spilled::SpilledLog;
+
+/// The response ids a session holds beyond those still in play: the window of
+/// [`Responses`]. A response leaves it once it is the oldest held, created and done, and
+/// all its audio has played (nothing in play names it), and more than this many newer
+/// ones were named. A stated limit: what the checks no longer see is in [`Responses`].
+pub const RESPONSE_WINDOW: usize = 32;
 
 /// What the session accumulates per response id (text may precede `response.created`),
 /// 8 bytes: the result's row of each created response is built from it at the end.
@@ -86,17 +93,23 @@ pub(super) struct Ingested {
 
 /// Response-level state of one session.
 ///
-/// What it keeps grows with the responses only by what the exact checks and figures
-/// need of each one, however long ago it ended (spec §1.7: a repeated id is a duplicate
-/// whenever it comes, a late delta counts for its response): the id's bytes once in
-/// [`ResponseIds`] (plus ~13 bytes of offset and table slot), 8 bytes of flags and
-/// creation order (the result's row of a created response is built from them at the
-/// end), the ledger's byte, 24 bytes in the playback clock once its playback is settled
-/// ([`PlaybackClock`]), and the live TTFP's 8 bytes (plus 16 while a TTFP waits on an
-/// earlier response's): about 90 bytes for a 37-byte server id. Everything else is
-/// bounded by what is in play, not by the session's length: the clock's full records
-/// (~104 bytes and a copy of the id each) only for responses with audio held or an ack
-/// to come; held segments until they retire; stamps only for responses with one of two.
+/// The ids, flags (8 bytes of flags and creation order) and ledger state it keeps are a
+/// window ([`RESPONSE_WINDOW`]): a response leaves once it is the oldest held, created
+/// and done, all its audio played, and more than the window's number of newer ids were
+/// named. What leaves is counted exactly, its result row goes to a rows log (spilled to
+/// the session's spool past a 4 KiB tail, read back only by the report: [`RowsLeft`]),
+/// and whether it was a complete response is kept for the final check. Inside the window
+/// every check is exact (spec §1.7: a repeated id is a duplicate, a late delta counts for
+/// its response); an event naming a response that left is taken for a new id, so a
+/// repeated `response.created` passes, a repeated `response.done` fails as done without
+/// created, and a late audio or transcript delta fails as having no matching
+/// `response.created` (the README states this limit). What still grows with the
+/// responses: 24 bytes a response in the playback clock once settled
+/// ([`PlaybackClock`]) and the live TTFP's 8 bytes (plus 16 while a TTFP waits on an
+/// earlier response's). Everything else is bounded by what is in play, not by the
+/// session's length: the clock's full records (~104 bytes and a copy of the id each)
+/// only for responses with audio held or an ack to come; held segments until they
+/// retire; stamps only for responses with one of two.
 #[derive(Debug)]
 pub(super) struct Responses {
     /// Created/done bookkeeping.
@@ -108,8 +121,20 @@ pub(super) struct Responses {
     /// Every response id an event named: the one copy of it the session keeps, and the
     /// index its records are kept under.
     ids: ResponseIds,
-    /// What is known of each response, under its index.
-    info: Vec<RespInfo>,
+    /// What is known of each held response, under its index less `evicted`.
+    info: VecDeque<RespInfo>,
+    /// How many responses left the window (the index of the first held one): exact.
+    evicted: u32,
+    /// How many of them were created: their rows are in `rows`.
+    rows_n: u32,
+    /// Whether one that left was complete (created, done, not cancelled, with non-blank
+    /// text and audible inside the output horizon): [`Responses::final_checks`] reads it.
+    complete_evicted: bool,
+    /// The output horizon (stream start, duration), once the stream started.
+    horizon: Option<(f64, f64)>,
+    /// The rows of the responses that left, encoded ([`encode_row`]); past a 4 KiB tail
+    /// in the session's spool when it has one. Only the report reads them back.
+    rows: SpilledLog,
     /// Responses created so far.
     created: u32,
     orphan_text: bool,
@@ -124,7 +149,12 @@ impl Responses {
             audio: AudioCheck::default(),
             post: None,
             ids: ResponseIds::default(),
-            info: Vec::new(),
+            info: VecDeque::new(),
+            evicted: 0,
+            rows_n: 0,
+            complete_evicted: false,
+            horizon: None,
+            rows: SpilledLog::default(),
             created: 0,
             orphan_text: false,
         }
@@ -153,7 +183,7 @@ impl Responses {
         if kind == "response.created"
             && let Some(ix) = ix
         {
-            let info = &mut self.info[ix as usize];
+            let info = &mut self.info[(ix - self.evicted) as usize];
             if info.ordinal().is_none() {
                 info.ordinal = self.created;
                 self.created += 1;
@@ -167,7 +197,7 @@ impl Responses {
             "response.done" => {
                 if let Some(ix) = ix {
                     self.clock.complete_named(ix, self.ids.id(ix), at_s);
-                    let info = &mut self.info[ix as usize];
+                    let info = self.info_at(ix);
                     info.set(DONE, true);
                     info.set(CANCELLED, ledger::is_cancelled(ev));
                 }
@@ -181,7 +211,7 @@ impl Responses {
             k if TEXT_DELTA_TYPES.contains(&k) => match ix {
                 Some(ix) => {
                     let nonblank = !text_delta(ev).trim().is_empty();
-                    let info = &mut self.info[ix as usize];
+                    let info = self.info_at(ix);
                     info.set(HAS_TEXT, true);
                     info.flags |= if nonblank { NONBLANK } else { 0 };
                 }
@@ -189,6 +219,7 @@ impl Responses {
             },
             _ => {}
         }
+        self.evict(at_s);
         Ok(ingested)
     }
 
@@ -229,7 +260,7 @@ impl Responses {
     ) -> Result<Ingested, String> {
         // §1.7: checked during ingestion, so the case fails as the delta arrives.
         let Some((ix, ordinal)) =
-            (self.ids.get(id)).and_then(|ix| Some((ix, self.info[ix as usize].ordinal()?)))
+            (self.ids.get(id)).and_then(|ix| Some((ix, self.info(ix).ordinal()?)))
         else {
             return Err("response audio has no matching response.created".into());
         };
@@ -268,16 +299,26 @@ impl Responses {
     /// event log's live TTFP keeps its records under it too.
     pub fn ix_of(&mut self, id: &str) -> RespIx {
         let ix = self.ids.intern(id);
-        if ix as usize == self.info.len() {
-            self.info.push(RespInfo::default());
+        if (ix - self.evicted) as usize == self.info.len() {
+            self.info.push_back(RespInfo::default());
         }
         ix
+    }
+
+    /// What is known of held response `ix`.
+    fn info(&self, ix: RespIx) -> RespInfo {
+        self.info[(ix - self.evicted) as usize]
+    }
+
+    /// What is known of held response `ix`, to change.
+    fn info_at(&mut self, ix: RespIx) -> &mut RespInfo {
+        &mut self.info[(ix - self.evicted) as usize]
     }
 
     /// What is known of response `id` (recorded on first sight).
     fn info_mut(&mut self, id: &str) -> &mut RespInfo {
         let ix = self.ix_of(id);
-        &mut self.info[ix as usize]
+        self.info_at(ix)
     }
 
     /// The final input was committed (after the events observed so far). A deferred
@@ -321,36 +362,119 @@ impl Responses {
         if self.orphan_text || stray {
             return Err("response transcript has no matching response.created".into());
         }
-        // A complete output: terminal, not cancelled, audible inside the horizon, with text.
-        let complete = (self.ids.iter().zip(&self.info)).any(|((ix, _), i)| {
-            i.ordinal().is_some()
-                && i.has(DONE)
-                && !i.has(CANCELLED)
-                && i.has(NONBLANK)
-                && (self.clock).audible_in_horizon_at(ix, stream_start_s, duration_s)
-        });
+        // A complete output: terminal, not cancelled, audible inside the horizon, with text
+        // (one that left the window was checked as it left, against the same horizon).
+        debug_assert!(
+            self.evicted == 0 || self.horizon == Some((stream_start_s, duration_s)),
+            "responses leave only once the horizon is set"
+        );
+        let complete = self.complete_evicted
+            || (self.ids.iter().zip(&self.info)).any(|((ix, _), i)| {
+                i.ordinal().is_some()
+                    && i.has(DONE)
+                    && !i.has(CANCELLED)
+                    && i.has(NONBLANK)
+                    && (self.clock).audible_in_horizon_at(ix, stream_start_s, duration_s)
+            });
         if require && !complete {
             return Err("OmniInteract E2E requires a response with audio and transcript".into());
         }
         Ok(())
     }
 
-    /// Records for the created responses, in creation order, their text empty until
-    /// [`fill_texts`] rebuilds it from the event log.
+    #[cfg(test)]
+    /// Records for the created responses still held, in creation order, their text
+    /// empty until [`fill_texts`] rebuilds it from the event log; those that left the
+    /// window are in [`Responses::rows_left`].
     pub fn records(&mut self) -> Vec<ResponseRecord> {
+        self.held_rows().into_iter().map(|(_, r)| r).collect()
+    }
+
+    /// The held created responses' rows with their creation positions, in that order.
+    fn held_rows(&self) -> Vec<(u32, ResponseRecord)> {
         let mut created: Vec<_> = (self.ids.iter().zip(&self.info))
-            .filter_map(|((_, id), i)| Some((i.ordinal()?, id, i)))
+            .filter_map(|((_, id), i)| Some((i.ordinal()?, row(id, *i))))
             .collect();
-        created.sort_unstable_by_key(|(ordinal, ..)| *ordinal);
-        (created.into_iter())
-            .map(|(_, id, i)| ResponseRecord {
-                response_id: id.to_string(),
-                text: String::new(),
-                done: i.has(DONE),
-                cancelled: i.has(CANCELLED),
-                audio_cleared: i.has(CLEARED),
-            })
-            .collect()
+        created.sort_unstable_by_key(|(ordinal, _)| *ordinal);
+        created
+    }
+
+    /// Set the output horizon (on the playback clock too): the stream started at
+    /// `stream_start_s` and lasts `duration_s`.
+    pub fn set_horizon(&mut self, stream_start_s: f64, duration_s: f64) {
+        self.clock.set_horizon(stream_start_s, duration_s);
+        self.horizon = Some((stream_start_s, duration_s));
+    }
+
+    /// The rows of responses that leave the window go to `spool` past a 4 KiB tail (a
+    /// log file of their own); call before the first event.
+    pub fn spill_rows_to(&mut self, spool: SessionSpool) {
+        if self.evicted == 0 {
+            self.rows = SpilledLog::spilling(spool);
+        }
+    }
+
+    /// The session ended: the rows of the created responses it still held, in creation
+    /// order, and when any left the window, every row as the report reads them back
+    /// ([`RowsLeft::merge`]). No IO, O(window): it runs on the session's shard thread.
+    pub fn leave(&mut self) -> (Vec<ResponseRecord>, Option<RowsLeft>) {
+        let held = self.held_rows();
+        let ordinals = held.iter().map(|(o, _)| *o).collect();
+        let rows = held.into_iter().map(|(_, r)| r).collect();
+        let left = (self.rows_n > 0).then(|| RowsLeft {
+            parts: std::mem::take(&mut self.rows).into_parts(),
+            count: self.rows_n,
+            held: ordinals,
+        });
+        (rows, left)
+    }
+
+    /// Lets the oldest held responses go while more than [`RESPONSE_WINDOW`] are held
+    /// and the oldest is settled: created and done, the horizon set, and all its audio
+    /// played by `at_s` (no clear can cut it, no ack is owed from here). Its row goes to
+    /// the rows log; whether it was complete is kept.
+    fn evict(&mut self, at_s: f64) {
+        while self.ids.held_len() > RESPONSE_WINDOW {
+            let (Some(ix), Some((start, duration))) = (self.ids.first(), self.horizon) else {
+                return;
+            };
+            let i = self.info(ix);
+            let played = self.clock.played_ms(ix, at_s) >= self.clock.kept_ms(ix);
+            match i.ordinal() {
+                // Created and done, all played: its row goes.
+                Some(ordinal) if self.ledger.is_done_at(ix) && played => {
+                    self.complete_evicted |= i.has(DONE)
+                        && !i.has(CANCELLED)
+                        && i.has(NONBLANK)
+                        && self.clock.audible_in_horizon_at(ix, start, duration);
+                    let mut bytes = Vec::with_capacity(16 + self.ids.id(ix).len());
+                    encode_row(ordinal, i.flags, self.ids.id(ix), &mut bytes);
+                    self.rows.push(&bytes);
+                    self.rows_n += 1;
+                }
+                // Named only by events that leave nothing to check (no text, no audio,
+                // never created): nothing goes; named again, it is new as it was.
+                None if i.flags == 0
+                    && !self.ledger.is_created_at(ix)
+                    && self.clock.kept_ms(ix) == 0.0 => {}
+                _ => return,
+            }
+            self.ids.evict_first();
+            self.ledger.evict_first(ix);
+            self.info.pop_front();
+            self.evicted += 1;
+        }
+    }
+}
+
+/// Response `id`'s row from what is known of it.
+fn row(id: &str, i: RespInfo) -> ResponseRecord {
+    ResponseRecord {
+        response_id: id.to_string(),
+        text: String::new(),
+        done: i.has(DONE),
+        cancelled: i.has(CANCELLED),
+        audio_cleared: i.has(CLEARED),
     }
 }
 
@@ -387,6 +511,10 @@ pub fn fill_texts(
         r.text = t;
     }
 }
+
+mod rows;
+pub use rows::RowsLeft;
+use rows::encode_row;
 
 #[cfg(test)]
 #[path = "responses_tests.rs"]

@@ -19,6 +19,7 @@ use bytes::Bytes;
 use serde::Serialize;
 
 use super::barge::{CHUNK, Chunk};
+use super::responses::RowsLeft;
 use crate::util::leb128;
 use crate::workload::spool::spilled::{LogParts, SpilledLog};
 use crate::workload::spool::{SessionSpool, Span};
@@ -83,26 +84,38 @@ pub(super) struct Turns {
     current: TurnRecord,
 }
 
-/// A session's turns as it ended: the past turns' encoded log (its spilled part still in
-/// the run's spool) and the last turn. Made at the session's end without any IO
-/// ([`Turns::finish`]); the report reads the spilled part after the run and gets the
-/// records ([`TurnsLeft::records`]).
+/// What a session left for the report to read back after the run: its turns as it
+/// ended, the past turns' encoded log (its spilled part still in the run's spool) and the
+/// last turn ([`Turns::finish`]), and the rows of the responses that left its window
+/// ([`super::responses::RowsLeft`]). Made at the session's end without any IO; the report
+/// reads the spilled parts after the run and gets the records ([`TurnsLeft::records`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TurnsLeft {
-    past: LogParts,
-    current: TurnRecord,
+    /// `None`: the session's turns are in its output already (or it had none).
+    turns: Option<(LogParts, TurnRecord)>,
+    /// The rows of the responses that left the session's window, if any did.
+    pub rows: Option<RowsLeft>,
 }
 
 impl TurnsLeft {
+    /// Whether it carries the session's turns ([`TurnsLeft::records`]).
+    pub fn has_turns(&self) -> bool {
+        self.turns.is_some()
+    }
+
     /// Where the spilled past turns are in the run's spool (none: all in memory).
     pub fn spilled(&self) -> Option<Span> {
-        self.past.spilled
+        self.turns.as_ref().and_then(|(past, _)| past.spilled)
     }
 
     /// Every turn's record, in order, given the bytes of [`TurnsLeft::spilled`] read
-    /// back (empty when none); an error when they are not the bytes spilled.
+    /// back (empty when none); an error when they are not the bytes spilled. None
+    /// without turns ([`TurnsLeft::has_turns`]).
     pub fn records(&self, spilled: &[u8]) -> Result<Vec<TurnRecord>, String> {
-        let past = self.past.join(spilled)?;
+        let Some((past, current)) = &self.turns else {
+            return Ok(Vec::new());
+        };
+        let past = past.join(spilled)?;
         let mut out = Vec::new();
         let mut at = 0;
         while at < past.len() {
@@ -111,7 +124,7 @@ impl TurnsLeft {
                 .ok_or_else(|| format!("past turn {turn} is damaged"))?;
             out.push(p.record(turn, reply));
         }
-        out.push(self.current.clone());
+        out.push(current.clone());
         Ok(out)
     }
 }
@@ -257,8 +270,8 @@ impl Turns {
     /// whatever was spilled: it runs on the session's shard thread.
     pub(super) fn finish(self) -> TurnsLeft {
         TurnsLeft {
-            past: self.past.into_parts(),
-            current: self.current,
+            turns: Some((self.past.into_parts(), self.current)),
+            rows: None,
         }
     }
 
