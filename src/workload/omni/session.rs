@@ -378,15 +378,13 @@ impl DuplexSession {
 
     fn send_acks(&mut self, acks: Vec<Ack>, scheduled: bool, fx: &mut Effects) {
         for ack in acks {
-            let msg = json!({"type": "playback.ack", "response_id": &*ack.response_id,
-                "item_id": format!("item_{}", ack.response_id), "played_ms": ack.played_ms,
-                "committed_ms": ack.played_ms});
+            let msg = ack.message();
             let intended = if scheduled {
                 self.instant(ack.due_s)
             } else {
                 None
             };
-            fx.send(Outbound::Text(msg.to_string().into()), intended);
+            fx.send(Outbound::Text(msg), intended);
         }
     }
 
