@@ -316,12 +316,12 @@ impl DuplexSession {
             obj.remove("audio");
             obj.insert("audio_bytes".into(), json!(n));
         }
-        obj.entry(events::RECEIVED_AT).or_insert(json!(at_s));
-        // Unchanged but for the receipt time: the log may keep the text as received.
+        // Unchanged but for the receipt time (the log adds it where absent): the log may
+        // keep the text as received.
         let raw = audio_len.is_none().then_some(text);
         let ev = Value::Object(obj);
         let ix = response_id(&ev).map(|r| self.resp.ix_of(r));
-        self.events.push_at(at_s, ev, raw, ix);
+        self.events.push_received(at_s, ev, raw, ix);
     }
 
     /// `session.created` (`created`, not yet in the log) arrived at `at`: the tail rule's
