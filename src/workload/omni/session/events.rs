@@ -10,9 +10,10 @@
 //! form that parses back to the same value. The JSON is the event's text exactly as it
 //! was received when the session recorded it unchanged and the text has no raw newline
 //! (most events: no second serialization on the hot path), else the recorded event
-//! serialized compactly (no raw newline either). [`decode_each`] parses each line and adds the
-//! receipt time under `_client_received_at_s` when absent — the rule the session applies
-//! before it records — so it returns exactly what was pushed either way.
+//! serialized compactly (no raw newline either; from the session, without the receipt-time
+//! key it lacked). [`decode_each`] parses each line and adds the receipt time under
+//! `_client_received_at_s` when absent — the rule the session applies before it records —
+//! so it returns exactly what was pushed either way.
 
 use std::io::Write as _;
 
