@@ -19,6 +19,7 @@ use retire::{Horizon, Retired};
 use segment::{NO_SAMPLE, PcmRef, Seg, played_samples};
 pub use segment::{Segment, SegmentPcm, decode as decode_segments, encode as encode_segments};
 
+mod ack;
 #[cfg(test)]
 mod by_id;
 mod frozen;

@@ -470,3 +470,37 @@ fn a_long_session_keeps_full_records_only_for_responses_in_play() {
     assert_eq!(acks(&mut c, 700.0), acks(&mut all, 700.0));
     assert_eq!(c.into_segments(), all.into_segments());
 }
+
+/// What the session sent before [`Ack::message`]: the message built as a `Value` tree.
+fn ack_by_value(id: &str, played_ms: u64) -> String {
+    serde_json::json!({"type": "playback.ack", "response_id": id,
+        "item_id": format!("item_{id}"), "played_ms": played_ms,
+        "committed_ms": played_ms})
+    .to_string()
+}
+
+#[test]
+fn the_ack_message_is_the_value_tree_s_bytes() {
+    for (id, ms) in [
+        ("resp_0_1", 0),
+        ("", 1),
+        ("r\"q\\u\n\t\u{1}\u{7f}é💥", 100),
+        ("resp", u64::MAX),
+    ] {
+        let ack = Ack {
+            response_id: id.into(),
+            played_ms: ms,
+            due_s: 0.1,
+        };
+        assert_eq!(&*ack.message(), ack_by_value(id, ms), "{id:?} {ms}");
+    }
+}
+
+proptest::proptest! {
+    /// Any id (escapes, control characters, any Unicode) and any count.
+    #[test]
+    fn any_ack_message_is_the_value_tree_s_bytes(id in ".{0,40}", ms in proptest::prelude::any::<u64>()) {
+        let ack = Ack { response_id: id.as_str().into(), played_ms: ms, due_s: 1.5 };
+        proptest::prop_assert_eq!(&*ack.message(), ack_by_value(&id, ms));
+    }
+}

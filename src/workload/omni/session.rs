@@ -317,12 +317,12 @@ impl DuplexSession {
             obj.remove("audio");
             obj.insert("audio_bytes".into(), json!(n));
         }
-        obj.entry(events::RECEIVED_AT).or_insert(json!(at_s));
-        // Unchanged but for the receipt time: the log may keep the text as received.
+        // Unchanged but for the receipt time (the log adds it where absent): the log may
+        // keep the text as received.
         let raw = audio_len.is_none().then_some(text);
         let ev = Value::Object(obj);
         let ix = response_id(&ev).map(|r| self.resp.ix_of(r));
-        self.events.push_at(at_s, ev, raw, ix);
+        self.events.push_received(at_s, ev, raw, ix);
     }
 
     /// `session.created` (`created`, not yet in the log) arrived at `at`: the tail rule's
@@ -379,15 +379,13 @@ impl DuplexSession {
 
     fn send_acks(&mut self, acks: Vec<Ack>, scheduled: bool, fx: &mut Effects) {
         for ack in acks {
-            let msg = json!({"type": "playback.ack", "response_id": &*ack.response_id,
-                "item_id": format!("item_{}", ack.response_id), "played_ms": ack.played_ms,
-                "committed_ms": ack.played_ms});
+            let msg = ack.message();
             let intended = if scheduled {
                 self.instant(ack.due_s)
             } else {
                 None
             };
-            fx.send(Outbound::Text(msg.to_string().into()), intended);
+            fx.send(Outbound::Text(msg), intended);
         }
     }
 

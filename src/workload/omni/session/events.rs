@@ -10,9 +10,10 @@
 //! form that parses back to the same value. The JSON is the event's text exactly as it
 //! was received when the session recorded it unchanged and the text has no raw newline
 //! (most events: no second serialization on the hot path), else the recorded event
-//! serialized compactly (no raw newline either). [`decode_each`] parses each line and adds the
-//! receipt time under `_client_received_at_s` when absent — the rule the session applies
-//! before it records — so it returns exactly what was pushed either way.
+//! serialized compactly (no raw newline either; from the session, without the receipt-time
+//! key it lacked). [`decode_each`] parses each line and adds the receipt time under
+//! `_client_received_at_s` when absent — the rule the session applies before it records —
+//! so it returns exactly what was pushed either way.
 
 use std::io::Write as _;
 
@@ -84,20 +85,43 @@ impl EventLog {
     #[cfg(test)]
     pub fn push(&mut self, at_s: f64, ev: Value, raw: Option<&str>) {
         let ix = response_id(&ev).map(|r| self.own.intern(r));
-        self.push_at(at_s, ev, raw, ix);
+        self.push_inner(at_s, ev, raw, ix, false);
     }
 
-    /// [`EventLog::push`] with the session's index of the event's response id
-    /// ([`LiveTtfp::observe_at`]; `None` when it names none). A log is fed by this or by
+    /// Records `ev`, received at `at_s`, with [`RECEIVED_AT`] set to `at_s` where absent
+    /// (the session's rule) and the session's index of the event's response id
+    /// ([`LiveTtfp::observe_at`]; `None` when it names none). `raw` is the text `ev` was
+    /// parsed from when `ev` is that text unchanged. The key is set only in the copies
+    /// the log keeps: a spilled line goes without it, and [`decode_each`] adds it back
+    /// from the line's own receipt time, the same `f64` (a spilled event, as every
+    /// measured one is, saves the key's allocation). A log is fed by this or by
     /// [`EventLog::push`], never both.
-    pub fn push_at(&mut self, at_s: f64, ev: Value, raw: Option<&str>, ix: Option<RespIx>) {
+    pub fn push_received(&mut self, at_s: f64, ev: Value, raw: Option<&str>, ix: Option<RespIx>) {
+        self.push_inner(at_s, ev, raw, ix, true);
+    }
+
+    /// Records `ev`; `stamp`: with [`RECEIVED_AT`] where the log keeps it.
+    fn push_inner(
+        &mut self,
+        at_s: f64,
+        ev: Value,
+        raw: Option<&str>,
+        ix: Option<RespIx>,
+        stamp: bool,
+    ) {
+        let stamped = |mut ev: Value| {
+            if let (true, Value::Object(m)) = (stamp, &mut ev) {
+                m.entry(RECEIVED_AT).or_insert(Value::from(at_s));
+            }
+            ev
+        };
         self.count += 1;
         match self.stream_start_s {
             Some(s) => self.ttfp.observe_at(at_s, &ev, at_s >= s, ix),
-            None => self.pre_start.push((at_s, ev.clone(), ix)),
+            None => self.pre_start.push((at_s, stamped(ev.clone()), ix)),
         }
         let Some(spool) = self.spool.as_mut() else {
-            self.mem.push((at_s, ev));
+            self.mem.push((at_s, stamped(ev)));
             return;
         };
         let raw = raw.filter(|t| !t.as_bytes().contains(&b'\n'));

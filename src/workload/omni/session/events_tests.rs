@@ -209,3 +209,29 @@ fn a_large_event_does_not_set_what_the_session_keeps() {
     let back = decode(&spilled_bytes(&spool, log)).unwrap();
     assert_eq!(back[1].1["text"].as_str().map(str::len), Some(20_000));
 }
+
+#[test]
+fn push_received_reads_back_as_push_of_the_stamped_event() {
+    // Odd receipt times, events with and without their own receipt-time key, raw text
+    // and serialized: spilled or kept, what comes back is the stamped event.
+    let texts = [
+        r#"{"type":"response.audio.delta","response_id":"r1","audio_bytes":4800}"#,
+        r#"{"type":"z","_client_received_at_s":"server's"}"#,
+        "{\"type\": \"y\",\n \"n\": 7}",
+    ];
+    let times = [0.1 + 0.2, 1e-7, 12_345.678_901_234];
+    let (_tmp, spool, mut spilled) = spilled_log();
+    let mut kept = EventLog::default();
+    let mut want = Vec::new();
+    for (k, (text, at_s)) in texts.into_iter().zip(times).enumerate() {
+        let ev: Value = serde_json::from_str(text).unwrap();
+        let raw = (k != 0).then_some(text);
+        spilled.push_received(at_s, ev.clone(), raw, None);
+        kept.push_received(at_s, ev.clone(), raw, None);
+        want.push((at_s, stamped(at_s, ev)));
+    }
+    let before: Vec<Value> = kept.before_stream_newest_first().cloned().collect();
+    assert_eq!(before.first(), want.last().map(|(_, e)| e));
+    assert_eq!(decode(&spilled_bytes(&spool, spilled)).unwrap(), want);
+    assert_eq!(kept.into_parts(), (want, None));
+}

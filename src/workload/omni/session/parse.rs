@@ -68,23 +68,25 @@ impl<'de> Visitor<'de> for EventVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Parsed<'de>, A::Error> {
         let mut map = Map::new();
         let mut audio = AudioPayload::default();
-        while let Some(key) = access.next_key::<String>()? {
-            let slot = match key.as_str() {
+        // Keys are borrowed from the text and copied only into the map: a payload key
+        // taken aside costs nothing.
+        while let Some(Key(key)) = access.next_key::<Key<'de>>()? {
+            let slot = match &*key {
                 "delta" => &mut audio.delta,
                 "audio" => &mut audio.audio,
                 _ => {
-                    map.insert(key, access.next_value()?);
+                    map.insert(key.into_owned(), access.next_value()?);
                     continue;
                 }
             };
             match access.next_value::<Field<'de>>()? {
                 Field::Str(s) => {
-                    map.remove(&key);
+                    map.remove(&*key);
                     *slot = Some(s);
                 }
                 Field::Other(v) => {
                     *slot = None;
-                    map.insert(key, v);
+                    map.insert(key.into_owned(), v);
                 }
             }
         }
@@ -102,6 +104,34 @@ impl<'de> Visitor<'de> for EventVisitor {
             ev: Value::Object(map),
             audio,
         })
+    }
+}
+
+/// An object's key, borrowed from the text when it had no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object key")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Borrowed(s)))
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Owned(s.to_owned())))
+    }
+    fn visit_string<E: de::Error>(self, s: String) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Owned(s)))
     }
 }
 
