@@ -258,30 +258,12 @@ impl Connection {
                 } else {
                     &state.media_body
                 };
-                let meta = with_metadata.then(|| {
-                    let chunk = Some((index, num_frames));
-                    chunk_meta(
-                        &mut self.scratch,
-                        request_id,
-                        "media",
-                        chunk,
-                        body.len(),
-                        *t0,
-                    )
-                });
-                send_frames(out, meta, body).await
+                let meta = with_metadata.then_some((&**request_id, Some((index, num_frames)), *t0));
+                send_chunk(out, &mut self.scratch, meta, body).await
             }
             Step::Trailer { .. } => {
-                let body = &state.trailer_body;
-                let meta = chunk_meta(
-                    &mut self.scratch,
-                    request_id,
-                    "trailer",
-                    None,
-                    body.len(),
-                    *t0,
-                );
-                send_frames(out, Some(meta), body).await
+                let meta = Some((&**request_id, None, *t0));
+                send_chunk(out, &mut self.scratch, meta, &state.trailer_body).await
             }
             Step::Error(message) => out.text(error_event(&message)).await,
             Step::Done { stopped, chunks } => {
@@ -404,19 +386,18 @@ impl Connection {
 }
 
 /// The `video.chunk_metadata` event announcing a chunk of `byte_length` bytes, written
-/// into `buf` (cleared first) and returned: `kind` `"media"` with its `(index,
-/// num_frames)`, or `"trailer"` with `None` (frames 0, index null as the reference's test
-/// server sends). The same text `serde_json` gives the event as a `Value` (keys sorted),
-/// without building one; `server_sent_at_s` is taken here, as the text goes into the
-/// write.
+/// into `buf` (cleared first) and returned: kind `media` with its `(index, num_frames)`,
+/// or `trailer` for `None` (frames 0, index null as the reference's test server sends).
+/// The same text `serde_json` gives the event as a `Value` (keys sorted), without
+/// building one; `server_sent_at_s` is taken here, as the text goes into the write.
 fn chunk_meta<'a>(
     buf: &'a mut Vec<u8>,
     request_id: &str,
-    kind: &str,
     chunk: Option<(u32, u32)>,
     byte_length: usize,
     t0: Instant,
 ) -> &'a str {
+    let kind = if chunk.is_some() { "media" } else { "trailer" };
     use std::io::Write as _;
     buf.clear();
     let (index, num_frames) = chunk.map_or((None, 0), |(i, n)| (Some(i), n));
@@ -448,14 +429,21 @@ fn chunk_meta<'a>(
     std::str::from_utf8(buf).unwrap_or_default()
 }
 
-/// Sends `meta` (if any) as text, then `body` as binary; stops at the first failure.
-async fn send_frames(
+/// The metadata of a chunk to write: `request_id`, the media chunk's `(index,
+/// num_frames)` (`None`: the trailer), and the stamps' origin.
+type Meta<'a> = (&'a str, Option<(u32, u32)>, Instant);
+
+/// Sends `meta` (if any, written into `scratch`) as text, then `body` as binary; stops
+/// at the first failure.
+async fn send_chunk(
     out: &mut Outbound,
-    meta: Option<&str>,
+    scratch: &mut Vec<u8>,
+    meta: Option<Meta<'_>>,
     body: &SharedBinary,
 ) -> Result<(), super::own_ws::Gone> {
-    if let Some(meta) = meta {
-        out.text_str(meta).await?;
+    if let Some((request_id, chunk, t0)) = meta {
+        out.text_str(chunk_meta(scratch, request_id, chunk, body.len(), t0))
+            .await?;
     }
     out.binary(body).await
 }

@@ -10,7 +10,7 @@ fn reparsed(text: &str) -> Value {
 fn media_metadata_is_the_text_serde_json_writes() {
     let t0 = Instant::now();
     let mut buf = Vec::new();
-    let text = chunk_meta(&mut buf, "a-b\"c", "media", Some((3, 12)), 16384, t0).to_string();
+    let text = chunk_meta(&mut buf, "a-b\"c", Some((3, 12)), 16384, t0).to_string();
     let stamp = reparsed(&text)["server_sent_at_s"].clone();
     assert!(stamp.as_f64().is_some_and(|s| s >= 0.0), "{text}");
     let want = json!({
@@ -28,7 +28,7 @@ fn media_metadata_is_the_text_serde_json_writes() {
 #[test]
 fn trailer_metadata_has_a_null_index_and_no_frames() {
     let mut buf = b"left over".to_vec();
-    let text = chunk_meta(&mut buf, "rid", "trailer", None, 77, Instant::now()).to_string();
+    let text = chunk_meta(&mut buf, "rid", None, 77, Instant::now()).to_string();
     let stamp = reparsed(&text)["server_sent_at_s"].clone();
     let want = json!({
         "type": "video.chunk_metadata",
