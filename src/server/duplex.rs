@@ -113,6 +113,8 @@ struct Connection {
     last_activity: Instant,
     /// This connection in the server's `/metrics`; numbers its session.
     tally: super::ws::Conn,
+    /// A delta's text is written here (reused: no allocation per delta).
+    scratch: String,
 }
 
 impl Connection {
@@ -129,6 +131,7 @@ impl Connection {
             phase: Phase::AwaitingUpdate,
             last_activity: Instant::now(),
             tally,
+            scratch: String::new(),
         }
     }
 
@@ -312,7 +315,8 @@ impl Connection {
         Flow::Continue
     }
 
-    /// Performs one step: sends its event (a delta written from its pieces) or closes.
+    /// Performs one step: sends its event (a delta written from its pieces into the
+    /// connection's reused buffer) or closes.
     async fn perform(&mut self, step: Step) -> Flow {
         match step {
             Step::Act(Action::Send(event)) => self.send(event).await,
@@ -323,7 +327,12 @@ impl Connection {
                     // Deltas are only scheduled once a session runs.
                     Phase::AwaitingUpdate => 0.0,
                 };
-                self.send_text(delta.text(stamp)).await
+                self.scratch.clear();
+                delta.write(&mut self.scratch, stamp);
+                match self.out.text_str(&self.scratch).await {
+                    Ok(()) => Flow::Continue,
+                    Err(closed) => closed.into(),
+                }
             }
         }
     }

@@ -291,13 +291,15 @@ impl Routes {
         }
     }
 
-    /// What the plain listener serves on sockets of its own: the duplex endpoint,
-    /// unless a replay or a scripted endpoint owns its path.
+    /// What the plain listener serves on sockets of its own: the duplex and video
+    /// endpoints, each unless a replay or a scripted endpoint owns its path.
     fn own(&self, cfg: &ServerConfig) -> upgrade::OwnRoutes {
-        let shadowed =
-            self.replay.is_some() || (self.scripted.is_some() && self.scripted_path == DUPLEX_PATH);
+        let shadowed = |path: &str| {
+            self.replay.is_some() || (self.scripted.is_some() && self.scripted_path == path)
+        };
         upgrade::OwnRoutes {
-            duplex: (!shadowed).then(|| self.duplex.clone()),
+            duplex: (!shadowed(DUPLEX_PATH)).then(|| self.duplex.clone()),
+            video: (!shadowed(VIDEO_PATH)).then(|| self.video.clone()),
             shared_path: cfg.transcription.path == DUPLEX_PATH,
             upgrades: self.upgrades.clone(),
         }

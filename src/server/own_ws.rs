@@ -163,13 +163,26 @@ fn too_big() -> ProtocolError {
     ProtocolError::Overflow
 }
 
-/// The outbound half of an owned socket: frames encoded into one buffer, written by
-/// [`FrameWriter::flush`].
+/// The outbound half of an owned socket: frames encoded into one buffer, and frames
+/// built once and shared ([`SharedBinary`]) queued beside it without a copy; all of it
+/// written by [`FrameWriter::flush`] in one go.
 pub(crate) struct FrameWriter {
     io: OwnedWriteHalf,
     out: BytesMut,
     codec: Codec,
+    /// The write in order when shared frames are queued: spans of `out` and shared
+    /// frames (empty while only `out` is to be written).
+    pieces: Vec<Piece>,
 }
+
+/// One part of a write: a span of the writer's own buffer, or a shared frame.
+enum Piece {
+    Own(std::ops::Range<usize>),
+    Shared(Bytes),
+}
+
+/// At most this many buffers per `writev`.
+const MAX_SLICES: usize = 8;
 
 impl FrameWriter {
     /// Writes to `io`, starting with `head` (the handshake's answer).
@@ -180,6 +193,7 @@ impl FrameWriter {
             io,
             out,
             codec: Codec::new(),
+            pieces: Vec::new(),
         }
     }
 
@@ -188,14 +202,133 @@ impl FrameWriter {
         let _ = self.codec.encode(msg, &mut self.out);
     }
 
+    /// A text frame holding `text`, encoded straight from the borrowed string.
+    fn push_text(&mut self, text: &str) {
+        put_header(&mut self.out, OP_TEXT, text.len());
+        self.out.extend_from_slice(text.as_bytes());
+    }
+
+    /// A frame encoded once: queued as it is, its bytes not copied.
+    fn push_shared(&mut self, frame: &Bytes) {
+        self.close_own_span();
+        self.pieces.push(Piece::Shared(frame.clone()));
+    }
+
+    /// Ends the span of `out` not yet in `pieces` (when there is one).
+    fn close_own_span(&mut self) {
+        let start = self
+            .pieces
+            .iter()
+            .rev()
+            .find_map(|p| match p {
+                Piece::Own(span) => Some(span.end),
+                Piece::Shared(_) => None,
+            })
+            .unwrap_or(0);
+        if self.out.len() > start {
+            self.pieces.push(Piece::Own(start..self.out.len()));
+        }
+    }
+
     /// Writes everything encoded so far in one go.
     pub(crate) async fn flush(&mut self) -> std::io::Result<()> {
-        if self.out.is_empty() {
-            return Ok(());
+        if self.pieces.is_empty() {
+            if self.out.is_empty() {
+                return Ok(());
+            }
+            let written = self.io.write_all(&self.out).await;
+            self.out.clear();
+            return written;
         }
-        let written = self.io.write_all(&self.out).await;
+        self.close_own_span();
+        let written = self.write_pieces().await;
+        self.pieces.clear();
         self.out.clear();
         written
+    }
+
+    /// Writes `pieces` with vectored writes until all are out.
+    async fn write_pieces(&mut self) -> std::io::Result<()> {
+        let (io, out, pieces) = (&mut self.io, &self.out, &self.pieces);
+        let total: usize = pieces.iter().map(|p| piece_bytes(out, p).len()).sum();
+        let mut done = 0;
+        while done < total {
+            let mut slices = [std::io::IoSlice::new(&[]); MAX_SLICES];
+            let (mut n, mut skip) = (0, done);
+            for piece in pieces {
+                let bytes = piece_bytes(out, piece);
+                if skip >= bytes.len() {
+                    skip -= bytes.len();
+                    continue;
+                }
+                slices[n] = std::io::IoSlice::new(&bytes[skip..]);
+                skip = 0;
+                n += 1;
+                if n == MAX_SLICES {
+                    break;
+                }
+            }
+            match io.write_vectored(&slices[..n]).await? {
+                0 => return Err(std::io::ErrorKind::WriteZero.into()),
+                wrote => done += wrote,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The bytes of `piece` (`out` is the writer's own buffer).
+fn piece_bytes<'a>(out: &'a BytesMut, piece: &'a Piece) -> &'a [u8] {
+    match piece {
+        Piece::Own(span) => &out[span.clone()],
+        Piece::Shared(frame) => frame,
+    }
+}
+
+/// Opcode of a text frame.
+const OP_TEXT: u8 = 0x1;
+/// Opcode of a binary frame.
+const OP_BINARY: u8 = 0x2;
+
+/// A server frame's header (final, unmasked) for `len` payload bytes with `opcode`.
+fn put_header(out: &mut BytesMut, opcode: u8, len: usize) {
+    use bytes::BufMut as _;
+    out.put_u8(0x80 | opcode);
+    if len < 126 {
+        out.put_u8(len as u8);
+    } else if let Ok(short) = u16::try_from(len) {
+        out.put_u8(126);
+        out.put_u16(short);
+    } else {
+        out.put_u8(127);
+        out.put_u64(len as u64);
+    }
+}
+
+/// A binary message sent many times unchanged (a video chunk body): its payload, and
+/// its whole frame encoded once, queued on an owned socket without a copy.
+pub(crate) struct SharedBinary {
+    /// The payload (what actix-ws's path sends).
+    payload: Bytes,
+    /// The payload as one final binary frame, header included.
+    frame: Bytes,
+}
+
+impl SharedBinary {
+    /// Encodes `payload`'s frame once.
+    pub(crate) fn new(payload: Bytes) -> SharedBinary {
+        let mut frame = BytesMut::with_capacity(payload.len() + 10);
+        put_header(&mut frame, OP_BINARY, payload.len());
+        frame.extend_from_slice(&payload);
+        SharedBinary {
+            payload,
+            frame: frame.freeze(),
+        }
+    }
+
+    /// The payload's length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.payload.len()
     }
 }
 
@@ -246,10 +379,34 @@ impl Outbound {
     pub(crate) async fn text(&mut self, text: String) -> Result<(), Gone> {
         match self {
             Outbound::Own(w) => {
-                w.push(Message::Text(ByteString::from(text)));
+                w.push_text(&text);
                 Ok(())
             }
             Outbound::Actix(s) => s.text(text).await.map_err(|_| Gone),
+        }
+    }
+
+    /// One text message from a borrowed string (copied only into the write buffer on
+    /// an owned socket).
+    pub(crate) async fn text_str(&mut self, text: &str) -> Result<(), Gone> {
+        match self {
+            Outbound::Own(w) => {
+                w.push_text(text);
+                Ok(())
+            }
+            Outbound::Actix(s) => s.text(text.to_owned()).await.map_err(|_| Gone),
+        }
+    }
+
+    /// One binary message built once (its frame queued without a copy on an owned
+    /// socket).
+    pub(crate) async fn binary(&mut self, body: &SharedBinary) -> Result<(), Gone> {
+        match self {
+            Outbound::Own(w) => {
+                w.push_shared(&body.frame);
+                Ok(())
+            }
+            Outbound::Actix(s) => s.binary(body.payload.clone()).await.map_err(|_| Gone),
         }
     }
 
@@ -273,17 +430,17 @@ impl Outbound {
     }
 
     /// Sends a close frame with `reason` (after anything buffered) and ends the
-    /// connection.
-    pub(crate) async fn close(self, reason: Option<CloseReason>) {
+    /// connection (nothing is sent after it).
+    pub(crate) async fn close(&mut self, reason: Option<CloseReason>) {
         match self {
-            Outbound::Own(mut w) => {
+            Outbound::Own(w) => {
                 w.push(Message::Close(reason));
                 if w.flush().await.is_ok() {
                     let _ = w.io.shutdown().await;
                 }
             }
             Outbound::Actix(s) => {
-                let _ = s.close(reason).await;
+                let _ = s.clone().close(reason).await;
             }
         }
     }

@@ -93,3 +93,59 @@ async fn one_flush_writes_every_frame_encoded_since_the_last() {
         .concat()
     );
 }
+
+/// What actix's codec writes for `msg` (the reference for the hand-written headers).
+fn codec_bytes(msg: Message) -> Vec<u8> {
+    let mut out = BytesMut::new();
+    Codec::new().encode(msg, &mut out).unwrap();
+    out.to_vec()
+}
+
+#[test]
+fn headers_match_actix_codec_at_every_length_class() {
+    for len in [0, 1, 125, 126, 127, 65_535, 65_536, 70_000] {
+        let payload = vec![b'x'; len];
+        let text = std::str::from_utf8(&payload).unwrap();
+        let mut ours = BytesMut::new();
+        put_header(&mut ours, OP_TEXT, len);
+        ours.extend_from_slice(&payload);
+        let theirs = codec_bytes(Message::Text(ByteString::from(text.to_string())));
+        assert_eq!(&ours[..], &theirs[..], "text of {len} bytes");
+        let shared = SharedBinary::new(Bytes::from(payload.clone()));
+        let theirs = codec_bytes(Message::Binary(Bytes::from(payload)));
+        assert_eq!(&shared.frame[..], &theirs[..], "binary of {len} bytes");
+        assert_eq!(shared.len(), len);
+    }
+}
+
+#[actix_rt::test]
+async fn shared_frames_go_out_in_order_between_own_ones_in_one_flush() {
+    let (_r, w, mut client) = pair(b"", 1024).await;
+    let mut out = Outbound::Own(w);
+    let body = SharedBinary::new(Bytes::from(vec![7u8; 200_000]));
+    // More than a socket buffer holds: read while writing.
+    let writing = async {
+        out.text_str("m1").await.ok().unwrap();
+        out.binary(&body).await.ok().unwrap();
+        out.binary(&body).await.ok().unwrap();
+        out.text_str("m2").await.ok().unwrap();
+        out.flush().await.ok().unwrap();
+        out.text_str("after").await.ok().unwrap();
+        out.close(None).await;
+    };
+    let mut got = Vec::new();
+    let reading = tokio::io::AsyncReadExt::read_to_end(&mut client, &mut got);
+    let ((), read) = tokio::join!(writing, reading);
+    read.unwrap();
+    let want = [
+        codec_bytes(Message::Text("m1".into())),
+        body.frame.to_vec(),
+        body.frame.to_vec(),
+        codec_bytes(Message::Text("m2".into())),
+        codec_bytes(Message::Text("after".into())),
+        codec_bytes(Message::Close(None)),
+    ]
+    .concat();
+    assert_eq!(got.len(), want.len());
+    assert!(got == want, "bytes differ");
+}

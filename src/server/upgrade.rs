@@ -1,11 +1,12 @@
-//! The plain (`ws://`) listener, and the duplex endpoint owning its socket. The
-//! listener is actix-http's `HttpService` on actix-server (as [`super::tls_listen`]
-//! builds it for `wss://`) with an upgrade service: every request asking for an upgrade
-//! comes here with its connection. A WebSocket handshake for the duplex endpoint
-//! (`GET /v1/realtime`, with `duplex=1` when transcription shares the path) that is
-//! admitted under `max_sessions` gets its `101` written here, and the duplex connection
-//! then reads and writes the socket itself ([`super::own_ws`]): no channel, no body
-//! stream, no second task per message.
+//! The plain (`ws://`) listener, and the duplex and video endpoints owning their
+//! sockets. The listener is actix-http's `HttpService` on actix-server (as
+//! [`super::tls_listen`] builds it for `wss://`) with an upgrade service: every request
+//! asking for an upgrade comes here with its connection. A WebSocket handshake for the
+//! duplex endpoint (`GET /v1/realtime`, with `duplex=1` when transcription shares the
+//! path) or the video endpoint (`GET /v1/realtime/video`) that is admitted under
+//! `max_sessions` gets its `101` written here, and the connection then reads and writes
+//! the socket itself ([`super::own_ws`]): no channel, no body stream, no second task per
+//! message.
 //!
 //! Every other upgrade (another endpoint, a replay, a refused or malformed handshake)
 //! is handed back to the app unchanged: its request head is written back in front of
@@ -32,6 +33,7 @@ use tokio::io::AsyncWriteExt as _;
 use super::duplex::{self, DUPLEX_PATH, DuplexState};
 use super::own_ws::{FrameReader, FrameWriter, Inbound, Outbound};
 use super::tls_listen::{ListenOpts, OnConnect};
+use super::video::{self, VIDEO_PATH, VideoState};
 use super::ws::{Endpoint, Upgrades};
 
 /// What decides whether an upgrade is served on an owned socket.
@@ -40,23 +42,45 @@ pub(super) struct OwnRoutes {
     /// The duplex endpoint's state; `None` when another route owns its path (replay
     /// mode, a scripted endpoint on it).
     pub(super) duplex: Option<web::Data<DuplexState>>,
+    /// The video endpoint's state; `None` when another route owns its path.
+    pub(super) video: Option<web::Data<VideoState>>,
     /// Whether transcription shares the path (then only `duplex=1` is duplex).
     pub(super) shared_path: bool,
     /// Admission, limit and tallies.
     pub(super) upgrades: web::Data<Upgrades>,
 }
 
+/// An endpoint served on an owned socket, with its state.
+enum Owned {
+    Duplex(web::Data<DuplexState>),
+    Video(web::Data<VideoState>),
+}
+
+impl Owned {
+    fn endpoint(&self) -> Endpoint {
+        match self {
+            Owned::Duplex(_) => Endpoint::Duplex,
+            Owned::Video(_) => Endpoint::Video,
+        }
+    }
+}
+
 impl OwnRoutes {
-    /// The duplex state when `req` is a sound WebSocket handshake for it.
-    fn duplex_for(&self, req: &Request) -> Option<web::Data<DuplexState>> {
-        let state = self.duplex.as_ref()?;
+    /// The endpoint `req` is a sound WebSocket handshake for, when it is served here.
+    fn route_for(&self, req: &Request) -> Option<Owned> {
         let uri = req.uri();
-        let query = uri.query().unwrap_or("");
-        let ours = req.method() == Method::GET
-            && uri.path() == DUPLEX_PATH
-            && (!self.shared_path || super::transcription::wants_duplex(query))
-            && actix_http::ws::verify_handshake(req.head()).is_ok();
-        ours.then(|| state.clone())
+        let route = if uri.path() == DUPLEX_PATH {
+            let query = uri.query().unwrap_or("");
+            let duplex = !self.shared_path || super::transcription::wants_duplex(query);
+            Owned::Duplex(self.duplex.clone().filter(|_| duplex)?)
+        } else if uri.path() == VIDEO_PATH {
+            Owned::Video(self.video.clone()?)
+        } else {
+            return None;
+        };
+        let sound =
+            req.method() == Method::GET && actix_http::ws::verify_handshake(req.head()).is_ok();
+        sound.then_some(route)
     }
 }
 
@@ -202,16 +226,21 @@ impl Service<(Request, Framed<TcpStream, h1::Codec>)> for Upgrade {
         let fallback = Rc::clone(&self.fallback);
         Box::pin(async move {
             let parts = framed.into_parts();
-            let admitted = own.duplex_for(&req).and_then(|state| {
-                let (conn, max) = own.upgrades.admit_own(Endpoint::Duplex)?;
-                Some((state, conn, max))
+            let admitted = own.route_for(&req).and_then(|route| {
+                let (conn, max) = own.upgrades.admit_own(route.endpoint())?;
+                Some((route, conn, max))
             });
-            if let Some((state, conn, max)) = admitted {
+            if let Some((route, conn, max)) = admitted {
                 let query_session_id = duplex::query_session_id(req.uri().query().unwrap_or(""));
                 let Some(socket) = handshake(&req, parts.io, parts.read_buf, max).await else {
                     return Ok(());
                 };
-                duplex::run_owned(socket, state, query_session_id, conn).await;
+                match route {
+                    Owned::Duplex(state) => {
+                        duplex::run_owned(socket, state, query_session_id, conn).await;
+                    }
+                    Owned::Video(state) => video::run_owned(socket, state, conn).await,
+                }
             } else {
                 let mut prefix = head_bytes(&req);
                 prefix.extend_from_slice(&parts.read_buf);

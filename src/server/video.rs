@@ -9,19 +9,25 @@
 //! `video.ack_interactions` is set), anything else gets an `error` event and the socket
 //! stays open. With no client message for `idle_timeout_s` while nothing is being
 //! streamed (before `session.start`, or after a stall fault) the socket is closed.
+//!
+//! On `ws://` an admitted connection owns its socket after the handshake
+//! ([`super::upgrade`], [`super::own_ws`]): what one wake-up produces (a chunk's
+//! metadata and its body) goes out in one write, the bodies are frames encoded once per
+//! server and shared by every session, and `server_sent_at_s` is taken as the metadata
+//! goes into that write. Refused or `wss://` connections run the same loop on actix-ws.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use actix_ws::{AggregatedMessage, CloseCode, CloseReason, Session};
-use bytes::Bytes;
+use actix_ws::{AggregatedMessage, CloseCode, CloseReason};
 use serde_json::{Value, json};
 use tokio::time::{Instant, sleep_until};
 
 use super::Flow;
 use super::config::{ServerConfig, VideoServerConfig};
+use super::own_ws::{Inbound, Outbound, SharedBinary};
 use super::video_plan::{
     Step, media_payload, plan_session, trailer_payload, uuid_v4, validate_start,
 };
@@ -33,12 +39,12 @@ pub const VIDEO_PATH: &str = "/v1/realtime/video";
 pub(crate) struct VideoState {
     /// The server's whole config (video part plus the idle timeout).
     config: ServerConfig,
-    /// Binary body of the first media chunk (starts with `ftyp`).
-    first_body: Bytes,
-    /// Binary body of every later media chunk.
-    media_body: Bytes,
-    /// Binary body of the trailer.
-    trailer_body: Bytes,
+    /// Binary body of the first media chunk (starts with `ftyp`), encoded once.
+    first_body: SharedBinary,
+    /// Binary body of every later media chunk, encoded once.
+    media_body: SharedBinary,
+    /// Binary body of the trailer, encoded once.
+    trailer_body: SharedBinary,
     /// Sessions currently streaming (for the saturation model).
     active: AtomicU64,
 }
@@ -49,9 +55,9 @@ impl VideoState {
         let len = config.video.chunk_bytes;
         VideoState {
             config: config.clone(),
-            first_body: media_payload(true, len),
-            media_body: media_payload(false, len),
-            trailer_body: trailer_payload(),
+            first_body: SharedBinary::new(media_payload(true, len)),
+            media_body: SharedBinary::new(media_payload(false, len)),
+            trailer_body: SharedBinary::new(trailer_payload()),
             active: AtomicU64::new(0),
         }
     }
@@ -70,8 +76,20 @@ async fn video_endpoint(
     state: web::Data<VideoState>,
 ) -> Result<HttpResponse, actix_web::Error> {
     let ws = super::ws::accept(&req, body, super::ws::Endpoint::Video).await?;
-    actix_web::rt::spawn(Connection::new(ws.session, state, ws.conn).run(ws.stream));
+    let conn = Connection::new(Outbound::Actix(ws.session), state, ws.conn);
+    actix_web::rt::spawn(conn.run(Inbound::Actix(ws.stream)));
     Ok(ws.response)
+}
+
+/// Runs a video connection on a socket the server owns (see [`super::upgrade`]), to
+/// its end.
+pub(crate) async fn run_owned(
+    socket: (Inbound, Outbound),
+    state: web::Data<VideoState>,
+    tally: super::ws::Conn,
+) {
+    let (inbound, out) = socket;
+    Connection::new(out, state, tally).run(inbound).await;
 }
 
 /// Where a connection is in its life.
@@ -98,10 +116,12 @@ enum Phase {
 }
 
 /// One WebSocket connection on the video endpoint. Lives in its own task; dropped
-/// (with its `Session`) when the loop ends.
+/// (with its outbound half) when the loop ends.
 struct Connection {
     /// Outbound half.
-    session: Session,
+    out: Outbound,
+    /// A chunk's metadata text is written here (reused: no allocation per chunk).
+    scratch: Vec<u8>,
     /// Shared config and payloads.
     state: web::Data<VideoState>,
     /// Current phase.
@@ -123,9 +143,10 @@ impl Drop for Connection {
 }
 
 impl Connection {
-    fn new(session: Session, state: web::Data<VideoState>, tally: super::ws::Conn) -> Connection {
+    fn new(out: Outbound, state: web::Data<VideoState>, tally: super::ws::Conn) -> Connection {
         Connection {
-            session,
+            out,
+            scratch: Vec::with_capacity(256),
             state,
             phase: Phase::AwaitingStart,
             interactions: 0,
@@ -135,7 +156,7 @@ impl Connection {
     }
 
     /// Runs the connection to completion.
-    async fn run(mut self, mut stream: super::ws::Inbound) {
+    async fn run(mut self, mut stream: Inbound) {
         let idle = Duration::from_secs_f64(self.state.config.idle_timeout_s);
         let mut last_client_msg = Instant::now();
         let flow = loop {
@@ -147,12 +168,18 @@ impl Connection {
                     last_client_msg = received;
                     match msg {
                         Some(Ok(msg)) => self.on_message(msg, received).await,
-                        // Stream ended or protocol error: nothing more to read or say.
-                        Some(Err(_)) | None => Flow::Gone,
+                        // An oversized frame: 1009 (on an owned socket; actix's
+                        // path sends its own). Else nothing more to read or say.
+                        Some(Err(_)) => stream.refusal().map_or(Flow::Gone, |r| Flow::Close(Some(r))),
+                        None => Flow::Gone,
                     }
                 }
                 () = sleep_until(wake) => self.on_timer().await,
             };
+            // What this wake produced goes out in one write (an owned socket).
+            if !matches!(flow, Flow::Gone) && self.out.flush().await.is_err() {
+                break Flow::Gone;
+            }
             if !matches!(flow, Flow::Continue) {
                 break flow;
             }
@@ -165,7 +192,7 @@ impl Connection {
             // Always a status code (1000 unless the reason says otherwise): without
             // one, clients see 1005 "no status received".
             let reason = reason.or_else(|| Some(CloseCode::Normal.into()));
-            let _ = self.session.clone().close(reason).await;
+            self.out.close(reason).await;
         }
     }
 
@@ -212,12 +239,12 @@ impl Connection {
             let slow = slow_down(&state.config, active, &self.tally);
             *shift += next.saturating_sub(*due).mul_f64(slow - 1.0);
         }
-        let session = &mut self.session;
+        let out = &mut self.out;
         let sent = match step {
             Step::Start => {
                 let event =
                     json!({"type": "video.start", "request_id": request_id, "format": "m4s"});
-                session.text(event.to_string()).await
+                out.text(event.to_string()).await
             }
             Step::Media {
                 position,
@@ -231,15 +258,14 @@ impl Connection {
                 } else {
                     &state.media_body
                 };
-                let meta = with_metadata
-                    .then(|| media_meta(request_id, num_frames, body.len(), index, *t0));
-                send_frames(session, meta, body).await
+                let meta = with_metadata.then_some((&**request_id, Some((index, num_frames)), *t0));
+                send_chunk(out, &mut self.scratch, meta, body).await
             }
             Step::Trailer { .. } => {
-                let meta = trailer_meta(request_id, state.trailer_body.len(), *t0);
-                send_frames(session, Some(meta), &state.trailer_body).await
+                let meta = Some((&**request_id, None, *t0));
+                send_chunk(out, &mut self.scratch, meta, &state.trailer_body).await
             }
-            Step::Error(message) => session.text(error_event(&message)).await,
+            Step::Error(message) => out.text(error_event(&message)).await,
             Step::Done { stopped, chunks } => {
                 // Streaming is over: leave the saturation count before the client can
                 // learn it, so its next session never sees this one as active.
@@ -247,7 +273,7 @@ impl Connection {
                     state.active.fetch_sub(1, Ordering::Relaxed);
                 }
                 let event = json!({"type": "session.done", "stopped": stopped, "chunks": chunks});
-                session.text(event.to_string()).await
+                out.text(event.to_string()).await
             }
             Step::Close => return Flow::Close(None),
             Step::Stall => {
@@ -267,7 +293,7 @@ impl Connection {
     async fn on_message(&mut self, msg: AggregatedMessage, received: Instant) -> Flow {
         let sent = match msg {
             AggregatedMessage::Text(text) => return self.on_text(&text, received).await,
-            AggregatedMessage::Ping(payload) => self.session.pong(&payload).await,
+            AggregatedMessage::Ping(payload) => self.out.pong(&payload).await,
             AggregatedMessage::Close(reason) => return Flow::Close(reason),
             AggregatedMessage::Pong(_) | AggregatedMessage::Binary(_) => Ok(()),
         };
@@ -345,63 +371,81 @@ impl Connection {
     }
 
     async fn send(&mut self, event: Value) -> Flow {
-        match self.session.text(event.to_string()).await {
+        match self.out.text(event.to_string()).await {
             Ok(()) => Flow::Continue,
             Err(closed) => closed.into(),
         }
     }
 
     async fn send_error(&mut self, message: &str) -> Flow {
-        match self.session.text(error_event(message)).await {
+        match self.out.text(error_event(message)).await {
             Ok(()) => Flow::Continue,
             Err(closed) => closed.into(),
         }
     }
 }
 
-/// The `video.chunk_metadata` event announcing media chunk `index` of `byte_length` bytes.
-fn media_meta(
+/// The `video.chunk_metadata` event announcing a chunk of `byte_length` bytes, written
+/// into `buf` (cleared first) and returned: kind `media` with its `(index, num_frames)`,
+/// or `trailer` for `None` (frames 0, index null as the reference's test server sends).
+/// The same text `serde_json` gives the event as a `Value` (keys sorted), without
+/// building one; `server_sent_at_s` is taken here, as the text goes into the write.
+fn chunk_meta<'a>(
+    buf: &'a mut Vec<u8>,
     request_id: &str,
-    num_frames: u32,
+    chunk: Option<(u32, u32)>,
     byte_length: usize,
-    index: u32,
     t0: Instant,
-) -> Value {
-    json!({
-        "type": "video.chunk_metadata",
-        "request_id": request_id,
-        "kind": "media",
-        "num_frames": num_frames,
-        "byte_length": byte_length,
-        "generation_chunk_index": index,
-        "server_sent_at_s": t0.elapsed().as_secs_f64(),
-    })
-}
-
-/// The `video.chunk_metadata` event announcing the trailer of `byte_length` bytes.
-fn trailer_meta(request_id: &str, byte_length: usize, t0: Instant) -> Value {
-    json!({
-        "type": "video.chunk_metadata",
-        "request_id": request_id,
-        "kind": "trailer",
-        "num_frames": 0,
-        "byte_length": byte_length,
-        // The reference's test server sends null here.
-        "generation_chunk_index": null,
-        "server_sent_at_s": t0.elapsed().as_secs_f64(),
-    })
-}
-
-/// Sends `meta` (if any) as text, then `body` as binary; stops at the first failure.
-async fn send_frames(
-    session: &mut Session,
-    meta: Option<Value>,
-    body: &Bytes,
-) -> Result<(), actix_ws::Closed> {
-    if let Some(meta) = meta {
-        session.text(meta.to_string()).await?;
+) -> &'a str {
+    let kind = if chunk.is_some() { "media" } else { "trailer" };
+    use std::io::Write as _;
+    buf.clear();
+    let (index, num_frames) = chunk.map_or((None, 0), |(i, n)| (Some(i), n));
+    // Writing to a Vec<u8> cannot fail, nor can serializing a string or a float.
+    let _ = write!(
+        buf,
+        "{{\"byte_length\":{byte_length},\"generation_chunk_index\":"
+    );
+    let _ = serde_json::to_writer(&mut *buf, &index);
+    let _ = write!(
+        buf,
+        ",\"kind\":\"{kind}\",\"num_frames\":{num_frames},\"request_id\":"
+    );
+    if request_id
+        .bytes()
+        .any(|c| c < 0x20 || c == b'"' || c == b'\\')
+    {
+        let _ = serde_json::to_writer(&mut *buf, request_id);
+    } else {
+        // Nothing to escape (a UUID always): between quotes as it is.
+        buf.push(b'"');
+        buf.extend_from_slice(request_id.as_bytes());
+        buf.push(b'"');
     }
-    session.binary(body.clone()).await
+    buf.extend_from_slice(b",\"server_sent_at_s\":");
+    let _ = serde_json::to_writer(&mut *buf, &t0.elapsed().as_secs_f64());
+    buf.extend_from_slice(b",\"type\":\"video.chunk_metadata\"}");
+    // Only JSON written above: always UTF-8.
+    std::str::from_utf8(buf).unwrap_or_default()
+}
+
+/// The metadata of a chunk to write: `request_id`, the media chunk's `(index,
+/// num_frames)` (`None`: the trailer), and the stamps' origin.
+type Meta<'a> = (&'a str, Option<(u32, u32)>, Instant);
+
+/// Sends `meta` (if any, written into `scratch`) as text, then `body` as binary; stops
+/// at the first failure.
+async fn send_chunk(
+    out: &mut Outbound,
+    scratch: &mut Vec<u8>,
+    meta: Option<Meta<'_>>,
+    body: &SharedBinary,
+) -> Result<(), super::own_ws::Gone> {
+    if let Some((request_id, chunk, t0)) = meta {
+        out.text_str(chunk_meta(scratch, request_id, chunk, body.len(), t0))
+            .await?;
+    }
+    out.binary(body).await
 }
 
 /// `{"type":"error","message":...}` as text.
@@ -426,3 +470,7 @@ fn saturation_factor(capacity: Option<u32>, active: u64) -> f64 {
         _ => 1.0,
     }
 }
+
+#[cfg(test)]
+#[path = "video_tests.rs"]
+mod tests;

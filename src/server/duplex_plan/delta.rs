@@ -58,6 +58,19 @@ pub(crate) enum Delta {
     },
     /// `response.audio.delta` (or the upstream name).
     Audio(Box<AudioDelta>),
+    /// `response.created` of response `id` (status `in_progress`).
+    Created {
+        /// `response.id`.
+        id: Arc<str>,
+    },
+    /// `response.done` of response `id` with `status`, and `status_details` naming the
+    /// injected fault unless it is `completed`.
+    Done {
+        /// `response.id`.
+        id: Arc<str>,
+        /// `response.status`.
+        status: &'static str,
+    },
 }
 
 /// The fields of one audio delta.
@@ -76,7 +89,51 @@ pub(crate) struct AudioDelta {
     /// `sample_rate_hz`, unless omitted.
     pub(crate) sample_rate_hz: Option<u32>,
     /// `vllm_omni` (the last delta's stage metrics).
-    pub(crate) vllm_omni: Option<Value>,
+    pub(crate) vllm_omni: Option<StageMetrics>,
+}
+
+/// The stage metrics of a response's last audio delta: `num_tokens_out`, the TTFT, and
+/// one inter-token gap repeated (`vllm_tpot_ms`, and `vllm_itls_ms` once per gap).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct StageMetrics {
+    /// `num_tokens_out` (the response's audio deltas).
+    pub(crate) tokens: u32,
+    /// `vllm_ttft_ms`.
+    pub(crate) ttft_ms: f64,
+    /// `vllm_tpot_ms` and every entry of `vllm_itls_ms` (`tokens - 1` of them).
+    pub(crate) gap_ms: f64,
+}
+
+impl StageMetrics {
+    /// The `vllm_omni` object as JSON.
+    #[cfg(test)]
+    fn to_value(self) -> Value {
+        let gaps = self.tokens.saturating_sub(1) as usize;
+        serde_json::json!({"stage_metrics": {"0": {
+            "num_tokens_out": self.tokens,
+            "vllm_ttft_ms": self.ttft_ms,
+            "vllm_tpot_ms": self.gap_ms,
+            "vllm_itls_ms": vec![self.gap_ms; gaps]}}})
+    }
+
+    /// Writes the object as `serde_json` writes [`Self::to_value`] (keys sorted).
+    fn write(self, out: &mut String) {
+        let _ = write!(
+            out,
+            "{{\"stage_metrics\":{{\"0\":{{\"num_tokens_out\":{},\"vllm_itls_ms\":[",
+            self.tokens
+        );
+        let gap = Value::from(self.gap_ms);
+        for i in 0..self.tokens.saturating_sub(1) {
+            let comma = if i == 0 { "" } else { "," };
+            let _ = write!(out, "{comma}{gap}");
+        }
+        let ttft = Value::from(self.ttft_ms);
+        let _ = write!(
+            out,
+            "],\"vllm_tpot_ms\":{gap},\"vllm_ttft_ms\":{ttft}}}}}}}"
+        );
+    }
 }
 
 impl Delta {
@@ -107,16 +164,34 @@ impl Delta {
                 if let Some(rate) = a.sample_rate_hz {
                     event["sample_rate_hz"] = serde_json::json!(rate);
                 }
-                if let Some(metrics) = &a.vllm_omni {
-                    event["vllm_omni"] = metrics.clone();
+                if let Some(metrics) = a.vllm_omni {
+                    event["vllm_omni"] = metrics.to_value();
                 }
                 event
+            }
+            Delta::Created { id } => serde_json::json!({"type": "response.created",
+                "response": {"id": &**id, "status": "in_progress"}}),
+            Delta::Done { id, status } => {
+                let mut response = serde_json::json!({"id": &**id, "status": status});
+                if *status != "completed" {
+                    response["status_details"] =
+                        serde_json::json!({"type": status, "reason": "injected_fault"});
+                }
+                serde_json::json!({"type": "response.done", "response": response})
             }
         }
     }
 
     /// The text of the event stamped `server_sent_at_s = stamp_s`, as the server sends it.
+    #[cfg(test)]
     pub(crate) fn text(&self, stamp_s: f64) -> String {
+        let mut out = String::new();
+        self.write(&mut out, stamp_s);
+        out
+    }
+
+    /// Appends [`Self::text`] to `out` (a buffer the caller reuses).
+    pub(crate) fn write(&self, out: &mut String, stamp_s: f64) {
         match self {
             Delta::Transcript {
                 kind,
@@ -124,7 +199,6 @@ impl Delta {
                 word,
                 space,
             } => {
-                let mut out = String::with_capacity(128);
                 out.push_str("{\"delta\":\"");
                 if *space {
                     out.push(' ');
@@ -133,18 +207,37 @@ impl Delta {
                 out.push_str("\",\"response_id\":\"");
                 out.push_str(id);
                 out.push('"');
-                stamp_and_type(&mut out, stamp_s, kind);
-                out.push('}');
-                out
+                stamp_and_type(out, stamp_s, kind);
             }
-            Delta::Audio(a) => a.text(stamp_s),
+            Delta::Audio(a) => a.write(out, stamp_s),
+            Delta::Created { id } => {
+                out.push_str("{\"response\":{\"id\":\"");
+                out.push_str(id);
+                out.push_str("\",\"status\":\"in_progress\"}");
+                stamp_and_type(out, stamp_s, "response.created");
+            }
+            Delta::Done { id, status } => {
+                out.push_str("{\"response\":{\"id\":\"");
+                out.push_str(id);
+                let _ = write!(out, "\",\"status\":\"{status}\"");
+                if *status != "completed" {
+                    let _ = write!(
+                        out,
+                        ",\"status_details\":{{\"reason\":\"injected_fault\",\"type\":\"{status}\"}}"
+                    );
+                }
+                out.push('}');
+                stamp_and_type(out, stamp_s, "response.done");
+            }
+        }
+        if !matches!(self, Delta::Audio(_)) {
+            out.push('}');
         }
     }
 }
 
 impl AudioDelta {
-    fn text(&self, stamp_s: f64) -> String {
-        let mut out = String::with_capacity(self.payload.len() + 256);
+    fn write(&self, out: &mut String, stamp_s: f64) {
         out.push_str("{\"delta\":\"");
         out.push_str(&self.payload);
         out.push('"');
@@ -165,12 +258,12 @@ impl AudioDelta {
         if let Some(rate) = self.sample_rate_hz {
             let _ = write!(out, ",\"sample_rate_hz\":{rate}");
         }
-        stamp_and_type(&mut out, stamp_s, self.kind);
-        if let Some(metrics) = &self.vllm_omni {
-            let _ = write!(out, ",\"vllm_omni\":{metrics}");
+        stamp_and_type(out, stamp_s, self.kind);
+        if let Some(metrics) = self.vllm_omni {
+            out.push_str(",\"vllm_omni\":");
+            metrics.write(out);
         }
         out.push('}');
-        out
     }
 }
 

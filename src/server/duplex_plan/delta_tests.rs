@@ -1,7 +1,9 @@
 //! A delta's text is byte for byte the text the server wrote for the same event built as
 //! JSON (`wire::event_text` of the `Value` with `server_sent_at_s` inserted), for every
 //! shape a response's script makes: both event name sets, the omitted fields, every
-//! per-delta fault, the last delta's stage metrics, and stamps of every form.
+//! per-delta fault, the last delta's stage metrics, `response.created` and
+//! `response.done` (every status, the duplicated and orphan ones), and stamps of every
+//! form.
 
 use std::time::Duration;
 
@@ -48,6 +50,17 @@ fn configs() -> Vec<DuplexServerConfig> {
             omit_sample_rate: true,
             ..DuplexFaults::default()
         },
+        DuplexFaults {
+            done_without_created: true,
+            duplicate_created: true,
+            duplicate_done: true,
+            failed_response: true,
+            ..DuplexFaults::default()
+        },
+        DuplexFaults {
+            cancelled_response: true,
+            ..DuplexFaults::default()
+        },
     ];
     let mut out = Vec::new();
     for faults in faults {
@@ -81,9 +94,10 @@ fn every_delta_text_is_what_the_json_event_gave() {
             }
         }
     }
-    // 8 configs × 3 responses × 2 loads × (4 words + 4 audio), plus the two stray
-    // deltas of each faulty first response.
-    assert_eq!(deltas, 8 * 3 * 2 * 8 + 2 * 2 * 2);
+    // 12 configs × 3 responses × 2 loads × (created + 4 words + 4 audio + done), plus
+    // the two stray deltas of each first response with unknown ids, and the orphan
+    // done, the second created and the second done of each first response with those.
+    assert_eq!(deltas, 12 * 3 * 2 * 10 + 2 * 2 * 2 + 3 * 2 * 2);
 }
 
 #[test]

@@ -10,7 +10,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
-use super::delta::{AudioDelta, Delta, Step};
+use super::delta::{AudioDelta, Delta, StageMetrics, Step};
 use super::{Action, millis};
 use crate::server::config::DuplexServerConfig;
 
@@ -161,11 +161,11 @@ impl Responder {
         let mut events = Vec::new();
         let mut push = |due, event: Step, mark| events.push((due, event, mark));
         if first && f.done_without_created {
-            push(
-                start,
-                send(done_event(ORPHAN_RESPONSE_ID, "completed")),
-                Mark::None,
-            );
+            let orphan = Delta::Done {
+                id: ORPHAN_RESPONSE_ID.into(),
+                status: "completed",
+            };
+            push(start, Step::Delta(orphan), Mark::None);
         }
         if first && f.missing_response_id {
             // A response the client cannot identify: created without an id and nothing
@@ -179,14 +179,15 @@ impl Responder {
                 end: start,
             };
         }
-        let created =
-            json!({"type": "response.created", "response": {"id": id, "status": "in_progress"}});
-        if first && f.duplicate_created {
-            push(start, send(created.clone()), Mark::None);
-        }
-        push(start, send(created), Mark::Created);
-        // One id for every delta of the response.
+        // One id for every event of the response.
         let shared: Arc<str> = Arc::from(id.as_str());
+        let created = Delta::Created {
+            id: Arc::clone(&shared),
+        };
+        if first && f.duplicate_created {
+            push(start, Step::Delta(created.clone()), Mark::None);
+        }
+        push(start, Step::Delta(created), Mark::Created);
         for k in 0..n {
             let due = first_audio + gap * k;
             let lead = first && k == 0;
@@ -207,19 +208,22 @@ impl Responder {
             }
             let mut audio = self.audio_event(&shared, k, lead);
             if k + 1 == n {
-                audio.vllm_omni = Some(json!({"stage_metrics": {"0": {
-                    "num_tokens_out": n,
-                    "vllm_ttft_ms": ttft_ms,
-                    "vllm_tpot_ms": gap_ms,
-                    "vllm_itls_ms": vec![gap_ms; n as usize - 1]}}}));
+                audio.vllm_omni = Some(StageMetrics {
+                    tokens: n,
+                    ttft_ms,
+                    gap_ms,
+                });
             }
             let audio = Step::Delta(Delta::Audio(Box::new(audio)));
             push(due, audio, Mark::Audio(u64::from(cfg.delta_ms)));
         }
-        let status = done_status(f, first);
-        push(end, send(done_event(&id, status)), Mark::Done);
-        if first && f.duplicate_done {
-            push(end, send(done_event(&id, status)), Mark::None);
+        let done = Delta::Done {
+            id: shared,
+            status: done_status(f, first),
+        };
+        let copies = if first && f.duplicate_done { 2 } else { 1 };
+        for mark in [Mark::Done, Mark::None].into_iter().take(copies) {
+            push(end, Step::Delta(done.clone()), mark);
         }
         Script { id, events, end }
     }
@@ -282,15 +286,6 @@ impl Responder {
 /// An event built as JSON, to send.
 fn send(event: Value) -> Step {
     Step::Act(Action::Send(event))
-}
-
-/// `response.done` of `id` with `status` (and matching `status_details` unless completed).
-fn done_event(id: &str, status: &str) -> Value {
-    let mut response = json!({"id": id, "status": status});
-    if status != "completed" {
-        response["status_details"] = json!({"type": status, "reason": "injected_fault"});
-    }
-    json!({"type": "response.done", "response": response})
 }
 
 /// `ms` of a sine tone at `hz` as PCM16 LE mono 24 kHz (amplitude ~0.3 of full scale).

@@ -4,7 +4,8 @@
 //!
 //! Appends are most of what a server reads (each ~8.5 KB of base64), so a valid one is
 //! checked straight from its text ([`checked_append`]: its audio string cut out before
-//! the JSON scan, borrowed fields, base64 decoded into a reused buffer); anything it does
+//! the JSON scan, borrowed fields, the audio's base64 checked without decoding it:
+//! [`strict_len`]); anything it does
 //! not accept goes through [`validate_append`] over the parsed `Value`, which names the
 //! error.
 
@@ -293,6 +294,69 @@ pub(crate) fn decode_into<'b>(buf: &'b mut Vec<u8>, text: &str) -> Option<&'b [u
     Some(&buf[..])
 }
 
+/// The length `text` decodes to under the strict rule ([`crate::util::b64::standard`]:
+/// canonical padding, zero trailing bits), or `None` where that decoder refuses it;
+/// checked without decoding (a proptest holds it to the decoder's verdict).
+pub(crate) fn strict_len(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    if !b.len().is_multiple_of(4) {
+        return None;
+    }
+    let pad = match b {
+        [.., b'=', b'='] => 2,
+        [.., b'='] => 1,
+        _ => 0,
+    };
+    let body = &b[..b.len() - pad];
+    if !all_base64(body) {
+        return None;
+    }
+    // The bits of the last character past the data must be zero.
+    let spare = [0, 0x03, 0x0F][pad];
+    if let Some(&last) = body.last()
+        && sextet(last).is_some_and(|v| v & spare != 0)
+    {
+        return None;
+    }
+    Some(b.len() / 4 * 3 - pad)
+}
+
+/// Whether every byte of `b` is of the standard alphabet: 32-byte blocks folded with
+/// branch-free range compares (fixed length, so they compile to vector compares), then
+/// the tail.
+fn all_base64(b: &[u8]) -> bool {
+    let ok = |c: u8| {
+        (c.wrapping_sub(b'A') < 26)
+            | (c.wrapping_sub(b'a') < 26)
+            | (c.wrapping_sub(b'0') < 10)
+            | (c == b'+')
+            | (c == b'/')
+    };
+    let blocks = b.chunks_exact(32);
+    let tail = blocks.remainder();
+    for block in blocks {
+        let Ok(block) = <&[u8; 32]>::try_from(block) else {
+            return false;
+        };
+        if block.iter().fold(0u8, |bad, &c| bad | u8::from(!ok(c))) != 0 {
+            return false;
+        }
+    }
+    tail.iter().all(|&c| ok(c))
+}
+
+/// The value of a base64 character of the standard alphabet.
+fn sextet(c: u8) -> Option<u8> {
+    match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    }
+}
+
 /// `Some` only when `text` is an `input_audio_buffer.append` that [`validate_append`]
 /// accepts given `bytes_before`, with the same [`Append`]; `None` for anything else
 /// (another event, an invalid append, or JSON this reader does not take), which the
@@ -333,8 +397,10 @@ fn checked_fields(f: &AppendFields, audio: &str, bytes_before: u64) -> Option<Ap
     {
         return None;
     }
+    // Only the length is used: the bytes are decoded only for a speech detector
+    // ([`text_rms`]).
+    let bytes = strict_len(audio)? as u64;
     SCRATCH.with_borrow_mut(|buf| {
-        let bytes = decode_into(buf, audio)?.len() as u64;
         if bytes == 0 || !bytes.is_multiple_of(2) {
             return None;
         }
