@@ -284,6 +284,23 @@ fn nothing_silently_lost(at: &str, w: &Value, m: &Value) {
 
 /// Every distribution statistic of the merge is that of the shards' values together.
 fn exact_from_the_shards(file: &str, shards: &[PathBuf], m: &Value) {
+    // Each shard's soak block is the merge's, whole, under its index.
+    for p in shards {
+        let d = read(p);
+        let (Some(soak), Some(i)) = (
+            d.pointer("/rtload/soak"),
+            d["rtload_shard"]["index"].as_u64(),
+        ) else {
+            continue;
+        };
+        let kept = m["rtload"]["soak_by_shard"]
+            .as_array()
+            .into_iter()
+            .flatten();
+        let kept: Vec<&Value> = kept.filter(|k| k["shard"] == i).collect();
+        assert_eq!(kept.len(), 1, "{file}: shard {i}'s soak kept once");
+        assert_eq!(&kept[0]["soak"], soak, "{file}: shard {i}'s soak");
+    }
     let cat = Catalogue::from_result(m).unwrap();
     let metrics = m["rtload"]["metrics"].as_object().unwrap();
     let mut checked = 0;
