@@ -22,6 +22,8 @@ const AGREE: f64 = 2.0;
 /// may be disturbed by a few ms; every check must hold together in one of them. Without
 /// `TCP_NODELAY` none can: the delayed ACK holds every session's messages ≥ 40 ms.
 const SESSIONS: usize = 3;
+/// Whole runs [`until_one_holds`] tries.
+const ATTEMPTS: usize = 3;
 
 /// The wire tests one at a time: their own sessions do not compete for the cores.
 pub static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -68,15 +70,10 @@ impl Checks {
         );
     }
 
-    /// Some session passed every check (each session's lines are shown otherwise).
-    #[track_caller]
-    pub fn assert(self) {
-        if self
-            .sessions
-            .iter()
-            .any(|s| s.iter().all(|(_, held)| *held))
-        {
-            return;
+    /// Some session passed every check; otherwise each session's lines, as the error.
+    pub fn verdict(self) -> Result<(), String> {
+        if (self.sessions.iter()).any(|s| s.iter().all(|(_, held)| *held)) {
+            return Ok(());
         }
         let shown: Vec<String> = (self.sessions.iter().enumerate())
             .map(|(i, s)| {
@@ -86,12 +83,41 @@ impl Checks {
                 format!("session {i}:\n{}", lines.join("\n"))
             })
             .collect();
-        panic!(
-            "no session had every message on time (≤ {ON_TIME} ms) and every latency \
-             agreeing with the server's stamps (±{AGREE} ms):\n{}",
-            shown.join("\n")
-        );
+        Err(shown.join("\n"))
     }
+
+    /// Some session passed every check (each session's lines are shown otherwise).
+    #[track_caller]
+    pub fn assert(self) {
+        if let Err(shown) = self.verdict() {
+            panic!(
+                "no session had every message on time (≤ {ON_TIME} ms) and every latency \
+                 agreeing with the server's stamps (±{AGREE} ms):\n{shown}"
+            );
+        }
+    }
+}
+
+/// Runs `attempt` (a fresh server and run each time) until one of [`ATTEMPTS`] has a
+/// session that passes every check. On a shared 2-core machine under the full suite, a
+/// descheduled reader can make all three sessions of one run a few ms late (CI, stop
+/// 42: one 19 ms, two 5-6 ms); without `TCP_NODELAY` every attempt fails by ≥ 40 ms.
+/// What is not timing (the run passing, counts, message contents) is asserted inside
+/// every attempt.
+#[track_caller]
+pub fn until_one_holds(attempt: impl Fn() -> Checks) {
+    let mut misses = Vec::new();
+    for k in 0..ATTEMPTS {
+        match attempt().verdict() {
+            Ok(()) => return,
+            Err(shown) => misses.push(format!("attempt {k}:\n{shown}")),
+        }
+    }
+    panic!(
+        "no attempt had a session with every message on time (≤ {ON_TIME} ms) and every \
+         latency agreeing with the server's stamps (±{AGREE} ms):\n{}",
+        misses.join("\n")
+    );
 }
 
 /// The run's connections, one per session, in order.
@@ -187,42 +213,45 @@ fn transcription_wire(c: &Conn, checks: &mut Checks) -> (f64, f64) {
 #[test]
 fn transcription_first_messages_are_on_time_and_ttft_and_finalization_match_the_server() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let server = RawServer::start(Script::Transcription {
-        delta_after: Duration::ZERO,
-        done_after: Duration::from_millis(50),
+    until_one_holds(|| {
+        let server = RawServer::start(Script::Transcription {
+            delta_after: Duration::ZERO,
+            done_after: Duration::from_millis(50),
+        });
+        let fx = fixture(
+            &server,
+            "/v1/realtime",
+            "kind = \"realtime-transcription\"\nmodel = \"m\"\ndataset_path = \"audio\"",
+        );
+        let s = fx.run();
+        assert!(s.passed(), "{:?}", failure_messages(&s));
+        let files = &s.report.to_json()["files"];
+        let (ttft, fin) = (
+            per_session(files, "/ttft_ms"),
+            per_session(files, "/finalization_ms"),
+        );
+        let mut checks = Checks::default();
+        for (i, c) in conns(&server).iter().enumerate() {
+            checks.session();
+            // rtload measures finalization from the commit's intended time.
+            let (server_ttft, server_fin) = transcription_wire(c, &mut checks);
+            checks.agrees("ttft_ms", ttft[i], server_ttft);
+            checks.agrees("finalization_ms", fin[i], server_fin);
+        }
+        checks
     });
-    let fx = fixture(
-        &server,
-        "/v1/realtime",
-        "kind = \"realtime-transcription\"\nmodel = \"m\"\ndataset_path = \"audio\"",
-    );
-    let s = fx.run();
-    assert!(s.passed(), "{:?}", failure_messages(&s));
-    let files = &s.report.to_json()["files"];
-    let (ttft, fin) = (
-        per_session(files, "/ttft_ms"),
-        per_session(files, "/finalization_ms"),
-    );
-    let mut checks = Checks::default();
-    for (i, c) in conns(&server).iter().enumerate() {
-        checks.session();
-        // rtload measures finalization from the commit's intended time.
-        let (server_ttft, server_fin) = transcription_wire(c, &mut checks);
-        checks.agrees("ttft_ms", ttft[i], server_ttft);
-        checks.agrees("finalization_ms", fin[i], server_fin);
-    }
-    checks.assert();
 }
 
 #[test]
 fn scripted_first_messages_are_on_time_and_its_metrics_match_the_server() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    // The issue's case: a model answering 80 ms after each append read as 121-127 ms.
-    let server = RawServer::start(Script::Transcription {
-        delta_after: Duration::from_millis(80),
-        done_after: Duration::from_millis(150),
-    });
-    let workload = r#"kind = "scripted"
+    until_one_holds(|| {
+        // The issue's case: a model answering 80 ms after each append read as 121-127 ms.
+        let server = RawServer::start(Script::Transcription {
+            delta_after: Duration::from_millis(80),
+            done_after: Duration::from_millis(150),
+        });
+        let workload = r#"kind = "scripted"
 dataset = "audio"
 sample_rate = 16000
 [[workload.steps]]
@@ -247,117 +276,122 @@ delta = { type = "transcription.delta" }
 [workload.metrics]
 ttft_ms = "first(delta) - mark(audio_start)"
 finalization_ms = "first(transcription.done) - mark(final_commit)""#;
-    let fx = fixture(&server, "/v1/realtime", workload);
-    let s = fx.run();
-    assert!(s.passed(), "{:?}", failure_messages(&s));
-    let sessions = &s.report.to_json()["sessions"];
-    let ttft = per_session(sessions, "/values/ttft_ms/0");
-    let fin = per_session(sessions, "/values/finalization_ms/0");
-    let mut checks = Checks::default();
-    for (i, c) in conns(&server).iter().enumerate() {
-        checks.session();
-        // `mark(final_commit)` stamps the moment its step is due: the commit's intended
-        // time (the paced stream's end), not when the commit left.
-        let (server_ttft, server_fin) = transcription_wire(c, &mut checks);
-        checks.agrees("ttft_ms", ttft[i], server_ttft);
-        checks.agrees("finalization_ms", fin[i], server_fin);
-    }
-    checks.assert();
+        let fx = fixture(&server, "/v1/realtime", workload);
+        let s = fx.run();
+        assert!(s.passed(), "{:?}", failure_messages(&s));
+        let sessions = &s.report.to_json()["sessions"];
+        let ttft = per_session(sessions, "/values/ttft_ms/0");
+        let fin = per_session(sessions, "/values/finalization_ms/0");
+        let mut checks = Checks::default();
+        for (i, c) in conns(&server).iter().enumerate() {
+            checks.session();
+            // `mark(final_commit)` stamps the moment its step is due: the commit's intended
+            // time (the paced stream's end), not when the commit left.
+            let (server_ttft, server_fin) = transcription_wire(c, &mut checks);
+            checks.agrees("ttft_ms", ttft[i], server_ttft);
+            checks.agrees("finalization_ms", fin[i], server_fin);
+        }
+        checks
+    });
 }
 
 #[test]
 fn duplex_first_messages_and_the_first_ack_are_on_time_and_ttft_ttfp_match_the_server() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    // The response to the first append ends its 153 ms of audio 203 ms after that append
-    // arrived: its playback.ack is due 3 ms after the second append (the issue's case).
-    let (text_after, audio_after, audio_ms) = (30, 50, 153);
-    let server = RawServer::start(Script::Duplex {
-        text_after: Duration::from_millis(text_after),
-        audio_after: Duration::from_millis(audio_after),
-        audio_ms: audio_ms as u32,
-    });
-    let fx = crate::duplex_support::duplex(&crate::duplex_support::Opts {
-        cases_per_subset: 1,
-        samples: SESSIONS,
-        max_concurrency: 1,
-        prelude: &format!("[target]\nurl = \"ws://{}/v1/realtime\"", server.addr),
-        ..Default::default()
-    });
-    // A 0.1 s reference voice: `session.update` carries it (the synthesized 2 s make it
-    // 86 KB, whose transfer in a debug build is not what is measured here).
-    write_wav(&fx.dir.path().join("ds/ref_audio.wav"), 1_600);
-    let s = fx.run();
-    assert!(s.passed(), "{:?}", failure_messages(&s));
-    // The recorded values every output reads (JSON distributions, flat metrics, .hlog).
-    let rec = s.report.recorded();
-    let mut checks = Checks::default();
-    for (i, c) in conns(&server).iter().enumerate() {
-        checks.session();
-        assert!(c.target.contains("duplex=1"), "{}", c.target);
-        let (inb, out) = (c.inbound(), c.outbound());
-        checks.on_time(
-            "session.update",
-            c.opened,
-            find(&inb, "session.update", None).at,
-        );
-        let created = find(&out, "session.created", None).at;
-        let appends: Vec<_> = inb
-            .iter()
-            .filter(|m| m.msg["type"] == "input_audio_buffer.append")
-            .collect();
-        for (k, a) in appends.iter().take(3).enumerate() {
-            let due = created + Duration::from_millis(200 * k as u64);
-            checks.on_time(&format!("append {k}"), due, a.at);
+    until_one_holds(|| {
+        // The response to the first append ends its 153 ms of audio 203 ms after that append
+        // arrived: its playback.ack is due 3 ms after the second append (the issue's case).
+        let (text_after, audio_after, audio_ms) = (30, 50, 153);
+        let server = RawServer::start(Script::Duplex {
+            text_after: Duration::from_millis(text_after),
+            audio_after: Duration::from_millis(audio_after),
+            audio_ms: audio_ms as u32,
+        });
+        let fx = crate::duplex_support::duplex(&crate::duplex_support::Opts {
+            cases_per_subset: 1,
+            samples: SESSIONS,
+            max_concurrency: 1,
+            prelude: &format!("[target]\nurl = \"ws://{}/v1/realtime\"", server.addr),
+            ..Default::default()
+        });
+        // A 0.1 s reference voice: `session.update` carries it (the synthesized 2 s make it
+        // 86 KB, whose transfer in a debug build is not what is measured here).
+        write_wav(&fx.dir.path().join("ds/ref_audio.wav"), 1_600);
+        let s = fx.run();
+        assert!(s.passed(), "{:?}", failure_messages(&s));
+        // The recorded values every output reads (JSON distributions, flat metrics, .hlog).
+        let rec = s.report.recorded();
+        let mut checks = Checks::default();
+        for (i, c) in conns(&server).iter().enumerate() {
+            checks.session();
+            assert!(c.target.contains("duplex=1"), "{}", c.target);
+            let (inb, out) = (c.inbound(), c.outbound());
+            checks.on_time(
+                "session.update",
+                c.opened,
+                find(&inb, "session.update", None).at,
+            );
+            let created = find(&out, "session.created", None).at;
+            let appends: Vec<_> = inb
+                .iter()
+                .filter(|m| m.msg["type"] == "input_audio_buffer.append")
+                .collect();
+            for (k, a) in appends.iter().take(3).enumerate() {
+                let due = created + Duration::from_millis(200 * k as u64);
+                checks.on_time(&format!("append {k}"), due, a.at);
+            }
+            // The serial playback clock: the audio plays from its arrival; the ack is due
+            // when it has played.
+            let audio = find(&out, "response.audio.delta", None).at;
+            let ack = find(&inb, "playback.ack", None);
+            assert_eq!(ack.msg["played_ms"], audio_ms);
+            let played = audio + Duration::from_millis(audio_ms);
+            checks.on_time("the first playback.ack", played, ack.at);
+            let resp_created = find(&out, "response.created", None).at;
+            let text = find(&out, "response.audio_transcript.delta", None).at;
+            let reported = |k: &str| {
+                *rec.values(k)
+                    .get(i)
+                    .unwrap_or_else(|| panic!("{k}: {:?}", rec.values(k)))
+            };
+            checks.agrees("ttft_ms", reported("ttft_ms"), ms(resp_created, text));
+            checks.agrees(
+                "audio_ttfp_ms",
+                reported("audio_ttfp_ms"),
+                ms(resp_created, audio),
+            );
         }
-        // The serial playback clock: the audio plays from its arrival; the ack is due
-        // when it has played.
-        let audio = find(&out, "response.audio.delta", None).at;
-        let ack = find(&inb, "playback.ack", None);
-        assert_eq!(ack.msg["played_ms"], audio_ms);
-        let played = audio + Duration::from_millis(audio_ms);
-        checks.on_time("the first playback.ack", played, ack.at);
-        let resp_created = find(&out, "response.created", None).at;
-        let text = find(&out, "response.audio_transcript.delta", None).at;
-        let reported = |k: &str| {
-            *rec.values(k)
-                .get(i)
-                .unwrap_or_else(|| panic!("{k}: {:?}", rec.values(k)))
-        };
-        checks.agrees("ttft_ms", reported("ttft_ms"), ms(resp_created, text));
-        checks.agrees(
-            "audio_ttfp_ms",
-            reported("audio_ttfp_ms"),
-            ms(resp_created, audio),
-        );
-    }
-    checks.assert();
+        checks
+    });
 }
 
 #[test]
 fn video_session_start_is_on_time_and_ttfc_matches_the_server() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let server = RawServer::start(Script::Video {
-        chunks: 3,
-        first_after: Duration::from_millis(40),
-        every: Duration::from_millis(20),
-    });
-    let fx = fixture(
-        &server,
-        "/v1/realtime/video",
-        "kind = \"video-cadence\"\nnum_chunks = 3\nwarmup_chunks = 1\n\
+    until_one_holds(|| {
+        let server = RawServer::start(Script::Video {
+            chunks: 3,
+            first_after: Duration::from_millis(40),
+            every: Duration::from_millis(20),
+        });
+        let fx = fixture(
+            &server,
+            "/v1/realtime/video",
+            "kind = \"video-cadence\"\nnum_chunks = 3\nwarmup_chunks = 1\n\
          first_chunk_timeout = 30.0\nchunk_timeout = 30.0",
-    );
-    let s = fx.run();
-    assert!(s.passed(), "{:?}", failure_messages(&s));
-    let ttfc = per_session(&s.report.to_json()["sessions"], "/metrics/ttfc_ms");
-    let mut checks = Checks::default();
-    for (i, c) in conns(&server).iter().enumerate() {
-        checks.session();
-        let (inb, out) = (c.inbound(), c.outbound());
-        let start = find(&inb, "session.start", None).at;
-        checks.on_time("session.start", c.opened, start);
-        let media = out.iter().find(|m| m.msg.is_null()).expect("a media chunk");
-        checks.agrees("ttfc_ms", ttfc[i], ms(start, media.at));
-    }
-    checks.assert();
+        );
+        let s = fx.run();
+        assert!(s.passed(), "{:?}", failure_messages(&s));
+        let ttfc = per_session(&s.report.to_json()["sessions"], "/metrics/ttfc_ms");
+        let mut checks = Checks::default();
+        for (i, c) in conns(&server).iter().enumerate() {
+            checks.session();
+            let (inb, out) = (c.inbound(), c.outbound());
+            let start = find(&inb, "session.start", None).at;
+            checks.on_time("session.start", c.opened, start);
+            let media = out.iter().find(|m| m.msg.is_null()).expect("a media chunk");
+            checks.agrees("ttfc_ms", ttfc[i], ms(start, media.at));
+        }
+        checks
+    });
 }
