@@ -32,6 +32,7 @@ trap 'kill "$server_pid" "$stamp_pid" 2>/dev/null || true; rm -rf "$work"' EXIT
 start_server "$BIN" scenarios/transcription.toml "$work/server.log"
 "${CLIENT_PIN[@]}" "$BIN" run scenarios/transcription.toml --target "ws://$addr/v1/realtime" \
   --num-prompts "$N" --max-concurrency "$N" --request-rate 5 --record "$work/rec" -q --output-json "$work/rec.json" > /dev/null
+SERVER_CPU=$(server_cpu_s)
 kill "$server_pid"; server_pid=
 "${SERVER_PIN[@]}" "$VENV/bin/python" scripts/replay_stamp_server.py "$work/stamps.json" > "$work/port" &
 stamp_pid=$!
@@ -43,9 +44,13 @@ port=$(head -1 "$work/port")
   --replay-grace-s 0.2 --record "$work/rec2" -q --output-json "$work/replay.json" > /dev/null || true
 kill -TERM "$stamp_pid"; wait "$stamp_pid" || true; stamp_pid=
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: ${CLIENT_PIN[*]:-no}; server pinned: ${SERVER_PIN[*]:-no}"
-python3 - "$work" <<'PY'
-import glob, json, sys
+SERVER_CPU=$SERVER_CPU python3 - "$work" <<'PY'
+import glob, json, os, sys
+sys.path.insert(0, 'scripts')
+from resources import server_line
 work = sys.argv[1]
+server_line(json.load(open(f"{work}/rec.json"))["rtload"], os.environ["SERVER_CPU"],
+            "rtload serve during the recording, its own core")
 stamps = json.load(open(f"{work}/stamps.json"))
 
 def sessions(d):

@@ -23,6 +23,7 @@ one() {
   start_server "$BIN" "$sc" "$work/$name.server.log"
   "${CLIENT_PIN[@]}" "$BIN" run "$sc" --target "ws://$addr/v1/realtime" --num-prompts "$N" \
     --max-concurrency 1 --record "$work/$name.rec" -q --output-json "$work/$name.rec.json" > /dev/null
+  server_cpu_s > "$work/$name.rec.cpu"
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true
   "${SERVER_PIN[@]}" "$BIN" serve --port 0 --replay "$work/$name.rec" 2> "$work/$name.replay.log" &
   server_pid=$!
@@ -31,6 +32,7 @@ one() {
   [ -n "$addr" ] || { cat "$work/$name.replay.log" >&2; exit 1; }
   "${CLIENT_PIN[@]}" "$BIN" run "$sc" --target "ws://$addr/v1/realtime" --num-prompts "$N" \
     --max-concurrency 1 -q --output-json "$work/$name.replayed.json" > /dev/null
+  server_cpu_s > "$work/$name.replayed.cpu"
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
 }
 one transcription.toml
@@ -38,7 +40,14 @@ one openai-realtime.toml
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); client pinned: ${CLIENT_PIN[*]:-no}; server pinned: ${SERVER_PIN[*]:-no}"
 python3 - "$work" <<'PY'
 import json, sys
+sys.path.insert(0, 'scripts')
+from resources import server_line
 work = sys.argv[1]
+
+for name in ("transcription.toml", "openai-realtime.toml"):
+    for run, what in (("rec", "rtload serve, recording"), ("replayed", "rtload serve --replay")):
+        server_line(json.load(open(f"{work}/{name}.{run}.json"))["rtload"],
+                    open(f"{work}/{name}.{run}.cpu").read().strip(), f"{name}, {what}")
 
 def rows(doc, key, at, metric):
     out = {}

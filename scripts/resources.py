@@ -26,7 +26,7 @@ def floor_ratio(rt, f, n):
               f" {r['cpu_s'] / n * 1e6 / f['cpu_us_per_session']:.2f}x per session")
 
 
-def server_line(rt, server_cpu_s):
+def server_line(rt, server_cpu_s, label="reference, its own core"):
     """The reference server's CPU while rtload ran (`server_cpu_s`, from /proc), per live
     session-second and as a share of one core over the live phase: at >= 90 % the server,
     not the client, bounds the lateness and latency figures."""
@@ -37,12 +37,15 @@ def server_line(rt, server_cpu_s):
         cpu = float(server_cpu_s)
     except ValueError:
         return
-    if not spans or not r.get("live_session_s"):
+    if not r.get("live_session_s"):
+        return
+    per = f"server ({label}): cpu {cpu:.2f} s = {cpu / r['live_session_s'] * 1e6:.0f} µs per live session-second"
+    if not spans:  # results without per-session rows (transcription's `files`): no share
+        print(per)
         return
     wall = max(b for _, b in spans) - min(a for a, _ in spans)
     share = cpu / wall * 100 if wall > 0 else float("nan")
-    print(f"server (reference, its own core): cpu {cpu:.2f} s = {cpu / r['live_session_s'] * 1e6:.0f} µs per live"
-          f" session-second, {share:.0f}% of one core over the {wall:.1f} s live phase"
+    print(per + f", {share:.0f}% of one core over the {wall:.1f} s live phase"
           + (" (saturated: the server, not the client, may bound these results)" if share >= 90 else ""))
 
 
