@@ -270,6 +270,7 @@ fn nothing_silently_lost(at: &str, w: &Value, m: &Value) {
             assert!(m[legacy].is_number(), "{at}: {legacy} merged");
         }
     }
+    restated_and_duration(at, w, m);
     let conns = "/rtload/wire/compression/connections";
     assert_eq!(m.pointer(conns), w.pointer(conns), "{at}: connections");
     let stamped = |v: &Value| {
@@ -280,6 +281,38 @@ fn nothing_silently_lost(at: &str, w: &Value, m: &Value) {
         stamped(m) > 0,
         "{at}: the merged receipts count the shards' messages"
     );
+}
+
+/// A top-level object of the whole run that restates its metrics field by field (`rtf`:
+/// `rtf.count`, `rtf.p99`, …) is in the merge, restating the merged metrics; a top-level
+/// `duration_s` is the merged run's span.
+fn restated_and_duration(at: &str, w: &Value, m: &Value) {
+    let metric =
+        |doc: &Value, k: &str, f: &str| doc["rtload"]["metrics"][format!("{k}.{f}")].as_f64();
+    for (k, v) in w.as_object().unwrap() {
+        let Some(o) = v.as_object().filter(|o| !o.is_empty()) else {
+            continue;
+        };
+        let states = o
+            .iter()
+            .all(|(f, x)| x.as_f64().is_some() && x.as_f64() == metric(w, k, f));
+        if !states {
+            continue;
+        }
+        for f in o.keys() {
+            let (got, want) = (m[k][f].as_f64(), metric(m, k, f));
+            assert!(
+                got.is_some() && got == want,
+                "{at}: /{k}/{f} {got:?} is not the merged {k}.{f} {want:?}"
+            );
+        }
+    }
+    if w["duration_s"].is_number() {
+        assert_eq!(
+            m["duration_s"], m["rtload"]["duration_s"],
+            "{at}: duration_s"
+        );
+    }
 }
 
 /// Every distribution statistic of the merge is that of the shards' values together.

@@ -64,6 +64,16 @@ pub fn merged_doc(
         }
     }
     let mut out = merge_object(&docs, &aliased);
+    if let Value::Object(top) = &mut out {
+        top.extend(super::restated::restated(&docs, metrics));
+        // A workload's top-level `duration_s` is its run's (first intended release to
+        // the last end): the merged run's is the shards' span, as the metric's rule.
+        if docs[0].get("duration_s").is_some_and(Value::is_number)
+            && let Some((a, b)) = span(inputs)
+        {
+            top.insert("duration_s".into(), json!(b - a));
+        }
+    }
     let rts: Vec<&Value> = docs.iter().filter_map(|d| d.get("rtload")).collect();
     if let (Value::Object(top), Value::Object(mut rt)) = (&mut out, merge_object(&rts, metrics)) {
         rt.insert("metrics".into(), json!(metrics));

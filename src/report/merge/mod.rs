@@ -16,6 +16,7 @@ pub mod doc;
 pub mod generator;
 pub mod hlog;
 pub mod metrics;
+mod restated;
 pub mod rules;
 #[cfg(test)]
 mod tests;

@@ -183,8 +183,14 @@ const SCALARS: [&str; 11] = [
     AUDIO_THROUGHPUT,
 ];
 
-/// Names older results used: `wer.mean` was the per-file mean.
-pub const ALIASES: &[(&str, &str)] = &[("wer.mean", "file_wer.mean")];
+/// Names older results used (`wer.mean` was the per-file mean) and the result's
+/// top-level keys that restate a metric (`wer_mean`, `pacing_max_lag_ms`): a merge
+/// writes each from the merged metric.
+pub const ALIASES: &[(&str, &str)] = &[
+    ("wer.mean", "file_wer.mean"),
+    ("wer_mean", "file_wer.mean"),
+    ("pacing_max_lag_ms", "pacing_max_lag_ms.max"),
+];
 
 /// The metrics shown first (progress, sweeps, comparisons).
 pub const HEADLINE: &[&str] = &["ttft_ms.p50", "ttft_ms.p99", "finalization_ms.p99", "wer"];
