@@ -287,23 +287,24 @@ fn nothing_silently_lost(at: &str, w: &Value, m: &Value) {
 /// `rtf.count`, `rtf.p99`, …) is in the merge, restating the merged metrics; a top-level
 /// `duration_s` is the merged run's span.
 fn restated_and_duration(at: &str, w: &Value, m: &Value) {
-    let metric =
-        |doc: &Value, k: &str, f: &str| doc["rtload"]["metrics"][format!("{k}.{f}")].as_f64();
+    // A field restates `key.field` (`rtf.p99`) or `field.total` (`tokens.prompt_tokens`).
+    let name = |doc: &Value, k: &str, f: &str, x: f64| {
+        [format!("{k}.{f}"), format!("{f}.total")]
+            .into_iter()
+            .find(|n| doc["rtload"]["metrics"][n].as_f64() == Some(x))
+    };
     for (k, v) in w.as_object().unwrap() {
         let Some(o) = v.as_object().filter(|o| !o.is_empty()) else {
             continue;
         };
-        let states = o
-            .iter()
-            .all(|(f, x)| x.as_f64().is_some() && x.as_f64() == metric(w, k, f));
-        if !states {
-            continue;
-        }
-        for f in o.keys() {
-            let (got, want) = (m[k][f].as_f64(), metric(m, k, f));
+        let names: Option<Vec<(&String, String)>> = (o.iter())
+            .map(|(f, x)| Some((f, name(w, k, f, x.as_f64()?)?)))
+            .collect();
+        for (f, n) in names.into_iter().flatten() {
+            let (got, want) = (m[k][f].as_f64(), m["rtload"]["metrics"][&n].as_f64());
             assert!(
                 got.is_some() && got == want,
-                "{at}: /{k}/{f} {got:?} is not the merged {k}.{f} {want:?}"
+                "{at}: /{k}/{f} {got:?} is not the merged {n} {want:?}"
             );
         }
     }

@@ -49,3 +49,11 @@ fn an_object_the_merge_has_no_metric_for_is_left_out() {
     let a = shard(json!({"p99": 0.5}), json!({"rtf.p99": 0.5}));
     assert!(restated(&[&a, &a], &BTreeMap::new()).is_empty());
 }
+
+#[test]
+fn an_object_of_totals_restates_the_total_metrics() {
+    let doc = |n: u64| json!({"tokens": {"prompt_tokens": n}, "rtload": {"metrics": {"prompt_tokens.total": n}}});
+    let (a, b) = (doc(2), doc(5));
+    let out = restated(&[&a, &b], &merged(&[("prompt_tokens.total", 7.0)]));
+    assert_eq!(out["tokens"], json!({"prompt_tokens": 7}));
+}
