@@ -8,14 +8,15 @@
 //! [`Duration::as_secs_f64`] the sender used to push, so every output sees the bits it
 //! saw before (a proptest holds them equal).
 //!
-//! The bytes are kept in chunks of [`CHUNK_BYTES`]: the first grows as a vector does, the
-//! later ones are reserved whole, so a long session's log holds at most one chunk it has
-//! not filled (a single vector doubling held up to as much again as it used, ~6 KB of a
-//! 10-minute session's 10 KB, and copied itself at each doubling).
+//! The bytes are kept in chunks of [`CHUNK_BYTES`], each grown in steps
+//! ([`crate::util::grow`]), so a long session's log holds unused at most an eighth of
+//! its open chunk and one step (a single vector doubling held up to as much again as it
+//! used, ~6 KB of a 10-minute session's 10 KB, and copied itself at each doubling; a
+//! chunk reserved whole held up to 4 KiB unused).
 
 use std::time::Duration;
 
-use crate::util::leb128;
+use crate::util::{grow, leb128};
 
 /// Bytes of one chunk of a log.
 pub const CHUNK_BYTES: usize = 4096;
@@ -37,14 +38,14 @@ impl LatenessLog {
     /// Appends `late`.
     pub fn push(&mut self, late: Duration) {
         // A lateness past u64 nanoseconds (584 years) cannot come from an `Instant`.
+        grow::reserve_within(&mut self.open, MAX_LEB128, CHUNK_BYTES);
         leb128::put(
             &mut self.open,
             u64::try_from(late.as_nanos()).unwrap_or(u64::MAX),
         );
         self.len += 1;
         if self.open.len() + MAX_LEB128 > CHUNK_BYTES {
-            let next = Vec::with_capacity(CHUNK_BYTES);
-            self.full.push(std::mem::replace(&mut self.open, next));
+            self.full.push(std::mem::take(&mut self.open));
         }
     }
 

@@ -20,6 +20,7 @@ pub mod bounded;
 pub mod cancel;
 pub mod command;
 pub mod fs;
+pub mod grow;
 pub mod histlog;
 pub mod http;
 pub mod jsonmatch;

@@ -129,6 +129,7 @@ impl PlaybackClock {
     fn resp(&mut self, ix: RespIx, id: impl FnOnce() -> Arc<str>, at_s: f64) -> usize {
         let r = ix as usize;
         if self.resps.len() <= r {
+            crate::util::grow::reserve_to(&mut self.resps, r + 1);
             self.resps.resize_with(r + 1, Slot::default);
         }
         if let Slot::Frozen(f) = &self.resps[r] {

@@ -198,7 +198,7 @@ impl Closed {
         if !is_plain {
             self.other.push((self.plain.len(), s));
         }
-        self.plain.push(plain);
+        crate::util::grow::push(&mut self.plain, plain);
     }
 
     #[cfg(test)]

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use super::PlayUnit;
-use crate::util::leb128;
+use crate::util::{grow, leb128};
 
 /// A stretch of consecutive units of one stream whose indices go
 /// `first, first + step, first + 2·step, …` (wrapping, so any sequence is exact).
@@ -49,7 +49,7 @@ impl Durations {
     /// Appends `d`; `n` units were pushed before it.
     fn push(&mut self, d: f64, n: usize) {
         let runs = match self {
-            Self::Each(each) => return each.push(d),
+            Self::Each(each) => return grow::push(each, d),
             Self::Runs(runs) => runs,
         };
         if let Some((v, k)) = runs.last_mut()
@@ -63,7 +63,7 @@ impl Durations {
             each.push(d);
             *self = Self::Each(each);
         } else {
-            runs.push((d, 1));
+            grow::push(runs, (d, 1));
         }
     }
 
@@ -120,9 +120,9 @@ impl UnitLog {
 
     fn close(&mut self, r: Run) {
         let step = r.stream.wrapping_sub(self.last_stream) as i64;
-        leb128::put(&mut self.runs, leb128::zigzag(step));
+        grow::put_leb128(&mut self.runs, leb128::zigzag(step));
         for n in [r.first, r.step, r.len] {
-            leb128::put(&mut self.runs, n);
+            grow::put_leb128(&mut self.runs, n);
         }
         self.last_stream = r.stream;
     }
@@ -215,11 +215,12 @@ impl Arrivals {
             let ns = (x * 1e9).round() as u64;
             if Duration::from_nanos(ns).as_secs_f64().to_bits() == x.to_bits() {
                 let step = ns as i64 - self.last_ns as i64;
-                leb128::put(&mut self.bytes, leb128::zigzag(step) << 1);
+                grow::put_leb128(&mut self.bytes, leb128::zigzag(step) << 1);
                 self.last_ns = ns;
                 return;
             }
         }
+        grow::reserve(&mut self.bytes, 9);
         leb128::put(&mut self.bytes, 1);
         self.bytes.extend_from_slice(&x.to_bits().to_le_bytes());
     }

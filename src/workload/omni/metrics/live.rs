@@ -73,6 +73,7 @@ impl LiveTtfp {
         let Some(ix) = ix else { return };
         let r = ix as usize;
         if self.created.len() <= r {
+            crate::util::grow::reserve_to(&mut self.created, r + 1);
             self.created.resize(
                 r + 1,
                 Created {
