@@ -113,7 +113,7 @@ struct Connection {
     last_activity: Instant,
     /// This connection in the server's `/metrics`; numbers its session.
     tally: super::ws::Conn,
-    /// A delta's text is written here (reused: no allocation per delta).
+    /// A delta's text is written here on actix-ws's path (reused).
     scratch: String,
 }
 
@@ -137,8 +137,18 @@ impl Connection {
 
     /// Runs the connection to completion.
     async fn run(mut self, mut stream: Inbound) {
+        // One timer for the connection's life, moved only when it must be: it stays in
+        // the runtime's wheel across client messages instead of being registered and
+        // removed again for each one.
+        let timer = sleep_until(self.next_wake());
+        tokio::pin!(timer);
         let flow = loop {
             let wake = self.next_wake();
+            // A later wake (activity pushed the idle deadline on) keeps the timer: it
+            // may fire early, and `on_timer` then finds nothing due and it is moved.
+            if wake < timer.deadline() || timer.is_elapsed() {
+                timer.as_mut().reset(wake);
+            }
             let flow = tokio::select! {
                 biased;
                 msg = stream.recv() => {
@@ -153,7 +163,7 @@ impl Connection {
                         None => Flow::Gone,
                     }
                 }
-                () = sleep_until(wake) => self.on_timer().await,
+                () = &mut timer => self.on_timer().await,
             };
             // What this wake produced goes out in one write (an owned socket).
             if !matches!(flow, Flow::Gone) && self.out.flush().await.is_err() {
@@ -315,8 +325,8 @@ impl Connection {
         Flow::Continue
     }
 
-    /// Performs one step: sends its event (a delta written from its pieces into the
-    /// connection's reused buffer) or closes.
+    /// Performs one step: sends its event (a delta written from its pieces straight
+    /// into the socket's write buffer) or closes.
     async fn perform(&mut self, step: Step) -> Flow {
         match step {
             Step::Act(Action::Send(event)) => self.send(event).await,
@@ -327,9 +337,11 @@ impl Connection {
                     // Deltas are only scheduled once a session runs.
                     Phase::AwaitingUpdate => 0.0,
                 };
-                self.scratch.clear();
-                delta.write(&mut self.scratch, stamp);
-                match self.out.text_str(&self.scratch).await {
+                let written = self
+                    .out
+                    .text_with(&mut self.scratch, |out| delta.write(out, stamp))
+                    .await;
+                match written {
                     Ok(()) => Flow::Continue,
                     Err(closed) => closed.into(),
                 }

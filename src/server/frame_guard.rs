@@ -40,9 +40,18 @@ impl FrameScanner {
                 data = &data[n as usize..];
                 continue;
             }
+            // A whole header at the front with none held back: read where it stands.
+            if self.head.is_empty()
+                && let Some((opcode, fin, len, size)) = parse(data)
+            {
+                self.check(opcode, fin, len)?;
+                self.skip = len;
+                data = &data[size..];
+                continue;
+            }
             self.head.push(data[0]);
             data = &data[1..];
-            if let Some((opcode, fin, len)) = parse(&self.head) {
+            if let Some((opcode, fin, len, _)) = parse(&self.head) {
                 self.head.clear();
                 self.check(opcode, fin, len)?;
                 self.skip = len;
@@ -72,8 +81,9 @@ impl FrameScanner {
     }
 }
 
-/// (opcode, fin, payload length) once `head` holds a whole header (mask included).
-fn parse(head: &[u8]) -> Option<(u8, bool, u64)> {
+/// (opcode, fin, payload length, header length) once `head` holds a whole header (mask
+/// included).
+fn parse(head: &[u8]) -> Option<(u8, bool, u64, usize)> {
     let (b0, b1) = (*head.first()?, *head.get(1)?);
     let masked = b1 & 0x80 != 0;
     let (ext, len) = match b1 & 0x7f {
@@ -85,7 +95,7 @@ fn parse(head: &[u8]) -> Option<(u8, bool, u64)> {
         n => (0, u64::from(n)),
     };
     let need = 2 + ext + if masked { 4 } else { 0 };
-    (head.len() >= need).then_some((b0 & 0x0f, b0 & 0x80 != 0, len))
+    (head.len() >= need).then_some((b0 & 0x0f, b0 & 0x80 != 0, len, need))
 }
 
 /// Why the guard failed a connection's body, once it has: the endpoint helper

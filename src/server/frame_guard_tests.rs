@@ -35,3 +35,25 @@ fn frames_within_the_limit_pass_and_continuations_add_up() {
         assert!(ok.feed(&f).is_ok());
     }
 }
+
+#[test]
+fn headers_read_in_place_or_across_reads_give_the_same_verdict() {
+    let mut stream = Vec::new();
+    for (b0, len) in [(0x81u8, 10u64), (0x82, 200), (0x82, 900)] {
+        let mut h = masked_header(b0, len);
+        h.extend(std::iter::repeat_n(0u8, len as usize));
+        stream.extend(h);
+    }
+    let over = masked_header(0x81, 1001);
+    for cut in 0..=stream.len() {
+        let mut s = FrameScanner::new(1000);
+        assert!(s.feed(&stream[..cut]).is_ok(), "cut {cut}");
+        assert!(s.feed(&stream[cut..]).is_ok(), "cut {cut}");
+        assert!(
+            (s.skip, s.head.len()) == (0, 0),
+            "cut {cut}: not at a frame's start"
+        );
+        let e = s.feed(&over).unwrap_err();
+        assert!(e.starts_with("frame of 1001 bytes"), "cut {cut}: {e}");
+    }
+}

@@ -208,6 +208,31 @@ impl FrameWriter {
         self.out.extend_from_slice(text.as_bytes());
     }
 
+    /// A text frame whose payload `write` puts straight into the write buffer (no
+    /// string in between): a 4-byte header is set aside for it and fitted to the
+    /// payload's length once that is known (moved only for a payload under 126 bytes or
+    /// over 64 KiB).
+    fn push_text_with(&mut self, write: impl FnOnce(&mut dyn std::fmt::Write)) {
+        let at = self.out.len();
+        self.out.extend_from_slice(&[0x80 | OP_TEXT, 126, 0, 0]);
+        write(&mut self.out);
+        let len = self.out.len() - at - 4;
+        if let Ok(short) = u16::try_from(len)
+            && len >= 126
+        {
+            self.out[at + 2..at + 4].copy_from_slice(&short.to_be_bytes());
+        } else if len < 126 {
+            self.out.copy_within(at + 4.., at + 2);
+            self.out.truncate(at + 2 + len);
+            self.out[at + 1] = len as u8;
+        } else {
+            let payload = self.out.split_off(at + 4);
+            self.out.truncate(at);
+            put_header(&mut self.out, OP_TEXT, len);
+            self.out.extend_from_slice(&payload);
+        }
+    }
+
     /// A frame encoded once: queued as it is, its bytes not copied.
     fn push_shared(&mut self, frame: &Bytes) {
         self.close_own_span();
@@ -395,6 +420,26 @@ impl Outbound {
                 Ok(())
             }
             Outbound::Actix(s) => s.text(text.to_owned()).await.map_err(|_| Gone),
+        }
+    }
+
+    /// One text message written by `write`: straight into the write buffer on an
+    /// owned socket; into `scratch` (reused) and sent from a copy on actix-ws.
+    pub(crate) async fn text_with(
+        &mut self,
+        scratch: &mut String,
+        write: impl FnOnce(&mut dyn std::fmt::Write),
+    ) -> Result<(), Gone> {
+        match self {
+            Outbound::Own(w) => {
+                w.push_text_with(write);
+                Ok(())
+            }
+            Outbound::Actix(s) => {
+                scratch.clear();
+                write(scratch);
+                s.text(scratch.clone()).await.map_err(|_| Gone)
+            }
         }
     }
 

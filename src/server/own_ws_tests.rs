@@ -149,3 +149,19 @@ async fn shared_frames_go_out_in_order_between_own_ones_in_one_flush() {
     assert_eq!(got.len(), want.len());
     assert!(got == want, "bytes differ");
 }
+
+#[actix_rt::test]
+async fn text_written_in_place_gets_the_header_of_its_length_class() {
+    let (_r, mut w, _client) = pair(b"", 1024).await;
+    let mut want = Vec::new();
+    w.push_text("m1");
+    want.extend(codec_bytes(Message::Text("m1".into())));
+    for len in [0, 1, 125, 126, 127, 65_535, 65_536, 70_000] {
+        let text = "y".repeat(len);
+        w.push_text_with(|out| {
+            let _ = out.write_str(&text);
+        });
+        want.extend(codec_bytes(Message::Text(ByteString::from(text))));
+    }
+    assert!(w.out[..] == want[..], "bytes differ");
+}

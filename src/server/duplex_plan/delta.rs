@@ -1,12 +1,12 @@
 //! The response deltas of the duplex endpoint (transcript words and audio) as pieces the
-//! socket loop writes straight into one string: the audio payload is the session's one
-//! shared base64 (an `Arc`, never copied per delta), the response id is shared by every
+//! socket loop writes straight into its write buffer: the audio payload is the session's one
+//! shared base64 (an `Arc`, copied only into the write buffer), the response id is shared by every
 //! event of its response, and no `serde_json::Value` is built for them. The text is
 //! byte for byte what `wire::event_text` writes for the same event as a `Value` with
 //! `server_sent_at_s` inserted (keys in sorted order); [`Delta::to_value`] is that event,
 //! for the tests and anything that wants JSON. Pure.
 
-use std::fmt::Write as _;
+use std::fmt::Write;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -117,7 +117,7 @@ impl StageMetrics {
     }
 
     /// Writes the object as `serde_json` writes [`Self::to_value`] (keys sorted).
-    fn write(self, out: &mut String) {
+    fn write<W: Write + ?Sized>(self, out: &mut W) {
         let _ = write!(
             out,
             "{{\"stage_metrics\":{{\"0\":{{\"num_tokens_out\":{},\"vllm_itls_ms\":[",
@@ -190,8 +190,9 @@ impl Delta {
         out
     }
 
-    /// Appends [`Self::text`] to `out` (a buffer the caller reuses).
-    pub(crate) fn write(&self, out: &mut String, stamp_s: f64) {
+    /// Appends [`Self::text`] to `out` (a buffer the caller reuses, or the socket's
+    /// write buffer itself).
+    pub(crate) fn write<W: Write + ?Sized>(&self, out: &mut W, stamp_s: f64) {
         match self {
             Delta::Transcript {
                 kind,
@@ -199,26 +200,26 @@ impl Delta {
                 word,
                 space,
             } => {
-                out.push_str("{\"delta\":\"");
+                let _ = out.write_str("{\"delta\":\"");
                 if *space {
-                    out.push(' ');
+                    let _ = out.write_char(' ');
                 }
-                out.push_str(word);
-                out.push_str("\",\"response_id\":\"");
-                out.push_str(id);
-                out.push('"');
+                let _ = out.write_str(word);
+                let _ = out.write_str("\",\"response_id\":\"");
+                let _ = out.write_str(id);
+                let _ = out.write_char('"');
                 stamp_and_type(out, stamp_s, kind);
             }
             Delta::Audio(a) => a.write(out, stamp_s),
             Delta::Created { id } => {
-                out.push_str("{\"response\":{\"id\":\"");
-                out.push_str(id);
-                out.push_str("\",\"status\":\"in_progress\"}");
+                let _ = out.write_str("{\"response\":{\"id\":\"");
+                let _ = out.write_str(id);
+                let _ = out.write_str("\",\"status\":\"in_progress\"}");
                 stamp_and_type(out, stamp_s, "response.created");
             }
             Delta::Done { id, status } => {
-                out.push_str("{\"response\":{\"id\":\"");
-                out.push_str(id);
+                let _ = out.write_str("{\"response\":{\"id\":\"");
+                let _ = out.write_str(id);
                 let _ = write!(out, "\",\"status\":\"{status}\"");
                 if *status != "completed" {
                     let _ = write!(
@@ -226,53 +227,53 @@ impl Delta {
                         ",\"status_details\":{{\"reason\":\"injected_fault\",\"type\":\"{status}\"}}"
                     );
                 }
-                out.push('}');
+                let _ = out.write_char('}');
                 stamp_and_type(out, stamp_s, "response.done");
             }
         }
         if !matches!(self, Delta::Audio(_)) {
-            out.push('}');
+            let _ = out.write_char('}');
         }
     }
 }
 
 impl AudioDelta {
-    fn write(&self, out: &mut String, stamp_s: f64) {
-        out.push_str("{\"delta\":\"");
-        out.push_str(&self.payload);
-        out.push('"');
+    fn write<W: Write + ?Sized>(&self, out: &mut W, stamp_s: f64) {
+        let _ = out.write_str("{\"delta\":\"");
+        let _ = out.write_str(&self.payload);
+        let _ = out.write_char('"');
         if let Some(format) = self.format {
-            out.push_str(",\"format\":\"");
-            out.push_str(format);
-            out.push('"');
+            let _ = out.write_str(",\"format\":\"");
+            let _ = out.write_str(format);
+            let _ = out.write_char('"');
         }
-        out.push_str(",\"item_id\":\"item_");
-        out.push_str(&self.id);
+        let _ = out.write_str(",\"item_id\":\"item_");
+        let _ = out.write_str(&self.id);
         let _ = write!(
             out,
             "\",\"metadata\":{{\"audio_duration_ms\":{}}},\"response_id\":\"",
             self.duration_ms
         );
-        out.push_str(&self.id);
-        out.push('"');
+        let _ = out.write_str(&self.id);
+        let _ = out.write_char('"');
         if let Some(rate) = self.sample_rate_hz {
             let _ = write!(out, ",\"sample_rate_hz\":{rate}");
         }
         stamp_and_type(out, stamp_s, self.kind);
         if let Some(metrics) = self.vllm_omni {
-            out.push_str(",\"vllm_omni\":");
+            let _ = out.write_str(",\"vllm_omni\":");
             metrics.write(out);
         }
-        out.push('}');
+        let _ = out.write_char('}');
     }
 }
 
 /// `,"server_sent_at_s":…,"type":"…"`, the stamp written as `serde_json` writes it.
-fn stamp_and_type(out: &mut String, stamp_s: f64, kind: &str) {
+fn stamp_and_type<W: Write + ?Sized>(out: &mut W, stamp_s: f64, kind: &str) {
     let _ = write!(out, ",\"server_sent_at_s\":{}", Value::from(stamp_s));
-    out.push_str(",\"type\":\"");
-    out.push_str(kind);
-    out.push('"');
+    let _ = out.write_str(",\"type\":\"");
+    let _ = out.write_str(kind);
+    let _ = out.write_char('"');
 }
 
 #[cfg(test)]

@@ -236,9 +236,11 @@ thread_local! {
 }
 
 /// The byte range of the contents of the top-level `"audio":"…"` string of `text` (an
-/// object), when that key is written exactly so and its string has no escape; `None`
-/// otherwise. The JSON scan of the rest then skips the ~8.5 KB of base64, which the
-/// strict decoder checks byte by byte anyway.
+/// object), when that key is written exactly so and its string is standard-alphabet
+/// base64 with at most two `=` before its closing quote; `None` otherwise (an escape,
+/// any other byte: the caller then reads the whole text). The one pass over the ~8.5 KB
+/// of base64 both finds the string's end and checks its alphabet, so the JSON scan of
+/// the rest skips it and [`span_len`] need not read it again.
 fn audio_span(text: &str) -> Option<(usize, usize)> {
     const KEY: &[u8] = b"\"audio\":\"";
     let b = text.as_bytes();
@@ -247,8 +249,13 @@ fn audio_span(text: &str) -> Option<(usize, usize)> {
         match b[i] {
             b'"' if depth == 1 && b[i..].starts_with(KEY) => {
                 let start = i + KEY.len();
-                let end = start + quote_or_backslash(&b[start..])?;
-                return (b[end] == b'"').then_some((start, end));
+                let mut end = start + base64_run(&b[start..]);
+                for _ in 0..2 {
+                    if b.get(end) == Some(&b'=') {
+                        end += 1;
+                    }
+                }
+                return (b.get(end) == Some(&b'"')).then_some((start, end));
             }
             b'"' => {
                 // Past the string (its escapes included) to its closing quote.
@@ -266,25 +273,32 @@ fn audio_span(text: &str) -> Option<(usize, usize)> {
     None
 }
 
-/// The index of the first `"` or `\` in `b`: 32-byte blocks are tested with a
-/// branch-free OR over the block (fixed length, so it compiles to vector compares), the
-/// block that has one, and the tail, are searched byte by byte.
-fn quote_or_backslash(b: &[u8]) -> Option<usize> {
-    let hit = |c: &u8| *c == b'"' || *c == b'\\';
+/// Whether `c` is of the standard base64 alphabet, in three branch-free compares: a
+/// letter of either case (`c | 0x20` is lower case), `/` or a digit (`/` is just below
+/// `0`), or `+`.
+pub(crate) fn is_base64(c: u8) -> bool {
+    ((c | 0x20).wrapping_sub(b'a') < 26) | (c.wrapping_sub(b'/') < 11) | (c == b'+')
+}
+
+/// How many leading bytes of `b` are of the standard alphabet: 32-byte blocks folded
+/// with [`is_base64`] (fixed length, so they compile to vector compares); the block
+/// that holds the first other byte, and the tail, are searched byte by byte.
+fn base64_run(b: &[u8]) -> usize {
     let blocks = b.chunks_exact(32);
     let tail = blocks.remainder();
     for (n, block) in blocks.enumerate() {
-        let block: &[u8; 32] = block.try_into().ok()?;
-        let mut any = 0u8;
-        for &c in block {
-            any |= u8::from(c == b'"') | u8::from(c == b'\\');
-        }
-        if any != 0 {
-            return block.iter().position(hit).map(|at| n * 32 + at);
+        let Ok(block) = <&[u8; 32]>::try_from(block) else {
+            return n * 32;
+        };
+        if block
+            .iter()
+            .fold(0u8, |bad, &c| bad | u8::from(!is_base64(c)))
+            != 0
+        {
+            return n * 32 + block.iter().take_while(|&&c| is_base64(c)).count();
         }
     }
-    let at = tail.iter().position(hit)?;
-    Some(b.len() - tail.len() + at)
+    b.len() - tail.len() + tail.iter().take_while(|&&c| is_base64(c)).count()
 }
 
 /// Decodes strict base64 into `buf` (its allocation reused); `None` if it is not
@@ -299,6 +313,20 @@ pub(crate) fn decode_into<'b>(buf: &'b mut Vec<u8>, text: &str) -> Option<&'b [u
 /// checked without decoding (a proptest holds it to the decoder's verdict).
 pub(crate) fn strict_len(text: &str) -> Option<usize> {
     let b = text.as_bytes();
+    let body = b
+        .strip_suffix(b"==")
+        .or_else(|| b.strip_suffix(b"="))
+        .unwrap_or(b);
+    if base64_run(body) != body.len() {
+        return None;
+    }
+    span_len(text)
+}
+
+/// [`strict_len`] of a string whose bytes are known to be alphabet followed by at most
+/// two `=` (an [`audio_span`]): its length, padding and trailing bits are checked.
+fn span_len(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
     if !b.len().is_multiple_of(4) {
         return None;
     }
@@ -308,41 +336,14 @@ pub(crate) fn strict_len(text: &str) -> Option<usize> {
         _ => 0,
     };
     let body = &b[..b.len() - pad];
-    if !all_base64(body) {
-        return None;
-    }
     // The bits of the last character past the data must be zero.
     let spare = [0, 0x03, 0x0F][pad];
     if let Some(&last) = body.last()
-        && sextet(last).is_some_and(|v| v & spare != 0)
+        && sextet(last).is_none_or(|v| v & spare != 0)
     {
         return None;
     }
     Some(b.len() / 4 * 3 - pad)
-}
-
-/// Whether every byte of `b` is of the standard alphabet: 32-byte blocks folded with
-/// branch-free range compares (fixed length, so they compile to vector compares), then
-/// the tail.
-fn all_base64(b: &[u8]) -> bool {
-    let ok = |c: u8| {
-        (c.wrapping_sub(b'A') < 26)
-            | (c.wrapping_sub(b'a') < 26)
-            | (c.wrapping_sub(b'0') < 10)
-            | (c == b'+')
-            | (c == b'/')
-    };
-    let blocks = b.chunks_exact(32);
-    let tail = blocks.remainder();
-    for block in blocks {
-        let Ok(block) = <&[u8; 32]>::try_from(block) else {
-            return false;
-        };
-        if block.iter().fold(0u8, |bad, &c| bad | u8::from(!ok(c))) != 0 {
-            return false;
-        }
-    }
-    tail.iter().all(|&c| ok(c))
 }
 
 /// The value of a base64 character of the standard alphabet.
@@ -385,12 +386,17 @@ pub(crate) fn checked_append(text: &str, bytes_before: u64) -> Option<Append> {
         if audio.is_some() && !f.audio.is_empty() {
             return None;
         }
-        checked_fields(&f, audio.unwrap_or(f.audio), bytes_before)
+        // The span's alphabet is checked already; a whole-text read's is not.
+        let bytes = match audio {
+            Some(audio) => span_len(audio)?,
+            None => strict_len(f.audio)?,
+        };
+        checked_fields(&f, bytes as u64, bytes_before)
     })
 }
 
-/// [`checked_append`] once the fields are read: `audio` is the append's base64.
-fn checked_fields(f: &AppendFields, audio: &str, bytes_before: u64) -> Option<Append> {
+/// [`checked_append`] once the fields are read and the audio's `bytes` counted.
+fn checked_fields(f: &AppendFields, bytes: u64, bytes_before: u64) -> Option<Append> {
     if f.kind != "input_audio_buffer.append"
         || f.input_audio_format != "pcm16"
         || f.sample_rate_hz != 16_000.0
@@ -399,7 +405,6 @@ fn checked_fields(f: &AppendFields, audio: &str, bytes_before: u64) -> Option<Ap
     }
     // Only the length is used: the bytes are decoded only for a speech detector
     // ([`text_rms`]).
-    let bytes = strict_len(audio)? as u64;
     SCRATCH.with_borrow_mut(|buf| {
         if bytes == 0 || !bytes.is_multiple_of(2) {
             return None;

@@ -2,7 +2,7 @@
 //! the `Value` path it stands in for: it accepts only what `validate_append` accepts,
 //! with the same result, and a session driven through it sends the same actions.
 
-use super::super::inbound::{checked_append, decode_into, strict_len};
+use super::super::inbound::{checked_append, decode_into, is_base64, strict_len};
 use super::*;
 
 #[test]
@@ -211,5 +211,13 @@ proptest::proptest! {
         let len = strict_len(&text);
         proptest::prop_assert_eq!(len, want.as_ref().map(Vec::len));
         proptest::prop_assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn the_alphabet_check_takes_exactly_the_standard_alphabet() {
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for c in 0..=255u8 {
+        assert_eq!(is_base64(c), alphabet.contains(&c), "byte {c:#04x}");
     }
 }
