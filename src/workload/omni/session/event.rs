@@ -112,7 +112,8 @@ impl<'a> Event<'a> {
     /// and `out` unchanged.
     pub fn write_audio_record(&self, n: usize, out: &mut Vec<u8>) -> bool {
         let Some(m) = &self.members else { return false };
-        let count = n.to_string();
+        let mut digits = [0u8; 20];
+        let count = decimal(n, &mut digits);
         let mut kept: [(&str, &str); MAX_MEMBERS + 1] = [("", ""); MAX_MEMBERS + 1];
         let mut len = 0;
         // Last occurrence wins: walk backwards, keep a key the first time it is met.
@@ -127,7 +128,7 @@ impl<'a> Event<'a> {
             kept[len] = (k, v);
             len += 1;
         }
-        kept[len] = ("audio_bytes", &count);
+        kept[len] = ("audio_bytes", count);
         len += 1;
         kept[..len].sort_unstable_by(|a, b| a.0.cmp(b.0));
         out.push(b'{');
@@ -145,18 +146,53 @@ impl<'a> Event<'a> {
     }
 }
 
+/// `n` in decimal, written into `buf` (no allocation).
+fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &str {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[at..]).unwrap_or("0")
+}
+
 /// Whether raw JSON value `v` (from the typed view: a string without escapes) is written
-/// back the same by `Value`: a string, `true`, `false`, `null`, or an integer without
-/// sign tricks that `Value` holds as an integer.
+/// back the same by `Value`: a string, `true`, `false`, `null`, an integer without sign
+/// tricks that `Value` holds as an integer, or an object written compactly with its keys
+/// in `Value`'s order (sorted, no duplicate) and canonical values (arrays and floats are
+/// left to `Value`).
 fn canonical(v: &str) -> bool {
     match v.as_bytes() {
         [b'"', ..] => true,
+        [b'{', ..] => canonical_object(v),
         b"true" | b"false" | b"null" | b"0" => true,
         [b'-', b'1'..=b'9', rest @ ..] | [b'1'..=b'9', rest @ ..] => {
             rest.len() < 18 && rest.iter().all(u8::is_ascii_digit)
         }
         _ => false,
     }
+}
+
+/// [`canonical`] for an object's text `v`.
+fn canonical_object(v: &str) -> bool {
+    let Ok(Typed(m)) = serde_json::from_str::<Typed<'_>>(v) else {
+        return false;
+    };
+    // Compact: braces, a comma between fields, and `"key":value` each, nothing else.
+    let mut compact = 2 + m.len.saturating_sub(1);
+    let mut prev: Option<&str> = None;
+    for (k, x) in m.iter() {
+        if prev.is_some_and(|p| p >= *k) || !canonical(x) {
+            return false;
+        }
+        prev = Some(k);
+        compact += k.len() + 3 + x.len();
+    }
+    compact == v.len()
 }
 
 /// The event's `Value` as [`parse::parse_event`] builds it from `text` (which the typed
