@@ -163,18 +163,34 @@ fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &str {
 /// Whether raw JSON value `v` (from the typed view: a string without escapes) is written
 /// back the same by `Value`: a string, `true`, `false`, `null`, an integer without sign
 /// tricks that `Value` holds as an integer, or an object written compactly with its keys
-/// in `Value`'s order (sorted, no duplicate) and canonical values (arrays and floats are
-/// left to `Value`).
+/// in `Value`'s order (sorted, no duplicate) and canonical values, or a float as `Value`
+/// prints it (arrays are left to `Value`).
 fn canonical(v: &str) -> bool {
     match v.as_bytes() {
         [b'"', ..] => true,
         [b'{', ..] => canonical_object(v),
         b"true" | b"false" | b"null" | b"0" => true,
+        _ if v.contains(['.', 'e', 'E']) => canonical_float(v),
         [b'-', b'1'..=b'9', rest @ ..] | [b'1'..=b'9', rest @ ..] => {
             rest.len() < 18 && rest.iter().all(u8::is_ascii_digit)
         }
         _ => false,
     }
+}
+
+/// [`canonical`] for a float's text `v`: what `Value` prints of the number it parses to
+/// (its shortest form; `float_roundtrip` parses exactly, as `str::parse` does).
+fn canonical_float(v: &str) -> bool {
+    let Ok(x) = v.parse::<f64>() else {
+        return false;
+    };
+    let mut buf = [0u8; 40];
+    let mut at = &mut buf[..];
+    if !x.is_finite() || serde_json::to_writer(&mut at, &x).is_err() {
+        return false;
+    }
+    let written = 40 - at.len();
+    buf[..written] == *v.as_bytes()
 }
 
 /// [`canonical`] for an object's text `v`.

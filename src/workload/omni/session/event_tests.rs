@@ -97,10 +97,16 @@ fn an_audio_record_is_written_as_value_writes_it() {
     out.clear();
     assert!(parse(text).unwrap().write_audio_record(3, &mut out));
     assert_eq!(out, recorded(parse_event(text).unwrap().ev, 3));
-    // A float, an array, a nested object out of order, spaced or with a duplicate key:
-    // left to `Value`.
+    let text = r#"{"type":"response.audio.delta","t":1.5,"u":-2.25e-7,"v":{"w":3.0}}"#;
+    out.clear();
+    assert!(parse(text).unwrap().write_audio_record(3, &mut out));
+    assert_eq!(out, recorded(parse_event(text).unwrap().ev, 3));
+    // A float not as `Value` prints it, an array, a nested object out of order, spaced
+    // or with a duplicate key: left to `Value`.
     for x in [
-        "1.5",
+        "1.50",
+        "1e5",
+        "2.0E0",
         "[1]",
         r#"{"b":1,"a":2}"#,
         r#"{"a": 1}"#,
