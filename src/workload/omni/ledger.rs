@@ -14,6 +14,7 @@ use super::ids::{RespIx, ResponseIds};
 pub use super::metrics::response_id;
 use crate::util::pyfmt::py_repr_json;
 pub use crate::util::pyfmt::{py_g, py_list, py_repr, py_repr_str, py_str, truthy};
+pub use view::EventView;
 
 /// Audio delta event types: the seed name and the later upstream alias.
 pub const AUDIO_DELTA_TYPES: [&str; 2] = ["response.audio.delta", "response.output_audio.delta"];
@@ -24,6 +25,22 @@ pub const TEXT_DELTA_TYPES: [&str; 4] = [
     "response.output_text.delta",
     "response.text.delta",
 ];
+/// An audio delta's payload field `key`: the string the parser set aside, else the
+/// event's own field; whether it is truthy and the string it is, if one.
+fn payload_field<'a, E: EventView + ?Sized>(
+    ev: &'a E,
+    aside: &'a Option<Cow<'_, str>>,
+    key: &str,
+) -> Option<(bool, Option<&'a str>)> {
+    match aside {
+        Some(s) => Some((!s.is_empty(), Some(&**s))),
+        None => match ev.str_field(key) {
+            Some(s) => Some((!s.is_empty(), Some(s))),
+            None => ev.field(key).map(|d| (truthy(&d), None)),
+        },
+    }
+}
+
 /// `error` codes later servers send about late or unknown playback acks; warnings only.
 pub const TOLERATED_ERROR_CODES: [&str; 2] = ["playback_ack_too_late", "playback_item_not_found"];
 /// The only output rate the duplex workload accepts.
@@ -91,12 +108,12 @@ impl Ledger {
     /// [`Ledger::observe`] with the session's index of the event's response id
     /// (`None` when it names none or an empty one). A ledger is fed by this or by
     /// [`Ledger::observe`], never both.
-    pub fn observe_at(&mut self, ev: &Value, ix: Option<RespIx>) {
-        let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
+    pub fn observe_at<E: EventView + ?Sized>(&mut self, ev: &E, ix: Option<RespIx>) {
+        let kind = ev.kind();
         if self.error.is_some() || !matches!(kind, "response.created" | "response.done") {
             return;
         }
-        let (Some(id), Some(ix)) = (response_id(ev).filter(|id| !id.is_empty()), ix) else {
+        let (Some(id), Some(ix)) = (ev.response_id().filter(|id| !id.is_empty()), ix) else {
             self.error = Some(LedgerError::NoId(kind.to_owned()));
             return;
         };
@@ -115,7 +132,7 @@ impl Ledger {
             (true, _) => Some(LedgerError::DuplicateCreated(id.to_owned())),
             (false, Slot::Unseen) => Some(LedgerError::DoneWithoutCreated(id.to_owned())),
             (false, Slot::Done) => Some(LedgerError::DuplicateDone(id.to_owned())),
-            (false, Slot::Created) if reports_failure(ev) => {
+            (false, Slot::Created) if reports_failure(ev.value()) => {
                 Some(LedgerError::Failed(id.to_owned()))
             }
             (false, Slot::Created) => {
@@ -243,19 +260,19 @@ impl PostCommit {
         }
     }
     /// Account for one event after the committed index.
-    pub fn observe(&mut self, ev: &Value) {
-        match ev.get("type").and_then(Value::as_str) {
+    pub fn observe<E: EventView + ?Sized>(&mut self, ev: &E) {
+        match ev.str_field("type") {
             Some("response.done") => {
-                if let Some(id) = response_id(ev)
+                if let Some(id) = ev.response_id()
                     && self.prior.remove(id)
                 {
                     return;
                 }
-                if self.prior.is_empty() && !is_cancelled(ev) {
+                if self.prior.is_empty() && !is_cancelled(ev.value()) {
                     self.decided = true;
                 }
             }
-            Some("response.listen") if self.prior.is_empty() && is_listen_decision(ev) => {
+            Some("response.listen") if self.prior.is_empty() && is_listen_decision(ev.value()) => {
                 self.decided = true;
             }
             _ => {}
@@ -359,43 +376,36 @@ impl AudioCheck {
     }
 
     /// [`AudioCheck::check_with`], decoding into `pcm` (a buffer the caller reuses).
-    pub fn check_into<'a>(
+    pub fn check_into<'a, E: EventView + ?Sized>(
         &mut self,
-        ev: &'a Value,
+        ev: &'a E,
         payload: &AudioPayload<'_>,
         warnings: &mut Vec<String>,
         pcm: &mut Vec<u8>,
     ) -> Result<&'a str, AudioError> {
-        let kind = ev
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("response.audio.delta");
-        let rate = ev.get("sample_rate_hz").filter(|r| !r.is_null());
+        let kind = ev.str_field("type").unwrap_or("response.audio.delta");
+        let rate = ev.field("sample_rate_hz").filter(|r| !r.is_null());
         let seen = self.last_rate;
-        if let Some(r) = rate.and_then(Value::as_u64).filter(|r| *r > 0) {
+        if let Some(r) = rate.as_deref().and_then(Value::as_u64).filter(|r| *r > 0) {
             self.last_rate = r;
         }
-        let id = response_id(ev)
+        let id = (ev.response_id())
             .filter(|id| !id.is_empty())
             .ok_or(AudioError::NoId)?;
-        let delta = match &payload.delta {
-            Some(s) => Some((!s.is_empty(), Some(&**s))),
-            None => ev.get("delta").map(|d| (truthy(d), d.as_str())),
-        };
-        let encoded = match delta {
+        let encoded = match payload_field(ev, &payload.delta, "delta") {
             Some((true, s)) => s,
-            _ => match &payload.audio {
-                Some(s) => Some(&**s),
-                None => ev.get("audio").and_then(Value::as_str),
-            },
+            _ => payload_field(ev, &payload.audio, "audio").and_then(|(_, s)| s),
         };
         let encoded = encoded.ok_or(AudioError::Missing)?;
-        match ev.get("format") {
-            None | Some(Value::Null) => {
-                warn_once(warnings, format!("{kind} omitted format; assumed pcm16"))
-            }
-            Some(f) if f.as_str() == Some("pcm16") => {}
+        match ev.str_field("format") {
+            Some("pcm16") => {}
             Some(_) => return Err(AudioError::Format),
+            None => match ev.field("format").as_deref() {
+                None | Some(Value::Null) => {
+                    warn_once(warnings, format!("{kind} omitted format; assumed pcm16"))
+                }
+                Some(_) => return Err(AudioError::Format),
+            },
         }
         let rate_ok = match rate {
             None => {
@@ -483,6 +493,9 @@ pub fn termination_failure(
     let prefix = if after_close { "Unexpected " } else { "" };
     Some(format!("{prefix}{kind}{detail}"))
 }
+
+#[path = "ledger_view.rs"]
+mod view;
 
 #[cfg(test)]
 #[path = "ledger_tests.rs"]

@@ -23,7 +23,7 @@ mod continuity;
 mod live;
 mod stream;
 pub use continuity::{CONTINUITY_ORIGIN, Continuity, ContinuityStats};
-pub use live::LiveTtfp;
+pub use live::{LiveTtfp, audio_packet};
 pub use stream::{
     Distribution, StageSummary, StreamWindow, distribution_summary, duplex_stream_metrics,
 };

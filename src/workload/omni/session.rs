@@ -11,10 +11,10 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::time::Instant;
 
-use super::ledger::{self, ErrorVerdict, response_id};
+use super::ledger::{self, ErrorVerdict, EventView};
 use super::pacing::{self, BYTES_PER_SECOND, Uploader};
 use super::playback::{Ack, encode_segments};
 use super::upload::SharedUpload;
@@ -22,11 +22,13 @@ use crate::workload::spool::SessionSpool;
 use crate::workload::{
     ConnectSpec, Effects, FailureKind, Inbound, MediaUnit, Outbound, Secret, Session,
 };
+use event::{Event, Kept};
 use events::EventLog;
 
 pub mod barge;
 mod caps;
 mod closed;
+pub mod event;
 pub mod events;
 mod extend;
 mod output;
@@ -191,8 +193,8 @@ impl DuplexSession {
     }
 
     fn on_text(&mut self, text: &str, at: Instant, fx: &mut Effects) {
-        let parse::Parsed { ev, audio } = match parse::parse_event(text) {
-            Ok(p) => p,
+        let ev = match event::parse(text) {
+            Ok(ev) => ev,
             Err(msg) => return self.finish(at, Err((FailureKind::Protocol, msg)), fx),
         };
         if !ev.is_object() {
@@ -203,7 +205,7 @@ impl DuplexSession {
         if let Some(msg) = caps::events_over(index, self.cfg.max_events) {
             return self.finish(at, Err((FailureKind::Protocol, msg)), fx);
         }
-        let audio_len = match self.observe_media(&ev, &audio, at, at_s, fx) {
+        let audio_len = match self.observe_media(&ev, at, at_s, fx) {
             Ok(n) => n,
             Err(e) => return self.finish(at, Err((FailureKind::Protocol, e)), fx),
         };
@@ -225,15 +227,14 @@ impl DuplexSession {
     /// Returns the decoded audio length when `ev` carried audio.
     fn observe_media(
         &mut self,
-        ev: &Value,
-        payload: &parse::AudioPayload<'_>,
+        ev: &Event<'_>,
         at: Instant,
         at_s: f64,
         fx: &mut Effects,
     ) -> Result<Option<usize>, String> {
         let Some(i) = self.resp.observe(
             ev,
-            payload,
+            ev.audio(),
             at_s,
             (self.capture, self.spool.as_mut()),
             &mut self.out,
@@ -255,25 +256,32 @@ impl DuplexSession {
     /// the session's event log.
     fn dispatch(
         &mut self,
-        ev: &Value,
+        ev: &Event<'_>,
         text: &str,
         index: usize,
         at: Instant,
     ) -> Option<Result<(), (FailureKind, String)>> {
         // Before the completion wait the reference is sending, not looking at events.
         let uploading = matches!(self.phase, Phase::Configuring | Phase::Streaming);
-        match ev.get("type").and_then(Value::as_str).unwrap_or("") {
-            "error" => match ledger::error_verdict(ev, text) {
+        let kind = ev.kind();
+        // The rare events read nested fields: from the event's `Value`.
+        let full = || ev.value();
+        match kind {
+            "error" => match ledger::error_verdict(full(), text) {
                 ErrorVerdict::Fatal(msg) if uploading => self.held_error = Some(msg),
                 ErrorVerdict::Fatal(msg) => return Some(Err((FailureKind::ServerError, msg))),
                 ErrorVerdict::Tolerated(w) => ledger::warn_once(&mut self.out.artifact_warnings, w),
             },
             "session.expired" | "session.closed" if uploading => {
                 let first = self.held_end.take();
-                self.held_end = first.or_else(|| ledger::termination_failure(ev, false, false));
+                self.held_end = first.or_else(|| ledger::termination_failure(full(), false, false));
             }
-            "session.expired" | "session.closed" => return Some(self.closed_verdict(ev, index)),
-            "session.created" if self.phase == Phase::Configuring => self.start_streaming(ev, at),
+            "session.expired" | "session.closed" => {
+                return Some(self.closed_verdict(full(), index));
+            }
+            "session.created" if self.phase == Phase::Configuring => {
+                self.start_streaming(full(), at)
+            }
             "input_audio_buffer.committed"
                 if self.phase == Phase::Completing
                     && !self.committed
@@ -283,7 +291,7 @@ impl DuplexSession {
                 // Top-level `overlap_deferred` (what the reference server sends), or
                 // nested under `event` like `session.closed`'s `event.reason`.
                 let flag = |e: &Value| e.get("overlap_deferred") == Some(&Value::Bool(true));
-                let deferred = flag(ev) || ev.get("event").is_some_and(flag);
+                let deferred = flag(full()) || full().get("event").is_some_and(flag);
                 self.resp.committed(deferred);
             }
             _ => {}
@@ -310,19 +318,10 @@ impl DuplexSession {
 
     /// Appends `ev` (parsed from `text`) to the event log with its receipt time; audio
     /// payloads are replaced by their decoded length (`audio_bytes`).
-    fn record(&mut self, ev: Value, text: &str, audio_len: Option<usize>, at_s: f64) {
-        let Value::Object(mut obj) = ev else { return };
-        if let Some(n) = audio_len {
-            obj.remove("delta");
-            obj.remove("audio");
-            obj.insert("audio_bytes".into(), json!(n));
-        }
-        // Unchanged but for the receipt time (the log adds it where absent): the log may
-        // keep the text as received.
-        let raw = audio_len.is_none().then_some(text);
-        let ev = Value::Object(obj);
-        let ix = response_id(&ev).map(|r| self.resp.ix_of(r));
-        self.events.push_received(at_s, ev, raw, ix);
+    fn record(&mut self, ev: Event<'_>, text: &str, audio_len: Option<usize>, at_s: f64) {
+        let ix = ev.response_id().map(|r| self.resp.ix_of(r));
+        self.events
+            .push_recorded(at_s, Kept::new(ev, text, audio_len), ix);
     }
 
     /// `session.created` (`created`, not yet in the log) arrived at `at`: the tail rule's

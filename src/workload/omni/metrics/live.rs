@@ -56,6 +56,12 @@ pub struct LiveTtfp {
     waiting: Vec<(u32, f64)>,
 }
 
+/// Whether `ev` is an audio delta that carries audio: the TTFP's first audio packet.
+pub fn audio_packet(ev: &Value) -> bool {
+    let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
+    AUDIO_DELTAS.contains(&kind) && carries_audio(ev)
+}
+
 impl LiveTtfp {
     /// Account for `ev`, received at `at_s`; `counted` says it came at or after the
     /// stream start (uncounted events only place a `response.created` in the order).
@@ -70,6 +76,19 @@ impl LiveTtfp {
     /// id and 12 bytes a response here.
     pub fn observe_at(&mut self, at_s: f64, ev: &Value, counted: bool, ix: Option<RespIx>) {
         let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
+        self.observe_kind(at_s, kind, audio_packet(ev), counted, ix);
+    }
+
+    /// [`LiveTtfp::observe_at`] of an event already read: its `type` and whether it is
+    /// an audio packet ([`audio_packet`]), what the TTFP reads of an event.
+    pub fn observe_kind(
+        &mut self,
+        at_s: f64,
+        kind: &str,
+        audio: bool,
+        counted: bool,
+        ix: Option<RespIx>,
+    ) {
         let Some(ix) = ix else { return };
         let r = ix as usize;
         if self.created.len() <= r {
@@ -87,7 +106,6 @@ impl LiveTtfp {
             self.created[r].ordinal = self.n_created;
             self.n_created += 1;
         }
-        let audio = AUDIO_DELTAS.contains(&kind) && carries_audio(ev);
         if !counted || !(is_created || audio) {
             return;
         }

@@ -22,6 +22,8 @@ use serde_json::Value;
 use crate::workload::omni::ids::RespIx;
 use crate::workload::omni::metrics::LiveTtfp;
 #[cfg(test)]
+use crate::workload::omni::metrics::audio_packet;
+#[cfg(test)]
 use crate::workload::omni::{ids::ResponseIds, metrics::response_id};
 use crate::workload::spool::{SessionSpool, Span};
 
@@ -85,7 +87,7 @@ impl EventLog {
     #[cfg(test)]
     pub fn push(&mut self, at_s: f64, ev: Value, raw: Option<&str>) {
         let ix = response_id(&ev).map(|r| self.own.intern(r));
-        self.push_inner(at_s, ev, raw, ix, false);
+        self.push_inner(at_s, Plain { ev, raw }, ix, false);
     }
 
     /// Records `ev`, received at `at_s`, with [`RECEIVED_AT`] set to `at_s` where absent
@@ -96,19 +98,21 @@ impl EventLog {
     /// from the line's own receipt time, the same `f64` (a spilled event, as every
     /// measured one is, saves the key's allocation). A log is fed by this or by
     /// [`EventLog::push`], never both.
+    #[cfg(test)]
     pub fn push_received(&mut self, at_s: f64, ev: Value, raw: Option<&str>, ix: Option<RespIx>) {
-        self.push_inner(at_s, ev, raw, ix, true);
+        self.push_inner(at_s, Plain { ev, raw }, ix, true);
+    }
+
+    /// Records `ev`, received at `at_s`, as `push_received` does (the receipt time where
+    /// absent in the copies the log keeps), for an event as the session records it: its `Value`
+    /// is built only where the log keeps a copy (before the stream started, or a log
+    /// kept in memory) or writes one that is not the text as received.
+    pub fn push_recorded(&mut self, at_s: f64, ev: impl Recorded, ix: Option<RespIx>) {
+        self.push_inner(at_s, ev, ix, true);
     }
 
     /// Records `ev`; `stamp`: with [`RECEIVED_AT`] where the log keeps it.
-    fn push_inner(
-        &mut self,
-        at_s: f64,
-        ev: Value,
-        raw: Option<&str>,
-        ix: Option<RespIx>,
-        stamp: bool,
-    ) {
+    fn push_inner(&mut self, at_s: f64, ev: impl Recorded, ix: Option<RespIx>, stamp: bool) {
         let stamped = |mut ev: Value| {
             if let (true, Value::Object(m)) = (stamp, &mut ev) {
                 m.entry(RECEIVED_AT).or_insert(Value::from(at_s));
@@ -117,14 +121,17 @@ impl EventLog {
         };
         self.count += 1;
         match self.stream_start_s {
-            Some(s) => self.ttfp.observe_at(at_s, &ev, at_s >= s, ix),
-            None => self.pre_start.push((at_s, stamped(ev.clone()), ix)),
+            Some(s) => {
+                let (kind, audio) = ev.ttfp_reading();
+                self.ttfp.observe_kind(at_s, kind, audio, at_s >= s, ix);
+            }
+            None => self.pre_start.push((at_s, stamped(ev.to_value()), ix)),
         }
         let Some(spool) = self.spool.as_mut() else {
-            self.mem.push((at_s, stamped(ev)));
+            self.mem.push((at_s, stamped(ev.into_value())));
             return;
         };
-        let raw = raw.filter(|t| !t.as_bytes().contains(&b'\n'));
+        let raw = ev.raw().filter(|t| !t.as_bytes().contains(&b'\n'));
         self.line.clear();
         match raw {
             Some(text) => {
@@ -132,7 +139,11 @@ impl EventLog {
                 self.line.extend_from_slice(text.as_bytes());
                 self.line.push(b'\n');
             }
-            None => write_line(&mut self.line, at_s, &ev),
+            None => {
+                let _ = write!(self.line, "{at_s}\t");
+                ev.write_json(&mut self.line);
+                self.line.push(b'\n');
+            }
         }
         let span = spool.append(&self.line);
         if self.line.capacity() > LINE_KEEP_BYTES {
@@ -165,11 +176,58 @@ impl EventLog {
 }
 
 /// Appends the spilled line for `ev`, serialized, to `line`.
+#[cfg(test)]
 fn write_line(line: &mut Vec<u8>, at_s: f64, ev: &Value) {
-    // Writing into a Vec cannot fail.
     let _ = write!(line, "{at_s}\t");
-    let _ = serde_json::to_writer(&mut *line, ev);
+    Plain {
+        ev: ev.clone(),
+        raw: None,
+    }
+    .write_json(line);
     line.push(b'\n');
+}
+
+/// An event as the log records it (the receipt-time rule is the log's).
+pub trait Recorded {
+    /// What the live TTFP reads: the `type` (empty when absent or not a string) and
+    /// whether it is an audio delta that carries audio (`metrics::audio_packet`).
+    fn ttfp_reading(&self) -> (&str, bool);
+    /// The text it was parsed from, when it is that text unchanged.
+    fn raw(&self) -> Option<&str>;
+    /// Appends it serialized as `Value` writes it compactly.
+    fn write_json(&self, out: &mut Vec<u8>);
+    /// A copy as `Value`.
+    fn to_value(&self) -> Value;
+    /// Itself as `Value`.
+    fn into_value(self) -> Value;
+}
+
+/// A recorded `Value` and the text it is, unchanged, when known.
+#[cfg(test)]
+struct Plain<'t> {
+    ev: Value,
+    raw: Option<&'t str>,
+}
+
+#[cfg(test)]
+impl Recorded for Plain<'_> {
+    fn ttfp_reading(&self) -> (&str, bool) {
+        let kind = self.ev.get("type").and_then(Value::as_str).unwrap_or("");
+        (kind, audio_packet(&self.ev))
+    }
+    fn raw(&self) -> Option<&str> {
+        self.raw
+    }
+    fn write_json(&self, out: &mut Vec<u8>) {
+        // Writing into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *out, &self.ev);
+    }
+    fn to_value(&self) -> Value {
+        self.ev.clone()
+    }
+    fn into_value(self) -> Value {
+        self.ev
+    }
 }
 
 /// The events of a spilled log, in order; a line that does not parse is an error naming

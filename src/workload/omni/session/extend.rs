@@ -5,13 +5,13 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio::time::Instant;
 
 use super::barge::{Barge, CHUNK, Chunk};
+use super::event::Event;
 use super::turns::Turns;
 use super::{BYTES_PER_SECOND, DuplexSession, ledger};
-use crate::workload::omni::ledger::{AUDIO_DELTA_TYPES, TEXT_DELTA_TYPES, response_id};
+use crate::workload::omni::ledger::{AUDIO_DELTA_TYPES, EventView, TEXT_DELTA_TYPES};
 use crate::workload::omni::pacing::{Append, append_message};
 use crate::workload::omni::playback::OUTPUT_RATE;
 use crate::workload::{Effects, Outbound};
@@ -183,9 +183,9 @@ impl DuplexSession {
 
     /// Feeds the extension what event `ev` (received at `at_s`, carrying `audio_len`
     /// decoded audio bytes when it is an audio delta) means for it.
-    pub(super) fn watch_ext(&mut self, ev: &Value, audio_len: Option<usize>, at_s: f64) {
-        let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
-        let rid = response_id(ev).filter(|r| !r.is_empty());
+    pub(super) fn watch_ext(&mut self, ev: &Event<'_>, audio_len: Option<usize>, at_s: f64) {
+        let kind = ev.kind();
+        let rid = ev.response_id().filter(|r| !r.is_empty());
         match self.ext.as_mut() {
             Some(Ext::Barge(b)) => match (kind, rid) {
                 (k, Some(r)) if AUDIO_DELTA_TYPES.contains(&k) => {
@@ -193,7 +193,7 @@ impl DuplexSession {
                     b.audio(r, dur_s, at_s);
                 }
                 ("response.created", Some(r)) => b.created(r, at_s),
-                ("response.done", Some(r)) => b.done(r, ledger::is_cancelled(ev), at_s),
+                ("response.done", Some(r)) => b.done(r, ledger::is_cancelled(ev.value()), at_s),
                 ("output_audio_buffer.cleared", r) => b.cleared(r, at_s),
                 ("input_audio_buffer.speech_started", _) => b.speech_started(at_s),
                 _ => {}
@@ -203,7 +203,7 @@ impl DuplexSession {
                 (k, Some(r)) if TEXT_DELTA_TYPES.contains(&k) && has_text(ev) => t.text(r, at_s),
                 ("response.created", Some(r)) => t.created(r, at_s),
                 ("response.done", Some(r)) => t.reply_ended(Some(r), at_s),
-                ("response.listen", _) if ledger::is_listen_decision(ev) => {
+                ("response.listen", _) if ledger::is_listen_decision(ev.value()) => {
                     t.reply_ended(None, at_s)
                 }
                 ("input_audio_buffer.speech_stopped", _) => t.speech_stopped(at_s),
@@ -233,8 +233,6 @@ impl DuplexSession {
 }
 
 /// A text delta with non-blank text.
-fn has_text(ev: &Value) -> bool {
-    ev.get("delta")
-        .and_then(Value::as_str)
-        .is_some_and(|d| !d.trim().is_empty())
+fn has_text(ev: &Event<'_>) -> bool {
+    ev.str_field("delta").is_some_and(|d| !d.trim().is_empty())
 }

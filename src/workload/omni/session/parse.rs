@@ -9,6 +9,10 @@
 //! event, or a `delta` / `audio` that is not a string, stays in the map as `Value` would
 //! hold it; duplicate keys keep the last, as `Value` does. Text this parser declines (not
 //! an object, malformed) goes the plain `Value` way, so errors read the same.
+//!
+//! The session reads events through the typed, borrowed view of [`super::event`]; this
+//! `Value` is what that view builds when a reader asks for one, and what it is when the
+//! view declines.
 
 use std::borrow::Cow;
 use std::fmt;

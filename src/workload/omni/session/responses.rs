@@ -19,7 +19,8 @@ thread_local! {
 const DECODED_KEEP_BYTES: usize = 64 * 1024;
 use crate::workload::omni::ids::{RespIx, ResponseIds};
 use crate::workload::omni::ledger::{
-    self, AUDIO_DELTA_TYPES, AudioCheck, Ledger, PostCommit, TEXT_DELTA_TYPES, response_id,
+    self, AUDIO_DELTA_TYPES, AudioCheck, EventView, Ledger, PostCommit, TEXT_DELTA_TYPES,
+    response_id,
 };
 use crate::workload::omni::playback::{OUTPUT_RATE, PlaybackClock, SegmentPcm};
 use crate::workload::spool::SessionSpool;
@@ -163,16 +164,16 @@ impl Responses {
     /// Account for one event received at `at_s`. Audio deltas are validated and queued on
     /// the playback clock (their bytes kept when `capture`: spilled to `spool` if given,
     /// in memory otherwise); an invalid one is the session's failure message.
-    pub fn observe(
+    pub fn observe<E: EventView + ?Sized>(
         &mut self,
-        ev: &Value,
+        ev: &E,
         payload: &AudioPayload<'_>,
         at_s: f64,
         (capture, spool): (bool, Option<&mut SessionSpool>),
         out: &mut DuplexOutput,
     ) -> Result<Option<Ingested>, String> {
-        let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
-        let rid = response_id(ev).filter(|r| !r.is_empty());
+        let kind = ev.kind();
+        let rid = ev.response_id().filter(|r| !r.is_empty());
         let ingested = if AUDIO_DELTA_TYPES.contains(&kind) {
             Some(self.ingest(ev, payload, at_s, (capture, spool), out)?)
         } else {
@@ -199,7 +200,7 @@ impl Responses {
                     self.clock.complete_named(ix, self.ids.id(ix), at_s);
                     let info = self.info_at(ix);
                     info.set(DONE, true);
-                    info.set(CANCELLED, ledger::is_cancelled(ev));
+                    info.set(CANCELLED, ledger::is_cancelled(ev.value()));
                 }
             }
             "output_audio_buffer.cleared" => {
@@ -225,9 +226,9 @@ impl Responses {
 
     /// Validate audio delta `ev` and queue it on the playback clock (see
     /// [`Responses::observe`]).
-    fn ingest(
+    fn ingest<E: EventView + ?Sized>(
         &mut self,
-        ev: &Value,
+        ev: &E,
         payload: &AudioPayload<'_>,
         at_s: f64,
         (capture, spool): (bool, Option<&mut SessionSpool>),
@@ -479,10 +480,12 @@ fn row(id: &str, i: RespInfo) -> ResponseRecord {
 }
 
 /// A transcript delta's text as the reference appends it (a falsy delta adds nothing).
-fn text_delta(ev: &Value) -> Cow<'_, str> {
-    match ev.get("delta") {
-        Some(Value::String(d)) => Cow::Borrowed(d),
-        Some(d) if ledger::truthy(d) => Cow::Owned(ledger::py_str(d)),
+fn text_delta<E: EventView + ?Sized>(ev: &E) -> Cow<'_, str> {
+    if let Some(d) = ev.str_field("delta") {
+        return Cow::Borrowed(d);
+    }
+    match ev.field("delta") {
+        Some(d) if ledger::truthy(&d) => Cow::Owned(ledger::py_str(&d)),
         _ => Cow::Borrowed(""),
     }
 }
