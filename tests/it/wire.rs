@@ -210,6 +210,19 @@ fn transcription_wire(c: &Conn, checks: &mut Checks) -> (f64, f64) {
     (ms(created, first_delta), ms(commit_due, done))
 }
 
+/// Each session's transcription wire checked ([`transcription_wire`]) and its reported
+/// `ttft` and `fin` held to the server's intervals.
+fn transcription_checks(server: &RawServer, ttft: &[f64], fin: &[f64]) -> Checks {
+    let mut checks = Checks::default();
+    for (i, c) in conns(server).iter().enumerate() {
+        checks.session();
+        let (server_ttft, server_fin) = transcription_wire(c, &mut checks);
+        checks.agrees("ttft_ms", ttft[i], server_ttft);
+        checks.agrees("finalization_ms", fin[i], server_fin);
+    }
+    checks
+}
+
 #[test]
 fn transcription_first_messages_are_on_time_and_ttft_and_finalization_match_the_server() {
     let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
@@ -230,15 +243,8 @@ fn transcription_first_messages_are_on_time_and_ttft_and_finalization_match_the_
             per_session(files, "/ttft_ms"),
             per_session(files, "/finalization_ms"),
         );
-        let mut checks = Checks::default();
-        for (i, c) in conns(&server).iter().enumerate() {
-            checks.session();
-            // rtload measures finalization from the commit's intended time.
-            let (server_ttft, server_fin) = transcription_wire(c, &mut checks);
-            checks.agrees("ttft_ms", ttft[i], server_ttft);
-            checks.agrees("finalization_ms", fin[i], server_fin);
-        }
-        checks
+        // rtload measures finalization from the commit's intended time.
+        transcription_checks(&server, &ttft, &fin)
     });
 }
 
@@ -282,16 +288,9 @@ finalization_ms = "first(transcription.done) - mark(final_commit)""#;
         let sessions = &s.report.to_json()["sessions"];
         let ttft = per_session(sessions, "/values/ttft_ms/0");
         let fin = per_session(sessions, "/values/finalization_ms/0");
-        let mut checks = Checks::default();
-        for (i, c) in conns(&server).iter().enumerate() {
-            checks.session();
-            // `mark(final_commit)` stamps the moment its step is due: the commit's intended
-            // time (the paced stream's end), not when the commit left.
-            let (server_ttft, server_fin) = transcription_wire(c, &mut checks);
-            checks.agrees("ttft_ms", ttft[i], server_ttft);
-            checks.agrees("finalization_ms", fin[i], server_fin);
-        }
-        checks
+        // `mark(final_commit)` stamps the moment its step is due: the commit's intended
+        // time (the paced stream's end), not when the commit left.
+        transcription_checks(&server, &ttft, &fin)
     });
 }
 
