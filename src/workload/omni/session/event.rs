@@ -15,9 +15,9 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::events::Recorded;
 use super::parse::{self, AudioPayload};
@@ -103,8 +103,10 @@ impl<'a> Event<'a> {
     }
     /// The event as [`parse::parse_event`] gives it, taken out of the view.
     pub fn into_value(self) -> Value {
-        let text = self.text;
-        self.value.into_inner().unwrap_or_else(|| built(text))
+        match self.value.into_inner() {
+            Some(v) => v,
+            None => from_members(self.members.as_ref(), &self.audio, self.text),
+        }
     }
     /// Writes the event as `Value` serializes it compactly with keys `drop` left out and
     /// `audio_bytes` set to `n` (what the log records of an audio delta), when the typed
@@ -164,11 +166,12 @@ fn decimal(mut n: usize, buf: &mut [u8; 20]) -> &str {
 /// back the same by `Value`: a string, `true`, `false`, `null`, an integer without sign
 /// tricks that `Value` holds as an integer, or an object written compactly with its keys
 /// in `Value`'s order (sorted, no duplicate) and canonical values, or a float as `Value`
-/// prints it (arrays are left to `Value`).
+/// prints it, or an array written compactly of canonical values.
 fn canonical(v: &str) -> bool {
     match v.as_bytes() {
         [b'"', ..] => true,
         [b'{', ..] => canonical_object(v),
+        [b'[', ..] => canonical_array(v),
         b"true" | b"false" | b"null" | b"0" => true,
         _ if v.contains(['.', 'e', 'E']) => canonical_float(v),
         [b'-', b'1'..=b'9', rest @ ..] | [b'1'..=b'9', rest @ ..] => {
@@ -193,6 +196,44 @@ fn canonical_float(v: &str) -> bool {
     buf[..written] == *v.as_bytes()
 }
 
+/// [`canonical`] for an array's text `v`: compact, every element canonical (a string
+/// element without escapes: `Value` writes it back the same).
+fn canonical_array(v: &str) -> bool {
+    serde_json::from_str::<CompactSeq>(v).is_ok_and(|CompactSeq(len)| len == v.len())
+}
+
+/// An array whose elements are all canonical, and the length of its compact text.
+struct CompactSeq(usize);
+
+impl<'de> Deserialize<'de> for CompactSeq {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_seq(CompactSeqVisitor)
+    }
+}
+
+struct CompactSeqVisitor;
+
+impl<'de> Visitor<'de> for CompactSeqVisitor {
+    type Value = CompactSeq;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of canonical values")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<CompactSeq, A::Error> {
+        let (mut len, mut n) = (2, 0usize);
+        while let Some(raw) = access.next_element::<&'de RawValue>()? {
+            let x = raw.get();
+            if (x.starts_with('"') && x.contains('\\')) || !canonical(x) {
+                return Err(de::Error::custom("not canonical"));
+            }
+            len += x.len();
+            n += 1;
+        }
+        Ok(CompactSeq(len + n.saturating_sub(1)))
+    }
+}
+
 /// [`canonical`] for an object's text `v`.
 fn canonical_object(v: &str) -> bool {
     let Ok(Typed(m)) = serde_json::from_str::<Typed<'_>>(v) else {
@@ -215,6 +256,34 @@ fn canonical_object(v: &str) -> bool {
 /// view parsed, so it does too).
 fn built(text: &str) -> Value {
     parse::parse_event(text).map_or(Value::Null, |p| p.ev)
+}
+
+/// [`built`] from the typed view's members: each field's own raw text parsed, the
+/// payload fields set aside skipped, so an audio delta's kilobytes of base64 are not
+/// scanned again (a real server's delta, spaced or with a nested array, is written to
+/// the log from this `Value`). The last occurrence of a key wins, as in `Value`; a
+/// payload field is set aside exactly when its last occurrence is a string of an audio
+/// delta, and then no occurrence is in `parse_event`'s map either.
+fn from_members(members: Option<&Members<'_>>, aside: &AudioPayload<'_>, text: &str) -> Value {
+    let Some(m) = members else {
+        return built(text);
+    };
+    let mut map = Map::new();
+    for (k, v) in m.iter() {
+        let set_aside = match *k {
+            "delta" => aside.delta.is_some(),
+            "audio" => aside.audio.is_some(),
+            _ => false,
+        };
+        if set_aside {
+            continue;
+        }
+        match serde_json::from_str(v) {
+            Ok(x) => map.insert((*k).to_owned(), x),
+            Err(_) => return built(text),
+        };
+    }
+    Value::Object(map)
 }
 
 impl Event<'_> {
@@ -251,7 +320,8 @@ impl EventView for Event<'_> {
         }
     }
     fn value(&self) -> &Value {
-        self.value.get_or_init(|| built(self.text))
+        self.value
+            .get_or_init(|| from_members(self.members.as_ref(), &self.audio, self.text))
     }
     fn response_id(&self) -> Option<&str> {
         if let Some(id) = self.str_field("response_id") {

@@ -101,13 +101,21 @@ fn an_audio_record_is_written_as_value_writes_it() {
     out.clear();
     assert!(parse(text).unwrap().write_audio_record(3, &mut out));
     assert_eq!(out, recorded(parse_event(text).unwrap().ev, 3));
-    // A float not as `Value` prints it, an array, a nested object out of order, spaced
-    // or with a duplicate key: left to `Value`.
+    // Compact arrays of canonical values (vLLM-Omni's stage metrics carry them).
+    let text = r#"{"type":"response.audio.delta","vllm_omni":{"stage_metrics":{"0":{"vllm_itls_ms":[20.0,20.0]}}},"e":[],"f":[{"a":[1,"é"]},null]}"#;
+    out.clear();
+    assert!(parse(text).unwrap().write_audio_record(3, &mut out));
+    assert_eq!(out, recorded(parse_event(text).unwrap().ev, 3));
+    // A float not as `Value` prints it, a spaced or escaped array, a nested object out
+    // of order, spaced or with a duplicate key: left to `Value`.
     for x in [
         "1.50",
         "1e5",
         "2.0E0",
-        "[1]",
+        "[1, 2]",
+        "[1.50]",
+        r#"["\u00e9"]"#,
+        r#"[{"b":1,"a":2}]"#,
         r#"{"b":1,"a":2}"#,
         r#"{"a": 1}"#,
         r#"{"a":1,"a":1}"#,
