@@ -1,8 +1,9 @@
 //! The process's own resource use, read from `/proc/self` (`getrusage` would need
-//! `unsafe`, which this crate forbids): CPU seconds, peak and current RSS at an instant,
-//! and a sampler that follows the RSS through a phase, so the generator can report what
-//! it cost — CPU per session-second, memory per session in flight — next to what it
-//! measured. Values are `None` where `/proc` is unavailable: missing, never zero.
+//! `unsafe`, which this crate denies outside the stamped read): CPU seconds, peak and
+//! current RSS at an instant, and a sampler that follows the RSS through a phase, so the
+//! generator can report what it cost — CPU per session-second, memory per session in
+//! flight — next to what it measured. Values are `None` where `/proc` is unavailable:
+//! missing, never zero.
 
 use std::thread::JoinHandle;
 use std::time::Duration;

@@ -57,6 +57,7 @@ mod transcription;
 mod trust_interrupt;
 mod trust_io;
 mod turns;
+mod unsafe_rule;
 mod video_faults;
 mod wire;
 mod wire_deflate;

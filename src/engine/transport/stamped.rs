@@ -15,7 +15,7 @@
 //! socket where the option cannot be set, or a read without the control message, is
 //! stamped at the read itself and counted as unstamped.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -40,12 +40,7 @@ pub struct ReadStamp {
 
 thread_local! {
     static LATEST: Cell<Option<ReadStamp>> = const { Cell::new(None) };
-    /// The read buffer `recvmsg` fills and its control buffer, once per shard thread.
-    static SCRATCH: RefCell<(Vec<u8>, Vec<u8>)> = RefCell::new((vec![0; SCRATCH_BYTES], control()));
 }
-
-/// The most one stamped read takes (what awc's codec asks for is usually 8–16 KiB).
-const SCRATCH_BYTES: usize = 64 * 1024;
 
 /// The number of the latest read on this thread (0 before any).
 pub fn seq() -> u64 {
@@ -107,57 +102,93 @@ fn ask_kernel(_: &TcpStream) -> bool {
     false
 }
 
+/// Room for the control messages of one read: the one `SCM_TIMESTAMPNS` takes 32 bytes
+/// on a 64-bit kernel (its header and a `timespec`, each aligned).
+const CONTROL_BYTES: usize = 64;
+
+/// One `recvmsg` straight into `out`'s unfilled part (no copy through a scratch buffer):
+/// the bytes read, now filled in `out` (0 at the end of the stream), and the kernel's
+/// receive time of the last packet, if it gave one.
 #[cfg(target_os = "linux")]
-fn control() -> Vec<u8> {
-    nix::cmsg_space!(nix::sys::time::TimeSpec)
+fn recv_stamped(io: &TcpStream, out: &mut ReadBuf<'_>) -> io::Result<(usize, Option<SystemTime>)> {
+    let mut control = [std::mem::MaybeUninit::uninit(); CONTROL_BYTES];
+    let (n, control) = recvmsg_into(io, out, &mut control)?;
+    Ok((n, kernel_time(control)))
 }
 
-#[cfg(not(target_os = "linux"))]
-fn control() -> Vec<u8> {
-    Vec::new()
-}
-
-/// One `recvmsg` of at most `room` bytes into `out`: the bytes read (0 at the end of the
-/// stream) and the kernel's receive time of the last packet, if it gave one.
+/// The crate's one use of `unsafe` (held by tests/it/unsafe_rule.rs): `recvmsg` into
+/// `out`'s unfilled, uninitialized part and into `control`, then those bytes the kernel
+/// wrote taken as initialized. Returns the bytes read (filled in `out`) and the control
+/// messages written. Zeroing the room first instead (safe) costs a pass over all of it
+/// on every read, most of which a short read never touches.
 #[cfg(target_os = "linux")]
-fn recv_stamped(
+#[allow(unsafe_code)]
+fn recvmsg_into<'c>(
     io: &TcpStream,
-    room: usize,
     out: &mut ReadBuf<'_>,
-) -> io::Result<(usize, Option<SystemTime>)> {
-    use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
-    use std::os::fd::AsRawFd as _;
-    SCRATCH.with_borrow_mut(|(data, cmsg)| {
-        let want = room.min(data.len());
-        let mut iov = [io::IoSliceMut::new(&mut data[..want])];
-        let msg = recvmsg::<()>(io.as_raw_fd(), &mut iov, Some(cmsg), MsgFlags::empty())?;
-        let n = msg.bytes;
-        let at = msg
-            .cmsgs()
-            .ok()
-            .into_iter()
-            .flatten()
-            .find_map(|c| match c {
-                ControlMessageOwned::ScmTimestampns(ts) => {
-                    let since = Duration::new(
-                        u64::try_from(ts.tv_sec()).ok()?,
-                        u32::try_from(ts.tv_nsec()).ok()?,
-                    );
-                    Some(UNIX_EPOCH + since)
-                }
-                _ => None,
-            });
-        out.put_slice(&data[..n]);
-        Ok((n, at))
-    })
+    control: &'c mut [std::mem::MaybeUninit<u8>],
+) -> io::Result<(usize, &'c [u8])> {
+    let room = out.remaining();
+    // SAFETY: `unfilled_mut` only asks that no initialized byte be de-initialized; the
+    // slice is handed to the kernel alone, which only ever writes bytes into it.
+    let unfilled = unsafe { out.unfilled_mut() };
+    let mut data = [socket2::MaybeUninitSlice::new(unfilled)];
+    let mut msg = socket2::MsgHdrMut::new()
+        .with_buffers(&mut data)
+        .with_control(control);
+    let n = socket2::SockRef::from(io).recvmsg(&mut msg, 0)?;
+    let written = msg.control_len();
+    assert!(
+        n <= room && written <= control.len(),
+        "recvmsg past its buffers"
+    );
+    // SAFETY: recvmsg(2) returned `n`: the kernel wrote exactly the first `n` bytes of
+    // `out`'s unfilled part (`n` ≤ that slice's length, checked above), and set
+    // msg_controllen to the `written` bytes of control messages it wrote at the start of
+    // `control` (≤ its length, checked above). Nothing else is taken as initialized.
+    let control = unsafe {
+        out.assume_init(n);
+        control[..written].assume_init_ref()
+    };
+    out.advance(n);
+    Ok((n, control))
+}
+
+/// The `SCM_TIMESTAMPNS` receive time among the control messages `control` holds, if
+/// there is one. The headers are the kernel's (`size_t` length, `int` level and type;
+/// each header and message aligned to `size_t`), read byte by byte.
+#[cfg(target_os = "linux")]
+fn kernel_time(control: &[u8]) -> Option<SystemTime> {
+    use nix::libc::{SCM_TIMESTAMPNS, SOL_SOCKET, c_int, c_long};
+    const WORD: usize = size_of::<usize>();
+    const INT: usize = size_of::<c_int>();
+    const LONG: usize = size_of::<c_long>();
+    const HEADER: usize = (WORD + 2 * INT).next_multiple_of(WORD);
+    let mut rest = control;
+    while rest.len() >= HEADER {
+        let len = usize::from_ne_bytes(field::<WORD>(rest, 0)?);
+        let level = c_int::from_ne_bytes(field::<INT>(rest, WORD)?);
+        let kind = c_int::from_ne_bytes(field::<INT>(rest, WORD + INT)?);
+        let body = rest.get(HEADER..len)?;
+        if (level, kind) == (SOL_SOCKET, SCM_TIMESTAMPNS) {
+            let sec = c_long::from_ne_bytes(field::<LONG>(body, 0)?);
+            let nsec = c_long::from_ne_bytes(field::<LONG>(body, LONG)?);
+            let since = Duration::new(u64::try_from(sec).ok()?, u32::try_from(nsec).ok()?);
+            return Some(UNIX_EPOCH + since);
+        }
+        rest = rest.get(len.next_multiple_of(WORD)..).unwrap_or_default();
+    }
+    None
+}
+
+/// `N` bytes of `bytes` from `at`, if there are that many.
+#[cfg(target_os = "linux")]
+fn field<const N: usize>(bytes: &[u8], at: usize) -> Option<[u8; N]> {
+    bytes.get(at..at.checked_add(N)?)?.try_into().ok()
 }
 
 #[cfg(not(target_os = "linux"))]
-fn recv_stamped(
-    _: &TcpStream,
-    _: usize,
-    _: &mut ReadBuf<'_>,
-) -> io::Result<(usize, Option<SystemTime>)> {
+fn recv_stamped(_: &TcpStream, _: &mut ReadBuf<'_>) -> io::Result<(usize, Option<SystemTime>)> {
     Err(io::ErrorKind::Unsupported.into())
 }
 
@@ -181,26 +212,52 @@ impl AsyncRead for StampedTcp {
         }
         loop {
             ready!(this.io.poll_read_ready(cx))?;
-            let room = buf.remaining();
-            match this.io.try_io(tokio::io::Interest::READABLE, || {
-                recv_stamped(&this.io, room, buf)
-            }) {
-                Ok((n, kernel)) => {
-                    if n > 0 {
-                        let (now, real_now) = (Instant::now(), SystemTime::now());
-                        match kernel {
-                            Some(k) => {
-                                let (at, age) = on_monotonic(k, now, real_now);
-                                note(at, Some(age));
-                            }
-                            None => note(now, None),
+            match this.read_once(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                Err(e) => return Poll::Ready(Err(e)),
+                Ok((0, _)) => return Poll::Ready(Ok(())),
+                Ok((_, kernel)) => {
+                    let (now, real_now) = (Instant::now(), SystemTime::now());
+                    match kernel {
+                        Some(k) => {
+                            let (at, age) = on_monotonic(k, now, real_now);
+                            note(at, Some(age));
                         }
+                        None => note(now, None),
                     }
                     return Poll::Ready(Ok(()));
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Poll::Ready(Err(e)),
             }
+        }
+    }
+}
+
+impl StampedTcp {
+    /// One stamped read if the socket is marked readable (`WouldBlock` if it is not, or
+    /// if the kernel had nothing). A short read (some bytes, fewer than `buf` had room
+    /// for) drained the socket, so it also clears the readiness, as tokio's own
+    /// `TcpStream::poll_read` does: the next poll sleeps until epoll reports new bytes
+    /// instead of making a `recvmsg` that finds nothing. It does so by handing `try_io` a
+    /// `WouldBlock` and keeping the read aside. That is race-free: `try_io` takes the
+    /// readiness event (its tick) before the read and clears only that tick, so bytes
+    /// that arrive after the kernel's copy raise a new edge-triggered event, which either
+    /// has already moved the tick on (the clear does nothing) or is still queued in epoll
+    /// (it marks the socket readable again and wakes the reader); a peer's close
+    /// (`READ_CLOSED`) is never cleared, so the end of the stream is still read.
+    fn read_once(&self, buf: &mut ReadBuf<'_>) -> io::Result<(usize, Option<SystemTime>)> {
+        let room = buf.remaining();
+        let mut short = None;
+        let read = self.io.try_io(tokio::io::Interest::READABLE, || {
+            let (n, kernel) = recv_stamped(&self.io, buf)?;
+            if 0 < n && n < room {
+                short = Some((n, kernel));
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            Ok((n, kernel))
+        });
+        match (read, short) {
+            (_, Some(read)) => Ok(read),
+            (read, None) => read,
         }
     }
 }
