@@ -155,6 +155,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
     let switch = interrupt.as_ref().map(|i| i.switch.clone());
     let (tx, rx) = tokio::sync::oneshot::channel();
     let setup_cost = setup_cost::SetupTally::default();
+    let spool_of = Arc::clone(&workload);
     let args = CoordArgs {
         workload,
         url: cfg.url.clone(),
@@ -205,6 +206,10 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         }
         Ok::<_, EngineError>(run)
     })?;
+    // Every sample has ended: the spool's last batch is handed over and each sample's
+    // send lateness read back (never on a shard thread while others are paced).
+    let mut run = run;
+    crate::workload::spool::lateness::restore_run(&mut run, spool_of.spool());
     let artifact_errors = writer.map(writer::Writer::finish).unwrap_or_default();
     // A trace or manifest not written fails the run like any artifact.
     let interrupted = switch.is_some_and(|s| s.is_triggered());

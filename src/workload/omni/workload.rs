@@ -428,6 +428,10 @@ impl Workload for OmniWorkload {
         self.descriptor.get_or_init(|| self.make_descriptor())
     }
 
+    fn spool(&self) -> Option<&Spool> {
+        self.prepared.get().map(|p| &p.spool)
+    }
+
     fn headline_ms(
         &self,
         rec: &crate::workload::SampleRecord<Option<DuplexOutput>>,
