@@ -112,10 +112,8 @@ impl LiveMetrics {
             } else {
                 *st.failed.entry((p, kind.to_string())).or_default() += 1;
             }
-            if !rec.warmup {
-                if let Some(v) = headline_ms {
-                    st.headline.observe(v / 1000.0);
-                }
+            if let Some(v) = headline_ms.filter(|_| !rec.warmup) {
+                st.headline.observe(v / 1000.0);
             }
         });
     }
