@@ -115,7 +115,9 @@ pub enum EngineError {
 /// What came out of a run besides the samples: artifact (and trace) write errors.
 #[derive(Debug)]
 pub struct EngineOutput {
-    /// Every sample, warm-ups flagged.
+    /// Every sample, warm-ups flagged; each one's send lateness still as its sender
+    /// handed it over (read it back with
+    /// [`crate::workload::spool::lateness::restore_run`] before reading the values).
     pub run: RunRecord,
     /// Artifact and trace files that could not be written (path: error).
     pub artifact_errors: Vec<String>,
@@ -155,7 +157,6 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
     let switch = interrupt.as_ref().map(|i| i.switch.clone());
     let (tx, rx) = tokio::sync::oneshot::channel();
     let setup_cost = setup_cost::SetupTally::default();
-    let spool_of = Arc::clone(&workload);
     let args = CoordArgs {
         workload,
         url: cfg.url.clone(),
@@ -206,10 +207,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         }
         Ok::<_, EngineError>(run)
     })?;
-    // Every sample has ended: the spool's last batch is handed over and each sample's
-    // send lateness read back (never on a shard thread while others are paced).
-    let mut run = run;
-    crate::workload::spool::lateness::restore_run(&mut run, spool_of.spool());
+
     let artifact_errors = writer.map(writer::Writer::finish).unwrap_or_default();
     // A trace or manifest not written fails the run like any artifact.
     let interrupted = switch.is_some_and(|s| s.is_triggered());

@@ -274,8 +274,13 @@ pub fn run_serving(
     let run_start_unix_s = unix_now();
     record::stamp_start(cfg.record.as_mut(), run_start_unix_s);
     let this_run = workload.clone().begin_run();
-    let (out, usage, live_wall_s) = live_phase(cfg, this_run.clone(), scenario);
+    let (mut out, usage, live_wall_s) = live_phase(cfg, this_run.clone(), scenario);
     enter(&switch, engine::interrupt::Phase::Publishing);
+    // Each sample's send lateness, read back (its spilled span after the spool's flush):
+    // publication's work, outside the live phase's usage.
+    if let Ok(o) = &mut out {
+        crate::workload::spool::lateness::restore_run(&mut o.run, this_run.spool());
+    }
     let target_timeline = scraper.map(crate::util::scrape::Scraper::finish);
     join_printers(printer, progress_thread);
     if let Some(s) = server {

@@ -10,8 +10,9 @@
 //! it hands over the spilled span and the open chunk, unread, with the running tallies
 //! taken as each value was recorded (how many, how many above the run's generator bound,
 //! the largest), which are what the coordinator, the progress line and the outcome rules
-//! read while the run is live. After the run, once every sample has ended, the engine
-//! flushes the spool and [`restore_run`] decodes each sample's bytes into
+//! read while the run is live. After the run (at the start of publication, outside the
+//! live phase's usage), the runner flushes the spool and [`restore_run`] decodes each
+//! sample's bytes into
 //! [`crate::workload::SampleRecord::send_lateness_s`]: every output (the JSON generator
 //! block, each sample's maximum, the HDR series, the terminal summary) reads those
 //! values, the very ones the sender took (`Duration::as_secs_f64` of the same
