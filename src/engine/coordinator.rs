@@ -326,6 +326,16 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
             lines: st.args.lines.clone(),
             record: st.args.record.clone(),
             setup_cost: st.args.setup_cost.clone(),
+            lateness: super::lateness::LatenessSetup {
+                spool: st
+                    .args
+                    .workload
+                    .spool()
+                    .map(crate::workload::spool::Spool::session),
+                bound_s: st.args.generator_bound_ms / 1000.0,
+                live: st.args.live.clone().filter(|_| !warmup),
+                chunk_bytes: super::lateness::CHUNK_BYTES,
+            },
         };
         let args = SampleArgs {
             session: st.args.workload.session(&ctx),
@@ -370,6 +380,7 @@ fn failed_record(st: &CoordState, idx: usize, msg: crate::workload::Failure) -> 
         ended_s: now,
         outcome: Err(msg),
         send_lateness_s: Vec::new(),
+        send_lateness: Default::default(),
         playback: None,
         output: None,
     }
@@ -384,12 +395,13 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
     st.actors.remove(&idx);
     let warmup = rec.warmup;
     let headline_ms = st.args.workload.headline_ms(&rec);
-    let bound_s = st.args.generator_bound_ms / 1000.0;
-    if !warmup && !rec.send_lateness_s.is_empty() {
-        let late = rec.send_lateness_s.iter().filter(|l| **l > bound_s).count();
+    // Tallied by the sender as it recorded each value (the values are read after the
+    // run): how many, how many above the generator bound.
+    let sent = &rec.send_lateness;
+    if !warmup && sent.count > 0 {
         st.progress(ProgressEvent::Sends {
-            sends: u32::try_from(rec.send_lateness_s.len()).unwrap_or(u32::MAX),
-            late: u32::try_from(late).unwrap_or(u32::MAX),
+            sends: u32::try_from(sent.count).unwrap_or(u32::MAX),
+            late: u32::try_from(sent.late).unwrap_or(u32::MAX),
         });
     }
     if let Some(p) = rec

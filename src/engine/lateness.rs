@@ -4,61 +4,127 @@
 //! `f64` seconds that was 8 bytes a message, the largest thing a soak's sessions kept
 //! per response (~23 appends each). Kept here as the [`Duration`]'s whole nanoseconds in
 //! LEB128 (7 bits a byte): a lateness under 2.1 ms is 3 bytes, under 268 ms 4. It is
-//! exact: [`LatenessLog::seconds`] converts each back with the same
-//! [`Duration::as_secs_f64`] the sender used to push, so every output sees the bits it
-//! saw before (a proptest holds them equal).
+//! exact: the values are read back with the same [`Duration::as_secs_f64`] the sender
+//! used to push ([`crate::workload::spool::lateness::decode`]), so every output sees the
+//! bits it saw before (a proptest holds them equal).
 //!
-//! The bytes are kept in chunks of [`CHUNK_BYTES`], each grown in steps
-//! ([`crate::util::grow`]), so a long session's log holds unused at most an eighth of
-//! its open chunk and one step (a single vector doubling held up to as much again as it
-//! used, ~6 KB of a 10-minute session's 10 KB, and copied itself at each doubling; a
-//! chunk reserved whole held up to 4 KiB unused).
+//! The bytes are kept in chunks of at most [`CHUNK_BYTES`], each grown in steps
+//! ([`crate::util::grow`]). When the run has a spool ([`LatenessSetup::spool`]) each
+//! full chunk is appended to the sample's own log file there (through the spool's shared
+//! batch and writer thread: no IO here) and the chunk is reused, so a held session keeps
+//! at most one chunk of lateness however long it is held; without one the full chunks
+//! stay in memory. Either way the sample's end ([`LatenessLog::hand_over`]) reads
+//! nothing back: it hands over the spilled span and the open chunk, and the values are
+//! read after the run ([`crate::workload::spool::lateness::restore_run`]).
+//!
+//! What the run reads while it is live is tallied as each value is recorded: how many,
+//! how many above the run's generator bound, the largest, and (for a measured sample of
+//! a run with live metrics) the live histogram observes the value at once.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::live::LiveMetrics;
 use crate::util::{grow, leb128};
+use crate::workload::spool::SessionSpool;
+use crate::workload::spool::lateness::SentLateness;
+use crate::workload::spool::spilled::LogParts;
 
-/// Bytes of one chunk of a log.
+/// Bytes of one chunk of a log (the default of [`LatenessSetup::chunk_bytes`]).
 pub const CHUNK_BYTES: usize = 4096;
 
 /// The longest LEB128 number (`u64::MAX`).
 const MAX_LEB128: usize = 10;
 
+/// How a sample's sender keeps its lateness (the run's settings for it).
+#[derive(Debug)]
+pub struct LatenessSetup {
+    /// The sample's own log file in the run's spool, for full chunks; `None`: they stay
+    /// in memory.
+    pub spool: Option<SessionSpool>,
+    /// The generator bound, seconds: a value above it is counted late (the progress
+    /// line's "n of m sends").
+    pub bound_s: f64,
+    /// The live metrics to observe each value into at once (measured samples of a run
+    /// with `--metrics-addr`).
+    pub live: Option<Arc<LiveMetrics>>,
+    /// Bytes of a chunk ([`CHUNK_BYTES`]; smaller under test, to spill often).
+    pub chunk_bytes: usize,
+}
+
+impl Default for LatenessSetup {
+    fn default() -> Self {
+        Self {
+            spool: None,
+            bound_s: f64::INFINITY,
+            live: None,
+            chunk_bytes: CHUNK_BYTES,
+        }
+    }
+}
+
 /// The lateness values of one sample, in send order (see the module header).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 pub struct LatenessLog {
-    /// Chunks filled to within one value of [`CHUNK_BYTES`], in order.
+    /// Chunks filled to within one value of the chunk size, in order (only without a
+    /// spool).
     full: Vec<Vec<u8>>,
     /// The chunk being filled.
     open: Vec<u8>,
-    len: usize,
+    count: u64,
+    late: u64,
+    max: Option<Duration>,
+    setup: LatenessSetup,
 }
 
 impl LatenessLog {
-    /// Appends `late`.
+    /// An empty log kept as `setup` says.
+    pub fn new(setup: LatenessSetup) -> Self {
+        Self {
+            setup,
+            ..Self::default()
+        }
+    }
+
+    /// Appends `late`, tallies it and observes it live.
     pub fn push(&mut self, late: Duration) {
+        let chunk = self.setup.chunk_bytes.max(MAX_LEB128 + 1);
+        grow::reserve_within(&mut self.open, MAX_LEB128, chunk);
         // A lateness past u64 nanoseconds (584 years) cannot come from an `Instant`.
-        grow::reserve_within(&mut self.open, MAX_LEB128, CHUNK_BYTES);
         leb128::put(
             &mut self.open,
             u64::try_from(late.as_nanos()).unwrap_or(u64::MAX),
         );
-        self.len += 1;
-        if self.open.len() + MAX_LEB128 > CHUNK_BYTES {
-            self.full.push(std::mem::take(&mut self.open));
+        self.count += 1;
+        let s = late.as_secs_f64();
+        if s > self.setup.bound_s {
+            self.late += 1;
+        }
+        self.max = self.max.max(Some(late));
+        if let Some(live) = &self.setup.live {
+            live.lateness(s);
+        }
+        if self.open.len() + MAX_LEB128 > chunk {
+            match &mut self.setup.spool {
+                Some(spool) => {
+                    spool.append(&self.open);
+                    self.open.clear();
+                }
+                None => self.full.push(std::mem::take(&mut self.open)),
+            }
         }
     }
 
     /// How many values it holds.
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.len
+        self.count as usize
     }
 
     /// Holds no value.
     #[cfg(test)]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.count == 0
     }
 
     /// Bytes it holds (its chunks' capacities).
@@ -68,16 +134,39 @@ impl LatenessLog {
         chunks + self.open.capacity() + self.full.capacity() * std::mem::size_of::<Vec<u8>>()
     }
 
-    /// Every value as [`Duration::as_secs_f64`] gives it, in push order.
+    /// Every value as [`Duration::as_secs_f64`] gives it, in push order (a log that
+    /// never spilled).
+    #[cfg(test)]
     pub fn seconds(&self) -> Vec<f64> {
-        let mut out = Vec::with_capacity(self.len);
-        for chunk in self.full.iter().chain([&self.open]) {
-            let mut at = 0;
-            while let Some(n) = leb128::get(chunk, &mut at) {
-                out.push(Duration::from_nanos(n).as_secs_f64());
-            }
+        let bytes: Vec<u8> = self
+            .full
+            .iter()
+            .chain([&self.open])
+            .flatten()
+            .copied()
+            .collect();
+        crate::workload::spool::lateness::decode(&bytes)
+    }
+
+    /// The sample's lateness as the report reads it: the spilled span, the bytes still
+    /// in memory and the tallies. No IO.
+    pub fn hand_over(self) -> SentLateness {
+        let spilled = (self.setup.spool.as_ref())
+            .map(SessionSpool::whole)
+            .filter(|s| s.len > 0);
+        let tail = if self.full.is_empty() {
+            self.open
+        } else {
+            let mut all = self.full.concat();
+            all.extend_from_slice(&self.open);
+            all
+        };
+        SentLateness {
+            parts: LogParts { spilled, tail },
+            count: self.count,
+            late: self.late,
+            max_s: self.max.map(|d| d.as_secs_f64()),
         }
-        out
     }
 }
 

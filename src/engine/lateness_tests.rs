@@ -62,3 +62,61 @@ fn a_long_log_holds_unused_at_most_one_growth_step() {
         .collect();
     assert_eq!(log.seconds(), want);
 }
+
+fn spooled(spool: &crate::workload::spool::Spool, chunk_bytes: usize) -> LatenessLog {
+    LatenessLog::new(super::LatenessSetup {
+        spool: Some(spool.session().log()),
+        bound_s: 0.002,
+        chunk_bytes,
+        ..Default::default()
+    })
+}
+
+proptest! {
+    #[test]
+    fn a_spilled_log_hands_over_the_values_and_tallies_of_one_kept_in_memory(
+        nanos in prop::collection::vec(prop_oneof![0u64..10_000_000, any::<u64>()], 0..2_000),
+        chunk in 1usize..200,
+    ) {
+        let tmp = tempfile::tempdir().unwrap();
+        let spool = crate::workload::spool::Spool::create(tmp.path()).unwrap();
+        let mut spilled = spooled(&spool, chunk);
+        let mut kept = LatenessLog::new(super::LatenessSetup { bound_s: 0.002, ..Default::default() });
+        for n in &nanos {
+            spilled.push(Duration::from_nanos(*n));
+            kept.push(Duration::from_nanos(*n));
+        }
+        let (s, k) = (spilled.hand_over(), kept.hand_over());
+        prop_assert_eq!(k.parts.spilled, None);
+        prop_assert_eq!((s.count, s.late, s.max_s), (k.count, k.late, k.max_s));
+        spool.flush();
+        let (sv, kv) = (s.values(Some(&spool)).unwrap(), k.values(None).unwrap());
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        prop_assert_eq!(bits(&sv), bits(&kv));
+        let want: Vec<f64> = nanos.iter().map(|n| Duration::from_nanos(*n).as_secs_f64()).collect();
+        prop_assert_eq!(bits(&kv), bits(&want));
+        prop_assert_eq!(k.late, want.iter().filter(|l| **l > 0.002).count() as u64);
+        prop_assert_eq!(k.max_s, want.iter().copied().reduce(f64::max));
+    }
+}
+
+#[test]
+fn a_spilling_log_keeps_at_most_one_chunk_however_long_and_reads_nothing_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = crate::workload::spool::Spool::create(tmp.path()).unwrap();
+    let mut log = spooled(&spool, super::CHUNK_BYTES);
+    // The spool's writer is gone before the pushes: handing over needs no read.
+    spool.close().unwrap();
+    for k in 0..100_000u64 {
+        log.push(Duration::from_nanos(100_000 + k));
+        assert!(log.heap_bytes() <= super::CHUNK_BYTES + 64, "at {k}");
+    }
+    let sent = log.hand_over();
+    let spilled = sent.parts.spilled.expect("spilled");
+    assert_eq!(spilled.len + sent.parts.tail.len() as u64, 300_000);
+    assert_eq!(sent.count, 100_000);
+    assert_eq!(
+        sent.max_s,
+        Some(Duration::from_nanos(199_999).as_secs_f64())
+    );
+}

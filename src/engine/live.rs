@@ -14,7 +14,9 @@
 //!
 //! One number, one source: the histograms observe the very values the sample records
 //! hold (`queue_wait_s`, each `send_lateness_s`), which the JSON result's generator block
-//! summarizes, so counts agree exactly and sums to rounding.
+//! summarizes, so counts agree exactly and sums to rounding. Each send lateness is
+//! observed by the sender as it records it ([`LiveMetrics::lateness`]), since a held
+//! sample's values are spilled to the spool and read back only after the run.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -88,6 +90,12 @@ impl LiveMetrics {
         });
     }
 
+    /// A measured sample's sender recorded a send lateness of `late_s` (observed as it
+    /// is recorded: the sample's values are not in memory at its end).
+    pub fn lateness(&self, late_s: f64) {
+        self.with(|st| st.lateness.observe(late_s));
+    }
+
     /// A sample ended in `class` (if classified); `headline_ms` is the workload's
     /// headline value for it, if any. A failed sample is counted under its
     /// [`crate::workload::FailureKind::label`].
@@ -104,13 +112,8 @@ impl LiveMetrics {
             } else {
                 *st.failed.entry((p, kind.to_string())).or_default() += 1;
             }
-            if !rec.warmup {
-                for l in &rec.send_lateness_s {
-                    st.lateness.observe(*l);
-                }
-                if let Some(v) = headline_ms {
-                    st.headline.observe(v / 1000.0);
-                }
+            if let Some(v) = headline_ms.filter(|_| !rec.warmup) {
+                st.headline.observe(v / 1000.0);
             }
         });
     }

@@ -19,6 +19,7 @@ fn rec(warmup: bool, ok: bool, lateness_ms: &[f64]) -> SampleRecord {
             Err(Failure::new(FailureKind::Connect, "boom"))
         },
         send_lateness_s: lateness_ms.iter().map(|l| l / 1000.0).collect(),
+        send_lateness: Default::default(),
         playback: None,
         output: None,
     }
@@ -31,6 +32,10 @@ fn tallies_follow_starts_and_ends_and_render_as_prometheus_text() {
     m.ended(&rec(true, true, &[50.0]), None, Some(999.0));
     m.started(false, 0.002);
     m.started(false, 0.004);
+    // The measured sample's sender observes each lateness as it records it (a warm-up's
+    // sender has no live metrics).
+    m.lateness(0.001);
+    m.lateness(0.003);
     m.ended(&rec(false, false, &[1.0, 3.0]), None, None);
     let text = m.render();
     for want in [

@@ -115,7 +115,9 @@ pub enum EngineError {
 /// What came out of a run besides the samples: artifact (and trace) write errors.
 #[derive(Debug)]
 pub struct EngineOutput {
-    /// Every sample, warm-ups flagged.
+    /// Every sample, warm-ups flagged; each one's send lateness still as its sender
+    /// handed it over (read it back with
+    /// [`crate::workload::spool::lateness::restore_run`] before reading the values).
     pub run: RunRecord,
     /// Artifact and trace files that could not be written (path: error).
     pub artifact_errors: Vec<String>,
@@ -205,6 +207,7 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
         }
         Ok::<_, EngineError>(run)
     })?;
+
     let artifact_errors = writer.map(writer::Writer::finish).unwrap_or_default();
     // A trace or manifest not written fails the run like any artifact.
     let interrupted = switch.is_some_and(|s| s.is_triggered());

@@ -72,6 +72,8 @@ pub struct SampleMeta {
     pub record: Option<Recorder>,
     /// The run's tally of what opening each session cost.
     pub setup_cost: super::setup_cost::SetupTally,
+    /// How the sample's sender keeps its lateness (spilled, tallied, observed live).
+    pub lateness: super::lateness::LatenessSetup,
 }
 
 /// The sample supervisor actor.
@@ -144,6 +146,7 @@ async fn live(args: SampleArgs, mut control: UnboundedReceiver<Control>, me: Act
         tape: (meta.record.as_ref())
             .map(|r| r.recording.tape(meta.idx, meta.warmup, meta.run_start)),
         setup_cost: Some(meta.setup_cost.clone()),
+        lateness: meta.lateness,
     };
     let mut ended = AssertUnwindSafe(session::run(setup, session, &mut control))
         .catch_unwind()
@@ -222,6 +225,7 @@ fn record(
         ended_s: since(now),
         outcome: Ok(()),
         send_lateness_s: Vec::new(),
+        send_lateness: Default::default(),
         playback: None,
         output: None,
     };
@@ -243,7 +247,7 @@ fn record(
     };
     rec.opened_s = ended.opened.map(since);
     rec.outcome = ended.outcome;
-    rec.send_lateness_s = ended.send_lateness_s;
+    rec.send_lateness = ended.send_lateness;
     rec.playback = ended.playback;
     // The typed output goes to the run's store; the engine's record says it is there.
     ended.session.finish();

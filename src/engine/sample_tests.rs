@@ -50,7 +50,12 @@ fn ended(finished: &Arc<Mutex<bool>>) -> Ended {
         session: Box::new(Done(finished.clone())),
         outcome: Err(Failure::new(FailureKind::Timeout, "slow")),
         opened: Some(Instant::now()),
-        send_lateness_s: vec![0.001, 0.002],
+        send_lateness: {
+            let mut log = crate::engine::lateness::LatenessLog::default();
+            log.push(std::time::Duration::from_millis(1));
+            log.push(std::time::Duration::from_millis(2));
+            log.hand_over()
+        },
         playback: Some(PlaybackSummary::default()),
         tape: None,
     }
@@ -62,7 +67,13 @@ fn everything_the_live_phase_returned_is_in_the_record() {
     let (rec, artifacts) = record(&heading(true), Instant::now(), Ok(ended(&finished)));
     assert_eq!((rec.idx, rec.scheduled_s, rec.queue_wait_s), (3, 0.5, 0.25));
     assert_eq!(rec.outcome.unwrap_err().message, "slow");
-    assert_eq!(rec.send_lateness_s, [0.001, 0.002]);
+    // Handed over unread: the values are read after the run.
+    assert!(rec.send_lateness_s.is_empty());
+    assert_eq!(rec.send_lateness.values(None).unwrap(), [0.001, 0.002]);
+    assert_eq!(
+        (rec.send_lateness.count, rec.send_lateness.max_s),
+        (2, Some(0.002))
+    );
     assert!(rec.opened_s.is_some() && rec.playback.is_some() && rec.output.is_some());
     assert!(*finished.lock().unwrap(), "the session's output was stored");
     assert_eq!(artifacts.len(), 1);

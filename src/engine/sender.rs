@@ -27,10 +27,11 @@ use actix_http::ws::ProtocolError;
 use awc::ws::{CloseCode, Message};
 use tokio::time::Instant;
 
-use super::lateness::LatenessLog;
+use super::lateness::{LatenessLog, LatenessSetup};
 use super::record::Tape;
 use super::transport::{WsSink, to_message};
 use crate::workload::OutMsg;
+use crate::workload::spool::lateness::SentLateness;
 
 /// Something waiting to be written.
 enum Waiting {
@@ -72,6 +73,13 @@ impl Sender {
     /// This sender, taping what it writes on `tape` (when the run records).
     pub fn with_tape(mut self, tape: Option<Tape>) -> Self {
         self.tape = tape;
+        self
+    }
+
+    /// This sender, keeping its lateness as `setup` says (spilled to the run's spool,
+    /// tallied against the generator bound, observed live).
+    pub fn with_lateness(mut self, setup: LatenessSetup) -> Self {
+        self.lateness = LatenessLog::new(setup);
         self
     }
 
@@ -180,9 +188,10 @@ impl Sender {
         let _ = self.sink.close().await;
     }
 
-    /// The lateness samples (seconds), taken out.
-    pub fn take_lateness(&mut self) -> Vec<f64> {
-        std::mem::take(&mut self.lateness).seconds()
+    /// The lateness record, taken out unread (its spilled span, its bytes in memory, its
+    /// tallies: no IO).
+    pub fn take_lateness(&mut self) -> SentLateness {
+        std::mem::take(&mut self.lateness).hand_over()
     }
 
     fn first_write(&mut self) {

@@ -73,7 +73,7 @@ fn an_idle_socket_takes_a_message_at_once_timed_before_the_write() {
         // A reactive message (no schedule) is sent but not timed.
         sender.send(text("ack", None)).unwrap();
         assert!(sender.idle() && !sender.has_waiting());
-        assert_eq!(sender.take_lateness(), [0.003]);
+        assert_eq!(sender.take_lateness().values(None).unwrap(), [0.003]);
         assert_eq!(next_text(&mut server).await, "hello");
         assert_eq!(next_text(&mut server).await, "ack");
     });
@@ -108,7 +108,7 @@ fn a_blocked_write_waits_for_the_drain_and_frames_stay_whole_and_in_order() {
         assert_eq!(second, "next");
         assert_eq!(pong, Frame::Pong(Bytes::from_static(b"p")));
         assert!(sender.idle());
-        let lateness = sender.take_lateness();
+        let lateness = sender.take_lateness().values(None).unwrap();
         assert_eq!(lateness[0], 0.0);
         // The queued message was timed when the sender got to it: after the server began
         // reading, 5 ms after the start, so at least 4 ms past its intended time.

@@ -59,6 +59,8 @@ pub struct Setup {
     pub lines: Option<crossbeam_channel::Sender<String>>,
     /// The session's wire trace, when the run records (`--record`).
     pub tape: Option<Tape>,
+    /// How the sender keeps its lateness (spilled, tallied, observed live).
+    pub lateness: super::lateness::LatenessSetup,
     /// Where the CPU spent connecting and sending the opening messages is added, when
     /// the run counts it.
     pub setup_cost: Option<super::setup_cost::SetupTally>,
@@ -72,8 +74,8 @@ pub struct Ended {
     pub outcome: Result<(), Failure>,
     /// When the socket opened (`None`: it never did).
     pub opened: Option<Instant>,
-    /// Lateness of every scheduled message, seconds.
-    pub send_lateness_s: Vec<f64>,
+    /// Lateness of every scheduled message, as the sender handed it over (unread).
+    pub send_lateness: crate::workload::spool::lateness::SentLateness,
     /// What the listener experienced (`None`: the socket never opened).
     pub playback: Option<PlaybackSummary>,
     /// The session's wire trace, when the run records.
@@ -118,7 +120,7 @@ pub async fn run(
                 session,
                 outcome: Err(outcome),
                 opened: None,
-                send_lateness_s: Vec::new(),
+                send_lateness: Default::default(),
                 playback: None,
                 tape,
             };
@@ -133,7 +135,9 @@ pub async fn run(
     let mut live = Live {
         session,
         outcome: None,
-        sender: Sender::new(sink).with_tape(tape),
+        sender: Sender::new(sink)
+            .with_tape(tape)
+            .with_lateness(setup.lateness),
         playback: Playback::new(setup.playback, opened),
         wake: Wake::default(),
         lines: setup.lines,
@@ -153,7 +157,7 @@ pub async fn run(
     Ended {
         outcome: live.outcome.unwrap_or(Ok(())),
         opened: Some(opened),
-        send_lateness_s: live.sender.take_lateness(),
+        send_lateness: live.sender.take_lateness(),
         playback: Some(live.playback.finish()),
         tape: live.sender.take_tape(),
         session: live.session,

@@ -274,8 +274,9 @@ pub fn run_serving(
     let run_start_unix_s = unix_now();
     record::stamp_start(cfg.record.as_mut(), run_start_unix_s);
     let this_run = workload.clone().begin_run();
-    let (out, usage, live_wall_s) = live_phase(cfg, this_run.clone(), scenario);
+    let (mut out, usage, live_wall_s) = live_phase(cfg, this_run.clone(), scenario);
     enter(&switch, engine::interrupt::Phase::Publishing);
+    read_lateness_back(&mut out, &*this_run);
     let target_timeline = scraper.map(crate::util::scrape::Scraper::finish);
     join_printers(printer, progress_thread);
     if let Some(s) = server {
@@ -415,6 +416,17 @@ fn outputs_writable(scenario: &Scenario) -> Result<(), RunError> {
         }
     }
     Ok(())
+}
+
+/// Reads each sample's send lateness back (its spilled span after the spool's flush):
+/// publication's work, outside the live phase's usage.
+fn read_lateness_back(
+    out: &mut Result<engine::EngineOutput, engine::EngineError>,
+    run: &dyn crate::workload::WorkloadRun,
+) {
+    if let Ok(o) = out {
+        crate::workload::spool::lateness::restore_run(&mut o.run, run.spool());
+    }
 }
 
 /// Runs the engine (the live phase), returning its output, the process's resource usage

@@ -182,3 +182,7 @@ pub(super) fn engine_series(run: &RunRecord) -> Vec<crate::util::histlog::Series
         crate::util::histlog::Series::micros(crate::util::histlog::COMPLETED_TAG, completed),
     ]
 }
+
+#[cfg(test)]
+#[path = "result_lateness_tests.rs"]
+mod lateness_tests;

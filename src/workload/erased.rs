@@ -87,6 +87,10 @@ pub trait WorkloadRun: Send + Sync {
     fn headline_ms(&self, rec: &SampleRecord) -> Option<f64>;
     /// Join the records with the stored outputs and call [`Workload::report`].
     fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, WorkloadError>;
+    /// [`Workload::spool`].
+    fn spool(&self) -> Option<&super::spool::Spool> {
+        None
+    }
 }
 
 /// A [`Session`] with its output type erased: `finish` stores the output in its run.
@@ -170,6 +174,9 @@ impl<W: Workload> WorkloadRun for TypedRun<W> {
             store.insert(rec.idx, o);
         }
         ms
+    }
+    fn spool(&self) -> Option<&super::spool::Spool> {
+        self.workload.spool()
     }
     fn report(&self, run: RunRecord) -> Result<Box<dyn Report>, WorkloadError> {
         let mut outputs =

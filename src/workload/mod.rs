@@ -450,6 +450,11 @@ pub trait Workload: Send + Sync + 'static {
     fn headline_ms(&self, _rec: &SampleRecord<Output<Self>>) -> Option<f64> {
         None
     }
+    /// The run's spool, when the workload keeps one (prepared): the engine spills each
+    /// sample's send lateness there and reads it back after the run.
+    fn spool(&self) -> Option<&spool::Spool> {
+        None
+    }
 }
 
 /// What the engine tells a workload about the sample it wants a session for.

@@ -26,8 +26,15 @@ pub struct SampleRecord<O = ()> {
     pub ended_s: f64,
     /// `Ok`, or the failure's kind and message.
     pub outcome: Result<(), Failure>,
-    /// Sender lateness (actual − intended) for scheduled messages, seconds.
+    /// Sender lateness (actual − intended) for scheduled messages, seconds: every value
+    /// once the run has ended (read back by
+    /// [`crate::workload::spool::lateness::restore_run`]), empty while the values are
+    /// still in [`SampleRecord::send_lateness`].
     pub send_lateness_s: Vec<f64>,
+    /// The lateness as the sender handed it over: its running tallies (count, above the
+    /// generator bound, largest), read while the run is live, and its values' bytes
+    /// until they are read back.
+    pub send_lateness: crate::workload::spool::lateness::SentLateness,
     /// What the playback role observed (absent when the socket never opened).
     pub playback: Option<crate::workload::playback::PlaybackSummary>,
     /// The session's own record, when the session got far enough to have one (the
@@ -49,6 +56,7 @@ impl SampleRecord {
             ended_s: self.ended_s,
             outcome: self.outcome,
             send_lateness_s: self.send_lateness_s,
+            send_lateness: self.send_lateness,
             playback: self.playback,
             output,
         }

@@ -41,6 +41,7 @@ use extents::{Extent, Index};
 use writer::Writer;
 
 mod extents;
+pub mod lateness;
 pub mod spilled;
 mod writer;
 

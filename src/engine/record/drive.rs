@@ -90,6 +90,7 @@ pub fn drive(
         ended_s: facts.ended_s,
         outcome: Ok(()),
         send_lateness_s: Vec::new(),
+        send_lateness: Default::default(),
         playback: None,
         output: None,
     };
@@ -132,7 +133,9 @@ pub fn drive(
     }
     rec.opened_s = r.opened_s;
     rec.outcome = outcome;
-    rec.send_lateness_s = r.lateness;
+    // Kept and read back as the live run's are (nothing spilled: there is no spool).
+    rec.send_lateness = r.lateness.hand_over();
+    crate::workload::spool::lateness::restore_sample(&mut rec, None);
     rec.playback = r.playback.map(Playback::finish);
     r.session.finish();
     rec.output = Some(());
@@ -175,7 +178,7 @@ struct Replay {
     wake: Option<Instant>,
     opened_s: Option<f64>,
     playback: Option<Playback>,
-    lateness: Vec<f64>,
+    lateness: crate::engine::lateness::LatenessLog,
 }
 
 impl Replay {
@@ -189,7 +192,7 @@ impl Replay {
             wake: None,
             opened_s: None,
             playback: None,
-            lateness: Vec::new(),
+            lateness: Default::default(),
         }
     }
 
@@ -295,7 +298,7 @@ where the trace has {} of {} bytes)",
             (None, None) => {}
             (Some(now), Some(then)) if (now - then).abs() <= INTENDED_TOLERANCE_S => {
                 let late = secs(ev.t_s).saturating_sub(secs(then));
-                self.lateness.push(late.as_secs_f64());
+                self.lateness.push(late);
             }
             (now, then) => {
                 return Err(format!(

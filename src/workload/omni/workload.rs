@@ -20,8 +20,8 @@ use crate::workload::omni::artifacts::publish::clear_outputs;
 use crate::workload::omni::dataset::{self, Case, Subset};
 use crate::workload::spool::Spool;
 use crate::workload::{
-    Descriptor, MaybeFailed, Report, RunRecord, SessionContext, Workload, WorkloadError,
-    WorkloadInput,
+    Descriptor, MaybeFailed, Report, RunRecord, SampleRecord, SessionContext, Workload,
+    WorkloadError, WorkloadInput,
 };
 
 /// The registered kind name.
@@ -428,10 +428,11 @@ impl Workload for OmniWorkload {
         self.descriptor.get_or_init(|| self.make_descriptor())
     }
 
-    fn headline_ms(
-        &self,
-        rec: &crate::workload::SampleRecord<Option<DuplexOutput>>,
-    ) -> Option<f64> {
+    fn spool(&self) -> Option<&Spool> {
+        self.prepared.get().map(|p| &p.spool)
+    }
+
+    fn headline_ms(&self, rec: &SampleRecord<Option<DuplexOutput>>) -> Option<f64> {
         let out = rec.output.as_ref().and_then(Option::as_ref);
         out.and_then(|o| o.mean_ttfp_ms)
     }

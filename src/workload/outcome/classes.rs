@@ -67,12 +67,9 @@ pub fn session_value<O>(rec: &SampleRecord<O>, metric: &str) -> Option<f64> {
             .map(|s| s.start_s * 1e3),
         "session_ms" => Some((rec.ended_s - rec.started_s) * 1e3),
         "queue_wait_ms" => Some(rec.queue_wait_s * 1e3),
-        "send_lateness_max_ms" => rec
-            .send_lateness_s
-            .iter()
-            .copied()
-            .reduce(f64::max)
-            .map(|l| l * 1e3),
+        // The sender's running maximum (read while the run is live, before the values
+        // are read back; the same value as theirs).
+        "send_lateness_max_ms" => rec.send_lateness.max_s.map(|l| l * 1e3),
         _ => None,
     }
 }

@@ -13,6 +13,11 @@ fn rec(outcome: Result<(), Failure>, stalls: Option<u64>) -> SampleRecord {
         ended_s: 3.5,
         outcome,
         send_lateness_s: vec![0.001, 0.004],
+        send_lateness: crate::workload::spool::lateness::SentLateness {
+            count: 2,
+            max_s: Some(0.004),
+            ..Default::default()
+        },
         playback: stalls.map(|n| PlaybackSummary {
             streams: vec![StreamPlayback {
                 stream: 0,
