@@ -27,8 +27,9 @@ struct FnLen {
     len: usize,
 }
 
-/// Every `.rs` file below `dir`, sorted, skipping test files.
-fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every `.rs` file below `dir`, sorted; test files (`tests/` dirs, `tests.rs`,
+/// `*_tests.rs`) only `with_tests`.
+pub fn rust_files(dir: &Path, with_tests: bool, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -36,11 +37,13 @@ fn source_files(dir: &Path, out: &mut Vec<PathBuf>) {
     entries.sort();
     for path in entries {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let test = name == "tests" || name == "tests.rs" || name.ends_with("_tests.rs");
+        if test && !with_tests {
+            continue;
+        }
         if path.is_dir() {
-            if name != "tests" {
-                source_files(&path, out);
-            }
-        } else if name.ends_with(".rs") && name != "tests.rs" && !name.ends_with("_tests.rs") {
+            rust_files(&path, with_tests, out);
+        } else if name.ends_with(".rs") {
             out.push(path);
         }
     }
@@ -121,7 +124,7 @@ fn measure(file: &str, text: &str) -> Vec<FnLen> {
 fn all_fns() -> Vec<FnLen> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    source_files(&root.join("src"), &mut files);
+    rust_files(&root.join("src"), false, &mut files);
     let mut all = Vec::new();
     for path in files {
         let rel = path
@@ -163,7 +166,7 @@ fn fn_lengths_no_function_in_src_exceeds_the_limit() {
 fn fn_lengths_no_source_file_exceeds_the_file_limit() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    source_files(&root.join("src"), &mut files);
+    rust_files(&root.join("src"), false, &mut files);
     assert!(files.len() > 50, "found only {} files", files.len());
     let mut lens: Vec<(usize, String)> = files
         .iter()

@@ -5,33 +5,18 @@
 //! `// SAFETY:` comment right above it. Another `unsafe` anywhere in `src/` fails here,
 //! so it is a deliberate, reviewed change to this test, never a quiet one.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The one file, and the one function in it, that may use `unsafe`.
 const FILE: &str = "src/engine/transport/stamped.rs";
 const FUNCTION: &str = "fn recvmsg_into";
 
-/// Every `.rs` file below `dir` (test files included: the lint covers them too), sorted.
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// Every `src/` file's path (relative to the crate) and text.
 fn sources() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
+    // Test files included: the lint covers them too.
+    crate::fn_lengths::rust_files(&root.join("src"), true, &mut files);
     files
         .into_iter()
         .map(|path| {
