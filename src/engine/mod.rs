@@ -20,6 +20,7 @@ pub mod sample;
 pub mod sender;
 pub mod session;
 pub mod setup_cost;
+pub mod timer;
 pub mod tls;
 pub mod transport;
 pub mod wake;

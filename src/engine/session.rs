@@ -139,7 +139,7 @@ pub async fn run(
             .with_tape(tape)
             .with_lateness(setup.lateness),
         playback: Playback::new(setup.playback, opened),
-        wake: Wake::default(),
+        wake: Wake::precise(),
         lines: setup.lines,
         control_open: true,
         received_any: false,

@@ -8,14 +8,44 @@
 //! target (the entry fires at the old instant, sees the new one and is set to it), and
 //! only an *earlier* one (or the first) resets the entry. A video session re-arms its
 //! chunk timeout on every message, so this is a store of an `Instant` per message.
+//!
+//! The entry is on the shard's sub-millisecond [`Timer`](super::timer::Timer) where the
+//! thread has one ([`Wake::precise`], the live phase's): it fires within
+//! [`GRID`](super::timer::GRID) of its instant, where tokio's millisecond timer fires
+//! 0–2 ms late. Elsewhere (and on the paused clocks of tests) it is a tokio `Sleep`.
 
+use std::future::poll_fn;
 use std::pin::Pin;
 
 use tokio::time::{Instant, Sleep};
 
+use super::timer::PreciseSleep;
+
+/// The timer entry behind a wake-up.
+enum Entry {
+    Tokio(Pin<Box<Sleep>>),
+    Precise(PreciseSleep),
+}
+
+impl Entry {
+    fn reset(&mut self, at: Instant) {
+        match self {
+            Entry::Tokio(s) => s.as_mut().reset(at),
+            Entry::Precise(p) => p.reset(at),
+        }
+    }
+
+    async fn fired(&mut self) {
+        match self {
+            Entry::Tokio(s) => s.as_mut().await,
+            Entry::Precise(p) => poll_fn(|cx| p.poll_fired(cx)).await,
+        }
+    }
+}
+
 /// The sample's wake-up (see the module header).
 pub struct Wake {
-    sleep: Pin<Box<Sleep>>,
+    sleep: Entry,
     /// The requested instant; `None` when nothing is armed.
     target: Option<Instant>,
     /// The instant the timer entry is set to, while it means anything.
@@ -25,7 +55,7 @@ pub struct Wake {
 impl Default for Wake {
     fn default() -> Self {
         Wake {
-            sleep: Box::pin(tokio::time::sleep_until(Instant::now())),
+            sleep: Entry::Tokio(Box::pin(tokio::time::sleep_until(Instant::now()))),
             target: None,
             set_to: None,
         }
@@ -33,11 +63,24 @@ impl Default for Wake {
 }
 
 impl Wake {
+    /// A wake-up on the shard's sub-millisecond timer, where this thread has one (a
+    /// current-thread runtime's `LocalSet` on Linux); a tokio one otherwise.
+    pub fn precise() -> Self {
+        match PreciseSleep::here() {
+            Some(p) => Wake {
+                sleep: Entry::Precise(p),
+                target: None,
+                set_to: None,
+            },
+            None => Wake::default(),
+        }
+    }
+
     /// Wake the sample at `at`, replacing any earlier request.
     pub fn arm(&mut self, at: Instant) {
         self.target = Some(at);
         if self.set_to.is_none_or(|s| at < s) {
-            self.sleep.as_mut().reset(at);
+            self.sleep.reset(at);
             self.set_to = Some(at);
         }
     }
@@ -61,10 +104,10 @@ impl Wake {
                 return std::future::pending().await;
             };
             if self.set_to.is_none_or(|s| s > target) {
-                self.sleep.as_mut().reset(target);
+                self.sleep.reset(target);
                 self.set_to = Some(target);
             }
-            self.sleep.as_mut().await;
+            self.sleep.fired().await;
             self.set_to = None;
             let now = Instant::now();
             match self.target {
