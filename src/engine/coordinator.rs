@@ -326,16 +326,7 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
             lines: st.args.lines.clone(),
             record: st.args.record.clone(),
             setup_cost: st.args.setup_cost.clone(),
-            lateness: super::lateness::LatenessSetup {
-                spool: st
-                    .args
-                    .workload
-                    .spool()
-                    .map(crate::workload::spool::Spool::session),
-                bound_s: st.args.generator_bound_ms / 1000.0,
-                live: st.args.live.clone().filter(|_| !warmup),
-                chunk_bytes: super::lateness::CHUNK_BYTES,
-            },
+            lateness: lateness_setup(&st.args, warmup),
         };
         let args = SampleArgs {
             session: st.args.workload.session(&ctx),
@@ -500,5 +491,22 @@ fn complete(st: &mut CoordState) {
             interrupted: st.interrupted,
             measured_indices: st.args.placement.measured_indices.clone(),
         });
+    }
+}
+
+/// How a sample keeps its send lateness: in the run's spool when it has one (a chunk of
+/// [`super::lateness::SPILL_CHUNK_BYTES`] in memory), else in memory.
+fn lateness_setup(args: &CoordArgs, warmup: bool) -> super::lateness::LatenessSetup {
+    use super::lateness::{CHUNK_BYTES, LatenessSetup, SPILL_CHUNK_BYTES};
+    let spool = (args.workload.spool()).map(crate::workload::spool::Spool::session);
+    LatenessSetup {
+        chunk_bytes: if spool.is_some() {
+            SPILL_CHUNK_BYTES
+        } else {
+            CHUNK_BYTES
+        },
+        spool,
+        bound_s: args.generator_bound_ms / 1000.0,
+        live: args.live.clone().filter(|_| !warmup),
     }
 }

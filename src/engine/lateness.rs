@@ -8,9 +8,9 @@
 //! used to push ([`crate::workload::spool::lateness::decode`]), so every output sees the
 //! bits it saw before (a proptest holds them equal).
 //!
-//! The bytes are kept in chunks of at most [`CHUNK_BYTES`], each grown in steps
-//! ([`crate::util::grow`]). When the run has a spool ([`LatenessSetup::spool`]) each
-//! full chunk is appended to the sample's own log file there (through the spool's shared
+//! The bytes are kept in chunks of at most [`CHUNK_BYTES`] (with a spool
+//! [`SPILL_CHUNK_BYTES`]), each grown in steps ([`crate::util::grow`]). When the run has
+//! a spool ([`LatenessSetup::spool`]) each full chunk is appended to the sample's own log file there (through the spool's shared
 //! batch and writer thread: no IO here) and the chunk is reused, so a held session keeps
 //! at most one chunk of lateness however long it is held; without one the full chunks
 //! stay in memory. Either way the sample's end ([`LatenessLog::hand_over`]) reads
@@ -30,8 +30,13 @@ use crate::workload::spool::SessionSpool;
 use crate::workload::spool::lateness::SentLateness;
 use crate::workload::spool::spilled::LogParts;
 
-/// Bytes of one chunk of a log (the default of [`LatenessSetup::chunk_bytes`]).
+/// Bytes of one chunk of a log kept in memory (the default of
+/// [`LatenessSetup::chunk_bytes`]).
 pub const CHUNK_BYTES: usize = 4096;
+/// Bytes of the one chunk a log with a spool keeps: small, so a held session's memory
+/// stops growing within a minute (~15 bytes a second), as the spilled logs' tails
+/// ([`crate::workload::spool::spilled::TAIL_BYTES`]).
+pub const SPILL_CHUNK_BYTES: usize = 512;
 
 /// The longest LEB128 number (`u64::MAX`).
 const MAX_LEB128: usize = 10;

@@ -104,12 +104,12 @@ proptest! {
 fn a_spilling_log_keeps_at_most_one_chunk_however_long_and_reads_nothing_back() {
     let tmp = tempfile::tempdir().unwrap();
     let spool = crate::workload::spool::Spool::create(tmp.path()).unwrap();
-    let mut log = spooled(&spool, super::CHUNK_BYTES);
+    let mut log = spooled(&spool, super::SPILL_CHUNK_BYTES);
     // The spool's writer is gone before the pushes: handing over needs no read.
     spool.close().unwrap();
     for k in 0..100_000u64 {
         log.push(Duration::from_nanos(100_000 + k));
-        assert!(log.heap_bytes() <= super::CHUNK_BYTES + 64, "at {k}");
+        assert!(log.heap_bytes() <= super::SPILL_CHUNK_BYTES + 64, "at {k}");
     }
     let sent = log.hand_over();
     let spilled = sent.parts.spilled.expect("spilled");

@@ -98,7 +98,7 @@ pub(super) struct Ingested {
 /// window ([`RESPONSE_WINDOW`]): a response leaves once it is the oldest held, created
 /// and done, all its audio played, and more than the window's number of newer ids were
 /// named. What leaves is counted exactly, its result row goes to a rows log (spilled to
-/// the session's spool past a 4 KiB tail, read back only by the report: [`RowsLeft`]),
+/// the session's spool past a 512-byte tail, read back only by the report: [`RowsLeft`]),
 /// and whether it was a complete response is kept for the final check. Inside the window
 /// every check is exact (spec §1.7: a repeated id is a duplicate, a late delta counts for
 /// its response); an event naming a response that left is taken for a new id, so a
@@ -133,7 +133,7 @@ pub(super) struct Responses {
     complete_evicted: bool,
     /// The output horizon (stream start, duration), once the stream started.
     horizon: Option<(f64, f64)>,
-    /// The rows of the responses that left, encoded ([`encode_row`]); past a 4 KiB tail
+    /// The rows of the responses that left, encoded ([`encode_row`]); past a 512-byte tail
     /// in the session's spool when it has one. Only the report reads them back.
     rows: SpilledLog,
     /// Responses created so far.
@@ -407,7 +407,7 @@ impl Responses {
         self.horizon = Some((stream_start_s, duration_s));
     }
 
-    /// The rows of responses that leave the window go to `spool` past a 4 KiB tail (a
+    /// The rows of responses that leave the window go to `spool` past a 512-byte tail (a
     /// log file of their own); call before the first event.
     pub fn spill_rows_to(&mut self, spool: SessionSpool) {
         if self.evicted == 0 {

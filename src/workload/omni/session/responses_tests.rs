@@ -190,7 +190,7 @@ fn spilled_rows_come_back_as_the_rows_of_unspilled_ones() {
     let (mut kept, _) = long(n);
     let (held, left) = spilled.leave();
     let left = left.expect("rows left the window");
-    let span = left.spilled().expect("past a 4 KiB tail they spilled");
+    let span = left.spilled().expect("past the tail they spilled");
     // The report's read, after the run's flush.
     spool.flush();
     let back = spool.load(span).unwrap();

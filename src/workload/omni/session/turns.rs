@@ -74,7 +74,7 @@ pub(super) struct Turns {
     /// it is the last.
     until_s: Option<f64>,
     /// The turns before the current one, encoded ([`PastTurn::encode`]): they no longer
-    /// change. Past a 4 KiB tail they go to the session's spool when it has one
+    /// change. Past a 512-byte tail they go to the session's spool when it has one
     /// ([`Turns::spill_to`]), so a held session's memory for them stays flat; the report
     /// reads them back ([`TurnsLeft`]).
     past: SpilledLog,
@@ -132,7 +132,7 @@ impl TurnsLeft {
 /// A turn that a later turn followed: its [`TurnRecord`] as [`PastTurn::BYTES`] bytes
 /// and its reply's id ([`PastTurn::encode`]), every float by its bits, instead of 144
 /// bytes and a `String`. A soak's session begins a turn per reply, so this is per
-/// response (spilled past a 4 KiB tail, so its memory is bounded). Absent
+/// response (spilled past a 512-byte tail, so its memory is bounded). Absent
 /// times are NaN (every kept time is finite: the differences of finite session-clock
 /// times). [`PastTurn::record`] gives the record back as it was (`turn` is its
 /// position; `speech_stopped_s` is read only while the turn is current).

@@ -225,11 +225,11 @@ fn speak(mut t: Turns, n: usize) -> Turns {
 fn spilled_past_turns_come_back_as_the_records_of_unspilled_ones() {
     let tmp = tempfile::tempdir().unwrap();
     let spool = crate::workload::spool::Spool::create(tmp.path()).unwrap();
-    let n = 500; // 500 × ~53 bytes: several 4 KiB tails spilled
+    let n = 500; // 500 × ~53 bytes: many tails spilled
     let spilled = speak(turns(n + 1, true).spill_to(spool.session().log()), n);
     let kept = speak(turns(n + 1, true), n);
     assert!(spilled.past.spilled() > 0);
-    assert!(spilled.past.heap_bytes() <= 4096 + 64);
+    assert!(spilled.past.heap_bytes() <= crate::workload::spool::spilled::TAIL_BYTES + 64);
     // The session's end reads nothing back; the report reads the span after the flush.
     let (left, all) = (spilled.finish(), kept.finish());
     assert_eq!(all.spilled(), None);
