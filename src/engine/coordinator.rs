@@ -327,6 +327,7 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
             record: st.args.record.clone(),
             setup_cost: st.args.setup_cost.clone(),
             lateness: lateness_setup(&st.args, warmup),
+            progress: st.args.progress.clone(),
         };
         let args = SampleArgs {
             session: st.args.workload.session(&ctx),

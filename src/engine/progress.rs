@@ -7,7 +7,9 @@
 //! is the failed subset; `in flight` is measured samples started but not yet ended.
 //! Warm-up samples are counted only in the `warm-up done/planned` segment. The headline
 //! percentiles are exact (linear interpolation, as in [`crate::util::stats::percentile`], so they
-//! agree with the final report) over every finite `headline_ms` of a measured sample.
+//! agree with the final report) over every finite `headline_ms` of a measured sample, and
+//! of one still in flight its latest headline so far ([`ProgressEvent::HeadlineSoFar`]: a
+//! held session's shows while it is held), replaced by the value it ends with.
 
 use std::io::Write;
 use std::thread::JoinHandle;
@@ -80,6 +82,16 @@ pub enum ProgressEvent {
         /// Times its listener ran dry.
         stalls: u64,
     },
+    /// A measured sample in flight has a headline value so far (what its session's
+    /// record would give if it ended now: a held session's mean TTFP over its responses
+    /// so far). The line counts the latest one in its percentiles until the sample ends,
+    /// when the value it ends with replaces it; sent only when the value changes.
+    HeadlineSoFar {
+        /// The sample's index in the run.
+        idx: usize,
+        /// Its headline so far, ms (finite).
+        ms: f64,
+    },
 }
 
 /// Running tally of a run's progress; a pure state machine fed with [`ProgressEvent`]s.
@@ -99,6 +111,8 @@ pub struct Progress {
     warm_done: usize,
     /// Finite headline values of measured samples, ascending.
     values: Vec<f64>,
+    /// Each measured sample in flight and its latest headline so far, if any.
+    so_far: std::collections::HashMap<usize, Option<f64>>,
     last_event_s: Option<f64>,
     /// Measured samples whose media played, those whose listener stalled, and stalls.
     played: usize,
@@ -127,6 +141,7 @@ impl Progress {
             warm_started: 0,
             warm_done: 0,
             values: Vec::new(),
+            so_far: std::collections::HashMap::new(),
             last_event_s: None,
             played: 0,
             stalled: 0,
@@ -178,7 +193,16 @@ impl Progress {
         match ev {
             ProgressEvent::Planned { measured, warmup } => self.planned = Some((measured, warmup)),
             ProgressEvent::SampleStarted { warmup: true, .. } => self.warm_started += 1,
-            ProgressEvent::SampleStarted { warmup: false, .. } => self.started += 1,
+            ProgressEvent::SampleStarted { idx, warmup: false } => {
+                self.started += 1;
+                self.so_far.insert(idx, None);
+            }
+            ProgressEvent::HeadlineSoFar { idx, ms } => {
+                // Only for a sample still in flight (never one that ended).
+                if let Some(v) = self.so_far.get_mut(&idx) {
+                    *v = Some(ms).filter(|m| m.is_finite());
+                }
+            }
             ProgressEvent::SampleEnded { warmup: true, .. } => self.warm_done += 1,
             ProgressEvent::Sends { sends, late } => {
                 self.sends += sends as usize;
@@ -190,14 +214,15 @@ impl Progress {
                 self.stalls += stalls;
             }
             ProgressEvent::SampleEnded {
+                idx,
                 warmup: false,
                 failure,
                 class,
                 headline_ms,
-                ..
             } => {
                 use crate::workload::outcome::Class;
                 self.done += 1;
+                self.so_far.remove(&idx);
                 match (class, failure) {
                     (Some(Class::Rejected), _) => self.rejected += 1,
                     (Some(Class::Degraded), _) => self.degraded += 1,
@@ -244,20 +269,39 @@ impl Progress {
         self.warm_started.saturating_sub(self.warm_done)
     }
 
-    /// Number of headline values seen so far.
+    /// Number of headline values of samples that ended.
     #[cfg(test)]
     pub fn headline_count(&self) -> usize {
         self.values.len()
     }
 
+    /// Samples in flight whose headline so far the percentiles count.
+    pub fn in_flight_headlines(&self) -> usize {
+        self.so_far.values().flatten().count()
+    }
+
+    /// The values the percentiles are taken over, ascending: every ended sample's
+    /// headline and every in-flight sample's latest one so far.
+    fn headline_values(&self) -> std::borrow::Cow<'_, [f64]> {
+        let mut live: Vec<f64> = self.so_far.values().flatten().copied().collect();
+        if live.is_empty() {
+            return std::borrow::Cow::Borrowed(&self.values);
+        }
+        live.extend_from_slice(&self.values);
+        live.sort_by(f64::total_cmp);
+        std::borrow::Cow::Owned(live)
+    }
+
     /// Median headline value in ms so far, if any.
+    #[cfg(test)]
     pub fn p50_ms(&self) -> Option<f64> {
-        percentile_sorted(&self.values, 0.5).ok()
+        percentile_sorted(&self.headline_values(), 0.5).ok()
     }
 
     /// 99th-percentile headline value in ms so far, if any.
+    #[cfg(test)]
     pub fn p99_ms(&self) -> Option<f64> {
-        percentile_sorted(&self.values, 0.99).ok()
+        percentile_sorted(&self.headline_values(), 0.99).ok()
     }
 
     /// Time of the latest event applied (seconds since the run started), if any.
@@ -271,7 +315,8 @@ impl Progress {
     /// Rejected and degraded sessions appear after `failed` once there are any
     /// (`failed 1 (timeout 1)  rejected 3  degraded 2`). Totals appear once
     /// [`ProgressEvent::Planned`] was seen; the warm-up segment only when
-    /// warm-ups are planned or seen; `–` stands for a percentile with no value yet; the
+    /// warm-ups are planned or seen; `–` stands for a percentile with no value yet (the
+    /// percentiles count in-flight samples' headlines so far: `(n in flight so far)`); the
     /// playback segment once a measured sample's media played (sessions whose listener
     /// stalled, of those, and their stalls).
     pub fn line(&self, now_s: f64) -> String {
@@ -312,11 +357,16 @@ impl Progress {
             s.push_str(&self.headline);
             s.push(' ');
         }
+        let values = self.headline_values();
         s.push_str(&format!(
             "p50 {} p99 {}",
-            fmt_ms(self.p50_ms()),
-            fmt_ms(self.p99_ms())
+            fmt_ms(percentile_sorted(&values, 0.5).ok()),
+            fmt_ms(percentile_sorted(&values, 0.99).ok())
         ));
+        let live = self.in_flight_headlines();
+        if live > 0 {
+            s.push_str(&format!(" ({live} in flight so far)"));
+        }
         if self.played > 0 {
             let plural = if self.stalls == 1 { "" } else { "s" };
             s.push_str(&format!(

@@ -344,3 +344,64 @@ fn rejected_and_degraded_sessions_are_counted_apart_from_failed_ones() {
         p.line(1.0)
     );
 }
+
+#[test]
+fn an_in_flight_samples_headline_so_far_counts_until_it_ends_with_its_own() {
+    let mut p = Progress::new("ttfp");
+    let start = |idx| ProgressEvent::SampleStarted { idx, warmup: false };
+    let so_far = |idx, ms| ProgressEvent::HeadlineSoFar { idx, ms };
+    feed(&mut p, &[start(0), start(1), start(2)]);
+    assert_eq!(p.p50_ms(), None);
+    feed(&mut p, &[so_far(0, 100.0), so_far(1, 300.0)]);
+    assert_eq!(p.p50_ms(), Some(200.0));
+    assert!(
+        p.line(1.0)
+            .contains("ttfp p50 200.0 ms p99 298.0 ms (2 in flight so far)"),
+        "{}",
+        p.line(1.0)
+    );
+    // The latest value replaces the earlier one; the sample's end replaces both.
+    feed(
+        &mut p,
+        &[so_far(0, 500.0), ended(0, false, true, Some(400.0))],
+    );
+    assert_eq!(p.p50_ms(), Some(350.0), "400 (ended) and 300 (so far)");
+    assert_eq!(p.in_flight_headlines(), 1);
+    feed(
+        &mut p,
+        &[
+            ended(1, false, false, None),
+            ended(2, false, true, Some(200.0)),
+        ],
+    );
+    assert_eq!(
+        p.p50_ms(),
+        Some(300.0),
+        "only the ended values: 200 and 400"
+    );
+    assert!(!p.line(2.0).contains("so far"));
+}
+
+#[test]
+fn a_headline_so_far_of_a_sample_not_in_flight_is_ignored() {
+    let mut p = Progress::new("ttfp");
+    let warm = ProgressEvent::SampleStarted {
+        idx: 7,
+        warmup: true,
+    };
+    let so_far = |idx, ms| ProgressEvent::HeadlineSoFar { idx, ms };
+    feed(&mut p, &[so_far(3, 100.0), warm, so_far(7, 50.0)]);
+    feed(
+        &mut p,
+        &[ProgressEvent::SampleStarted {
+            idx: 4,
+            warmup: false,
+        }],
+    );
+    feed(
+        &mut p,
+        &[ended(4, false, true, Some(10.0)), so_far(4, 999.0)],
+    );
+    assert_eq!(p.p99_ms(), Some(10.0));
+    assert_eq!(p.in_flight_headlines(), 0);
+}

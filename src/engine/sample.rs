@@ -74,6 +74,8 @@ pub struct SampleMeta {
     pub setup_cost: super::setup_cost::SetupTally,
     /// How the sample's sender keeps its lateness (spilled, tallied, observed live).
     pub lateness: super::lateness::LatenessSetup,
+    /// The progress channel, for a measured sample's headline so far.
+    pub progress: Option<crossbeam_channel::Sender<super::progress::ProgressEvent>>,
 }
 
 /// The sample supervisor actor.
@@ -147,6 +149,13 @@ async fn live(args: SampleArgs, mut control: UnboundedReceiver<Control>, me: Act
             .map(|r| r.recording.tape(meta.idx, meta.warmup, meta.run_start)),
         setup_cost: Some(meta.setup_cost.clone()),
         lateness: meta.lateness,
+        headline: (meta.progress.clone()).filter(|_| !meta.warmup).map(|tx| {
+            session::HeadlineFeed {
+                idx: meta.idx,
+                tx,
+                last: None,
+            }
+        }),
     };
     let mut ended = AssertUnwindSafe(session::run(setup, session, &mut control))
         .catch_unwind()

@@ -23,6 +23,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 
 use super::playback::Playback;
+use super::progress::ProgressEvent;
 use super::reader::{Reader, Received};
 use super::record::Tape;
 use super::sender::Sender;
@@ -64,6 +65,36 @@ pub struct Setup {
     /// Where the CPU spent connecting and sending the opening messages is added, when
     /// the run counts it.
     pub setup_cost: Option<super::setup_cost::SetupTally>,
+    /// Where a measured sample's headline so far goes (`None`: nowhere).
+    pub headline: Option<HeadlineFeed>,
+}
+
+/// A measured sample's headline so far, for the progress line: read from the session
+/// after each inbound message, sent when it changed ([`ProgressEvent::HeadlineSoFar`]).
+#[derive(Debug)]
+pub struct HeadlineFeed {
+    /// The sample's index in the run.
+    pub idx: usize,
+    /// The progress channel.
+    pub tx: crossbeam_channel::Sender<ProgressEvent>,
+    /// The value sent last.
+    pub last: Option<f64>,
+}
+
+impl HeadlineFeed {
+    /// Sends `ms` unless it is the value sent last (or not finite).
+    fn offer(&mut self, ms: Option<f64>) {
+        let Some(ms) = ms.filter(|v| v.is_finite()) else {
+            return;
+        };
+        if self.last.is_some_and(|l| l.to_bits() == ms.to_bits()) {
+            return;
+        }
+        self.last = Some(ms);
+        let _ = self
+            .tx
+            .send(ProgressEvent::HeadlineSoFar { idx: self.idx, ms });
+    }
 }
 
 /// How the live phase ended: everything it owned that the record needs.
@@ -141,6 +172,7 @@ pub async fn run(
         playback: Playback::new(setup.playback, opened),
         wake: Wake::precise(),
         lines: setup.lines,
+        headline: setup.headline,
         control_open: true,
         received_any: false,
     };
@@ -172,6 +204,7 @@ struct Live {
     playback: Playback,
     wake: Wake,
     lines: Option<crossbeam_channel::Sender<String>>,
+    headline: Option<HeadlineFeed>,
     /// The supervisor can still send control messages.
     control_open: bool,
     /// A data message arrived: the first one is traced.
@@ -236,6 +269,9 @@ impl Live {
                     t.inbound(at, &msg);
                 }
                 self.drive(|s, fx| s.on_inbound(msg, at, fx));
+                if let Some(feed) = &mut self.headline {
+                    feed.offer(self.session.headline_so_far_ms());
+                }
             }
             Ok(ReadEvent::Ping(payload)) => self.sender.pong(payload),
             Ok(ReadEvent::Nothing) => {}

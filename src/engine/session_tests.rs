@@ -17,6 +17,7 @@ use tokio::time::Instant;
 
 use super::{Control, Live};
 use crate::engine::playback::Playback;
+use crate::engine::progress::ProgressEvent;
 use crate::engine::reader::Reader;
 use crate::engine::sender::Sender;
 use crate::engine::transport::{LimitedCodec, split};
@@ -28,7 +29,7 @@ use crate::workload::{
 
 /// Logs every call. On a text: "done" succeeds, "later" asks for a wake-up 50 ms on,
 /// "media" emits a 0.1 s unit, "bye" sends "last" and succeeds; woken, it fails as a
-/// timeout; closed, it decides nothing.
+/// timeout; closed, it decides nothing. Its headline so far is the last "h<N>" text's N.
 struct Probe(Arc<Mutex<Vec<String>>>);
 
 impl DynSession for Probe {
@@ -68,6 +69,12 @@ impl DynSession for Probe {
     fn artifacts(&mut self) -> Vec<Artifact> {
         Vec::new()
     }
+    fn headline_so_far_ms(&self) -> Option<f64> {
+        let log = self.0.lock().unwrap();
+        log.iter()
+            .rev()
+            .find_map(|l| l.strip_prefix("in h")?.parse().ok())
+    }
     fn finish(self: Box<Self>) {}
 }
 
@@ -100,6 +107,7 @@ fn rig() -> Rig {
         playback: Playback::new(PlaybackConfig::default(), Instant::now()),
         wake: Wake::default(),
         lines: None,
+        headline: None,
         control_open: true,
         received_any: false,
     };
@@ -240,4 +248,24 @@ fn only_close_code_1013_is_try_again_later() {
     assert!(super::is_try_again_later("1013"));
     assert!(!super::is_try_again_later("1000 bye"));
     assert!(!super::is_try_again_later("10130"));
+}
+
+#[test]
+fn a_measured_samples_headline_so_far_goes_to_the_progress_line_when_it_changes() {
+    on_paused_clock(async {
+        let mut r = rig();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        r.live.headline = Some(super::HeadlineFeed {
+            idx: 4,
+            tx,
+            last: None,
+        });
+        r.say(&["x", "h10", "x", "h10", "h25", "done"]).await;
+        r.run().await;
+        let so_far = |ms| ProgressEvent::HeadlineSoFar { idx: 4, ms };
+        assert_eq!(
+            rx.try_iter().collect::<Vec<_>>(),
+            [so_far(10.0), so_far(25.0)]
+        );
+    });
 }

@@ -107,6 +107,10 @@ pub trait DynSession: Send + 'static {
     fn on_closed(&mut self, at: Instant, reason: Option<String>, fx: &mut Effects);
     /// [`Session::artifacts`].
     fn artifacts(&mut self) -> Vec<Artifact>;
+    /// [`Session::headline_so_far_ms`].
+    fn headline_so_far_ms(&self) -> Option<f64> {
+        None
+    }
     /// [`Session::into_output`], kept for the report under this sample's index.
     fn finish(self: Box<Self>);
 }
@@ -137,6 +141,9 @@ impl<S: Session> DynSession for Bound<S> {
     }
     fn artifacts(&mut self) -> Vec<Artifact> {
         self.inner.artifacts()
+    }
+    fn headline_so_far_ms(&self) -> Option<f64> {
+        self.inner.headline_so_far_ms()
     }
     fn finish(self: Box<Self>) {
         let Bound { inner, idx, store } = *self;

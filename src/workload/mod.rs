@@ -227,6 +227,14 @@ pub trait Session: Send + 'static {
     fn artifacts(&mut self) -> Vec<Artifact> {
         Vec::new()
     }
+    /// The headline metric so far, ms: what [`Workload::headline_ms`] would read from
+    /// this session's record if it ended now (a held session's mean TTFP over the
+    /// responses it had). The progress line shows it while the session is in flight; read
+    /// after each inbound message, so it must be cheap. `None` (the default): none yet,
+    /// or the workload shows none until the session ends.
+    fn headline_so_far_ms(&self) -> Option<f64> {
+        None
+    }
     /// The workload-specific record of this session, handed back to [`Workload::report`].
     fn into_output(self) -> Self::Output;
 }
@@ -275,6 +283,12 @@ impl<S: Session> Session for MaybeFailed<S> {
         match self {
             MaybeFailed::Ready(s) => s.artifacts(),
             MaybeFailed::Failed(_) => Vec::new(),
+        }
+    }
+    fn headline_so_far_ms(&self) -> Option<f64> {
+        match self {
+            MaybeFailed::Ready(s) => s.headline_so_far_ms(),
+            MaybeFailed::Failed(_) => None,
         }
     }
     fn into_output(self) -> Self::Output {

@@ -562,6 +562,10 @@ impl Session for DuplexSession {
         }
     }
 
+    fn headline_so_far_ms(&self) -> Option<f64> {
+        self.events.mean_ttfp_so_far_ms()
+    }
+
     fn into_output(self) -> DuplexOutput {
         let mut s = self;
         let (rows, left) = s.resp.leave();

@@ -169,6 +169,12 @@ impl EventLog {
         }
     }
 
+    /// [`Self::mean_ttfp_ms`] once the stream started (cheap: the responses waiting on an
+    /// earlier one, usually none); `None` before, when it would replay what came first.
+    pub fn mean_ttfp_so_far_ms(&self) -> Option<f64> {
+        self.stream_start_s.and_then(|_| self.ttfp.mean_ms())
+    }
+
     /// The events kept in memory and where the spilled ones are.
     pub fn into_parts(self) -> (Vec<(f64, Value)>, Option<Span>) {
         (self.mem, self.spooled)

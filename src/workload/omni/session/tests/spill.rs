@@ -46,8 +46,12 @@ fn measured_sessions_spill_their_events_and_read_back_the_same() {
         );
     };
     let mut kept = H::with(settings(), media(1, false), true);
+    assert_eq!(kept.s.headline_so_far_ms(), None, "before any response");
     script(&mut kept);
+    // The progress line's value so far is the one the session ends with.
+    let so_far = kept.s.headline_so_far_ms();
     let kept = kept.output();
+    assert_eq!(so_far, kept.mean_ttfp_ms);
     assert_eq!(kept.events.len(), 6);
     assert!(kept.events_spooled.is_none());
 
