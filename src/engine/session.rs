@@ -139,22 +139,10 @@ pub async fn run(
     let (sink, stream) = match connected {
         Ok(halves) => halves,
         Err(outcome) => {
-            tracing::debug!(error = %outcome.message, "connect failed");
             if let Some(t) = &tally {
                 t.add(connect_cpu_ns);
             }
-            let mut tape = setup.tape;
-            if let Some(t) = &mut tape {
-                t.failed(Instant::now(), false, &outcome);
-            }
-            return Ended {
-                session,
-                outcome: Err(outcome),
-                opened: None,
-                send_lateness: Default::default(),
-                playback: None,
-                tape,
-            };
+            return not_connected(session, outcome, setup.tape);
         }
     };
     let opened = Instant::now();
@@ -193,6 +181,22 @@ pub async fn run(
         playback: Some(live.playback.finish()),
         tape: live.sender.take_tape(),
         session: live.session,
+    }
+}
+
+/// The sample's end when its socket never opened (`outcome` says why), taped.
+fn not_connected(session: Box<dyn DynSession>, outcome: Failure, mut tape: Option<Tape>) -> Ended {
+    tracing::debug!(error = %outcome.message, "connect failed");
+    if let Some(t) = &mut tape {
+        t.failed(Instant::now(), false, &outcome);
+    }
+    Ended {
+        session,
+        outcome: Err(outcome),
+        opened: None,
+        send_lateness: Default::default(),
+        playback: None,
+        tape,
     }
 }
 
