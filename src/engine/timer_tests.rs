@@ -35,6 +35,13 @@ fn waiting(waker: &Waker) -> Rc<Slot> {
 
 const US: fn(u64) -> Duration = Duration::from_micros;
 
+/// An empty heap on the tests' grid from now, and a counting waker for its slots.
+fn heap() -> (Instant, Deadlines, Arc<Count>, Waker) {
+    let t0 = Instant::now();
+    let (count, waker) = counted();
+    (t0, Deadlines::new(t0, G), count, waker)
+}
+
 /// The pure tests' grid: finer than the shard's, so rounding shows.
 const G: Duration = Duration::from_micros(250);
 
@@ -52,9 +59,7 @@ fn alarms_fall_on_the_grid_at_or_after_the_instant() {
 
 #[test]
 fn only_entries_due_fire_and_each_wakes_its_task_once() {
-    let t0 = Instant::now();
-    let mut d = Deadlines::new(t0, G);
-    let (count, waker) = counted();
+    let (t0, mut d, count, waker) = heap();
     let (a, b, c) = (waiting(&waker), waiting(&waker), waiting(&waker));
     assert_eq!(d.set(&a, t0 + US(100)), t0 + G);
     d.set(&b, t0 + US(900));
@@ -74,9 +79,7 @@ fn only_entries_due_fire_and_each_wakes_its_task_once() {
 
 #[test]
 fn an_entry_moved_from_is_stale_and_never_fires() {
-    let t0 = Instant::now();
-    let mut d = Deadlines::new(t0, G);
-    let (count, waker) = counted();
+    let (t0, mut d, count, waker) = heap();
     let a = waiting(&waker);
     d.set(&a, t0 + US(2_000));
     d.set(&a, t0 + US(500));
@@ -99,9 +102,7 @@ fn an_entry_moved_from_is_stale_and_never_fires() {
 
 #[test]
 fn a_forgotten_slot_never_fires() {
-    let t0 = Instant::now();
-    let mut d = Deadlines::new(t0, G);
-    let (count, waker) = counted();
+    let (t0, mut d, count, waker) = heap();
     let a = waiting(&waker);
     d.set(&a, t0 + US(10));
     a.due.set(None);
