@@ -9,10 +9,10 @@
 //! only an *earlier* one (or the first) resets the entry. A video session re-arms its
 //! chunk timeout on every message, so this is a store of an `Instant` per message.
 //!
-//! The entry is on the shard's sub-millisecond [`Timer`](super::timer::Timer) where the
-//! thread has one ([`Wake::precise`], the live phase's): it fires within
-//! [`GRID`](super::timer::GRID) of its instant, where tokio's millisecond timer fires
-//! 0–2 ms late. Elsewhere (and on the paused clocks of tests) it is a tokio `Sleep`.
+//! The entry is on the shard's [`Timer`](super::timer::Timer) (one `timerfd`, alarms on a
+//! 1 ms grid) where the thread has one ([`Wake::precise`], the live phase's): it fires
+//! within [`GRID`](super::timer::GRID) of its instant, where tokio's millisecond timer
+//! fires 0–2 ms late. Elsewhere (and on the paused clocks of tests) it is a tokio `Sleep`.
 
 use std::future::poll_fn;
 use std::pin::Pin;
