@@ -83,7 +83,7 @@ impl Resp {
 
 /// The serial playback clock plus its acknowledger.
 ///
-/// Its memory is bounded by what is in play, except for 24 bytes per settled response:
+/// Its memory is bounded by what is in play, except for 16 bytes per settled response:
 /// a full record (~104 bytes and its own copy of the id) only for each response with
 /// audio held or an ack to come, held segments (48 bytes each) only until they retire,
 /// and for every other response the few numbers a late event or a final check reads

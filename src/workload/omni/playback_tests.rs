@@ -452,7 +452,7 @@ fn a_long_session_keeps_full_records_only_for_responses_in_play() {
     // Counted exactly: every response settled, none in play.
     assert_eq!(c.live_and_settled(), (0, n as usize));
     assert_eq!(all.live_and_settled(), (n as usize, 0));
-    assert!(std::mem::size_of::<super::frozen::Slot>() <= 24);
+    assert_eq!(std::mem::size_of::<super::frozen::Slot>(), 16);
     // A late delta for a long-settled response thaws it: it plays and acks again, to
     // the same figures as a clock that kept its record.
     let kept = SegmentPcm::Spooled(Span {
@@ -502,5 +502,31 @@ proptest::proptest! {
     fn any_ack_message_is_the_value_tree_s_bytes(id in ".{0,40}", ms in proptest::prelude::any::<u64>()) {
         let ack = Ack { response_id: id.as_str().into(), played_ms: ms, due_s: 1.5 };
         proptest::prop_assert_eq!(&*ack.message(), ack_by_value(&id, ms));
+    }
+}
+
+#[test]
+fn a_settled_response_whose_numbers_pass_32_bits_stays_in_play() {
+    let settled = |total: u64, acked_ms: u64| Resp {
+        id: Some("r".into()),
+        total,
+        acked_ms: Some(acked_ms),
+        retired: retire::Retired {
+            any: true,
+            samples: total,
+            ..retire::Retired::default()
+        },
+        ..Resp::default()
+    };
+    let fits = u64::from(u32::MAX) - 1;
+    let frozen = frozen::Frozen::of(&settled(fits, fits), 0.0).expect("fits in 32 bits");
+    let back = frozen.thaw(None);
+    assert_eq!((back.total, back.acked_ms), (fits, Some(fits)));
+    for (total, acked_ms) in [(fits + 2, 1), (1, fits + 1), (1, fits + 2)] {
+        let r = settled(total, acked_ms);
+        assert!(
+            frozen::Frozen::of(&r, 0.0).is_none(),
+            "{total} samples, acked at {acked_ms} ms"
+        );
     }
 }

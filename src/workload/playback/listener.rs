@@ -10,7 +10,7 @@
 //! arrives *behind* one already played (a lower stream, or a lower index in its stream)
 //! changes what came before it, so the listener keeps every unit in a [`UnitLog`] (8–16
 //! bytes each) and, the next time it is asked, replays them in order: exact, and paid
-//! only when a server reorders. Each closed stream's result is kept in 32 bytes when it
+//! only when a server reorders. Each closed stream's result is kept in 24 bytes when it
 //! played without a stall ([`Closed`]).
 
 use super::{PlayUnit, PlaybackConfig, PlaybackSummary, StreamPlayback, UnitLog};
@@ -145,8 +145,9 @@ impl Open {
 }
 
 /// The closed streams, compact: a held session closes one per response, and most play
-/// without a stall, so each keeps 32 bytes ([`Plain`]) instead of a [`StreamPlayback`]'s
-/// 88; a stream that stalled or never filled its buffer keeps its whole record beside.
+/// without a stall, so each keeps 24 bytes ([`Plain`]) instead of a [`StreamPlayback`]'s
+/// 88; a stream that stalled, never filled its buffer, or whose number or unit count
+/// passes 32 bits keeps its whole record beside.
 /// [`Closed::into_vec`] gives back exactly the records pushed.
 #[derive(Debug, Clone, Default)]
 struct Closed {
@@ -156,11 +157,12 @@ struct Closed {
     other: Vec<(usize, StreamPlayback)>,
 }
 
-/// A stream that filled its buffer and never stalled: all its record says besides.
+/// A stream that filled its buffer and never stalled: all its record says besides (its
+/// number and unit count saturated at `u32::MAX`; a record they do not fit is kept whole).
 #[derive(Debug, Clone, Copy)]
 struct Plain {
-    stream: u64,
-    units: u64,
+    stream: u32,
+    units: u32,
     start_s: f64,
     playback_span_s: f64,
 }
@@ -168,8 +170,8 @@ struct Plain {
 impl Plain {
     fn record(self) -> StreamPlayback {
         StreamPlayback {
-            stream: self.stream,
-            units: self.units,
+            stream: self.stream.into(),
+            units: self.units.into(),
             buffer_filled: true,
             start_s: self.start_s,
             stall_count: 0,
@@ -184,13 +186,15 @@ impl Plain {
 impl Closed {
     fn push(&mut self, s: StreamPlayback) {
         let plain = Plain {
-            stream: s.stream,
-            units: s.units,
+            stream: u32::try_from(s.stream).unwrap_or(u32::MAX),
+            units: u32::try_from(s.units).unwrap_or(u32::MAX),
             start_s: s.start_s,
             playback_span_s: s.playback_span_s,
         };
         // Bit for bit: the record rebuilt from `plain` must be this one.
-        let is_plain = s.buffer_filled
+        let is_plain = u64::from(plain.stream) == s.stream
+            && u64::from(plain.units) == s.units
+            && s.buffer_filled
             && s.stall_count == 0
             && s.total_stall_s.to_bits() == 0
             && s.time_to_first_stall_s.is_none()
@@ -329,7 +333,7 @@ impl Listener {
                 None => 0.0,
             };
         }
-        let i = self.done.plain.partition_point(|s| s.stream < stream);
+        let i = (self.done.plain).partition_point(|s| u64::from(s.stream) < stream);
         (self.done.get(i))
             .filter(|s| s.stream == stream)
             .map_or(0.0, |s| played(&s))

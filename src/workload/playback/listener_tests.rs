@@ -156,8 +156,8 @@ fn a_reordered_unit_is_replayed_in_order() {
 }
 
 #[test]
-fn closed_streams_keep_32_bytes_unless_they_stalled_and_come_back_unchanged() {
-    assert_eq!(std::mem::size_of::<super::Plain>(), 32);
+fn closed_streams_keep_24_bytes_unless_they_stalled_and_come_back_unchanged() {
+    assert_eq!(std::mem::size_of::<super::Plain>(), 24);
     // Stream 0 plays through; stream 1 stalls (its second unit lands late); stream 2
     // plays through; stream 3 is still open.
     let mut l = Listener::new(PlaybackConfig::default());
@@ -190,4 +190,26 @@ fn closed_streams_keep_32_bytes_unless_they_stalled_and_come_back_unchanged() {
         PlaybackConfig::default(),
     );
     assert_eq!(l.finish(), want);
+}
+
+#[test]
+fn a_stream_numbered_past_32_bits_keeps_its_whole_record_and_comes_back_unchanged() {
+    let big = u64::from(u32::MAX) + 7;
+    let us = [
+        unit(1, 0, 0.0, 0.2),
+        unit(big, 0, 0.5, 0.2),
+        unit(big + 1, 0, 1.0, 0.2),
+    ];
+    let mut l = Listener::new(PlaybackConfig::default());
+    for u in us {
+        l.push(u);
+    }
+    l.close_open();
+    let other: Vec<usize> = l.done.other.iter().map(|(at, _)| *at).collect();
+    assert_eq!(
+        other,
+        [1, 2],
+        "the numbers that do not fit keep their records"
+    );
+    assert_eq!(l.finish(), simulate(&us, PlaybackConfig::default()));
 }

@@ -3,7 +3,9 @@
 //! ~104 bytes and a copy of the id) is replaced by what the clock's answers still read:
 //! its samples and last ack (a late delta, a played/kept query) and four flags, among
 //! them its part in the final audibility check. A long session's clock then holds full
-//! records only for the responses still in play, and 24 bytes for every other. A late
+//! records only for the responses still in play, and 16 bytes for every other (a response
+//! of more than 2³² samples, ~50 hours, or acked past 2³² ms stays in play: its numbers
+//! would not fit). A late
 //! event about a settled response thaws it back into a record that gives every answer
 //! the record it was would have given (a proptest holds a freezing clock to one that
 //! never freezes, answer by answer).
@@ -42,11 +44,11 @@ impl Default for Slot {
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Frozen {
     /// Its samples (all retired, so all played).
-    total: u64,
+    total: u32,
     /// Its last ack's `played_ms`, [`NO_ACK`] for none.
-    acked_ms: u64,
+    acked_ms: u32,
     /// Audio or a completion touched it. (Flags are `bool`s, not bits: a `bool`'s spare
-    /// values tell [`Slot`]'s variants apart, so a slot is 24 bytes, not 32.)
+    /// values tell [`Slot`]'s variants apart, so a slot is 16 bytes, not 24.)
     touched: bool,
     /// `response.done` came.
     completed: bool,
@@ -59,27 +61,32 @@ pub(super) struct Frozen {
 }
 
 /// [`Frozen::acked_ms`] when no ack was sent.
-const NO_ACK: u64 = u64::MAX;
+const NO_ACK: u32 = u32::MAX;
 
 impl Frozen {
     /// The numbers of settled `r` (no held segment, not active), its segments placed
-    /// against `horizon` (whole seconds) when they retired.
-    pub(super) fn of(r: &Resp, horizon: f64) -> Self {
+    /// against `horizon` (whole seconds) when they retired; `None` when its samples or
+    /// its ack do not fit in 32 bits (it then stays in play).
+    pub(super) fn of(r: &Resp, horizon: f64) -> Option<Self> {
         debug_assert!(r.held == 0 && !r.active, "only a settled response freezes");
         debug_assert_eq!(r.retired.samples, r.total, "all its audio retired");
         // With nothing held, its last end is its retired segments' latest end.
         debug_assert_eq!(r.last_end_s.to_bits(), r.retired.end_s.to_bits());
         // Audio settles only once acked, so its first arrival is read no more.
         debug_assert!(r.total == 0 || r.acked_ms.is_some());
-        Self {
-            total: r.total,
-            acked_ms: r.acked_ms.unwrap_or(NO_ACK),
+        let acked_ms = match r.acked_ms {
+            None => NO_ACK,
+            Some(ms) => u32::try_from(ms).ok().filter(|&ms| ms != NO_ACK)?,
+        };
+        Some(Self {
+            total: u32::try_from(r.total).ok()?,
+            acked_ms,
             touched: r.id.is_some(),
             completed: r.completed,
             any: r.retired.any,
             audible: r.retired.audible,
             starts_inside: r.retired.first_start < horizon,
-        }
+        })
     }
 
     /// The record it was, its id `id` (`None` for an untouched slot).
@@ -99,18 +106,18 @@ impl Frozen {
         };
         let retired = Retired {
             any: self.any,
-            samples: self.total,
+            samples: self.total(),
             end_s: 0.0,
             first_start,
             audible: self.audible,
         };
         Resp {
             id,
-            total: self.total,
+            total: self.total(),
             last_end_s: 0.0,
             first_arrival_s: 0.0,
             completed: self.completed,
-            acked_ms: (self.acked_ms != NO_ACK).then_some(self.acked_ms),
+            acked_ms: (self.acked_ms != NO_ACK).then_some(u64::from(self.acked_ms)),
             held: 0,
             first_held: 0,
             active: false,
@@ -125,7 +132,7 @@ impl Frozen {
 
     /// Its samples (all played).
     pub(super) fn total(&self) -> u64 {
-        self.total
+        u64::from(self.total)
     }
 
     /// It had audio queued.
@@ -195,8 +202,9 @@ impl PlaybackClock {
             && !resp.active
         {
             let horizon = self.horizon.map_or(0.0, |h| h.seconds());
-            let frozen = Frozen::of(resp, horizon);
-            self.resps[r] = Slot::Frozen(frozen);
+            if let Some(frozen) = Frozen::of(resp, horizon) {
+                self.resps[r] = Slot::Frozen(frozen);
+            }
         }
     }
 }
