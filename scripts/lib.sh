@@ -11,6 +11,8 @@
 #                           older build to compare against in the same run
 #   --perf FILE             record the client with `perf record -g -o FILE` (then
 #                           `perf report -i FILE`); CPU figures include perf's overhead
+#   --perf-server FILE      record the server the same way, from when it listens until
+#                           the client has finished (its CPU figure includes perf's cost)
 #   --floor                 after rtload, run the floor client (examples/floor_duplex.rs,
 #                           or floor_video.rs for the video script:
 #                           the same bytes from a raw socket, frames built before timing)
@@ -18,7 +20,7 @@
 #                           (needs `cargo build --release --examples`)
 
 parse_bench_flags() {
-  BIN=target/release/rtload RATE= CLIENT_PIN=() SERVER_PIN=() ARGS=() PERF=() FLOOR=
+  BIN=target/release/rtload RATE= CLIENT_PIN=() SERVER_PIN=() ARGS=() PERF=() FLOOR= PERF_SERVER= perf_server_pid=
   while [ $# -gt 0 ]; do
     case $1 in
       --cores)
@@ -33,6 +35,9 @@ parse_bench_flags() {
       --perf)
         [ $# -ge 2 ] || { echo "--perf wants an output file" >&2; exit 2; }
         PERF=(perf record -q -g -o "$2" --); shift 2 ;;
+      --perf-server)
+        [ $# -ge 2 ] || { echo "--perf-server wants an output file" >&2; exit 2; }
+        PERF_SERVER=$2; shift 2 ;;
       --floor)
         FLOOR=yes; shift ;;
       *) ARGS+=("$1"); shift ;;
@@ -62,6 +67,10 @@ rate_line() {
 # server is stopped, after the client has finished, to say whether the server had room.
 server_cpu_s() {
   local f
+  if [ -n "$perf_server_pid" ] && kill -INT "$perf_server_pid" 2>/dev/null; then
+    # until perf has written its file and exited (a zombie counts as exited)
+    while grep -qs '^State:[[:space:]]*[^Z]' "/proc/$perf_server_pid/status"; do sleep 0.1; done
+  fi
   read -ra f < "/proc/$server_pid/stat" || { echo "?"; return; }
   # fields 14 and 15 (utime, stime) in clock ticks; the comm field has no spaces here
   echo "$(( f[13] + f[14] )) $(getconf CLK_TCK)" | awk '{printf "%.2f", $1 / $2}'
@@ -109,4 +118,8 @@ start_server() {
   done
   addr=$(sed -n 's/.*listening on ws:\/\/\([^ ]*\).*/\1/p' "$log" | head -1)
   [ -n "$addr" ] || { cat "$log" >&2; exit 1; }
+  if [ -n "$PERF_SERVER" ]; then
+    perf record -q -g -p "$server_pid" -o "$PERF_SERVER" &
+    perf_server_pid=$!
+  fi
 }
