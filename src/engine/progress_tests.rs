@@ -204,7 +204,7 @@ fn run(mode: Mode) -> String {
         tx.send(ev).expect("printer alive");
     }
     drop(tx);
-    handle.join().expect("printer thread");
+    handle.finish().expect("printer thread");
     buf.text()
 }
 

@@ -475,7 +475,7 @@ fn spawn_progress(
     scenario: &Scenario,
 ) -> (
     Option<crossbeam_channel::Sender<crate::engine::progress::ProgressEvent>>,
-    Option<std::thread::JoinHandle<()>>,
+    Option<crate::engine::progress::Printer>,
 ) {
     match progress {
         Some((mode, out)) => {
@@ -499,11 +499,11 @@ fn spawn_progress(
 /// Waits for the line printer and, if there is one, the progress printer to finish.
 fn join_printers(
     printer: std::thread::JoinHandle<()>,
-    progress_thread: Option<std::thread::JoinHandle<()>>,
+    progress_thread: Option<crate::engine::progress::Printer>,
 ) {
     let _ = printer.join();
     if let Some(t) = progress_thread {
-        let _ = t.join();
+        let _ = t.finish();
     }
 }
 
