@@ -104,3 +104,17 @@ fn a_series_ends_with_the_phase_end_reading() {
         usage.series
     );
 }
+
+#[test]
+fn the_held_statm_reads_the_rss_anew_each_time() {
+    let held = Statm::open();
+    assert!(held.file.is_some(), "Linux has /proc/self/statm");
+    let before = held.rss().expect("rss");
+    // 128 MiB touched page by page: the next reading from the same handle sees them.
+    let touched = std::hint::black_box(vec![1u8; 128 << 20]);
+    let after = held.rss().expect("rss");
+    let fresh = rss_now().expect("rss");
+    drop(touched);
+    assert!(after >= before + (64 << 20), "{before} -> {after}");
+    assert!(after.abs_diff(fresh) < 32 << 20, "held {after}, fresh {fresh}");
+}
