@@ -116,5 +116,8 @@ fn the_held_statm_reads_the_rss_anew_each_time() {
     let fresh = rss_now().expect("rss");
     drop(touched);
     assert!(after >= before + (64 << 20), "{before} -> {after}");
-    assert!(after.abs_diff(fresh) < 32 << 20, "held {after}, fresh {fresh}");
+    assert!(
+        after.abs_diff(fresh) < 32 << 20,
+        "held {after}, fresh {fresh}"
+    );
 }
