@@ -105,7 +105,7 @@ pub(super) struct Ingested {
 /// repeated `response.created` passes, a repeated `response.done` fails as done without
 /// created, and a late audio or transcript delta fails as having no matching
 /// `response.created` (the README states this limit). What still grows with the
-/// responses: 24 bytes a response in the playback clock once settled
+/// responses: 16 bytes a response in the playback clock once settled
 /// ([`PlaybackClock`]) and the live TTFP's 8 bytes (plus 16 while a TTFP waits on an
 /// earlier response's). Everything else is bounded by what is in play, not by the
 /// session's length: the clock's full records (~104 bytes and a copy of the id each)
