@@ -5,10 +5,9 @@
 //! them its part in the final audibility check. A long session's clock then holds full
 //! records only for the responses still in play, and 16 bytes for every other (a response
 //! of more than 2³² samples, ~50 hours, or acked past 2³² ms stays in play: its numbers
-//! would not fit). A late
-//! event about a settled response thaws it back into a record that gives every answer
-//! the record it was would have given (a proptest holds a freezing clock to one that
-//! never freezes, answer by answer).
+//! would not fit). A late event about a settled response thaws it back into a record that
+//! gives every answer the record it was would have given (a proptest holds a freezing
+//! clock to one that never freezes, answer by answer).
 //!
 //! What is not kept, and why no answer reads it:
 //! - its times: the last end is read for an ack (a settled response's acks are all
