@@ -44,32 +44,39 @@ fn growth_per_session_is_peak_minus_start_over_sessions() {
     assert_eq!(u.rss_growth_per_session(4), None, "missing, never zero");
 }
 
-/// Set in the child process that runs [`the_sampler_sees_memory_held_during_the_phase`]
-/// alone.
+/// Set in the child process that runs one RSS test alone ([`ran_alone_in_a_child`]).
 const ALONE: &str = "RTLOAD_USAGE_TEST_ALONE";
+
+/// RSS is the whole process's, and the other unit tests allocate and free beside an RSS
+/// test (the binary held ~250 MB when a CI run saw a peak only 58.8 MiB above the start):
+/// such a test runs again alone in a child process. `true` in the parent, once the child
+/// ran this module's test `name` and it passed; `false` in the child, which runs it.
+fn ran_alone_in_a_child(name: &str) -> bool {
+    if std::env::var_os(ALONE).is_some() {
+        return false;
+    }
+    let name = format!(
+        "{}::{name}",
+        module_path!().split_once("::").map_or("", |(_, rest)| rest)
+    );
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([name.as_str(), "--exact", "--test-threads=1"])
+        .env(ALONE, "1")
+        .output()
+        .unwrap();
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{shown}");
+    assert!(shown.contains("1 passed"), "the child ran no test: {shown}");
+    true
+}
 
 #[test]
 fn the_sampler_sees_memory_held_during_the_phase() {
-    // RSS is the whole process's, and the other unit tests allocate and free beside this
-    // one (the binary held ~250 MB when a CI run saw the peak only 58.8 MiB above the
-    // start): the check runs in a child process that runs this test alone.
-    if std::env::var_os(ALONE).is_none() {
-        let name = format!(
-            "{}::the_sampler_sees_memory_held_during_the_phase",
-            module_path!().split_once("::").map_or("", |(_, rest)| rest)
-        );
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([name.as_str(), "--exact", "--test-threads=1"])
-            .env(ALONE, "1")
-            .output()
-            .unwrap();
-        let shown = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(out.status.success(), "{shown}");
-        assert!(shown.contains("1 passed"), "the child ran no test: {shown}");
+    if ran_alone_in_a_child("the_sampler_sees_memory_held_during_the_phase") {
         return;
     }
     let sampler = RssSampler::start(None);
@@ -107,6 +114,9 @@ fn a_series_ends_with_the_phase_end_reading() {
 
 #[test]
 fn the_held_statm_reads_the_rss_anew_each_time() {
+    if ran_alone_in_a_child("the_held_statm_reads_the_rss_anew_each_time") {
+        return;
+    }
     let held = Statm::open();
     assert!(held.file.is_some(), "Linux has /proc/self/statm");
     let before = held.rss().expect("rss");

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use rtload::run::CapacityOutcome;
 
-use crate::support::{Fixture, rtload, video};
+use crate::support::{Fixture, rtload, video_searched};
 
 fn capacity(scenario: &Path, dir: &Path, extra: &[&str]) -> (Output, String, String) {
     let out = rtload()
@@ -61,7 +61,7 @@ fn step_values(doc: &Value) -> Vec<u64> {
 /// the whole session and every retry is refused.
 #[test]
 fn max_sessions_6_is_a_capacity_of_6_limited_by_rejections_at_7() {
-    let fx = video(
+    let fx = video_searched(
         5,
         1,
         "[server]\nmax_sessions = 6\nretry_after_s = 0\n[target]\nretry_rejected = 2\n",
@@ -140,6 +140,8 @@ first_chunk_timeout = 30.0
 chunk_timeout = 30.0
 [load]
 samples = 1
+# A debug build beside other tests: lateness is not what this test is about.
+generator_bound_ms = 1000
 [thresholds]
 video_rtf_worst = "< 1"
 [server.video]
@@ -189,7 +191,7 @@ fn a_search_that_never_breaks_reports_at_least_max() {
     // Sessions of ~80 ms: long enough that every step has its concurrency in flight on a
     // busy machine (with 5 ms chunks a step could end its sessions as fast as it starts
     // them, and the search would stop there as inconclusive).
-    let fx = video(3, 1, "chunk_interval_ms = 40\n");
+    let fx = video_searched(3, 1, "chunk_interval_ms = 40\n");
     let dir = fx.dir.path().join("cap");
     let bounds = rtload::run::CapacityBounds {
         start: 1,
@@ -227,7 +229,7 @@ fn a_search_that_never_breaks_reports_at_least_max() {
 /// A threshold no session can meet breaks at 1: no capacity, exit 1, one step.
 #[test]
 fn even_one_session_breaking_exits_1() {
-    let fx = video(3, 1, "[thresholds]\nvideo_rtf_worst = \"< 0.000001\"\n");
+    let fx = video_searched(3, 1, "[thresholds]\nvideo_rtf_worst = \"< 0.000001\"\n");
     let dir = fx.dir.path().join("cap");
     let (out, stdout, stderr) = capacity(&fx.path, &dir, &[]);
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
@@ -243,7 +245,7 @@ fn even_one_session_breaking_exits_1() {
 /// Bad flags are usage errors (exit 2) naming the flag and the fix; nothing runs.
 #[test]
 fn bad_capacity_flags_exit_2() {
-    let fx = video(3, 1, "");
+    let fx = video_searched(3, 1, "");
     let dir = fx.dir.path().join("cap");
     for (flags, want) in [
         (
@@ -298,7 +300,7 @@ fn drawn(v: f64) -> f64 {
 /// sessions/s and p99s as the JSON records.
 #[test]
 fn capacity_html_draws_the_numbers_capacity_json_records() {
-    let fx = video(
+    let fx = video_searched(
         3,
         1,
         "[server]\nmax_sessions = 2\nretry_after_s = 0\n[target]\nretry_rejected = 2\n\
