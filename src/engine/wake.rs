@@ -63,7 +63,7 @@ impl Default for Wake {
 }
 
 impl Wake {
-    /// A wake-up on the shard's sub-millisecond timer, where this thread has one (a
+    /// A wake-up on the shard's 1 ms-grid timer, where this thread has one (a
     /// current-thread runtime's `LocalSet` on Linux); a tokio one otherwise.
     pub fn precise() -> Self {
         match PreciseSleep::here() {
