@@ -7,6 +7,7 @@
 //! [`playback`] roles); [`writer`] threads publish artifacts. The engine never interprets
 //! a payload: that is the workload's [`crate::workload::Session`].
 
+pub mod control;
 pub mod coordinator;
 pub mod fdlimit;
 pub mod interrupt;

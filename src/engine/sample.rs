@@ -13,13 +13,13 @@ use std::time::Duration;
 use futures_util::FutureExt as _;
 use ractor::thread_local::ThreadLocalActor;
 use ractor::{ActorProcessingErr, ActorRef};
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::Instant;
 use tracing::Instrument as _;
 
+use super::control::{self, Control, ControlRx, ControlTx};
 use super::coordinator::CoordMsg;
 use super::record::Recorder;
-use super::session::{self, Control, Ended, Setup};
+use super::session::{self, Ended, Setup};
 use super::writer::WriterHandle;
 use crate::workload::{Artifact, ConnectSpec, DynSession, Failure, FailureKind, SampleRecord};
 
@@ -84,8 +84,8 @@ pub struct SampleActor;
 
 /// Supervisor state: where interrupts go, and what the live phase starts with.
 pub struct SampleState {
-    control: UnboundedSender<Control>,
-    start: Option<(SampleArgs, UnboundedReceiver<Control>)>,
+    control: ControlTx,
+    start: Option<(SampleArgs, ControlRx)>,
 }
 
 impl ThreadLocalActor for SampleActor {
@@ -98,7 +98,7 @@ impl ThreadLocalActor for SampleActor {
         _myself: ActorRef<SampleMsg>,
         args: SampleArgs,
     ) -> Result<SampleState, ActorProcessingErr> {
-        let (control, rx) = unbounded_channel();
+        let (control, rx) = control::line();
         Ok(SampleState {
             control,
             start: Some((args, rx)),
@@ -133,7 +133,7 @@ impl ThreadLocalActor for SampleActor {
 }
 
 /// The sample's life: the live phase, then its record, its artifacts, its report.
-async fn live(args: SampleArgs, mut control: UnboundedReceiver<Control>, me: ActorRef<SampleMsg>) {
+async fn live(args: SampleArgs, mut control: ControlRx, me: ActorRef<SampleMsg>) {
     let SampleArgs { session, meta } = args;
     let span = tracing::debug_span!("session", idx = meta.idx, warmup = meta.warmup);
     let started = Instant::now();

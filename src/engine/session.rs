@@ -19,9 +19,9 @@
 
 use std::time::Duration;
 
-use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 
+use super::control::{Control, ControlRx};
 use super::playback::Playback;
 use super::progress::ProgressEvent;
 use super::reader::{Reader, Received};
@@ -33,14 +33,6 @@ use super::transport::{self, ReadEvent, Wire};
 use super::wake::Wake;
 use crate::workload::playback::{PlaybackConfig, PlaybackSummary};
 use crate::workload::{ConnectSpec, DynSession, Effects, Failure, FailureKind};
-
-/// What the sample supervisor tells its live phase.
-#[derive(Debug)]
-pub enum Control {
-    /// End the session now with an `interrupted` outcome and this message; during the
-    /// close, stop closing.
-    Interrupt(String),
-}
 
 /// Where and how the session connects, and how its listener buffers.
 pub struct Setup {
@@ -114,11 +106,7 @@ pub struct Ended {
 }
 
 /// Runs the sample's live phase; `control` carries the supervisor's interrupts.
-pub async fn run(
-    setup: Setup,
-    session: Box<dyn DynSession>,
-    control: &mut UnboundedReceiver<Control>,
-) -> Ended {
+pub async fn run(setup: Setup, session: Box<dyn DynSession>, control: &mut ControlRx) -> Ended {
     let spec = session.connect(&setup.connect);
     tracing::debug!(url = %crate::util::target::redact_url(&spec.url), "connect");
     let connect = OnCpu::new(transport::connect(
@@ -218,11 +206,7 @@ struct Live {
 impl Live {
     /// Waits on the supervisor, the sender, the wake-up and the reader until the
     /// session's outcome is decided.
-    async fn until_decided(
-        &mut self,
-        reader: &mut Reader,
-        control: &mut UnboundedReceiver<Control>,
-    ) {
+    async fn until_decided(&mut self, reader: &mut Reader, control: &mut ControlRx) {
         while self.outcome.is_none() {
             tokio::select! {
                 biased;
@@ -245,7 +229,7 @@ impl Live {
 
     /// The outcome is decided: the sender writes what waits and closes, unless the
     /// supervisor interrupts again (the close then stops where it is).
-    async fn close(&mut self, control: &mut UnboundedReceiver<Control>) {
+    async fn close(&mut self, control: &mut ControlRx) {
         tokio::select! {
             biased;
             Some(_) = control.recv(), if self.control_open => {}

@@ -7,12 +7,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::engine::control::{self, ControlRx, ControlTx};
 use actix_codec::Framed;
 use actix_http::ws::{Codec, Frame, Message};
 use awc::BoxedSocket;
 use futures_util::{SinkExt as _, StreamExt as _};
 use tokio::io::DuplexStream;
-use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use tokio::time::Instant;
 
 use super::{Control, Live};
@@ -87,8 +87,8 @@ struct Rig {
     reader: Reader,
     server: Server,
     log: Arc<Mutex<Vec<String>>>,
-    control: UnboundedSender<Control>,
-    rx: tokio::sync::mpsc::UnboundedReceiver<Control>,
+    control: ControlTx,
+    rx: ControlRx,
 }
 
 fn rig() -> Rig {
@@ -99,7 +99,7 @@ fn rig() -> Rig {
     );
     let (sink, stream) = split(client);
     let log = Arc::new(Mutex::new(Vec::new()));
-    let (control, rx) = unbounded_channel();
+    let (control, rx) = control::line();
     let live = Live {
         session: Box::new(Probe(log.clone())),
         outcome: None,
