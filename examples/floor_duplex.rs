@@ -5,7 +5,8 @@
 //! Every frame is built before timing with rtload's own pure code (the dataset's cases
 //! decoded by `media::prepare`, `session.update` from `DuplexSettings`, the 200 ms
 //! appends with their 1 fps frames from `AppendPlan` + `append_message`), masked with the
-//! all-zero key so no byte is touched while sending. During the run each session is one
+//! all-zero key so no byte is touched while sending, and packed into huge pages as rtload
+//! packs its prepared appends (`Packer`). During the run each session is one
 //! task on a current-thread tokio runtime: a raw TCP socket, the HTTP upgrade, then
 //! `write_all` of the prebuilt frames at their intended times; a second task counts the
 //! inbound frames without parsing them. It sends no `playback.ack` and no completion
@@ -25,9 +26,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use rtload::bench::{
-    AppendPlan, BYTES_PER_SECOND, DuplexSettings, MediaOptions, Subset, append_message,
-    join_endpoint, omni_data_dir, prepare_media, realtime_url, ref_audio_data_url, streamed_len,
-    subset_cases,
+    AppendPlan, BYTES_PER_SECOND, DuplexSettings, MediaOptions, Packer, Subset, Ticket,
+    append_message, join_endpoint, omni_data_dir, prepare_media, realtime_url, ref_audio_data_url,
+    streamed_len, subset_cases,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::{Instant, sleep_until};
@@ -50,21 +51,25 @@ struct Upload {
     commit_at: Duration,
 }
 
-fn upload(pcm: &[u8], frames: &[Option<Arc<str>>]) -> Upload {
+/// A case's appends packed into huge pages as rtload packs its own (`Packer`): the
+/// frames' tickets and the commit's offset, resolved once every case is packed.
+fn upload(
+    pcm: &[u8],
+    frames: &[Option<Arc<str>>],
+    packer: &mut Packer,
+) -> (Vec<(Duration, Ticket)>, Duration) {
     let len = streamed_len(pcm.len(), 1000);
     let at = |offset: usize| Duration::from_secs_f64(offset as f64 / BYTES_PER_SECOND as f64);
     let appends = AppendPlan::new(len, frames.len())
         .map(|a| {
+            let f = frame(0x1, append_message(&a, pcm, frames).0.as_bytes());
             (
                 at(a.offset),
-                frame(0x1, append_message(&a, pcm, frames).0.as_bytes()),
+                packer.push(&f).expect("pack the prepared frames"),
             )
         })
         .collect();
-    Upload {
-        appends,
-        commit_at: at(len),
-    }
+    (appends, at(len))
 }
 
 /// One session: connect, upgrade, `session.update`, wait for the first server event, the
@@ -143,11 +148,22 @@ fn build_sessions(dataset: &Path, root: &Path, n: usize) -> Vec<(Bytes, Arc<Uplo
         }
     }
     assert!(!cases.is_empty(), "no cases under {}", root.display());
-    let uploads: Vec<Arc<Upload>> = cases
+    let mut packer = Packer::new();
+    let drafts: Vec<_> = cases
         .iter()
         .map(|c| {
             let m = prepare_media(&c.video_path, &opts).expect("media");
-            Arc::new(upload(&m.pcm, &m.frames))
+            upload(&m.pcm, &m.frames, &mut packer)
+        })
+        .collect();
+    let packed = packer.finish().expect("seal the prepared frames");
+    let uploads: Vec<Arc<Upload>> = drafts
+        .into_iter()
+        .map(|(appends, commit_at)| {
+            Arc::new(Upload {
+                appends: appends.iter().map(|(at, t)| (*at, packed.get(t))).collect(),
+                commit_at,
+            })
         })
         .collect();
     let ref_audio = ref_audio_data_url(&dataset.join("ref_audio.wav"))

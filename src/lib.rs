@@ -228,6 +228,9 @@ pub mod bench {
     // Arrival order: the CPython-compatible shuffle the OmniInteract dataset uses.
     pub use crate::workload::omni::dataset::shuffle::python_shuffle;
 
+    // Prepared bytes kept as rtload keeps its own: packed into huge-page mappings.
+    pub use crate::util::packed::{Packed, Packer, Ticket};
+
     // An OmniInteract session's bytes, built by rtload's own pure code: the dataset's
     // cases, their decoded media, the 200 ms appends and the session settings.
     pub use crate::workload::omni::dataset::Subset;

@@ -13,7 +13,7 @@
 //! process's own CPU and memory from `/proc/self` (`usage`); text copied into outputs
 //! cut to a bound with its length noted (`bounded`); the process's stop-requested flag
 //! that long work outside a run checks (`cancel`); LEB128 numbers for compact exact logs
-//! (`leb128`).
+//! (`leb128`); bytes kept for a run packed into huge-page mappings (`packed`).
 
 pub mod b64;
 pub mod bounded;
@@ -26,6 +26,7 @@ pub mod http;
 pub mod jsonmatch;
 pub mod leb128;
 pub mod pacing;
+pub mod packed;
 pub mod prom;
 pub mod pyfmt;
 pub mod scenario_doc;

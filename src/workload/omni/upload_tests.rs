@@ -85,3 +85,74 @@ fn a_length_the_tail_rule_never_streams_has_no_last_append() {
         up.memory_bytes()
     );
 }
+
+#[test]
+fn a_packed_build_sends_the_same_appends_as_one_on_the_heap() {
+    // Mappings smaller than a case: a case's appends span several of them.
+    let mut packer = crate::util::packed::Packer::with_chunk_bytes(3 * CHUNK_BYTES);
+    let cases = [
+        media(4 * 32_000 + 2, &[Some("a"), None, Some("c"), Some("d")]),
+        media(2, &[]),
+        media(CHUNK_BYTES, &[Some("x")]),
+    ];
+    let drafts: Vec<CaseDraft> = cases
+        .iter()
+        .map(|m| CaseUpload::draft(m, &mut packer).unwrap())
+        .collect();
+    let packed = packer.finish().unwrap();
+    assert!(packed.mappings() > 1, "{}", packed.mappings());
+    for (m, d) in cases.iter().zip(drafts) {
+        let (heap, up) = (CaseUpload::new(m), d.resolve(&packed).unwrap());
+        assert_eq!((up.body.clone(), up.last.clone()), (heap.body, heap.last));
+        assert_eq!(
+            (up.pcm_len, up.frame_count),
+            (heap.pcm_len, heap.frame_count)
+        );
+        assert!(up.speech.is_empty());
+    }
+}
+
+#[test]
+fn a_draft_keeps_the_speech_it_is_given() {
+    let m = media(3 * CHUNK_BYTES + 2, &[]);
+    let mut packer = crate::util::packed::Packer::new();
+    let turns = CaseUpload::draft(&m, &mut packer)
+        .unwrap()
+        .with_turn_speech(&m);
+    let barge = (CaseUpload::draft(&m, &mut packer).unwrap()).with_speech(&m, 300.0);
+    let packed = packer.finish().unwrap();
+    let turns = turns.resolve(&packed).unwrap();
+    assert_eq!(turns.speech, m.pcm.slice(..3 * CHUNK_BYTES));
+    let barge = barge.resolve(&packed).unwrap();
+    assert_eq!(
+        barge.speech.len(),
+        2 * CHUNK_BYTES,
+        "300 ms rounds up to two chunks"
+    );
+}
+
+#[test]
+fn pack_all_builds_every_case_in_order_and_stops_at_the_first_bad_one() {
+    let lens = [4 * 32_000, 2, CHUNK_BYTES];
+    let ups = pack_all(&lens, |&n| Ok(media(n, &[])), |d, m| d.with_turn_speech(m)).unwrap();
+    for (&n, up) in lens.iter().zip(&ups) {
+        let heap = CaseUpload::new(&media(n, &[]));
+        assert_eq!(
+            (&up.body, &up.last, up.pcm_len),
+            (&heap.body, &heap.last, n)
+        );
+        assert_eq!(up.speech.len(), n / CHUNK_BYTES * CHUNK_BYTES);
+    }
+    let bad = pack_all(
+        &lens,
+        |&n| {
+            if n == 2 {
+                Err(format!("case {n}"))
+            } else {
+                Ok(media(n, &[]))
+            }
+        },
+        |d, _| d,
+    );
+    assert_eq!(bad.unwrap_err(), "case 2");
+}

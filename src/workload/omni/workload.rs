@@ -12,7 +12,7 @@ use super::media::{self, MediaOptions};
 use super::pacing::PacingMode;
 use super::session::DuplexOutput;
 use super::session::{DuplexSession, DuplexSettings};
-use super::upload::{CaseUpload, SharedUpload};
+use super::upload::{self, SharedUpload};
 use crate::util::scenario_error::ScenarioError;
 use crate::workload::omni::artifacts::layout::CaseLayout;
 use crate::workload::omni::artifacts::lock::OutputLock;
@@ -493,23 +493,16 @@ impl OmniWorkload {
         let mut settings = self.settings_base.clone();
         settings.ref_audio =
             media::ref_audio_data_url(&self.ref_audio).map_err(|e| e.to_string())?;
-        let media = self
-            .cases
-            .iter()
-            .map(|c| {
-                media::prepare(&c.video_path, &self.media_opts)
-                    .map(|m| {
-                        let up = CaseUpload::new(&m);
-                        let p = &self.params;
-                        Arc::new(match p.barge_in_after_ms {
-                            Some(_) => up.with_speech(&m, p.barge_in_speech_ms.unwrap_or(1000.0)),
-                            None if p.speaks_turns() => up.with_turn_speech(&m),
-                            None => up,
-                        })
-                    })
-                    .map_err(|e| e.to_string())
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let p = &self.params;
+        let media = upload::pack_all(
+            &self.cases,
+            |c| media::prepare(&c.video_path, &self.media_opts).map_err(|e| e.to_string()),
+            |up, m| match p.barge_in_after_ms {
+                Some(_) => up.with_speech(m, p.barge_in_speech_ms.unwrap_or(1000.0)),
+                None if p.speaks_turns() => up.with_turn_speech(m),
+                None => up,
+            },
+        )?;
         let spool = Spool::create(&std::env::temp_dir())
             .map_err(|e| format!("cannot create the capture spool: {e}"))?;
         let _ = self.prepared.set(Prepared {
