@@ -14,6 +14,7 @@ use super::dataset::{self, Item};
 use super::protocol::Settings;
 use super::session::{TranscriptionOutput, TranscriptionSession};
 use crate::util::pacing::parse_pacing;
+use crate::util::packed::Packer;
 use crate::util::scenario_error::ScenarioError;
 use crate::workload::{
     Descriptor, DynWorkload, FlagKind, FlagSpec, MaybeFailed, Report, RunRecord, SampleRecord,
@@ -256,15 +257,21 @@ impl Workload for TranscriptionWorkload {
         if self.prepared.get().is_some() {
             return Ok(Vec::new());
         }
-        let pcm = self
-            .items
-            .iter()
+        // Each item's PCM packed into huge pages (`util::packed`): read once per send,
+        // seconds after it was loaded.
+        let packing = |e: std::io::Error| {
+            WorkloadError::Prepare(format!("cannot keep the prepared audio: {e}"))
+        };
+        let mut packer = Packer::new();
+        let tickets = (self.items.iter())
             .map(|i| {
-                dataset::load_pcm(&i.path, self.settings.sample_rate, &self.media)
-                    .map(Bytes::from)
-                    .map_err(|e| WorkloadError::Prepare(e.to_string()))
+                let pcm = dataset::load_pcm(&i.path, self.settings.sample_rate, &self.media)
+                    .map_err(|e| WorkloadError::Prepare(e.to_string()))?;
+                packer.push(&pcm).map_err(packing)
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let packed = packer.finish().map_err(packing)?;
+        let pcm: Vec<Bytes> = tickets.iter().map(|t| packed.get(t)).collect();
         let _ = self.prepared.set(pcm);
         Ok(Vec::new())
     }
