@@ -161,7 +161,9 @@ fn build_sessions(dataset: &Path, root: &Path, n: usize) -> Vec<(Bytes, Arc<Uplo
         .into_iter()
         .map(|(appends, commit_at)| {
             Arc::new(Upload {
-                appends: appends.iter().map(|(at, t)| (*at, packed.get(t))).collect(),
+                appends: (appends.iter())
+                    .map(|(at, t)| (*at, packed.get(t).expect("a ticket of this packer")))
+                    .collect(),
                 commit_at,
             })
         })

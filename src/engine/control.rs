@@ -3,7 +3,8 @@
 //! so the line is a queue and a waker behind an `Rc`, not a channel: the live phase's loop
 //! polls it on every wake-up, and a tokio channel cost an atomic block-list pop and a
 //! waker registration each time (~3–5 % of a shard's CPU at 1,000 sessions; BENCHMARKS.md,
-//! "The supervisor's line without atomics") plus a 32-slot block per session. A send
+//! "Prepared media on huge pages; the supervisor's line without atomics") plus a 32-slot
+//! block per session. A send
 //! also bumps the thread's generation, so a poll that finds it unchanged (and its waker
 //! registered) returns at once without touching the line's own, cold, memory.
 

@@ -119,18 +119,37 @@ pub struct Packed {
 }
 
 impl Packed {
-    /// The bytes `ticket` was given for, shared with the mapping (no copy); empty for a
+    /// The bytes `ticket` was given for, shared with the mapping (no copy); `None` for a
     /// ticket from another packer that names no mapping here.
-    pub fn get(&self, ticket: &Ticket) -> Bytes {
+    pub fn get(&self, ticket: &Ticket) -> Option<Bytes> {
         (self.chunks.get(ticket.chunk))
             .filter(|c| ticket.range.end <= c.len())
-            .map_or_else(Bytes::new, |c| c.slice(ticket.range.clone()))
+            .map(|c| c.slice(ticket.range.clone()))
+    }
+
+    /// Every ticket's bytes, in order; an error naming the first ticket this set has no
+    /// mapping for (one from another packer).
+    pub fn get_all<'a>(
+        &self,
+        tickets: impl IntoIterator<Item = &'a Ticket>,
+    ) -> io::Result<Vec<Bytes>> {
+        (tickets.into_iter())
+            .map(|t| self.get(t).ok_or_else(|| foreign(t)))
+            .collect()
     }
 
     /// Mappings made.
     pub fn mappings(&self) -> usize {
         self.chunks.len()
     }
+}
+
+/// The error for a ticket this set has no mapping for.
+pub fn foreign(t: &Ticket) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("no packed mapping {} holds bytes {:?}", t.chunk, t.range),
+    )
 }
 
 fn map(len: usize) -> io::Result<MmapMut> {

@@ -17,8 +17,10 @@ fn every_item_comes_back_as_pushed_across_mappings() {
     let tickets: Vec<Ticket> = items.iter().map(|i| p.push(i).unwrap()).collect();
     let packed = p.finish().unwrap();
     for (t, i) in tickets.iter().zip(&items) {
-        assert_eq!(&packed.get(t)[..], &i[..]);
+        assert_eq!(&packed.get(t).unwrap()[..], &i[..]);
     }
+    let all = packed.get_all(&tickets).unwrap();
+    assert_eq!(all.iter().map(|b| b.to_vec()).collect::<Vec<_>>(), items);
     assert_eq!(
         packed.mappings(),
         4,
@@ -31,7 +33,7 @@ fn slices_keep_their_mapping_after_the_packed_set_is_dropped() {
     let mut p = Packer::new();
     let t = p.push(b"kept").unwrap();
     let packed = p.finish().unwrap();
-    let b = packed.get(&t);
+    let b = packed.get(&t).unwrap();
     drop(packed);
     assert_eq!(&b[..], b"kept");
 }
@@ -43,6 +45,8 @@ fn a_ticket_naming_no_mapping_gets_empty_bytes() {
     let _ = p.push(b"cdef").unwrap();
     let foreign = p.push(b"gh").unwrap();
     let packed = Packer::new().finish().unwrap();
-    assert!(packed.get(&foreign).is_empty());
+    assert!(packed.get(&foreign).is_none());
+    let err = packed.get_all([&foreign]).unwrap_err();
+    assert!(err.to_string().contains("no packed mapping"), "{err}");
     assert_eq!(Packed::default().mappings(), 0);
 }

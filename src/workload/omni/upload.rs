@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use bytestring::ByteString;
 
-use crate::util::packed::{Packed, Packer, Ticket};
+use crate::util::packed::{self, Packed, Packer, Ticket};
 
 use super::media::PreparedMedia;
 use super::pacing::{self, Append, AppendPlan};
@@ -126,8 +126,8 @@ impl CaseDraft {
     /// made with). Fails only if a message is not UTF-8, which an append never is.
     pub fn resolve(self, packed: &Packed) -> io::Result<CaseUpload> {
         let text = |t: &Ticket| {
-            ByteString::try_from(packed.get(t))
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+            let bytes = packed.get(t).ok_or_else(|| packed::foreign(t))?;
+            ByteString::try_from(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
         };
         let one = |b: &BuiltAppend<Ticket>| {
             Ok::<_, io::Error>(BuiltAppend {

@@ -271,7 +271,7 @@ impl Workload for TranscriptionWorkload {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let packed = packer.finish().map_err(packing)?;
-        let pcm: Vec<Bytes> = tickets.iter().map(|t| packed.get(t)).collect();
+        let pcm = packed.get_all(&tickets).map_err(packing)?;
         let _ = self.prepared.set(pcm);
         Ok(Vec::new())
     }
