@@ -16,6 +16,12 @@ impl Wake for Count {
     }
 }
 
+/// A counting waker and the count it moves.
+fn counting() -> (Arc<Count>, Waker) {
+    let count = Arc::new(Count::default());
+    (count.clone(), Waker::from(count))
+}
+
 fn msg(p: Poll<Option<Control>>) -> Option<Option<String>> {
     match p {
         Poll::Ready(Some(Control::Interrupt(m))) => Some(Some(m)),
@@ -26,8 +32,7 @@ fn msg(p: Poll<Option<Control>>) -> Option<Option<String>> {
 
 #[test]
 fn messages_arrive_in_order_and_a_pending_receiver_is_woken_once_per_send() {
-    let count = Arc::new(Count::default());
-    let waker = Waker::from(count.clone());
+    let (count, waker) = counting();
     let mut cx = Context::from_waker(&waker);
     let (tx, mut rx) = line();
     assert_eq!(msg(rx.poll_recv(&mut cx)), None);
@@ -41,11 +46,10 @@ fn messages_arrive_in_order_and_a_pending_receiver_is_woken_once_per_send() {
 
 #[test]
 fn a_new_waker_replaces_the_old_one() {
-    let (first, second) = (Arc::new(Count::default()), Arc::new(Count::default()));
+    let ((first, w1), (second, w2)) = (counting(), counting());
     let (tx, mut rx) = line();
-    for c in [&first, &second] {
-        let waker = Waker::from(c.clone());
-        assert_eq!(msg(rx.poll_recv(&mut Context::from_waker(&waker))), None);
+    for waker in [&w1, &w2] {
+        assert_eq!(msg(rx.poll_recv(&mut Context::from_waker(waker))), None);
     }
     tx.send(Control::Interrupt("x".into())).unwrap();
     let woken = |c: &Arc<Count>| c.0.load(Ordering::SeqCst);
@@ -54,8 +58,7 @@ fn a_new_waker_replaces_the_old_one() {
 
 #[test]
 fn the_supervisor_gone_ends_the_line_after_what_it_sent() {
-    let count = Arc::new(Count::default());
-    let waker = Waker::from(count.clone());
+    let (count, waker) = counting();
     let mut cx = Context::from_waker(&waker);
     let (tx, mut rx) = line();
     assert_eq!(msg(rx.poll_recv(&mut cx)), None);
@@ -76,8 +79,7 @@ fn a_send_after_the_live_phase_ended_is_handed_back() {
 
 #[test]
 fn a_send_to_one_line_is_seen_by_its_receiver_not_lost_to_a_neighbours_read() {
-    let count = Arc::new(Count::default());
-    let waker = Waker::from(count.clone());
+    let (_, waker) = counting();
     let mut cx = Context::from_waker(&waker);
     let (tx_a, mut rx_a) = line();
     let (_tx_b, mut rx_b) = line();
