@@ -231,11 +231,12 @@ impl CoordState {
 /// The measured phase's start: now, or the `--start-at` barrier (in the past too: then
 /// every release is late and its queue wait says so).
 fn measured_start(start_at_unix_s: Option<f64>) -> Instant {
-    let now = Instant::now();
     let Some(at) = start_at_unix_s else {
-        return now;
+        return Instant::now();
     };
-    let wall = std::time::SystemTime::now()
+    // Both clocks as at one instant, or the barrier is off by whatever ran between them.
+    let (now, wall) = super::transport::stamped::clock_pair();
+    let wall = wall
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
     let ahead = at - wall;

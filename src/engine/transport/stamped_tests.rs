@@ -89,6 +89,42 @@ fn the_kernel_stamp_moves_to_the_monotonic_clock_by_its_age() {
     assert_eq!((at, age), (now, Duration::ZERO));
 }
 
+/// The clock pair a stamp is moved with: the realtime clock at the middle of its two
+/// reads around the monotonic one; a pair with something run between its reads (a wide
+/// straddle) is read again, and of wide ones only the tightest is kept.
+#[test]
+fn the_clocks_are_paired_from_reads_nothing_ran_between() {
+    let mono = Instant::now();
+    let real = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
+    let us = Duration::from_micros;
+    let reads = |spans: Vec<(Duration, Duration)>| {
+        let mut k = 0;
+        let mut calls = 0;
+        let pair = tightest_pair(|| {
+            calls += 1;
+            let (before, after) = spans[k];
+            k += 1;
+            (real + before, mono + us(k as u64), real + after)
+        });
+        (pair, calls)
+    };
+    // 300 µs ran between the first two reads (the stamp would be off by up to that):
+    // read again; the next straddles 2 µs and is kept at its middle.
+    let ((m, r), calls) = reads(vec![(us(0), us(300)), (us(400), us(402))]);
+    assert_eq!((m, r, calls), (mono + us(2), real + us(401), 2));
+    // Every read wide: the tightest of three.
+    let wide = vec![(us(0), us(90)), (us(100), us(130)), (us(200), us(280))];
+    let ((m, r), calls) = reads(wide);
+    assert_eq!((m, r, calls), (mono + us(2), real + us(115), 3));
+    // The realtime clock stepped back across a read: never preferred to a forward one.
+    let back = vec![(us(50), us(10)), (us(100), us(160)), (us(300), us(250))];
+    let ((m, r), _) = reads(back);
+    assert_eq!((m, r), (mono + us(2), real + us(130)));
+    // The real clocks: a pair straddling nothing much reads as now.
+    let (m, r) = clock_pair();
+    assert!(m <= Instant::now() && r <= SystemTime::now());
+}
+
 /// `len` bytes of a pattern that no two nearby offsets share.
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
     (0..len)
