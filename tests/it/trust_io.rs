@@ -489,37 +489,3 @@ fn an_address_space_limit_caps_malloc_arenas_and_says_so() {
     assert_eq!(free.status.code(), Some(0), "{err}");
     assert!(!err.contains("address-space"), "{err}");
 }
-
-/// Where the kernel gives transparent huge pages on request, `rtload run` starts itself
-/// again with `glibc.malloc.hugetlb=1` added to the tunables it was given (the debug log
-/// says so); a user's own `glibc.malloc.hugetlb` stands and starts nothing again.
-#[test]
-fn the_heap_goes_on_huge_pages_when_the_kernel_waits_to_be_asked() {
-    let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled");
-    let asks = thp.as_deref().is_ok_and(|t| t.contains("[madvise]"));
-    let fx = video(2, 2, "");
-    let run = |tunables: &str| {
-        let out = rtload()
-            .arg("run")
-            .arg(&fx.path)
-            .env("GLIBC_TUNABLES", tunables)
-            .env("RUST_LOG", "rtload=debug")
-            .env_remove("MALLOC_ARENA_MAX")
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert_eq!(out.status.code(), Some(0), "{err}");
-        err
-    };
-    let err = run("glibc.malloc.check=0");
-    let restarted = "started again for glibc malloc settings (heap)";
-    let with = "GLIBC_TUNABLES=\"glibc.malloc.check=0:glibc.malloc.hugetlb=1\"";
-    // Outside `madvise` mode (always, never, no THP) there is nothing to ask for.
-    assert_eq!(
-        err.contains(restarted) && err.contains(with),
-        asks,
-        "{thp:?}: {err}"
-    );
-    let err = run("glibc.malloc.hugetlb=0");
-    assert!(!err.contains("started again"), "{err}");
-}

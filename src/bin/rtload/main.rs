@@ -12,7 +12,7 @@ macro_rules! eprintln {
 mod capacity;
 mod check;
 mod cli;
-mod glibc;
+mod memlimit;
 mod merge;
 mod report;
 mod serve;
@@ -27,14 +27,11 @@ fn main() -> ExitCode {
     if matches!(
         args.command,
         cli::Command::Run(_) | cli::Command::Suite(_) | cli::Command::Capacity(_)
-    ) && let Some(note) = glibc::settle()
+    ) && let Some(note) = memlimit::fit_arenas()
     {
         eprintln!("{note}");
     }
     init_logging();
-    if let Some(line) = glibc::restart_log() {
-        tracing::debug!("{line}");
-    }
     match args.command {
         cli::Command::Run(run) => run_cmd(&run),
         cli::Command::Check(c) => check::check_cmd(&c),
