@@ -207,7 +207,7 @@ const PAIR_TRIES: usize = 3;
 /// one after the other, the pair was off by whatever ran between the reads, and so was
 /// the stamp: a soak saw a `response.created` stamped ~0.25 ms early, before the commit
 /// that caused it was due, and the turn waited for a reply for 900 s.
-pub fn clock_pair() -> (Instant, SystemTime) {
+pub(crate) fn clock_pair() -> (Instant, SystemTime) {
     tightest_pair(|| (SystemTime::now(), Instant::now(), SystemTime::now()))
 }
 
@@ -215,7 +215,7 @@ pub fn clock_pair() -> (Instant, SystemTime) {
 /// whose realtime reads straddle at most [`PAIR_SLACK`], else the tightest of
 /// [`PAIR_TRIES`]; a read across which the realtime clock stepped back counts as the
 /// widest.
-pub fn tightest_pair(
+fn tightest_pair(
     mut read: impl FnMut() -> (SystemTime, Instant, SystemTime),
 ) -> (Instant, SystemTime) {
     let mut best: Option<(Duration, Instant, SystemTime)> = None;
