@@ -64,6 +64,10 @@ proptest! {
     #[test]
     fn encoding_is_the_scalar_engines(data in proptest::collection::vec(any::<u8>(), 0..3000)) {
         prop_assert_eq!(standard().encode(&data), scalar(false).encode(&data));
+        // appended to text already there, as an append message is built
+        let mut s = String::from("prefix:");
+        standard().encode_string(&data, &mut s);
+        prop_assert_eq!(s, format!("prefix:{}", scalar(false).encode(&data)));
     }
 }
 

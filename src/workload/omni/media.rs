@@ -170,7 +170,7 @@ pub fn ref_audio_data_url(path: &Path) -> Result<Arc<str>, MediaError> {
         return Err(MediaError::RefAudioMissing(path.to_path_buf()));
     }
     let bytes = fs::read(path).map_err(io_err("read", path))?;
-    let b64 = base64::engine::general_purpose::STANDARD.encode(bytes);
+    let b64 = crate::util::b64::standard().encode(bytes);
     Ok(format!("data:audio/wav;base64,{b64}").into())
 }
 
@@ -303,9 +303,7 @@ fn prepare_container(video: &Path, opts: &MediaOptions) -> Result<PreparedMedia,
 }
 
 fn b64(bytes: &[u8]) -> Arc<str> {
-    base64::engine::general_purpose::STANDARD
-        .encode(bytes)
-        .into()
+    crate::util::b64::standard().encode(bytes).into()
 }
 
 fn finish(

@@ -148,7 +148,7 @@ pub fn append_message(a: &Append, pcm: &[u8], frames: &[Option<Arc<str>>]) -> (S
     let audio_len = (a.end - a.offset).div_ceil(3) * 4;
     let mut msg = String::with_capacity(audio_len + list.len() + 192);
     msg.push_str(r#"{"type":"input_audio_buffer.append","audio":""#);
-    base64::engine::general_purpose::STANDARD.encode_string(&pcm[a.offset..a.end], &mut msg);
+    crate::util::b64::standard().encode_string(&pcm[a.offset..a.end], &mut msg);
     let _ = write!(
         msg,
         r#"","input_audio_format":"pcm16","sample_rate_hz":16000,"duration_ms":{},"audio_end_ms":{}"#,

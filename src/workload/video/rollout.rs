@@ -241,7 +241,7 @@ pub fn resolve_image(value: &str, base_dir: &Path) -> Result<(String, String), R
         _ => return Err(RolloutError::ImageNotFound(value.to_string())),
     };
     use base64::Engine as _;
-    let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
+    let encoded = crate::util::b64::standard().encode(bytes);
     let url = format!("data:{};base64,{encoded}", image::mime_for_path(&path));
     Ok((url, path.display().to_string()))
 }

@@ -27,9 +27,9 @@ impl Interp {
                 let per_ms = f64::from(self.vars.sample_rate) * 2.0 / 1000.0;
                 let lookup = |name: &str| -> Option<Value> {
                     match name {
-                        "chunk_b64" => Some(Value::String(
-                            base64::engine::general_purpose::STANDARD.encode(&pcm),
-                        )),
+                        "chunk_b64" => {
+                            Some(Value::String(crate::util::b64::standard().encode(&pcm)))
+                        }
                         "chunk_index" => Some(Value::from(s.index)),
                         "chunk_ms" => Some(Value::from(
                             (((end - s.offset) as f64) / per_ms).round() as u64,
