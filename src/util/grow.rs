@@ -1,6 +1,5 @@
 //! Growth in bounded steps for the vectors a held session extends for as long as it
-//! runs (its listener's closed streams and unit log, its playback clock's slots, its
-//! spilled logs' tails). A `Vec` doubles when full, so a vector of 129 records holds
+//! runs (its listener's closed streams and unit log, its spilled logs' tails). A `Vec` doubles when full, so a vector of 129 records holds
 //! room for 256, and a soak's sessions, started together, double together: in a
 //! 10-minute soak of 200 held sessions (131 responses each) every session's per-response
 //! vectors went from 128 to 256 slots in the last minute, a step in the RSS of ~2 MiB
@@ -21,11 +20,6 @@ pub fn reserve<T>(v: &mut Vec<T>, additional: usize) {
     }
     let step = (STEP_BYTES / std::mem::size_of::<T>().max(1)).max(1);
     v.reserve_exact(additional.max(v.len() / 8).max(step));
-}
-
-/// [`reserve`] of room for `len` elements in all (before a `resize` to `len`).
-pub fn reserve_to<T>(v: &mut Vec<T>, len: usize) {
-    reserve(v, len.saturating_sub(v.len()));
 }
 
 /// [`reserve`], its capacity grown to no more than `max` (but always to room for

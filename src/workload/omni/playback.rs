@@ -18,6 +18,7 @@ use frozen::Slot;
 use retire::{Horizon, Retired};
 use segment::{NO_SAMPLE, PcmRef, Seg, played_samples};
 pub use segment::{Segment, SegmentPcm, decode as decode_segments, encode as encode_segments};
+use slots::Slots;
 
 mod ack;
 #[cfg(test)]
@@ -25,6 +26,7 @@ mod by_id;
 mod frozen;
 mod retire;
 mod segment;
+mod slots;
 
 /// Output samples per second.
 pub const OUTPUT_RATE: u64 = 24_000;
@@ -83,11 +85,11 @@ impl Resp {
 
 /// The serial playback clock plus its acknowledger.
 ///
-/// Its memory is bounded by what is in play, except for 16 bytes per settled response:
-/// a full record (~104 bytes and its own copy of the id) only for each response with
-/// audio held or an ack to come, held segments (48 bytes each) only until they retire,
-/// and for every other response the few numbers a late event or a final check reads
-/// ([`frozen`]).
+/// Its memory is bounded by what is in play and the session's window: a full record
+/// (~104 bytes and its own copy of the id) only for each response with audio held or an
+/// ack to come, held segments (48 bytes each) only until they retire, 16 bytes for
+/// every other response the session still holds (the few numbers a late event or a
+/// final check reads: [`frozen`]) and nothing for those it let go ([`slots`]).
 #[derive(Debug, Default, Clone)]
 pub struct PlaybackClock {
     incremental: bool,
@@ -101,7 +103,7 @@ pub struct PlaybackClock {
     horizon: Option<Horizon>,
     /// Under the session's response index ([`RespIx`]): the full record of each
     /// response in play, the few numbers of each settled one ([`frozen`]).
-    resps: Vec<Slot>,
+    resps: Slots,
     /// The responses that are not [`Resp::settled`], ascending: acks and wake-ups look
     /// only at these, so their cost does not grow with a session's length.
     active: Vec<u32>,
@@ -128,10 +130,7 @@ impl PlaybackClock {
     /// clock holds none.
     fn resp(&mut self, ix: RespIx, id: impl FnOnce() -> Arc<str>, at_s: f64) -> usize {
         let r = ix as usize;
-        if self.resps.len() <= r {
-            crate::util::grow::reserve_to(&mut self.resps, r + 1);
-            self.resps.resize_with(r + 1, Slot::default);
-        }
+        self.resps.grow_to(r);
         if let Slot::Frozen(f) = &self.resps[r] {
             let (f, id) = (*f, id());
             #[cfg(test)]
@@ -287,7 +286,7 @@ impl PlaybackClock {
         let mut lost_by = Vec::new();
         let mut changed = Vec::new();
         let base = self.base;
-        for r in 0..self.resps.len() {
+        for r in self.resps.first()..self.resps.len() {
             // A settled response holds no audio.
             let Some(resp) = self.get_live(r) else {
                 continue;
@@ -447,10 +446,12 @@ impl PlaybackClock {
         let held: u64 = (self.held(i))
             .map(|s| played_samples(self.seg(s), now_s))
             .sum();
-        let retired = match &self.resps[i] {
-            Slot::Live(resp) => resp.retired.samples,
+        let retired = match self.resps.get(i) {
+            Some(Slot::Live(resp)) => resp.retired.samples,
             // Settled: all of it retired, all of it played.
-            Slot::Frozen(f) => f.total(),
+            Some(Slot::Frozen(f)) => f.total(),
+            // Let go (the session never asks): nothing it knows of.
+            None => 0,
         };
         retired + held
     }
@@ -484,12 +485,12 @@ impl PlaybackClock {
     /// The indices of the responses that had audio queued (even if a barge-in cleared
     /// all of it).
     pub fn responses_with_audio_at(&self) -> impl Iterator<Item = RespIx> + '_ {
-        (0..).zip(&self.resps).filter_map(|(ix, slot)| {
+        self.resps.iter().filter_map(|(ix, slot)| {
             let any = match slot {
                 Slot::Live(r) => r.held > 0 || r.retired.any,
                 Slot::Frozen(f) => f.any(),
             };
-            any.then_some(ix)
+            any.then_some(ix as RespIx)
         })
     }
     /// Every segment not retired ([`PlaybackClock::retire`]), in clock order.

@@ -471,6 +471,39 @@ fn a_long_session_keeps_full_records_only_for_responses_in_play() {
     assert_eq!(c.into_segments(), all.into_segments());
 }
 
+#[test]
+fn a_let_go_response_leaves_the_clock_once_it_is_settled() {
+    // Two responses of 0.1 s each, played one after the other; the session lets both
+    // go while they still play: each slot stays until its ack is sent and its audio
+    // retired, then goes, first to last.
+    let mut c = PlaybackClock::new(false);
+    c.set_horizon(0.0, 100.0);
+    for id in ["r0", "r1"] {
+        c.ingest(id, &pcm(2_400), 0.0, false);
+        c.complete(id, 0.0);
+    }
+    c.let_go_below(2);
+    assert_eq!((c.slots_held(), c.live_and_settled()), (2, (2, 0)));
+    assert_eq!(acks(&mut c, 0.15), [("r0".to_string(), 100)]);
+    c.retire(0.15, 1);
+    assert_eq!((c.slots_held(), c.live_and_settled()), (1, (1, 0)));
+    assert_eq!(acks(&mut c, 0.25), [("r1".to_string(), 100)]);
+    c.retire(0.25, 1);
+    assert_eq!(c.slots_held(), 0);
+    // The next response takes the next index and is answered as any other.
+    c.ingest_named(2, "r2", &pcm(2_400), 1.0, SegmentPcm::default());
+    assert_eq!(c.slots_held(), 1);
+    assert_eq!(c.responses_with_audio_at().collect::<Vec<_>>(), [2]);
+    assert_eq!((c.played_ms(2, 1.05), c.kept_ms(2)), (50.0, 100.0));
+    assert!(c.audible_in_horizon_at(2, 0.0, 100.0));
+    // A slot the session has not let go of stays, settled or not.
+    assert_eq!(acks(&mut c, 1.2), Vec::<(String, u64)>::new());
+    c.complete_named(2, "r2", 1.2);
+    assert_eq!(acks(&mut c, 1.2), [("r2".to_string(), 100)]);
+    c.retire(1.2, 1);
+    assert_eq!((c.slots_held(), c.live_and_settled()), (1, (0, 1)));
+}
+
 /// What the session sent before [`Ack::message`]: the message built as a `Value` tree.
 fn ack_by_value(id: &str, played_ms: u64) -> String {
     serde_json::json!({"type": "playback.ack", "response_id": id,

@@ -322,6 +322,7 @@ impl DuplexSession {
         let ix = ev.response_id().map(|r| self.resp.ix_of(r));
         self.events
             .push_recorded(at_s, Kept::new(ev, text, audio_len), ix);
+        self.events.let_go_below(self.resp.first_held());
     }
 
     /// `session.created` (`created`, not yet in the log) arrived at `at`: the tail rule's

@@ -3,9 +3,9 @@
 //! longer costs a session the report's per-response accumulators, nor a second base64
 //! decode of every audio delta. The TTFPs are summed in creation order as they become
 //! known; only those known ahead of an earlier response still unknown wait, one number
-//! each, until it is (or for good, if it never is).
+//! each, until it is (or until the session lets that response go: then it never will be).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use serde_json::Value;
 
@@ -39,9 +39,12 @@ pub struct LiveTtfp {
     /// passes its own indices and leaves this empty.
     #[cfg(test)]
     own: ResponseIds,
-    /// Under each response's index: its place among the ids a `response.created`
-    /// named, counted or not (the report's rows follow that order).
-    created: Vec<Created>,
+    /// Under each held response's index less `first`: its place among the ids a
+    /// `response.created` named, counted or not (the report's rows follow that order).
+    created: VecDeque<Created>,
+    /// The first index held: the session let go of every one before it
+    /// ([`LiveTtfp::let_go_below`]).
+    first: RespIx,
     /// How many responses were created.
     n_created: u32,
     /// Responses with one of their two stamps.
@@ -73,7 +76,7 @@ impl LiveTtfp {
 
     /// [`LiveTtfp::observe`] with the session's index of the event's response id
     /// ([`response_id`]; `None` when it names none), so a session keeps one copy of each
-    /// id and 12 bytes a response here.
+    /// id and 8 bytes here for each response it holds.
     pub fn observe_at(&mut self, at_s: f64, ev: &Value, counted: bool, ix: Option<RespIx>) {
         let kind = ev.get("type").and_then(Value::as_str).unwrap_or("");
         self.observe_kind(at_s, kind, audio_packet(ev), counted, ix);
@@ -89,10 +92,13 @@ impl LiveTtfp {
         counted: bool,
         ix: Option<RespIx>,
     ) {
-        let Some(ix) = ix else { return };
-        let r = ix as usize;
+        // An index the session let go of is never named again (a let-go id comes back
+        // with a new index).
+        let Some(ix) = ix.filter(|&ix| ix >= self.first) else {
+            return;
+        };
+        let r = (ix - self.first) as usize;
         if self.created.len() <= r {
-            crate::util::grow::reserve_to(&mut self.created, r + 1);
             self.created.resize(
                 r + 1,
                 Created {
@@ -132,6 +138,27 @@ impl LiveTtfp {
         }
     }
 
+    /// The session let go of every response before index `upto` (they are done and all
+    /// their audio played: `session::responses`), so what is kept of them goes. One
+    /// created without a TTFP will never have one: its place in the creation order is
+    /// passed over (counted as summed, adding nothing), so the responses created after
+    /// it are summed instead of waiting for ever — the mean the report computes skips it
+    /// the same way. A long session then keeps a bounded number of records here.
+    pub fn let_go_below(&mut self, upto: RespIx) {
+        while self.first < upto {
+            let ix = self.first;
+            self.first += 1;
+            self.open.remove(&ix);
+            let Some(c) = self.created.pop_front() else {
+                self.first = upto;
+                break;
+            };
+            if c.ordinal != NOT_CREATED && !c.known {
+                self.known(c.ordinal, f64::NAN);
+            }
+        }
+    }
+
     /// Response `ordinal`'s TTFP is `ttfp` ms: summed now if every response created
     /// before it is summed, and with it those waiting on it; else it waits.
     fn known(&mut self, ordinal: u32, ttfp: f64) {
@@ -167,6 +194,13 @@ impl LiveTtfp {
         } else {
             self.sum
         }
+    }
+
+    /// Records kept: one per response held, one per response with a single stamp, one
+    /// per TTFP waiting on an earlier response.
+    #[cfg(test)]
+    pub fn records_kept(&self) -> usize {
+        self.created.len() + self.open.len() + self.waiting.len()
     }
 
     /// How many responses have their TTFP.

@@ -104,3 +104,37 @@ fn responses_known_out_of_order_still_sum_in_creation_order() {
         "all four summed once the first was known"
     );
 }
+
+proptest! {
+    /// A long session that lets its older responses go (as a session's window does),
+    /// some of them created without any audio: the mean is still the report's at every
+    /// step, and what is kept stays bounded by the window instead of growing with every
+    /// response (a response without a TTFP no longer holds every later one waiting).
+    #[test]
+    fn letting_responses_go_keeps_the_mean_and_bounds_what_is_kept(
+        resps in prop::collection::vec((any::<bool>(), 1u32..900), 1..80),
+        window in 1u32..6,
+    ) {
+        let (mut at_s, mut timed, mut live) = (0.0, Vec::new(), LiveTtfp::default());
+        for (k, (audio, ms)) in (0u32..).zip(resps) {
+            let id = format!("r{k}");
+            let mut evs = vec![json!({"type": "response.created", "response": {"id": id}})];
+            if audio {
+                evs.push(json!({"type": "response.output_audio.delta", "response_id": id,
+                                "audio_bytes": 4800}));
+            }
+            evs.push(json!({"type": "response.done", "response": {"id": id}}));
+            for ev in evs {
+                at_s += f64::from(ms) / 1000.0;
+                live.observe(at_s, &ev, true);
+                timed.push((at_s, ev));
+            }
+            live.let_go_below((k + 1).saturating_sub(window));
+            let rows = response_rows(&timed, 0.0, None);
+            let want = session_summary(&rows, None).mean_ttfp_ms;
+            prop_assert_eq!(live.mean_ms().map(f64::to_bits), want.map(f64::to_bits));
+            prop_assert!(live.created.len() <= window as usize);
+            prop_assert!(live.waiting.len() <= window as usize && live.open.len() <= window as usize);
+        }
+    }
+}

@@ -3,7 +3,8 @@
 //! ~104 bytes and a copy of the id) is replaced by what the clock's answers still read:
 //! its samples and last ack (a late delta, a played/kept query) and four flags, among
 //! them its part in the final audibility check. A long session's clock then holds full
-//! records only for the responses still in play, and 16 bytes for every other (a response
+//! records only for the responses still in play, and 16 bytes for every other one the
+//! session still holds (nothing once it let it go: [`super::slots`]; a response
 //! of more than 2³² samples, ~50 hours, or acked past 2³² ms stays in play: its numbers
 //! would not fit). A late event about a settled response thaws it back into a record that
 //! gives every answer the record it was would have given (a proptest holds a freezing
@@ -160,8 +161,9 @@ impl PlaybackClock {
     /// touched and are settled: each of the clock's responses is one or the other.
     #[cfg(test)]
     pub fn live_and_settled(&self) -> (usize, usize) {
-        let live = (self.resps.iter()).filter(|s| matches!(s, Slot::Live(_)));
-        let settled = (self.resps.iter()).filter(|s| matches!(s, Slot::Frozen(f) if f.touched()));
+        let live = (self.resps.iter()).filter(|(_, s)| matches!(s, Slot::Live(_)));
+        let settled =
+            (self.resps.iter()).filter(|(_, s)| matches!(s, Slot::Frozen(f) if f.touched()));
         (live.count(), settled.count())
     }
 
@@ -203,6 +205,7 @@ impl PlaybackClock {
             let horizon = self.horizon.map_or(0.0, |h| h.seconds());
             if let Some(frozen) = Frozen::of(resp, horizon) {
                 self.resps[r] = Slot::Frozen(frozen);
+                self.resps.drop_front();
             }
         }
     }

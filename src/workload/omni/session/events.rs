@@ -154,6 +154,21 @@ impl EventLog {
         whole.len += span.len;
     }
 
+    /// The session let go of every response before index `upto`: the live TTFP drops
+    /// what it kept of them ([`LiveTtfp::let_go_below`]). Before the stream started
+    /// nothing is let go (the session lets responses go only once it has a horizon).
+    pub fn let_go_below(&mut self, upto: RespIx) {
+        if self.stream_start_s.is_some() {
+            self.ttfp.let_go_below(upto);
+        }
+    }
+
+    /// What the live TTFP keeps ([`LiveTtfp::records_kept`]).
+    #[cfg(test)]
+    pub fn ttfp_records_kept(&self) -> usize {
+        self.ttfp.records_kept()
+    }
+
     /// The session's mean TTFP so far, ms, as the report will compute it from the events
     /// (a session that never streamed counts every event, as the report does).
     pub fn mean_ttfp_ms(&self) -> Option<f64> {

@@ -464,7 +464,14 @@ impl Responses {
             self.ledger.evict_first(ix);
             self.info.pop_front();
             self.evicted += 1;
+            self.clock.let_go_below(self.evicted);
         }
+    }
+
+    /// The first response index the session still holds: it let go of every one before
+    /// it ([`RESPONSE_WINDOW`]), and none of those is named again.
+    pub fn first_held(&self) -> RespIx {
+        self.evicted
     }
 }
 

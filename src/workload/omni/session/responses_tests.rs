@@ -137,9 +137,11 @@ fn audio(id: &str) -> serde_json::Value {
 fn a_long_session_holds_a_window_of_ids_and_every_row_comes_back() {
     let n = 300;
     let (mut r, _) = long(n);
-    // Every response settled: the clock keeps its few numbers, not its record; the
-    // table holds the window, and how many left is exact.
-    assert_eq!(r.clock.live_and_settled(), (0, n as usize));
+    // Every response settled, and the clock keeps the few numbers of those the table
+    // still holds, nothing of those that left; the table holds the window, and how
+    // many left is exact.
+    assert_eq!(r.clock.live_and_settled(), (0, RESPONSE_WINDOW));
+    assert_eq!(r.clock.slots_held(), RESPONSE_WINDOW);
     assert!(r.ledger.is_closed());
     assert_eq!(r.ids.held_len(), RESPONSE_WINDOW);
     assert_eq!(
@@ -258,7 +260,7 @@ fn late_audio_for_a_settled_response_counts_as_it_did() {
     // Its place in creation order and its kept audio are what they were, plus the delta.
     assert_eq!((got.ordinal, got.bytes), (45, 4_800));
     assert_eq!(r.kept_ms(&recent), 200.0);
-    assert_eq!(r.clock.live_and_settled(), (1, 49));
+    assert_eq!(r.clock.live_and_settled(), (1, RESPONSE_WINDOW - 1));
     // Audio for an id never created is still refused as it arrives, and so is audio for
     // one that left the window (the stated limit).
     for id in ["resp_new".to_owned(), format!("resp_{:032x}", 7)] {

@@ -140,3 +140,63 @@ fn a_long_answer_spills_its_played_segments_while_the_session_runs() {
         assert!(batches > 3, "{batches} batches");
     }
 }
+
+#[test]
+fn a_long_session_keeps_per_response_records_only_for_its_window() {
+    // 300 responses, one a second, every third without audio (it never has a TTFP):
+    // the playback clock and the live TTFP keep records for the responses the session
+    // still holds, not for all it ever had, and the mean is the one the report computes.
+    let tmp = tempfile::tempdir().unwrap();
+    let spool = Spool::create(tmp.path()).unwrap();
+    let mut h = H::spooled(settings(), media(1, false), true, Some(&spool));
+    h.stream_all();
+    let mut most = (0, 0);
+    for k in 0..300u32 {
+        let (t, id) = (2.0 + f64::from(k), format!("r{k}"));
+        h.ev(
+            t,
+            json!({"type": "response.created", "response": {"id": id}}),
+        );
+        if k % 3 != 0 {
+            h.ev(
+                t + 0.1,
+                json!({"type": "response.audio.delta", "response_id": id,
+                "delta": b64_pcm(2400, 1), "format": "pcm16", "sample_rate_hz": 24000}),
+            );
+        }
+        h.ev(
+            t + 0.2,
+            json!({"type": "response.audio_transcript.delta", "response_id": id, "delta": "Hi"}),
+        );
+        h.ev(
+            t + 0.3,
+            json!({"type": "response.done", "response": {"id": id, "status": "completed"}}),
+        );
+        h.wake(t + 0.6);
+        most.0 = most.0.max(h.s.resp.clock.slots_held());
+        most.1 = most.1.max(h.s.events.ttfp_records_kept());
+    }
+    // A response's slot goes once it left the window and its audio retired: segments
+    // retire RETIRE_BATCH at a time, and two responses in three have one.
+    let window = super::super::responses::RESPONSE_WINDOW;
+    assert!(
+        most.0 <= window + RETIRE_BATCH * 3 / 2 + 1,
+        "the clock held {} slots",
+        most.0
+    );
+    assert!(
+        most.1 <= 2 * window + 2,
+        "the live TTFP kept {} records",
+        most.1
+    );
+    let so_far = h.s.headline_so_far_ms();
+    let out = h.output();
+    assert_eq!(so_far, out.mean_ttfp_ms);
+    spool.flush();
+    let events = events::decode(&spool.load(out.events_spooled.unwrap()).unwrap()).unwrap();
+    let start = out.stream_start_s.unwrap();
+    let rows = crate::workload::omni::metrics::response_rows(&events, start, None);
+    let want = crate::workload::omni::metrics::session_summary(&rows, None).mean_ttfp_ms;
+    assert_eq!(out.mean_ttfp_ms.map(f64::to_bits), want.map(f64::to_bits));
+    assert!(want.is_some_and(|t| (t - 100.0).abs() < 1e-6), "{want:?}");
+}
