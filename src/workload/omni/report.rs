@@ -346,9 +346,11 @@ fn capture_context(
             segments: &segments,
             responses: &r.responses,
         },
-        // Spilled lines go to `events.json` as they are, decoded one at a time.
+        // Decoded events go to `events.json` as they are; a long log's spilled lines are
+        // decoded one at a time.
         match r.events {
             Events::Memory(evs) => CaseEvents::Parsed(evs.iter().map(|(_, e)| e.clone()).collect()),
+            Events::Decoded(evs) => CaseEvents::Parsed(evs.into_iter().map(|(_, e)| e).collect()),
             Events::Spooled(bytes) => CaseEvents::Spilled(bytes),
         },
     );

@@ -1,10 +1,13 @@
 //! One case's captured output as its report needs it: what the session spilled (events,
 //! played segments) read back from the run's spool and each response's transcript
 //! rebuilt, held only while that case is built and published, so the report's memory
-//! does not grow with the number or the length of the sessions. Spooled events stay
-//! their spilled lines (about a tenth of their parsed size) and are decoded one at a
-//! time by each pass over them ([`Events::each`]): metrics, transcripts, the timeline
-//! and `events.json`.
+//! does not grow with the number or the length of the sessions. Spooled events are
+//! decoded once, as they are read back, when their lines take at most
+//! [`DECODE_ONCE_BYTES`] (a bench's 10-second case: ~20 KB), and every pass over them
+//! (metrics, transcripts, the timeline, `events.json`) reads that one parse: decoding
+//! each line again per pass was a tenth of publication's CPU. A longer log stays its
+//! spilled lines (about a tenth of their parsed size), decoded one at a time by each
+//! pass ([`Events::each`]), so what a case holds stays bounded either way.
 
 use std::borrow::Cow;
 
@@ -37,18 +40,28 @@ pub(super) fn restore<'a>(
     out: &'a DuplexOutput,
     spool: Option<&Spool>,
 ) -> (Restored<'a>, Option<String>) {
+    restore_with(out, spool, DECODE_ONCE_BYTES)
+}
+
+/// [`restore`], spilled events decoded once when their lines take at most `decode_once`
+/// bytes.
+fn restore_with<'a>(
+    out: &'a DuplexOutput,
+    spool: Option<&Spool>,
+    decode_once: usize,
+) -> (Restored<'a>, Option<String>) {
     let mut r = Restored {
         out,
         events: Events::Memory(&out.events),
         segments: Cow::Borrowed(&out.segments),
         responses: out.responses.clone(),
     };
-    let error = spool.and_then(|s| read_back(&mut r, s).err());
+    let error = spool.and_then(|s| read_back(&mut r, s, decode_once).err());
     fill_texts(&mut r.responses, r.events.each());
     (r, error)
 }
 
-fn read_back(r: &mut Restored<'_>, spool: &Spool) -> Result<(), String> {
+fn read_back(r: &mut Restored<'_>, spool: &Spool, decode_once: usize) -> Result<(), String> {
     let o = r.out;
     let in_file = |e: String| format!("{e} (spool file {})", spool.dir().display());
     if !o.segments_spooled.is_empty() {
@@ -64,10 +77,15 @@ fn read_back(r: &mut Restored<'_>, spool: &Spool) -> Result<(), String> {
         let bytes = spool.load(span).map_err(|e| e.to_string())?;
         // Every line is checked once here, so the passes that decode them again cannot
         // meet a damaged one.
-        for line in events::decode_each(&bytes) {
-            line.map_err(in_file)?;
+        if bytes.len() <= decode_once {
+            let decoded = events::decode_each(&bytes).collect::<Result<Vec<_>, _>>();
+            r.events = Events::Decoded(decoded.map_err(in_file)?);
+        } else {
+            for line in events::decode_each(&bytes) {
+                line.map_err(in_file)?;
+            }
+            r.events = Events::Spooled(bytes);
         }
-        r.events = Events::Spooled(bytes);
     }
     Ok(())
 }
@@ -137,10 +155,17 @@ fn load(
     }
 }
 
-/// A case's events: the session's own (kept in memory) or its spilled lines.
+/// Spilled event lines of at most this many bytes are decoded once and held parsed while
+/// their case is published (a few times their size); longer ones are decoded by each pass.
+pub const DECODE_ONCE_BYTES: usize = 1 << 20;
+
+/// A case's events: the session's own (kept in memory), its spilled lines decoded once,
+/// or its spilled lines.
 pub(super) enum Events<'a> {
     /// Kept by the session.
     Memory(&'a [(f64, Value)]),
+    /// Read back from the spool and decoded ([`DECODE_ONCE_BYTES`] at most).
+    Decoded(Vec<(f64, Value)>),
     /// Read back from the spool, checked whole ([`restore`]).
     Spooled(Bytes),
 }
@@ -151,6 +176,7 @@ impl Events<'_> {
     pub fn each(&self) -> Box<dyn Iterator<Item = (f64, Cow<'_, Value>)> + '_> {
         match self {
             Self::Memory(evs) => Box::new(evs.iter().map(|t| (t.at_s(), Cow::Borrowed(&t.1)))),
+            Self::Decoded(evs) => Box::new(evs.iter().map(|t| (t.at_s(), Cow::Borrowed(&t.1)))),
             Self::Spooled(bytes) => Box::new(
                 events::decode_each(bytes)
                     .filter_map(Result::ok)
@@ -168,3 +194,7 @@ pub(super) fn segment_pcm(pcm: &SegmentPcm, spool: Option<&Spool>) -> Result<Byt
         (SegmentPcm::Spooled(_), None) => Err("spooled output PCM without a spool".into()),
     }
 }
+
+#[cfg(test)]
+#[path = "restore_tests.rs"]
+mod tests;
