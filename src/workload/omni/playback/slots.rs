@@ -52,9 +52,7 @@ impl Slots {
     pub fn grow_to(&mut self, r: usize) {
         debug_assert!(r >= self.first, "response {r} was let go");
         if self.len() <= r {
-            let k = r + 1 - self.first;
-            self.v.reserve(k.saturating_sub(self.v.len()));
-            self.v.resize_with(k, Slot::default);
+            self.v.resize_with(r + 1 - self.first, Slot::default);
         }
     }
 

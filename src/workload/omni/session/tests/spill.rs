@@ -153,21 +153,18 @@ fn a_long_session_keeps_per_response_records_only_for_its_window() {
     let mut most = (0, 0);
     for k in 0..300u32 {
         let (t, id) = (2.0 + f64::from(k), format!("r{k}"));
-        h.ev(
-            t,
-            json!({"type": "response.created", "response": {"id": id}}),
-        );
-        if k % 3 != 0 {
+        if k % 3 == 0 {
             h.ev(
-                t + 0.1,
-                json!({"type": "response.audio.delta", "response_id": id,
-                "delta": b64_pcm(2400, 1), "format": "pcm16", "sample_rate_hz": 24000}),
+                t,
+                json!({"type": "response.created", "response": {"id": id}}),
             );
+            h.ev(
+                t + 0.15,
+                json!({"type": "response.audio_transcript.delta", "response_id": id, "delta": "Hi"}),
+            );
+        } else {
+            h.response(t, &id, "Hi");
         }
-        h.ev(
-            t + 0.2,
-            json!({"type": "response.audio_transcript.delta", "response_id": id, "delta": "Hi"}),
-        );
         h.ev(
             t + 0.3,
             json!({"type": "response.done", "response": {"id": id, "status": "completed"}}),
