@@ -4,10 +4,10 @@
 //! does not grow with the number or the length of the sessions. Spooled events are
 //! decoded once, as they are read back, when their lines take at most
 //! [`DECODE_ONCE_BYTES`] (a bench's 10-second case: ~20 KB), and every pass over them
-//! (metrics, transcripts, the timeline, `events.json`) reads that one parse: decoding
-//! each line again per pass was a tenth of publication's CPU. A longer log stays its
-//! spilled lines (about a tenth of their parsed size), decoded one at a time by each
-//! pass ([`Events::each`]), so what a case holds stays bounded either way.
+//! (metrics, transcripts, the timeline, `events.json`) reads that one parse (decoding
+//! each line again per pass drew a tenth of publication's perf samples). A longer log
+//! stays its spilled lines (about a tenth of their parsed size), decoded one at a time
+//! by each pass ([`Events::each`]), so what a case holds stays bounded either way.
 
 use std::borrow::Cow;
 
