@@ -123,7 +123,8 @@ pub struct EngineOutput {
     pub run: RunRecord,
     /// Artifact and trace files that could not be written (path: error).
     pub artifact_errors: Vec<String>,
-    /// What the reader must know about the run's own outputs (a recording's cut traces).
+    /// What the reader must know about the run's own outputs (a recording's cut traces,
+    /// media its listeners did not play: [`crate::workload::playback::past_window_note`]).
     pub warnings: Vec<String>,
     /// The run was interrupted: only samples that had started are in `run`.
     pub interrupted: bool,
@@ -213,8 +214,10 @@ pub fn run(cfg: EngineConfig, workload: Arc<dyn WorkloadRun>) -> Result<EngineOu
     let artifact_errors = writer.map(writer::Writer::finish).unwrap_or_default();
     // A trace or manifest not written fails the run like any artifact.
     let interrupted = switch.is_some_and(|s| s.is_triggered());
-    let (trace_errors, warnings) =
+    let (trace_errors, mut warnings) =
         (recording.map(|r| r.finish(&cfg.wire, interrupted))).unwrap_or_default();
+    let played = run.samples.iter().filter_map(|s| s.playback.as_ref());
+    warnings.extend(crate::workload::playback::past_window_note(played));
     Ok(EngineOutput {
         run,
         artifact_errors: [artifact_errors, trace_errors].concat(),

@@ -77,6 +77,15 @@ pub struct StreamPlayback {
 pub struct PlaybackSummary {
     /// Per-stream results.
     pub streams: Vec<StreamPlayback>,
+    /// Units that landed behind the live listener's whole replay window
+    /// (512 units back at least) and were not played: the
+    /// streams are the simulation of the units that were. Absent from JSON when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub units_past_window: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl PlaybackSummary {
@@ -84,6 +93,23 @@ impl PlaybackSummary {
     pub fn stall_count(&self) -> u64 {
         self.streams.iter().map(|s| s.stall_count).sum()
     }
+}
+
+/// The run's note when listeners did not play units that landed behind their replay
+/// window (how many, in how many sessions); `None` when every unit was played.
+pub fn past_window_note<'a>(
+    summaries: impl IntoIterator<Item = &'a PlaybackSummary>,
+) -> Option<String> {
+    let (sessions, units) = (summaries.into_iter())
+        .filter(|p| p.units_past_window > 0)
+        .fold((0, 0), |(n, u), p| (n + 1, u + p.units_past_window));
+    (units > 0).then(|| {
+        format!(
+            "{units} media unit(s) in {sessions} session(s) arrived behind the listener's \
+             whole replay window (512 units back at least) and were not played: the server \
+             sent them that far out of order (`units_past_window` in each sample's playback)"
+        )
+    })
 }
 
 /// Play `units` (any order) with `cfg`. Streams play one after another in stream order.

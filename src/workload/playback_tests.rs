@@ -112,3 +112,19 @@ fn order_is_by_stream_then_index_not_arrival() {
     close(p.total_stall_s, 0.5);
     assert!(simulate(&[], PlaybackConfig::default()).streams.is_empty());
 }
+
+/// Media a listener could not replay in its place is said in the run's warnings, with
+/// how much and in how many sessions; none, no note.
+#[test]
+fn units_past_the_replay_window_are_a_note() {
+    let played = |units_past_window| PlaybackSummary {
+        streams: Vec::new(),
+        units_past_window,
+    };
+    assert_eq!(past_window_note(&[played(0), played(0)]), None);
+    let note = past_window_note(&[played(3), played(0), played(4)]).unwrap();
+    assert!(
+        note.starts_with("7 media unit(s) in 2 session(s) arrived behind"),
+        "{note}"
+    );
+}

@@ -30,6 +30,7 @@ fn rec(outcome: Result<(), Failure>, stalls: Option<u64>) -> SampleRecord {
                 first_stall_index: None,
                 playback_span_s: 2.0,
             }],
+            units_past_window: 0,
         }),
         output: None,
     }

@@ -13,24 +13,81 @@
 //! only when a server reorders. Each closed stream's result is kept in 24 bytes when it
 //! played without a stall ([`Closed`]).
 
+//! The listener/viewer simulation fed one unit at a time, as media arrives: the state the
+//! sample's playback role owns. [`Listener::push`] takes each unit in receipt order and
+//! advances the player in O(1); [`Listener::summary`] is what the listener experienced so
+//! far, and at the sample's end it is the sample's [`PlaybackSummary`].
+//!
+//! It is [`super::simulate`] taken apart, step for step and in the same floating-point
+//! order, so its summary equals the batch one to the bit (`listener_tests.rs` checks it on
+//! arbitrary input). The batch simulation plays units in `(stream, index)` order; media
+//! normally arrives in that order, and then every unit is played as it lands. A unit that
+//! arrives *behind* one already played (a lower stream, or a lower index in its stream)
+//! changes what came before it, so the listener keeps the latest units in a [`UnitLog`]
+//! (4–16 bytes each) and, the next time it is asked, replays them in order from where the
+//! log starts: exact, and paid only when a server reorders.
+//!
+//! The log is a window, so a held session's memory does not grow with its length: two
+//! generations of at most [`REPLAY_WINDOW_UNITS`] units each, with the player's state
+//! where each begins. When the newer one fills, the older one is dropped and the state
+//! at its end becomes the replay's start; the window always reaches at least
+//! [`REPLAY_WINDOW_UNITS`] units back. A unit that lands behind the whole window (its
+//! `(stream, index)` below the largest played before the window) cannot be replayed in
+//! its place: it is not played and is counted in
+//! [`PlaybackSummary::units_past_window`], so the summary is the batch simulation of the
+//! units it played, and says how many it did not. Each closed stream's result is kept
+//! compactly ([`Closed`]).
+
 use super::{PlayUnit, PlaybackConfig, PlaybackSummary, StreamPlayback, UnitLog};
+use closed::Closed;
+
+#[path = "closed.rs"]
+mod closed;
+
+/// Units the replay window reaches back at least (and holds at most twice): ~2.8
+/// minutes of a duplex session's 100 ms deltas, ~26 s of a video's 20 chunks a second.
+pub(crate) const REPLAY_WINDOW_UNITS: usize = 512;
 
 /// A listener fed unit by unit (see the module header).
 #[derive(Debug, Clone)]
 pub struct Listener {
     cfg: PlaybackConfig,
+    /// Units per log generation ([`REPLAY_WINDOW_UNITS`]).
+    window: usize,
     /// Streams that a later stream's first unit closed, in stream order.
     done: Closed,
+    /// The player as the units played so far left it.
+    now: State,
+    /// Where `older` begins: the replay's start.
+    base: Mark,
+    /// Where `newer` begins.
+    mid: Mark,
+    /// The older generation of the log, in the order it is to be replayed.
+    older: UnitLog,
+    /// The newer generation: units pushed since `older` filled, in receipt order.
+    newer: UnitLog,
+    /// A unit arrived out of order: `now` and `done` are stale until [`Listener::settle`].
+    reordered: bool,
+    /// Units that landed behind the whole window and were not played.
+    past_window: u64,
+}
+
+/// The player between units.
+#[derive(Debug, Clone, Default)]
+struct State {
     /// Where the last closed stream's playback ended.
     prev_end: Option<f64>,
     /// The stream being received.
     open: Option<Open>,
     /// The largest `(stream, index)` played so far.
     last_key: Option<(u64, u64)>,
-    /// Every unit pushed, in receipt order (for the replay after a reordering).
-    log: UnitLog,
-    /// A unit arrived out of order: the state above is stale until [`Listener::settle`].
-    reordered: bool,
+}
+
+/// The player's state where a log generation begins, and how many streams had closed.
+#[derive(Debug, Clone, Default)]
+struct Mark {
+    state: State,
+    closed: usize,
 }
 
 /// The stream being received: its start buffer until it fills, then the player.
@@ -144,154 +201,116 @@ impl Open {
     }
 }
 
-/// The closed streams, compact: a held session closes one per response, and most play
-/// without a stall, so each keeps 24 bytes ([`Plain`]) instead of a [`StreamPlayback`]'s
-/// 88; a stream that stalled, never filled its buffer, or whose number or unit count
-/// passes 32 bits keeps its whole record beside.
-/// [`Closed::into_vec`] gives back exactly the records pushed.
-#[derive(Debug, Clone, Default)]
-struct Closed {
-    /// One per closed stream, in order.
-    plain: Vec<Plain>,
-    /// `(position, record)` of each closed stream that is not plain, in order.
-    other: Vec<(usize, StreamPlayback)>,
-}
-
-/// A stream that filled its buffer and never stalled: all its record says besides (its
-/// number and unit count saturated at `u32::MAX`; a record they do not fit is kept whole).
-#[derive(Debug, Clone, Copy)]
-struct Plain {
-    stream: u32,
-    units: u32,
-    start_s: f64,
-    playback_span_s: f64,
-}
-
-impl Plain {
-    fn record(self) -> StreamPlayback {
-        StreamPlayback {
-            stream: self.stream.into(),
-            units: self.units.into(),
-            buffer_filled: true,
-            start_s: self.start_s,
-            stall_count: 0,
-            total_stall_s: 0.0,
-            time_to_first_stall_s: None,
-            first_stall_index: None,
-            playback_span_s: self.playback_span_s,
-        }
-    }
-}
-
-impl Closed {
-    fn push(&mut self, s: StreamPlayback) {
-        let plain = Plain {
-            stream: u32::try_from(s.stream).unwrap_or(u32::MAX),
-            units: u32::try_from(s.units).unwrap_or(u32::MAX),
-            start_s: s.start_s,
-            playback_span_s: s.playback_span_s,
-        };
-        // Bit for bit: the record rebuilt from `plain` must be this one.
-        let is_plain = u64::from(plain.stream) == s.stream
-            && u64::from(plain.units) == s.units
-            && s.buffer_filled
-            && s.stall_count == 0
-            && s.total_stall_s.to_bits() == 0
-            && s.time_to_first_stall_s.is_none()
-            && s.first_stall_index.is_none();
-        if !is_plain {
-            self.other.push((self.plain.len(), s));
-        }
-        crate::util::grow::push(&mut self.plain, plain);
-    }
-
-    #[cfg(test)]
-    fn get(&self, i: usize) -> Option<StreamPlayback> {
-        let p = *self.plain.get(i)?;
-        match self.other.binary_search_by_key(&i, |(at, _)| *at) {
-            Ok(k) => Some(self.other[k].1.clone()),
-            Err(_) => Some(p.record()),
-        }
-    }
-
-    fn into_vec(self) -> Vec<StreamPlayback> {
-        let mut other = self.other.into_iter().peekable();
-        (self.plain.into_iter().enumerate())
-            .map(|(i, p)| match other.next_if(|(at, _)| *at == i) {
-                Some((_, s)) => s,
-                None => p.record(),
-            })
-            .collect()
-    }
-}
-
 impl Listener {
     /// A listener that buffers as `cfg` says before it starts each stream.
     pub fn new(cfg: PlaybackConfig) -> Self {
+        Self::with_window(cfg, REPLAY_WINDOW_UNITS)
+    }
+
+    /// [`Listener::new`] with a replay window of `window` units (at least 1).
+    fn with_window(cfg: PlaybackConfig, window: usize) -> Self {
         Listener {
             cfg,
+            window: window.max(1),
             done: Closed::default(),
-            prev_end: None,
-            open: None,
-            last_key: None,
-            log: UnitLog::default(),
+            now: State::default(),
+            base: Mark::default(),
+            mid: Mark::default(),
+            older: UnitLog::default(),
+            newer: UnitLog::default(),
             reordered: false,
+            past_window: 0,
         }
     }
 
     /// One unit, in receipt order.
     pub fn push(&mut self, u: PlayUnit) {
-        self.log.push(u);
+        if (self.base.state.last_key).is_some_and(|k| (u.stream, u.index) < k) {
+            self.past_window += 1;
+            return;
+        }
+        self.newer.push(u);
         if !self.reordered {
             self.play(u);
         }
+        if self.newer.len() >= self.window {
+            self.rotate();
+        }
     }
 
-    /// Units pushed so far.
+    /// Units held for a replay (the window).
     #[cfg(test)]
     pub fn units(&self) -> usize {
-        self.log.len()
+        self.older.len() + self.newer.len()
+    }
+
+    /// The newer generation is full: it becomes the older one, and what was before it
+    /// leaves the window.
+    fn rotate(&mut self) {
+        self.settle();
+        self.older = std::mem::take(&mut self.newer);
+        let here = self.mark();
+        self.base = std::mem::replace(&mut self.mid, here);
+    }
+
+    fn mark(&self) -> Mark {
+        Mark {
+            state: self.now.clone(),
+            closed: self.done.len(),
+        }
     }
 
     fn play(&mut self, u: PlayUnit) {
         let key = (u.stream, u.index);
-        if self.last_key.is_some_and(|k| key < k) {
+        if self.now.last_key.is_some_and(|k| key < k) {
             self.reordered = true;
             return;
         }
-        self.last_key = Some(key);
-        if self.open.as_ref().is_some_and(|o| o.stream != u.stream) {
+        self.now.last_key = Some(key);
+        if self.now.open.as_ref().is_some_and(|o| o.stream != u.stream) {
             self.close_open();
         }
         let cfg = self.cfg;
-        let prev_end = self.prev_end;
-        self.open
+        let prev_end = self.now.prev_end;
+        (self.now.open)
             .get_or_insert_with(|| Open::new(u.stream))
             .push(u, cfg, prev_end);
     }
 
     fn close_open(&mut self) {
-        if let Some(o) = self.open.take() {
-            let s = o.result(self.prev_end);
-            self.prev_end = Some(s.start_s + s.playback_span_s);
+        if let Some(o) = self.now.open.take() {
+            let s = o.result(self.now.prev_end);
+            self.now.prev_end = Some(s.start_s + s.playback_span_s);
             self.done.push(s);
         }
     }
 
-    /// After a unit arrived out of order: replay every unit in `(stream, index)` order
-    /// (stable: equal keys keep their receipt order, as the batch's sort does).
+    /// After a unit arrived out of order: replay the window's units in `(stream, index)`
+    /// order from where it begins (stable: equal keys keep their receipt order, as the
+    /// batch's sort does). The logs keep that order, which a later sort leaves as it is.
     fn settle(&mut self) {
         if !self.reordered {
             return;
         }
-        let mut units = self.log.units();
+        let split = self.older.len();
+        let mut units = self.older.units();
+        units.extend(self.newer.units());
         units.sort_by_key(|u| (u.stream, u.index));
-        let log = std::mem::take(&mut self.log);
-        *self = Listener::new(self.cfg);
-        for u in units {
+        self.now = self.base.state.clone();
+        self.done.truncate(self.base.closed);
+        self.reordered = false;
+        let (mut older, mut newer) = (UnitLog::default(), UnitLog::default());
+        for (i, u) in units.into_iter().enumerate() {
+            if i == split {
+                self.mid = self.mark();
+            }
             self.play(u);
+            if i < split { &mut older } else { &mut newer }.push(u);
         }
-        self.log = log;
+        if newer.is_empty() {
+            self.mid = self.mark();
+        }
+        (self.older, self.newer) = (older, newer);
     }
 
     /// What the listener experienced so far: every stream, the one still arriving as if
@@ -300,10 +319,13 @@ impl Listener {
     pub fn summary(&mut self) -> PlaybackSummary {
         self.settle();
         let mut streams = self.done.clone().into_vec();
-        if let Some(o) = &self.open {
-            streams.push(o.result(self.prev_end));
+        if let Some(o) = &self.now.open {
+            streams.push(o.result(self.now.prev_end));
         }
-        PlaybackSummary { streams }
+        PlaybackSummary {
+            streams,
+            units_past_window: self.past_window,
+        }
     }
 
     /// The final summary (the sample ended).
@@ -312,6 +334,7 @@ impl Listener {
         self.close_open();
         PlaybackSummary {
             streams: self.done.into_vec(),
+            units_past_window: self.past_window,
         }
     }
 
@@ -327,16 +350,13 @@ impl Listener {
             let end = s.start_s + s.playback_span_s;
             (now_s.min(end) - s.start_s - s.total_stall_s).max(0.0)
         };
-        if let Some(o) = self.open.as_ref().filter(|o| o.stream == stream) {
+        if let Some(o) = self.now.open.as_ref().filter(|o| o.stream == stream) {
             return match o.player {
-                Some(_) => played(&o.result(self.prev_end)),
+                Some(_) => played(&o.result(self.now.prev_end)),
                 None => 0.0,
             };
         }
-        let i = (self.done.plain).partition_point(|s| u64::from(s.stream) < stream);
-        (self.done.get(i))
-            .filter(|s| s.stream == stream)
-            .map_or(0.0, |s| played(&s))
+        self.done.find(stream).map_or(0.0, |s| played(&s))
     }
 }
 

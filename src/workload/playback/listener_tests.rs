@@ -157,7 +157,7 @@ fn a_reordered_unit_is_replayed_in_order() {
 
 #[test]
 fn closed_streams_keep_24_bytes_unless_they_stalled_and_come_back_unchanged() {
-    assert_eq!(std::mem::size_of::<super::Plain>(), 24);
+    assert_eq!(std::mem::size_of::<super::closed::Plain>(), 24);
     // Stream 0 plays through; stream 1 stalls (its second unit lands late); stream 2
     // plays through; stream 3 is still open.
     let mut l = Listener::new(PlaybackConfig::default());
@@ -212,4 +212,97 @@ fn a_stream_numbered_past_32_bits_keeps_its_whole_record_and_comes_back_unchange
         "the numbers that do not fit keep their records"
     );
     assert_eq!(l.finish(), simulate(&us, PlaybackConfig::default()));
+}
+
+/// The window's rule, stated on its own: units are kept in generations of `window`; when
+/// the newer one fills, the kept units are put in play order and the older generation's
+/// worth leaves; a unit below the largest key that left is not played.
+fn kept_by_window(us: &[PlayUnit], window: usize) -> (Vec<PlayUnit>, u64) {
+    let key = |u: &PlayUnit| (u.stream, u.index);
+    let (mut kept, mut dropped) = (Vec::new(), 0);
+    let (mut older, mut newer): (Vec<PlayUnit>, Vec<PlayUnit>) = (Vec::new(), Vec::new());
+    let mut floor: Option<(u64, u64)> = None;
+    for u in us {
+        if floor.is_some_and(|f| key(u) < f) {
+            dropped += 1;
+            continue;
+        }
+        kept.push(*u);
+        newer.push(*u);
+        if newer.len() >= window {
+            let mut all = std::mem::take(&mut older);
+            all.append(&mut newer);
+            all.sort_by_key(key);
+            let left = all.len() - window;
+            floor = floor.max(all[..left].iter().map(key).max());
+            older = all.split_off(left);
+        }
+    }
+    (kept, dropped)
+}
+
+proptest! {
+    #[test]
+    fn a_small_window_plays_the_batch_of_the_units_it_kept(
+        us in units(),
+        cfg in configs(),
+        window in 1..8usize,
+    ) {
+        let (kept, dropped) = kept_by_window(&us, window);
+        let mut live = Listener::with_window(cfg, window);
+        for (i, u) in us.iter().enumerate() {
+            live.push(*u);
+            let (so_far, _) = kept_by_window(&us[..=i], window);
+            prop_assert_eq!(live.summary().streams, simulate(&so_far, cfg).streams);
+            prop_assert!(live.units() < 2 * window);
+        }
+        let mut want = simulate(&kept, cfg);
+        want.units_past_window = dropped;
+        prop_assert_eq!(live.finish(), want);
+    }
+}
+
+/// A held session's media in order: the listener keeps fewer than two windows of units
+/// however long it is held, and its summary is still the batch's over every unit.
+#[test]
+fn a_long_session_keeps_at_most_two_windows_of_units() {
+    let cfg = PlaybackConfig {
+        buffer_units: 2,
+        prebuffer_s: 0.1,
+    };
+    let mut live = Listener::new(cfg);
+    let mut all = Vec::new();
+    for i in 0..20_000u64 {
+        let u = unit(i / 12, i % 12, i as f64 * 0.08, 0.1);
+        live.push(u);
+        all.push(u);
+        assert!(live.units() < 2 * super::REPLAY_WINDOW_UNITS);
+    }
+    assert_eq!(live.finish(), simulate(&all, cfg));
+}
+
+/// A straggler one stream behind is replayed in its place; one behind the whole window
+/// is counted and not played.
+#[test]
+fn a_unit_behind_the_whole_window_is_counted_not_played() {
+    let cfg = PlaybackConfig::default();
+    let mut live = Listener::with_window(cfg, 2);
+    let on_time = [
+        unit(0, 0, 0.0, 0.5),
+        unit(1, 0, 0.1, 0.5),
+        unit(2, 0, 0.2, 0.5),
+        unit(3, 0, 0.3, 0.5),
+        unit(4, 0, 0.4, 0.5),
+    ];
+    for u in on_time {
+        live.push(u);
+    }
+    live.push(unit(3, 1, 0.5, 0.5)); // in the window: replayed
+    live.push(unit(0, 1, 0.6, 0.5)); // behind it
+    let mut kept = on_time.to_vec();
+    kept.push(unit(3, 1, 0.5, 0.5));
+    let s = live.finish();
+    assert_eq!(s.units_past_window, 1);
+    assert_eq!(s.streams, simulate(&kept, cfg).streams);
+    assert_eq!(s.streams[3].units, 2);
 }

@@ -133,7 +133,6 @@ impl UnitLog {
     }
 
     /// Nothing pushed.
-    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.arrivals.len == 0
     }
