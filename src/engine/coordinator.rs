@@ -316,7 +316,10 @@ async fn fill_slots(myself: &ActorRef<CoordMsg>, st: &mut CoordState) {
             tls: st.args.tls.clone(),
             max_frame_bytes: st.args.max_frame_bytes,
             wire: st.args.wire.clone(),
-            playback: st.args.workload.playback_config(),
+            playback: super::playback::PlaybackSetup {
+                cfg: st.args.workload.playback_config(),
+                spool: (st.args.workload.spool()).map(crate::workload::spool::Spool::session),
+            },
             coordinator: myself.clone(),
             run_start: st.run_start,
             scheduled_s: scheduled
@@ -400,7 +403,7 @@ fn finish_sample(myself: &ActorRef<CoordMsg>, st: &mut CoordState, rec: SampleRe
     if let Some(p) = rec
         .playback
         .as_ref()
-        .filter(|p| !warmup && !p.streams.is_empty())
+        .filter(|p| !warmup && p.stream_count() > 0)
     {
         st.progress(ProgressEvent::Played {
             stalls: p.stall_count(),

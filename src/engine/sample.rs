@@ -54,8 +54,8 @@ pub struct SampleMeta {
     pub max_frame_bytes: usize,
     /// What the handshake offers, and the run's tally of what was agreed.
     pub wire: super::transport::Wire,
-    /// How the playback role buffers before it starts each stream.
-    pub playback: crate::workload::playback::PlaybackConfig,
+    /// How the playback role buffers before it starts each stream, and where it spills.
+    pub playback: super::playback::PlaybackSetup,
     /// The coordinator, which receives the [`SampleRecord`].
     pub coordinator: ActorRef<CoordMsg>,
     /// The run's time origin.

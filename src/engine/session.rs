@@ -31,7 +31,7 @@ use super::setup_cost::{OnCpu, thread_cpu_ns};
 use super::tls::ClientTls;
 use super::transport::{self, ReadEvent, Wire};
 use super::wake::Wake;
-use crate::workload::playback::{PlaybackConfig, PlaybackSummary};
+use crate::workload::playback::PlaybackSummary;
 use crate::workload::{ConnectSpec, DynSession, Effects, Failure, FailureKind};
 
 /// Where and how the session connects, and how its listener buffers.
@@ -46,8 +46,8 @@ pub struct Setup {
     pub max_frame_bytes: usize,
     /// What the handshake offers, and the run's tally of what was agreed.
     pub wire: Wire,
-    /// How the playback role buffers before it starts each stream.
-    pub playback: PlaybackConfig,
+    /// How the playback role buffers before it starts each stream, and where it spills.
+    pub playback: super::playback::PlaybackSetup,
     /// Live log lines (`--print-chunks`), when enabled.
     pub lines: Option<crossbeam_channel::Sender<String>>,
     /// The session's wire trace, when the run records (`--record`).

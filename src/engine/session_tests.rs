@@ -22,7 +22,6 @@ use crate::engine::reader::Reader;
 use crate::engine::sender::Sender;
 use crate::engine::transport::{LimitedCodec, split};
 use crate::engine::wake::{Wake, on_paused_clock};
-use crate::workload::playback::PlaybackConfig;
 use crate::workload::{
     Artifact, ConnectSpec, DynSession, Effects, FailureKind, Inbound, MediaUnit, Outbound,
 };
@@ -104,7 +103,7 @@ fn rig() -> Rig {
         session: Box::new(Probe(log.clone())),
         outcome: None,
         sender: Sender::new(sink),
-        playback: Playback::new(PlaybackConfig::default(), Instant::now()),
+        playback: Playback::new(Default::default(), Instant::now()),
         wake: Wake::default(),
         lines: None,
         headline: None,

@@ -418,14 +418,15 @@ fn outputs_writable(scenario: &Scenario) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Reads each sample's send lateness back (its spilled span after the spool's flush):
-/// publication's work, outside the live phase's usage.
+/// Reads each sample's send lateness and spilled playback streams back (their spans
+/// after the spool's flush): publication's work, outside the live phase's usage.
 fn read_lateness_back(
     out: &mut Result<engine::EngineOutput, engine::EngineError>,
     run: &dyn crate::workload::WorkloadRun,
 ) {
     if let Ok(o) = out {
         crate::workload::spool::lateness::restore_run(&mut o.run, run.spool());
+        crate::workload::spool::playback::restore_run(&mut o.run, run.spool());
     }
 }
 

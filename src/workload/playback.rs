@@ -13,9 +13,11 @@ use serde::Serialize;
 
 pub use listener::Listener;
 pub use log::UnitLog;
+pub use spill::SpilledStreams;
 
 mod listener;
 mod log;
+pub mod spill;
 
 /// One unit of received media, in seconds on the sample's clock.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,6 +84,11 @@ pub struct PlaybackSummary {
     /// streams are the simulation of the units that were. Absent from JSON when 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub units_past_window: u64,
+    /// The closed streams the playback role let go of as the session ran (before
+    /// `streams`), unread until [`crate::workload::spool::playback::restore_run`] puts
+    /// them back in `streams` after the run; the methods below count them meanwhile.
+    #[serde(skip)]
+    pub spilled: Option<SpilledStreams>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -89,9 +96,30 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl PlaybackSummary {
+    /// Streams played (those let go included).
+    pub fn stream_count(&self) -> u64 {
+        self.spilled.as_ref().map_or(0, |s| s.count) + self.streams.len() as u64
+    }
+
     /// Stalls over all streams.
     pub fn stall_count(&self) -> u64 {
-        self.streams.iter().map(|s| s.stall_count).sum()
+        let kept: u64 = self.streams.iter().map(|s| s.stall_count).sum();
+        self.spilled.as_ref().map_or(0, |s| s.stall_count) + kept
+    }
+
+    /// Stall seconds over all streams, added up in stream order from 0 (the same bits
+    /// before and after the streams let go are read back).
+    pub fn total_stall_s(&self) -> f64 {
+        let from = self.spilled.as_ref().map_or(0.0, |s| s.stall_s);
+        self.streams
+            .iter()
+            .fold(from, |acc, s| acc + s.total_stall_s)
+    }
+
+    /// The first stream played.
+    pub fn first_stream(&self) -> Option<&StreamPlayback> {
+        let spilled = self.spilled.as_ref().and_then(|s| s.first.as_ref());
+        spilled.or(self.streams.first())
     }
 }
 

@@ -120,6 +120,7 @@ fn units_past_the_replay_window_are_a_note() {
     let played = |units_past_window| PlaybackSummary {
         streams: Vec::new(),
         units_past_window,
+        spilled: None,
     };
     assert_eq!(past_window_note(&[played(0), played(0)]), None);
     let note = past_window_note(&[played(3), played(0), played(4)]).unwrap();

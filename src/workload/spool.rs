@@ -42,6 +42,7 @@ use writer::Writer;
 
 mod extents;
 pub mod lateness;
+pub mod playback;
 pub mod spilled;
 mod writer;
 

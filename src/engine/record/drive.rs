@@ -213,7 +213,11 @@ impl Replay {
                     return Err("a second open".into());
                 }
                 self.opened_s = Some(ev.t_s);
-                self.playback = Some(Playback::new(self.cfg, at));
+                let setup = super::super::playback::PlaybackSetup {
+                    cfg: self.cfg,
+                    spool: None,
+                };
+                self.playback = Some(Playback::new(setup, at));
                 self.drive(|s, fx| s.on_open(at, fx));
             }
             (Dir::In, Kind::Text | Kind::Binary) => {

@@ -58,12 +58,12 @@ pub const SESSION_METRICS: [&str; 6] = [
 /// Session `rec`'s value of `metric` (one of [`SESSION_METRICS`]); `None` when the
 /// session has none (no media played, no scheduled send) or the name is unknown.
 pub fn session_value<O>(rec: &SampleRecord<O>, metric: &str) -> Option<f64> {
-    let played = rec.playback.as_ref().filter(|p| !p.streams.is_empty());
+    let played = rec.playback.as_ref().filter(|p| p.stream_count() > 0);
     match metric {
         "stall_count" => played.map(|p| p.stall_count() as f64),
-        "stall_ms" => played.map(|p| p.streams.iter().map(|s| s.total_stall_s).sum::<f64>() * 1e3),
+        "stall_ms" => played.map(|p| p.total_stall_s() * 1e3),
         "playback_start_ms" => played
-            .and_then(|p| p.streams.first())
+            .and_then(|p| p.first_stream())
             .map(|s| s.start_s * 1e3),
         "session_ms" => Some((rec.ended_s - rec.started_s) * 1e3),
         "queue_wait_ms" => Some(rec.queue_wait_s * 1e3),

@@ -31,6 +31,7 @@ fn rec(outcome: Result<(), Failure>, stalls: Option<u64>) -> SampleRecord {
                 playback_span_s: 2.0,
             }],
             units_past_window: 0,
+            spilled: None,
         }),
         output: None,
     }

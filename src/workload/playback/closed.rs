@@ -2,16 +2,20 @@
 //! response, and most play without a stall, so each keeps 24 bytes ([`Plain`]) instead of
 //! a [`StreamPlayback`]'s 88; a stream that stalled, never filled its buffer, or whose
 //! number or unit count passes 32 bits keeps its whole record beside.
-//! [`Closed::into_vec`] gives back exactly the records pushed.
+//! [`Closed::into_vec`] gives back exactly the records pushed, less those let go from
+//! the front ([`Closed::let_go`]: the listener's playback role spills them).
 
 use super::super::StreamPlayback;
 
 /// The closed streams (see the module header).
 #[derive(Debug, Clone, Default)]
 pub(super) struct Closed {
-    /// One per closed stream, in order.
+    /// Streams let go from the front: `plain[0]` is the stream closed `first`-th.
+    first: usize,
+    /// One per closed stream kept, in order.
     pub(super) plain: Vec<Plain>,
-    /// `(position, record)` of each closed stream that is not plain, in order.
+    /// `(position, record)` of each closed stream kept that is not plain, in order (the
+    /// position counts the streams let go).
     pub(super) other: Vec<(usize, StreamPlayback)>,
 }
 
@@ -42,9 +46,9 @@ impl Plain {
 }
 
 impl Closed {
-    /// Streams closed.
+    /// Streams closed (those let go included).
     pub(super) fn len(&self) -> usize {
-        self.plain.len()
+        self.first + self.plain.len()
     }
 
     /// Appends the next closed stream's record.
@@ -64,23 +68,39 @@ impl Closed {
             && s.time_to_first_stall_s.is_none()
             && s.first_stall_index.is_none();
         if !is_plain {
-            self.other.push((self.plain.len(), s));
+            self.other.push((self.len(), s));
         }
         crate::util::grow::push(&mut self.plain, plain);
     }
 
-    /// Forgets every stream from the `n`th on (a replay closes them again).
+    /// Forgets every stream from the `n`th on (a replay closes them again; never one let
+    /// go).
     pub(super) fn truncate(&mut self, n: usize) {
-        self.plain.truncate(n);
+        debug_assert!(n >= self.first, "a stream let go is never replayed");
+        self.plain.truncate(n.saturating_sub(self.first));
         while self.other.last().is_some_and(|(at, _)| *at >= n) {
             self.other.pop();
         }
     }
 
-    /// The `i`th closed stream's record.
-    #[cfg(test)]
+    /// Hands `f` every stream before the `n`th still kept, in order, and forgets them.
+    pub(super) fn let_go(&mut self, n: usize, mut f: impl FnMut(&StreamPlayback)) {
+        let n = n.min(self.len());
+        if n <= self.first {
+            return;
+        }
+        for i in self.first..n {
+            f(&self.get(i).expect("kept"));
+        }
+        self.plain.drain(..n - self.first);
+        let other = self.other.partition_point(|(at, _)| *at < n);
+        self.other.drain(..other);
+        self.first = n;
+    }
+
+    /// The `i`th closed stream's record, if it is kept.
     pub(super) fn get(&self, i: usize) -> Option<StreamPlayback> {
-        let p = *self.plain.get(i)?;
+        let p = *self.plain.get(i.checked_sub(self.first)?)?;
         match self.other.binary_search_by_key(&i, |(at, _)| *at) {
             Ok(k) => Some(self.other[k].1.clone()),
             Err(_) => Some(p.record()),
@@ -91,17 +111,19 @@ impl Closed {
     #[cfg(test)]
     pub(super) fn find(&self, stream: u64) -> Option<StreamPlayback> {
         let i = (self.plain).partition_point(|s| u64::from(s.stream) < stream);
-        self.get(i).filter(|s| s.stream == stream)
+        self.get(self.first + i).filter(|s| s.stream == stream)
     }
 
-    /// Every record, in order.
+    /// Every record kept, in order.
     pub(super) fn into_vec(self) -> Vec<StreamPlayback> {
         let mut other = self.other.into_iter().peekable();
         (self.plain.into_iter().enumerate())
-            .map(|(i, p)| match other.next_if(|(at, _)| *at == i) {
-                Some((_, s)) => s,
-                None => p.record(),
-            })
+            .map(
+                |(i, p)| match other.next_if(|(at, _)| *at == self.first + i) {
+                    Some((_, s)) => s,
+                    None => p.record(),
+                },
+            )
             .collect()
     }
 }

@@ -36,7 +36,8 @@
 //! its place: it is not played and is counted in
 //! [`PlaybackSummary::units_past_window`], so the summary is the batch simulation of the
 //! units it played, and says how many it did not. Each closed stream's result is kept
-//! compactly ([`Closed`]).
+//! compactly ([`Closed`]) until it is before the window; then [`Listener::let_go`] hands
+//! it to the playback role, which spills it.
 
 use super::{PlayUnit, PlaybackConfig, PlaybackSummary, StreamPlayback, UnitLog};
 use closed::Closed;
@@ -238,6 +239,14 @@ impl Listener {
         }
     }
 
+    /// Hands `f` each closed stream nothing can change any more (before the replay
+    /// window), in stream order, and forgets it: a held session's playback role spills
+    /// them, so what the listener keeps stays within the window. The summary then holds
+    /// only the streams after them.
+    pub fn let_go(&mut self, f: impl FnMut(&StreamPlayback)) {
+        self.done.let_go(self.base.closed, f);
+    }
+
     /// Units held for a replay (the window).
     #[cfg(test)]
     pub fn units(&self) -> usize {
@@ -325,6 +334,7 @@ impl Listener {
         PlaybackSummary {
             streams,
             units_past_window: self.past_window,
+            spilled: None,
         }
     }
 
@@ -335,6 +345,7 @@ impl Listener {
         PlaybackSummary {
             streams: self.done.into_vec(),
             units_past_window: self.past_window,
+            spilled: None,
         }
     }
 

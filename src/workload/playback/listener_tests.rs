@@ -306,3 +306,33 @@ fn a_unit_behind_the_whole_window_is_counted_not_played() {
     assert_eq!(s.streams, simulate(&kept, cfg).streams);
     assert_eq!(s.streams[3].units, 2);
 }
+
+/// Letting the settled streams go keeps the listener's closed records within the window;
+/// the streams let go, then the summary's, are every stream of the batch simulation.
+#[test]
+fn streams_let_go_and_those_kept_are_the_whole_summary() {
+    let cfg = PlaybackConfig::default();
+    let mut live = Listener::with_window(cfg, 8);
+    let (mut all, mut gone) = (Vec::new(), Vec::new());
+    for i in 0..3_000u64 {
+        // Two units a stream; now and then one of the stream before lands late.
+        let (stream, at) = (i / 2, i as f64 * 0.05);
+        let u = if i % 97 == 5 {
+            unit(stream - 1, 7, at, 0.04)
+        } else {
+            unit(stream, i % 2, at, 0.06)
+        };
+        live.push(u);
+        all.push(u);
+        live.let_go(|s| gone.push(s.clone()));
+        assert!(
+            live.done.plain.len() <= 16,
+            "{} kept",
+            live.done.plain.len()
+        );
+    }
+    let s = live.finish();
+    assert_eq!(s.units_past_window, 0);
+    gone.extend(s.streams);
+    assert_eq!(gone, simulate(&all, cfg).streams);
+}

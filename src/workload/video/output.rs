@@ -162,7 +162,7 @@ fn collect_sessions<'a>(run: &'a RunRecord, cfg: &MetricsConfig) -> Sessions<'a>
         let (o, m) = match (out, metrics) {
             (Some(o), Ok(mut m)) => {
                 // What the sample's playback role saw is what the report prints.
-                if let Some(p) = s.playback.as_ref().and_then(|p| p.streams.first()) {
+                if let Some(p) = s.playback.as_ref().and_then(|p| p.first_stream()) {
                     m.playback = metrics::viewer_summary(Some(p), cfg.buffer_chunks);
                 }
                 (o, m)
