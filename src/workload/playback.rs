@@ -80,7 +80,7 @@ pub struct PlaybackSummary {
     /// Per-stream results.
     pub streams: Vec<StreamPlayback>,
     /// Units that landed behind the live listener's whole replay window
-    /// (512 units back at least) and were not played: the
+    /// (128 units back at least) and were not played: the
     /// streams are the simulation of the units that were. Absent from JSON when 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub units_past_window: u64,
@@ -134,7 +134,7 @@ pub fn past_window_note<'a>(
     (units > 0).then(|| {
         format!(
             "{units} media unit(s) in {sessions} session(s) arrived behind the listener's \
-             whole replay window (512 units back at least) and were not played: the server \
+             whole replay window (128 units back at least) and were not played: the server \
              sent them that far out of order (`units_past_window` in each sample's playback)"
         )
     })

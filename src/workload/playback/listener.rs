@@ -45,9 +45,11 @@ use closed::Closed;
 #[path = "closed.rs"]
 mod closed;
 
-/// Units the replay window reaches back at least (and holds at most twice): ~2.8
-/// minutes of a duplex session's 100 ms deltas, ~26 s of a video's 20 chunks a second.
-pub(crate) const REPLAY_WINDOW_UNITS: usize = 512;
+/// Units the replay window reaches back at least (and holds at most twice): 12.8 s of
+/// 100 ms audio deltas, 6.4 s of a video's 20 chunks a second. Small, so a held session's
+/// listener stops growing within its first 256 units (a soak's sessions, ~1 delta a
+/// second, within ~4 minutes); a unit that late has long been missed by the listener.
+pub(crate) const REPLAY_WINDOW_UNITS: usize = 128;
 
 /// A listener fed unit by unit (see the module header).
 #[derive(Debug, Clone)]
