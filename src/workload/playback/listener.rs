@@ -8,21 +8,6 @@
 //! arbitrary input). The batch simulation plays units in `(stream, index)` order; media
 //! normally arrives in that order, and then every unit is played as it lands. A unit that
 //! arrives *behind* one already played (a lower stream, or a lower index in its stream)
-//! changes what came before it, so the listener keeps every unit in a [`UnitLog`] (8–16
-//! bytes each) and, the next time it is asked, replays them in order: exact, and paid
-//! only when a server reorders. Each closed stream's result is kept in 24 bytes when it
-//! played without a stall ([`Closed`]).
-
-//! The listener/viewer simulation fed one unit at a time, as media arrives: the state the
-//! sample's playback role owns. [`Listener::push`] takes each unit in receipt order and
-//! advances the player in O(1); [`Listener::summary`] is what the listener experienced so
-//! far, and at the sample's end it is the sample's [`PlaybackSummary`].
-//!
-//! It is [`super::simulate`] taken apart, step for step and in the same floating-point
-//! order, so its summary equals the batch one to the bit (`listener_tests.rs` checks it on
-//! arbitrary input). The batch simulation plays units in `(stream, index)` order; media
-//! normally arrives in that order, and then every unit is played as it lands. A unit that
-//! arrives *behind* one already played (a lower stream, or a lower index in its stream)
 //! changes what came before it, so the listener keeps the latest units in a [`UnitLog`]
 //! (4–16 bytes each) and, the next time it is asked, replays them in order from where the
 //! log starts: exact, and paid only when a server reorders.
