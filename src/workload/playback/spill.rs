@@ -48,12 +48,7 @@ impl SpilledStreams {
     /// Every record, in stream order: the spilled bytes read from `spool` (after its
     /// flush) and the tail decoded; an error when they cannot be read back whole.
     pub fn records(&self, spool: Option<&Spool>) -> Result<Vec<StreamPlayback>, String> {
-        let spilled = match (self.parts.spilled, spool) {
-            (None, _) => bytes::Bytes::new(),
-            (Some(span), Some(spool)) => spool.load(span).map_err(|e| e.to_string())?,
-            (Some(_), None) => return Err("spilled playback streams without a spool".into()),
-        };
-        let records = decode(&self.parts.join(&spilled)?)?;
+        let records = decode(&self.parts.read(spool, "playback streams")?)?;
         if records.len() as u64 != self.count {
             return Err(format!(
                 "playback streams read back {} records of {}",

@@ -50,13 +50,7 @@ impl SentLateness {
     /// its flush) and the tail decoded; an error when the spilled bytes cannot be read
     /// back whole or the values are not as many as were recorded.
     pub fn values(&self, spool: Option<&Spool>) -> Result<Vec<f64>, String> {
-        let spilled = match (self.parts.spilled, spool) {
-            (None, _) => bytes::Bytes::new(),
-            (Some(span), Some(spool)) => spool.load(span).map_err(|e| e.to_string())?,
-            (Some(_), None) => return Err("spilled send lateness without a spool".into()),
-        };
-        let all = self.parts.join(&spilled)?;
-        let values = decode(&all);
+        let values = decode(&self.parts.read(spool, "send lateness")?);
         if values.len() as u64 != self.count {
             return Err(format!(
                 "send lateness read back {} values of {}",

@@ -16,7 +16,7 @@
 //! bit (tests hold a spilled log equal to an unspilled one). A short session never
 //! reaches the spool: its log stays in memory.
 
-use super::{SessionSpool, Span};
+use super::{SessionSpool, Span, Spool};
 
 /// Bytes a log keeps in memory before spilling them (the bound per log, with one value).
 /// Small, because a tail that is still filling is what a soak's RSS grows by between its
@@ -43,6 +43,17 @@ pub struct LogParts {
 }
 
 impl LogParts {
+    /// Every byte of the log: the spilled span read from `spool` (after its flush), then
+    /// the tail; an error when it cannot be read back whole (`what` names the log).
+    pub fn read(&self, spool: Option<&Spool>, what: &str) -> Result<Vec<u8>, String> {
+        let spilled = match (self.spilled, spool) {
+            (None, _) => bytes::Bytes::new(),
+            (Some(span), Some(spool)) => spool.load(span).map_err(|e| e.to_string())?,
+            (Some(_), None) => return Err(format!("spilled {what} without a spool")),
+        };
+        self.join(&spilled)
+    }
+
     /// Every byte of the log, given the bytes of `spilled` read back (empty when none
     /// was spilled); an error when they are not as many as were spilled.
     pub fn join(&self, spilled: &[u8]) -> Result<Vec<u8>, String> {
