@@ -129,3 +129,19 @@ fn units_past_the_replay_window_are_a_note() {
         "{note}"
     );
 }
+
+/// The JSON a sample's playback is published as says how many units were not played
+/// when some were, and is unchanged (no key) when every unit was.
+#[test]
+fn units_past_the_window_reach_the_json_only_when_there_are_some() {
+    let json = |units_past_window| {
+        serde_json::to_value(PlaybackSummary {
+            streams: Vec::new(),
+            units_past_window,
+            spilled: None,
+        })
+        .unwrap()
+    };
+    assert_eq!(json(0), serde_json::json!({"streams": []}));
+    assert_eq!(json(5)["units_past_window"], 5);
+}
